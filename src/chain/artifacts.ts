@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import solc from 'solc-0.8.19'
+
+/** ABI and creation bytecode of one compiled contract. */
+export interface ContractArtifact {
+  contractName: string
+  sourceName: string
+  abi: readonly unknown[]
+  bytecode: `0x${string}`
+}
+
+export type ArtifactSet = Record<string, ContractArtifact>
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const require = createRequire(import.meta.url)
+
+/** Chainlink's own contracts, compiled from `@chainlink/contracts` as published (never copied). */
+export const CHAINLINK_SOURCES = [
+  '@chainlink/contracts/src/v0.8/shared/token/ERC677/LinkToken.sol',
+  '@chainlink/contracts/src/v0.8/operatorforwarder/Operator.sol',
+] as const
+
+/** The project's own Solidity, `contracts/**\/*.sol`, as source unit names relative to the root. */
+export function projectSources(dir = join(projectRoot, 'contracts')): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.sol'))
+    .sort()
+    .map((file) => `contracts/${file.split('\\').join('/')}`)
+}
+
+/**
+ * Maps a Solidity import to a file: project files, then packages. `@openzeppelin/contracts@4.8.3/x`
+ * is how Chainlink names the npm alias `@openzeppelin/contracts-4.8.3`.
+ */
+export function resolveImport(unitName: string): string {
+  if (unitName.startsWith('contracts/')) return join(projectRoot, unitName)
+  const aliased = unitName.replace(/^(@openzeppelin\/contracts)@(\d+\.\d+\.\d+)\//, '$1-$2/')
+  const [scopeOrName, ...rest] = aliased.split('/')
+  const packageName = scopeOrName?.startsWith('@') ? `${scopeOrName}/${rest.shift()}` : scopeOrName
+  const packageJson = require.resolve(`${packageName}/package.json`, { paths: [projectRoot] })
+  return join(dirname(packageJson), ...rest)
+}
+
+function readSource(unitName: string): string {
+  return readFileSync(resolveImport(unitName), 'utf8')
+}
+
+interface SolcOutput {
+  errors?: Array<{ severity: string; formattedMessage: string }>
+  contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>
+}
+
+/**
+ * Compiles the given source units with solc 0.8.19 (the version Operator.sol pins) and returns every
+ * contract that has bytecode. Results are cached under `.cache/contracts`, keyed by the content of
+ * every file that took part, so an edited source is rebuilt and an unchanged one costs a file read.
+ */
+export function compileContracts(
+  entryUnits: readonly string[] = [...CHAINLINK_SOURCES, ...projectSources()],
+  cacheDir = join(projectRoot, '.cache', 'contracts'),
+): ArtifactSet {
+  const sources = collectSources(entryUnits)
+  const fingerprint = createHash('sha256').update(solc.version())
+  for (const [unit, content] of [...sources].sort(([a], [b]) => a.localeCompare(b))) fingerprint.update(unit).update('\0').update(content)
+  const cacheFile = join(cacheDir, `${fingerprint.digest('hex').slice(0, 32)}.json`)
+  if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, 'utf8')) as ArtifactSet
+
+  const input = {
+    language: 'Solidity',
+    sources: Object.fromEntries([...sources].map(([unit, content]) => [unit, { content }])),
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    },
+  }
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput
+  const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
+  if (errors.length > 0) throw new Error(`Solidity compilation failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`)
+
+  const artifacts: ArtifactSet = {}
+  for (const [sourceName, contracts] of Object.entries(output.contracts)) {
+    for (const [contractName, compiled] of Object.entries(contracts)) {
+      if (!compiled.evm.bytecode.object) continue
+      artifacts[contractName] = { contractName, sourceName, abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}` }
+    }
+  }
+  mkdirSync(cacheDir, { recursive: true })
+  writeFileSync(cacheFile, JSON.stringify(artifacts))
+  return artifacts
+}
+
+/** Reads every entry unit and, transitively, everything it imports. */
+function collectSources(entryUnits: readonly string[]): Map<string, string> {
+  const sources = new Map<string, string>()
+  const pending = [...entryUnits]
+  while (pending.length > 0) {
+    const unit = pending.pop() as string
+    if (sources.has(unit)) continue
+    const content = readSource(unit)
+    sources.set(unit, content)
+    for (const match of content.matchAll(/^\s*import\s+(?:[^'"]*?\s+from\s+)?["']([^"']+)["']/gm)) {
+      const imported = match[1] as string
+      pending.push(imported.startsWith('.') ? normalizeUnit(join(dirname(unit), imported)) : imported)
+    }
+  }
+  return sources
+}
+
+function normalizeUnit(path: string): string {
+  return path.split('\\').join('/')
+}
+
+/** An artifact by contract name, or an error that lists what was compiled. */
+export function artifact(artifacts: ArtifactSet, name: string): ContractArtifact {
+  const found = artifacts[name]
+  if (!found) throw new Error(`No compiled contract named ${name}; compiled: ${Object.keys(artifacts).sort().join(', ')}`)
+  return found
+}

@@ -1,0 +1,143 @@
+import { z } from 'zod'
+
+/** The four feed families of the Data Feed Query Service; each has its own base URL and limits. */
+export const FEED_FAMILIES = ['sports', 'blockchain', 'nft', 'weather'] as const
+export type FeedFamily = (typeof FEED_FAMILIES)[number]
+
+/** Settings whose values must never reach a log line, a queue payload, a metric or a response. */
+export const SENSITIVE_SETTINGS = ['FEED_API_KEY', 'NODE_PRIVATE_KEY', 'NODE_PRIVATE_KEYS'] as const
+
+const url = z.url({ message: 'expected a URL such as http://127.0.0.1:8080' })
+const positiveInt = z.coerce.number().int().positive()
+const boolean = z
+  .enum(['true', 'false', '1', '0'], { message: 'expected true or false' })
+  .transform((value) => value === 'true' || value === '1')
+const privateKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, { message: 'expected a 0x-prefixed 32-byte hex private key' })
+
+const familyUrls = {
+  SPORTS_URL: url.optional(),
+  BLOCKCHAIN_URL: url.optional(),
+  NFT_URL: url.optional(),
+  WEATHER_URL: url.optional(),
+}
+
+/**
+ * Every setting feedrunner reads. Parts that need a setting ask for it with `required()`, so a
+ * process that only serves feeds does not demand a node key.
+ */
+export const settingsSchema = z.object({
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, { message: 'expected redis://host:port[/db] or rediss://...' })
+    .default('redis://127.0.0.1:6379'),
+  /** Prefix of every BullMQ key, so several feedrunner installations can share one Redis. */
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]+$/, { message: 'expected letters, digits and _.:- only' })
+    .default('feedrunner'),
+
+  RPC_URL: z.string().regex(/^(https?|wss?):\/\//, { message: 'expected an http(s):// or ws(s):// JSON-RPC URL' }).optional(),
+  NODE_PRIVATE_KEY: privateKey.optional(),
+  /** Extra sender keys, comma separated; each gets its own ordered transaction worker. */
+  NODE_PRIVATE_KEYS: z
+    .string()
+    .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+    .pipe(z.array(privateKey))
+    .optional(),
+  OPERATOR_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected a 0x-prefixed 20-byte address' }).optional(),
+
+  ...familyUrls,
+  FEED_API_KEY: z.string().min(1, { message: 'expected a non-empty key' }).optional(),
+  SIGNKEY_MODE: z.enum(['static', 'signed']).default('static'),
+  SIGNKEY_TTL_SECONDS: positiveInt.default(300),
+  ALLOW_CLIENT_KEYS: boolean.default(false),
+
+  FETCH_TIMEOUT_MS: positiveInt.default(10_000),
+  FETCH_ATTEMPTS: positiveInt.default(3),
+  FETCH_BACKOFF_MS: positiveInt.default(200),
+  RATE_LIMIT_SPORTS_PER_SECOND: positiveInt.default(50),
+  RATE_LIMIT_BLOCKCHAIN_PER_SECOND: positiveInt.default(50),
+  RATE_LIMIT_NFT_PER_SECOND: positiveInt.default(50),
+  RATE_LIMIT_WEATHER_PER_SECOND: positiveInt.default(50),
+  CACHE_TTL_SPORTS_MS: positiveInt.default(30_000),
+  CACHE_TTL_BLOCKCHAIN_MS: positiveInt.default(5_000),
+  CACHE_TTL_NFT_MS: positiveInt.default(60_000),
+  CACHE_TTL_WEATHER_MS: positiveInt.default(300_000),
+  FETCH_WORKER_CONCURRENCY: positiveInt.default(32),
+
+  JOBS_DIR: z.string().min(1).default('jobs'),
+  EA_PORT: positiveInt.default(8080),
+})
+
+export type Settings = z.infer<typeof settingsSchema>
+
+/** A setting that is missing or malformed; the message names the variable and what it expects. */
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError'
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid settings:\n  ${problems.join('\n  ')}`)
+  }
+}
+
+/** Parses the environment once. Unknown variables are ignored; known ones must be valid. */
+export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const parsed = settingsSchema.safeParse(present)
+  if (parsed.success) return parsed.data
+  const problems = parsed.error.issues.map((issue) => {
+    const variable = issue.path.join('.')
+    const shown = SENSITIVE_SETTINGS.includes(variable as (typeof SENSITIVE_SETTINGS)[number]) ? '' : describeValue(env[variable])
+    return `${variable}: ${issue.message}${shown}`
+  })
+  throw new SettingsError(problems)
+}
+
+function describeValue(value: string | undefined): string {
+  return value === undefined ? ' (not set)' : ` (got ${JSON.stringify(value)})`
+}
+
+/** Returns a setting that this part of feedrunner cannot run without, or says which one is missing. */
+export function required<K extends keyof Settings>(settings: Settings, name: K, neededFor: string): NonNullable<Settings[K]> {
+  const value = settings[name]
+  if (value === undefined || value === null) {
+    throw new SettingsError([`${String(name)}: required for ${neededFor} (not set)`])
+  }
+  return value as NonNullable<Settings[K]>
+}
+
+/** Base URL of a feed family, from `<FAMILY>_URL`. */
+export function familyBaseUrl(settings: Settings, family: FeedFamily): string {
+  return required(settings, `${family.toUpperCase()}_URL` as keyof typeof familyUrls, `the ${family} feeds`)
+}
+
+export function familyRateLimitPerSecond(settings: Settings, family: FeedFamily): number {
+  return settings[`RATE_LIMIT_${family.toUpperCase()}_PER_SECOND` as `RATE_LIMIT_SPORTS_PER_SECOND`]
+}
+
+export function familyCacheTtlMs(settings: Settings, family: FeedFamily): number {
+  return settings[`CACHE_TTL_${family.toUpperCase()}_MS` as `CACHE_TTL_SPORTS_MS`]
+}
+
+/** `BRIDGE_<NAME>_URL` for a job spec's `bridge name="..."`; names are matched case-insensitively. */
+export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const variable = `BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`
+  const value = env[variable]
+  if (value === undefined || value === '') return undefined
+  const parsed = url.safeParse(value)
+  if (!parsed.success) throw new SettingsError([`${variable}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got ${JSON.stringify(value)})`])
+  return parsed.data
+}
+
+/** Every secret value currently configured, for redaction and for the leak tests. */
+export function secretValues(settings: Settings): string[] {
+  const values: string[] = []
+  if (settings.FEED_API_KEY) values.push(settings.FEED_API_KEY)
+  if (settings.NODE_PRIVATE_KEY) values.push(settings.NODE_PRIVATE_KEY, settings.NODE_PRIVATE_KEY.slice(2))
+  for (const key of settings.NODE_PRIVATE_KEYS ?? []) values.push(key, key.slice(2))
+  return values
+}

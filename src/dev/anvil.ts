@@ -1,0 +1,65 @@
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { freePort } from './ports.ts'
+import { startOwnedProcess, waitFor, type OwnedProcess } from './process.ts'
+
+const require = createRequire(import.meta.url)
+
+/** anvil's default mnemonic accounts: [0] deploys, [1..] are node keys. Never use them outside a dev chain. */
+export const ANVIL_PRIVATE_KEYS = [
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9d804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
+  '0x8b3a350cf5c34c9194ca85829a2c0ec3153be0318b5e2d3348e872092edffba6',
+] as const
+
+export interface AnvilOptions {
+  port?: number
+  chainId?: number
+  /** Seconds between blocks; omitted = automine (a block per transaction). */
+  blockTime?: number
+  baseFeePerGas?: bigint
+  extraArgs?: readonly string[]
+}
+
+export interface Anvil {
+  readonly rpcUrl: string
+  readonly wsUrl: string
+  readonly chainId: number
+  readonly process: OwnedProcess
+  stop(): Promise<void>
+}
+
+/** Path of the anvil binary shipped inside `@foundry-rs/anvil` (spawned directly so its PID is anvil's). */
+export function anvilBinary(): string {
+  const platformPackage = `@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`
+  return join(dirname(require.resolve(`${platformPackage}/package.json`)), 'bin', 'anvil')
+}
+
+/** Starts anvil on a free loopback port and waits until it answers JSON-RPC. */
+export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
+  const port = options.port ?? (await freePort())
+  const chainId = options.chainId ?? 31337
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent']
+  if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime))
+  if (options.baseFeePerGas !== undefined) args.push('--block-base-fee-per-gas', options.baseFeePerGas.toString())
+  args.push(...(options.extraArgs ?? []))
+  const process = startOwnedProcess('anvil', anvilBinary(), args)
+  const rpcUrl = `http://127.0.0.1:${port}`
+  try {
+    await waitFor(`anvil on ${rpcUrl}`, async () => {
+      const response = await fetch(rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      })
+      return response.ok
+    })
+  } catch (error) {
+    await process.stop()
+    throw new Error(`anvil did not start: ${(error as Error).message}\n${process.output()}`)
+  }
+  return { rpcUrl, wsUrl: `ws://127.0.0.1:${port}`, chainId, process, stop: () => process.stop() }
+}

@@ -1,0 +1,26 @@
+import { Redis, type RedisOptions } from 'ioredis'
+
+/**
+ * How a connection behaves while Redis is away:
+ * - `worker`: blocking commands; waits and reconnects forever (BullMQ requires maxRetriesPerRequest null).
+ * - `client`: answers a caller; fails fast instead of queueing commands, so an HTTP request gets a 503
+ *   rather than hanging until Redis returns.
+ */
+export type ConnectionRole = 'worker' | 'client'
+
+export function createRedisConnection(redisUrl: string, role: ConnectionRole, options: RedisOptions = {}): Redis {
+  const base: RedisOptions = {
+    maxRetriesPerRequest: role === 'worker' ? null : 1,
+    enableOfflineQueue: role === 'worker',
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    lazyConnect: false,
+  }
+  return new Redis(redisUrl, { ...base, ...options })
+}
+
+/** True when the error says Redis could not be reached (as opposed to a command error). */
+export function isRedisUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  return /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i.test(error.message)
+}

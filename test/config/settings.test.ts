@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { createLogger, parseSettings, required, SettingsError } from '../../src/config/index.ts'
+import { Writable } from 'node:stream'
+
+describe('settings', () => {
+  it('applies defaults when the environment is empty', () => {
+    const settings = parseSettings({})
+    expect(settings.REDIS_URL).toBe('redis://127.0.0.1:6379')
+    expect(settings.SIGNKEY_MODE).toBe('static')
+    expect(settings.ALLOW_CLIENT_KEYS).toBe(false)
+  })
+
+  it('names the variable and what it expects', () => {
+    expect(() => parseSettings({ EA_PORT: 'eighty' })).toThrow(/EA_PORT: .*number.*"eighty"/s)
+    expect(() => parseSettings({ SIGNKEY_MODE: 'loose' })).toThrow(/SIGNKEY_MODE: .*static.*signed/s)
+    expect(() => parseSettings({ SPORTS_URL: 'not a url' })).toThrow(/SPORTS_URL: expected a URL/)
+  })
+
+  it('never repeats a secret value in an error', () => {
+    try {
+      parseSettings({ NODE_PRIVATE_KEY: 'my-secret-private-key' })
+      expect.fail('should throw')
+    } catch (error) {
+      expect(error).toBeInstanceOf(SettingsError)
+      expect((error as Error).message).toContain('NODE_PRIVATE_KEY')
+      expect((error as Error).message).not.toContain('my-secret-private-key')
+    }
+  })
+
+  it('says which setting a part needs', () => {
+    expect(() => required(parseSettings({}), 'RPC_URL', 'the runner')).toThrow('RPC_URL: required for the runner')
+  })
+
+  it('the logger removes secrets by field and by value', () => {
+    const key = 'feed-key-1234567890'
+    const lines: string[] = []
+    const destination = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) })
+    const logger = createLogger(parseSettings({ FEED_API_KEY: key }), 'test', destination)
+    logger.info({ key, url: `http://x/?key=${key}`, nested: { apiKey: 'abc' } }, `fetched with ${key}`)
+    const written = lines.join('')
+    expect(written).toContain('fetched with [redacted]')
+    expect(written).not.toContain(key)
+    expect(written).not.toContain('abc')
+  })
+})
