@@ -1,6 +1,8 @@
 import { Command } from 'commander'
 
-// Wiring only: each command group lives in its own file and registers itself here.
+// Wiring only: each command group lives in its own file in this folder and exports
+// `register(program: Command): void`; add one import and one call per group below.
+
 const program = new Command()
   .name('feedrunner')
   .description('External adapter and direct-request job runner for the Data Feed Query Service')
