@@ -1,0 +1,127 @@
+import type { Redis } from 'ioredis'
+
+/**
+ * Where a request is in its life. `fulfilled`, `errored`, `refused` and `cancelled` are final: once a
+ * run reaches one, nothing moves it again (a late retry or a second process cannot undo it).
+ */
+export const RUN_STATES = ['received', 'running', 'sent', 'fulfilled', 'errored', 'refused', 'cancelled'] as const
+export type RunState = (typeof RUN_STATES)[number]
+export const FINAL_RUN_STATES: readonly RunState[] = ['fulfilled', 'errored', 'refused', 'cancelled']
+
+export interface TaskRecord {
+  id: string
+  type: string
+  /** JSON-safe rendering of the task's value (bigints as strings). */
+  output?: unknown
+  error?: string
+  ms?: number
+}
+
+export interface RunRecord {
+  requestId: string
+  chainId: number
+  operator: string
+  job: string
+  externalJobId: string
+  state: RunState
+  /** Why a run was refused or errored, in words an operator can act on. */
+  reason?: string
+  requester: string
+  payment: string
+  blockNumber: number
+  requestTxHash: string
+  txHash?: string
+  tasks?: TaskRecord[]
+  /** Epoch milliseconds of each state the run entered. */
+  times: Partial<Record<RunState, number>>
+}
+
+const RUN_TTL_SECONDS = 7 * 24 * 3600
+const RECENT_RUNS_KEPT = 10_000
+
+/**
+ * Merges `patch` into the stored run unless the stored run is already final, in one atomic step so
+ * two processes racing on the same request cannot move a finished run backwards.
+ */
+const UPDATE_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+local patch = cjson.decode(ARGV[1])
+local record
+if current then
+  record = cjson.decode(current)
+  local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
+  if final[record.state] then return current end
+  for k, v in pairs(patch) do
+    if k == 'times' then
+      for state, at in pairs(v) do record.times[state] = at end
+    else
+      record[k] = v
+    end
+  end
+else
+  record = patch
+end
+local encoded = cjson.encode(record)
+redis.call('SET', KEYS[1], encoded, 'EX', tonumber(ARGV[2]))
+redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
+return encoded
+`
+
+/** Run records in Redis: one JSON value per request plus a time-ordered index of recent runs. */
+export class RunStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private runKey(requestId: string): string {
+    return `${this.prefix}:run:${requestId.toLowerCase()}`
+  }
+
+  private indexKey(): string {
+    return `${this.prefix}:runs`
+  }
+
+  /** Creates or updates a run; a run in a final state is returned unchanged. */
+  async update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunRecord> {
+    const now = Date.now()
+    const withTime = patch.state ? { ...patch, times: { ...patch.times, [patch.state]: now } } : patch
+    const stored = (await this.redis.eval(
+      UPDATE_SCRIPT,
+      2,
+      this.runKey(requestId),
+      this.indexKey(),
+      JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
+      String(RUN_TTL_SECONDS),
+      String(now),
+      requestId.toLowerCase(),
+      String(RECENT_RUNS_KEPT),
+    )) as string
+    return decodeRun(stored)
+  }
+
+  async get(requestId: string): Promise<RunRecord | undefined> {
+    const stored = await this.redis.get(this.runKey(requestId))
+    return stored ? decodeRun(stored) : undefined
+  }
+
+  /** The newest runs first. */
+  async recent(limit = 20): Promise<RunRecord[]> {
+    const ids = await this.redis.zrevrange(this.indexKey(), 0, limit - 1)
+    if (ids.length === 0) return []
+    const values = await this.redis.mget(ids.map((id) => this.runKey(id)))
+    return values.filter((value): value is string => value !== null).map(decodeRun)
+  }
+}
+
+function decodeRun(stored: string): RunRecord {
+  const record = JSON.parse(stored) as RunRecord
+  // cjson encodes an empty table as {}; task lists must stay arrays.
+  if (record.tasks && !Array.isArray(record.tasks)) record.tasks = []
+  return record
+}
+
+export function isFinal(state: RunState): boolean {
+  return FINAL_RUN_STATES.includes(state)
+}

@@ -1,0 +1,45 @@
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { RunStore } from '../../src/runner/run-record.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+
+describe('run records', () => {
+  const redis = new Redis(testRedisUrl())
+  const prefix = uniquePrefix('runs')
+  const store = new RunStore(redis, prefix)
+  const base = {
+    chainId: 31337, operator: '0xop', job: 'game-odds', externalJobId: 'x', requester: '0xr', payment: '1',
+    blockNumber: 1, requestTxHash: '0xt',
+  }
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`)
+    if (keys.length) await redis.del(...keys)
+    redis.disconnect()
+  })
+
+  it('records each state with its time and keeps task outputs', async () => {
+    await store.update('0xAA', { ...base, state: 'received' })
+    await store.update('0xaa', { state: 'running' })
+    const run = await store.update('0xaa', { state: 'fulfilled', txHash: '0xfeed', tasks: [{ id: 'fetch', type: 'bridge', output: '42' }] })
+    expect(run.state).toBe('fulfilled')
+    expect(run.job).toBe('game-odds')
+    expect(Object.keys(run.times).sort()).toEqual(['fulfilled', 'received', 'running'])
+    expect(run.tasks).toEqual([{ id: 'fetch', type: 'bridge', output: '42' }])
+  })
+
+  it('never moves a final run again', async () => {
+    await store.update('0xbb', { ...base, state: 'received' })
+    await store.update('0xbb', { state: 'cancelled', reason: 'cancelled by requester' })
+    const after = await store.update('0xbb', { state: 'running' })
+    expect(after.state).toBe('cancelled')
+    expect((await store.get('0xbb'))?.reason).toBe('cancelled by requester')
+  })
+
+  it('lists the newest runs first', async () => {
+    await store.update('0xcc', { ...base, state: 'received' })
+    const recent = await store.recent(3)
+    expect(recent[0]?.requestId).toBe('0xcc')
+    expect(recent.map((run) => run.requestId)).toContain('0xaa')
+  })
+})
