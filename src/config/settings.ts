@@ -72,6 +72,8 @@ export const settingsSchema = z.object({
 
   JOBS_DIR: z.string().min(1).default('jobs'),
   EA_PORT: positiveInt.default(8080),
+  /** How long an adapter request waits for its queued fetch (including retries) before answering 504. */
+  ADAPTER_TIMEOUT_MS: positiveInt.default(15_000),
 })
 
 export type Settings = z.infer<typeof settingsSchema>

@@ -1,0 +1,73 @@
+import { Queue, QueueEvents, Worker, type JobsOptions, type Processor } from 'bullmq'
+import type { Redis } from 'ioredis'
+import type { FeedFamily, Settings } from '../config/settings.ts'
+import { familyCacheTtlMs, familyRateLimitPerSecond } from '../config/settings.ts'
+import type { FetchJobData, FetchJobResult } from './fetch-job.ts'
+import { fetchQueueName } from './names.ts'
+
+export type FetchQueue = Queue<FetchJobData, FetchJobResult, string>
+export type FetchWorker = Worker<FetchJobData, FetchJobResult, string>
+
+/** How long failed fetch jobs stay in Redis for inspection (`feedrunner status`, dashboards). */
+const FAILED_JOB_KEEP_SECONDS = 300
+const MAX_KEPT_JOBS = 5_000
+
+/**
+ * A family's fetch queue, for callers that add jobs. `connection` is a `client` connection
+ * (createRedisConnection): it fails fast while Redis is away instead of queueing commands. The
+ * connection stays the caller's: close the queue, then the connection.
+ */
+export function createFetchQueue(settings: Settings, family: FeedFamily, connection: Redis): FetchQueue {
+  return new Queue<FetchJobData, FetchJobResult, string>(fetchQueueName(family), {
+    connection,
+    prefix: settings.QUEUE_PREFIX,
+    defaultJobOptions: fetchJobOptions(settings, family),
+  })
+}
+
+/**
+ * Completion events of a family's queue. `connection` must be a `worker` connection (blocking reads
+ * need maxRetriesPerRequest null); BullMQ duplicates it and owns the duplicate.
+ */
+export function createFetchQueueEvents(settings: Settings, family: FeedFamily, connection: Redis): QueueEvents {
+  const events = new QueueEvents(fetchQueueName(family), { connection, prefix: settings.QUEUE_PREFIX })
+  // Every waiting request listens for its job; many requests may wait at once.
+  events.setMaxListeners(0)
+  return events
+}
+
+/**
+ * A family's fetch worker. The BullMQ limiter is kept in Redis, so `RATE_LIMIT_<FAMILY>_PER_SECOND`
+ * holds for all workers of the family together, in every process.
+ */
+export function createFetchWorker(
+  settings: Settings,
+  family: FeedFamily,
+  connection: Redis,
+  processor: Processor<FetchJobData, FetchJobResult, string>,
+): FetchWorker {
+  return new Worker<FetchJobData, FetchJobResult, string>(fetchQueueName(family), processor, {
+    connection,
+    prefix: settings.QUEUE_PREFIX,
+    concurrency: settings.FETCH_WORKER_CONCURRENCY,
+    limiter: { max: familyRateLimitPerSecond(settings, family), duration: 1_000 },
+    // A fetch is short; a crashed worker's job goes back to the queue after this long.
+    lockDuration: Math.max(30_000, settings.FETCH_TIMEOUT_MS * 2),
+  })
+}
+
+/**
+ * Retries with exponential backoff (the worker makes 4xx answers unrecoverable, so only timeouts,
+ * 5xx and connection errors are retried). A completed job is kept about as long as a cached answer
+ * would be fresh: a request that comes while it is kept joins it instead of fetching again (and the
+ * enqueuer replaces a kept job that is older than that, because BullMQ removes old jobs only when
+ * another one finishes).
+ */
+export function fetchJobOptions(settings: Settings, family: FeedFamily): JobsOptions {
+  return {
+    attempts: settings.FETCH_ATTEMPTS,
+    backoff: { type: 'exponential', delay: settings.FETCH_BACKOFF_MS },
+    removeOnComplete: { age: Math.ceil(familyCacheTtlMs(settings, family) / 1_000), count: MAX_KEPT_JOBS },
+    removeOnFail: { age: FAILED_JOB_KEEP_SECONDS, count: MAX_KEPT_JOBS },
+  }
+}

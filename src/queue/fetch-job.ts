@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto'
+import { z } from 'zod'
+
+/**
+ * What travels through a fetch queue: the endpoint and its normalised parameters, never a key.
+ * The fetch worker adds `key=##signKey` and the feeds client substitutes it at the last moment.
+ */
+export const fetchJobDataSchema = z.object({
+  endpoint: z.string().min(1),
+  params: z.record(z.string(), z.string()),
+})
+export type FetchJobData = z.infer<typeof fetchJobDataSchema>
+
+/** A successful fetch: the feed envelope (aliases normalised), as the job's return value. */
+export const fetchJobResultSchema = z.object({ envelope: z.record(z.string(), z.unknown()) })
+export type FetchJobResult = z.infer<typeof fetchJobResultSchema>
+
+/**
+ * The job id of a fetch: equal requests (same endpoint, same normalised parameters) get the same id,
+ * so they join one job, in one process or across processes. Parameter order does not matter; values
+ * keep their case (the feed service decides whether case matters). Never computed with a key.
+ */
+export function fetchJobId(data: FetchJobData): string {
+  const canonical = JSON.stringify([data.endpoint, Object.entries(data.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))])
+  const hash = createHash('sha256').update(canonical).digest('hex').slice(0, 32)
+  return `${data.endpoint}-${hash}`
+}
+
+/**
+ * Why a fetch failed, as the worker saw it. It travels as the failed job's reason (JSON), so an
+ * adapter in another process can answer with the right status and the upstream's own words.
+ * - `upstream`: the feed service answered with an error (`providerStatus`) or did not answer.
+ * - `invalid-response`: it answered, but not with a valid envelope or with data of the wrong shape.
+ * - `internal`: the worker could not run the fetch (a bug or a version mismatch).
+ */
+export const fetchFailureSchema = z.object({
+  kind: z.enum(['upstream', 'invalid-response', 'internal']),
+  providerStatus: z.number().int().optional(),
+  description: z.string(),
+  retryable: z.boolean(),
+  attempts: z.number().int().positive(),
+})
+export type FetchFailure = z.infer<typeof fetchFailureSchema>
+
+export function encodeFetchFailure(failure: FetchFailure): string {
+  return JSON.stringify(failure)
+}
+
+/** The failure a failed job carries; a reason that is not ours (a stalled job, a crash) becomes `internal`. */
+export function decodeFetchFailure(reason: string): FetchFailure {
+  try {
+    const parsed = fetchFailureSchema.safeParse(JSON.parse(reason))
+    if (parsed.success) return parsed.data
+  } catch {
+    // not JSON: fall through
+  }
+  return { kind: 'internal', description: reason, retryable: false, attempts: 1 }
+}

@@ -1,0 +1,249 @@
+import { Job, type QueueEvents } from 'bullmq'
+import type { Redis } from 'ioredis'
+import type { FeedFamily, Settings } from '../config/settings.ts'
+import { FEED_FAMILIES, familyCacheTtlMs } from '../config/settings.ts'
+import { createRedisConnection, isRedisUnavailable } from './connection.ts'
+import { createFetchQueue, createFetchQueueEvents, type FetchQueue } from './factories.ts'
+import { decodeFetchFailure, fetchJobId, fetchJobResultSchema, type FetchFailure, type FetchJobData } from './fetch-job.ts'
+import { fetchQueueName } from './names.ts'
+
+/**
+ * A failed job is joined only this soon after it failed: requests that were on their way while the
+ * last attempt failed share its answer; a later request tries again.
+ */
+const FAILED_JOIN_WINDOW_MS = 1_000
+
+export type FetchOutcome =
+  | { ok: true; jobId: string; envelope: Record<string, unknown> }
+  | { ok: false; jobId: string; failure: FetchFailure }
+
+/** Redis cannot be reached: nothing was queued; the caller should answer 503 at once. */
+export class QueueUnavailableError extends Error {
+  override readonly name = 'QueueUnavailableError'
+  constructor(readonly reason: string) {
+    super(`Redis is unavailable, so the fetch could not be queued (${reason}); retry when Redis is back`)
+  }
+}
+
+/** The fetch did not finish in time; `state` says where the job was (waiting: no worker took it). */
+export class FetchWaitTimeoutError extends Error {
+  override readonly name = 'FetchWaitTimeoutError'
+  constructor(
+    readonly family: FeedFamily,
+    readonly jobId: string,
+    readonly timeoutMs: number,
+    readonly state: string,
+  ) {
+    super(`Timed out after ${timeoutMs} ms waiting for the ${family} fetch (queue ${fetchQueueName(family)}, job ${jobId}) to finish: ${describeState(state)}`)
+  }
+}
+
+function describeState(state: string): string {
+  switch (state) {
+    case 'waiting':
+    case 'prioritized':
+      return 'no fetch worker has taken the job yet (is a `feedrunner worker` running, and the rate limit not exhausted?)'
+    case 'active':
+      return 'the feed service has not answered yet'
+    case 'delayed':
+      return 'the feed service failed and the job is waiting to be retried'
+    default:
+      return `job state ${state}`
+  }
+}
+
+/**
+ * The adapter's side of the fetch queues: enqueues a fetch or joins the equal one that is already
+ * queued, running or just finished, and waits for its outcome. Equal requests in this process share
+ * one wait; across processes they share the BullMQ job (its id is a hash of endpoint and params).
+ */
+export class FetchQueueClient {
+  private readonly inflight = new Map<string, Promise<FetchOutcome>>()
+
+  private constructor(
+    private readonly settings: Settings,
+    private readonly connection: Redis,
+    private readonly eventsConnection: Redis,
+    private readonly queues: ReadonlyMap<FeedFamily, FetchQueue>,
+    private readonly events: ReadonlyMap<FeedFamily, QueueEvents>,
+  ) {}
+
+  /** Opens the queues and their event streams; does not wait for Redis (requests get 503 until it answers). */
+  static open(settings: Settings): FetchQueueClient {
+    const connection = createRedisConnection(settings.REDIS_URL, 'client')
+    const eventsConnection = createRedisConnection(settings.REDIS_URL, 'worker')
+    // ioredis reports connection errors as events; without a listener each one would be printed.
+    connection.on('error', () => undefined)
+    eventsConnection.on('error', () => undefined)
+    const queues = new Map<FeedFamily, FetchQueue>()
+    const events = new Map<FeedFamily, QueueEvents>()
+    for (const family of FEED_FAMILIES) {
+      const queue = createFetchQueue(settings, family, connection)
+      queue.on('error', () => undefined)
+      queues.set(family, queue)
+      const familyEvents = createFetchQueueEvents(settings, family, eventsConnection)
+      familyEvents.on('error', () => undefined)
+      events.set(family, familyEvents)
+    }
+    return new FetchQueueClient(settings, connection, eventsConnection, queues, events)
+  }
+
+  /** Resolves when Redis answers and every event stream listens, or rejects after `timeoutMs`. */
+  async waitUntilReady(timeoutMs = 5_000): Promise<void> {
+    const ready = Promise.all([...this.queues.values(), ...this.events.values()].map((item) => item.waitUntilReady()))
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new QueueUnavailableError(`no answer from ${redactUrl(this.settings.REDIS_URL)} within ${timeoutMs} ms`)), timeoutMs)
+    })
+    try {
+      await Promise.race([ready, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** True while the connection used to enqueue is up. */
+  get connected(): boolean {
+    return this.connection.status === 'ready'
+  }
+
+  /**
+   * The outcome of fetching `data`: from a job that already finished recently, from the job in
+   * flight, or from a new job. Throws QueueUnavailableError when Redis is away and
+   * FetchWaitTimeoutError when no outcome arrives within `timeoutMs`.
+   */
+  fetch(family: FeedFamily, data: FetchJobData, timeoutMs: number): Promise<FetchOutcome> {
+    const jobId = fetchJobId(data)
+    const existing = this.inflight.get(jobId)
+    if (existing) return existing
+    const outcome = this.enqueueOrJoin(family, data, jobId, timeoutMs).finally(() => this.inflight.delete(jobId))
+    this.inflight.set(jobId, outcome)
+    return outcome
+  }
+
+  private enqueueOrJoin(family: FeedFamily, data: FetchJobData, jobId: string, timeoutMs: number): Promise<FetchOutcome> {
+    if (!this.connected) return Promise.reject(new QueueUnavailableError(`connection ${this.connection.status}`))
+    const queue = this.queue(family)
+    // Per-job events (`completed:<id>`) are not in BullMQ's typed event map.
+    const events: NodeJS.EventEmitter = this.familyEvents(family)
+    return new Promise<FetchOutcome>((resolve, reject) => {
+      let settled = false
+      const completedEvent = `completed:${jobId}`
+      const failedEvent = `failed:${jobId}`
+      const duplicatedEvent = `duplicated:${jobId}`
+      const cleanup = () => {
+        clearTimeout(timer)
+        events.off(completedEvent, onCompleted)
+        events.off(failedEvent, onFailed)
+        events.off(duplicatedEvent, onDuplicated)
+      }
+      const settle = (outcome: FetchOutcome | Error) => {
+        if (settled) return
+        settled = true
+        cleanup()
+        if (outcome instanceof Error) reject(outcome)
+        else resolve(outcome)
+      }
+      const onCompleted = (args: { returnvalue?: unknown }) => settle(completedOutcome(jobId, args.returnvalue))
+      const onFailed = (args: { failedReason?: string }) => settle({ ok: false, jobId, failure: decodeFetchFailure(args.failedReason ?? 'failed') })
+      // Our add met a job with this id (added by another request, maybe finished already).
+      const onDuplicated = () => {
+        void Job.fromId(queue, jobId)
+          .then((job) => {
+            const outcome = job ? finishedOutcome(job) : undefined
+            if (outcome) settle(outcome)
+          })
+          .catch(() => undefined)
+      }
+      const timer = setTimeout(() => {
+        void this.jobState(family, jobId).then((state) => settle(new FetchWaitTimeoutError(family, jobId, timeoutMs, state)))
+      }, timeoutMs)
+      // Listen first, then look: a job that finishes in between is seen either way.
+      events.on(completedEvent, onCompleted)
+      events.on(failedEvent, onFailed)
+      events.on(duplicatedEvent, onDuplicated)
+      this.joinOrAdd(family, data, jobId)
+        .then((outcome) => {
+          if (outcome) settle(outcome)
+        })
+        .catch((error: unknown) => settle(toQueueError(error)))
+    })
+  }
+
+  /** Joins a recent finished job (returns its outcome) or a job in flight (returns nothing), else adds one. */
+  private async joinOrAdd(family: FeedFamily, data: FetchJobData, jobId: string): Promise<FetchOutcome | undefined> {
+    const queue = this.queue(family)
+    await this.familyEvents(family).waitUntilReady()
+    const existing = await Job.fromId(queue, jobId)
+    if (existing) {
+      const outcome = finishedOutcome(existing)
+      if (!outcome) return undefined
+      const age = Date.now() - (existing.finishedOn ?? 0)
+      const window = outcome.ok ? familyCacheTtlMs(this.settings, family) : FAILED_JOIN_WINDOW_MS
+      if (age <= window) return outcome
+      // Stale: BullMQ removes old jobs only when another finishes. Another request may be replacing
+      // it at the same moment; whichever job ends up with this id, we wait for it.
+      await existing.remove().catch(() => undefined)
+    }
+    await queue.add(data.endpoint, data, { jobId })
+    return undefined
+  }
+
+  private async jobState(family: FeedFamily, jobId: string): Promise<string> {
+    try {
+      return await this.queue(family).getJobState(jobId)
+    } catch {
+      return 'unknown (Redis did not answer)'
+    }
+  }
+
+  private queue(family: FeedFamily): FetchQueue {
+    const queue = this.queues.get(family)
+    if (!queue) throw new Error(`no fetch queue for family ${family}`)
+    return queue
+  }
+
+  private familyEvents(family: FeedFamily): QueueEvents {
+    const events = this.events.get(family)
+    if (!events) throw new Error(`no queue events for family ${family}`)
+    return events
+  }
+
+  /** Stops listening and closes the connections; requests still waiting fail. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.events.values()].map((events) => events.close()))
+    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()))
+    this.connection.disconnect()
+    this.eventsConnection.disconnect()
+  }
+}
+
+function completedOutcome(jobId: string, returnvalue: unknown): FetchOutcome {
+  const parsed = fetchJobResultSchema.safeParse(returnvalue)
+  if (parsed.success) return { ok: true, jobId, envelope: parsed.data.envelope }
+  return { ok: false, jobId, failure: { kind: 'internal', description: 'the fetch job returned no envelope', retryable: false, attempts: 1 } }
+}
+
+/** The outcome of a job that has finished, or undefined while it is waiting, delayed or running. */
+function finishedOutcome(job: Job): FetchOutcome | undefined {
+  if (!job.finishedOn) return undefined
+  const jobId = job.id ?? ''
+  if (job.returnvalue !== null && job.returnvalue !== undefined) return completedOutcome(jobId, job.returnvalue)
+  return { ok: false, jobId, failure: decodeFetchFailure(job.failedReason ?? 'failed') }
+}
+
+function toQueueError(error: unknown): Error {
+  if (isRedisUnavailable(error)) return new QueueUnavailableError((error as Error).message)
+  return error instanceof Error ? error : new Error(String(error))
+}
+
+/** A Redis URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'the configured Redis'
+  }
+}

@@ -1,0 +1,62 @@
+import { UnrecoverableError, type Job, type Processor } from 'bullmq'
+import type { FeedFamily } from '../config/settings.ts'
+import {
+  encodeFetchFailure,
+  fetchJobDataSchema,
+  type FetchFailure,
+  type FetchJobData,
+  type FetchJobResult,
+} from './fetch-job.ts'
+
+/** Thrown by a fetch function to say how the fetch failed and whether trying again can help. */
+export class FetchFailureError extends Error {
+  override readonly name = 'FetchFailureError'
+  constructor(readonly failure: Omit<FetchFailure, 'attempts'>) {
+    super(failure.description)
+  }
+}
+
+export interface FetchContext {
+  family: FeedFamily
+  jobId: string
+  /** 1 for the first try. */
+  attempt: number
+  attempts: number
+}
+
+/** Runs one fetch and returns the feed envelope; throws FetchFailureError on a known failure. */
+export type FetchFunction = (data: FetchJobData, context: FetchContext) => Promise<Record<string, unknown>>
+
+/**
+ * Wraps a fetch function as a BullMQ processor. A failure becomes the job's failed reason as JSON
+ * (see decodeFetchFailure); one that retrying cannot fix (a 4xx, a malformed answer) is an
+ * UnrecoverableError, so BullMQ does not try again. `scrub` removes secret values from everything
+ * that goes back into Redis, in case an upstream echoes a key in its error text.
+ */
+export function fetchProcessor(
+  family: FeedFamily,
+  fetch: FetchFunction,
+  scrub: (text: string) => string,
+): Processor<FetchJobData, FetchJobResult, string> {
+  return async (job: Job<FetchJobData, FetchJobResult, string>) => {
+    const attempts = job.opts.attempts ?? 1
+    const attempt = job.attemptsMade + 1
+    const parsed = fetchJobDataSchema.safeParse(job.data)
+    if (!parsed.success) {
+      const failure: FetchFailure = { kind: 'internal', description: `malformed fetch job: ${parsed.error.issues[0]?.message ?? 'invalid'}`, retryable: false, attempts: attempt }
+      throw new UnrecoverableError(scrub(encodeFetchFailure(failure)))
+    }
+    try {
+      const envelope = await fetch(parsed.data, { family, jobId: job.id ?? '', attempt, attempts })
+      return { envelope: JSON.parse(scrub(JSON.stringify(envelope))) as Record<string, unknown> }
+    } catch (error) {
+      const failure: FetchFailure =
+        error instanceof FetchFailureError
+          ? { ...error.failure, attempts: attempt }
+          : { kind: 'internal', description: error instanceof Error ? error.message : String(error), retryable: false, attempts: attempt }
+      const reason = scrub(encodeFetchFailure(failure))
+      if (!failure.retryable || attempt >= attempts) throw new UnrecoverableError(reason)
+      throw new Error(reason)
+    }
+  }
+}

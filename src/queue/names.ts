@@ -1,0 +1,9 @@
+import type { FeedFamily } from '../config/settings.ts'
+
+/**
+ * Queue names. BullMQ 6 refuses `:` in a queue name (it separates the key parts), so the fetch queue
+ * of a family is `fetch-<family>`; with the prefix its keys read `<QUEUE_PREFIX>:fetch-sports:...`.
+ */
+export function fetchQueueName(family: FeedFamily): string {
+  return `fetch-${family}`
+}
