@@ -1,0 +1,363 @@
+import type { Redis } from 'ioredis'
+import { getAddress, type Log } from 'ethers'
+import {
+  CANCEL_ORACLE_REQUEST_TOPIC,
+  ORACLE_REQUEST_TOPIC,
+  decodeOperatorLog,
+  type CancelRequestEvent,
+  type OracleRequestEvent,
+} from './operator.ts'
+import { connectProvider, isWebSocketProvider, type ChainProvider } from './provider.ts'
+
+/** What the listener needs to know about one loaded job, by spec id. */
+export interface SpecFilter {
+  /** The job's `minIncomingConfirmations`; values below 1 count as 1. */
+  minConfirmations: number
+}
+
+export interface RequestListenerOptions {
+  /** An ethers provider (HTTP or WebSocket), or `rpcUrl` to make one. */
+  provider?: ChainProvider
+  rpcUrl?: string
+  chainId?: number
+  /** Operator contracts whose logs are read. */
+  operators: readonly string[]
+  /** Spec ids (lowercase 0x hex, either externalJobID encoding) of the loaded jobs. */
+  specIds: ReadonlyMap<string, SpecFilter>
+  redis: Redis
+  /** Key prefix in Redis; the checkpoint and the consumed markers live under it. */
+  prefix: string
+  /** Distinguishes listeners that share a prefix but watch different things. */
+  name?: string
+  /** Called once per confirmed request (again only if it threw). The log is marked consumed after it resolves. */
+  onRequest: (event: OracleRequestEvent) => Promise<void> | void
+  onCancel?: (event: CancelRequestEvent) => Promise<void> | void
+  onError?: (error: Error) => void
+  /** Milliseconds between head polls (WebSocket providers are also woken by new heads). */
+  pollIntervalMs?: number
+  /** First block to read when no checkpoint is stored; default: the current head (only new requests). */
+  fromBlock?: number
+  /** Widest `eth_getLogs` block range. */
+  maxBlockRange?: number
+  /** How far back to rescan when the checkpoint's block was reorged away. */
+  rewindDepth?: number
+  /** How long a consumed marker is kept; it only needs to outlive any rescan of its block. */
+  consumedTtlSeconds?: number
+}
+
+export interface ListenerStats {
+  /** Logs seen but still waiting for confirmations. */
+  pending: number
+  delivered: number
+  /** Logs skipped because their block was no longer canonical at confirmation time. */
+  droppedByReorg: number
+  /** Requests not delivered because a cancel for them was seen first. */
+  cancelledBeforeDelivery: number
+  skippedAsConsumed: number
+}
+
+export interface RequestListener {
+  start(): Promise<void>
+  stop(): Promise<void>
+  /** Replaces the set of jobs (after a reload of `jobs/`). */
+  setSpecIds(specIds: ReadonlyMap<string, SpecFilter>): void
+  /** Runs one scan now (also what the poll loop runs). */
+  poll(): Promise<void>
+  /** Resolves once a scan has seen a head at or above `blockNumber`. */
+  whenScanned(blockNumber: number, timeoutMs?: number): Promise<void>
+  /** Last block whose logs are all settled (delivered, dropped or not ours); undefined before start. */
+  readonly checkpoint: number | undefined
+  readonly stats: Readonly<ListenerStats>
+}
+
+interface Checkpoint {
+  number: number
+  hash: string | null
+}
+
+type OperatorEvent = OracleRequestEvent | CancelRequestEvent
+
+/**
+ * Watches Operator contracts for `OracleRequest` and `CancelOracleRequest` logs and delivers each
+ * one exactly once to its handler after enough confirmations.
+ *
+ * Every scan reads the logs from the checkpoint + 1 to the head. Logs that are not confirmed yet hold
+ * the checkpoint back, so the next scan reads them again from the chain as it is then: a log whose
+ * block was reorged away simply no longer appears, and a request re-included elsewhere appears with
+ * its new block. Before delivery the block hash is checked once more against the canonical chain. A
+ * consumed marker per (block hash, log index) in Redis, written after the handler resolved, keeps a
+ * restart or a rescan from delivering a log twice; the checkpoint (number and hash) in Redis tells a
+ * restarted listener where to backfill from.
+ */
+export function createRequestListener(options: RequestListenerOptions): RequestListener {
+  const name = options.name ?? 'default'
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000
+  const maxBlockRange = options.maxBlockRange ?? 1_000
+  const rewindDepth = options.rewindDepth ?? 64
+  const consumedTtlSeconds = options.consumedTtlSeconds ?? 7 * 24 * 3600
+  const operators = options.operators.map((address) => getAddress(address))
+  if (operators.length === 0) throw new Error('createRequestListener: at least one operator address is required')
+  let specIds = normalizeSpecIds(options.specIds)
+
+  let provider: ChainProvider | undefined = options.provider
+  const ownsProvider = provider === undefined
+  let chainId = options.chainId
+  let checkpoint: Checkpoint | undefined
+  let scannedHead = -1
+  let running = false
+  let loop: Promise<void> | undefined
+  let wake: (() => void) | undefined
+  let scanning: Promise<void> | undefined
+  const scanWaiters = new Set<{ blockNumber: number; resolve: () => void }>()
+  const stats: ListenerStats = { pending: 0, delivered: 0, droppedByReorg: 0, cancelledBeforeDelivery: 0, skippedAsConsumed: 0 }
+
+  const keyBase = () => `${options.prefix}:listener:${chainId}`
+  const checkpointKey = () => `${keyBase()}:${name}:checkpoint`
+  const consumedKey = (event: OperatorEvent) => `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`
+
+  async function chain(): Promise<ChainProvider> {
+    if (!provider) {
+      if (!options.rpcUrl) throw new Error('createRequestListener: give a provider or an rpcUrl')
+      provider = await connectProvider(options.rpcUrl, { chainId: options.chainId, pollingIntervalMs: pollIntervalMs })
+    }
+    if (chainId === undefined) chainId = Number((await provider.getNetwork()).chainId)
+    return provider
+  }
+
+  async function blockHash(number: number): Promise<string | null> {
+    const block = await (await chain()).getBlock(number)
+    return block?.hash ?? null
+  }
+
+  async function loadCheckpoint(head: number): Promise<Checkpoint> {
+    const stored = await options.redis.get(checkpointKey())
+    if (stored) return JSON.parse(stored) as Checkpoint
+    const start = options.fromBlock ?? head + 1
+    const number = Math.min(start, head + 1) - 1
+    return { number, hash: number >= 0 ? await blockHash(number) : null }
+  }
+
+  /** Moves the checkpoint back when its block is no longer on the chain (a reorg or a reset chain). */
+  async function checkForReorg(head: { number: number; hash: string }): Promise<void> {
+    const current = checkpoint as Checkpoint
+    if (current.number < 0) return
+    const canonical = current.number === head.number ? head.hash : current.number < head.number ? await blockHash(current.number) : null
+    if (canonical !== null && canonical === current.hash) return
+    const number = Math.max(-1, Math.min(current.number, head.number) - rewindDepth)
+    checkpoint = { number, hash: number >= 0 ? await blockHash(number) : null }
+  }
+
+  async function readLogs(from: number, to: number): Promise<Log[]> {
+    const logs: Log[] = []
+    for (let start = from; start <= to; start += maxBlockRange) {
+      const end = Math.min(to, start + maxBlockRange - 1)
+      logs.push(
+        ...(await (await chain()).getLogs({
+          address: operators,
+          topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
+          fromBlock: start,
+          toBlock: end,
+        })),
+      )
+    }
+    return logs.filter((log) => !log.removed).sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index)
+  }
+
+  function confirmationsFor(event: OperatorEvent): number {
+    if (event.kind === 'request') return Math.max(1, specIds.get(event.specId)?.minConfirmations ?? 1)
+    // A cancel carries no spec id: it waits as long as the most careful job.
+    return Math.max(1, ...[...specIds.values()].map((filter) => filter.minConfirmations))
+  }
+
+  async function scan(): Promise<void> {
+    const head = await (await chain()).getBlock('latest')
+    if (!head?.hash) return
+    const headRef = { number: head.number, hash: head.hash }
+    checkpoint ??= await loadCheckpoint(head.number)
+    await checkForReorg(headRef)
+    const from = checkpoint.number + 1
+    const to = head.number
+    let holdBackFrom = Number.POSITIVE_INFINITY
+    let pending = 0
+
+    if (from <= to) {
+      const events = (await readLogs(from, to))
+        .map((log) => decodeOperatorLog(log, chainId as number))
+        .filter((event): event is OperatorEvent => event !== undefined && (event.kind === 'cancel' || specIds.has(event.specId)))
+      const cancels = new Map(events.filter((event) => event.kind === 'cancel').map((event) => [event.requestId, event]))
+
+      const ready: OperatorEvent[] = []
+      for (const event of events) {
+        const confirmed = head.number >= event.blockNumber + confirmationsFor(event) - 1
+        if (!confirmed) {
+          pending += 1
+          holdBackFrom = Math.min(holdBackFrom, event.blockNumber)
+          continue
+        }
+        const cancel = event.kind === 'request' ? cancels.get(event.requestId) : undefined
+        if (cancel) {
+          // Cancelled before it was delivered: nothing to do once the cancel itself is final.
+          if (head.number >= cancel.blockNumber + confirmationsFor(cancel) - 1) stats.cancelledBeforeDelivery += 1
+          else holdBackFrom = Math.min(holdBackFrom, event.blockNumber)
+          continue
+        }
+        ready.push(event)
+      }
+
+      const canonical = await canonicalEvents(ready)
+      for (const event of ready) {
+        if (!canonical.has(event)) {
+          stats.droppedByReorg += 1
+          // The chain moved under us between the log read and now: read this range again next time.
+          holdBackFrom = Math.min(holdBackFrom, event.blockNumber)
+        }
+      }
+      const failedAt = await deliver(ready.filter((event) => canonical.has(event)))
+      holdBackFrom = Math.min(holdBackFrom, failedAt)
+    }
+
+    stats.pending = pending
+    const number = Math.min(to, holdBackFrom - 1)
+    if (number !== checkpoint.number || checkpoint.hash === null) {
+      const hash = number === head.number ? head.hash : number >= 0 ? await blockHash(number) : null
+      checkpoint = { number, hash }
+      await options.redis.set(checkpointKey(), JSON.stringify(checkpoint))
+    }
+    scannedHead = Math.max(scannedHead, head.number)
+    for (const waiter of scanWaiters) {
+      if (scannedHead >= waiter.blockNumber) {
+        scanWaiters.delete(waiter)
+        waiter.resolve()
+      }
+    }
+  }
+
+  /** The events whose block is still canonical now, at confirmation time. */
+  async function canonicalEvents(events: OperatorEvent[]): Promise<Set<OperatorEvent>> {
+    const numbers = [...new Set(events.map((event) => event.blockNumber))]
+    const hashes = new Map(await Promise.all(numbers.map(async (number) => [number, await blockHash(number)] as const)))
+    return new Set(events.filter((event) => hashes.get(event.blockNumber) === event.blockHash))
+  }
+
+  /** Hands unconsumed events to their handlers; returns the lowest block of a failed one (or Infinity). */
+  async function deliver(events: OperatorEvent[]): Promise<number> {
+    if (events.length === 0) return Number.POSITIVE_INFINITY
+    const consumed = await options.redis.mget(...events.map(consumedKey))
+    const fresh = events.filter((event, index) => {
+      if (consumed[index] === null) return true
+      stats.skippedAsConsumed += 1
+      return false
+    })
+    const outcomes = await Promise.allSettled(
+      fresh.map(async (event) => {
+        if (event.kind === 'request') await options.onRequest(event)
+        else await options.onCancel?.(event)
+      }),
+    )
+    const marks = options.redis.pipeline()
+    let failedAt = Number.POSITIVE_INFINITY
+    outcomes.forEach((outcome, index) => {
+      const event = fresh[index] as OperatorEvent
+      if (outcome.status === 'fulfilled') {
+        marks.set(consumedKey(event), '1', 'EX', consumedTtlSeconds)
+        stats.delivered += 1
+      } else {
+        failedAt = Math.min(failedAt, event.blockNumber)
+        reportError(new Error(`handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`))
+      }
+    })
+    if (marks.length > 0) await marks.exec()
+    return failedAt
+  }
+
+  function reportError(error: Error): void {
+    if (options.onError) options.onError(error)
+  }
+
+  async function poll(): Promise<void> {
+    // One scan at a time: a caller's poll() joins the one in progress, then runs its own.
+    while (scanning) await scanning.catch(() => undefined)
+    scanning = scan()
+    try {
+      await scanning
+    } finally {
+      scanning = undefined
+    }
+  }
+
+  async function runLoop(): Promise<void> {
+    while (running) {
+      try {
+        await poll()
+      } catch (error) {
+        reportError(error instanceof Error ? error : new Error(String(error)))
+      }
+      if (!running) break
+      await new Promise<void>((resolveWait) => {
+        const timer = setTimeout(resolveWait, pollIntervalMs)
+        wake = () => {
+          clearTimeout(timer)
+          resolveWait()
+        }
+      })
+      wake = undefined
+    }
+  }
+
+  const onBlock = () => wake?.()
+
+  return {
+    async start() {
+      if (running) return
+      const connected = await chain()
+      running = true
+      if (isWebSocketProvider(connected)) await connected.on('block', onBlock)
+      loop = runLoop()
+    },
+    async stop() {
+      running = false
+      wake?.()
+      await loop
+      if (provider && isWebSocketProvider(provider)) await provider.off('block', onBlock)
+      while (scanning) await scanning.catch(() => undefined)
+      if (ownsProvider) provider?.destroy()
+      for (const waiter of scanWaiters) waiter.resolve()
+      scanWaiters.clear()
+    },
+    setSpecIds(next) {
+      specIds = normalizeSpecIds(next)
+    },
+    poll,
+    whenScanned(blockNumber, timeoutMs = 10_000) {
+      if (scannedHead >= blockNumber) return Promise.resolve()
+      return new Promise<void>((resolveScan, rejectScan) => {
+        const waiter = {
+          blockNumber,
+          resolve: () => {
+            clearTimeout(timer)
+            resolveScan()
+          },
+        }
+        const timer = setTimeout(() => {
+          scanWaiters.delete(waiter)
+          rejectScan(new Error(`listener did not scan block ${blockNumber} within ${timeoutMs} ms (scanned ${scannedHead})`))
+        }, timeoutMs)
+        scanWaiters.add(waiter)
+      })
+    },
+    get checkpoint() {
+      return checkpoint?.number
+    },
+    get stats() {
+      return stats
+    },
+  }
+}
+
+function normalizeSpecIds(specIds: ReadonlyMap<string, SpecFilter>): Map<string, SpecFilter> {
+  return new Map([...specIds].map(([specId, filter]) => [specId.toLowerCase(), filter]))
+}
+
+function errorMessage(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason)
+}

@@ -1,0 +1,160 @@
+import { Interface, getBytes, hexlify, toUtf8Bytes, zeroPadBytes, type Log } from 'ethers'
+
+/**
+ * The Operator events and calls feedrunner relies on, in human-readable ABI form so they do not
+ * depend on a compile. They match `@chainlink/contracts` Operator 1.0.0.
+ */
+export const OPERATOR_ABI = [
+  'event OracleRequest(bytes32 indexed specId, address requester, bytes32 requestId, uint256 payment, address callbackAddr, bytes4 callbackFunctionId, uint256 cancelExpiration, uint256 dataVersion, bytes data)',
+  'event CancelOracleRequest(bytes32 indexed requestId)',
+  'event OracleResponse(bytes32 indexed requestId)',
+  'function fulfillOracleRequest2(bytes32 requestId, uint256 payment, address callbackAddress, bytes4 callbackFunctionId, uint256 expiration, bytes data) returns (bool)',
+  'function setAuthorizedSenders(address[] senders)',
+  'function isAuthorizedSender(address sender) view returns (bool)',
+  'function cancelOracleRequest(bytes32 requestId, uint256 payment, bytes4 callbackFunc, uint256 expiration)',
+] as const
+
+export const operatorInterface = new Interface(OPERATOR_ABI)
+
+export const ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('OracleRequest')!.topicHash
+export const CANCEL_ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('CancelOracleRequest')!.topicHash
+
+/** The revert reason of a fulfilment whose commitment is gone: already fulfilled or cancelled. */
+export const ALREADY_FULFILLED_REASON = 'Must have a valid requestId'
+
+const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i
+
+function uuidHex(externalJobId: string): string {
+  if (!UUID.test(externalJobId)) throw new Error(`externalJobID ${JSON.stringify(externalJobId)} is not a UUID`)
+  return externalJobId.replaceAll('-', '').toLowerCase()
+}
+
+/**
+ * The spec id Solidity callers use for a job: the externalJobID without dashes as 32 ASCII bytes
+ * (`bytes32("0eec7e1dd0d2476ca1a872dfb6633f47")`).
+ */
+export function specIdAscii(externalJobId: string): string {
+  return hexlify(toUtf8Bytes(uuidHex(externalJobId)))
+}
+
+/** The other accepted spec id of a job: the 16 bytes of the UUID, right-padded with zeros to 32. */
+export function specIdPadded(externalJobId: string): string {
+  return zeroPadBytes(`0x${uuidHex(externalJobId)}`, 32)
+}
+
+/** Both spec ids a request for this job may carry (lowercase hex). */
+export function specIdsOfJob(externalJobId: string): [ascii: string, padded: string] {
+  return [specIdAscii(externalJobId), specIdPadded(externalJobId)]
+}
+
+/** The externalJobID (dashed, lowercase) a spec id names in either encoding, or undefined. */
+export function externalJobIdOfSpecId(specId: string): string | undefined {
+  const bytes = getBytes(specId)
+  if (bytes.length !== 32) return undefined
+  const ascii = Buffer.from(bytes).toString('latin1')
+  let hex: string | undefined
+  if (/^[0-9a-f]{32}$/i.test(ascii)) hex = ascii.toLowerCase()
+  else if (bytes.slice(16).every((byte) => byte === 0)) hex = Buffer.from(bytes.slice(0, 16)).toString('hex')
+  if (hex === undefined) return undefined
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/** Where a log was seen; shared by requests and cancels. */
+export interface LogPosition {
+  chainId: number
+  operator: string
+  blockNumber: number
+  blockHash: string
+  txHash: string
+  logIndex: number
+  topics: string[]
+  logData: string
+}
+
+/** An `OracleRequest` log, decoded. */
+export interface OracleRequestEvent extends LogPosition {
+  kind: 'request'
+  specId: string
+  requester: string
+  requestId: string
+  payment: bigint
+  callbackAddr: string
+  callbackFunctionId: string
+  cancelExpiration: bigint
+  dataVersion: bigint
+  /** The CBOR-encoded request parameters (a map body without its header), hex. */
+  data: string
+}
+
+/** A `CancelOracleRequest` log, decoded. */
+export interface CancelRequestEvent extends LogPosition {
+  kind: 'cancel'
+  requestId: string
+}
+
+function positionOf(log: Log, chainId: number): LogPosition {
+  return {
+    chainId,
+    operator: log.address,
+    blockNumber: log.blockNumber,
+    blockHash: log.blockHash,
+    txHash: log.transactionHash,
+    logIndex: log.index,
+    topics: [...log.topics],
+    logData: log.data,
+  }
+}
+
+/** Decodes an Operator log; returns undefined for other events. */
+export function decodeOperatorLog(log: Log, chainId: number): OracleRequestEvent | CancelRequestEvent | undefined {
+  const topic0 = log.topics[0]
+  if (topic0 === ORACLE_REQUEST_TOPIC) {
+    const parsed = operatorInterface.decodeEventLog('OracleRequest', log.data, log.topics)
+    return {
+      kind: 'request',
+      ...positionOf(log, chainId),
+      specId: (parsed.specId as string).toLowerCase(),
+      requester: parsed.requester as string,
+      requestId: (parsed.requestId as string).toLowerCase(),
+      payment: parsed.payment as bigint,
+      callbackAddr: parsed.callbackAddr as string,
+      callbackFunctionId: (parsed.callbackFunctionId as string).toLowerCase(),
+      cancelExpiration: parsed.cancelExpiration as bigint,
+      dataVersion: parsed.dataVersion as bigint,
+      data: parsed.data as string,
+    }
+  }
+  if (topic0 === CANCEL_ORACLE_REQUEST_TOPIC) {
+    return { kind: 'cancel', ...positionOf(log, chainId), requestId: (log.topics[1] ?? '0x').toLowerCase() }
+  }
+  return undefined
+}
+
+/** A decoded event as JSON-safe values (bigints as decimal strings), e.g. for a queue payload. */
+export function eventToJson(event: OracleRequestEvent | CancelRequestEvent): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(event).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : value]))
+}
+
+/** The fields of a request that a fulfilment must repeat (the Operator checks their hash). */
+export interface FulfilmentTarget {
+  requestId: string
+  payment: bigint
+  callbackAddr: string
+  callbackFunctionId: string
+  cancelExpiration: bigint
+}
+
+/**
+ * Calldata of `Operator.fulfillOracleRequest2`. `encodedData` is the callback's ABI-encoded arguments,
+ * which must begin with the request id (e.g. `abi.encode(requestId, value)`).
+ */
+export function encodeFulfillOracleRequest2(target: FulfilmentTarget, encodedData: string): string {
+  return operatorInterface.encodeFunctionData('fulfillOracleRequest2', [
+    target.requestId,
+    target.payment,
+    target.callbackAddr,
+    target.callbackFunctionId,
+    target.cancelExpiration,
+    encodedData,
+  ])
+}

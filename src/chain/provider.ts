@@ -1,0 +1,50 @@
+import { JsonRpcProvider, Network, WebSocketProvider, type AbstractProvider } from 'ethers'
+import { z } from 'zod'
+
+export type ChainProvider = JsonRpcProvider | WebSocketProvider
+
+export interface ProviderOptions {
+  /** Known chain id: skips ethers' network detection round trips. Asked once over HTTP otherwise. */
+  chainId?: number
+  /** How often ethers polls for blocks/receipts; 100 ms suits a dev chain. */
+  pollingIntervalMs?: number
+}
+
+const chainIdAnswer = z.object({ result: z.string().regex(/^0x[0-9a-f]+$/i) })
+
+/** Asks a JSON-RPC endpoint for its chain id with one plain request. */
+export async function fetchChainId(rpcUrl: string): Promise<number> {
+  const httpUrl = rpcUrl.replace(/^ws(s?):/, 'http$1:')
+  const response = await fetch(httpUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+  })
+  if (!response.ok) throw new Error(`${httpUrl}: eth_chainId answered HTTP ${response.status}`)
+  return Number(chainIdAnswer.parse(await response.json()).result)
+}
+
+/**
+ * An ethers provider for `rpcUrl` (http(s) or ws(s)) with a static network and no call cache:
+ * ethers caches identical calls for 250 ms by default, which returns stale nonces and heads to a
+ * process that sends back to back.
+ */
+export async function connectProvider(rpcUrl: string, options: ProviderOptions = {}): Promise<ChainProvider> {
+  const chainId = options.chainId ?? (await fetchChainId(rpcUrl))
+  const network = Network.from(chainId)
+  if (/^wss?:/.test(rpcUrl)) {
+    // New heads arrive as subscriptions; there is nothing to poll.
+    return new WebSocketProvider(rpcUrl, network, { staticNetwork: network, cacheTimeout: -1 })
+  }
+  return new JsonRpcProvider(rpcUrl, network, {
+    staticNetwork: network,
+    cacheTimeout: -1,
+    pollingInterval: options.pollingIntervalMs ?? 1_000,
+    batchStallTime: 2,
+    batchMaxCount: 100,
+  })
+}
+
+export function isWebSocketProvider(provider: AbstractProvider): provider is WebSocketProvider {
+  return provider instanceof WebSocketProvider
+}

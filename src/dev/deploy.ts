@@ -1,0 +1,133 @@
+import { Contract, ContractFactory, Wallet, getAddress, getCreateAddress, parseEther, type InterfaceAbi } from 'ethers'
+import { artifact, compileContracts, type ArtifactSet } from '../chain/artifacts.ts'
+import { connectProvider, type ChainProvider } from '../chain/provider.ts'
+import { ANVIL_PRIVATE_KEYS } from './anvil.ts'
+
+/**
+ * Addresses on a fresh dev chain: anvil's account 0 deploys LinkToken with nonce 0, the Operator with
+ * nonce 1 and the FeedConsumer with nonce 2, so job specs in `jobs/` can name them.
+ */
+export const DEV_DEPLOYER_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
+export const DEV_LINK_TOKEN_ADDRESS = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+export const DEV_OPERATOR_ADDRESS = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
+export const DEV_CONSUMER_ADDRESS = '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0'
+
+/** LINK minted to the consumer so it can pay for requests (10,000 LINK). */
+export const DEV_CONSUMER_LINK = parseEther('10000')
+
+export interface DeployOptions {
+  /** Deploys and owns everything; default anvil account 0. */
+  deployerKey?: string
+  /** Keys whose addresses become the Operator's authorised senders; default anvil account 1. */
+  nodeKeys?: readonly string[]
+  /** LINK (juels) minted to the consumer. */
+  consumerLink?: bigint
+  /** LINK (juels) minted to the deployer, e.g. to fund more consumers. */
+  deployerLink?: bigint
+  provider?: ChainProvider
+  artifacts?: ArtifactSet
+}
+
+export interface DevAddresses {
+  deployer: string
+  linkToken: string
+  operator: string
+  consumer: string
+  nodes: string[]
+}
+
+export interface DevContracts {
+  addresses: DevAddresses
+  chainId: number
+  provider: ChainProvider
+  deployer: Wallet
+  linkToken: Contract
+  operator: Contract
+  consumer: Contract
+  /** True when the contracts were already on the chain (deployer nonce > 0) and were reused. */
+  reused: boolean
+  artifacts: ArtifactSet
+}
+
+/**
+ * Deploys LinkToken, Operator and FeedConsumer in a fixed order and sets them up: the consumer holds
+ * LINK and the node keys are the Operator's authorised senders. On a chain where the deployer already
+ * deployed them (nonce > 0 and code at the fixed addresses) they are reused, not deployed again.
+ */
+export async function deployDevContracts(rpcUrl: string, options: DeployOptions = {}): Promise<DevContracts> {
+  const provider = options.provider ?? (await connectProvider(rpcUrl, { pollingIntervalMs: 100 }))
+  const chainId = Number((await provider.getNetwork()).chainId)
+  const artifacts = options.artifacts ?? compileContracts()
+  const deployer = new Wallet(options.deployerKey ?? ANVIL_PRIVATE_KEYS[0], provider)
+  const nodes = (options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]).map((key) => new Wallet(key).address)
+  const handle = (name: string, address: string) => new Contract(address, artifact(artifacts, name).abi as InterfaceAbi, deployer)
+
+  let nonce = await provider.getTransactionCount(deployer.address, 'pending')
+  const expected = [0, 1, 2].map((n) => getCreateAddress({ from: deployer.address, nonce: n }))
+  if (nonce > 0) {
+    const codes = await Promise.all(expected.map((address) => provider.getCode(address)))
+    if (codes.every((code) => code !== '0x')) {
+      const [linkToken, operator, consumer] = [handle('LinkToken', expected[0]!), handle('Operator', expected[1]!), handle('FeedConsumer', expected[2]!)]
+      await authorizeNodes(operator, nodes)
+      return {
+        addresses: { deployer: deployer.address, linkToken: expected[0]!, operator: expected[1]!, consumer: expected[2]!, nodes },
+        chainId, provider, deployer, linkToken, operator, consumer, reused: true, artifacts,
+      }
+    }
+  }
+
+  const deploy = async (name: string, args: unknown[]) => {
+    const { abi, bytecode } = artifact(artifacts, name)
+    const factory = new ContractFactory(abi as InterfaceAbi, bytecode, deployer)
+    const contract = await factory.deploy(...args, { nonce: nonce++ })
+    await contract.waitForDeployment()
+    return handle(name, await contract.getAddress())
+  }
+  const linkToken = await deploy('LinkToken', [])
+  const operator = await deploy('Operator', [await linkToken.getAddress(), deployer.address])
+  const consumer = await deploy('FeedConsumer', [await linkToken.getAddress(), await operator.getAddress()])
+
+  const sent = [
+    await linkToken.getFunction('grantMintRole')(deployer.address, { nonce: nonce++ }),
+    await linkToken.getFunction('mint')(await consumer.getAddress(), options.consumerLink ?? DEV_CONSUMER_LINK, { nonce: nonce++ }),
+    await linkToken.getFunction('mint')(deployer.address, options.deployerLink ?? DEV_CONSUMER_LINK, { nonce: nonce++ }),
+    await operator.getFunction('setAuthorizedSenders')(nodes, { nonce: nonce++ }),
+  ]
+  for (const tx of sent) {
+    const receipt = await tx.wait()
+    if (receipt?.status !== 1) throw new Error(`dev chain setup transaction ${tx.hash} failed`)
+  }
+  const addresses: DevAddresses = {
+    deployer: deployer.address,
+    linkToken: getAddress(await linkToken.getAddress()),
+    operator: getAddress(await operator.getAddress()),
+    consumer: getAddress(await consumer.getAddress()),
+    nodes,
+  }
+  return { addresses, chainId, provider, deployer, linkToken, operator, consumer, reused: false, artifacts }
+}
+
+/** Makes sure every node address may fulfil (setAuthorizedSenders replaces the whole list). */
+async function authorizeNodes(operator: Contract, nodes: readonly string[]): Promise<void> {
+  const authorized = await Promise.all(nodes.map((node) => operator.getFunction('isAuthorizedSender')(node) as Promise<boolean>))
+  if (authorized.every(Boolean)) return
+  const current = (await operator.getFunction('getAuthorizedSenders')()) as string[]
+  const all = [...new Set([...current, ...nodes].map((address) => getAddress(address)))]
+  const receipt = await (await operator.getFunction('setAuthorizedSenders')(all)).wait()
+  if (receipt?.status !== 1) throw new Error('setAuthorizedSenders failed')
+}
+
+/**
+ * Deploys one more FeedConsumer for the same LINK token and Operator (a second requester, as the
+ * Operator sees the consumer contract as the requester) and funds it with LINK from the deployer.
+ */
+export async function deployFeedConsumer(dev: DevContracts, fundLink: bigint = parseEther('100')): Promise<Contract> {
+  const { abi, bytecode } = artifact(dev.artifacts, 'FeedConsumer')
+  const factory = new ContractFactory(abi as InterfaceAbi, bytecode, dev.deployer)
+  const deployed = await factory.deploy(dev.addresses.linkToken, dev.addresses.operator)
+  await deployed.waitForDeployment()
+  const address = await deployed.getAddress()
+  const receipt = await (await dev.linkToken.getFunction('transfer')(address, fundLink)).wait()
+  if (receipt?.status !== 1) throw new Error('funding the new FeedConsumer failed')
+  return new Contract(address, abi as InterfaceAbi, dev.deployer)
+}
