@@ -1,0 +1,23 @@
+export type SignKeyErrorCode =
+  | 'MALFORMED'
+  | 'BAD_SIGNATURE'
+  | 'UNKNOWN_SIGNER'
+  | 'EXPIRED'
+  | 'NOT_YET_VALID'
+  | 'TTL_TOO_LONG'
+  | 'WRONG_ENDPOINT'
+  | 'PARAMS_MISMATCH'
+  | 'MISSING_SECRET'
+  | 'FORBIDDEN_ENV'
+  | 'CLIENT_KEY_REFUSED'
+
+/** A key that cannot be produced or is not accepted. Messages never contain a key or token. */
+export class SignKeyError extends Error {
+  override readonly name = 'SignKeyError'
+  constructor(
+    readonly code: SignKeyErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
