@@ -1,0 +1,122 @@
+import type { AddressInfo } from 'node:net'
+import { start } from '@chainlink/external-adapter-framework'
+import { Adapter } from '@chainlink/external-adapter-framework/adapter/index.js'
+import { LocalCache, RedisCache, type Cache } from '@chainlink/external-adapter-framework/cache/index.js'
+import { AdapterConfig, type BaseAdapterSettings } from '@chainlink/external-adapter-framework/config/index.js'
+import type { FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
+import { createLogger, type Logger } from '../config/logger.ts'
+import type { Settings } from '../config/settings.ts'
+import { createRedisConnection } from '../queue/connection.ts'
+import { FetchQueueClient } from '../queue/fetch-queue.ts'
+import { FailFastCache } from './cache.ts'
+import { installRequestPreparation } from './client-keys.ts'
+import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
+import type { DirectFetch } from './transport.ts'
+import { clientKeyFetch } from './upstream.ts'
+
+/**
+ * Settings the framework reads that are secrets: marked sensitive so the framework's own censoring
+ * covers them too (our logger also scrubs every secret value from every line).
+ */
+const customSettings = {
+  FEED_API_KEY: { type: 'string', description: 'Key of the Data Feed Query Service (used by fetch workers)', sensitive: true },
+  NODE_PRIVATE_KEY: { type: 'string', description: 'Node key (signed ##signKey mode)', sensitive: true },
+} as const
+
+export type FrameworkSettings = Partial<BaseAdapterSettings>
+
+export interface AdapterOptions {
+  settings: Settings
+  logger?: Logger
+  /**
+   * Values for the EA framework's own settings (EA_PORT, CACHE_TYPE, METRICS_ENABLED, METRICS_PORT,
+   * ...) used when the environment does not set them; the environment wins, as in any EA.
+   */
+  framework?: FrameworkSettings
+  /** Fetch for requests that carry a client key (ALLOW_CLIENT_KEYS); default: the feeds client. */
+  fetchWithClientKey?: DirectFetch
+}
+
+export interface CreatedAdapter {
+  adapter: Adapter
+  queue: FetchQueueClient
+}
+
+/**
+ * The EA framework adapter with one endpoint per catalog entry. It opens the fetch queues (the
+ * connections do not wait for Redis: until it answers, requests get 503).
+ */
+export function createAdapter(options: AdapterOptions): CreatedAdapter {
+  const { settings } = options
+  const logger = options.logger ?? createLogger(settings, 'adapter')
+  const queue = FetchQueueClient.open(settings)
+  const config = new AdapterConfig(customSettings, {
+    envDefaultOverrides: { EA_PORT: settings.EA_PORT, LOG_LEVEL: settings.LOG_LEVEL, ...options.framework },
+  })
+  const adapter = new Adapter({
+    name: ADAPTER_NAME,
+    endpoints: createEndpoints({
+      settings,
+      queue,
+      logger,
+      fetchWithClientKey: options.fetchWithClientKey ?? clientKeyFetch(settings),
+    }),
+    config,
+  })
+  return { adapter, queue }
+}
+
+export interface RunningAdapter {
+  adapter: Adapter
+  /** `http://127.0.0.1:<port>` (the server listens on EA_HOST, all interfaces by default). */
+  url: string
+  port: number
+  /** Prometheus text, when metrics are enabled. */
+  metricsUrl?: string
+  close(): Promise<void>
+}
+
+/**
+ * Starts the adapter's HTTP server (POST / with `{"id", "data": {"endpoint", ...}}`) and, when
+ * enabled, its metrics server. With CACHE_TYPE=redis the response cache lives in Redis
+ * (CACHE_REDIS_URL, else REDIS_URL) and is shared by every replica.
+ */
+export async function startAdapter(options: AdapterOptions): Promise<RunningAdapter> {
+  const logger = options.logger ?? createLogger(options.settings, 'adapter')
+  const { adapter, queue } = createAdapter({ ...options, logger })
+  const frameworkSettings = adapter.config.settings
+  let cacheClient: Redis | undefined
+  let cache: Cache
+  if (frameworkSettings.CACHE_TYPE === 'redis') {
+    cacheClient = createRedisConnection(frameworkSettings.CACHE_REDIS_URL ?? options.settings.REDIS_URL, 'client', { enableAutoPipelining: true })
+    cacheClient.on('error', () => undefined)
+    cache = new FailFastCache(new RedisCache(cacheClient, frameworkSettings.CACHE_MAX_ITEMS))
+  } else {
+    cache = new FailFastCache(new LocalCache(frameworkSettings.CACHE_MAX_ITEMS))
+  }
+  const dependencies = { cache, loggerFactory: logger, ...(cacheClient ? { redisClient: cacheClient } : {}) }
+  const { api, metricsApi } = await start(adapter, dependencies)
+  if (!api) throw new Error(`EA_MODE=${frameworkSettings.EA_MODE} serves no requests; feedrunner's adapter needs reader-writer or reader`)
+  installRequestPreparation(api as unknown as FastifyInstance)
+  const closeAll = async () => {
+    await api.close()
+    await metricsApi?.close()
+    await queue.close()
+    cacheClient?.disconnect()
+  }
+  try {
+    await api.listen({ port: frameworkSettings.EA_PORT, host: frameworkSettings.EA_HOST })
+    if (metricsApi) await metricsApi.listen({ port: frameworkSettings.METRICS_PORT, host: frameworkSettings.EA_HOST })
+  } catch (error) {
+    await closeAll()
+    throw error
+  }
+  await queue.waitUntilReady().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'Redis is not answering yet; requests get 503 until it does'))
+  const port = (api.server.address() as AddressInfo).port
+  const metricsPort = metricsApi ? (metricsApi.server.address() as AddressInfo).port : undefined
+  const url = `http://127.0.0.1:${port}`
+  const metricsUrl = metricsPort !== undefined ? `http://127.0.0.1:${metricsPort}/metrics` : undefined
+  logger.info({ url, metricsUrl, cache: frameworkSettings.CACHE_TYPE }, 'adapter listening')
+  return { adapter, url, port, ...(metricsUrl ? { metricsUrl } : {}), close: closeAll }
+}

@@ -1,0 +1,43 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { SIGN_KEY_PLACEHOLDER } from './input-parameters.ts'
+
+/**
+ * A key a client sent instead of the placeholder. It is taken out of the request body before the
+ * framework sees it (the framework logs request bodies with its errors) and kept here, beside the
+ * request, for the one in-process fetch that may use it. It never reaches the queue, the cache,
+ * a log line or a response.
+ */
+const clientKeys = new WeakMap<object, unknown>()
+
+/** What the body carries in place of a client key; the validation step then refuses or accepts it. */
+export const CLIENT_KEY_MARKER = '##clientKey'
+
+export function clientKeyOf(request: object): unknown {
+  return clientKeys.get(request)
+}
+
+/**
+ * Runs before the framework's validation:
+ * - moves a client key out of the body (see above);
+ * - turns numbers in `data` into their decimal text: the feed's parameters and `times` are strings,
+ *   and a Chainlink job may send `times: 100` or `token_id: 1234` as JSON numbers.
+ */
+export function installRequestPreparation(api: FastifyInstance): void {
+  api.addHook('preValidation', async (request: FastifyRequest) => {
+    const body = request.body
+    if (!isRecord(body) || !isRecord(body.data)) return
+    const data = body.data
+    for (const [name, value] of Object.entries(data)) {
+      if (typeof value === 'number' && Number.isFinite(value)) data[name] = String(value)
+    }
+    const key = data.key
+    if (key !== undefined && key !== null && key !== SIGN_KEY_PLACEHOLDER) {
+      clientKeys.set(request, key)
+      data.key = CLIENT_KEY_MARKER
+    }
+  })
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

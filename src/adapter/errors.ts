@@ -1,0 +1,63 @@
+import { AdapterError, AdapterInputError, AdapterTimeoutError } from '@chainlink/external-adapter-framework/validation/error.js'
+import type { FetchFailure } from '../queue/fetch-job.ts'
+import { FetchWaitTimeoutError, QueueUnavailableError } from '../queue/fetch-queue.ts'
+import { ReduceError } from '../reduce/index.ts'
+import { isRedisUnavailable } from '../queue/connection.ts'
+
+/**
+ * The answer to a failed fetch:
+ * - the feed service refused the request (4xx, not retried): its status and its own description;
+ * - it kept failing (5xx, timeouts, connection errors) after every attempt: 502 with its words;
+ * - it answered something that is not a valid envelope or data of the wrong shape: 502;
+ * - the worker could not run the fetch: 500.
+ */
+export function failureError(endpoint: string, failure: FetchFailure): AdapterError {
+  const providerStatusCode = failure.providerStatus
+  if (failure.kind === 'upstream' && !failure.retryable && providerStatusCode !== undefined && providerStatusCode >= 400 && providerStatusCode < 500) {
+    return new AdapterError({
+      statusCode: providerStatusCode,
+      providerStatusCode,
+      name: 'FeedServiceRefused',
+      message: `The feed service refused the ${endpoint} request (${providerStatusCode}): ${failure.description}`,
+    })
+  }
+  if (failure.kind === 'upstream') {
+    const attempts = failure.attempts === 1 ? '1 attempt' : `${failure.attempts} attempts`
+    return new AdapterError({
+      statusCode: 502,
+      ...(providerStatusCode !== undefined ? { providerStatusCode } : {}),
+      name: 'FeedServiceFailed',
+      message: `The feed service failed the ${endpoint} request after ${attempts}: ${failure.description}`,
+    })
+  }
+  if (failure.kind === 'invalid-response') {
+    return new AdapterError({ statusCode: 502, name: 'FeedServiceInvalidResponse', message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.description}` })
+  }
+  return new AdapterError({ statusCode: 500, name: 'FetchError', message: `The ${endpoint} fetch could not be run: ${failure.description}` })
+}
+
+/** The parameter a reduction error is about, for the 400's message. */
+function reduceParam(error: ReduceError): string {
+  switch (error.code) {
+    case 'BAD_TIMES':
+      return 'times'
+    case 'BAD_TYPE':
+    case 'CAST':
+      return 'type'
+    default:
+      return 'path'
+  }
+}
+
+/** Maps what went wrong while serving a request to the framework error with the right status. */
+export function toAdapterError(endpoint: string, error: unknown): AdapterError {
+  if (error instanceof AdapterError) return error
+  if (error instanceof ReduceError) return new AdapterInputError({ statusCode: 400, message: `[Param: ${reduceParam(error)}] ${error.message}` })
+  if (error instanceof FetchWaitTimeoutError) return new AdapterTimeoutError({ statusCode: 504, message: error.message })
+  if (error instanceof QueueUnavailableError) return new AdapterError({ statusCode: 503, name: 'RedisUnavailable', message: error.message })
+  if (isRedisUnavailable(error)) {
+    return new AdapterError({ statusCode: 503, name: 'RedisUnavailable', message: `Redis is unavailable (${(error as Error).message}); retry when Redis is back` })
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return new AdapterError({ statusCode: 500, name: 'AdapterError', message: `The ${endpoint} request failed: ${message}` })
+}

@@ -1,0 +1,97 @@
+import type { Cache } from '@chainlink/external-adapter-framework/cache/index.js'
+import type { ResponseCache } from '@chainlink/external-adapter-framework/cache/response.js'
+import type { BaseAdapterSettings } from '@chainlink/external-adapter-framework/config/index.js'
+import type { Transport, TransportDependencies } from '@chainlink/external-adapter-framework/transports/index.js'
+import type { AdapterRequest, AdapterResponse } from '@chainlink/external-adapter-framework/util/index.js'
+import type { InputParametersDefinition, TypeFromDefinition } from '@chainlink/external-adapter-framework/validation/input-params.js'
+import type { Logger } from '../config/logger.ts'
+import { familyCacheTtlMs, type Settings } from '../config/settings.ts'
+import type { CatalogEntry } from '../feeds/catalog/index.ts'
+import type { FetchQueueClient } from '../queue/fetch-queue.ts'
+import { FetchFailureError } from '../queue/fetch-worker.ts'
+import { clientKeyOf } from './client-keys.ts'
+import { failureError, toAdapterError } from './errors.ts'
+import { preparedOf, type PreparedRequest } from './request.ts'
+import { buildResponse, type FeedResponseGenerics } from './response.ts'
+
+export type FeedTransportTypes = {
+  Parameters: InputParametersDefinition
+  Response: FeedResponseGenerics
+  Settings: BaseAdapterSettings
+}
+
+/** Fetches once, in this process, with a key the client sent; throws FetchFailureError. */
+export type DirectFetch = (entry: CatalogEntry, params: Readonly<Record<string, string>>, clientKey: string) => Promise<Record<string, unknown>>
+
+export interface FeedTransportContext {
+  settings: Settings
+  queue: FetchQueueClient
+  fetchWithClientKey: DirectFetch
+  logger: Logger
+}
+
+/**
+ * The custom foreground transport of every feed endpoint (the framework's HttpTransport answers a
+ * first request with 504 until its background loop has fetched; a bridge call needs the value now).
+ * A cache miss enqueues the fetch on the family's queue, or joins the equal fetch already there,
+ * and waits for it within ADAPTER_TIMEOUT_MS; the answer is cached for the family's TTL.
+ * A request with a client key is fetched here, never queued and never cached.
+ */
+export class FeedTransport implements Transport<FeedTransportTypes> {
+  name = 'feed'
+  responseCache!: ResponseCache<FeedTransportTypes>
+  private cache!: Cache<AdapterResponse<FeedResponseGenerics>>
+
+  constructor(
+    private readonly entry: CatalogEntry,
+    private readonly context: FeedTransportContext,
+  ) {}
+
+  async initialize(dependencies: TransportDependencies<FeedTransportTypes>, _settings: BaseAdapterSettings, _endpointName: string, transportName: string): Promise<void> {
+    this.responseCache = dependencies.responseCache
+    this.cache = dependencies.cache as Cache<AdapterResponse<FeedResponseGenerics>>
+    this.name = transportName
+  }
+
+  async foregroundExecute(req: AdapterRequest<TypeFromDefinition<InputParametersDefinition>>): Promise<AdapterResponse<FeedResponseGenerics>> {
+    const prepared = preparedOf(req.requestContext.data)
+    if (!prepared) throw toAdapterError(this.entry.name, new Error('the request was not validated'))
+    const requestedAt = Date.now()
+    const clientKey = prepared.withClientKey ? clientKeyOf(req) : undefined
+    try {
+      if (typeof clientKey === 'string') return buildResponse(prepared, await this.fetchDirect(prepared, clientKey), requestedAt)
+      const response = buildResponse(prepared, await this.fetchQueued(prepared), requestedAt)
+      await this.remember(req.requestContext.cacheKey, response)
+      return response
+    } catch (error) {
+      throw toAdapterError(this.entry.name, error)
+    }
+  }
+
+  private async fetchQueued(prepared: PreparedRequest): Promise<Record<string, unknown>> {
+    const { settings, queue } = this.context
+    const outcome = await queue.fetch(this.entry.family, { endpoint: this.entry.name, params: { ...prepared.params } }, settings.ADAPTER_TIMEOUT_MS)
+    if (!outcome.ok) throw failureError(this.entry.name, outcome.failure)
+    return outcome.envelope
+  }
+
+  private async fetchDirect(prepared: PreparedRequest, clientKey: string): Promise<Record<string, unknown>> {
+    try {
+      return await this.context.fetchWithClientKey(this.entry, prepared.params, clientKey)
+    } catch (error) {
+      if (!(error instanceof FetchFailureError)) throw error
+      // The upstream may quote the key it refused; the client's key goes no further than this.
+      const description = error.failure.description.split(clientKey).join('[key]')
+      throw failureError(this.entry.name, { ...error.failure, description, attempts: 1 })
+    }
+  }
+
+  /** Caches the answer for the family's TTL; a cache that cannot be written does not fail the request. */
+  private async remember(cacheKey: string, response: AdapterResponse<FeedResponseGenerics>): Promise<void> {
+    try {
+      await this.cache.set(cacheKey, response, familyCacheTtlMs(this.context.settings, this.entry.family))
+    } catch (error) {
+      this.context.logger.warn({ endpoint: this.entry.name, err: error instanceof Error ? error.message : String(error) }, 'could not cache the response')
+    }
+  }
+}

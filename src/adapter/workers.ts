@@ -1,0 +1,65 @@
+import type { Redis } from 'ioredis'
+import { createLogger, scrubSecrets, type Logger } from '../config/logger.ts'
+import { FEED_FAMILIES, secretValues, type FeedFamily, type Settings } from '../config/settings.ts'
+import { createRedisConnection } from '../queue/connection.ts'
+import { createFetchWorker, type FetchWorker } from '../queue/factories.ts'
+import { fetchProcessor, type FetchFunction } from '../queue/fetch-worker.ts'
+import { fetchQueueName } from '../queue/names.ts'
+import { queuedFetch } from './upstream.ts'
+
+export interface FetchWorkersOptions {
+  settings: Settings
+  logger?: Logger
+  /** Families to serve; default: every family whose `<FAMILY>_URL` is set. */
+  families?: readonly FeedFamily[]
+  /** The fetch to run; default: the feeds client with the node's key. */
+  fetch?: FetchFunction
+}
+
+export interface RunningFetchWorkers {
+  readonly families: readonly FeedFamily[]
+  readonly workers: readonly FetchWorker[]
+  /** Finishes the fetches in flight, then stops. */
+  close(): Promise<void>
+}
+
+/** The families this process can fetch: those with a base URL configured. */
+export function configuredFamilies(settings: Settings): FeedFamily[] {
+  return FEED_FAMILIES.filter((family) => settings[`${family.toUpperCase()}_URL` as 'SPORTS_URL'] !== undefined)
+}
+
+/**
+ * Starts one fetch worker per family (`fetch-<family>` queues), each with the family's rate limit
+ * (global across all workers), FETCH_WORKER_CONCURRENCY fetches at a time, and retries for
+ * timeouts, 5xx and connection errors only.
+ */
+export async function startFetchWorkers(options: FetchWorkersOptions): Promise<RunningFetchWorkers> {
+  const { settings } = options
+  const logger = options.logger ?? createLogger(settings, 'fetch-worker')
+  const families = options.families ?? configuredFamilies(settings)
+  if (families.length === 0) {
+    throw new Error('No feed family to fetch: set at least one of SPORTS_URL, BLOCKCHAIN_URL, NFT_URL, WEATHER_URL')
+  }
+  const fetch = options.fetch ?? queuedFetch(settings)
+  const secrets = secretValues(settings)
+  const scrub = (text: string) => scrubSecrets(text, secrets)
+  const connection: Redis = createRedisConnection(settings.REDIS_URL, 'worker')
+  connection.on('error', () => undefined)
+  const workers = families.map((family) => {
+    const worker = createFetchWorker(settings, family, connection, fetchProcessor(family, fetch, scrub))
+    worker.on('failed', (job, error) => {
+      logger.warn({ queue: fetchQueueName(family), job: job?.id, attempt: job?.attemptsMade, reason: error.message }, 'fetch failed')
+    })
+    worker.on('error', (error) => logger.error({ queue: fetchQueueName(family), err: error.message }, 'fetch worker error'))
+    return worker
+  })
+  logger.info({ families, queues: families.map(fetchQueueName), concurrency: settings.FETCH_WORKER_CONCURRENCY }, 'fetch workers started')
+  return {
+    families,
+    workers,
+    async close() {
+      await Promise.allSettled(workers.map((worker) => worker.close()))
+      connection.disconnect()
+    },
+  }
+}
