@@ -1,0 +1,533 @@
+import { createHash } from 'node:crypto'
+import { Queue, QueueEvents, Worker, type Job } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { Wallet, getAddress, keccak256, type JsonRpcProvider } from 'ethers'
+import { z } from 'zod'
+import { createRedisConnection } from '../queue/connection.ts'
+import { ALREADY_FULFILLED_REASON } from './operator.ts'
+import { connectProvider } from './provider.ts'
+import { revertReasonOf } from './revert.ts'
+import { TxStore, type TxAttempt } from './tx-store.ts'
+
+export const DEFAULT_GAS_LIMIT = 500_000
+
+export type TxStatus = 'mined' | 'already-fulfilled' | 'reverted'
+
+/** How a submitted transaction ended. `reverted` carries the decoded reason (from the simulation or the mined tx). */
+export interface TxResult {
+  status: TxStatus
+  txHash?: string
+  blockNumber?: number
+  nonce?: number
+  from?: string
+  reason?: string
+}
+
+const txResultSchema = z.object({
+  status: z.enum(['mined', 'already-fulfilled', 'reverted']),
+  txHash: z.string().optional(),
+  blockNumber: z.number().optional(),
+  nonce: z.number().optional(),
+  from: z.string().optional(),
+  reason: z.string().optional(),
+})
+
+export interface TxSubmission {
+  to: string
+  data: string
+  gasLimit?: number
+  /** Also the queue job id: a second submit with the same key joins the first (use the request id). */
+  idempotencyKey: string
+}
+
+const jobDataSchema = z.object({
+  to: z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected an address' }),
+  data: z.string().regex(/^0x([0-9a-fA-F]{2})*$/, { message: 'expected 0x hex calldata' }),
+  gasLimit: z.number().int().positive().optional(),
+})
+type TxJobData = z.infer<typeof jobDataSchema>
+
+export interface TxSenderOptions {
+  rpcUrl: string
+  chainId?: number
+  /** Sender private keys; each gets its own ordered queue and worker. Never logged or queued. */
+  keys: readonly string[]
+  redisUrl: string
+  /** Prefix of the BullMQ queues and of the sender's own Redis keys. */
+  prefix: string
+  /** Blocks a receipt must be deep before a job ends (1 = mined). */
+  confirmations?: number
+  /** A transaction not mined after this many blocks is re-sent with the same nonce and +20 % fees. */
+  bumpAfterBlocks?: number
+  gasLimit?: number
+  /** Transactions per key in flight at once (signed in nonce order, receipts awaited together). */
+  maxInFlight?: number
+  /** How often heads, nonces and receipts are polled. */
+  pollIntervalMs?: number
+  /** Priority fee (wei); default: what the node suggests at start. */
+  priorityFeeWei?: bigint
+  /** BullMQ lock: a job of a crashed process is taken over after about this long. */
+  lockDurationMs?: number
+  onError?: (error: Error) => void
+}
+
+export interface KeyStats {
+  address: string
+  nextNonce: number
+  pending: number
+  sent: number
+  bumped: number
+  reverted: number
+}
+
+export interface TxSender {
+  /** Starts one worker per key (a process that only submits does not need to). */
+  start(): Promise<void>
+  submit(submission: TxSubmission, timeoutMs?: number): Promise<TxResult>
+  /** Sender addresses, in the order of `keys`. */
+  readonly addresses: readonly string[]
+  /** The queue name of each key: `tx-<address lowercased>`. */
+  readonly queueNames: readonly string[]
+  stats(): KeyStats[]
+  close(): Promise<void>
+}
+
+/** The key a job goes to: a stable hash of its idempotency key, so a resubmit finds the same queue. */
+export function pickKeyIndex(idempotencyKey: string, keyCount: number): number {
+  return createHash('sha256').update(idempotencyKey).digest().readUInt32BE(0) % keyCount
+}
+
+/** BullMQ refuses `:` in most custom job ids. */
+export function jobIdOf(idempotencyKey: string): string {
+  return idempotencyKey.replaceAll(':', '_')
+}
+
+export function txQueueName(address: string): string {
+  return `tx-${address.toLowerCase()}`
+}
+
+/** Another transaction used the nonce this job had signed for: the job must start over. */
+class NonceTakenError extends Error {
+  override readonly name = 'NonceTakenError'
+}
+
+interface Head {
+  number: number
+  hash: string
+  baseFee: bigint | null
+}
+
+interface RpcReceipt {
+  transactionHash: string
+  blockNumber: string
+  blockHash: string
+  status: string
+}
+
+interface UnsignedTx {
+  to: string
+  data: string
+  gasLimit: number
+  value: bigint
+}
+
+interface PendingTx {
+  nonce: number
+  jobId: string
+  tx: UnsignedTx
+  attempts: TxAttempt[]
+  sentAtBlock: number
+  misses: number
+  bumping: boolean
+  receipt?: RpcReceipt
+  resolve: (receipt: RpcReceipt) => void
+  reject: (error: Error) => void
+}
+
+const TOLERATED_BROADCAST_ERRORS = /already known|known transaction|already imported|nonce too low|replacement transaction underpriced|nonce has already been used/i
+
+/**
+ * Sends transactions from one or more keys through BullMQ: one queue and one worker per key.
+ *
+ * Throughput comes from splitting each job in two: the ordered part (allocate the nonce in Redis,
+ * sign locally with a cached fee, record the signed bytes, broadcast) runs one job at a time per key,
+ * while waiting for receipts is shared: one poll loop checks every key's nonce and the receipts of
+ * what it sent, so up to `maxInFlight` jobs per key wait at once.
+ *
+ * Crash safety: a job's nonce and signed transaction are in Redis before the transaction leaves, so
+ * a retried job (BullMQ hands a crashed worker's job to another after its lock expires) broadcasts the
+ * same bytes again instead of signing a second transaction with a new nonce.
+ */
+export function createTxSender(options: TxSenderOptions): TxSender {
+  if (options.keys.length === 0) throw new Error('createTxSender: at least one key is required')
+  const confirmations = Math.max(1, options.confirmations ?? 1)
+  const bumpAfterBlocks = Math.max(1, options.bumpAfterBlocks ?? 3)
+  const defaultGasLimit = options.gasLimit ?? DEFAULT_GAS_LIMIT
+  const maxInFlight = options.maxInFlight ?? 64
+  const pollIntervalMs = options.pollIntervalMs ?? 250
+  const lockDurationMs = options.lockDurationMs ?? 15_000
+  const wallets = options.keys.map((key) => new Wallet(key))
+  const addresses = wallets.map((wallet) => wallet.address)
+  const queueNames = addresses.map(txQueueName)
+
+  const redis: Redis = createRedisConnection(options.redisUrl, 'worker')
+  const queues = queueNames.map((name) => new Queue(name, { connection: createRedisConnection(options.redisUrl, 'worker'), prefix: options.prefix }))
+  const queueEvents = new Map<number, QueueEvents>()
+  let provider: JsonRpcProvider | undefined
+  let chainId = options.chainId
+  let priorityFee = options.priorityFeeWei
+  let head: Head | undefined
+  let pollLoop: Promise<void> | undefined
+  let polling = false
+  const keySenders: KeySender[] = []
+  const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)))
+
+  async function rpc(): Promise<JsonRpcProvider> {
+    if (!provider) {
+      const connected = await connectProvider(options.rpcUrl.replace(/^ws(s?):/, 'http$1:'), { chainId: options.chainId, pollingIntervalMs: pollIntervalMs })
+      provider = connected as JsonRpcProvider
+      chainId ??= Number((await provider.getNetwork()).chainId)
+    }
+    return provider
+  }
+
+  async function send<T>(method: string, params: unknown[]): Promise<T> {
+    return (await rpc()).send(method, params) as Promise<T>
+  }
+
+  async function readHead(): Promise<Head> {
+    const block = await send<{ number: string; hash: string; baseFeePerGas?: string } | null>('eth_getBlockByNumber', ['latest', false])
+    if (!block) throw new Error('the node returned no latest block')
+    head = { number: Number(block.number), hash: block.hash, baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null }
+    return head
+  }
+
+  async function currentFees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    const known = head ?? (await readHead())
+    if (priorityFee === undefined) {
+      priorityFee = known.baseFee === null ? 0n : BigInt(await send<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))
+    }
+    if (known.baseFee === null) {
+      const gasPrice = BigInt(await send<string>('eth_gasPrice', []))
+      return { maxFeePerGas: gasPrice, maxPriorityFeePerGas: gasPrice }
+    }
+    return { maxFeePerGas: known.baseFee * 2n + priorityFee, maxPriorityFeePerGas: priorityFee }
+  }
+
+  async function broadcast(raw: string): Promise<void> {
+    try {
+      await send('eth_sendRawTransaction', [raw])
+    } catch (error) {
+      if (TOLERATED_BROADCAST_ERRORS.test(errorText(error))) return
+      throw error
+    }
+  }
+
+  /** Runs the transaction against the latest state; returns the revert reason, or undefined if it would succeed. */
+  async function simulate(from: string, tx: UnsignedTx, blockTag: string | number = 'latest'): Promise<string | undefined> {
+    try {
+      await (await rpc()).call({ from, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag })
+      return undefined
+    } catch (error) {
+      const reason = revertReasonOf(error)
+      if (reason === undefined) throw error
+      return reason
+    }
+  }
+
+  class KeySender {
+    readonly address: string
+    readonly store: TxStore
+    readonly pending = new Map<number, PendingTx>()
+    worker: Worker<TxJobData, TxResult> | undefined
+    nextNonce = 0
+    sent = 0
+    bumped = 0
+    reverted = 0
+    private ordered: Promise<unknown> = Promise.resolve()
+
+    constructor(
+      readonly index: number,
+      private readonly wallet: Wallet,
+    ) {
+      this.address = wallet.address
+      this.store = new TxStore(redis, `${options.prefix}:txstate:${this.address.toLowerCase()}`)
+    }
+
+    /** Nonce from the chain, raised past anything still in flight; re-broadcasts what a crash left signed. */
+    async recover(): Promise<void> {
+      const [pendingCount, latestCount] = await Promise.all([
+        send<string>('eth_getTransactionCount', [this.address, 'pending']).then(Number),
+        send<string>('eth_getTransactionCount', [this.address, 'latest']).then(Number),
+      ])
+      let next = pendingCount
+      for (const { jobId, nonce } of await this.store.inflight()) {
+        if (nonce < latestCount) continue
+        next = Math.max(next, nonce + 1)
+        const state = await this.store.load(jobId)
+        const last = state.attempts.at(-1)
+        if (last) await broadcast(last.raw)
+      }
+      await this.store.setNextNonce(next)
+      this.nextNonce = next
+    }
+
+    start(): void {
+      this.worker = new Worker<TxJobData, TxResult>(queueNames[this.index] as string, (job) => this.process(job), {
+        connection: createRedisConnection(options.redisUrl, 'worker'),
+        prefix: options.prefix,
+        concurrency: maxInFlight,
+        lockDuration: lockDurationMs,
+        stalledInterval: lockDurationMs,
+        maxStalledCount: 10,
+      })
+      this.worker.on('failed', (job, error) => reportError(new Error(`tx job ${job?.id ?? '?'} from ${this.address} failed: ${error.message}`)))
+      this.worker.on('error', reportError)
+    }
+
+    /** Runs `step` after every earlier ordered step of this key: nonces are signed and sent in order. */
+    private inOrder<T>(step: () => Promise<T>): Promise<T> {
+      const result = this.ordered.then(step)
+      this.ordered = result.catch(() => undefined)
+      return result
+    }
+
+    private async sign(tx: UnsignedTx, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, filler = false): Promise<TxAttempt> {
+      const legacy = head?.baseFee === null
+      const raw = await this.wallet.signTransaction({
+        type: legacy ? 0 : 2,
+        chainId,
+        nonce,
+        to: tx.to,
+        data: tx.data,
+        value: tx.value,
+        gasLimit: tx.gasLimit,
+        ...(legacy ? { gasPrice: fees.maxFeePerGas } : fees),
+      })
+      return {
+        hash: keccak256(raw),
+        raw,
+        maxFeePerGas: fees.maxFeePerGas.toString(),
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+        ...(filler ? { filler } : {}),
+      }
+    }
+
+    async process(job: Job<TxJobData, TxResult>): Promise<TxResult> {
+      const data = jobDataSchema.parse(job.data)
+      const jobId = job.id as string
+      const tx: UnsignedTx = { to: getAddress(data.to), data: data.data, gasLimit: data.gasLimit ?? defaultGasLimit, value: 0n }
+      for (;;) {
+        try {
+          return await this.runOnce(jobId, tx)
+        } catch (error) {
+          if (!(error instanceof NonceTakenError)) throw error
+          await this.store.forget(jobId)
+        }
+      }
+    }
+
+    private async runOnce(jobId: string, tx: UnsignedTx): Promise<TxResult> {
+      const state = await this.store.load(jobId)
+      let attempts = state.attempts
+      let nonce = state.nonce
+      let outcome: TxResult | undefined
+      let sentTx = tx
+      if (attempts.length === 0) {
+        const reason = await simulate(this.address, tx)
+        if (reason !== undefined) {
+          outcome = { status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted', reason, from: this.address }
+          if (nonce === undefined) return outcome
+          // A crash left this job holding a nonce it no longer needs; spend it so later ones can mine.
+          sentTx = { to: this.address, data: '0x', gasLimit: 21_000, value: 0n }
+        }
+        const filler = outcome !== undefined
+        const fees = await currentFees()
+        const signed = await this.inOrder(async () => {
+          const allocated = nonce ?? (await this.store.allocateNonce(jobId, this.nextNonce))
+          this.nextNonce = Math.max(this.nextNonce, allocated + 1)
+          const attempt = await this.sign(sentTx, allocated, fees, filler)
+          await this.store.addAttempt(jobId, [attempt])
+          return { allocated, attempt, sending: broadcast(attempt.raw) }
+        })
+        nonce = signed.allocated
+        attempts = [signed.attempt]
+        this.sent += 1
+        await signed.sending
+      } else {
+        // Signed by an earlier run of this job: send the same bytes again, never a new nonce.
+        const last = attempts.at(-1) as TxAttempt
+        if (last.filler) sentTx = { to: this.address, data: '0x', gasLimit: 21_000, value: 0n }
+        await broadcast(last.raw)
+      }
+      if (nonce === undefined) throw new Error(`tx job ${jobId}: signed attempts without a nonce`)
+
+      const receipt = await this.track(nonce, jobId, sentTx, attempts)
+      await this.store.settle(jobId)
+      const blockNumber = Number(receipt.blockNumber)
+      if (attempts.at(-1)?.filler || sentTx !== tx) {
+        return outcome ?? { status: 'already-fulfilled', reason: 'nonce spent by a filler transaction', from: this.address }
+      }
+      if (receipt.status === '0x1') return { status: 'mined', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address }
+      this.reverted += 1
+      const reason = (await simulate(this.address, tx, blockNumber - 1).catch(() => undefined)) ?? 'reverted on chain'
+      return { status: 'reverted', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address, reason }
+    }
+
+    private track(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): Promise<RpcReceipt> {
+      return new Promise<RpcReceipt>((resolve, reject) => {
+        this.pending.set(nonce, { nonce, jobId, tx, attempts, sentAtBlock: head?.number ?? 0, misses: 0, bumping: false, resolve, reject })
+      })
+    }
+
+    /** One look at the chain for this key: receipts, confirmations, stuck transactions. */
+    async check(current: Head): Promise<void> {
+      if (this.pending.size === 0) return
+      const latest = Number(await send<string>('eth_getTransactionCount', [this.address, 'latest']))
+      await Promise.all([...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)))
+    }
+
+    private async checkOne(entry: PendingTx, current: Head, latestNonce: number): Promise<void> {
+      if (entry.receipt) {
+        if (current.number < Number(entry.receipt.blockNumber) + confirmations - 1) return
+        if (confirmations > 1) {
+          // Deep enough: make sure the block holding it is still the canonical one.
+          const again = await send<RpcReceipt | null>('eth_getTransactionReceipt', [entry.receipt.transactionHash])
+          if (!again || again.blockHash !== entry.receipt.blockHash) {
+            entry.receipt = undefined
+            return
+          }
+        }
+        this.pending.delete(entry.nonce)
+        entry.resolve(entry.receipt)
+        return
+      }
+      if (entry.nonce < latestNonce) {
+        const receipts = await Promise.all(entry.attempts.map((attempt) => send<RpcReceipt | null>('eth_getTransactionReceipt', [attempt.hash])))
+        const found = receipts.find((receipt): receipt is RpcReceipt => receipt !== null)
+        if (found) {
+          entry.receipt = found
+          return this.checkOne(entry, current, latestNonce)
+        }
+        entry.misses += 1
+        if (entry.misses >= 3) {
+          this.pending.delete(entry.nonce)
+          entry.reject(new NonceTakenError(`nonce ${entry.nonce} of ${this.address} was used by another transaction`))
+        }
+        return
+      }
+      if (!entry.bumping && current.number - entry.sentAtBlock >= bumpAfterBlocks) {
+        entry.bumping = true
+        try {
+          await this.bump(entry, current)
+        } finally {
+          entry.bumping = false
+        }
+      }
+    }
+
+    /** Re-signs a stuck transaction with the same nonce and at least 20 % higher fees. */
+    private async bump(entry: PendingTx, current: Head): Promise<void> {
+      const last = entry.attempts.at(-1) as TxAttempt
+      const raise = (value: bigint) => (value * 12n + 9n) / 10n
+      const market = await currentFees()
+      const maxPriorityFeePerGas = maxOf(raise(BigInt(last.maxPriorityFeePerGas)), market.maxPriorityFeePerGas)
+      const maxFeePerGas = maxOf(raise(BigInt(last.maxFeePerGas)), market.maxFeePerGas, maxPriorityFeePerGas)
+      const attempt = await this.sign(entry.tx, entry.nonce, { maxFeePerGas, maxPriorityFeePerGas }, last.filler === true)
+      const attempts = [...entry.attempts, attempt]
+      await this.store.addAttempt(entry.jobId, attempts)
+      entry.attempts = attempts
+      entry.sentAtBlock = current.number
+      this.bumped += 1
+      await broadcast(attempt.raw)
+    }
+
+    failAll(error: Error): void {
+      for (const entry of this.pending.values()) entry.reject(error)
+      this.pending.clear()
+    }
+  }
+
+  async function runPollLoop(): Promise<void> {
+    while (polling) {
+      try {
+        const current = await readHead()
+        await Promise.all(keySenders.map((keySender) => keySender.check(current)))
+      } catch (error) {
+        reportError(error)
+      }
+      await new Promise((resolveDelay) => setTimeout(resolveDelay, pollIntervalMs))
+    }
+  }
+
+  async function eventsOf(index: number): Promise<QueueEvents> {
+    let events = queueEvents.get(index)
+    if (!events) {
+      events = new QueueEvents(queueNames[index] as string, { connection: createRedisConnection(options.redisUrl, 'worker'), prefix: options.prefix })
+      queueEvents.set(index, events)
+      await events.waitUntilReady()
+    }
+    return events
+  }
+
+  return {
+    addresses,
+    queueNames,
+    async start() {
+      await rpc()
+      await readHead()
+      await currentFees()
+      wallets.forEach((wallet, index) => keySenders.push(new KeySender(index, wallet)))
+      await Promise.all(keySenders.map((keySender) => keySender.recover()))
+      polling = true
+      pollLoop = runPollLoop()
+      for (const keySender of keySenders) keySender.start()
+    },
+    async submit(submission, timeoutMs) {
+      const data = jobDataSchema.parse({ to: submission.to, data: submission.data, gasLimit: submission.gasLimit })
+      if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
+      const index = pickKeyIndex(submission.idempotencyKey, queues.length)
+      const events = await eventsOf(index)
+      const job = await (queues[index] as Queue<TxJobData, TxResult>).add('tx', data, {
+        jobId: jobIdOf(submission.idempotencyKey),
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 500 },
+        removeOnComplete: { age: 24 * 3600 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      })
+      return txResultSchema.parse(await job.waitUntilFinished(events, timeoutMs))
+    },
+    stats() {
+      return keySenders.map((keySender) => ({
+        address: keySender.address,
+        nextNonce: keySender.nextNonce,
+        pending: keySender.pending.size,
+        sent: keySender.sent,
+        bumped: keySender.bumped,
+        reverted: keySender.reverted,
+      }))
+    },
+    async close() {
+      await Promise.all(keySenders.map((keySender) => keySender.worker?.close()))
+      polling = false
+      await pollLoop
+      for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
+      await Promise.all([...queueEvents.values()].map((events) => events.close()))
+      await Promise.all(queues.map((queue) => queue.close()))
+      await redis.quit().catch(() => undefined)
+      provider?.destroy()
+    },
+  }
+}
+
+function maxOf(...values: bigint[]): bigint {
+  return values.reduce((a, b) => (a > b ? a : b))
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const nested = (error as Error & { error?: { message?: string } }).error?.message
+    return `${error.message} ${nested ?? ''}`
+  }
+  return String(error)
+}

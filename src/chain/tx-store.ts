@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis'
+import { z } from 'zod'
+
+/** One signed transaction for a job's nonce; a bump adds another with the same nonce. */
+export interface TxAttempt {
+  hash: string
+  raw: string
+  maxFeePerGas: string
+  maxPriorityFeePerGas: string
+  /** A filler spends an allocated nonce whose job no longer needs a transaction. */
+  filler?: boolean
+}
+
+const attemptSchema = z.object({
+  hash: z.string(),
+  raw: z.string(),
+  maxFeePerGas: z.string(),
+  maxPriorityFeePerGas: z.string(),
+  filler: z.boolean().optional(),
+})
+
+export interface TxJobState {
+  nonce?: number
+  attempts: TxAttempt[]
+}
+
+/**
+ * Allocates the key's next nonce to a job, once: a job that already holds a nonce keeps it. The
+ * counter, the job's nonce and the in-flight index change together, so a crash cannot leave a nonce
+ * allocated without a record of whose it is.
+ */
+const ALLOCATE_NONCE = `
+local existing = redis.call('HGET', KEYS[2], 'nonce')
+if existing then return tonumber(existing) end
+local nonce = tonumber(redis.call('GET', KEYS[1]) or ARGV[2])
+redis.call('SET', KEYS[1], nonce + 1)
+redis.call('HSET', KEYS[2], 'nonce', nonce)
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('ZADD', KEYS[3], nonce, ARGV[1])
+return nonce
+`
+
+/** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
+export class TxStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly base: string,
+    private readonly ttlSeconds = 7 * 24 * 3600,
+  ) {}
+
+  private nonceKey = () => `${this.base}:nonce`
+  private inflightKey = () => `${this.base}:inflight`
+  private jobKey = (jobId: string) => `${this.base}:job:${jobId}`
+
+  async load(jobId: string): Promise<TxJobState> {
+    const fields = await this.redis.hgetall(this.jobKey(jobId))
+    const attempts = fields.attempts ? z.array(attemptSchema).parse(JSON.parse(fields.attempts)) : []
+    return { nonce: fields.nonce === undefined ? undefined : Number(fields.nonce), attempts }
+  }
+
+  async allocateNonce(jobId: string, fallbackNext: number): Promise<number> {
+    const nonce = await this.redis.eval(ALLOCATE_NONCE, 3, this.nonceKey(), this.jobKey(jobId), this.inflightKey(), jobId, fallbackNext, this.ttlSeconds)
+    return Number(nonce)
+  }
+
+  /** Records a signed attempt; called before it is broadcast, so a crash can only lead to a rebroadcast. */
+  async addAttempt(jobId: string, attempts: readonly TxAttempt[]): Promise<void> {
+    await this.redis.multi().hset(this.jobKey(jobId), 'attempts', JSON.stringify(attempts)).expire(this.jobKey(jobId), this.ttlSeconds).exec()
+  }
+
+  /** The job's transaction is final: it no longer blocks anything. */
+  async settle(jobId: string): Promise<void> {
+    await this.redis.zrem(this.inflightKey(), jobId)
+  }
+
+  /** Forgets a job's nonce after another transaction took it (so a retry allocates a new one). */
+  async forget(jobId: string): Promise<void> {
+    await this.redis.multi().del(this.jobKey(jobId)).zrem(this.inflightKey(), jobId).exec()
+  }
+
+  async setNextNonce(next: number): Promise<void> {
+    await this.redis.set(this.nonceKey(), next)
+  }
+
+  async nextNonce(): Promise<number | undefined> {
+    const value = await this.redis.get(this.nonceKey())
+    return value === null ? undefined : Number(value)
+  }
+
+  /** Jobs holding a nonce whose transaction is not final yet, lowest nonce first. */
+  async inflight(): Promise<Array<{ jobId: string; nonce: number }>> {
+    const flat = await this.redis.zrange(this.inflightKey(), 0, -1, 'WITHSCORES')
+    const entries: Array<{ jobId: string; nonce: number }> = []
+    for (let i = 0; i < flat.length; i += 2) entries.push({ jobId: flat[i] as string, nonce: Number(flat[i + 1]) })
+    return entries
+  }
+}
