@@ -1,4 +1,5 @@
 import { Command } from 'commander'
+import { register as registerAdapter } from './adapter.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below.
@@ -7,5 +8,7 @@ const program = new Command()
   .name('feedrunner')
   .description('External adapter and direct-request job runner for the Data Feed Query Service')
   .showHelpAfterError()
+
+registerAdapter(program)
 
 await program.parseAsync(process.argv)
