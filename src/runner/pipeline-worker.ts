@@ -1,0 +1,146 @@
+import { Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
+import type { Logger } from '../config/logger.ts'
+import type { OracleRequestEvent } from '../chain/operator.ts'
+import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
+import { runJob, toPlain } from '../pipeline/index.ts'
+import type { JobRegistry, LoadedJob } from './job-registry.ts'
+import { refusalReason } from './admission.ts'
+import { fromRequestPayload, requestJobId } from './request-payload.ts'
+import { isFinal, type RunRecord, type RunState, type RunStore, type TaskRecord } from './run-record.ts'
+
+export interface PipelineWorkerOptions {
+  queueName: string
+  connection: ConnectionOptions
+  prefix: string
+  concurrency: number
+  lockDurationMs: number
+  registry: JobRegistry
+  runs: RunStore
+  /** Chain access for one run; `onSent` marks the run as sent when its transaction leaves. */
+  chainAccessFor: (requestId: string, onSent: () => Promise<void>) => ChainAccess
+  /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
+  runOptions?: Partial<RunOptions>
+  logger: Logger
+}
+
+export interface RequestOutcome {
+  state: RunState
+  reason?: string
+  txHash?: string
+}
+
+/** The worker of the `requests` queue: admits a request, runs its job's pipeline, records the run. */
+export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
+  const process = (queueJob: QueueJob): Promise<RequestOutcome> => runRequest(fromRequestPayload(queueJob.data), options)
+  return new Worker(options.queueName, process, {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    lockDuration: options.lockDurationMs,
+    stalledInterval: Math.max(1_000, Math.floor(options.lockDurationMs / 2)),
+    // A stalled request is run again: the sender's idempotency key and the Operator's commitment make
+    // a second run harmless, so a crash never strands a request.
+    maxStalledCount: 1_000,
+    autorun: false,
+  })
+}
+
+/** Runs one request to a final state. Exported for `feedrunner jobs run --from-chain`-style use and tests. */
+export async function runRequest(request: OracleRequestEvent, options: PipelineWorkerOptions): Promise<RequestOutcome> {
+  const { registry, runs, logger } = options
+  const runId = requestJobId(request.chainId, request.operator, request.requestId)
+  const log = logger.child({ requestId: request.requestId })
+  const loaded = registry.bySpecId(request.specId)
+  const existing = await runs.get(request.requestId)
+  if (existing && isFinal(existing.state)) return outcomeOf(existing)
+
+  const base = baseRecord(request, loaded)
+  if (!loaded) return finish(runs, request.requestId, base, 'refused', `no job with spec id ${request.specId}`, log)
+  const refusal = refusalReason(loaded.job.spec, request)
+  if (refusal) return finish(runs, request.requestId, base, 'refused', refusal, log.child({ job: loaded.name }))
+
+  const jobLog = log.child({ job: loaded.name })
+  await runs.update(request.requestId, { ...base, state: 'running' })
+  jobLog.info('run started')
+  const tasks: TaskRecord[] = []
+  const onSent = async (): Promise<void> => {
+    await runs.update(request.requestId, { state: 'sent', tasks: [...tasks] })
+  }
+  const result = await runJob(loaded.job, {
+    ...options.runOptions,
+    runId,
+    chain: options.chainAccessFor(request.requestId, onSent),
+    jobRun: jobRunVars(request),
+    onTask: (outcome) => {
+      tasks.push(taskRecord(outcome))
+      jobLog.debug({ task: outcome.id, ok: outcome.ok, ms: outcome.durationMs }, 'task finished')
+    },
+  })
+  const txHash = sentTxHash(result.tasks)
+  if (!result.ok) {
+    const reason = result.errors.join('; ') || 'the pipeline failed'
+    return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog)
+  }
+  return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog)
+}
+
+async function finish(
+  runs: RunStore,
+  requestId: string,
+  patch: Partial<RunRecord>,
+  state: RunState,
+  reason: string | undefined,
+  log: Logger,
+): Promise<RequestOutcome> {
+  const stored = await runs.update(requestId, { ...patch, state, ...(reason ? { reason } : {}) })
+  if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
+  else log.warn({ state, reason }, `run ${state}`)
+  return outcomeOf(stored)
+}
+
+function outcomeOf(run: RunRecord): RequestOutcome {
+  return { state: run.state, reason: run.reason, txHash: run.txHash }
+}
+
+function baseRecord(request: OracleRequestEvent, loaded: LoadedJob | undefined): Partial<RunRecord> {
+  return {
+    chainId: request.chainId,
+    operator: request.operator,
+    job: loaded?.name ?? '(unknown)',
+    externalJobId: loaded?.externalJobId ?? '',
+    requester: request.requester,
+    payment: request.payment.toString(),
+    blockNumber: request.blockNumber,
+    requestTxHash: request.txHash,
+  }
+}
+
+/** The `jobRun.*` variables Chainlink's direct request jobs read. */
+function jobRunVars(request: OracleRequestEvent): Record<string, unknown> {
+  return {
+    logData: request.logData,
+    logTopics: request.topics,
+    logAddress: request.operator,
+    logBlockHash: request.blockHash,
+    logBlockNumber: BigInt(request.blockNumber),
+    logTxHash: request.txHash,
+    meta: {},
+  }
+}
+
+function taskRecord(outcome: TaskOutcome): TaskRecord {
+  return {
+    id: outcome.id,
+    type: outcome.type,
+    ms: outcome.durationMs,
+    ...(outcome.ok ? { output: toPlain(outcome.value) } : { error: outcome.error ?? 'failed' }),
+  }
+}
+
+function sentTxHash(tasks: readonly TaskOutcome[]): string | undefined {
+  for (const task of tasks) {
+    const value = task.value as { txHash?: unknown } | undefined
+    if (task.type === 'ethtx' && task.ok && typeof value?.txHash === 'string') return value.txHash
+  }
+  return undefined
+}

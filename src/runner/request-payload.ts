@@ -1,0 +1,58 @@
+import { z } from 'zod'
+import type { OracleRequestEvent } from '../chain/operator.ts'
+
+const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, { message: 'expected 0x hex' })
+const decimal = z.string().regex(/^\d+$/, { message: 'expected a decimal integer string' })
+
+/**
+ * The `requests` queue payload: an `OracleRequest` log as the listener decoded it, JSON-safe (bigints
+ * as decimal strings). It holds only what is on chain already: no key can be in it.
+ */
+export const requestPayloadSchema = z.object({
+  kind: z.literal('request'),
+  chainId: z.number().int().positive(),
+  operator: hex,
+  blockNumber: z.number().int().nonnegative(),
+  blockHash: hex,
+  txHash: hex,
+  logIndex: z.number().int().nonnegative(),
+  topics: z.array(hex),
+  logData: hex,
+  specId: hex,
+  requester: hex,
+  requestId: hex,
+  payment: decimal,
+  callbackAddr: hex,
+  callbackFunctionId: hex,
+  cancelExpiration: decimal,
+  dataVersion: decimal,
+  data: hex,
+})
+export type RequestPayload = z.infer<typeof requestPayloadSchema>
+
+export function toRequestPayload(event: OracleRequestEvent): RequestPayload {
+  return {
+    ...event,
+    payment: event.payment.toString(),
+    cancelExpiration: event.cancelExpiration.toString(),
+    dataVersion: event.dataVersion.toString(),
+  }
+}
+
+export function fromRequestPayload(payload: unknown): OracleRequestEvent {
+  const parsed = requestPayloadSchema.parse(payload)
+  return {
+    ...parsed,
+    payment: BigInt(parsed.payment),
+    cancelExpiration: BigInt(parsed.cancelExpiration),
+    dataVersion: BigInt(parsed.dataVersion),
+  }
+}
+
+/**
+ * One queue job per request, whichever process saw the log first: the id is derived from the chain,
+ * the operator and the request id (BullMQ reserves `:` in custom ids, hence `-`).
+ */
+export function requestJobId(chainId: number, operator: string, requestId: string): string {
+  return `${chainId}-${operator.toLowerCase()}-${requestId.toLowerCase()}`
+}

@@ -1,0 +1,174 @@
+import { Queue } from 'bullmq'
+import type { JsonRpcProvider } from 'ethers'
+import type { Redis } from 'ioredis'
+import type { Logger } from '../config/logger.ts'
+import type { CancelRequestEvent, OracleRequestEvent } from '../chain/operator.ts'
+import { createRequestListener, type RequestListener } from '../chain/listener.ts'
+import { connectProvider } from '../chain/provider.ts'
+import { createTxSender, type TxSender } from '../chain/sender.ts'
+import type { RunOptions } from '../pipeline/index.ts'
+import { createRedisConnection } from '../queue/connection.ts'
+import type { JobRegistry } from './job-registry.ts'
+import { createPipelineWorker } from './pipeline-worker.ts'
+import { requestJobId, toRequestPayload } from './request-payload.ts'
+import { RunStore } from './run-record.ts'
+import { senderChainAccess } from './sender-chain-access.ts'
+
+export const REQUESTS_QUEUE = 'requests'
+
+export interface RunnerOptions {
+  rpcUrl: string
+  chainId: number
+  redisUrl: string
+  prefix: string
+  /** Sender keys; never logged, never queued. */
+  keys: readonly string[]
+  registry: JobRegistry
+  logger: Logger
+  /** Requests run at once by this process. */
+  concurrency?: number
+  /** A request held by a crashed process is taken over after about this long. */
+  lockDurationMs?: number
+  pollIntervalMs?: number
+  /** First block to read when no checkpoint is stored (default: the head). */
+  fromBlock?: number
+  txConfirmations?: number
+  /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, ... */
+  runOptions?: Partial<RunOptions>
+  /** Set false for a process that only listens (no pipeline worker, no sender). */
+  work?: boolean
+  /** Set false for a process that only works (no listener). */
+  listen?: boolean
+}
+
+export interface Runner {
+  start(): Promise<void>
+  /** Lets in-flight runs finish (or hands them back to the queue), then closes everything. */
+  stop(): Promise<void>
+  readonly runs: RunStore
+  readonly listener: RequestListener | undefined
+  readonly sender: TxSender | undefined
+  readonly requestsQueue: Queue
+}
+
+/**
+ * The node's part: the listener turns confirmed `OracleRequest` logs into `requests` jobs (one per
+ * request, whichever process saw it), the pipeline worker runs the matching job spec, and its ethtx
+ * goes through the ordered transaction sender. Every process may listen and work at once.
+ */
+export function createRunner(options: RunnerOptions): Runner {
+  const log = options.logger.child({ component: 'runner' })
+  const redis: Redis = createRedisConnection(options.redisUrl, 'worker')
+  const runs = new RunStore(redis, `${options.prefix}:runner`)
+  const requestsQueue = new Queue(REQUESTS_QUEUE, {
+    connection: createRedisConnection(options.redisUrl, 'worker'),
+    prefix: options.prefix,
+    defaultJobOptions: {
+      // Kept for a day so a late duplicate delivery (another process's listener) joins the finished job.
+      removeOnComplete: { age: 24 * 3600, count: 100_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1_000 },
+    },
+  })
+  const work = options.work !== false
+  const listen = options.listen !== false
+  let provider: JsonRpcProvider | undefined
+  let sender: TxSender | undefined
+  let worker: ReturnType<typeof createPipelineWorker> | undefined
+  let listener: RequestListener | undefined
+
+  async function enqueue(event: OracleRequestEvent): Promise<void> {
+    const jobId = requestJobId(event.chainId, event.operator, event.requestId)
+    const existing = await runs.get(event.requestId)
+    if (!existing) {
+      const loaded = options.registry.bySpecId(event.specId)
+      await runs.update(event.requestId, {
+        chainId: event.chainId, operator: event.operator, job: loaded?.name ?? '(unknown)',
+        externalJobId: loaded?.externalJobId ?? '', requester: event.requester, payment: event.payment.toString(),
+        blockNumber: event.blockNumber, requestTxHash: event.txHash, state: 'received',
+      })
+    }
+    await requestsQueue.add('request', toRequestPayload(event), { jobId })
+    log.info({ requestId: event.requestId, job: existing?.job ?? options.registry.bySpecId(event.specId)?.name }, 'request received')
+  }
+
+  async function cancel(event: CancelRequestEvent): Promise<void> {
+    const jobId = requestJobId(event.chainId, event.operator, event.requestId)
+    const existing = await runs.get(event.requestId)
+    await runs.update(event.requestId, { state: 'cancelled', reason: `cancelled by the requester in ${event.txHash}` })
+    // A waiting job can simply go; one already running meets the Operator's "Must have a valid requestId".
+    const job = await requestsQueue.getJob(jobId)
+    if (job && (await job.isWaiting() || await job.isDelayed())) await job.remove().catch(() => undefined)
+    log.info({ requestId: event.requestId, job: existing?.job }, 'request cancelled')
+  }
+
+  return {
+    runs,
+    requestsQueue,
+    get listener() {
+      return listener
+    },
+    get sender() {
+      return sender
+    },
+    async start() {
+      provider = (await connectProvider(options.rpcUrl, { chainId: options.chainId, pollingIntervalMs: options.pollIntervalMs })) as JsonRpcProvider
+      if (work) {
+        sender = createTxSender({
+          rpcUrl: options.rpcUrl,
+          chainId: options.chainId,
+          keys: options.keys,
+          redisUrl: options.redisUrl,
+          prefix: options.prefix,
+          confirmations: options.txConfirmations,
+          pollIntervalMs: options.pollIntervalMs,
+          onError: (error) => log.error({ err: error.message }, 'transaction sender error'),
+        })
+        await sender.start()
+        const txSender = sender
+        const chainProvider = provider
+        worker = createPipelineWorker({
+          queueName: REQUESTS_QUEUE,
+          connection: createRedisConnection(options.redisUrl, 'worker'),
+          prefix: options.prefix,
+          concurrency: options.concurrency ?? 64,
+          lockDurationMs: options.lockDurationMs ?? 30_000,
+          registry: options.registry,
+          runs,
+          chainAccessFor: (_requestId, onSent) => senderChainAccess(txSender, chainProvider, onSent),
+          runOptions: options.runOptions,
+          logger: options.logger,
+        })
+        worker.on('failed', (job, error) => log.error({ jobId: job?.id, err: error.message }, 'request job failed'))
+        worker.on('error', (error) => log.error({ err: error.message }, 'pipeline worker error'))
+        void worker.run()
+      }
+      if (listen) {
+        listener = createRequestListener({
+          provider,
+          chainId: options.chainId,
+          operators: options.registry.operators(),
+          specIds: options.registry.specFilters(),
+          redis,
+          prefix: `${options.prefix}:listener`,
+          onRequest: enqueue,
+          onCancel: cancel,
+          onError: (error) => log.error({ err: error.message }, 'listener error'),
+          pollIntervalMs: options.pollIntervalMs,
+          fromBlock: options.fromBlock,
+        })
+        await listener.start()
+      }
+      log.info({ jobs: options.registry.jobs.length, operators: options.registry.operators(), listen, work }, 'runner started')
+    },
+    async stop() {
+      await listener?.stop()
+      await worker?.close()
+      await sender?.close()
+      await requestsQueue.close()
+      provider?.destroy()
+      redis.disconnect()
+    },
+  }
+}
