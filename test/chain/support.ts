@@ -1,4 +1,4 @@
-import { AbiCoder, Contract, Interface, Wallet, type InterfaceAbi, type JsonRpcProvider, type Log } from 'ethers'
+import { AbiCoder, Contract, Interface, Wallet, type InterfaceAbi, type JsonRpcApiProvider, type Log } from 'ethers'
 import { artifact } from '../../src/chain/artifacts.ts'
 import { decodeOperatorLog, encodeFulfillOracleRequest2, type OracleRequestEvent } from '../../src/chain/operator.ts'
 import { startAnvil, type Anvil, type AnvilOptions } from '../../src/dev/anvil.ts'
@@ -37,7 +37,7 @@ export async function startTestChain(options: AnvilOptions = {}, nodeKeys?: read
   }
 }
 
-export async function rpc<T>(provider: JsonRpcProvider, method: string, params: unknown[] = []): Promise<T> {
+export async function rpc<T>(provider: JsonRpcApiProvider, method: string, params: unknown[] = []): Promise<T> {
   return (await provider.send(method, params)) as T
 }
 
@@ -48,7 +48,7 @@ interface RawReceipt {
 }
 
 /** Waits for a receipt by polling (no ethers caching, no event subscription). */
-export async function receiptOf(provider: JsonRpcProvider, hash: string, timeoutMs = 20_000): Promise<RawReceipt> {
+export async function receiptOf(provider: JsonRpcApiProvider, hash: string, timeoutMs = 20_000): Promise<RawReceipt> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const receipt = await rpc<RawReceipt | null>(provider, 'eth_getTransactionReceipt', [hash])
