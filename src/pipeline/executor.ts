@@ -1,0 +1,193 @@
+import { parseDuration } from './duration.ts'
+import type { Job, PipelineTask } from './spec/loader.ts'
+import { createTaskRun, TaskError, type RunContext, type TaskInput } from './task.ts'
+import { TASK_TYPES } from './tasks/index.ts'
+import type { Vars } from './vars.ts'
+
+/**
+ * Runs a job's DAG with Chainlink's semantics: a task starts when every task it depends on (edges and
+ * `$(task)` references) has finished; its inputs are its edge predecessors' results in edge order; its
+ * output becomes the variable named after it. A failed input fails the task (except for any, median,
+ * mean, mode, sum, which count faults). Per task: `timeout` (default: the spec's maxTaskDuration),
+ * `retries` with exponential backoff between `minBackoff` and `maxBackoff` for retryable errors, and
+ * `failEarly`, which stops the whole run at the task's first failure.
+ */
+export interface TaskOutcome {
+  id: string
+  type: string
+  ok: boolean
+  value?: unknown
+  error?: string
+  attempts: number
+  startedAt: number
+  durationMs: number
+  /** The task never ran: a failEarly task failed, or the run's deadline passed. */
+  skipped?: boolean
+}
+
+export interface RunResult {
+  /** Every task, in the job's topological order. */
+  tasks: TaskOutcome[]
+  /** Outputs of the terminal tasks, by `index`. */
+  outputs: unknown[]
+  /** Errors of terminal tasks (empty when the run succeeded). */
+  errors: string[]
+  ok: boolean
+}
+
+export interface RunOptions extends Partial<Omit<RunContext, 'runId'>> {
+  runId?: string
+  /** `jobRun` variables: logData, logTopics, meta, ... */
+  jobRun?: Record<string, unknown>
+  /** Extra `jobSpec` variables beside the spec's own fields. */
+  jobSpec?: Record<string, unknown>
+  /** Stops the run from outside (shutdown). */
+  signal?: AbortSignal
+  /** Called as each task finishes (progress output, run records). */
+  onTask?: (outcome: TaskOutcome) => void
+}
+
+const DEFAULT_TASK_TIMEOUT_MS = 30_000
+const DEFAULT_MIN_BACKOFF_MS = 100
+const DEFAULT_MAX_BACKOFF_MS = 60_000
+
+export async function runJob(job: Job, options: RunOptions = {}): Promise<RunResult> {
+  const context: RunContext = {
+    runId: options.runId ?? `dry-${Date.now()}`,
+    chain: options.chain,
+    aliases: options.aliases,
+    env: options.env ?? process.env,
+    fetch: options.fetch ?? fetch,
+    defaultGasLimit: options.defaultGasLimit ?? (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),
+  }
+  const vars: Vars = { jobSpec: { ...jobSpecVars(job), ...options.jobSpec }, jobRun: { ...options.jobRun } }
+  // maxTaskDuration "0s" (Chainlink's docs use it) means no spec-wide limit: the default applies.
+  const specTimeout = job.spec.maxTaskDuration === undefined ? undefined : parseDuration(job.spec.maxTaskDuration)
+  const defaultTimeout = specTimeout === undefined || specTimeout === 0 ? DEFAULT_TASK_TIMEOUT_MS : specTimeout
+  const stop = new AbortController()
+  const external = options.signal
+  const onExternalAbort = (): void => stop.abort(external?.reason)
+  external?.addEventListener('abort', onExternalAbort, { once: true })
+
+  const outcomes = new Map<string, TaskOutcome>()
+  const running = new Map<string, Promise<void>>()
+  const start = (task: PipelineTask): Promise<void> =>
+    (async () => {
+      await Promise.all(task.dependsOn.map((id) => running.get(id)))
+      const outcome = stop.signal.aborted ? skipped(task) : await runTask(task, vars, context, outcomes, defaultTimeout, stop.signal)
+      outcomes.set(task.id, outcome)
+      vars[task.id] = outcome.ok ? outcome.value : new Error(outcome.error)
+      options.onTask?.(outcome)
+      if (!outcome.ok && !outcome.skipped && task.attributes.failEarly === 'true') stop.abort(new Error(`task ${task.id} failed early`))
+    })()
+  // The order is topological, so every dependency's promise exists before its dependents look it up.
+  for (const task of job.tasks) running.set(task.id, start(task))
+  await Promise.all(running.values())
+  external?.removeEventListener('abort', onExternalAbort)
+
+  const tasks = job.tasks.map((task) => outcomes.get(task.id)!)
+  const terminal = job.terminal.map((id) => outcomes.get(id)!)
+  const errors = terminal.filter((outcome) => !outcome.ok).map((outcome) => `${outcome.id}: ${outcome.error}`)
+  const failedEarly = tasks.filter((outcome) => !outcome.ok && !outcome.skipped && job.tasks.find((task) => task.id === outcome.id)?.attributes.failEarly === 'true')
+  for (const outcome of failedEarly) if (!errors.some((error) => error.startsWith(`${outcome.id}:`))) errors.unshift(`${outcome.id}: ${outcome.error}`)
+  return { tasks, outputs: terminal.map((outcome) => (outcome.ok ? outcome.value : undefined)), errors, ok: errors.length === 0 }
+}
+
+function jobSpecVars(job: Job): Record<string, unknown> {
+  const spec = job.spec
+  return {
+    name: spec.name,
+    externalJobID: spec.externalJobID,
+    contractAddress: spec.contractAddress,
+    evmChainID: spec.evmChainID,
+    gasLimit: spec.gasLimit === undefined ? undefined : BigInt(spec.gasLimit),
+  }
+}
+
+function skipped(task: PipelineTask): TaskOutcome {
+  return { id: task.id, type: task.type, ok: false, error: 'not run: the run was stopped', attempts: 0, startedAt: Date.now(), durationMs: 0, skipped: true }
+}
+
+async function runTask(
+  task: PipelineTask,
+  vars: Vars,
+  context: RunContext,
+  outcomes: ReadonlyMap<string, TaskOutcome>,
+  defaultTimeout: number,
+  stopSignal: AbortSignal,
+): Promise<TaskOutcome> {
+  const startedAt = Date.now()
+  const definition = TASK_TYPES.get(task.type)
+  const inputs: TaskInput[] = task.inputs.map((id) => {
+    const outcome = outcomes.get(id)!
+    return outcome.ok ? { ok: true, value: outcome.value, from: id } : { ok: false, error: new Error(outcome.error), from: id }
+  })
+  const finish = (result: { ok: true; value: unknown } | { ok: false; error: string }, attempts: number): TaskOutcome => ({
+    id: task.id,
+    type: task.type,
+    ...result,
+    attempts,
+    startedAt,
+    durationMs: Date.now() - startedAt,
+  })
+  if (!definition) return finish({ ok: false, error: `unknown task type ${task.type}` }, 0)
+  const failedInput = inputs.find((input) => !input.ok)
+  if (failedInput && !failedInput.ok && !definition.toleratesInputErrors) {
+    return finish({ ok: false, error: `input from ${failedInput.from} failed: ${failedInput.error.message}` }, 0)
+  }
+  const timeoutMs = task.attributes.timeout === undefined ? defaultTimeout : (parseDuration(task.attributes.timeout) ?? defaultTimeout)
+  const retries = Number(task.attributes.retries ?? '0')
+  const minBackoff = parseDuration(task.attributes.minBackoff ?? '') ?? DEFAULT_MIN_BACKOFF_MS
+  const maxBackoff = parseDuration(task.attributes.maxBackoff ?? '') ?? DEFAULT_MAX_BACKOFF_MS
+  let attempt = 0
+  for (;;) {
+    attempt++
+    try {
+      const value = await attemptTask(task, definition.run, inputs, vars, context, timeoutMs, stopSignal)
+      return finish({ ok: true, value }, attempt)
+    } catch (error) {
+      const retryable = error instanceof TaskError ? error.retryable : false
+      const message = error instanceof Error ? error.message : String(error)
+      if (!retryable || attempt > retries || stopSignal.aborted) {
+        const suffix = attempt > 1 ? ` (after ${attempt} attempts)` : ''
+        return finish({ ok: false, error: message + suffix }, attempt)
+      }
+      await delay(Math.min(maxBackoff, minBackoff * 2 ** (attempt - 1)), stopSignal)
+    }
+  }
+}
+
+async function attemptTask(
+  task: PipelineTask,
+  run: (taskRun: ReturnType<typeof createTaskRun>) => Promise<unknown>,
+  inputs: readonly TaskInput[],
+  vars: Vars,
+  context: RunContext,
+  timeoutMs: number,
+  stopSignal: AbortSignal,
+): Promise<unknown> {
+  const timeout = AbortSignal.timeout(timeoutMs)
+  const signal = AbortSignal.any([timeout, stopSignal])
+  const taskRun = createTaskRun({ id: task.id, type: task.type, attributes: task.attributes, inputs, vars, context, signal })
+  let onAbort: (() => void) | undefined
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(timeout.aborted ? new TaskError(`timed out after ${timeoutMs} ms`, true) : new TaskError('stopped: the run was aborted'))
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([run(taskRun), aborted])
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort)
+    aborted.catch(() => undefined)
+  }
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer)
+      resolve()
+    }, { once: true })
+  })
+}

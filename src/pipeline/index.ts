@@ -1,0 +1,24 @@
+/** The job pipeline: spec loading, the DAG executor, task types, and the dry-run request builder. */
+export { RecordingChainAccess, type CallRequest, type ChainAccess, type TransactionOutcome, type TransactionRequest } from './chain-access.ts'
+export { runJob, type RunOptions, type RunResult, type TaskOutcome } from './executor.ts'
+export { loadJobSpec, loadJobSpecFile, parseJobSpecFile, type Job, type PipelineTask } from './spec/loader.ts'
+export { formatProblem, SpecError, type SpecProblem } from './spec/problems.ts'
+export type { JobSpecFields } from './spec/schema.ts'
+export { COMMON_ATTRIBUTES, TaskError, type RunContext, type TaskDefinition, type TaskInput, type TaskRun } from './task.ts'
+export { TASK_TYPES } from './tasks/index.ts'
+export {
+  buildOracleRequest,
+  decodeFulfilledValue,
+  decodeFulfillment,
+  encodeRequestParams,
+  FULFILL_ORACLE_REQUEST2,
+  ORACLE_REQUEST_EVENT,
+  ORACLE_REQUEST_TOPIC,
+  selectorOf,
+  specIdsOf,
+  type OracleRequest,
+  type OracleRequestInit,
+  type RequestParamValue,
+} from './request.ts'
+export { describeValue, toJsonText, toPlain } from './values.ts'
+export type { Vars } from './vars.ts'

@@ -1,0 +1,127 @@
+import parseDot, { type Attr, type Stmt } from 'dotparser'
+
+/**
+ * The DOT `observationSource` as tasks and edges, each with the line where it is written.
+ * dotparser gives no positions, so lines are found by searching the source for each statement
+ * (good enough to point a person at the place; `lineOffset` maps DOT lines to TOML file lines).
+ */
+export interface DotTask {
+  id: string
+  attributes: Record<string, string>
+  /** Attribute name -> line, for messages about one attribute. */
+  attributeLines: Record<string, number>
+  line: number
+  /** Declared with attributes (a node statement), not only named in an edge. */
+  declared: boolean
+  duplicateAttributes: string[]
+}
+
+export interface DotEdge {
+  from: string
+  to: string
+  line: number
+}
+
+export type DotParse = { ok: true; tasks: DotTask[]; edges: DotEdge[]; unsupported: { line: number; message: string }[] } | { ok: false; line: number; message: string }
+
+export function parseObservationSource(source: string, lineOffset: number): DotParse {
+  // Wrapped as Chainlink does; the wrapper line is line 0, so DOT line n is source line n.
+  const wrapped = `digraph {\n${source}\n}`
+  let statements: Stmt[]
+  try {
+    const graphs = parseDot(wrapped)
+    statements = graphs[0]?.children ?? []
+  } catch (error) {
+    const location = (error as { location?: { start?: { line?: number } } }).location
+    // Line 1 of the wrapped text is the `digraph {` added above.
+    const line = (location?.start?.line ?? 2) - 2
+    return { ok: false, line: lineOffset + Math.max(line, 0), message: `observationSource is not valid DOT: ${(error as Error).message}` }
+  }
+  const locator = new Locator(source, lineOffset)
+  const tasks = new Map<string, DotTask>()
+  const edges: DotEdge[] = []
+  const unsupported: { line: number; message: string }[] = []
+  const taskFor = (id: string, declared: boolean): DotTask => {
+    let task = tasks.get(id)
+    if (!task) {
+      task = { id, attributes: {}, attributeLines: {}, line: declared ? locator.nodeLine(id) : locator.edgeLine(id), declared, duplicateAttributes: [] }
+      tasks.set(id, task)
+    }
+    if (declared && !task.declared) {
+      task.declared = true
+      task.line = locator.nodeLine(id)
+    }
+    return task
+  }
+  for (const statement of statements) {
+    if (statement.type === 'node_stmt') {
+      const task = taskFor(String(statement.node_id.id), true)
+      for (const attr of statement.attr_list) {
+        const name = String(attr.id)
+        if (Object.hasOwn(task.attributes, name)) task.duplicateAttributes.push(name)
+        task.attributes[name] = attributeText(attr)
+        task.attributeLines[name] = locator.attributeLine(task.line, name)
+      }
+    } else if (statement.type === 'edge_stmt') {
+      const ids: string[] = []
+      for (const item of statement.edge_list) {
+        if (item.type !== 'node_id') {
+          unsupported.push({ line: locator.lineOf(0), message: 'subgraphs are not supported in edges' })
+          continue
+        }
+        ids.push(String(item.id))
+      }
+      for (let i = 0; i + 1 < ids.length; i++) {
+        const from = ids[i]!
+        const to = ids[i + 1]!
+        taskFor(from, false)
+        taskFor(to, false)
+        edges.push({ from, to, line: locator.edgeLine(from, to) })
+      }
+    } else {
+      unsupported.push({ line: lineOffset, message: `${statement.type} statements are not supported in observationSource` })
+    }
+  }
+  return { ok: true, tasks: [...tasks.values()], edges, unsupported }
+}
+
+function attributeText(attr: Attr): string {
+  return typeof attr.eq === 'string' ? attr.eq : String(attr.eq.value)
+}
+
+class Locator {
+  private readonly lineStarts: number[] = [0]
+  constructor(
+    private readonly source: string,
+    private readonly lineOffset: number,
+  ) {
+    for (let i = 0; i < source.length; i++) if (source[i] === '\n') this.lineStarts.push(i + 1)
+  }
+
+  lineOf(index: number): number {
+    let line = 0
+    while (line + 1 < this.lineStarts.length && this.lineStarts[line + 1]! <= index) line++
+    return this.lineOffset + line
+  }
+
+  nodeLine(id: string): number {
+    const match = new RegExp(`(^|[\\s;{])"?${escape(id)}"?\\s*\\[`, 'm').exec(this.source)
+    return this.lineOf(match ? match.index + match[1]!.length : 0)
+  }
+
+  edgeLine(from: string, to?: string): number {
+    const pattern = to === undefined ? `"?${escape(from)}"?\\s*->|->\\s*"?${escape(from)}"?` : `"?${escape(from)}"?\\s*->\\s*"?${escape(to)}"?(?![\\w"])`
+    const match = new RegExp(pattern).exec(this.source)
+    return this.lineOf(match ? match.index : 0)
+  }
+
+  attributeLine(nodeLine: number, name: string): number {
+    const start = this.lineStarts[nodeLine - this.lineOffset] ?? 0
+    const match = new RegExp(`(^|[\\s\\[,;])${escape(name)}\\s*=`, 'm').exec(this.source.slice(start))
+    return this.lineOf(match ? start + match.index + match[1]!.length : start)
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}

@@ -1,0 +1,224 @@
+import { readFile } from 'node:fs/promises'
+import { parse as parseToml, TomlError } from 'smol-toml'
+import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
+import { TASK_TYPES } from '../tasks/index.ts'
+import { parseDuration } from '../duration.ts'
+import { referencedKeypaths } from '../vars.ts'
+import { parseObservationSource, type DotTask } from './dot.ts'
+import { SpecError, type SpecProblem } from './problems.ts'
+import { jobSpecFields, type JobSpecFields } from './schema.ts'
+
+/** A validated job: the spec's fields and its tasks in a topological order. */
+export interface PipelineTask {
+  id: string
+  type: string
+  attributes: Readonly<Record<string, string>>
+  line: number
+  /** Explicit predecessors, in the order of their edges: the task's inputs. */
+  inputs: string[]
+  /** Every task that must finish first: inputs plus the tasks named in `$(...)`. */
+  dependsOn: string[]
+  /** Output ordering of final results (Chainlink's `index`), default 0. */
+  index: number
+}
+
+export interface Job {
+  file: string
+  spec: JobSpecFields
+  /** Topological order; ties keep the order of declaration. */
+  tasks: PipelineTask[]
+  /** Tasks nothing depends on, by `index`: their outputs are the run's final outputs. */
+  terminal: string[]
+}
+
+const VARIABLE_ROOTS = new Set(['jobSpec', 'jobRun'])
+
+/** Reads and validates a spec file; all problems, never only the first. */
+export async function loadJobSpecFile(file: string): Promise<{ job?: Job; problems: SpecProblem[] }> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    return { problems: [{ file, message: `cannot read: ${(error as Error).message}` }] }
+  }
+  return loadJobSpec(text, file)
+}
+
+/** The job, or a SpecError with every problem. */
+export async function parseJobSpecFile(file: string): Promise<Job> {
+  const { job, problems } = await loadJobSpecFile(file)
+  if (!job || problems.length > 0) throw new SpecError(problems)
+  return job
+}
+
+export function loadJobSpec(text: string, file: string): { job?: Job; problems: SpecProblem[] } {
+  const problems: SpecProblem[] = []
+  let document: Record<string, unknown>
+  try {
+    document = parseToml(text) as Record<string, unknown>
+  } catch (error) {
+    const line = error instanceof TomlError ? error.line : undefined
+    return { problems: [{ file, line, message: `not valid TOML: ${(error as Error).message.split('\n')[0]}` }] }
+  }
+  const fields = jobSpecFields.safeParse(document)
+  if (!fields.success) {
+    for (const issue of fields.error.issues) {
+      const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path[0]
+      const name = issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}` : `${issue.path.join('.')}`
+      const message = issue.code === 'unrecognized_keys' ? name : `${name}: ${issue.message}${issue.code === 'invalid_type' && document[String(key)] === undefined ? ' (missing)' : ''}`
+      problems.push({ file, line: keyLine(text, String(key ?? '')), message })
+    }
+  }
+  const source = document.observationSource
+  if (typeof source !== 'string') return { problems }
+  const tasks = buildTasks(source, observationSourceLine(text), file, problems)
+  if (!fields.success || problems.length > 0 || tasks === undefined) return { problems }
+  return { job: { file, spec: fields.data, tasks: tasks.ordered, terminal: tasks.terminal }, problems }
+}
+
+function buildTasks(source: string, lineOffset: number, file: string, problems: SpecProblem[]): { ordered: PipelineTask[]; terminal: string[] } | undefined {
+  const parsed = parseObservationSource(source, lineOffset)
+  if (!parsed.ok) {
+    problems.push({ file, line: parsed.line, message: parsed.message })
+    return undefined
+  }
+  for (const item of parsed.unsupported) problems.push({ file, line: item.line, message: item.message })
+  if (parsed.tasks.length === 0) problems.push({ file, line: lineOffset, message: 'observationSource has no tasks' })
+  const ids = new Set(parsed.tasks.map((task) => task.id))
+  const tasks = new Map<string, PipelineTask>()
+  for (const dotTask of parsed.tasks) {
+    const checked = checkTask(dotTask, ids, file, problems)
+    tasks.set(dotTask.id, checked)
+  }
+  for (const edge of parsed.edges) {
+    const target = tasks.get(edge.to)!
+    if (edge.from === edge.to) problems.push({ file, line: edge.line, task: edge.from, message: 'an edge from the task to itself' })
+    if (target.inputs.includes(edge.from)) problems.push({ file, line: edge.line, task: edge.to, message: `edge ${edge.from} -> ${edge.to} is given twice` })
+    target.inputs.push(edge.from)
+    if (!target.dependsOn.includes(edge.from)) target.dependsOn.push(edge.from)
+  }
+  const ordered = topologicalOrder([...tasks.values()], file, problems)
+  if (!ordered) return undefined
+  const hasSuccessor = new Set(ordered.flatMap((task) => task.dependsOn))
+  const terminal = ordered.filter((task) => !hasSuccessor.has(task.id)).sort((a, b) => a.index - b.index).map((task) => task.id)
+  return { ordered, terminal }
+}
+
+function checkTask(dotTask: DotTask, ids: ReadonlySet<string>, file: string, problems: SpecProblem[]): PipelineTask {
+  const report = (message: string, line = dotTask.line): void => {
+    problems.push({ file, line, task: dotTask.id, message })
+  }
+  const type = dotTask.attributes.type
+  const definition = type === undefined ? undefined : TASK_TYPES.get(type)
+  if (!dotTask.declared) report('is named in an edge but never declared with a type')
+  else if (type === undefined) report('has no type attribute')
+  else if (!definition) report(`unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`)
+  for (const name of dotTask.duplicateAttributes) report(`attribute ${name} is given twice`, dotTask.attributeLines[name])
+  if (definition) canonicaliseAttributeNames(dotTask, definition)
+  if (definition) checkAttributes(dotTask, definition, report)
+  checkCommonAttributes(dotTask, report)
+  const dependsOn: string[] = []
+  for (const [name, value] of Object.entries(dotTask.attributes)) {
+    for (const keypath of referencedKeypaths(value)) {
+      const root = keypath.split('.')[0] ?? ''
+      if (VARIABLE_ROOTS.has(root)) continue
+      if (root === dotTask.id) report(`${name} refers to the task's own output $(${keypath})`, dotTask.attributeLines[name])
+      else if (!ids.has(root)) report(`${name} refers to $(${keypath}), but there is no task ${root}`, dotTask.attributeLines[name])
+      else if (!dependsOn.includes(root)) dependsOn.push(root)
+    }
+  }
+  const index = Number(dotTask.attributes.index ?? '0')
+  return { id: dotTask.id, type: type ?? '', attributes: dotTask.attributes, line: dotTask.line, inputs: [], dependsOn, index: Number.isInteger(index) ? index : 0 }
+}
+
+/**
+ * Chainlink maps attributes onto task fields case-insensitively (its own docs write
+ * `allowunrestrictednetworkaccess`), so names are matched the same way and stored in their canonical spelling.
+ */
+function canonicaliseAttributeNames(dotTask: DotTask, definition: TaskDefinition): void {
+  const canonical = new Map([...COMMON_ATTRIBUTES, ...definition.attributes].map((name) => [name.toLowerCase(), name]))
+  for (const name of Object.keys(dotTask.attributes)) {
+    const proper = canonical.get(name.toLowerCase())
+    if (proper === undefined || proper === name || Object.hasOwn(dotTask.attributes, proper)) continue
+    dotTask.attributes[proper] = dotTask.attributes[name]!
+    dotTask.attributeLines[proper] = dotTask.attributeLines[name]!
+    delete dotTask.attributes[name]
+    delete dotTask.attributeLines[name]
+  }
+}
+
+function checkAttributes(dotTask: DotTask, definition: TaskDefinition, report: (message: string, line?: number) => void): void {
+  const known = new Set<string>([...COMMON_ATTRIBUTES, ...definition.attributes])
+  for (const name of Object.keys(dotTask.attributes)) {
+    if (!known.has(name)) report(`unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'})`, dotTask.attributeLines[name])
+  }
+  for (const name of definition.required ?? []) {
+    if ((dotTask.attributes[name] ?? '').trim() === '') report(`${definition.type} needs the attribute ${name}`)
+  }
+}
+
+function checkCommonAttributes(dotTask: DotTask, report: (message: string, line?: number) => void): void {
+  const attributes = dotTask.attributes
+  for (const name of ['timeout', 'minBackoff', 'maxBackoff'] as const) {
+    const value = attributes[name]
+    if (value !== undefined && parseDuration(value) === undefined) report(`${name} must be a duration such as "10s", got ${JSON.stringify(value)}`, dotTask.attributeLines[name])
+  }
+  for (const name of ['retries', 'index'] as const) {
+    const value = attributes[name]
+    if (value !== undefined && !/^\d+$/.test(value.trim())) report(`${name} must be a non-negative integer, got ${JSON.stringify(value)}`, dotTask.attributeLines[name])
+  }
+  const failEarly = attributes.failEarly
+  if (failEarly !== undefined && failEarly !== 'true' && failEarly !== 'false') report(`failEarly must be true or false, got ${JSON.stringify(failEarly)}`, dotTask.attributeLines.failEarly)
+}
+
+/** Kahn's algorithm, taking ready tasks in declaration order; a cycle is reported with its path. */
+function topologicalOrder(tasks: PipelineTask[], file: string, problems: SpecProblem[]): PipelineTask[] | undefined {
+  const byId = new Map(tasks.map((task) => [task.id, task]))
+  const done = new Set<string>()
+  const ordered: PipelineTask[] = []
+  while (ordered.length < tasks.length) {
+    const ready = tasks.find((task) => !done.has(task.id) && task.dependsOn.every((id) => done.has(id)))
+    if (!ready) {
+      const cycle = findCycle(tasks.filter((task) => !done.has(task.id)), byId)
+      const first = byId.get(cycle[0] ?? '')
+      problems.push({ file, line: first?.line, task: first?.id, message: `tasks form a cycle: ${cycle.join(' -> ')}` })
+      return undefined
+    }
+    done.add(ready.id)
+    ordered.push(ready)
+  }
+  return ordered
+}
+
+function findCycle(remaining: PipelineTask[], byId: ReadonlyMap<string, PipelineTask>): string[] {
+  const start = remaining[0]
+  if (!start) return []
+  const path: string[] = []
+  let current: PipelineTask | undefined = start
+  while (current && !path.includes(current.id)) {
+    path.push(current.id)
+    const next: string | undefined = current.dependsOn.find((id) => remaining.some((task) => task.id === id))
+    current = next === undefined ? undefined : byId.get(next)
+  }
+  if (!current) return path
+  // Walked backwards along dependencies; show it in the direction data flows.
+  return [...path.slice(path.indexOf(current.id)), current.id].reverse()
+}
+
+function keyLine(text: string, key: string): number | undefined {
+  if (key === '') return undefined
+  const lines = text.split('\n')
+  const index = lines.findIndex((line) => new RegExp(`^\\s*"?${key.replace(/[^\w]/g, '')}"?\\s*=`).test(line))
+  return index === -1 ? undefined : index + 1
+}
+
+/** The TOML line holding the first line of the DOT text. */
+function observationSourceLine(text: string): number {
+  const lines = text.split('\n')
+  const index = lines.findIndex((line) => /^\s*observationSource\s*=/.test(line))
+  if (index === -1) return 1
+  const rest = (lines[index] ?? '').replace(/^\s*observationSource\s*=\s*/, '')
+  const multiLineStart = rest.startsWith('"""') || rest.startsWith("'''")
+  // TOML drops a newline right after the opening delimiter, so the DOT text starts on the next line.
+  return multiLineStart && rest.slice(3).trim() === '' ? index + 2 : index + 1
+}

@@ -1,0 +1,23 @@
+/** One problem found in a job spec: where (file, line, task) and what. */
+export interface SpecProblem {
+  file: string
+  /** 1-based line in the TOML file; undefined when no line can be named. */
+  line?: number
+  /** The DOT task id the problem belongs to, if any. */
+  task?: string
+  message: string
+}
+
+export function formatProblem(problem: SpecProblem): string {
+  const where = problem.line === undefined ? problem.file : `${problem.file}:${problem.line}`
+  const task = problem.task === undefined ? '' : ` task ${problem.task}:`
+  return `${where}:${task} ${problem.message}`
+}
+
+/** Thrown by loadJobSpec when a spec has problems; carries all of them. */
+export class SpecError extends Error {
+  override readonly name = 'SpecError'
+  constructor(readonly problems: readonly SpecProblem[]) {
+    super(problems.map(formatProblem).join('\n'))
+  }
+}

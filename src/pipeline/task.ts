@@ -1,0 +1,148 @@
+import type { Aliases } from '../reduce/index.ts'
+import type { ChainAccess } from './chain-access.ts'
+import { getVar, jsonWithVarExpressions, VarError, wholeVarExpression, type Vars } from './vars.ts'
+
+/**
+ * The one interface every task type implements (as Chainlink's Task): a type name, the attributes it
+ * understands (for the loader's checks) and `run`, which gets its resolved inputs and returns a value.
+ */
+export interface TaskDefinition {
+  readonly type: string
+  /** Attributes this task reads, besides the common ones (COMMON_ATTRIBUTES). */
+  readonly attributes: readonly string[]
+  /** Attributes that must be present in the spec. */
+  readonly required?: readonly string[]
+  /** How many errored inputs the task tolerates itself (median etc. use allowedFaults); default 0. */
+  readonly toleratesInputErrors?: boolean
+  run(task: TaskRun): Promise<unknown>
+}
+
+/** Attributes every task accepts (Chainlink's BaseTask). */
+export const COMMON_ATTRIBUTES = ['type', 'index', 'timeout', 'retries', 'minBackoff', 'maxBackoff', 'failEarly'] as const
+
+/** What a task sees of its environment. */
+export interface RunContext {
+  /** Identifies the run (for ethtx idempotency keys); the runner uses chain:operator:requestId. */
+  runId: string
+  chain?: ChainAccess
+  /** Field aliases jsonparse resolves (the catalog's); none by default. */
+  aliases?: Aliases
+  /** The spec's gasLimit, used by ethtx when the task gives none. */
+  defaultGasLimit?: bigint
+  /** Environment for settings such as BRIDGE_<NAME>_URL. */
+  env: NodeJS.ProcessEnv
+  /** HTTP client; global fetch by default (tests may pass their own). */
+  fetch: typeof fetch
+}
+
+export type TaskInput = { ok: true; value: unknown; from: string } | { ok: false; error: Error; from: string }
+
+/** A task failure. `retryable` lets `retries` try again (network errors, 5xx); bad input is final. */
+export class TaskError extends Error {
+  override readonly name = 'TaskError'
+  constructor(
+    message: string,
+    readonly retryable = false,
+  ) {
+    super(message)
+  }
+}
+
+export interface TaskRun {
+  readonly id: string
+  readonly type: string
+  readonly inputs: readonly TaskInput[]
+  readonly vars: Vars
+  readonly context: RunContext
+  /** Aborted when the task's timeout passes or the run stops. */
+  readonly signal: AbortSignal
+  /** The attribute's text as written, or undefined. */
+  raw(name: string): string | undefined
+  /**
+   * Chainlink's usual order: a whole `$(keypath)` gives the typed variable; otherwise the literal text;
+   * when the attribute is absent and `fromInput` is set, the first input's value.
+   */
+  value(name: string, options?: { fromInput?: boolean }): unknown
+  /** A JSON attribute with `$(...)` replaced by typed values (undefined when absent). */
+  json(name: string, options?: { tolerateErrors?: boolean }): unknown
+  /** Values of all inputs; fails when more than `maxErrors` of them errored. */
+  inputValues(maxErrors?: number): unknown[]
+}
+
+export function createTaskRun(init: {
+  id: string
+  type: string
+  attributes: Readonly<Record<string, string>>
+  inputs: readonly TaskInput[]
+  vars: Vars
+  context: RunContext
+  signal: AbortSignal
+}): TaskRun {
+  const { attributes, inputs, vars } = init
+  const raw = (name: string): string | undefined => (Object.hasOwn(attributes, name) ? attributes[name] : undefined)
+  return {
+    ...init,
+    raw,
+    value(name, options = {}) {
+      const text = raw(name)
+      if (text === undefined || text.trim() === '') {
+        if (options.fromInput) return firstInput(inputs, name)
+        return undefined
+      }
+      const keypath = wholeVarExpression(text)
+      if (keypath === undefined) return text
+      return wrapVarError(name, () => getVar(vars, keypath))
+    },
+    json(name, options = {}) {
+      const text = raw(name)
+      if (text === undefined || text.trim() === '') return undefined
+      const keypath = wholeVarExpression(text)
+      if (keypath !== undefined) return wrapVarError(name, () => getVar(vars, keypath))
+      return wrapVarError(name, () => jsonWithVarExpressions(text, vars, options.tolerateErrors ?? false))
+    },
+    inputValues(maxErrors = 0) {
+      const failed = inputs.filter((input) => !input.ok)
+      if (failed.length > maxErrors) throw new TaskError(`${failed.length} of ${inputs.length} inputs failed (${describeFailures(failed)})`)
+      return inputs.flatMap((input) => (input.ok ? [input.value] : []))
+    },
+  }
+}
+
+function firstInput(inputs: readonly TaskInput[], name: string): unknown {
+  const input = inputs[0]
+  if (input === undefined) throw new TaskError(`${name}: not given and the task has no input`)
+  if (!input.ok) throw new TaskError(`${name}: input from ${input.from} failed: ${input.error.message}`)
+  return input.value
+}
+
+function wrapVarError(name: string, read: () => unknown): unknown {
+  try {
+    return read()
+  } catch (error) {
+    if (error instanceof VarError) throw new TaskError(`${name}: ${error.message}`)
+    throw error
+  }
+}
+
+function describeFailures(failed: readonly TaskInput[]): string {
+  return failed.map((input) => `${input.from}: ${input.ok ? '' : input.error.message}`).join('; ')
+}
+
+/** The attribute as text (a variable's value is stringified), or a TaskError naming it. */
+export function requireString(task: TaskRun, name: string, options?: { fromInput?: boolean }): string {
+  const value = task.value(name, options)
+  if (value === undefined || value === null) throw new TaskError(`${name} is required`)
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value)
+  throw new TaskError(`${name} must be text, got ${Array.isArray(value) ? 'an array' : typeof value}`)
+}
+
+/** Chainlink's boolean attributes: "true"/"false" (or a boolean variable). */
+export function optionalBoolean(task: TaskRun, name: string, fallback: boolean): boolean {
+  const value = task.value(name)
+  if (value === undefined) return fallback
+  if (typeof value === 'boolean') return value
+  if (value === 'true') return true
+  if (value === 'false') return false
+  throw new TaskError(`${name} must be true or false, got ${JSON.stringify(value)}`)
+}

@@ -1,0 +1,65 @@
+import { bridgeUrl } from '../../config/settings.ts'
+import { TaskError, type TaskDefinition } from '../task.ts'
+import { isPlainObject, toJsonText } from '../values.ts'
+import { adapterErrorMessage, exchange, isRetryableStatus, redactUrl } from './http-client.ts'
+
+/**
+ * bridge(name, requestData): POSTs requestData to the bridge's URL (BRIDGE_<NAME>_URL) as Chainlink
+ * does: the requestData object itself, plus `meta` from `jobRun.meta` when that is an object, plus the
+ * first input under `includeInputAtKey` when asked. The output is the response body as text (a
+ * jsonparse picks the value, usually `data,result`). A non-200 answer, or an adapter body whose
+ * `statusCode` is not 200, fails the task with the adapter's own message.
+ * `cacheTTL`, `async` and `headers` are Chainlink attributes accepted for compatibility; only headers is used.
+ */
+export const bridge: TaskDefinition = {
+  type: 'bridge',
+  attributes: ['name', 'requestData', 'includeInputAtKey', 'headers', 'cacheTTL', 'async'],
+  required: ['name'],
+  async run(task) {
+    const name = String(task.value('name') ?? '').trim()
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new TaskError(`name must be a bridge name such as "datafeed", got ${JSON.stringify(name)}`)
+    const url = bridgeUrl(task.context.env, name)
+    if (url === undefined) throw new TaskError(`bridge ${name}: BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL is not set`)
+    const requestData = task.json('requestData') ?? {}
+    if (!isPlainObject(requestData)) throw new TaskError('requestData must be a JSON object')
+    const body: Record<string, unknown> = { ...requestData }
+    const meta = task.vars.jobRun !== undefined && isPlainObject(task.vars.jobRun) ? task.vars.jobRun.meta : undefined
+    if (isPlainObject(meta)) body.meta = meta
+    const includeAt = task.raw('includeInputAtKey')
+    if (includeAt) body[includeAt] = task.inputValues()[0]
+    const { status, text } = await exchange({
+      method: 'POST',
+      url,
+      body: toJsonText(body),
+      headers: { 'content-type': 'application/json', ...headerPairs(task.json('headers')) },
+      signal: task.signal,
+      fetch: task.context.fetch,
+    })
+    const adapterStatus = statusInBody(text)
+    if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
+      const reason = adapterErrorMessage(text) ?? text.slice(0, 200)
+      throw new TaskError(`bridge ${name} (${redactUrl(url)}) answered ${adapterStatus ?? status}: ${reason}`, isRetryableStatus(adapterStatus ?? status))
+    }
+    return text
+  },
+}
+
+/** Chainlink's `headers` attribute: a flat list ["Name", "value", ...]. */
+export function headerPairs(value: unknown): Record<string, string> {
+  if (value === undefined) return {}
+  if (!Array.isArray(value) || value.length % 2 !== 0 || value.some((item) => typeof item !== 'string')) {
+    throw new TaskError('headers must be a list of name, value pairs such as ["X-Key", "value"]')
+  }
+  const headers: Record<string, string> = {}
+  for (let i = 0; i < value.length; i += 2) headers[value[i] as string] = value[i + 1] as string
+  return headers
+}
+
+function statusInBody(text: string): number | undefined {
+  try {
+    const body = JSON.parse(text) as unknown
+    return isPlainObject(body) && typeof body.statusCode === 'number' ? body.statusCode : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,41 @@
+import { Decoder } from 'cbor-x'
+import { TaskError, type TaskDefinition } from '../task.ts'
+import { bytesOf } from './convert.ts'
+
+/**
+ * cborparse(data, mode): Chainlink's request parameters. `diet` (default): the on-chain buffer is a
+ * map body without its header, so it is decoded as 0xbf + data + 0xff (an indefinite-length map);
+ * `standard`: one complete CBOR item. Integers above 2^53 come back as bigint, byte strings as bytes.
+ */
+const MAX_CBOR_BYTES = 64 * 1024
+const decoder = new Decoder({ mapsAsObjects: true, useRecords: false })
+
+export const cborparse: TaskDefinition = {
+  type: 'cborparse',
+  attributes: ['data', 'mode'],
+  async run(task) {
+    const mode = task.value('mode') ?? 'diet'
+    if (mode !== 'diet' && mode !== 'standard') throw new TaskError(`mode must be diet or standard, got ${JSON.stringify(mode)}`)
+    const data = bytesOf(task.value('data', { fromInput: true }), 'data')
+    if (data.length > MAX_CBOR_BYTES) throw new TaskError(`data is ${data.length} bytes, more than ${MAX_CBOR_BYTES}`)
+    if (mode === 'diet' && data.length === 0) return {}
+    const buffer = mode === 'diet' ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])]) : Buffer.from(data)
+    let decoded: unknown
+    try {
+      decoded = decoder.decode(buffer)
+    } catch (error) {
+      throw new TaskError(`data is not valid CBOR (${mode}): ${(error as Error).message}`)
+    }
+    return normalise(decoded, 0)
+  },
+}
+
+/** Maps with non-text keys become objects with text keys; depth is bounded against hostile input. */
+function normalise(value: unknown, depth: number): unknown {
+  if (depth > 32) throw new TaskError('data nests deeper than 32 levels')
+  if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([key, item]) => [String(key), normalise(item, depth + 1)]))
+  if (value instanceof Uint8Array) return new Uint8Array(value)
+  if (Array.isArray(value)) return value.map((item) => normalise(item, depth + 1))
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, normalise(item, depth + 1)]))
+  return value
+}

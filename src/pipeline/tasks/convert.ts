@@ -1,0 +1,44 @@
+import { getBytes, hexlify, isHexString, toUtf8Bytes } from 'ethers'
+import { Decimal, toDecimal } from '../../reduce/index.ts'
+import { TaskError } from '../task.ts'
+import { isDecimal } from '../values.ts'
+
+/** Conversions shared by several task types; each error names the attribute. */
+
+export function decimalOf(value: unknown, name: string): Decimal {
+  if (isDecimal(value)) return new Decimal(value)
+  if (value instanceof Uint8Array) return decimalOf(new TextDecoder().decode(value), name)
+  const decimal = toDecimal(value)
+  if (decimal === undefined) throw new TaskError(`${name}: not a number: ${describe(value)}`)
+  return decimal
+}
+
+export function bytesOf(value: unknown, name: string): Uint8Array {
+  if (value instanceof Uint8Array) return value
+  if (typeof value === 'string') {
+    if (isHexString(value) && value.length % 2 === 0) return getBytes(value)
+    return toUtf8Bytes(value)
+  }
+  throw new TaskError(`${name}: expected bytes or a 0x-hex string, got ${describe(value)}`)
+}
+
+export function hexOf(value: unknown, name: string): string {
+  return hexlify(bytesOf(value, name))
+}
+
+export function integerAttribute(value: unknown, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback
+  const number = typeof value === 'bigint' ? Number(value) : Number(value)
+  if (!Number.isSafeInteger(number) || number < 0) throw new TaskError(`${name} must be a non-negative integer, got ${describe(value)}`)
+  return number
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (value === undefined) return 'nothing'
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? value.slice(0, 80) + '...' : value)
+  if (typeof value === 'bigint' || typeof value === 'number' || typeof value === 'boolean') return String(value)
+  if (isDecimal(value)) return value.toFixed()
+  if (value instanceof Uint8Array) return `${value.length} bytes`
+  return Array.isArray(value) ? 'an array' : 'an object'
+}

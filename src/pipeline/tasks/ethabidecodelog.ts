@@ -1,0 +1,50 @@
+import { getBytes, Interface, Result, type EventFragment, type ParamType } from 'ethers'
+import { TaskError, type TaskDefinition } from '../task.ts'
+import { hexOf } from './convert.ts'
+
+/**
+ * ethabidecodelog(abi, data, topics): decodes an event log into a map of its named arguments.
+ * Types kept: uintN/intN -> bigint, `bytes` -> Uint8Array (cborparse reads it), bytesN -> 0x-hex,
+ * address -> checksummed string. The first topic must be the event's signature hash.
+ */
+export const ethabidecodelog: TaskDefinition = {
+  type: 'ethabidecodelog',
+  attributes: ['abi', 'data', 'topics'],
+  required: ['abi'],
+  async run(task) {
+    const abi = task.raw('abi') ?? ''
+    const fragment = eventFragment(abi)
+    const data = hexOf(task.value('data', { fromInput: true }), 'data')
+    const topics = task.value('topics')
+    if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string')) throw new TaskError('topics must be an array of 0x-hex strings')
+    if (!fragment.anonymous && topics[0]?.toLowerCase() !== fragment.topicHash) {
+      throw new TaskError(`topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${fragment.topicHash})`)
+    }
+    let decoded: Result
+    try {
+      decoded = new Interface([fragment]).decodeEventLog(fragment, data, topics as string[])
+    } catch (error) {
+      throw new TaskError(`cannot decode the log as ${fragment.format('sighash')}: ${(error as Error).message}`)
+    }
+    return Object.fromEntries(fragment.inputs.map((input, index) => [input.name || String(index), plain(decoded[index], input)]))
+  },
+}
+
+function eventFragment(abi: string): EventFragment {
+  try {
+    const fragment = new Interface([`event ${abi.trim()}`]).fragments[0]
+    if (fragment?.type !== 'event') throw new Error('not an event')
+    return fragment as EventFragment
+  } catch (error) {
+    throw new TaskError(`abi: not an event signature (${(error as Error).message})`)
+  }
+}
+
+function plain(value: unknown, type: ParamType): unknown {
+  if (type.baseType === 'bytes') return getBytes(value as string)
+  if (type.isArray() && Array.isArray(value)) return value.map((item) => plain(item, type.arrayChildren))
+  if (type.isTuple() && value instanceof Result) {
+    return Object.fromEntries(type.components.map((component, index) => [component.name || String(index), plain(value[index], component)]))
+  }
+  return value
+}

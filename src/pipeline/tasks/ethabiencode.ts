@@ -1,0 +1,105 @@
+import { AbiCoder, getAddress, Interface, isHexString, type FunctionFragment, type ParamType } from 'ethers'
+import { toBigInt } from '../../reduce/index.ts'
+import { TaskError, type TaskDefinition } from '../task.ts'
+import { isDecimal, isPlainObject } from '../values.ts'
+import { bytesOf, decimalOf, describe, hexOf } from './convert.ts'
+
+/**
+ * ethabiencode(abi, data). `abi` is `name(type arg, ...)` (the output starts with the 4-byte selector)
+ * or `(type arg, ...)` (arguments only). `data` is a JSON object by argument name with typed values.
+ * Integers: numbers, decimal strings, Decimals and bigints, truncated toward zero as Chainlink's
+ * ethabiencode does (2.9 -> 2, -2.9 -> -2); out of range for the type is an error.
+ * Output: 0x-hex calldata.
+ */
+export const ethabiencode: TaskDefinition = {
+  type: 'ethabiencode',
+  attributes: ['abi', 'data'],
+  required: ['abi'],
+  async run(task) {
+    const fragment = functionFragment(task.raw('abi') ?? '')
+    const data = task.json('data') ?? {}
+    if (!isPlainObject(data)) throw new TaskError('data must be a JSON object of argument values by name')
+    const values = fragment.inputs.map((input, index) => {
+      const name = input.name || String(index)
+      if (!Object.hasOwn(data, name)) throw new TaskError(`data: no value for argument ${name} (${input.type})`)
+      return convert(data[name], input, `data.${name}`)
+    })
+    try {
+      if (fragment.name === 'anonymous__') return AbiCoder.defaultAbiCoder().encode(fragment.inputs, values)
+      return new Interface([fragment]).encodeFunctionData(fragment, values)
+    } catch (error) {
+      throw new TaskError(`cannot encode ${fragment.format('sighash')}: ${(error as Error).message}`)
+    }
+  },
+}
+
+function functionFragment(abi: string): FunctionFragment {
+  const trimmed = abi.trim()
+  const signature = trimmed.startsWith('(') ? `anonymous__${trimmed}` : trimmed
+  try {
+    const fragment = new Interface([`function ${signature}`]).fragments[0]
+    if (fragment?.type !== 'function') throw new Error('not a function')
+    return fragment as FunctionFragment
+  } catch (error) {
+    throw new TaskError(`abi: not a function or argument list (${(error as Error).message})`)
+  }
+}
+
+/** One argument in the form ethers expects, converted by the ABI type. */
+export function convert(value: unknown, type: ParamType, where: string): unknown {
+  if (type.isArray()) {
+    if (!Array.isArray(value)) throw new TaskError(`${where}: expected an array for ${type.format()}, got ${describe(value)}`)
+    if (type.arrayLength >= 0 && value.length !== type.arrayLength) throw new TaskError(`${where}: expected ${type.arrayLength} elements, got ${value.length}`)
+    return value.map((item, index) => convert(item, type.arrayChildren, `${where}[${index}]`))
+  }
+  if (type.isTuple()) {
+    if (!isPlainObject(value)) throw new TaskError(`${where}: expected an object for ${type.format()}`)
+    return type.components.map((component) => convert(value[component.name], component, `${where}.${component.name}`))
+  }
+  const base = type.type
+  if (/^u?int\d*$/.test(base)) return integer(value, base, where)
+  if (base === 'bool') return boolean(value, where)
+  if (base === 'address') return address(value, where)
+  if (base === 'string') return text(value, where)
+  if (base === 'bytes') return hexOf(value, where)
+  if (/^bytes\d+$/.test(base)) return fixedBytes(value, Number(base.slice(5)), where)
+  throw new TaskError(`${where}: type ${base} is not supported`)
+}
+
+function integer(value: unknown, base: string, where: string): bigint {
+  const bits = Number(base.replace(/^u?int/, '') || '256')
+  const unsigned = base.startsWith('u')
+  const number = typeof value === 'boolean' ? BigInt(value) : typeof value === 'bigint' ? value : toBigInt(decimalOf(value, where), 'trunc')
+  const min = unsigned ? 0n : -(1n << BigInt(bits - 1))
+  const max = unsigned ? (1n << BigInt(bits)) - 1n : (1n << BigInt(bits - 1)) - 1n
+  if (number < min || number > max) throw new TaskError(`${where}: ${number} is out of range for ${base}`)
+  return number
+}
+
+function boolean(value: unknown, where: string): boolean {
+  if (typeof value === 'boolean') return value
+  if (value === 'true') return true
+  if (value === 'false') return false
+  throw new TaskError(`${where}: expected a boolean, got ${describe(value)}`)
+}
+
+function address(value: unknown, where: string): string {
+  const hex = value instanceof Uint8Array ? hexOf(value, where) : value
+  if (typeof hex !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(hex)) throw new TaskError(`${where}: expected an address, got ${describe(value)}`)
+  return getAddress(hex.toLowerCase())
+}
+
+function text(value: unknown, where: string): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value)
+  if (isDecimal(value)) return value.toFixed()
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value)
+  throw new TaskError(`${where}: expected a string, got ${describe(value)}`)
+}
+
+function fixedBytes(value: unknown, size: number, where: string): string {
+  if (typeof value === 'string' && !isHexString(value)) throw new TaskError(`${where}: expected ${size} bytes as 0x-hex, got ${describe(value)}`)
+  const bytes = bytesOf(value, where)
+  if (bytes.length !== size) throw new TaskError(`${where}: expected ${size} bytes, got ${bytes.length}`)
+  return hexOf(bytes, where)
+}

@@ -1,0 +1,75 @@
+import { lookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
+import { wholeVarExpression } from '../vars.ts'
+import { toJsonText } from '../values.ts'
+import { headerPairs } from './bridge.ts'
+import { adapterErrorMessage, exchange, isRetryableStatus, redactUrl } from './http-client.ts'
+
+/**
+ * http(method, url, requestData, headers, allowUnrestrictedNetworkAccess): output is the body as text.
+ * As in Chainlink, a URL that comes from a variable (`url="$(decode_cbor.url)"`, chosen by whoever
+ * made the request) may not reach loopback, private, link-local or unspecified addresses unless
+ * `allowUnrestrictedNetworkAccess="true"`; redirects are then refused as well, so a public host
+ * cannot bounce the request inward. A literal URL written by the operator is trusted.
+ */
+const restricted = new BlockList()
+for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+  restricted.addSubnet(net, prefix, 'ipv4')
+}
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) restricted.addSubnet(net, prefix, 'ipv6')
+
+export function isRestrictedAddress(address: string): boolean {
+  const family = isIP(address)
+  if (family === 0) return true
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped?.[1]) return restricted.check(mapped[1], 'ipv4')
+  return restricted.check(address, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+async function assertPublicHost(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address)
+  if (addresses.length === 0) throw new TaskError(`url: cannot resolve ${host}`, true)
+  const inward = addresses.find(isRestrictedAddress)
+  if (inward !== undefined) {
+    throw new TaskError(`url: ${host} resolves to ${inward}, a private or loopback address; a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess="true"`)
+  }
+}
+
+export const http: TaskDefinition = {
+  type: 'http',
+  attributes: ['method', 'url', 'requestData', 'headers', 'allowUnrestrictedNetworkAccess'],
+  required: ['method', 'url'],
+  async run(task) {
+    const method = String(task.value('method') ?? 'GET').toUpperCase()
+    if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].includes(method)) throw new TaskError(`method ${method} is not supported`)
+    const urlText = String(task.value('url') ?? '')
+    let url: URL
+    try {
+      url = new URL(urlText)
+    } catch {
+      throw new TaskError(`url is not a valid URL: ${JSON.stringify(urlText.slice(0, 80))}`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TaskError(`url must be http or https, got ${url.protocol}`)
+    const fromVariable = wholeVarExpression(task.raw('url') ?? '') !== undefined
+    const unrestricted = optionalBoolean(task, 'allowUnrestrictedNetworkAccess', false)
+    const guarded = fromVariable && !unrestricted
+    if (guarded) await assertPublicHost(url)
+    const requestData = task.json('requestData')
+    const withBody = requestData !== undefined && method !== 'GET' && method !== 'HEAD'
+    const { status, text } = await exchange({
+      method,
+      url: url.toString(),
+      body: withBody ? toJsonText(requestData) : undefined,
+      headers: { ...(withBody ? { 'content-type': 'application/json' } : {}), ...headerPairs(task.json('headers')) },
+      signal: task.signal,
+      fetch: task.context.fetch,
+      redirect: guarded ? 'error' : 'follow',
+    })
+    if (status < 200 || status >= 300) {
+      throw new TaskError(`${method} ${redactUrl(url.toString())} answered ${status}: ${adapterErrorMessage(text) ?? text.slice(0, 200)}`, isRetryableStatus(status))
+    }
+    return text
+  },
+}

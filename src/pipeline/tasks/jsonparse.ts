@@ -1,0 +1,45 @@
+import { evaluatePath, ReduceError } from '../../reduce/index.ts'
+import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
+
+/**
+ * jsonparse(data, path, separator, lax). The path is Chainlink's: split on `separator` (default ","),
+ * never guessed from dots, so `data,result` and `a.b` (one key "a.b") mean what they mean on a node.
+ * A path starting with `$` is JSONPath (src/reduce). Negative array indices count from the end.
+ * Field aliases of the run context (the catalog's) resolve in both directions.
+ * `lax="true"`: a path that leads nowhere gives null instead of an error.
+ */
+const MAX_JSON_TEXT = 10 * 1024 * 1024
+
+export const jsonparse: TaskDefinition = {
+  type: 'jsonparse',
+  attributes: ['data', 'path', 'separator', 'lax'],
+  async run(task) {
+    const data = task.value('data', { fromInput: true })
+    const json = parseJson(data)
+    const pathValue = task.value('path') ?? ''
+    const path = Array.isArray(pathValue) ? pathValue.map(String).join(',') : String(pathValue)
+    const separator = String(task.value('separator') ?? ',')
+    const lax = optionalBoolean(task, 'lax', false)
+    try {
+      return evaluatePath(json, path, { separator: path.startsWith('$') ? undefined : separator, aliases: task.context.aliases })
+    } catch (error) {
+      if (error instanceof ReduceError && error.code === 'NO_VALUE' && lax) return null
+      if (error instanceof ReduceError) throw new TaskError(error.message)
+      throw error
+    }
+  },
+}
+
+function parseJson(data: unknown): unknown {
+  if (typeof data === 'string' || data instanceof Uint8Array) {
+    const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
+    if (text.length > MAX_JSON_TEXT) throw new TaskError(`data is longer than ${MAX_JSON_TEXT} characters`)
+    try {
+      return JSON.parse(text) as unknown
+    } catch (error) {
+      throw new TaskError(`data is not JSON: ${(error as Error).message}`)
+    }
+  }
+  if (data !== null && typeof data === 'object') return data
+  throw new TaskError(`data must be JSON text, got ${data === null ? 'null' : typeof data}`)
+}

@@ -1,0 +1,49 @@
+import { hexlify } from 'ethers'
+import { Decimal } from '../reduce/index.ts'
+
+/**
+ * Pipeline values keep their types between tasks, like Chainlink's Go values: bigint for integers
+ * (uint256 and friends), Decimal for exact decimals (multiply, divide, mean), Uint8Array for bytes,
+ * strings for addresses and hex, plus JSON's own types.
+ */
+
+export function isDecimal(value: unknown): value is Decimal {
+  return Decimal.isDecimal(value)
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array) && !isDecimal(value)
+}
+
+/** A JSON-compatible view for printing and for request bodies: bigint and Decimal as numbers in text, bytes as 0x-hex. */
+export function toPlain(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString()
+  if (isDecimal(value)) return value.toFixed()
+  if (value instanceof Uint8Array) return hexlify(value)
+  if (Array.isArray(value)) return value.map(toPlain)
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toPlain(item)]))
+  return value
+}
+
+const BIG_NUMBER_MARK = '\u0000bignum:'
+
+/**
+ * JSON text of a value in which bigints and Decimals are written as JSON numbers, digit for digit
+ * (JSON.stringify refuses bigint, and a number would lose precision). Bytes become 0x-hex strings.
+ */
+export function toJsonText(value: unknown): string {
+  const text = JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item === 'bigint') return BIG_NUMBER_MARK + item.toString()
+    if (isDecimal(item)) return BIG_NUMBER_MARK + item.toFixed()
+    if (item instanceof Uint8Array) return hexlify(item)
+    return item
+  })
+  return text.replace(/"\\u0000bignum:(-?[0-9.]+)"/g, '$1')
+}
+
+/** Short human text of a value, for task output lines. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === undefined) return '(none)'
+  return toJsonText(value)
+}

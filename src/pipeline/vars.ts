@@ -1,0 +1,82 @@
+import { isPlainObject } from './values.ts'
+
+/**
+ * Run variables, as Chainlink's `Vars`: `jobSpec.*`, `jobRun.*`, and one entry per finished task
+ * (its output, or its error). Keypaths are dot-separated; array elements by index.
+ */
+export type Vars = Record<string, unknown>
+
+export class VarError extends Error {
+  override readonly name = 'VarError'
+}
+
+/** The value at a dot keypath, or a VarError naming the keypath. An errored task's var rethrows its error. */
+export function getVar(vars: Vars, keypath: string): unknown {
+  let current: unknown = vars
+  for (const key of keypath.split('.')) {
+    if (Array.isArray(current)) {
+      const index = /^\d+$/.test(key) ? Number(key) : Number.NaN
+      if (!(index < current.length)) throw new VarError(`$(${keypath}): index ${key} out of range`)
+      current = current[index]
+    } else if (isPlainObject(current)) {
+      if (!Object.hasOwn(current, key)) throw new VarError(`$(${keypath}): no ${JSON.stringify(key)} here`)
+      current = current[key]
+    } else {
+      throw new VarError(`$(${keypath}): cannot look up ${JSON.stringify(key)} in a ${current === null ? 'null' : typeof current}`)
+    }
+    if (current instanceof Error) throw new VarError(`$(${keypath}): ${current.message}`)
+  }
+  return current
+}
+
+const VARIABLE = /\$\(([a-zA-Z0-9_.]+)\)/g
+
+/** The keypath when the whole attribute is one `$(keypath)`, as Chainlink's VarExpr decides. */
+export function wholeVarExpression(text: string): string | undefined {
+  const trimmed = text.trim()
+  if (trimmed.split('$').length !== 2 || !trimmed.startsWith('$(') || !trimmed.endsWith(')')) return undefined
+  const keypath = trimmed.slice(2, -1).trim()
+  return keypath === '' ? undefined : keypath
+}
+
+/** Every keypath referenced with `$(...)` in an attribute. */
+export function referencedKeypaths(text: string): string[] {
+  return [...text.matchAll(VARIABLE)].map((match) => match[1] ?? '')
+}
+
+const PLACEHOLDER_KEY = '__feedrunner_var_expr__'
+
+/**
+ * A JSON attribute (requestData, ethabiencode data, values) in which each `$(keypath)` stands for the
+ * typed value itself, unquoted, as Chainlink's JSONWithVarExprs: `{"id": $(jobSpec.externalJobID)}`.
+ */
+export function jsonWithVarExpressions(text: string, vars: Vars, tolerateErrors = false): unknown {
+  const marked = text.replace(VARIABLE, (_whole, keypath: string) => JSON.stringify({ [PLACEHOLDER_KEY]: keypath }))
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(marked)
+  } catch (error) {
+    throw new VarError(`not valid JSON once variables are marked (${(error as Error).message})`)
+  }
+  return substitute(parsed, vars, tolerateErrors)
+}
+
+/** With `tolerateErrors` (median's `values`), a failed or missing variable becomes an Error entry. */
+function substitute(value: unknown, vars: Vars, tolerateErrors: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => substitute(item, vars, tolerateErrors))
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value)
+    if (keys.length === 1 && keys[0] === PLACEHOLDER_KEY) return lookup(vars, String(value[PLACEHOLDER_KEY]), tolerateErrors)
+    return Object.fromEntries(keys.map((key) => [key, substitute(value[key], vars, tolerateErrors)]))
+  }
+  return value
+}
+
+function lookup(vars: Vars, keypath: string, tolerateErrors: boolean): unknown {
+  try {
+    return getVar(vars, keypath)
+  } catch (error) {
+    if (tolerateErrors && error instanceof VarError) return error
+    throw error
+  }
+}
