@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { register as registerAdapter } from './adapter.ts'
+import { register as registerRunner } from './runner.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below.
@@ -10,5 +11,6 @@ const program = new Command()
   .showHelpAfterError()
 
 registerAdapter(program)
+registerRunner(program)
 
 await program.parseAsync(process.argv)

@@ -71,6 +71,16 @@ export const settingsSchema = z.object({
   FETCH_WORKER_CONCURRENCY: positiveInt.default(32),
 
   JOBS_DIR: z.string().min(1).default('jobs'),
+  /** Requests one runner process works on at once. */
+  RUNNER_CONCURRENCY: positiveInt.default(64),
+  /** Blocks a fulfilment's receipt must be deep before its run counts as fulfilled. */
+  TX_CONFIRMATIONS: positiveInt.default(1),
+  /** How often the listener and the sender poll an HTTP RPC node for new heads. */
+  CHAIN_POLL_INTERVAL_MS: positiveInt.default(1_000),
+  /** First block a runner reads when Redis holds no checkpoint yet; default: the current head. */
+  RUNNER_FROM_BLOCK: z.coerce.number().int().nonnegative().optional(),
+  /** A request held by a crashed runner process is taken over after about this long. */
+  RUNNER_LOCK_MS: positiveInt.default(30_000),
   EA_PORT: positiveInt.default(8080),
   /** How long an adapter request waits for its queued fetch (including retries) before answering 504. */
   ADAPTER_TIMEOUT_MS: positiveInt.default(15_000),

@@ -1,0 +1,46 @@
+import type { Logger } from '../config/logger.ts'
+import { required, type Settings } from '../config/settings.ts'
+import { fetchChainId } from '../chain/provider.ts'
+import { loadJobRegistry } from './job-registry.ts'
+import { createRunner, type Runner } from './runner.ts'
+
+/** The sender keys of this node: NODE_PRIVATE_KEYS when set, else NODE_PRIVATE_KEY. */
+export function senderKeys(settings: Settings): string[] {
+  if (settings.NODE_PRIVATE_KEYS && settings.NODE_PRIVATE_KEYS.length > 0) return settings.NODE_PRIVATE_KEYS
+  return [required(settings, 'NODE_PRIVATE_KEY', 'the runner (it signs the fulfilments)')]
+}
+
+export interface RunnerFromSettingsOptions {
+  listen?: boolean
+  work?: boolean
+  /** Environment the pipeline's bridge and http tasks read (BRIDGE_<NAME>_URL). */
+  env?: NodeJS.ProcessEnv
+}
+
+/** Builds and starts a runner from the environment's settings and the specs in JOBS_DIR. */
+export async function startRunnerFromSettings(settings: Settings, logger: Logger, options: RunnerFromSettingsOptions = {}): Promise<Runner> {
+  const rpcUrl = required(settings, 'RPC_URL', 'the runner')
+  const keys = senderKeys(settings)
+  const chainId = await fetchChainId(rpcUrl)
+  const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
+  if (registry.jobs.length === 0) logger.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
+  const runner = createRunner({
+    rpcUrl,
+    chainId,
+    redisUrl: settings.REDIS_URL,
+    prefix: settings.QUEUE_PREFIX,
+    keys,
+    registry,
+    logger,
+    concurrency: settings.RUNNER_CONCURRENCY,
+    lockDurationMs: settings.RUNNER_LOCK_MS,
+    pollIntervalMs: settings.CHAIN_POLL_INTERVAL_MS,
+    fromBlock: settings.RUNNER_FROM_BLOCK,
+    txConfirmations: settings.TX_CONFIRMATIONS,
+    runOptions: { env: options.env ?? process.env },
+    listen: options.listen,
+    work: options.work,
+  })
+  await runner.start()
+  return runner
+}

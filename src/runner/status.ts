@@ -1,0 +1,51 @@
+import { Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { FEED_FAMILIES } from '../config/settings.ts'
+import { fetchQueueName } from '../queue/names.ts'
+import { REQUESTS_QUEUE } from './runner.ts'
+import { RunStore, type RunRecord } from './run-record.ts'
+
+export interface QueueDepth {
+  queue: string
+  waiting: number
+  active: number
+  delayed: number
+  failed: number
+  completed: number
+}
+
+export interface StatusReport {
+  queues: QueueDepth[]
+  runs: RunRecord[]
+}
+
+/** Every queue feedrunner uses under `prefix` (fetch, requests and one tx queue per sender key). */
+async function queueNames(redis: Redis, prefix: string): Promise<string[]> {
+  const names = new Set<string>([REQUESTS_QUEUE, ...FEED_FAMILIES.map(fetchQueueName)])
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:tx-*:meta`, 'COUNT', 500)
+    cursor = next
+    for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length))
+  } while (cursor !== '0')
+  return [...names]
+}
+
+/** Queue depths and the latest runs, as `feedrunner status` shows them. */
+export async function readStatus(redis: Redis, prefix: string, runLimit = 20): Promise<StatusReport> {
+  const queues: QueueDepth[] = []
+  for (const name of await queueNames(redis, prefix)) {
+    const queue = new Queue(name, { connection: redis, prefix })
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')
+    queues.push({
+      queue: name,
+      waiting: counts.waiting ?? 0,
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+      failed: counts.failed ?? 0,
+      completed: counts.completed ?? 0,
+    })
+  }
+  const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
+  return { queues, runs }
+}
