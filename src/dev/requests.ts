@@ -1,0 +1,108 @@
+import { AbiCoder, Contract, type ContractTransactionResponse, type Provider, type Signer } from 'ethers'
+import { specIdAscii } from '../chain/operator.ts'
+
+/** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */
+export const VALUE_TYPES = ['uint256', 'int256', 'bool', 'string', 'bytes32', 'bytes'] as const
+export type ValueType = (typeof VALUE_TYPES)[number]
+
+export interface ConsumerRequest {
+  externalJobId: string
+  valueType: ValueType
+  /** Request parameters in order; `path` and `times` are parameters like any other. */
+  params: ReadonlyArray<readonly [string, string]>
+  /** LINK juels paid to the Operator. */
+  payment: bigint
+}
+
+export interface SentRequest {
+  requestId: string
+  txHash: string
+  blockNumber: number
+  sentAt: number
+}
+
+export interface Fulfilment {
+  requestId: string
+  /** The stored value, decoded as its ValueType (bigint for integers). */
+  value: unknown
+  blockNumber: number
+  txHash: string
+  seenAt: number
+}
+
+const REQUEST_GAS_LIMIT = 600_000n
+
+/**
+ * Sends `requests` through a FeedConsumer as fast as the chain takes them: nonces are assigned here,
+ * so many requests are in flight at once without ethers' per-send nonce and gas round trips.
+ */
+export async function sendConsumerRequests(consumer: Contract, signer: Signer, requests: readonly ConsumerRequest[], onSent?: (sent: SentRequest, index: number) => void): Promise<SentRequest[]> {
+  let nonce = await signer.getNonce('pending')
+  const requestData = consumer.getFunction('requestData')
+  const responses: ContractTransactionResponse[] = []
+  const sentAt: number[] = []
+  for (const request of requests) {
+    sentAt.push(Date.now())
+    responses.push(
+      await requestData(
+        specIdAscii(request.externalJobId),
+        request.payment,
+        VALUE_TYPES.indexOf(request.valueType),
+        request.params.map(([key]) => key),
+        request.params.map(([, value]) => value),
+        { nonce: nonce++, gasLimit: REQUEST_GAS_LIMIT },
+      ),
+    )
+  }
+  const sent: SentRequest[] = []
+  for (const [index, response] of responses.entries()) {
+    const receipt = await response.wait()
+    if (!receipt || receipt.status !== 1) throw new Error(`request transaction ${response.hash} failed`)
+    const event = receipt.logs.map((log) => consumer.interface.parseLog(log)).find((parsed) => parsed?.name === 'DataRequested')
+    if (!event) throw new Error(`request transaction ${response.hash} emitted no DataRequested event`)
+    const result = { requestId: String(event.args.requestId).toLowerCase(), txHash: response.hash, blockNumber: receipt.blockNumber, sentAt: sentAt[index] ?? Date.now() }
+    sent.push(result)
+    onSent?.(result, index)
+  }
+  return sent
+}
+
+/**
+ * Waits for the consumer's `RequestFulfilled` events of the given requests, reading logs in block
+ * ranges (one poll for any number of requests). Resolves with what arrived by the deadline.
+ */
+export async function waitForFulfilments(
+  consumer: Contract,
+  provider: Provider,
+  requestIds: readonly string[],
+  options: { fromBlock: number; timeoutMs: number; pollIntervalMs?: number; onFulfilled?: (fulfilment: Fulfilment) => void },
+): Promise<Map<string, Fulfilment>> {
+  const wanted = new Set(requestIds.map((id) => id.toLowerCase()))
+  const found = new Map<string, Fulfilment>()
+  const deadline = Date.now() + options.timeoutMs
+  const topic = consumer.interface.getEvent('RequestFulfilled')!.topicHash
+  const address = await consumer.getAddress()
+  let fromBlock = options.fromBlock
+  while (found.size < wanted.size && Date.now() < deadline) {
+    const head = await provider.getBlockNumber()
+    if (head >= fromBlock) {
+      const logs = await provider.getLogs({ address, topics: [topic], fromBlock, toBlock: head })
+      for (const log of logs) {
+        const parsed = consumer.interface.parseLog(log)
+        const requestId = String(parsed?.args.requestId).toLowerCase()
+        if (!parsed || !wanted.has(requestId) || found.has(requestId)) continue
+        const valueType = VALUE_TYPES[Number(parsed.args.valueType)] ?? 'bytes'
+        const fulfilment = { requestId, value: decodeValue(valueType, String(parsed.args.value)), blockNumber: log.blockNumber, txHash: log.transactionHash, seenAt: Date.now() }
+        found.set(requestId, fulfilment)
+        options.onFulfilled?.(fulfilment)
+      }
+      fromBlock = head + 1
+    }
+    if (found.size < wanted.size) await new Promise((resolveDelay) => setTimeout(resolveDelay, options.pollIntervalMs ?? 100))
+  }
+  return found
+}
+
+export function decodeValue(valueType: ValueType, encoded: string): unknown {
+  return AbiCoder.defaultAbiCoder().decode([valueType], encoded)[0]
+}
