@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { register as registerAdapter } from './adapter.ts'
+import { register as registerJobs } from './jobs.ts'
 import { register as registerRunner } from './runner.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
@@ -11,6 +12,7 @@ const program = new Command()
   .showHelpAfterError()
 
 registerAdapter(program)
+registerJobs(program)
 registerRunner(program)
 
 await program.parseAsync(process.argv)
