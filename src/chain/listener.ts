@@ -103,10 +103,12 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   const ownsProvider = provider === undefined
   let chainId = options.chainId
   let checkpoint: Checkpoint | undefined
+  let checkpointStored = false
   let scannedHead = -1
   let running = false
   let loop: Promise<void> | undefined
   let wake: (() => void) | undefined
+  let wakeRequested = false
   let scanning: Promise<void> | undefined
   const scanWaiters = new Set<{ blockNumber: number; resolve: () => void }>()
   const stats: ListenerStats = { pending: 0, delivered: 0, droppedByReorg: 0, cancelledBeforeDelivery: 0, skippedAsConsumed: 0 }
@@ -131,7 +133,10 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
 
   async function loadCheckpoint(head: number): Promise<Checkpoint> {
     const stored = await options.redis.get(checkpointKey())
-    if (stored) return JSON.parse(stored) as Checkpoint
+    if (stored) {
+      checkpointStored = true
+      return JSON.parse(stored) as Checkpoint
+    }
     const start = options.fromBlock ?? head + 1
     const number = Math.min(start, head + 1) - 1
     return { number, hash: number >= 0 ? await blockHash(number) : null }
@@ -218,10 +223,11 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
 
     stats.pending = pending
     const number = Math.min(to, holdBackFrom - 1)
-    if (number !== checkpoint.number || checkpoint.hash === null) {
+    if (number !== checkpoint.number || !checkpointStored) {
       const hash = number === head.number ? head.hash : number >= 0 ? await blockHash(number) : null
       checkpoint = { number, hash }
       await options.redis.set(checkpointKey(), JSON.stringify(checkpoint))
+      checkpointStored = true
     }
     scannedHead = Math.max(scannedHead, head.number)
     for (const waiter of scanWaiters) {
@@ -255,18 +261,20 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       }),
     )
     const marks = options.redis.pipeline()
+    let marked = 0
     let failedAt = Number.POSITIVE_INFINITY
     outcomes.forEach((outcome, index) => {
       const event = fresh[index] as OperatorEvent
       if (outcome.status === 'fulfilled') {
         marks.set(consumedKey(event), '1', 'EX', consumedTtlSeconds)
+        marked += 1
         stats.delivered += 1
       } else {
         failedAt = Math.min(failedAt, event.blockNumber)
         reportError(new Error(`handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`))
       }
     })
-    if (marks.length > 0) await marks.exec()
+    if (marked > 0) await marks.exec()
     return failedAt
   }
 
@@ -293,18 +301,25 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         reportError(error instanceof Error ? error : new Error(String(error)))
       }
       if (!running) break
-      await new Promise<void>((resolveWait) => {
-        const timer = setTimeout(resolveWait, pollIntervalMs)
-        wake = () => {
-          clearTimeout(timer)
-          resolveWait()
-        }
-      })
+      // A head that arrived during the scan is not lost: the next scan starts at once.
+      if (!wakeRequested) {
+        await new Promise<void>((resolveWait) => {
+          const timer = setTimeout(resolveWait, pollIntervalMs)
+          wake = () => {
+            clearTimeout(timer)
+            resolveWait()
+          }
+        })
+      }
       wake = undefined
+      wakeRequested = false
     }
   }
 
-  const onBlock = () => wake?.()
+  const onBlock = () => {
+    wakeRequested = true
+    wake?.()
+  }
 
   return {
     async start() {
@@ -318,9 +333,10 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       running = false
       wake?.()
       await loop
-      if (provider && isWebSocketProvider(provider)) await provider.off('block', onBlock)
       while (scanning) await scanning.catch(() => undefined)
+      // Destroying a provider we made ends its subscription too; unsubscribing first races the destroy.
       if (ownsProvider) provider?.destroy()
+      else if (provider && isWebSocketProvider(provider)) await provider.off('block', onBlock)
       for (const waiter of scanWaiters) waiter.resolve()
       scanWaiters.clear()
     },
