@@ -99,7 +99,8 @@ function jobSpecVars(job: Job): Record<string, unknown> {
     name: spec.name,
     externalJobID: spec.externalJobID,
     contractAddress: spec.contractAddress,
-    evmChainID: spec.evmChainID,
+    // Chainlink passes the chain id as text.
+    evmChainID: spec.evmChainID.toString(),
     gasLimit: spec.gasLimit === undefined ? undefined : BigInt(spec.gasLimit),
   }
 }

@@ -1,5 +1,6 @@
 /** The job pipeline: spec loading, the DAG executor, task types, and the dry-run request builder. */
 export { RecordingChainAccess, type CallRequest, type ChainAccess, type TransactionOutcome, type TransactionRequest } from './chain-access.ts'
+export { dryRunJob, FEED_CONSUMER_CALLBACKS, fulfilmentValueType, type DryRun, type DryRunOptions } from './dry-run.ts'
 export { runJob, type RunOptions, type RunResult, type TaskOutcome } from './executor.ts'
 export { loadJobSpec, loadJobSpecFile, parseJobSpecFile, type Job, type PipelineTask } from './spec/loader.ts'
 export { formatProblem, SpecError, type SpecProblem } from './spec/problems.ts'
@@ -14,6 +15,7 @@ export {
   FULFILL_ORACLE_REQUEST2,
   ORACLE_REQUEST_EVENT,
   ORACLE_REQUEST_TOPIC,
+  oracleRequestMeta,
   selectorOf,
   specIdsOf,
   type OracleRequest,

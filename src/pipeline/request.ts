@@ -157,3 +157,20 @@ export function decodeFulfillment(calldata: BytesLike): {
 export function decodeFulfilledValue(data: BytesLike, type: string): unknown {
   return AbiCoder.defaultAbiCoder().decode(['bytes32', type], data)[1]
 }
+
+/** `jobRun.meta` as a Chainlink node fills it for a direct request: `{ oracleRequest: {...} }`, hex and decimal strings. */
+export function oracleRequestMeta(request: Omit<OracleRequest, 'log'>): Record<string, unknown> {
+  return {
+    oracleRequest: {
+      specId: request.specId,
+      requester: request.requester,
+      requestId: request.requestId,
+      payment: request.payment.toString(),
+      callbackAddr: request.callbackAddress,
+      callbackFunctionId: request.callbackFunctionId,
+      cancelExpiration: request.cancelExpiration.toString(),
+      dataVersion: request.dataVersion.toString(),
+      data: request.data,
+    },
+  }
+}

@@ -1,0 +1,128 @@
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Command } from 'commander'
+import { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, type TaskOutcome } from '../pipeline/index.ts'
+
+/** `feedrunner jobs validate [FILES]` and `feedrunner jobs run SPEC --param k=v ...`. */
+export function register(program: Command): void {
+  const jobs = program.command('jobs').description('Chainlink directrequest job specs: check them, run them off chain')
+  jobs
+    .command('validate')
+    .description('check job specs; every problem is printed with file, line and task')
+    .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
+    .action(async (files: string[]) => {
+      process.exitCode = await validate(files.length > 0 ? files : await defaultSpecFiles())
+    })
+  jobs
+    .command('run')
+    .description('run a spec off chain as if a consumer had requested it, and print every task output and the calldata')
+    .argument('<spec>', 'spec file')
+    .option('-p, --param <key=value>', 'a request parameter (repeat; sent as req._add(key, value))', collect, [])
+    .option('--callback <signature>', 'callback the requester names, e.g. "fulfillUint256(bytes32,uint256)" (default: FeedConsumer\'s for the spec\'s value type)')
+    .option('--requester <address>', 'requester and callback address of the simulated request')
+    .option('--json', 'print the result as JSON')
+    .action(async (spec: string, options: { param: string[]; callback?: string; requester?: string; json?: boolean }) => {
+      process.exitCode = await run(spec, options)
+    })
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value]
+}
+
+async function defaultSpecFiles(): Promise<string[]> {
+  const dir = process.env.JOBS_DIR || 'jobs'
+  const names = await readdir(dir).catch(() => [] as string[])
+  return names.filter((name) => name.endsWith('.toml')).sort().map((name) => join(dir, name))
+}
+
+async function validate(files: readonly string[]): Promise<number> {
+  if (files.length === 0) {
+    console.error('no job spec files given or found')
+    return 1
+  }
+  let failed = 0
+  for (const file of files) {
+    const { job, problems } = await loadJobSpecFile(file)
+    if (problems.length > 0 || !job) {
+      failed++
+      for (const problem of problems) console.error(formatProblem(problem))
+    } else {
+      console.log(`ok ${file}: ${job.spec.name} (${job.spec.externalJobID}, ${job.tasks.length} tasks)`)
+    }
+  }
+  console.log(`${files.length - failed} of ${files.length} specs valid`)
+  return failed === 0 ? 0 : 1
+}
+
+function parseParams(pairs: readonly string[]): [string, string][] {
+  return pairs.map((pair) => {
+    const at = pair.indexOf('=')
+    if (at <= 0) throw new Error(`--param ${JSON.stringify(pair)}: expected key=value`)
+    return [pair.slice(0, at), pair.slice(at + 1)]
+  })
+}
+
+async function run(file: string, options: { param: string[]; callback?: string; requester?: string; json?: boolean }): Promise<number> {
+  const { job, problems } = await loadJobSpecFile(file)
+  if (!job) {
+    for (const problem of problems) console.error(formatProblem(problem))
+    return 1
+  }
+  let params: [string, string][]
+  try {
+    params = parseParams(options.param)
+  } catch (error) {
+    console.error((error as Error).message)
+    return 2
+  }
+  const dryRun = await dryRunJob(job, {
+    params,
+    callbackFunction: options.callback,
+    requester: options.requester,
+    onTask: options.json ? undefined : printTask,
+  })
+  const { result, transaction, request } = dryRun
+  if (options.json) {
+    console.log(
+      JSON.stringify(
+        {
+          requestId: request.requestId,
+          tasks: result.tasks.map((task) => ({ id: task.id, type: task.type, ok: task.ok, value: task.ok ? describeValue(task.value) : undefined, error: task.error })),
+          calldata: transaction?.data,
+          to: transaction?.to,
+          value: dryRun.value === undefined ? undefined : describeValue(dryRun.value),
+          valueType: dryRun.valueType,
+          errors: result.errors,
+        },
+        null,
+        2,
+      ),
+    )
+    return result.ok ? 0 : 1
+  }
+  console.log('')
+  if (transaction) {
+    console.log(`calldata to ${transaction.to} (gas limit ${transaction.gasLimit ?? 'default'}):`)
+    console.log(transaction.data)
+    try {
+      const fulfilment = decodeFulfillment(transaction.data)
+      console.log(`fulfillOracleRequest2 requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`)
+    } catch {
+      // not a fulfilment; the raw calldata above says it all
+    }
+    if (dryRun.value !== undefined) console.log(`value: ${describeValue(dryRun.value)} (${dryRun.valueType})`)
+  }
+  if (!result.ok) {
+    console.error(`run failed: ${result.errors.join('; ')}`)
+    return 1
+  }
+  return 0
+}
+
+function printTask(outcome: TaskOutcome): void {
+  const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
+  const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
+  const text = shown.length > 400 ? `${shown.slice(0, 400)}... (${shown.length} chars)` : shown
+  console.log(`${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`)
+}

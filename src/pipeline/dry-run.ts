@@ -1,0 +1,80 @@
+import { AbiCoder } from 'ethers'
+import { RecordingChainAccess, type TransactionRequest } from './chain-access.ts'
+import { runJob, type RunOptions, type RunResult } from './executor.ts'
+import { buildOracleRequest, decodeFulfillment, oracleRequestMeta, type OracleRequest, type RequestParamValue } from './request.ts'
+import type { Job } from './spec/loader.ts'
+
+/**
+ * A job run off chain, as if its request came from chain: the parameters CBOR-encoded as a consumer's
+ * `req._add` calls would, inside an OracleRequest log with a fake requestId; bridges and HTTP are real;
+ * the transaction is recorded, not sent.
+ */
+export interface DryRunOptions extends Pick<RunOptions, 'env' | 'fetch' | 'aliases' | 'onTask' | 'signal'> {
+  params: ReadonlyArray<readonly [string, RequestParamValue]>
+  requester?: string
+  /** The callback the requester names; default: FeedConsumer's for the spec's value type. */
+  callbackFunction?: string
+  requestId?: string
+}
+
+export interface DryRun {
+  request: OracleRequest
+  result: RunResult
+  /** The transaction the run would send (the last ethtx), if it got that far. */
+  transaction?: TransactionRequest
+  /** `(bytes32 requestId, T value)`'s T, when the job has such an encoding step. */
+  valueType?: string
+  /** The value inside the fulfilment calldata, decoded with valueType. */
+  value?: unknown
+}
+
+/** FeedConsumer's callbacks (contracts/FeedConsumer.sol), one per value type. */
+export const FEED_CONSUMER_CALLBACKS: Readonly<Record<string, string>> = {
+  uint256: 'fulfillUint256(bytes32,uint256)',
+  int256: 'fulfillInt256(bytes32,int256)',
+  bool: 'fulfillBool(bytes32,bool)',
+  string: 'fulfillString(bytes32,string)',
+  bytes32: 'fulfillBytes32(bytes32,bytes32)',
+  bytes: 'fulfillBytes(bytes32,bytes)',
+}
+
+const VALUE_ENCODING = /^\(\s*bytes32\s+\w+\s*,\s*(\w+)\s+\w+\s*\)$/
+
+/** The value type of the job's `(bytes32 requestId, T value)` ethabiencode step, if it has one. */
+export function fulfilmentValueType(job: Job): string | undefined {
+  for (const task of job.tasks) {
+    if (task.type !== 'ethabiencode') continue
+    const match = VALUE_ENCODING.exec((task.attributes.abi ?? '').trim())
+    if (match) return match[1]
+  }
+  return undefined
+}
+
+export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRun> {
+  const valueType = fulfilmentValueType(job)
+  const request = buildOracleRequest({
+    externalJobID: job.spec.externalJobID,
+    params: options.params,
+    requester: options.requester,
+    callbackFunction: options.callbackFunction ?? (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
+    requestId: options.requestId,
+  })
+  const chain = new RecordingChainAccess()
+  const result = await runJob(job, {
+    ...options,
+    chain,
+    runId: `dry-run:${request.requestId}`,
+    jobRun: { logData: request.log.data, logTopics: request.log.topics, logAddress: job.spec.contractAddress, meta: oracleRequestMeta(request) },
+  })
+  const transaction = chain.transactions.at(-1)
+  const dryRun: DryRun = { request, result, transaction, valueType }
+  if (transaction && valueType) {
+    try {
+      const fulfilment = decodeFulfillment(transaction.data)
+      dryRun.value = AbiCoder.defaultAbiCoder().decode(['bytes32', valueType], fulfilment.data)[1]
+    } catch {
+      // Not a fulfillOracleRequest2 call: the calldata is printed as it is.
+    }
+  }
+  return dryRun
+}
