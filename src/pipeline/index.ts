@@ -5,7 +5,7 @@ export { runJob, type RunOptions, type RunResult, type TaskOutcome } from './exe
 export { loadJobSpec, loadJobSpecFile, parseJobSpecFile, type Job, type PipelineTask } from './spec/loader.ts'
 export { formatProblem, SpecError, type SpecProblem } from './spec/problems.ts'
 export type { JobSpecFields } from './spec/schema.ts'
-export { COMMON_ATTRIBUTES, TaskError, type RunContext, type TaskDefinition, type TaskInput, type TaskRun } from './task.ts'
+export { COMMON_ATTRIBUTES, createTaskRun, TaskError, type RunContext, type TaskDefinition, type TaskInput, type TaskRun } from './task.ts'
 export { TASK_TYPES } from './tasks/index.ts'
 export {
   buildOracleRequest,
