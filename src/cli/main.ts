@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { register as registerAdapter } from './adapter.ts'
+import { register as registerFeeds } from './feeds.ts'
 import { register as registerJobs } from './jobs.ts'
 import { register as registerRunner } from './runner.ts'
 
@@ -12,6 +13,7 @@ const program = new Command()
   .showHelpAfterError()
 
 registerAdapter(program)
+registerFeeds(program)
 registerJobs(program)
 registerRunner(program)
 

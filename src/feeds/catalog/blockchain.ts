@@ -43,7 +43,8 @@ export const tokenTransfers: CatalogEntry = {
   path: '/api/v1/token-transfers',
   description: 'Token transfer made by a transaction (ERC20 amount, or the token id for ERC721)',
   params: { blockchain, hash },
-  example: { blockchain: 'ethereum-mainnet', hash: hash.example },
+  // A LINK transfer on mainnet (recorded in the local service's data).
+  example: { blockchain: 'ethereum-mainnet', hash: '0x39c87b282b46ff70e78ed985a54d93dfee45cf6c8a3c6f900f6fe60023398aae' },
   identity: ['blockchain', 'hash'],
   data: z.looseObject({
     amount: integerString,

@@ -1,0 +1,70 @@
+import { Command, InvalidArgumentError } from 'commander'
+import { createFeedServer } from '../feeds/server/index.ts'
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+}
+
+function addressList(value: string): string[] {
+  const addresses = list(value)
+  for (const address of addresses) {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new InvalidArgumentError(`expected node addresses (0x and 40 hex digits), got ${JSON.stringify(address)}`)
+  }
+  return addresses
+}
+
+function chainPair(value: string, previous: Record<string, string>): Record<string, string> {
+  const match = /^([A-Za-z0-9][A-Za-z0-9_-]*)=((https?|wss?):\/\/.+)$/.exec(value)
+  if (!match) throw new InvalidArgumentError(`expected id=url, e.g. local=http://127.0.0.1:8545 (got ${JSON.stringify(value)})`)
+  return { ...previous, [match[1]!]: match[2]! }
+}
+
+function port(value: string): number {
+  const number = Number(value)
+  if (!Number.isInteger(number) || number < 0 || number > 65_535) throw new InvalidArgumentError('expected a port number 0-65535')
+  return number
+}
+
+interface ServeOptions {
+  port: number
+  host: string
+  keys?: string[]
+  signers?: string[]
+  chain: Record<string, string>
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const keys = options.keys ?? list(process.env.FEEDS_SERVER_KEYS ?? '')
+  const signers = options.signers ?? addressList(process.env.FEEDS_SERVER_SIGNERS ?? '')
+  if (keys.length === 0 && signers.length === 0) {
+    throw new InvalidArgumentError('give the accepted keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers')
+  }
+  const server = createFeedServer({ keys, signers, chains: options.chain, host: options.host })
+  const url = await server.listen(options.port)
+  // Never print the keys: only how many there are.
+  console.log(`feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)`)
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+export function register(program: Command): void {
+  const feeds = program.command('feeds').description('The Data Feed Query Service')
+  feeds
+    .command('serve')
+    .description('Run the local Data Feed Query Service (every family on one port)')
+    .option('--port <port>', 'port to listen on (0 = any free port)', port, 8090)
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--keys <keys>', 'accepted keys, comma separated (default: FEEDS_SERVER_KEYS)', list)
+    .option('--signers <addresses>', 'node addresses whose signed keys are accepted (default: FEEDS_SERVER_SIGNERS)', addressList)
+    .option('--chain <id=url>', 'a blockchain id and its JSON-RPC URL; repeat for more chains', chainPair, {})
+    .action(serve)
+}

@@ -1,0 +1,156 @@
+import { familyBaseUrl, type Settings } from '../config/settings.ts'
+import { substituteQuery } from '../signkey/index.ts'
+import {
+  envelopeSchema,
+  FeedDataError,
+  FeedParamsError,
+  findEndpoint,
+  parseFeedData,
+  parseParams,
+  type CatalogEntry,
+  type EndpointName,
+  type Envelope,
+  type ValidatedParams,
+} from './catalog/index.ts'
+import { isRetryableStatus, UpstreamError } from './upstream-error.ts'
+
+export interface FetchFeedOptions {
+  settings: Settings
+  /** Bound into a signed key (the on-chain request id, or the adapter's). */
+  requestId?: string
+  /** Aborts the call (e.g. the caller gave up). */
+  signal?: AbortSignal
+  /** Defaults to settings.FETCH_TIMEOUT_MS. */
+  timeoutMs?: number
+  /** Environment for `##env:NAME` keys; defaults to process.env. */
+  env?: NodeJS.ProcessEnv
+  /** Base URL instead of the family's `<FAMILY>_URL` setting. */
+  baseUrl?: string
+}
+
+export interface FeedResult {
+  endpoint: EndpointName
+  /** The parameters sent, normalised, without `key`. */
+  params: ValidatedParams
+  /** The service's envelope; `data` is the normalised data below. */
+  envelope: Envelope & { data: Record<string, unknown> }
+  /** `data`, validated, with canonical twins of aliased fields added (originals kept). */
+  data: Record<string, unknown>
+  /** The URL called, with the key replaced by `REDACTED` (safe to log). */
+  url: string
+}
+
+const REDACTED = 'REDACTED'
+
+/** Every form in which a key could show up in a message: raw, percent- and form-encoded. */
+function secretForms(key: string): string[] {
+  return [...new Set([key, encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2)])].filter((form) => form.length >= 4)
+}
+
+function scrub(text: string, forms: readonly string[]): string {
+  return forms.reduce((result, form) => result.split(form).join(REDACTED), text)
+}
+
+/** The URL of an endpoint for the given query; `key` goes last so logs can cut it easily. */
+export function feedUrl(baseUrl: string, entry: CatalogEntry, query: Readonly<Record<string, string>>): URL {
+  const url = new URL(baseUrl.replace(/\/+$/, '') + entry.path)
+  const { key, ...rest } = query
+  url.search = new URLSearchParams({ ...rest, ...(key !== undefined ? { key } : {}) }).toString()
+  return url
+}
+
+function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = (error as { cause?: unknown }).cause
+  const causeText = cause instanceof Error ? `${(cause as { code?: string }).code ?? ''} ${cause.message}`.trim() : ''
+  return causeText ? `${error.message}: ${causeText}` : error.message
+}
+
+async function get(entry: CatalogEntry, url: URL, options: FetchFeedOptions, forms: readonly string[]): Promise<{ status: number; body: string }> {
+  const timeoutMs = options.timeoutMs ?? options.settings.FETCH_TIMEOUT_MS
+  const timeout = AbortSignal.timeout(timeoutMs)
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
+  try {
+    const response = await fetch(url, { signal, headers: { accept: 'application/json' }, redirect: 'error' })
+    return { status: response.status, body: await response.text() }
+  } catch (error) {
+    if (timeout.aborted) throw new UpstreamError(entry.name, 'timeout', `no answer from the feed service within ${timeoutMs} ms`, { retryable: true })
+    if (options.signal?.aborted) throw new UpstreamError(entry.name, 'network', 'the call was cancelled', { retryable: false })
+    throw new UpstreamError(entry.name, 'network', scrub(`cannot reach the feed service: ${errorMessage(error)}`, forms), { retryable: true })
+  }
+}
+
+function parseEnvelope(entry: CatalogEntry, status: number, body: string, forms: readonly string[]): Envelope {
+  let json: unknown
+  try {
+    json = JSON.parse(body)
+  } catch {
+    // A 5xx page or a cut-off body: both transient as far as we can tell.
+    const what = status === 200 ? 'a body that is not JSON (truncated?)' : `HTTP ${status} with a body that is not JSON`
+    throw new UpstreamError(entry.name, status === 200 ? 'invalid-json' : 'upstream-error', `the feed service sent ${what}`, {
+      httpStatus: status,
+      retryable: status === 200 || isRetryableStatus(status),
+    })
+  }
+  const envelope = envelopeSchema.safeParse(json)
+  if (!envelope.success) {
+    const issue = envelope.error.issues[0]
+    throw new UpstreamError(entry.name, status === 200 ? 'bad-envelope' : 'upstream-error', scrub(`the feed service sent HTTP ${status} without its envelope (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`, forms), {
+      httpStatus: status,
+      retryable: status !== 200 && isRetryableStatus(status),
+    })
+  }
+  return envelope.data
+}
+
+/** Replaces any occurrence of the key in a (hostile or buggy) upstream answer. */
+function scrubDeep<T>(value: T, forms: readonly string[]): T {
+  const text = JSON.stringify(value)
+  if (!forms.some((form) => text.includes(form))) return value
+  return JSON.parse(scrub(text, forms)) as T
+}
+
+/**
+ * Calls one feed endpoint: validates the parameters, replaces `##signKey`/`##env:` in `key` at the
+ * last moment, GETs with a timeout, checks the envelope and the `data` shape, normalises aliases.
+ * Throws FeedParamsError (bad parameters, 400), SignKeyError (no usable key) or UpstreamError.
+ */
+export async function fetchFeed(endpoint: string, params: Readonly<Record<string, unknown>>, options: FetchFeedOptions): Promise<FeedResult> {
+  const entry = findEndpoint(endpoint)
+  if (!entry) throw new FeedParamsError(endpoint, [{ param: 'endpoint', message: `is not a feed endpoint (got ${JSON.stringify(String(endpoint).slice(0, 64))})` }])
+  const validated = parseParams(entry, params)
+  const keyValue = typeof params.key === 'string' ? params.key : undefined
+  const query = await substituteQuery({ ...validated, ...(keyValue !== undefined ? { key: keyValue } : {}) }, {
+    settings: options.settings,
+    endpoint: entry.name,
+    ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
+    ...(options.env !== undefined ? { env: options.env } : {}),
+  })
+  const forms = secretForms(query.key!)
+  const url = feedUrl(options.baseUrl ?? familyBaseUrl(options.settings, entry.family), entry, query)
+  const safeUrl = scrub(url.toString(), forms)
+
+  const { status, body } = await get(entry, url, options, forms)
+  const envelope = scrubDeep(parseEnvelope(entry, status, body, forms), forms)
+  if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {
+    const httpStatus = status !== 200 ? status : envelope.status
+    throw new UpstreamError(entry.name, 'upstream-error', envelope.description || `the feed service answered ${envelope.result} (${envelope.status})`, {
+      httpStatus,
+      retryable: isRetryableStatus(httpStatus),
+    })
+  }
+  let data: Record<string, unknown>
+  try {
+    data = parseFeedData(entry, envelope.data)
+  } catch (error) {
+    if (error instanceof FeedDataError) {
+      throw new UpstreamError(entry.name, 'data-drift', `the feed service sent unexpected data: ${error.field} ${error.problem}`, {
+        httpStatus: status,
+        retryable: false,
+        field: error.field,
+      })
+    }
+    throw error
+  }
+  return { endpoint: entry.name, params: validated, envelope: { ...envelope, data }, data, url: safeUrl }
+}
