@@ -12,6 +12,10 @@ export interface TaskDefinition {
   readonly attributes: readonly string[]
   /** Attributes that must be present in the spec. */
   readonly required?: readonly string[]
+  /** Attributes holding JSON with `$(...)` placeholders; the loader checks they parse. */
+  readonly jsonAttributes?: readonly string[]
+  /** Static checks of literal attributes at load time (an ABI that does not parse, ...). */
+  check?(attributes: Readonly<Record<string, string>>): { attribute: string; message: string }[]
   /** How many errored inputs the task tolerates itself (median etc. use allowedFaults); default 0. */
   readonly toleratesInputErrors?: boolean
   run(task: TaskRun): Promise<unknown>

@@ -3,7 +3,7 @@ import { parse as parseToml, TomlError } from 'smol-toml'
 import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
 import { parseDuration } from '../duration.ts'
-import { referencedKeypaths } from '../vars.ts'
+import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { SpecError, type SpecProblem } from './problems.ts'
 import { jobSpecFields, type JobSpecFields } from './schema.ts'
@@ -148,6 +148,13 @@ function canonicaliseAttributeNames(dotTask: DotTask, definition: TaskDefinition
 }
 
 function checkAttributes(dotTask: DotTask, definition: TaskDefinition, report: (message: string, line?: number) => void): void {
+  for (const name of definition.jsonAttributes ?? []) {
+    const text = dotTask.attributes[name]
+    if (text === undefined || text.trim() === '' || wholeVarExpression(text) !== undefined) continue
+    const problem = jsonProblem(text)
+    if (problem) report(`${name} is not valid JSON: ${problem}`, dotTask.attributeLines[name])
+  }
+  for (const problem of definition.check?.(dotTask.attributes) ?? []) report(`${problem.attribute}: ${problem.message}`, dotTask.attributeLines[problem.attribute])
   const known = new Set<string>([...COMMON_ATTRIBUTES, ...definition.attributes])
   for (const name of Object.keys(dotTask.attributes)) {
     if (!known.has(name)) report(`unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'})`, dotTask.attributeLines[name])
@@ -203,6 +210,16 @@ function findCycle(remaining: PipelineTask[], byId: ReadonlyMap<string, Pipeline
   if (!current) return path
   // Walked backwards along dependencies; show it in the direction data flows.
   return [...path.slice(path.indexOf(current.id)), current.id].reverse()
+}
+
+/** JSON attributes are checked with every `$(...)` standing for null, as the executor will parse them. */
+function jsonProblem(text: string): string | undefined {
+  try {
+    JSON.parse(text.replace(/\$\(([a-zA-Z0-9_.]+)\)/g, 'null'))
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  }
 }
 
 function keyLine(text: string, key: string): number | undefined {

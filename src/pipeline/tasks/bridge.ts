@@ -15,6 +15,7 @@ export const bridge: TaskDefinition = {
   type: 'bridge',
   attributes: ['name', 'requestData', 'includeInputAtKey', 'headers', 'cacheTTL', 'async'],
   required: ['name'],
+  jsonAttributes: ['requestData', 'headers'],
   async run(task) {
     const name = String(task.value('name') ?? '').trim()
     if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new TaskError(`name must be a bridge name such as "datafeed", got ${JSON.stringify(name)}`)

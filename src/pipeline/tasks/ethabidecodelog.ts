@@ -1,6 +1,7 @@
-import { getBytes, Interface, Result, type EventFragment, type ParamType } from 'ethers'
+import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethers'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
+import { abiProblem, shortReason } from './ethabiencode.ts'
 
 /**
  * ethabidecodelog(abi, data, topics): decodes an event log into a map of its named arguments.
@@ -11,6 +12,9 @@ export const ethabidecodelog: TaskDefinition = {
   type: 'ethabidecodelog',
   attributes: ['abi', 'data', 'topics'],
   required: ['abi'],
+  check(attributes) {
+    return abiProblem(() => eventFragment(attributes.abi ?? ''))
+  },
   async run(task) {
     const abi = task.raw('abi') ?? ''
     const fragment = eventFragment(abi)
@@ -32,11 +36,9 @@ export const ethabidecodelog: TaskDefinition = {
 
 function eventFragment(abi: string): EventFragment {
   try {
-    const fragment = new Interface([`event ${abi.trim()}`]).fragments[0]
-    if (fragment?.type !== 'event') throw new Error('not an event')
-    return fragment as EventFragment
+    return EventFragment.from(`event ${abi.trim()}`)
   } catch (error) {
-    throw new TaskError(`abi: not an event signature (${(error as Error).message})`)
+    throw new TaskError(`abi: not an event signature (${shortReason(error)})`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { AbiCoder, getAddress, Interface, isHexString, type FunctionFragment, type ParamType } from 'ethers'
+import { AbiCoder, FunctionFragment, getAddress, Interface, isHexString, type ParamType } from 'ethers'
 import { toBigInt } from '../../reduce/index.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isDecimal, isPlainObject } from '../values.ts'
@@ -15,6 +15,10 @@ export const ethabiencode: TaskDefinition = {
   type: 'ethabiencode',
   attributes: ['abi', 'data'],
   required: ['abi'],
+  jsonAttributes: ['data'],
+  check(attributes) {
+    return abiProblem(() => functionFragment(attributes.abi ?? ''))
+  },
   async run(task) {
     const fragment = functionFragment(task.raw('abi') ?? '')
     const data = task.json('data') ?? {}
@@ -33,15 +37,23 @@ export const ethabiencode: TaskDefinition = {
   },
 }
 
+/** A static ABI check for the loader: an empty list when the ABI text parses. */
+export function abiProblem(parse: () => unknown): { attribute: string; message: string }[] {
+  try {
+    parse()
+    return []
+  } catch (error) {
+    return [{ attribute: 'abi', message: (error as Error).message.replace(/^abi: /, '') }]
+  }
+}
+
 function functionFragment(abi: string): FunctionFragment {
   const trimmed = abi.trim()
   const signature = trimmed.startsWith('(') ? `anonymous__${trimmed}` : trimmed
   try {
-    const fragment = new Interface([`function ${signature}`]).fragments[0]
-    if (fragment?.type !== 'function') throw new Error('not a function')
-    return fragment as FunctionFragment
+    return FunctionFragment.from(`function ${signature}`)
   } catch (error) {
-    throw new TaskError(`abi: not a function or argument list (${(error as Error).message})`)
+    throw new TaskError(`abi: not a function or argument list (${shortReason(error)})`)
   }
 }
 
@@ -102,4 +114,10 @@ function fixedBytes(value: unknown, size: number, where: string): string {
   const bytes = bytesOf(value, where)
   if (bytes.length !== size) throw new TaskError(`${where}: expected ${size} bytes, got ${bytes.length}`)
   return hexOf(bytes, where)
+}
+
+/** ethers' messages carry a long tail of diagnostics; the first clause says what is wrong. */
+export function shortReason(error: unknown): string {
+  const message = (error as { shortMessage?: string; message?: string }).shortMessage ?? (error as Error).message ?? String(error)
+  return message.split(' (argument=')[0] ?? message
 }

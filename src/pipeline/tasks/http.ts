@@ -41,6 +41,7 @@ export const http: TaskDefinition = {
   type: 'http',
   attributes: ['method', 'url', 'requestData', 'headers', 'allowUnrestrictedNetworkAccess'],
   required: ['method', 'url'],
+  jsonAttributes: ['requestData', 'headers'],
   async run(task) {
     const method = String(task.value('method') ?? 'GET').toUpperCase()
     if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].includes(method)) throw new TaskError(`method ${method} is not supported`)

@@ -7,6 +7,7 @@ import { integerAttribute } from './convert.ts'
 export const mean: TaskDefinition = {
   type: 'mean',
   attributes: [...AGGREGATE_ATTRIBUTES, 'precision'],
+  jsonAttributes: ['values'],
   toleratesInputErrors: true,
   async run(task) {
     const values = decimals(gatherValues(task))

@@ -5,6 +5,7 @@ import { AGGREGATE_ATTRIBUTES, decimals, gatherValues } from './aggregate.ts'
 export const median: TaskDefinition = {
   type: 'median',
   attributes: [...AGGREGATE_ATTRIBUTES],
+  jsonAttributes: ['values'],
   toleratesInputErrors: true,
   async run(task) {
     const sorted = decimals(gatherValues(task)).sort((a, b) => a.comparedTo(b))

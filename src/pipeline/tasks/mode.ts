@@ -9,6 +9,7 @@ import { AGGREGATE_ATTRIBUTES, gatherValues } from './aggregate.ts'
 export const mode: TaskDefinition = {
   type: 'mode',
   attributes: [...AGGREGATE_ATTRIBUTES],
+  jsonAttributes: ['values'],
   toleratesInputErrors: true,
   async run(task) {
     const counts = new Map<string, { value: unknown; count: number }>()

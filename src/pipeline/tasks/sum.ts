@@ -6,6 +6,7 @@ import { AGGREGATE_ATTRIBUTES, decimals, gatherValues } from './aggregate.ts'
 export const sum: TaskDefinition = {
   type: 'sum',
   attributes: [...AGGREGATE_ATTRIBUTES],
+  jsonAttributes: ['values'],
   toleratesInputErrors: true,
   async run(task) {
     return decimals(gatherValues(task)).reduce((total, value) => total.plus(value), new Decimal(0))
