@@ -46,6 +46,7 @@ export interface Runner {
   /** Lets in-flight runs finish (or hands them back to the queue), then closes everything. */
   stop(): Promise<void>
   readonly runs: RunStore
+  readonly registry: JobRegistry
   readonly listener: RequestListener | undefined
   readonly sender: TxSender | undefined
   readonly requestsQueue: Queue
@@ -105,6 +106,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   return {
     runs,
+    registry: options.registry,
     requestsQueue,
     get listener() {
       return listener

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startAdapter, type RunningAdapter } from '../adapter/adapter.ts'
+import { startFetchWorkers, type RunningFetchWorkers } from '../adapter/workers.ts'
+import { createLogger, type Logger } from '../config/logger.ts'
+import { parseSettings, type Settings } from '../config/settings.ts'
+import { createFeedServer, type FeedServer, type FeedServerIntercept } from '../feeds/server/index.ts'
+import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
+import { createRedisConnection } from '../queue/connection.ts'
+import { startRunnerFromSettings } from '../runner/start.ts'
+import type { Runner } from '../runner/runner.ts'
+import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
+import { deployDevContracts, type DevContracts } from './deploy.ts'
+import { freePort } from './ports.ts'
+import { redisAnswers, startPrivateRedis, type PrivateRedis } from './redis.ts'
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+/** The blockchain id under which the local feed service answers from the dev chain. */
+export const DEV_BLOCKCHAIN_ID = 'local'
+
+export interface DevStackOptions {
+  /** Environment to take REDIS_URL, RPC_URL, JOBS_DIR, LOG_LEVEL, ... from (default process.env). */
+  env?: NodeJS.ProcessEnv
+  /** Key prefix of every queue and record; a fresh dev chain clears what an earlier one left under it. */
+  prefix?: string
+  /** Sender keys (default: anvil's account 1); each becomes an authorised sender of the Operator. */
+  nodeKeys?: readonly string[]
+  /** The feed service key (default: a random one, never printed). */
+  feedKey?: string
+  /** Fault hook of the local feed service (fault tests). */
+  feedIntercept?: FeedServerIntercept
+  /** Start the runner (default true). */
+  runner?: boolean
+  logger?: Logger
+}
+
+export interface DevStack {
+  readonly settings: Settings
+  /** The environment every part was started with (what `feedrunner start` would need). */
+  readonly env: Record<string, string>
+  readonly redisUrl: string
+  readonly rpcUrl: string
+  readonly contracts: DevContracts
+  readonly demoTokens?: DemoTokens
+  readonly feedServer: FeedServer
+  readonly adapter: RunningAdapter
+  readonly workers: RunningFetchWorkers
+  readonly runner?: Runner
+  /** Stops everything this stack started, newest first. */
+  stop(): Promise<void>
+}
+
+/**
+ * The whole feedrunner on one machine: Redis (REDIS_URL, or a private redis-server), a dev chain
+ * (anvil, or RPC_URL) with LinkToken, Operator and FeedConsumer at fixed addresses, the local feed
+ * service over the shipped data set and the dev chain, the adapter, fetch workers and the runner.
+ */
+export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
+  const env = options.env ?? process.env
+  const stops: Array<() => Promise<void>> = []
+  const stop = async () => {
+    for (const stopPart of stops.reverse()) await stopPart().catch(() => undefined)
+  }
+  try {
+    const bootSettings = parseSettings(env)
+    const logger = options.logger ?? createLogger(bootSettings, 'feedrunner-dev')
+
+    let redisUrl = bootSettings.REDIS_URL
+    if (!(await redisAnswers(redisUrl))) {
+      const redis: PrivateRedis = await startPrivateRedis()
+      stops.push(() => redis.stop())
+      logger.info({ redisUrl: redis.url, wanted: bootSettings.REDIS_URL }, 'no Redis answered at REDIS_URL: started a private redis-server')
+      redisUrl = redis.url
+    }
+
+    let rpcUrl = bootSettings.RPC_URL
+    if (!rpcUrl) {
+      const anvil: Anvil = await startAnvil()
+      stops.push(() => anvil.stop())
+      rpcUrl = anvil.rpcUrl
+    }
+    const nodeKeys = options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]
+    const contracts = await deployDevContracts(rpcUrl, { nodeKeys })
+    stops.push(async () => contracts.provider.destroy())
+    const demoTokens = contracts.reused ? undefined : await deployDemoTokens(contracts.deployer)
+
+    const prefix = options.prefix ?? (env.QUEUE_PREFIX || 'feedrunner-dev')
+    // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
+    if (!contracts.reused) await clearPrefix(redisUrl, prefix)
+
+    const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
+    const feedServer = createFeedServer({ keys: [feedKey], chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl }, intercept: options.feedIntercept })
+    const feedUrl = await feedServer.listen(0)
+    stops.push(() => feedServer.close())
+
+    const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : await freePort()
+    const stackEnv: Record<string, string> = {
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      RPC_URL: rpcUrl,
+      NODE_PRIVATE_KEY: nodeKeys[0] as string,
+      ...(nodeKeys.length > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
+      SPORTS_URL: feedUrl,
+      BLOCKCHAIN_URL: feedUrl,
+      NFT_URL: feedUrl,
+      WEATHER_URL: feedUrl,
+      FEED_API_KEY: feedKey,
+      EA_PORT: String(adapterPort),
+      JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
+      CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
+      // A chain started here is read from its first block; a given RPC_URL from the head on.
+      ...(bootSettings.RPC_URL ? {} : { RUNNER_FROM_BLOCK: '0' }),
+    }
+    const settings = parseSettings({ ...env, ...stackEnv })
+
+    const adapter = await startAdapter({
+      settings,
+      logger: logger.child({ part: 'adapter' }),
+      framework: { METRICS_ENABLED: false },
+    })
+    stops.push(() => adapter.close())
+    stackEnv.BRIDGE_DATAFEED_URL = adapter.url
+
+    const workers = await startFetchWorkers({ settings, logger: logger.child({ part: 'worker' }) })
+    stops.push(() => workers.close())
+
+    let runner: Runner | undefined
+    if (options.runner !== false) {
+      runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), { env: { ...env, ...stackEnv } })
+      const started = runner
+      stops.push(() => started.stop())
+    }
+
+    return { settings, env: stackEnv, redisUrl, rpcUrl, contracts, demoTokens, feedServer, adapter, workers, runner, stop }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
+/** Deletes every key under `prefix:` (only feedrunner's own dev namespace is ever cleared). */
+async function clearPrefix(redisUrl: string, prefix: string): Promise<void> {
+  const redis = createRedisConnection(redisUrl, 'worker')
+  try {
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+      cursor = next
+      if (keys.length > 0) await redis.unlink(...keys)
+    } while (cursor !== '0')
+  } finally {
+    redis.disconnect()
+  }
+}
