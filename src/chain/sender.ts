@@ -144,7 +144,12 @@ interface PendingTx {
   reject: (error: Error) => void
 }
 
-const TOLERATED_BROADCAST_ERRORS = /already known|known transaction|already imported|nonce too low|replacement transaction underpriced|nonce has already been used/i
+/**
+ * Broadcast answers that need no action: the transaction (or one with its nonce) is already there, or
+ * its fee is below the market, which the tracker resolves by bumping once `bumpAfterBlocks` pass.
+ */
+const TOLERATED_BROADCAST_ERRORS =
+  /already known|known transaction|already imported|nonce too low|nonce has already been used|underpriced|fee per gas less than block base fee|fee cap .*too low|max fee per gas less than/i
 
 /**
  * Sends transactions from one or more keys through BullMQ: one queue and one worker per key.
@@ -171,7 +176,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const queueNames = addresses.map(txQueueName)
 
   const redis: Redis = createRedisConnection(options.redisUrl, 'worker')
-  const queues = queueNames.map((name) => new Queue(name, { connection: createRedisConnection(options.redisUrl, 'worker'), prefix: options.prefix }))
+  const queues = queueNames.map((name) => {
+    const queue = new Queue(name, { connection: createRedisConnection(options.redisUrl, 'worker'), prefix: options.prefix })
+    // Every add in flight listens for 'closing'; hundreds of concurrent submits are normal here.
+    queue.setMaxListeners(0)
+    return queue
+  })
   const queueEvents = new Map<number, QueueEvents>()
   let provider: JsonRpcProvider | undefined
   let chainId = options.chainId
@@ -265,11 +275,28 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         if (nonce < latestCount) continue
         next = Math.max(next, nonce + 1)
         const state = await this.store.load(jobId)
-        const last = state.attempts.at(-1)
-        if (last) await broadcast(last.raw)
+        const last = state.attempts.at(-1) ?? (await this.signOrphan(jobId, nonce))
+        await broadcast(last.raw)
       }
       await this.store.setNextNonce(next)
       this.nextNonce = next
+    }
+
+    /**
+     * A crash between allocating a nonce and recording the signed transaction leaves a hole that
+     * blocks every later nonce, and the later jobs hold the worker's slots while they wait: sign the
+     * job's transaction now (from its queued data), or a filler if the job is gone. Its retry then
+     * finds the attempt and only waits for it.
+     */
+    private async signOrphan(jobId: string, nonce: number): Promise<TxAttempt> {
+      const job = await (queues[this.index] as Queue<TxJobData, TxResult>).getJob(jobId)
+      const parsed = job ? jobDataSchema.safeParse(job.data) : undefined
+      const tx: UnsignedTx = parsed?.success
+        ? { to: getAddress(parsed.data.to), data: parsed.data.data, gasLimit: parsed.data.gasLimit ?? defaultGasLimit, value: 0n }
+        : fillerTx(this.address)
+      const attempt = await this.sign(tx, nonce, await currentFees(), !parsed?.success)
+      await this.store.addAttempt(jobId, [attempt])
+      return attempt
     }
 
     start(): void {
@@ -339,7 +366,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
           outcome = { status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted', reason, from: this.address }
           if (nonce === undefined) return outcome
           // A crash left this job holding a nonce it no longer needs; spend it so later ones can mine.
-          sentTx = { to: this.address, data: '0x', gasLimit: 21_000, value: 0n }
+          sentTx = fillerTx(this.address)
         }
         const filler = outcome !== undefined
         const fees = await currentFees()
@@ -357,7 +384,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       } else {
         // Signed by an earlier run of this job: send the same bytes again, never a new nonce.
         const last = attempts.at(-1) as TxAttempt
-        if (last.filler) sentTx = { to: this.address, data: '0x', gasLimit: 21_000, value: 0n }
+        if (last.filler) sentTx = fillerTx(this.address)
         await broadcast(last.raw)
       }
       if (nonce === undefined) throw new Error(`tx job ${jobId}: signed attempts without a nonce`)
@@ -518,6 +545,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       provider?.destroy()
     },
   }
+}
+
+/** A 0-value transfer to oneself: spends a nonce without doing anything. */
+function fillerTx(address: string): UnsignedTx {
+  return { to: address, data: '0x', gasLimit: 21_000, value: 0n }
 }
 
 function maxOf(...values: bigint[]): bigint {

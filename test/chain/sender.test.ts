@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Wallet } from 'ethers'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
+import { startOwnedProcess, waitFor } from '../../src/dev/process.ts'
 import { createTxSender, type TxSender } from '../../src/chain/sender.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { consumerAt, fulfilUint256, makeRequests, receiptOf, rpc, startTestChain, type TestChain } from './support.ts'
@@ -67,5 +68,95 @@ describe('transaction sender on anvil (automine)', () => {
     const result = await sender.submit({ to: chain.dev.addresses.operator, data: wrongPayment, idempotencyKey: `${request!.requestId}-bad` })
     expect(result).toMatchObject({ status: 'reverted', reason: 'Params do not match request ID' })
     expect(result.txHash).toBeUndefined()
+  })
+})
+
+describe('transaction sender: stuck transactions and crashes', () => {
+  let chain: TestChain
+  beforeAll(async () => {
+    chain = await startTestChain()
+  })
+  afterAll(async () => {
+    await chain?.stop()
+  })
+
+  it('re-sends a transaction stuck under a too-low fee with the same nonce and higher fees', async () => {
+    const provider = chain.dev.provider
+    const [request] = await makeRequests(chain, 1)
+    const sender = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys: [NODE_KEY], redisUrl: testRedisUrl(), prefix: uniquePrefix('bump'),
+      pollIntervalMs: 20, bumpAfterBlocks: 2, confirmations: 2,
+    })
+    // Once the transaction is out, blocks come from this test's own miner, every 100 ms.
+    await rpc(provider, 'evm_setAutomine', [false])
+    let miner: NodeJS.Timeout | undefined
+    try {
+      await sender.start()
+      const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+      const latest = await rpc<{ baseFeePerGas: string }>(provider, 'eth_getBlockByNumber', ['latest', false])
+      const submitted = sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request!, 42n), idempotencyKey: request!.requestId })
+      await waitFor('the transaction in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) > nonce, 10_000, 10)
+      // The fee market jumps after it was priced and sent: the next blocks cost 100x.
+      await rpc(provider, 'anvil_setNextBlockBaseFeePerGas', [`0x${(BigInt(latest.baseFeePerGas) * 100n).toString(16)}`])
+      miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 100)
+      const result = await submitted
+      expect(result).toMatchObject({ status: 'mined', nonce })
+      expect(sender.stats()[0]!.bumped).toBeGreaterThanOrEqual(1)
+      const mined = await provider.getTransaction(result.txHash as string)
+      expect(mined!.maxFeePerGas!).toBeGreaterThan(BigInt(latest.baseFeePerGas) * 2n * 12n / 10n)
+      expect(Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))).toBe(nonce + 1)
+      expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(42n)
+    } finally {
+      clearInterval(miner)
+      await sender.close()
+      await rpc(provider, 'anvil_setNextBlockBaseFeePerGas', ['0x3b9aca00'])
+      await rpc(provider, 'evm_setAutomine', [true])
+      await rpc(provider, 'evm_mine')
+    }
+  })
+
+  it('a sender killed mid-batch and restarted finishes the batch with no nonce gap and no duplicate', async () => {
+    const provider = chain.dev.provider
+    const count = 200
+    const prefix = uniquePrefix('kill')
+    const requests = await makeRequests(chain, count)
+    const startNonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+    const startBlock = Number(await rpc<string>(provider, 'eth_blockNumber'))
+    const env = { ...process.env, RPC_URL: chain.anvil.rpcUrl, CHAIN_ID: String(chain.dev.chainId), REDIS_URL: testRedisUrl(), PREFIX: prefix, SENDER_KEY: NODE_KEY }
+    const startWorker = () => startOwnedProcess('sender-worker', process.execPath, ['--import', 'tsx', 'test/chain/fixtures/sender-worker.ts'], { env })
+    // This process only submits; the worker runs in the child.
+    const submitter = createTxSender({ rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys: [NODE_KEY], redisUrl: testRedisUrl(), prefix })
+    let worker = startWorker()
+    try {
+      const results = Promise.all(requests.map((request, i) => submitter.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request, BigInt(i + 1)), idempotencyKey: request.requestId })))
+      results.catch(() => undefined) // awaited below; this only keeps an early failure from going unhandled
+      await waitFor('the first 40 fulfilments', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest'])) >= startNonce + 40, 30_000, 10)
+      await worker.stop('SIGKILL')
+      const minedAtKill = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest'])) - startNonce
+      expect(minedAtKill).toBeLessThan(count)
+      worker = startWorker()
+      const finished = await results
+      expect(finished.every((result) => result.status === 'mined')).toBe(true)
+
+      // On chain: exactly `count` transactions from the key, consecutive nonces, none reverted, one answer per request.
+      const endNonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+      expect(endNonce - startNonce).toBe(count)
+      const head = Number(await rpc<string>(provider, 'eth_blockNumber'))
+      const sent: Array<{ nonce: number; hash: string }> = []
+      for (let number = startBlock + 1; number <= head; number++) {
+        const block = await rpc<{ transactions: Array<{ from: string; nonce: string; hash: string }> }>(provider, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, true])
+        for (const tx of block.transactions) if (tx.from.toLowerCase() === NODE.toLowerCase()) sent.push({ nonce: Number(tx.nonce), hash: tx.hash })
+      }
+      expect(sent.map((tx) => tx.nonce)).toEqual(Array.from({ length: count }, (_, i) => startNonce + i))
+      const receipts = await Promise.all(sent.map((tx) => receiptOf(provider, tx.hash)))
+      expect(receipts.filter((receipt) => receipt.status !== '0x1')).toHaveLength(0)
+      const consumer = consumerAt(chain)
+      const values = await Promise.all(requests.map((request) => consumer.getFunction('uint256Value')(request.requestId) as Promise<bigint>))
+      expect(values).toEqual(requests.map((_, i) => BigInt(i + 1)))
+      console.log(`killed after ${minedAtKill} of ${count} mined; finished after restart`)
+    } finally {
+      await worker.stop()
+      await submitter.close()
+    }
   })
 })
