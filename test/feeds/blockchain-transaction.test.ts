@@ -1,6 +1,6 @@
 import { ContractFactory, Transaction, Wallet, keccak256, parseEther, parseUnits, type BaseContract, type TransactionReceipt } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { artifact } from '../../src/chain/artifacts.ts'
+import { artifact, type ArtifactSet } from '../../src/chain/artifacts.ts'
 import { createBlockchainSource, type BlockchainSource } from '../../src/feeds/server/blockchain/index.ts'
 import { testTokenArtifacts } from '../../src/feeds/server/blockchain/demo-tokens.ts'
 import { expectCatalogShape } from './blockchain/catalog.ts'
@@ -11,9 +11,12 @@ import { feedError, startTestChain, type TestChain } from './blockchain/chain.ts
 
 let chain: TestChain
 let source: BlockchainSource
+let artifacts: ArtifactSet
 const recipient = Wallet.createRandom().address
 
 beforeAll(async () => {
+  // Compiled here, not in a test: a cold compile takes a while on a busy machine.
+  artifacts = testTokenArtifacts()
   chain = await startTestChain()
   source = createBlockchainSource({ chains: { local: chain.anvil.rpcUrl } })
 })
@@ -136,7 +139,7 @@ describe('transaction record from a live node', () => {
   })
 
   it('describes a contract creation: to [{address: "null"}], contractAddress set', async () => {
-    const { abi, bytecode } = artifact(testTokenArtifacts(), 'TestERC20')
+    const { abi, bytecode } = artifact(artifacts, 'TestERC20')
     const contract = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy('Creation', 'CRT', 6)) as BaseContract
     await contract.waitForDeployment()
     const hash = contract.deploymentTransaction()?.hash as string
@@ -150,7 +153,7 @@ describe('transaction record from a live node', () => {
   })
 
   it('describes a failed transaction: status 0x0, statusResult failed, the fee still paid', async () => {
-    const { abi, bytecode } = artifact(testTokenArtifacts(), 'TestERC20')
+    const { abi, bytecode } = artifact(artifacts, 'TestERC20')
     const token = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy('Broke', 'BRK', 18)) as BaseContract
     await token.waitForDeployment()
     // Nothing was minted: the transfer reverts. A fixed gas limit skips estimation, so it is mined.

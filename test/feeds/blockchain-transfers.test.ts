@@ -1,10 +1,10 @@
 import { ContractFactory, Interface, Wallet, keccak256, parseEther, type BaseContract, type TransactionReceipt } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { artifact } from '../../src/chain/artifacts.ts'
+import { artifact, type ArtifactSet } from '../../src/chain/artifacts.ts'
 import { DEMO_TOKEN_DETAILS, deployDemoTokens, testTokenArtifacts, type DemoTokens } from '../../src/feeds/server/blockchain/demo-tokens.ts'
 import { createBlockchainSource, type BlockchainSource } from '../../src/feeds/server/blockchain/index.ts'
 import { expectCatalogShape } from './blockchain/catalog.ts'
-import { feedError, startTestChain, type TestChain } from './blockchain/chain.ts'
+import { feedError, installErc1820Registry, startTestChain, type TestChain } from './blockchain/chain.ts'
 
 // `token-transfers` decoded from real ERC20, ERC721 and ERC1155 contracts (OpenZeppelin 4.8.3) on
 // anvil, through deployDemoTokens, the helper the dev stack uses.
@@ -12,12 +12,14 @@ import { feedError, startTestChain, type TestChain } from './blockchain/chain.ts
 let chain: TestChain
 let source: BlockchainSource
 let demo: DemoTokens
+let artifacts: ArtifactSet
 const recipient = '0x000000000000000000000000000000000000dead'
 
 beforeAll(async () => {
   chain = await startTestChain()
   source = createBlockchainSource({ chains: { local: chain.anvil.rpcUrl } })
-  demo = await deployDemoTokens(chain.signer)
+  artifacts = testTokenArtifacts()
+  demo = await deployDemoTokens(chain.signer, { artifacts })
 })
 
 afterAll(async () => {
@@ -102,7 +104,7 @@ describe('token transfers from a live node', () => {
   })
 
   it('decodes a mint (from the zero address) of several ERC1155 ids: the first as data, all in transfers', async () => {
-    const { abi, bytecode } = artifact(testTokenArtifacts(), 'TestERC1155')
+    const { abi, bytecode } = artifact(artifacts, 'TestERC1155')
     const token = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy('')) as BaseContract
     await token.waitForDeployment()
     const tx = await token.getFunction('mintBatch')(chain.address, [11n, 12n, 13n], [1n, 2n, 3n])
@@ -112,6 +114,33 @@ describe('token transfers from a live node', () => {
     expect((data.transfers as unknown[]).length).toBe(3)
   })
 
+  it('flags an ERC777 token (registered in the ERC1820 registry) and its ERC20-compatible Transfer', async () => {
+    // Before a registry exists on the chain, no token can be ERC777.
+    expect((await transfers(demo.erc20.transferTx)).isERC777).toBe(false)
+    await installErc1820Registry(chain, artifacts)
+    const { abi, bytecode } = artifact(artifacts, 'TestERC777')
+    const token = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy('Seven', 'SVN')) as BaseContract
+    await token.waitForDeployment()
+    await (await token.getFunction('mint')(chain.address, 1_000n)).wait()
+    const tx = await token.getFunction('transfer')(recipient, 250n)
+    await tx.wait()
+
+    const data = await transfers(tx.hash as string)
+    expect(data).toMatchObject({
+      ...noStandards,
+      amount: '250',
+      to: recipient,
+      tokenAddress: (await token.getAddress()).toLowerCase(),
+      name: 'Seven',
+      symbol: 'SVN',
+      decimals: '18',
+      isERC20: true,
+      isERC777: true,
+    })
+    // A token that never registered stays non-ERC777 with the registry present.
+    expect((await transfers(demo.erc20.transferTx)).isERC777).toBe(false)
+  })
+
   it('answers 404 for a transaction without a token transfer, for a failed one, and for an unknown hash', async () => {
     const plain = await chain.signer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') })
     await plain.wait()
@@ -119,7 +148,7 @@ describe('token transfers from a live node', () => {
     expect(noTransfer.status).toBe(404)
     expect(noTransfer.description).toMatch(/made no token transfer/)
 
-    const { abi } = artifact(testTokenArtifacts(), 'TestERC20')
+    const { abi } = artifact(artifacts, 'TestERC20')
     const erc20 = new Interface(abi as never[])
     const failed = await chain.signer.sendTransaction({
       to: demo.erc20.address,

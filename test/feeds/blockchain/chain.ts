@@ -1,5 +1,7 @@
-import { JsonRpcProvider, Network, NonceManager, Wallet } from 'ethers'
+import { ContractFactory, JsonRpcProvider, Network, NonceManager, Wallet } from 'ethers'
 import { expect } from 'vitest'
+import { artifact, type ArtifactSet } from '../../../src/chain/artifacts.ts'
+import { ERC1820_REGISTRY } from '../../../src/feeds/server/blockchain/token-standards.ts'
 import { startAnvil, ANVIL_PRIVATE_KEYS, type Anvil } from '../../../src/dev/anvil.ts'
 import { FeedServiceError } from '../../../src/feeds/server/errors.ts'
 
@@ -39,4 +41,16 @@ export async function feedError(call: Promise<unknown>): Promise<FeedServiceErro
   )
   expect(error).toBeInstanceOf(FeedServiceError)
   return error as FeedServiceError
+}
+
+/**
+ * Puts an ERC1820 registry (contracts/test/TestERC1820Registry.sol) at the canonical EIP-1820
+ * address of the dev chain: deployed normally, then its runtime code copied with anvil_setCode.
+ */
+export async function installErc1820Registry(chain: TestChain, artifacts: ArtifactSet): Promise<void> {
+  const { abi, bytecode } = artifact(artifacts, 'TestERC1820Registry')
+  const deployed = await new ContractFactory(abi as never[], bytecode, chain.signer).deploy()
+  await deployed.waitForDeployment()
+  const code = await chain.provider.getCode(await deployed.getAddress())
+  await chain.provider.send('anvil_setCode', [ERC1820_REGISTRY, code])
 }

@@ -4,8 +4,18 @@ import { artifact, compileContracts, type ArtifactSet } from '../../../chain/art
 // Test tokens (contracts/test) deployed on a dev chain, with one transfer of each kind, so the
 // local service's `token-transfers` has real transactions to answer and tests have tokens to move.
 
-/** The test token sources, compiled alone so a broken contract elsewhere does not stop them. */
-export const TEST_TOKEN_SOURCES = ['contracts/test/TestERC20.sol', 'contracts/test/TestERC721.sol', 'contracts/test/TestERC1155.sol'] as const
+/**
+ * The test token sources, compiled alone so a broken contract elsewhere does not stop them.
+ * TestERC777 needs an ERC1820 registry at the canonical address; TestERC1820Registry provides one
+ * on a dev chain (tests copy its code there with anvil_setCode).
+ */
+export const TEST_TOKEN_SOURCES = [
+  'contracts/test/TestERC20.sol',
+  'contracts/test/TestERC721.sol',
+  'contracts/test/TestERC1155.sol',
+  'contracts/test/TestERC777.sol',
+  'contracts/test/TestERC1820Registry.sol',
+] as const
 
 export const DEMO_TOKEN_DETAILS = {
   erc20: { name: 'Feedrunner Test Token', symbol: 'FRT', decimals: 18 },

@@ -10,8 +10,17 @@ import { readTokenTransfers } from './transfers.ts'
 // object of FEEDS.md, answered live from the JSON-RPC node configured for the blockchain id, or
 // from recorded mainnet data for `ethereum-mainnet` when no node is configured for it.
 
-export { deployDemoTokens, type DemoTokens } from './demo-tokens.ts'
+export type { DemoTokens } from './demo-tokens.ts'
 export { RECORDED_BLOCKCHAIN, recordedHashes } from './recorded.ts'
+
+/**
+ * deployDemoTokens of ./demo-tokens.ts, loaded on first use: it compiles Solidity, and loading
+ * solc costs seconds that `feeds serve` must not pay at start.
+ */
+export async function deployDemoTokens(...args: Parameters<typeof import('./demo-tokens.ts').deployDemoTokens>): Promise<import('./demo-tokens.ts').DemoTokens> {
+  const { deployDemoTokens: deploy } = await import('./demo-tokens.ts')
+  return deploy(...args)
+}
 
 export interface BlockchainSource {
   accountBalance(params: { blockchain: string; address: string }): Promise<Record<string, unknown>>
