@@ -67,4 +67,14 @@ export function register(program: Command): void {
     .option('--signers <addresses>', 'node addresses whose signed keys are accepted (default: FEEDS_SERVER_SIGNERS)', addressList)
     .option('--chain <id=url>', 'a blockchain id and its JSON-RPC URL; repeat for more chains', chainPair, {})
     .action(serve)
+  feeds
+    .command('docs')
+    .description("Print the README's Feeds section generated from the catalog (--write updates README.md)")
+    .option('--write [file]', 'rewrite the section between the feeds markers of this README', false)
+    .action(async (options: { write: string | boolean }) => {
+      const { feedsReadmeSection, writeFeedsSection } = await import('../feeds/docs.ts')
+      if (options.write === false) return console.log(feedsReadmeSection())
+      const file = typeof options.write === 'string' ? options.write : 'README.md'
+      console.log(writeFeedsSection(file) ? `updated the Feeds section of ${file}` : `${file} is up to date`)
+    })
 }

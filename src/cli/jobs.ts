@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, type TaskOutcome } from '../pipeline/index.ts'
+import { decodeFulfillment, describeValue, dryRunJob, formatProblem, jobTableMarkdown, loadJobSpecFile, summariseJob, type JobSummary, type TaskOutcome } from '../pipeline/index.ts'
 
 /** `feedrunner jobs validate [FILES]` and `feedrunner jobs run SPEC --param k=v ...`. */
 export function register(program: Command): void {
@@ -12,6 +12,13 @@ export function register(program: Command): void {
     .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
     .action(async (files: string[]) => {
       process.exitCode = await validate(files.length > 0 ? files : await defaultSpecFiles())
+    })
+  jobs
+    .command('list')
+    .description('the job specs as a Markdown table (the README\'s "Job specs" table)')
+    .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
+    .action(async (files: string[]) => {
+      process.exitCode = await list(files.length > 0 ? files : await defaultSpecFiles())
     })
   jobs
     .command('run')
@@ -53,6 +60,20 @@ async function validate(files: readonly string[]): Promise<number> {
   }
   console.log(`${files.length - failed} of ${files.length} specs valid`)
   return failed === 0 ? 0 : 1
+}
+
+async function list(files: readonly string[]): Promise<number> {
+  const summaries: JobSummary[] = []
+  for (const file of files) {
+    const { job, problems } = await loadJobSpecFile(file)
+    if (!job) {
+      for (const problem of problems) console.error(formatProblem(problem))
+      return 1
+    }
+    summaries.push(summariseJob(job))
+  }
+  console.log(jobTableMarkdown(summaries))
+  return 0
 }
 
 function parseParams(pairs: readonly string[]): [string, string][] {

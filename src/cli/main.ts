@@ -3,6 +3,7 @@ import { register as registerAdapter } from './adapter.ts'
 import { register as registerFeeds } from './feeds.ts'
 import { register as registerJobs } from './jobs.ts'
 import { register as registerRunner } from './runner.ts'
+import { register as registerDev } from './dev.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below.
@@ -16,5 +17,6 @@ registerAdapter(program)
 registerFeeds(program)
 registerJobs(program)
 registerRunner(program)
+registerDev(program)
 
 await program.parseAsync(process.argv)

@@ -1,11 +1,11 @@
 import type { Command } from 'commander'
 import { createLogger } from '../config/logger.ts'
-import { parseSettings, SettingsError } from '../config/settings.ts'
 import { createRedisConnection } from '../queue/connection.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
 import { addStartPart } from './adapter.ts'
+import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
 export function register(program: Command): void {
@@ -85,26 +85,4 @@ function runRow(run: RunRecord): string[] {
 
 function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@')
-}
-
-function settingsOrExit() {
-  try {
-    return parseSettings(process.env)
-  } catch (error) {
-    console.error(error instanceof SettingsError ? error.message : String(error))
-    process.exit(1)
-  }
-}
-
-function stopOnSignal(stop: () => Promise<void>): void {
-  let stopping = false
-  const handler = () => {
-    if (stopping) return
-    stopping = true
-    const force = setTimeout(() => process.exit(1), 10_000)
-    force.unref()
-    void stop().finally(() => process.exit(0))
-  }
-  process.once('SIGINT', handler)
-  process.once('SIGTERM', handler)
 }

@@ -11,3 +11,12 @@ export function freePort(): Promise<number> {
     })
   })
 }
+
+/** True when nothing listens on 127.0.0.1:`port`. */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const server = createServer()
+    server.once('error', () => resolveFree(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)))
+  })
+}

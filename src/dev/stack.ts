@@ -12,7 +12,7 @@ import { startRunnerFromSettings } from '../runner/start.ts'
 import type { Runner } from '../runner/runner.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
 import { deployDevContracts, type DevContracts } from './deploy.ts'
-import { freePort } from './ports.ts'
+import { freePort, isPortFree } from './ports.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from './redis.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -31,6 +31,8 @@ export interface DevStackOptions {
   feedKey?: string
   /** Fault hook of the local feed service (fault tests). */
   feedIntercept?: FeedServerIntercept
+  /** Ports to use when they are free (the dev command's well-known ones); otherwise any free port. */
+  preferredPorts?: { anvil?: number; adapter?: number; feeds?: number }
   /** Start the runner (default true). */
   runner?: boolean
   logger?: Logger
@@ -77,7 +79,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     let rpcUrl = bootSettings.RPC_URL
     if (!rpcUrl) {
-      const anvil: Anvil = await startAnvil()
+      const anvil: Anvil = await startAnvil({ port: await portIfFree(options.preferredPorts?.anvil) })
       stops.push(() => anvil.stop())
       rpcUrl = anvil.rpcUrl
     }
@@ -92,10 +94,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
     const feedServer = createFeedServer({ keys: [feedKey], chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl }, intercept: options.feedIntercept })
-    const feedUrl = await feedServer.listen(0)
+    const feedUrl = await feedServer.listen(await portIfFree(options.preferredPorts?.feeds))
     stops.push(() => feedServer.close())
 
-    const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : await freePort()
+    const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : await portIfFree(options.preferredPorts?.adapter)
     const stackEnv: Record<string, string> = {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
@@ -138,6 +140,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     await stop()
     throw error
   }
+}
+
+async function portIfFree(port: number | undefined): Promise<number> {
+  if (port !== undefined && (await isPortFree(port))) return port
+  return freePort()
 }
 
 /** Deletes every key under `prefix:` (only feedrunner's own dev namespace is ever cleared). */
