@@ -44,9 +44,34 @@ export function originOf(url: string): string {
 
 interface Connection {
   provider: AbstractProvider
-  /** Rejects when the connection is lost (a closed WebSocket); never resolves. */
-  lost: Promise<never>
+  /**
+   * Calls `listener` when the connection is lost (a closed WebSocket; at once if it already is);
+   * returns the unsubscribe function. A listener per call, removed after the call, rather than one
+   * shared never-settling promise that every call would hang a reaction on for ever.
+   */
+  onLost(listener: (error: Error) => void): () => void
 }
+
+/** Lost-connection listeners of a WebSocket connection. */
+class LossSignal {
+  private readonly listeners = new Set<(error: Error) => void>()
+  private lostWith: Error | undefined
+
+  subscribe = (listener: (error: Error) => void): (() => void) => {
+    if (this.lostWith !== undefined) listener(this.lostWith)
+    else this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  fire(error: Error): void {
+    this.lostWith ??= error
+    for (const listener of this.listeners) listener(error)
+    this.listeners.clear()
+  }
+}
+
+/** HTTP has no connection to lose: each request stands alone. */
+const neverLost = (): (() => void) => () => undefined
 
 const chainIdAnswer = z.object({ result: z.string().regex(/^0x[0-9a-fA-F]+$/) })
 
@@ -80,18 +105,21 @@ export class ChainRpc {
   async use<T>(what: string, work: (provider: AbstractProvider) => Promise<T>): Promise<T> {
     if (this.closed) throw new FeedServiceError(503, `${this.label} is closed: the service is shutting down`)
     let timer: NodeJS.Timeout | undefined
+    let unsubscribe = (): unknown => undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Unreachable(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs)
     })
     try {
       const connection = await Promise.race([this.connect(), deadline])
-      return await Promise.race([work(connection.provider), connection.lost, deadline])
+      const lost = new Promise<never>((_, reject) => (unsubscribe = connection.onLost(reject)))
+      return await Promise.race([work(connection.provider), lost, deadline])
     } catch (error) {
       const mapped = this.describe(what, error)
       if (mapped.status === 503) this.drop()
       throw mapped
     } finally {
       clearTimeout(timer)
+      unsubscribe()
     }
   }
 
@@ -136,15 +164,13 @@ export class ChainRpc {
     connection.timeout = this.timeoutMs
     const network = Network.from(BigInt(answer.data.result))
     const provider = new JsonRpcProvider(connection, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 20 })
-    return { provider, lost: new Promise<never>(() => undefined) }
+    return { provider, onLost: neverLost }
   }
 
   private async openWebSocket(): Promise<Connection> {
     const WebSocket = webSocketClass()
     const socket = new WebSocket(this.url)
-    let lostReject: (error: Error) => void = () => undefined
-    const lost = new Promise<never>((_, reject) => (lostReject = reject))
-    lost.catch(() => undefined) // observed by use(); never an unhandled rejection
+    const loss = new LossSignal()
     let opened = false
     const opening = new Promise<void>((resolve, reject) => {
       socket.on('open', () => {
@@ -154,26 +180,30 @@ export class ChainRpc {
       socket.on('error', (error) => {
         const failure = new Unreachable(error.message)
         if (!opened) reject(failure)
-        lostReject(failure)
+        loss.fire(failure)
       })
       socket.on('close', () => {
         const failure = new Unreachable('the WebSocket connection was closed')
         if (!opened) reject(failure)
-        lostReject(failure)
+        loss.fire(failure)
         // A closed socket cannot be reused: the next call opens a new one.
         if (this.connection !== undefined) this.drop()
       })
     })
     // Handed over before it opens: ethers starts the provider from the socket's `onopen`.
     const provider = new WebSocketProvider(socket, undefined, { staticNetwork: true, cacheTimeout: -1 })
+    let unsubscribe = (): unknown => undefined
     try {
       await opening
+      const lost = new Promise<never>((_, reject) => (unsubscribe = loss.subscribe(reject)))
       await Promise.race([provider.getNetwork(), lost])
     } catch (error) {
       void provider.destroy()
       throw error
+    } finally {
+      unsubscribe()
     }
-    return { provider, lost }
+    return { provider, onLost: loss.subscribe }
   }
 
   private describe(what: string, error: unknown): FeedServiceError {

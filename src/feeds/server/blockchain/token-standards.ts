@@ -52,10 +52,15 @@ async function tryCall(provider: AbstractProvider, to: string, data: string, gas
   }
 }
 
-/** A call that executed and failed (revert, invalid opcode, out of gas), as opposed to a transport error. */
+/**
+ * A call that executed and failed (revert, invalid opcode, out of gas), as opposed to a transport
+ * error, which must reach the caller as a 502/503. ethers reports most as CALL_EXCEPTION; some
+ * nodes' wording only shows in the message of an UNKNOWN_ERROR.
+ */
 function isRevert(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code
-  return code === 'CALL_EXCEPTION' || code === 'BAD_DATA' || (typeof code === 'string' && code === 'UNKNOWN_ERROR' && /revert|execution|invalid opcode|out of gas/i.test(String((error as { message?: unknown }).message)))
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  if (code === 'CALL_EXCEPTION' || code === 'BAD_DATA') return true
+  return code === 'UNKNOWN_ERROR' && /revert|execution|invalid opcode|out of gas/i.test(String(message))
 }
 
 async function supportsInterface(provider: AbstractProvider, token: string, interfaceId: string): Promise<boolean> {

@@ -9,6 +9,8 @@ import { decodeTransfers, type DecodedTransfer } from './transfer-logs.ts'
 // log order (the first entry of a TransferBatch for a batch), and the extra field `transfers` lists
 // every transfer of the transaction in the same shape, so a path such as `transfers.1.amount`
 // reaches the others. `tokenId` (extra) carries the id of an ERC721/ERC1155 transfer, null for ERC20.
+// `logIndex` is the log's index in its block, as JSON-RPC and Amberdata number logs (FEEDS.md says
+// "in the transaction", but the sample's 39 is a block position: one LINK transfer has no 40 logs).
 
 export interface TokenTransferRecord {
   amount: string
