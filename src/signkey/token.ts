@@ -1,13 +1,14 @@
 import { getAddress, verifyMessage, Wallet } from 'ethers'
 import { z } from 'zod'
 import { SignKeyError } from './errors.ts'
+import { SIGN_KEY_VERSION } from './format.ts'
 import { hashParams } from './params-hash.ts'
 
 // Token: `v1.<base64url(JSON claims)>.<base64url(65-byte signature)>`. The node signs the text
 // `feedrunner-signkey:v1.<claims>` with EIP-191 (personal_sign), so changing any byte of the
 // claims changes the recovered signer.
 
-const VERSION = 'v1'
+const VERSION = SIGN_KEY_VERSION
 const DOMAIN = 'feedrunner-signkey:'
 /** Tolerated clock difference between the node and the feed operator. */
 const CLOCK_SKEW_SECONDS = 30
@@ -117,9 +118,4 @@ export function verifySignKey(token: string, options: VerifySignKeyOptions): Sig
   if (claims.ep !== options.endpoint) throw new SignKeyError('WRONG_ENDPOINT', `signed key was issued for endpoint ${claims.ep}, not ${options.endpoint}`)
   if (claims.ph !== hashParams(options.params)) throw new SignKeyError('PARAMS_MISMATCH', 'signed key was issued for other parameters')
   return claims
-}
-
-/** True when a key value looks like a signed key (so a server can tell it from a static key). */
-export function isSignedKey(value: string): boolean {
-  return value.startsWith(`${VERSION}.`) && value.split('.').length === 3
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { isSignedKey, SignKeyError, verifySignKey } from '../../signkey/index.ts'
+import { SignKeyError } from '../../signkey/errors.ts'
+import { isSignedKey } from '../../signkey/format.ts'
 import { FeedServiceError } from './errors.ts'
 
 export interface KeyPolicy {
@@ -16,10 +17,12 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
  * Checks the request's `key`: a static key from the list, or a signed key of an accepted node
  * bound to this endpoint and these parameters. Throws 401; messages never contain the key.
  */
-export function checkKey(policy: KeyPolicy, key: string | undefined, endpoint: string, params: Record<string, string>, now: number): void {
+export async function checkKey(policy: KeyPolicy, key: string | undefined, endpoint: string, params: Record<string, string>, now: number): Promise<void> {
   if (key === undefined || key === '') throw new FeedServiceError(401, 'parameter key is required')
   if (isSignedKey(key)) {
     if (policy.signers.length === 0) throw new FeedServiceError(401, 'parameter key is not valid: signed keys are not accepted by this service')
+    // ethers is loaded with the first signed key: a service with static keys starts faster.
+    const { verifySignKey } = await import('../../signkey/token.ts')
     try {
       verifySignKey(key, { endpoint, params, allowedSigners: policy.signers, now, ...(policy.maxTtlSeconds ? { maxTtlSeconds: policy.maxTtlSeconds } : {}) })
       return

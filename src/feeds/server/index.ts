@@ -119,7 +119,7 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       if (request.method !== 'GET') throw new FeedServiceError(400, `method ${request.method} is not supported: use GET`)
       const parsed = parseQuery(requestUrl.searchParams)
       query = parsed.query
-      checkKey({ keys, signers }, parsed.key, entry.name, parsed.query, now())
+      await checkKey({ keys, signers }, parsed.key, entry.name, parsed.query, now())
       const validated = query
       const call: FeedCall = { endpoint: entry.name, path, query: validated, answer: () => answer(entry, validated) }
       if (options.intercept && (await options.intercept(call, response))) return
