@@ -62,11 +62,17 @@ export async function receiptOf(provider: JsonRpcApiProvider, hash: string, time
  * Makes `count` FeedConsumer requests fast: transactions signed locally with explicit nonces and sent
  * together, the way a load generator would. Returns the decoded OracleRequest of each, in order.
  */
-export async function makeRequests(
-  chain: TestChain,
-  count: number,
-  { specId = TEST_SPEC_ID, valueType = ValueType.Uint256, keys = ['endpoint'], values = ['game-odds'], consumer = chain.dev.addresses.consumer, signer = chain.dev.deployer } = {},
-): Promise<OracleRequestEvent[]> {
+export interface RequestOptions {
+  specId?: string
+  valueType?: number
+  keys?: string[]
+  values?: string[]
+  consumer?: string
+  signer?: Wallet
+}
+
+export async function makeRequests(chain: TestChain, count: number, options: RequestOptions = {}): Promise<OracleRequestEvent[]> {
+  const { specId = TEST_SPEC_ID, valueType = ValueType.Uint256, keys = ['endpoint'], values = ['game-odds'], consumer = chain.dev.addresses.consumer, signer = chain.dev.deployer } = options
   const provider = chain.dev.provider
   const wallet = new Wallet(signer.privateKey)
   const data = chain.consumerInterface.encodeFunctionData('requestData', [specId, PAYMENT, valueType, keys, values])
