@@ -3,6 +3,7 @@ export { RecordingChainAccess, type CallRequest, type ChainAccess, type Transact
 export { dryRunJob, FEED_CONSUMER_CALLBACKS, fulfilmentValueType, type DryRun, type DryRunOptions } from './dry-run.ts'
 export { runJob, type RunOptions, type RunResult, type TaskOutcome } from './executor.ts'
 export { loadJobSpec, loadJobSpecFile, parseJobSpecFile, type Job, type PipelineTask } from './spec/loader.ts'
+export { jobTableMarkdown, summariseJob, type JobSummary } from './spec/describe.ts'
 export { formatProblem, SpecError, type SpecProblem } from './spec/problems.ts'
 export type { JobSpecFields } from './spec/schema.ts'
 export { COMMON_ATTRIBUTES, createTaskRun, TaskError, type RunContext, type TaskDefinition, type TaskInput, type TaskRun } from './task.ts'
