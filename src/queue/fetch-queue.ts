@@ -123,7 +123,6 @@ export class FetchQueueClient {
 
   private enqueueOrJoin(family: FeedFamily, data: FetchJobData, jobId: string, timeoutMs: number): Promise<FetchOutcome> {
     if (!this.connected) return Promise.reject(new QueueUnavailableError(`connection ${this.connection.status}`))
-    const queue = this.queue(family)
     // Per-job events (`completed:<id>`) are not in BullMQ's typed event map.
     const events: NodeJS.EventEmitter = this.familyEvents(family)
     return new Promise<FetchOutcome>((resolve, reject) => {
@@ -146,47 +145,64 @@ export class FetchQueueClient {
       }
       const onCompleted = (args: { returnvalue?: unknown }) => settle(completedOutcome(jobId, args.returnvalue))
       const onFailed = (args: { failedReason?: string }) => settle({ ok: false, jobId, failure: decodeFetchFailure(args.failedReason ?? 'failed') })
-      // Our add met a job with this id (added by another request, maybe finished already).
+      // Our add met a job with this id (added by another request, maybe finished already): look at it.
+      let replaced = 0
       const onDuplicated = () => {
-        void Job.fromId(queue, jobId)
-          .then((job) => {
-            const outcome = job ? finishedOutcome(job) : undefined
-            if (outcome) settle(outcome)
+        void this.inspect(family, jobId)
+          .then(async (found) => {
+            if (found === 'stale' && replaced++ < 3) await this.replace(family, data, jobId)
+            else if (found !== undefined && found !== 'stale') settle(found)
           })
           .catch(() => undefined)
       }
       const timer = setTimeout(() => {
-        void this.jobState(family, jobId).then((state) => settle(new FetchWaitTimeoutError(family, jobId, timeoutMs, state)))
+        // A finish we did not hear about (events missed during a reconnection) still counts.
+        void this.inspect(family, jobId)
+          .catch(() => undefined)
+          .then(async (found) => {
+            if (found !== undefined && found !== 'stale') return settle(found)
+            settle(new FetchWaitTimeoutError(family, jobId, timeoutMs, await this.jobState(family, jobId)))
+          })
       }, timeoutMs)
-      // Listen first, then look: a job that finishes in between is seen either way.
+      // Listen first, then add: a job that finishes in between is heard either way.
       events.on(completedEvent, onCompleted)
       events.on(failedEvent, onFailed)
       events.on(duplicatedEvent, onDuplicated)
-      this.joinOrAdd(family, data, jobId)
-        .then((outcome) => {
-          if (outcome) settle(outcome)
-        })
-        .catch((error: unknown) => settle(toQueueError(error)))
+      this.add(family, data, jobId).catch((error: unknown) => settle(toQueueError(error)))
     })
   }
 
-  /** Joins a recent finished job (returns its outcome) or a job in flight (returns nothing), else adds one. */
-  private async joinOrAdd(family: FeedFamily, data: FetchJobData, jobId: string): Promise<FetchOutcome | undefined> {
-    const queue = this.queue(family)
+  /**
+   * Adds the job. When a job with this id exists, BullMQ keeps it and emits `duplicated`: the
+   * caller then inspects it (one round trip on the common path, a new fetch).
+   */
+  private async add(family: FeedFamily, data: FetchJobData, jobId: string): Promise<void> {
     await this.familyEvents(family).waitUntilReady()
-    const existing = await Job.fromId(queue, jobId)
-    if (existing) {
-      const outcome = finishedOutcome(existing)
-      if (!outcome) return undefined
-      const age = Date.now() - (existing.finishedOn ?? 0)
-      const window = outcome.ok ? familyCacheTtlMs(this.settings, family) : FAILED_JOIN_WINDOW_MS
-      if (age <= window) return outcome
-      // Stale: BullMQ removes old jobs only when another finishes. Another request may be replacing
-      // it at the same moment; whichever job ends up with this id, we wait for it.
-      await existing.remove().catch(() => undefined)
-    }
-    await queue.add(data.endpoint, data, { jobId })
-    return undefined
+    await this.queue(family).add(data.endpoint, data, { jobId })
+  }
+
+  /**
+   * The outcome of an existing job when it finished recently enough to share (a completed one within
+   * the family's cache TTL, a failed one within a second), 'stale' when it finished before that,
+   * undefined while it is still waiting or running (its completion event will come).
+   */
+  private async inspect(family: FeedFamily, jobId: string): Promise<FetchOutcome | 'stale' | undefined> {
+    const job = await Job.fromId(this.queue(family), jobId)
+    const outcome = job ? finishedOutcome(job) : undefined
+    if (!job || !outcome) return undefined
+    const age = Date.now() - (job.finishedOn ?? 0)
+    const window = outcome.ok ? familyCacheTtlMs(this.settings, family) : FAILED_JOIN_WINDOW_MS
+    return age <= window ? outcome : 'stale'
+  }
+
+  /**
+   * Replaces a stale finished job (BullMQ removes old jobs only when another one finishes). Another
+   * request may replace it at the same moment; whichever job ends up with this id, we wait for it.
+   */
+  private async replace(family: FeedFamily, data: FetchJobData, jobId: string): Promise<void> {
+    const job = await Job.fromId(this.queue(family), jobId)
+    await job?.remove().catch(() => undefined)
+    await this.add(family, data, jobId)
   }
 
   private async jobState(family: FeedFamily, jobId: string): Promise<string> {
