@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { catalogEntries, errorEnvelopeSchema, feedCatalog, getEndpoint, successEnvelopeSchema, type CatalogEntry } from '../../src/feeds/catalog/index.ts'
 import { loadDataSet } from '../../src/feeds/server/data/index.ts'
+import { createFeedServer } from '../../src/feeds/server/index.ts'
 import { createSignKey } from '../../src/signkey/index.ts'
 import { get, startFeedService, TEST_KEY } from './support.ts'
 
@@ -250,5 +251,24 @@ describe('local Data Feed Query Service: signed keys and counters', () => {
     expect(service.server.requestCount(path)).toBe(before + 2)
     const stats = (await (await fetch(`${base}/_stats`)).json()) as { requests: Record<string, number> }
     expect(stats.requests[path]).toBe(before + 2)
+  })
+})
+
+describe('local Data Feed Query Service: current weather', () => {
+  it('gives every node the same current weather within an hour, and new weather the next hour', async () => {
+    const hour = Date.UTC(2025, 6, 1, 10)
+    const answers: unknown[] = []
+    for (const now of [hour + 60_000, hour + 3_500_000, hour + 3_700_000]) {
+      const server = createFeedServer({ keys: [TEST_KEY], now: () => now })
+      const url = await server.listen(0)
+      answers.push((await get(url, feedCatalog.weather.path, { ...feedCatalog.weather.example, key: TEST_KEY })).body.data)
+      await server.close()
+    }
+    expect(answers[1]).toEqual(answers[0])
+    expect(answers[2]).not.toEqual(answers[0])
+  })
+
+  it('refuses to start without any key or signer', () => {
+    expect(() => createFeedServer({})).toThrow(/at least one key/)
   })
 })

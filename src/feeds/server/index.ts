@@ -120,8 +120,8 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       const parsed = parseQuery(requestUrl.searchParams)
       query = parsed.query
       await checkKey({ keys, signers }, parsed.key, entry.name, parsed.query, now())
-      const validated = query
-      const call: FeedCall = { endpoint: entry.name, path, query: validated, answer: () => answer(entry, validated) }
+      const given = parsed.query
+      const call: FeedCall = { endpoint: entry.name, path, query: given, answer: () => answer(entry, given) }
       if (options.intercept && (await options.intercept(call, response))) return
       const { httpStatus, body } = await call.answer()
       send(response, httpStatus, body)

@@ -17,7 +17,8 @@ function floorPrice(collection: Collection): number {
 export function assetFloorPriceAnswer(collections: readonly Collection[], params: ValidatedParams): Answer {
   const collection = findCollection(collections, params.asset_contract_address!, 'asset_contract_address')
   const tokenId = params.token_id!
-  if (collection.totalSupply !== null && BigInt(tokenId) >= BigInt(collection.totalSupply) + 1n) {
+  // Collections number their items from 0 or from 1: accept 0..totalSupply.
+  if (collection.totalSupply !== null && BigInt(tokenId) > BigInt(collection.totalSupply)) {
     throw new FeedServiceError(404, `no token_id ${tokenId} in ${collection.name} (${collection.totalSupply} items)`)
   }
   const asset = collection.assets[tokenId]
