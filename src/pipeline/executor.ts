@@ -76,7 +76,8 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
       await Promise.all(task.dependsOn.map((id) => running.get(id)))
       const outcome = stop.signal.aborted ? skipped(task) : await runTask(task, vars, context, outcomes, defaultTimeout, stop.signal)
       outcomes.set(task.id, outcome)
-      vars[task.id] = outcome.ok ? outcome.value : new Error(outcome.error)
+      // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
+      Object.defineProperty(vars, task.id, { value: outcome.ok ? outcome.value : new Error(outcome.error), enumerable: true, writable: true, configurable: true })
       options.onTask?.(outcome)
       if (!outcome.ok && !outcome.skipped && task.attributes.failEarly === 'true') stop.abort(new Error(`task ${task.id} failed early`))
     })()

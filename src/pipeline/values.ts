@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { hexlify } from 'ethers'
 import { Decimal } from '../reduce/index.ts'
 
@@ -25,20 +26,22 @@ export function toPlain(value: unknown): unknown {
   return value
 }
 
-const BIG_NUMBER_MARK = '\u0000bignum:'
+// A per-process random marker, so no string value can pass itself off as a number.
+const BIG_NUMBER_MARK = `\u0000bignum-${randomBytes(8).toString('hex')}:`
+const BIG_NUMBER_PATTERN = new RegExp(`"\\\\u0000${BIG_NUMBER_MARK.slice(1).replace(/[-:]/g, '\\$&')}(-?[0-9.]+)"`, 'g')
 
 /**
- * JSON text of a value in which bigints and Decimals are written as JSON numbers, digit for digit
- * (JSON.stringify refuses bigint, and a number would lose precision). Bytes become 0x-hex strings.
+ * JSON text of a value in which bigints are written as JSON numbers, digit for digit (JSON.stringify
+ * refuses bigint, and a JS number would lose precision). Decimals are written as strings ("1.5"), as
+ * Chainlink's shopspring decimals marshal; bytes as 0x-hex strings.
  */
 export function toJsonText(value: unknown): string {
   const text = JSON.stringify(value, (_key, item: unknown) => {
     if (typeof item === 'bigint') return BIG_NUMBER_MARK + item.toString()
-    if (isDecimal(item)) return BIG_NUMBER_MARK + item.toFixed()
     if (item instanceof Uint8Array) return hexlify(item)
     return item
   })
-  return text.replace(/"\\u0000bignum:(-?[0-9.]+)"/g, '$1')
+  return text.replace(BIG_NUMBER_PATTERN, '$1')
 }
 
 /** Short human text of a value, for task output lines. */

@@ -164,3 +164,24 @@ describe('executor: timeouts, retries, failEarly', () => {
     expect(chain.transactions).toEqual([expect.objectContaining({ idempotencyKey: 'r1:tx', gasLimit: 450000n, data: '0x01' })])
   })
 })
+
+describe('executor: hostile specs', () => {
+  it('refuses task ids that would shadow run variables', () => {
+    const { problems } = loadJobSpec(
+      `type = "directrequest"
+schemaVersion = 1
+name = "x"
+externalJobID = "0eec7e1d-d0d2-476c-a1a8-72dfb6633f46"
+contractAddress = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
+evmChainID = "1"
+observationSource = """
+    jobRun [type="uppercase" input="a"]
+    __proto__ [type="uppercase" input="b"]
+"""
+`,
+      'reserved.toml',
+    )
+    expect(problems.map((problem) => problem.task)).toEqual(['jobRun', '__proto__'])
+    expect(problems[0]!.message).toContain('reserved')
+  })
+})

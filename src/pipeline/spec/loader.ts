@@ -32,6 +32,11 @@ export interface Job {
 }
 
 const VARIABLE_ROOTS = new Set(['jobSpec', 'jobRun'])
+/** Task ids become variable names: they may not shadow the run's own variables or object internals. */
+const RESERVED_TASK_IDS = new Set([...VARIABLE_ROOTS, '__proto__', 'constructor', 'prototype'])
+/** Limits against hostile or accidental giant specs. */
+const MAX_SPEC_CHARS = 1_000_000
+const MAX_TASKS = 500
 
 /** Reads and validates a spec file; all problems, never only the first. */
 export async function loadJobSpecFile(file: string): Promise<{ job?: Job; problems: SpecProblem[] }> {
@@ -53,6 +58,7 @@ export async function parseJobSpecFile(file: string): Promise<Job> {
 
 export function loadJobSpec(text: string, file: string): { job?: Job; problems: SpecProblem[] } {
   const problems: SpecProblem[] = []
+  if (text.length > MAX_SPEC_CHARS) return { problems: [{ file, message: `the spec is ${text.length} characters, more than ${MAX_SPEC_CHARS}` }] }
   let document: Record<string, unknown>
   try {
     document = parseToml(text) as Record<string, unknown>
@@ -84,6 +90,10 @@ function buildTasks(source: string, lineOffset: number, file: string, problems: 
   }
   for (const item of parsed.unsupported) problems.push({ file, line: item.line, message: item.message })
   if (parsed.tasks.length === 0) problems.push({ file, line: lineOffset, message: 'observationSource has no tasks' })
+  if (parsed.tasks.length > MAX_TASKS) {
+    problems.push({ file, line: lineOffset, message: `observationSource has ${parsed.tasks.length} tasks, more than ${MAX_TASKS}` })
+    return undefined
+  }
   const ids = new Set(parsed.tasks.map((task) => task.id))
   const tasks = new Map<string, PipelineTask>()
   for (const dotTask of parsed.tasks) {
@@ -110,6 +120,7 @@ function checkTask(dotTask: DotTask, ids: ReadonlySet<string>, file: string, pro
   }
   const type = dotTask.attributes.type
   const definition = type === undefined ? undefined : TASK_TYPES.get(type)
+  if (RESERVED_TASK_IDS.has(dotTask.id)) report(`the task id ${dotTask.id} is reserved (${[...RESERVED_TASK_IDS].join(', ')})`)
   if (!dotTask.declared) report('is named in an edge but never declared with a type')
   else if (type === undefined) report('has no type attribute')
   else if (!definition) report(`unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`)
