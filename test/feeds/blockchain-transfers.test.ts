@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { artifact, type ArtifactSet } from '../../src/chain/artifacts.ts'
 import { DEMO_TOKEN_DETAILS, deployDemoTokens, testTokenArtifacts, type DemoTokens } from '../../src/feeds/server/blockchain/demo-tokens.ts'
 import { createBlockchainSource, type BlockchainSource } from '../../src/feeds/server/blockchain/index.ts'
+import { detectInterfaces } from '../../src/feeds/server/blockchain/token-standards.ts'
 import { expectCatalogShape } from './blockchain/catalog.ts'
 import { feedError, installErc1820Registry, startTestChain, type TestChain } from './blockchain/chain.ts'
 
@@ -139,6 +140,15 @@ describe('token transfers from a live node', () => {
     })
     // A token that never registered stays non-ERC777 with the registry present.
     expect((await transfers(demo.erc20.transferTx)).isERC777).toBe(false)
+  })
+
+  it('follows the EIP-165 procedure: a contract that claims every interface is not taken at its word', async () => {
+    const { abi, bytecode } = artifact(artifacts, 'TestClaimsEverything')
+    const liar = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy()) as BaseContract
+    await liar.waitForDeployment()
+    expect(await detectInterfaces(chain.provider, await liar.getAddress())).toEqual({ erc721: false, erc1155: false, erc777: false })
+    expect(await detectInterfaces(chain.provider, demo.erc721.address)).toEqual({ erc721: true, erc1155: false, erc777: false })
+    expect(await detectInterfaces(chain.provider, demo.erc1155.address)).toEqual({ erc721: false, erc1155: true, erc777: false })
   })
 
   it('answers 404 for a transaction without a token transfer, for a failed one, and for an unknown hash', async () => {

@@ -7,7 +7,8 @@ import { artifact, compileContracts, type ArtifactSet } from '../../../chain/art
 /**
  * The test token sources, compiled alone so a broken contract elsewhere does not stop them.
  * TestERC777 needs an ERC1820 registry at the canonical address; TestERC1820Registry provides one
- * on a dev chain (tests copy its code there with anvil_setCode).
+ * on a dev chain (tests copy its code there with anvil_setCode). TestClaimsEverything answers true
+ * to every supportsInterface, for the EIP-165 detection tests.
  */
 export const TEST_TOKEN_SOURCES = [
   'contracts/test/TestERC20.sol',
@@ -15,6 +16,7 @@ export const TEST_TOKEN_SOURCES = [
   'contracts/test/TestERC1155.sol',
   'contracts/test/TestERC777.sol',
   'contracts/test/TestERC1820Registry.sol',
+  'contracts/test/TestClaimsEverything.sol',
 ] as const
 
 export const DEMO_TOKEN_DETAILS = {
