@@ -41,6 +41,8 @@ export interface FeedResult {
 }
 
 const REDACTED = 'REDACTED'
+/** Largest body accepted from the service; the biggest real answer (an asset contract) is a few kB. */
+export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 
 /** Every form in which a key could show up in a message: raw, percent- and form-encoded. */
 function secretForms(key: string): string[] {
@@ -66,14 +68,33 @@ function errorMessage(error: unknown): string {
   return causeText ? `${error.message}: ${causeText}` : error.message
 }
 
+/** The body as text, refusing one larger than MAX_RESPONSE_BYTES before it fills memory. */
+async function readBody(entry: CatalogEntry, response: Response): Promise<string> {
+  if (!response.body) return ''
+  const chunks: Uint8Array[] = []
+  let size = 0
+  // Leaving the loop early cancels the stream.
+  for await (const chunk of response.body) {
+    size += chunk.byteLength
+    if (size > MAX_RESPONSE_BYTES) break
+    chunks.push(chunk)
+  }
+  if (size > MAX_RESPONSE_BYTES) {
+    throw new UpstreamError(entry.name, 'bad-envelope', `the feed service sent more than ${MAX_RESPONSE_BYTES} bytes`, { httpStatus: response.status, retryable: false })
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 async function get(entry: CatalogEntry, url: URL, options: FetchFeedOptions, forms: readonly string[]): Promise<{ status: number; body: string }> {
   const timeoutMs = options.timeoutMs ?? options.settings.FETCH_TIMEOUT_MS
   const timeout = AbortSignal.timeout(timeoutMs)
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
   try {
+    // No redirects: the key is in the URL and must not follow one to another host.
     const response = await fetch(url, { signal, headers: { accept: 'application/json' }, redirect: 'error' })
-    return { status: response.status, body: await response.text() }
+    return { status: response.status, body: await readBody(entry, response) }
   } catch (error) {
+    if (error instanceof UpstreamError) throw error
     if (timeout.aborted) throw new UpstreamError(entry.name, 'timeout', `no answer from the feed service within ${timeoutMs} ms`, { retryable: true })
     if (options.signal?.aborted) throw new UpstreamError(entry.name, 'network', 'the call was cancelled', { retryable: false })
     throw new UpstreamError(entry.name, 'network', scrub(`cannot reach the feed service: ${errorMessage(error)}`, forms), { retryable: true })

@@ -5,7 +5,7 @@ import { parseSettings, type Settings } from '../../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { freePort } from '../../src/dev/ports.ts'
 import { feedCatalog, FeedParamsError } from '../../src/feeds/catalog/index.ts'
-import { fetchFeed } from '../../src/feeds/client.ts'
+import { fetchFeed, MAX_RESPONSE_BYTES } from '../../src/feeds/client.ts'
 import type { FeedCall } from '../../src/feeds/server/index.ts'
 import { UpstreamError } from '../../src/feeds/upstream-error.ts'
 import { SignKeyError } from '../../src/signkey/index.ts'
@@ -128,6 +128,26 @@ describe('upstream client', () => {
     intercept = undefined
     expect(error.description).toContain('key=REDACTED')
     expect(error.description).not.toContain(TEST_KEY)
+  })
+
+  it('refuses an oversized answer without reading it all', async () => {
+    intercept = (_call, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      const chunk = 'x'.repeat(64 * 1024)
+      let sent = 0
+      const pump = () => {
+        while (sent < 64 && response.write(chunk)) sent++
+        if (sent < 64) response.once('drain', pump)
+        else response.end()
+      }
+      response.on('error', () => undefined)
+      pump()
+      return true
+    }
+    const error = await failure(fetchFeed('game-odds', mufc, { settings }))
+    intercept = undefined
+    expect(error).toMatchObject({ kind: 'bad-envelope', retryable: false })
+    expect(error.description).toContain(`more than ${MAX_RESPONSE_BYTES} bytes`)
   })
 
   it('reports an unreachable service as a retryable network error', async () => {
