@@ -45,6 +45,15 @@ function dayOfYear(date: string): number {
   return (Date.parse(`${date}T00:00:00Z`) - Date.parse(`${date.slice(0, 4)}-01-01T00:00:00Z`)) / 86_400_000 + 1
 }
 
+/** Sine of the sun's elevation (0 when below the horizon) at a local hour: drives radiation and UV. */
+function sunElevationSine(place: Place, localDate: string, localHour: number): number {
+  const declination = -23.44 * Math.cos((2 * Math.PI * (dayOfYear(localDate) + 10)) / 365) * (Math.PI / 180)
+  const solarHour = localHour - place.tzoffset + place.longitude / 15
+  const hourAngle = ((solarHour - 12) * 15 * Math.PI) / 180
+  const latitude = (place.latitude * Math.PI) / 180
+  return Math.max(0, Math.sin(latitude) * Math.sin(declination) + Math.cos(latitude) * Math.cos(declination) * Math.cos(hourAngle))
+}
+
 /** Metric readings for a place at a local date and hour. */
 function metricReadings(place: Place, localDate: string, localHour: number, seed: string, ranges: WeatherRanges['metric']) {
   const u = (field: string) => unit(seed, field)
@@ -57,9 +66,7 @@ function metricReadings(place: Place, localDate: string, localHour: number, seed
   const precipitation = precProbability < 40 ? 0 : clamp(u('precip') ** 2 * (precProbability / 100) * 30, ranges.precip_mm)
   const windSpeed = clamp(u('wind') ** 2 * 45, ranges.windspeed_kmh)
   const sun = sunTimes(localDate, place.latitude, place.longitude)
-  const localSolarHour = localHour - place.tzoffset + place.longitude / 15
-  const daylight = Math.max(0, Math.cos((2 * Math.PI * (localSolarHour - 12)) / 24) * 2 - 0.6) / 1.4
-  const solarRadiation = clamp(daylight * 1000 * (1 - cloudCover / 150) * (1 - absLatitude / 150), [0, 1000])
+  const solarRadiation = clamp(sunElevationSine(place, localDate, localHour) * 1000 * (1 - cloudCover / 150), [0, 1000])
   return {
     temperature: round(temperature),
     feelsLike: round(clamp(temperature + (u('feels') - 0.5) * 10, [temperature - 5, temperature + 5])),
