@@ -4,7 +4,8 @@
  */
 export type ReduceErrorCode =
   | 'BAD_PATH' // the path itself cannot be parsed
-  | 'NO_VALUE' // the path does not lead to a value
+  | 'NO_VALUE' // the path does not lead to a value (a missing key, an index out of range)
+  | 'WRONG_SHAPE' // the path does not fit the document (a field of a number, a name as an array index)
   | 'BAD_TYPE' // an unknown target type was asked for
   | 'BAD_TIMES' // `times` is not a finite decimal
   | 'CAST' // the value cannot be cast to the target type

@@ -106,7 +106,7 @@ function walk(json: unknown, segments: readonly Segment[], path: string, resolve
       if (!found.found) throw new ReduceError('NO_VALUE', `no value at ${where}`, path)
       current = found.value
     } else {
-      throw new ReduceError('NO_VALUE', `no value at ${where} (${describeValue(current)} has no fields)`, path)
+      throw new ReduceError('WRONG_SHAPE', `no value at ${where} (${describeValue(current)} has no fields)`, path)
     }
   }
   if (current === undefined) throw new ReduceError('NO_VALUE', 'no value', path)
@@ -115,7 +115,7 @@ function walk(json: unknown, segments: readonly Segment[], path: string, resolve
 
 function elementAt(array: readonly unknown[], segment: Segment, path: string, where: string): unknown {
   const text = String(segment)
-  if (!/^-?\d+$/.test(text)) throw new ReduceError('NO_VALUE', `no value at ${where} (an array needs an integer index)`, path)
+  if (!/^-?\d+$/.test(text)) throw new ReduceError('WRONG_SHAPE', `no value at ${where} (an array needs an integer index)`, path)
   const raw = Number(text)
   const index = raw < 0 ? array.length + raw : raw
   if (!Number.isSafeInteger(index) || index < 0 || index >= array.length) {

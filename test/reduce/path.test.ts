@@ -55,6 +55,8 @@ describe('evaluatePath', () => {
     expect(failure(() => evaluatePath(doc, 'data.items.3')).message).toBe('path data.items.3: no value at "data.items.3" (index 3 out of range, length 3)')
     expect(failure(() => evaluatePath(doc, 'data.items.-4')).code).toBe('NO_VALUE')
     expect(failure(() => evaluatePath(doc, 'data.items.first')).message).toContain('integer index')
+    expect(failure(() => evaluatePath(doc, 'data.items.first')).code).toBe('WRONG_SHAPE')
+    expect(failure(() => evaluatePath(doc, 'data.x.y')).code).toBe('WRONG_SHAPE')
   })
 
   it('escapes the separator with a backslash', () => {

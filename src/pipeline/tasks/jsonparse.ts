@@ -6,7 +6,8 @@ import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
  * never guessed from dots, so `data,result` and `a.b` (one key "a.b") mean what they mean on a node.
  * A path starting with `$` is JSONPath (src/reduce). Negative array indices count from the end.
  * Field aliases of the run context (the catalog's) resolve in both directions.
- * `lax="true"`: a path that leads nowhere gives null instead of an error.
+ * `lax="true"`: a missing key or an index out of range gives null instead of an error; as on a node,
+ * a path that does not fit the document (a field of a number, a name used on an array) still fails.
  */
 const MAX_JSON_TEXT = 10 * 1024 * 1024
 

@@ -23,6 +23,9 @@ describe('jsonparse', () => {
     expect(await runTask('jsonparse', { path: 'data,items,9', lax: 'true' }, { inputs: [body] })).toBeNull()
     await expect(runTask('jsonparse', { path: 'data,missing' }, { inputs: [body] })).rejects.toThrow('path data,missing: no value at "data.missing"')
     expect(await runTask('jsonparse', { path: 'data,nothing' }, { inputs: [body] })).toBeNull()
+    // As on a node, lax does not hide a path that does not fit the document.
+    await expect(runTask('jsonparse', { path: 'data,items,first', lax: 'true' }, { inputs: [body] })).rejects.toThrow('an array needs an integer index')
+    await expect(runTask('jsonparse', { path: 'data,result,deeper', lax: 'true' }, { inputs: [body] })).rejects.toThrow('a number has no fields')
   })
   it('accepts JSONPath and resolves aliases of the run context', async () => {
     expect(await runTask('jsonparse', { path: '$.data.items[-1:].v' }, { inputs: [body] })).toBe(3)
