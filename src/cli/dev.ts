@@ -24,7 +24,8 @@ export function register(program: Command): void {
       const started = Date.now()
       const stack = await startStack({ LOG_FORMAT: 'pretty' })
       printStack(stack)
-      console.log(`\nfeedrunner dev ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: npx feedrunner request game-odds. Ctrl-C stops everything.`)
+      console.log(`\nfeedrunner dev ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Ctrl-C stops everything.`)
+      console.log(`Another terminal: npx feedrunner request game-odds --param ... ; QUEUE_PREFIX=${stack.settings.QUEUE_PREFIX} npx feedrunner status`)
       stopOnSignal(() => stack.stop(), '\nstopping...')
     })
 

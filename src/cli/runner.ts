@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { createLogger } from '../config/logger.ts'
-import { createRedisConnection } from '../queue/connection.ts'
+import { connectClient } from '../queue/connection.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
@@ -42,7 +42,7 @@ export function register(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (options: { runs: string; json?: boolean }) => {
       const settings = settingsOrExit()
-      const redis = createRedisConnection(settings.REDIS_URL, 'client')
+      const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
       try {
         const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
         if (options.json) console.log(JSON.stringify(report, null, 2))
@@ -52,7 +52,7 @@ export function register(program: Command): void {
           console.log(report.runs.length === 0 ? 'no runs yet' : renderTable(['request', 'job', 'state', 'tx', 'reason'], report.runs.map(runRow)))
         }
       } catch (error) {
-        console.error(`cannot read status from ${redactUrl(settings.REDIS_URL)}: ${error instanceof Error ? error.message : String(error)}`)
+        console.error(`cannot read status: ${error instanceof Error ? error.message : String(error)}`)
         process.exitCode = 1
       } finally {
         redis.disconnect()
@@ -66,7 +66,7 @@ export function register(program: Command): void {
     .description('One run: its state, each task output, the fulfilment transaction')
     .action(async (requestId: string) => {
       const settings = settingsOrExit()
-      const redis = createRedisConnection(settings.REDIS_URL, 'client')
+      const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
       try {
         const run = await new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`).get(requestId)
         if (!run) {
@@ -83,6 +83,7 @@ function runRow(run: RunRecord): string[] {
   return [run.requestId.slice(0, 18) + '…', run.job, run.state, run.txHash ? run.txHash.slice(0, 14) + '…' : '', run.reason ?? '']
 }
 
-function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@')
+function exitWith(error: unknown): never {
+  console.error(error instanceof Error ? error.message : String(error))
+  process.exit(1)
 }

@@ -24,3 +24,22 @@ export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false
   return /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i.test(error.message)
 }
+
+/**
+ * A `client` connection that is ready to take commands, for one-shot callers (CLI commands): a
+ * fail-fast connection refuses commands sent before it has connected.
+ */
+export async function connectClient(redisUrl: string, timeoutMs = 3_000): Promise<Redis> {
+  const redis = createRedisConnection(redisUrl, 'client', { lazyConnect: true, retryStrategy: () => null })
+  redis.on('error', () => undefined)
+  const timer = setTimeout(() => redis.disconnect(), timeoutMs)
+  try {
+    await redis.connect()
+    return redis
+  } catch (error) {
+    redis.disconnect()
+    throw new Error(`Redis at ${redisUrl.replace(/\/\/[^@/]*@/, '//***@')} does not answer: ${error instanceof Error ? error.message : String(error)}`)
+  } finally {
+    clearTimeout(timer)
+  }
+}
