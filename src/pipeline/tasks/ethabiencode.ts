@@ -1,4 +1,4 @@
-import { AbiCoder, FunctionFragment, getAddress, Interface, isHexString, type ParamType } from 'ethers'
+import { AbiCoder, FunctionFragment, getAddress, Interface, toUtf8Bytes, type ParamType } from 'ethers'
 import { toBigInt } from '../../reduce/index.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isDecimal, isPlainObject } from '../values.ts'
@@ -110,7 +110,10 @@ function text(value: unknown, where: string): string {
 }
 
 function fixedBytes(value: unknown, size: number, where: string): string {
-  if (typeof value === 'string' && !isHexString(value)) throw new TaskError(`${where}: expected ${size} bytes as 0x-hex, got ${describe(value)}`)
+  // As Chainlink: a 0x string is hex; any other string must be exactly `size` bytes long and is taken as they are.
+  if (typeof value === 'string' && !value.startsWith('0x') && toUtf8Bytes(value).length !== size) {
+    throw new TaskError(`${where}: expected ${size} bytes (0x-hex, or text of exactly ${size} bytes), got ${describe(value)}`)
+  }
   const bytes = bytesOf(value, where)
   if (bytes.length !== size) throw new TaskError(`${where}: expected ${size} bytes, got ${bytes.length}`)
   return hexOf(bytes, where)

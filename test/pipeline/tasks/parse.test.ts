@@ -99,6 +99,8 @@ describe('ethabiencode', () => {
     await expect(runTask('ethabiencode', { abi: '(uint8 value)', data: '{"value": 256}' })).rejects.toThrow('out of range for uint8')
     await expect(runTask('ethabiencode', { abi: '(uint256 value)', data: '{}' })).rejects.toThrow('no value for argument value')
     await expect(runTask('ethabiencode', { abi: '(bytes32 id)', data: '{"id": "0x1234"}' })).rejects.toThrow('expected 32 bytes, got 2')
+    await expect(runTask('ethabiencode', { abi: '(bytes4 id)', data: '{"id": "abc"}' })).rejects.toThrow('text of exactly 4 bytes')
+    expect(await runTask('ethabiencode', { abi: '(bytes4 id)', data: '{"id": "abcd"}' })).toBe(coder.encode(['bytes4'], ['0x61626364']))
     await expect(runTask('ethabiencode', { abi: '(uint256 value)', data: '{"value": $(missing)}' })).rejects.toThrow('data: $(missing)')
   })
 })
