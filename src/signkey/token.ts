@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { getAddress, verifyMessage, Wallet } from 'ethers'
 import { z } from 'zod'
 import { SignKeyError } from './errors.ts'
@@ -24,6 +25,8 @@ const claimsSchema = z.object({
   node: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
   iat: z.number().int().nonnegative(),
   exp: z.number().int().positive(),
+  /** Random: every key is unique, so a service can accept each one once (retries get a new key). */
+  jti: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
 })
 export type SignKeyClaims = z.infer<typeof claimsSchema>
 
@@ -59,6 +62,7 @@ export async function createSignKey(options: CreateSignKeyOptions): Promise<stri
     node: wallet.address,
     iat,
     exp: iat + options.ttlSeconds,
+    jti: randomBytes(12).toString('base64url'),
   }
   const body = `${VERSION}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
   const signature = await wallet.signMessage(DOMAIN + body)

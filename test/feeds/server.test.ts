@@ -232,6 +232,13 @@ describe('local Data Feed Query Service: signed keys and counters', () => {
     expect(body.data).toMatchObject({ floor_price: 48 })
   })
 
+  it('accepts a signed key once: a captured key cannot be replayed', async () => {
+    const signed = await sign({ requestId: 'r-once' })
+    expect((await call('collection-floor-price', params, signed)).status).toBe(200)
+    const replay = await call('collection-floor-price', params, signed)
+    expect(replay.body).toMatchObject({ status: 401, description: 'parameter key is not valid: signed key was already used' })
+  })
+
   it('refuses signed keys for other parameters, expired, or from another node', async () => {
     const replayed = await call('collection-floor-price', { collection_contract_address: '0x60e4d786628fea6478f785a6d7e704777c86a7c6' }, await sign())
     expect(replayed.status).toBe(401)

@@ -33,6 +33,10 @@ describe('signed keys', () => {
     expect(claims).toMatchObject({ rid: 'req-1', ep: 'game-odds', node, exp: now / 1000 + 300 })
   })
 
+  it('makes every key unique, even for the same request in the same second', async () => {
+    expect(await token()).not.toBe(await token())
+  })
+
   it('binds the parameters regardless of their order', () => {
     expect(hashParams({ a: '1', b: '2' })).toBe(hashParams({ b: '2', a: '1', key: 'ignored' }))
     expect(hashParams({ a: '1', b: '2' })).not.toBe(hashParams({ a: '1', b: '3' }))

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { entryByPath, validateParams, type CatalogEntry, type EndpointName } from '../catalog/index.ts'
-import { checkKey } from './auth.ts'
+import { checkKey, UsedSignedKeys } from './auth.ts'
 import type { BlockchainSource } from './blockchain/index.ts'
 import { loadDataSet, type FeedDataSet } from './data/index.ts'
 import { errorEnvelope, successEnvelope } from './envelope.ts'
@@ -97,6 +97,7 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
     return blockchainSource
   }
   const counts = new Map<string, number>()
+  const usedSignedKeys = new UsedSignedKeys()
   let server: Server | undefined
   let url = ''
 
@@ -119,7 +120,7 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       if (request.method !== 'GET') throw new FeedServiceError(400, `method ${request.method} is not supported: use GET`)
       const parsed = parseQuery(requestUrl.searchParams)
       query = parsed.query
-      await checkKey({ keys, signers }, parsed.key, entry.name, parsed.query, now())
+      await checkKey({ keys, signers, used: usedSignedKeys }, parsed.key, entry.name, parsed.query, now())
       const given = parsed.query
       const call: FeedCall = { endpoint: entry.name, path, query: given, answer: () => answer(entry, given) }
       if (options.intercept && (await options.intercept(call, response))) return
