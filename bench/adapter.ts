@@ -190,6 +190,8 @@ async function main(): Promise<void> {
     const best = (results: LoadResult[]) => results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
     const hitOurs = best(runs.ours)
     const hitBaseline = best(runs.baseline)
+    // The baseline's background loop keeps polling the feed service; stop it before timing cold requests.
+    await processes.pop()?.stop()
 
     // Cold requests: each one a new query (a forecast for another latitude), interleaved with a
     // direct GET of an equally new query to the feed service.

@@ -59,6 +59,8 @@ function describeState(state: string): string {
  */
 export class FetchQueueClient {
   private readonly inflight = new Map<string, Promise<FetchOutcome>>()
+  /** Ends every wait still pending, for close(). */
+  private readonly pending = new Set<(error: Error) => void>()
 
   private constructor(
     private readonly settings: Settings,
@@ -139,10 +141,12 @@ export class FetchQueueClient {
       const settle = (outcome: FetchOutcome | Error) => {
         if (settled) return
         settled = true
+        this.pending.delete(settle)
         cleanup()
         if (outcome instanceof Error) reject(outcome)
         else resolve(outcome)
       }
+      this.pending.add(settle)
       const onCompleted = (args: { returnvalue?: unknown }) => settle(completedOutcome(jobId, args.returnvalue))
       const onFailed = (args: { failedReason?: string }) => settle({ ok: false, jobId, failure: decodeFetchFailure(args.failedReason ?? 'failed') })
       // Our add met a job with this id (added by another request, maybe finished already): look at it.
@@ -227,6 +231,7 @@ export class FetchQueueClient {
 
   /** Stops listening and closes the connections; requests still waiting fail. */
   async close(): Promise<void> {
+    for (const settle of [...this.pending]) settle(new QueueUnavailableError('the adapter is shutting down'))
     await Promise.allSettled([...this.events.values()].map((events) => events.close()))
     await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()))
     this.connection.disconnect()
