@@ -7,6 +7,7 @@ import {
   feedCatalog,
   getEndpoint,
   normaliseData,
+  paramsSchema,
   parseFeedData,
   validateParams,
   weatherVariant,
@@ -82,6 +83,14 @@ describe('feed catalog', () => {
     const result = validateParams(getEndpoint(endpoint), params)
     expect(result.ok).toBe(false)
     if (!result.ok) expect(result.message).toMatch(message)
+  })
+
+  it('offers the rules as one zod schema per endpoint', () => {
+    const schema = paramsSchema(getEndpoint('weather'))
+    expect(schema.parse({ area: 'Ruiru', state: 'Kiambu', country: 'Kenya', key: '##signKey' })).toEqual({ area: 'Ruiru', state: 'Kiambu', country: 'Kenya', unitOfMeasure: 'metric' })
+    const failed = schema.safeParse({ latitude: '95', longitude: '0', dateTime: '2024-08-16T19:00:00' })
+    expect(failed.success).toBe(false)
+    expect(failed.error?.issues[0]).toMatchObject({ path: ['latitude'], message: expect.stringContaining('parameter latitude must be between -90 and 90') })
   })
 
   it("validates the service's own sample payloads", () => {

@@ -6,7 +6,7 @@ import { ENDPOINT_NAMES, type CatalogEntry, type EndpointName } from './types.ts
 import { weather } from './weather.ts'
 
 export { ENDPOINT_NAMES, type CatalogEntry, type EndpointName, type EndpointVariant, type ParamIssue, type ParamSpec } from './types.ts'
-export { FeedParamsError, formatIssues, parseParams, validateParams, type ParamsValidation, type ValidatedParams } from './validate.ts'
+export { FeedParamsError, formatIssues, paramsSchema, parseParams, validateParams, type ParamsValidation, type ValidatedParams } from './validate.ts'
 export { FeedDataError, normaliseData, parseFeedData } from './data.ts'
 export { envelopeSchema, errorEnvelopeSchema, successEnvelopeSchema, type Envelope } from './envelope.ts'
 export { SPORTS, SPORTS_REGIONS } from './sports.ts'

@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import type { CatalogEntry, ParamIssue } from './types.ts'
 
 export type ValidatedParams = Record<string, string>
@@ -74,4 +75,17 @@ export function parseParams(entry: CatalogEntry, raw: Readonly<Record<string, un
   const result = validateParams(entry, raw)
   if (!result.ok) throw new FeedParamsError(entry.name, result.issues)
   return result.params
+}
+
+/**
+ * The same rules as one zod schema over the whole query object (for callers that compose zod
+ * schemas); each issue's path is the parameter's name.
+ */
+export function paramsSchema(entry: CatalogEntry): z.ZodType<ValidatedParams, Record<string, unknown>> {
+  return z.record(z.string(), z.unknown()).transform((raw, context) => {
+    const result = validateParams(entry, raw)
+    if (result.ok) return result.params
+    for (const issue of result.issues) context.addIssue({ code: 'custom', path: [issue.param], message: `parameter ${issue.param} ${issue.message}` })
+    return z.NEVER
+  })
 }
