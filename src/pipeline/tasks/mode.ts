@@ -1,10 +1,11 @@
 import type { TaskDefinition } from '../task.ts'
-import { toJsonText } from '../values.ts'
+import { isDecimal, toJsonText } from '../values.ts'
 import { AGGREGATE_ATTRIBUTES, gatherValues } from './aggregate.ts'
 
 /**
- * mode(values, allowedFaults): the most frequent value(s), as Chainlink's `{ results, occurrences }`;
- * ties give every tied value, in first-seen order. Values are compared by their JSON form.
+ * mode(values, allowedFaults): the most frequent value(s), as Chainlink's `{ results, occurrences }`.
+ * Values compare by their text form, as a node compares them (`2` and `"2"` are the same value);
+ * ties are listed in the order in which each reached the top count, which is the node's order.
  */
 export const mode: TaskDefinition = {
   type: 'mode',
@@ -12,14 +13,27 @@ export const mode: TaskDefinition = {
   jsonAttributes: ['values'],
   toleratesInputErrors: true,
   async run(task) {
-    const counts = new Map<string, { value: unknown; count: number }>()
+    const counts = new Map<string, number>()
+    let occurrences = 0
+    let results: unknown[] = []
     for (const value of gatherValues(task)) {
-      const key = toJsonText(value)
-      const entry = counts.get(key) ?? { value, count: 0 }
-      entry.count += 1
-      counts.set(key, entry)
+      const key = comparable(value)
+      const count = (counts.get(key) ?? 0) + 1
+      counts.set(key, count)
+      if (count > occurrences) {
+        occurrences = count
+        results = [value]
+      } else if (count === occurrences) {
+        results.push(value)
+      }
     }
-    const occurrences = Math.max(...[...counts.values()].map((entry) => entry.count))
-    return { results: [...counts.values()].filter((entry) => entry.count === occurrences).map((entry) => entry.value), occurrences }
+    return { results, occurrences }
   },
+}
+
+function comparable(value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
+  if (isDecimal(value)) return value.toFixed()
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value)
+  return toJsonText(value)
 }

@@ -47,6 +47,9 @@ describe('median, mean, mode, sum', () => {
     expect(text(await runTask('mean', { values: '[1, 2, 2]', precision: '3' }))).toBe('1.667')
     expect(text(await runTask('sum', { values: '[0.1, 0.2, "0.3"]' }))).toBe('0.6')
     expect(await runTask('mode', { values: '[1, 2, 2, "a", "a"]' })).toEqual({ results: [2, 'a'], occurrences: 2 })
+    // Ties in the order each value reached the top count; 2 and "2" are one value, as on a node.
+    expect(await runTask('mode', { values: '["a", "b", "b", "a"]' })).toEqual({ results: ['b', 'a'], occurrences: 2 })
+    expect(await runTask('mode', { values: '[2, "2", 3]' })).toEqual({ results: ['2'], occurrences: 2 })
   })
 })
 
