@@ -88,6 +88,16 @@ describe('local Data Feed Query Service: the data set', () => {
     expect((body.query as Record<string, string>).homeTeam).toBe(homeTeam)
   })
 
+  it('ships the whole reference: 10 EPL matches with 62 player lines, 5 NBA games, 8 collections, 8 cities', () => {
+    const data = loadDataSet()
+    expect(data.games.filter((game) => game.league === 'epl')).toHaveLength(10)
+    expect(data.games.filter((game) => game.league === 'nba')).toHaveLength(5)
+    expect(data.games.reduce((sum, game) => sum + game.players.length, 0)).toBe(62)
+    expect(data.collections).toHaveLength(8)
+    expect(data.cities).toHaveLength(8)
+    for (const game of data.games) expect(Object.keys(game.provenance).length).toBeGreaterThan(0)
+  })
+
   it('serves every game, with its real result, under full and short names', async () => {
     for (const game of loadDataSet().games) {
       for (const homeTeam of [game.homeTeam, game.homeTeamShort]) {
