@@ -44,7 +44,10 @@ const REDACTED = 'REDACTED'
 /** Largest body accepted from the service; the biggest real answer (an asset contract) is a few kB. */
 export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 
-/** Every form in which a key could show up in a message: raw, percent- and form-encoded. */
+/**
+ * Every form in which a key could show up in a message: raw, percent- and form-encoded. Keys shorter
+ * than 4 characters are not scrubbed (they would garble every message); real keys are longer.
+ */
 function secretForms(key: string): string[] {
   return [...new Set([key, encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2)])].filter((form) => form.length >= 4)
 }
@@ -155,7 +158,9 @@ export async function fetchFeed(endpoint: string, params: Readonly<Record<string
   const envelope = scrubDeep(parseEnvelope(entry, status, body, forms), forms)
   if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {
     const httpStatus = status !== 200 ? status : envelope.status
-    throw new UpstreamError(entry.name, 'upstream-error', envelope.description || `the feed service answered ${envelope.result} (${envelope.status})`, {
+    // The service's own words, bounded: they travel on to logs and to the adapter's answer.
+    const description = envelope.description.slice(0, 500) || `the feed service answered ${envelope.result} (${envelope.status})`
+    throw new UpstreamError(entry.name, 'upstream-error', description, {
       httpStatus,
       retryable: isRetryableStatus(httpStatus),
     })
