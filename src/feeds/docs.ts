@@ -85,7 +85,7 @@ export function feedsReadmeSection(): string {
     '### The local Data Feed Query Service',
     '',
     '```sh',
-    'feedrunner feeds serve --port 8090 --keys k1,k2 --signers 0xNodeAddress --chain local=http://127.0.0.1:8545',
+    'feedrunner feeds serve --port 8090 --keys k1,k2 --signers 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 --chain local=http://127.0.0.1:8545',
     `curl '${`http://127.0.0.1:8090${feedCatalog['game-odds'].path}?${new URLSearchParams({ ...feedCatalog['game-odds'].example, key: 'k1' }).toString()}`}'`,
     '```',
     '',
@@ -101,7 +101,8 @@ export function feedsReadmeSection(): string {
     'time asked (current weather changes once an hour), within the data set\'s ranges, with sunrise and',
     'sunset from the sunrise equation; imperial answers convert the metric ones. The blockchain family is',
     'answered live from the `--chain` nodes, and from recorded mainnet records under `ethereum-mainnet`.',
-    'GET `/_stats` returns request counts per path.',
+    'GET `/_stats` returns request counts per path. The data files are generated from the research',
+    'reference by `src/feeds/server/data/build.ts` (`npx tsx src/feeds/server/data/build.ts <reference dir>`).',
   ]
   return lines.join('\n')
 }
