@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { getAddress, verifyMessage, Wallet } from 'ethers'
+import { getAddress, id, verifyMessage, Wallet } from 'ethers'
 import { z } from 'zod'
 import { SignKeyError } from './errors.ts'
 import { SIGN_KEY_VERSION } from './format.ts'
@@ -56,7 +56,8 @@ export async function createSignKey(options: CreateSignKeyOptions): Promise<stri
   const wallet = walletFor(options.privateKey)
   const iat = Math.floor((options.now ?? Date.now()) / 1000)
   const claims: SignKeyClaims = {
-    rid: options.requestId,
+    // Long ids (composite queue job ids) are bound by their hash to keep the token short.
+    rid: options.requestId.length <= 200 ? options.requestId : id(options.requestId),
     ep: options.endpoint,
     ph: hashParams(options.params),
     node: wallet.address,

@@ -33,6 +33,12 @@ describe('signed keys', () => {
     expect(claims).toMatchObject({ rid: 'req-1', ep: 'game-odds', node, exp: now / 1000 + 300 })
   })
 
+  it('binds a very long request id by its hash', async () => {
+    const signed = await token({ requestId: 'x'.repeat(500) })
+    const claims = verifySignKey(signed, { endpoint: 'game-odds', params, allowedSigners: [node], now })
+    expect(claims.rid).toMatch(/^0x[0-9a-f]{64}$/)
+  })
+
   it('makes every key unique, even for the same request in the same second', async () => {
     expect(await token()).not.toBe(await token())
   })
