@@ -85,8 +85,11 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
   return { ok: true, tasks: [...tasks.values()], edges, unsupported }
 }
 
+/** An attribute's text; `[flag]` without a value (DOT allows it) reads as ''. */
 function attributeText(attr: Attr): string {
-  return typeof attr.eq === 'string' ? attr.eq : String(attr.eq.value)
+  const eq = attr.eq as Attr['eq'] | null | undefined
+  if (eq === null || eq === undefined) return ''
+  return typeof eq === 'string' ? eq : String(eq.value)
 }
 
 class Locator {

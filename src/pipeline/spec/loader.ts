@@ -57,6 +57,15 @@ export async function parseJobSpecFile(file: string): Promise<Job> {
 }
 
 export function loadJobSpec(text: string, file: string): { job?: Job; problems: SpecProblem[] } {
+  try {
+    return loadJobSpecUnguarded(text, file)
+  } catch (error) {
+    // A spec no check foresaw must still come back as a problem of that file, not a crash of the process.
+    return { problems: [{ file, message: `cannot be loaded: ${(error as Error).message}` }] }
+  }
+}
+
+function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems: SpecProblem[] } {
   const problems: SpecProblem[] = []
   if (text.length > MAX_SPEC_CHARS) return { problems: [{ file, message: `the spec is ${text.length} characters, more than ${MAX_SPEC_CHARS}` }] }
   let document: Record<string, unknown>

@@ -1,4 +1,5 @@
 import { evaluatePath, ReduceError } from '../../reduce/index.ts'
+import { parseJsonLossless } from '../json.ts'
 import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
 
 /**
@@ -6,6 +7,8 @@ import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
  * never guessed from dots, so `data,result` and `a.b` (one key "a.b") mean what they mean on a node.
  * A path starting with `$` is JSONPath (src/reduce). Negative array indices count from the end.
  * Field aliases of the run context (the catalog's) resolve in both directions.
+ * Numbers a double cannot hold exactly (wei amounts, long decimals) keep their value (bigint, Decimal):
+ * a node reads them as float64 and would lose digits here.
  * `lax="true"`: a missing key or an index out of range gives null instead of an error; as on a node,
  * a path that does not fit the document (a field of a number, a name used on an array) still fails.
  */
@@ -36,7 +39,7 @@ function parseJson(data: unknown): unknown {
     const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
     if (text.length > MAX_JSON_TEXT) throw new TaskError(`data is longer than ${MAX_JSON_TEXT} characters`)
     try {
-      return JSON.parse(text) as unknown
+      return parseJsonLossless(text)
     } catch (error) {
       throw new TaskError(`data is not JSON: ${(error as Error).message}`)
     }
