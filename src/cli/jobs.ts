@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { decodeFulfillment, describeValue, dryRunJob, formatProblem, jobTableMarkdown, loadJobSpecFile, summariseJob, type JobSummary, type TaskOutcome } from '../pipeline/index.ts'
+import { decodeFulfillment, describeValue, dryRunJob, formatProblem, jobTableMarkdown, loadJobSpecFile, summariseJob, toPlain, type JobSummary, type TaskOutcome } from '../pipeline/index.ts'
 
 /** `feedrunner jobs validate [FILES]` and `feedrunner jobs run SPEC --param k=v ...`. */
 export function register(program: Command): void {
@@ -109,10 +109,10 @@ async function run(file: string, options: { param: string[]; callback?: string; 
       JSON.stringify(
         {
           requestId: request.requestId,
-          tasks: result.tasks.map((task) => ({ id: task.id, type: task.type, ok: task.ok, value: task.ok ? describeValue(task.value) : undefined, error: task.error })),
+          tasks: result.tasks.map((task) => ({ id: task.id, type: task.type, ok: task.ok, value: task.ok ? toPlain(task.value) : undefined, error: task.error })),
           calldata: transaction?.data,
           to: transaction?.to,
-          value: dryRun.value === undefined ? undefined : describeValue(dryRun.value),
+          value: dryRun.value === undefined ? undefined : toPlain(dryRun.value),
           valueType: dryRun.valueType,
           errors: result.errors,
         },
