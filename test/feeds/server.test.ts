@@ -141,6 +141,9 @@ describe('local Data Feed Query Service: the data set', () => {
     expect(imperial.pressure).toBe(first.pressure)
     const other = (await call('weather', { ...query, dateTime: '2024-07-07T15:00:00' })).body.data
     expect(other).not.toEqual(first)
+    const morning = (await call('weather', { ...query, dateTime: '2024-07-06T09:00:00' })).body.data as Record<string, number>
+    expect([morning.high, morning.low]).toEqual([first.high, first.low])
+    expect(morning.solarRadiation).not.toBe(first.solarRadiation)
     // Sun times from the sunrise equation agree with Visual Crossing's London record of that day.
     const vc = JSON.parse(readFileSync(new URL('./fixtures/visualcrossing_timeline_london_us_units.json', import.meta.url), 'utf8')).days[0]
     expect(Math.abs(first.sunrise! - vc.sunriseEpoch)).toBeLessThan(120)
@@ -154,6 +157,8 @@ describe('local Data Feed Query Service: the data set', () => {
         expect(data.temperature).toBeGreaterThanOrEqual(-10)
         expect(data.temperature).toBeLessThanOrEqual(40)
         expect(Math.abs(data.feelsLike! - data.temperature!)).toBeLessThanOrEqual(5)
+        expect(data.low).toBeLessThanOrEqual(data.temperature!)
+        expect(data.high).toBeGreaterThanOrEqual(data.temperature!)
         expect(data.windGust).toBeGreaterThanOrEqual(data.windSpeed!)
         expect(data.windGust).toBeLessThanOrEqual(120)
         expect(data.humidity).toBeGreaterThanOrEqual(10)

@@ -57,10 +57,15 @@ function sunElevationSine(place: Place, localDate: string, localHour: number): n
 /** Metric readings for a place at a local date and hour. */
 function metricReadings(place: Place, localDate: string, localHour: number, seed: string, ranges: WeatherRanges['metric']) {
   const u = (field: string) => unit(seed, field)
+  // The day's own values (its mean, high and low) depend on the place and date only.
+  const daySeed = `${place.key}|${localDate}`
   const absLatitude = Math.abs(place.latitude)
   const season = Math.cos((2 * Math.PI * (dayOfYear(localDate) - 196)) / 365) * Math.sign(place.latitude || 1)
   const daily = 4 * Math.cos((2 * Math.PI * (localHour - 15)) / 24)
-  const temperature = clamp(27 - 0.35 * absLatitude + season * Math.min(12, absLatitude * 0.22) + daily + (u('temp') - 0.5) * 6, ranges.temp_C)
+  const dayMean = 27 - 0.35 * absLatitude + season * Math.min(12, absLatitude * 0.22) + (unit(daySeed, 'temp') - 0.5) * 6
+  const high = clamp(dayMean + 4 + unit(daySeed, 'high') * 2, ranges.temp_C)
+  const low = clamp(dayMean - 4 - unit(daySeed, 'low') * 2, ranges.temp_C)
+  const temperature = clamp(dayMean + daily + (u('temp') - 0.5) * 2, [low, high])
   const cloudCover = clamp(u('cloud') * 100, ranges.cloudcover_pct)
   const precProbability = clamp(Math.round(u('precprob') * cloudCover), ranges.precipprob_pct)
   const precipitation = precProbability < 40 ? 0 : clamp(u('precip') ** 2 * (precProbability / 100) * 30, ranges.precip_mm)
@@ -70,8 +75,8 @@ function metricReadings(place: Place, localDate: string, localHour: number, seed
   return {
     temperature: round(temperature),
     feelsLike: round(clamp(temperature + (u('feels') - 0.5) * 10, [temperature - 5, temperature + 5])),
-    high: round(clamp(temperature + u('high') * 6, ranges.temp_C)),
-    low: round(clamp(temperature - u('low') * 6, ranges.temp_C)),
+    high: round(high),
+    low: round(low),
     precProbability,
     precipitation: round(precipitation),
     twentyFourHourRain: round(clamp(precipitation * (1 + u('rain24')), ranges.precip_mm)),
