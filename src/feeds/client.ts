@@ -104,6 +104,14 @@ async function get(entry: CatalogEntry, url: URL, options: FetchFeedOptions, for
   }
 }
 
+/** `description` (the service's field) or `message`/`error` of an error body, bounded. */
+function wordsOf(json: unknown): string | undefined {
+  if (json === null || typeof json !== 'object') return undefined
+  const record = json as Record<string, unknown>
+  const words = [record.description, record.message, record.error].find((value): value is string => typeof value === 'string' && value !== '')
+  return words?.slice(0, 500)
+}
+
 function parseEnvelope(entry: CatalogEntry, status: number, body: string, forms: readonly string[]): Envelope {
   let json: unknown
   try {
@@ -117,11 +125,16 @@ function parseEnvelope(entry: CatalogEntry, status: number, body: string, forms:
     })
   }
   const envelope = envelopeSchema.safeParse(json)
+  if (!envelope.success && status !== 200) {
+    // An error without the full envelope: keep whatever words it has.
+    const words = wordsOf(json)
+    throw new UpstreamError(entry.name, 'upstream-error', scrub(words ?? `the feed service answered HTTP ${status}`, forms), { httpStatus: status, retryable: isRetryableStatus(status) })
+  }
   if (!envelope.success) {
     const issue = envelope.error.issues[0]
-    throw new UpstreamError(entry.name, status === 200 ? 'bad-envelope' : 'upstream-error', scrub(`the feed service sent HTTP ${status} without its envelope (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`, forms), {
+    throw new UpstreamError(entry.name, 'bad-envelope', scrub(`the feed service answered without its envelope (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`, forms), {
       httpStatus: status,
-      retryable: status !== 200 && isRetryableStatus(status),
+      retryable: false,
     })
   }
   return envelope.data

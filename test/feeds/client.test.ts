@@ -106,6 +106,22 @@ describe('upstream client', () => {
     intercept = undefined
   })
 
+  it("keeps the words of an error without the envelope, and refuses a success without one", async () => {
+    intercept = (_call, response) => {
+      response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'bad gateway upstream' }))
+      return true
+    }
+    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({ kind: 'upstream-error', httpStatus: 502, retryable: true, description: 'bad gateway upstream' })
+    intercept = (_call, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ result: 'success', data: {} }))
+      return true
+    }
+    const error = await failure(fetchFeed('game-odds', mufc, { settings }))
+    intercept = undefined
+    expect(error).toMatchObject({ kind: 'bad-envelope', retryable: false })
+    expect(error.description).toContain('status')
+  })
+
   it('reports a drift in the data shape naming the field', async () => {
     intercept = async (call, response) => {
       const { body } = await call.answer()
