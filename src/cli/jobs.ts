@@ -1,7 +1,10 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { decodeFulfillment, describeValue, dryRunJob, formatProblem, jobTableMarkdown, loadJobSpecFile, summariseJob, toPlain, type JobSummary, type TaskOutcome } from '../pipeline/index.ts'
+import type { JobSummary, TaskOutcome } from '../pipeline/index.ts'
+
+// The pipeline (ethers, cbor-x, jsonpath) loads only when a jobs command runs, so other commands start fast.
+const pipeline = (): Promise<typeof import('../pipeline/index.ts')> => import('../pipeline/index.ts')
 
 /** `feedrunner jobs validate [FILES]` and `feedrunner jobs run SPEC --param k=v ...`. */
 export function register(program: Command): void {
@@ -44,6 +47,7 @@ async function defaultSpecFiles(): Promise<string[]> {
 }
 
 async function validate(files: readonly string[]): Promise<number> {
+  const { formatProblem, loadJobSpecFile } = await pipeline()
   if (files.length === 0) {
     console.error('no job spec files given or found')
     return 1
@@ -63,6 +67,7 @@ async function validate(files: readonly string[]): Promise<number> {
 }
 
 async function list(files: readonly string[]): Promise<number> {
+  const { formatProblem, jobTableMarkdown, loadJobSpecFile, summariseJob } = await pipeline()
   const summaries: JobSummary[] = []
   for (const file of files) {
     const { job, problems } = await loadJobSpecFile(file)
@@ -85,6 +90,13 @@ function parseParams(pairs: readonly string[]): [string, string][] {
 }
 
 async function run(file: string, options: { param: string[]; callback?: string; requester?: string; json?: boolean }): Promise<number> {
+  const { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, toPlain } = await pipeline()
+  const printTask = (outcome: TaskOutcome): void => {
+    const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
+    const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
+    const text = shown.length > 400 ? `${shown.slice(0, 400)}... (${shown.length} chars)` : shown
+    console.log(`${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`)
+  }
   const { job, problems } = await loadJobSpecFile(file)
   if (!job) {
     for (const problem of problems) console.error(formatProblem(problem))
@@ -139,11 +151,4 @@ async function run(file: string, options: { param: string[]; callback?: string; 
     return 1
   }
   return 0
-}
-
-function printTask(outcome: TaskOutcome): void {
-  const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
-  const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
-  const text = shown.length > 400 ? `${shown.slice(0, 400)}... (${shown.length} chars)` : shown
-  console.log(`${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`)
 }
