@@ -30,8 +30,9 @@ export function register(program: Command): void {
     .option('-p, --param <key=value>', 'a request parameter (repeat; sent as req._add(key, value))', collect, [])
     .option('--callback <signature>', 'callback the requester names, e.g. "fulfillUint256(bytes32,uint256)" (default: FeedConsumer\'s for the spec\'s value type)')
     .option('--requester <address>', 'requester and callback address of the simulated request')
+    .option('-b, --bridge <name=url>', 'a bridge URL for this run (repeat), instead of BRIDGE_<NAME>_URL', collect, [])
     .option('--json', 'print the result as JSON')
-    .action(async (spec: string, options: { param: string[]; callback?: string; requester?: string; json?: boolean }) => {
+    .action(async (spec: string, options: RunCommandOptions) => {
       process.exitCode = await run(spec, options)
     })
 }
@@ -81,15 +82,23 @@ async function list(files: readonly string[]): Promise<number> {
   return 0
 }
 
-function parseParams(pairs: readonly string[]): [string, string][] {
+function parseParams(pairs: readonly string[], option: string): [string, string][] {
   return pairs.map((pair) => {
     const at = pair.indexOf('=')
-    if (at <= 0) throw new Error(`--param ${JSON.stringify(pair)}: expected key=value`)
+    if (at <= 0) throw new Error(`${option} ${JSON.stringify(pair)}: expected key=value`)
     return [pair.slice(0, at), pair.slice(at + 1)]
   })
 }
 
-async function run(file: string, options: { param: string[]; callback?: string; requester?: string; json?: boolean }): Promise<number> {
+interface RunCommandOptions {
+  param: string[]
+  bridge: string[]
+  callback?: string
+  requester?: string
+  json?: boolean
+}
+
+async function run(file: string, options: RunCommandOptions): Promise<number> {
   const { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, toPlain } = await pipeline()
   const printTask = (outcome: TaskOutcome): void => {
     const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
@@ -103,14 +112,17 @@ async function run(file: string, options: { param: string[]; callback?: string; 
     return 1
   }
   let params: [string, string][]
+  const env: NodeJS.ProcessEnv = { ...process.env }
   try {
-    params = parseParams(options.param)
+    params = parseParams(options.param, '--param')
+    for (const [name, url] of parseParams(options.bridge, '--bridge')) env[`BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`] = url
   } catch (error) {
     console.error((error as Error).message)
     return 2
   }
   const dryRun = await dryRunJob(job, {
     params,
+    env,
     callbackFunction: options.callback,
     requester: options.requester,
     onTask: options.json ? undefined : printTask,

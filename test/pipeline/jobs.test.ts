@@ -121,7 +121,7 @@ describe('feedrunner jobs (the CLI, spawned)', () => {
     ;[good, broken, dry] = await Promise.all([
       run(['jobs', 'validate', ...files]),
       run(['jobs', 'validate', 'test/pipeline/specs/broken/cycle.toml', 'test/pipeline/specs/broken/unknown-type.toml', files[0]!]),
-      run(['jobs', 'run', 'jobs/game-odds.toml', ...gameOdds, '--param', 'path=data.homeMoneyLine', '--param', 'times=100'], { BRIDGE_DATAFEED_URL: bridge.url }),
+      run(['jobs', 'run', 'jobs/game-odds.toml', ...gameOdds, '--param', 'path=data.homeMoneyLine', '--param', 'times=100', '--bridge', `datafeed=${bridge.url}`], { BRIDGE_DATAFEED_URL: 'http://127.0.0.1:9/not-this-one' }),
     ])
   }, 120_000)
   afterAll(() => bridge.close())
