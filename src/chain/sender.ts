@@ -66,6 +66,8 @@ export interface TxSenderOptions {
   pollIntervalMs?: number
   /** Priority fee (wei); default: what the node suggests at start. */
   priorityFeeWei?: bigint
+  /** Bumping stops below this max fee per gas (wei); default 10,000 gwei. */
+  maxFeePerGasCapWei?: bigint
   /** BullMQ lock: a job of a crashed process is taken over after about this long. */
   lockDurationMs?: number
   onError?: (error: Error) => void
@@ -171,13 +173,21 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const maxInFlight = options.maxInFlight ?? 64
   const pollIntervalMs = options.pollIntervalMs ?? 250
   const lockDurationMs = options.lockDurationMs ?? 15_000
+  const maxFeeCap = options.maxFeePerGasCapWei ?? 10n ** 13n
   const wallets = options.keys.map((key) => new Wallet(key))
   const addresses = wallets.map((wallet) => wallet.address)
   const queueNames = addresses.map(txQueueName)
 
-  const redis: Redis = createRedisConnection(options.redisUrl, 'worker')
+  // BullMQ does not close connections it was given: every one made here is closed in close().
+  const connections: Redis[] = []
+  const connect = (): Redis => {
+    const connection = createRedisConnection(options.redisUrl, 'worker')
+    connections.push(connection)
+    return connection
+  }
+  const redis = connect()
   const queues = queueNames.map((name) => {
-    const queue = new Queue(name, { connection: createRedisConnection(options.redisUrl, 'worker'), prefix: options.prefix })
+    const queue = new Queue(name, { connection: connect(), prefix: options.prefix })
     // Every add in flight listens for 'closing'; hundreds of concurrent submits are normal here.
     queue.setMaxListeners(0)
     return queue
@@ -251,6 +261,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     readonly pending = new Map<number, PendingTx>()
     worker: Worker<TxJobData, TxResult> | undefined
     nextNonce = 0
+    /** The key's mined nonce count at the last check, and the block where it last moved. */
+    private minedNonce = -1
+    private progressBlock = 0
     sent = 0
     bumped = 0
     reverted = 0
@@ -301,7 +314,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
     start(): void {
       this.worker = new Worker<TxJobData, TxResult>(queueNames[this.index] as string, (job) => this.process(job), {
-        connection: createRedisConnection(options.redisUrl, 'worker'),
+        connection: connect(),
         prefix: options.prefix,
         concurrency: maxInFlight,
         lockDuration: lockDurationMs,
@@ -411,6 +424,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     async check(current: Head): Promise<void> {
       if (this.pending.size === 0) return
       const latest = Number(await send<string>('eth_getTransactionCount', [this.address, 'latest']))
+      if (latest !== this.minedNonce) {
+        this.minedNonce = latest
+        this.progressBlock = current.number
+      }
       await Promise.all([...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)))
     }
 
@@ -443,7 +460,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         }
         return
       }
-      if (!entry.bumping && current.number - entry.sentAtBlock >= bumpAfterBlocks) {
+      // Waiting behind earlier nonces is not being stuck: bump only while the key makes no progress.
+      const stalled = current.number - this.progressBlock >= bumpAfterBlocks
+      if (stalled && !entry.bumping && current.number - entry.sentAtBlock >= bumpAfterBlocks) {
         entry.bumping = true
         try {
           await this.bump(entry, current)
@@ -460,6 +479,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       const market = await currentFees()
       const maxPriorityFeePerGas = maxOf(raise(BigInt(last.maxPriorityFeePerGas)), market.maxPriorityFeePerGas)
       const maxFeePerGas = maxOf(raise(BigInt(last.maxFeePerGas)), market.maxFeePerGas, maxPriorityFeePerGas)
+      if (maxFeePerGas > maxFeeCap) {
+        entry.sentAtBlock = current.number
+        reportError(new Error(`nonce ${entry.nonce} of ${this.address} is stuck but a bump would pass the fee cap of ${maxFeeCap} wei`))
+        return
+      }
       const attempt = await this.sign(entry.tx, entry.nonce, { maxFeePerGas, maxPriorityFeePerGas }, last.filler === true)
       const attempts = [...entry.attempts, attempt]
       await this.store.addAttempt(entry.jobId, attempts)
@@ -490,7 +514,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   async function eventsOf(index: number): Promise<QueueEvents> {
     let events = queueEvents.get(index)
     if (!events) {
-      events = new QueueEvents(queueNames[index] as string, { connection: createRedisConnection(options.redisUrl, 'worker'), prefix: options.prefix })
+      events = new QueueEvents(queueNames[index] as string, { connection: connect(), prefix: options.prefix })
       queueEvents.set(index, events)
       await events.waitUntilReady()
     }
@@ -541,7 +565,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
       await Promise.all([...queueEvents.values()].map((events) => events.close()))
       await Promise.all(queues.map((queue) => queue.close()))
-      await redis.quit().catch(() => undefined)
+      await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())))
       provider?.destroy()
     },
   }
