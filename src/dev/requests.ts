@@ -1,4 +1,4 @@
-import { AbiCoder, Contract, type ContractTransactionResponse, type Provider, type Signer } from 'ethers'
+import { AbiCoder, Contract, type JsonRpcProvider, type Provider, type Wallet } from 'ethers'
 import { specIdAscii } from '../chain/operator.ts'
 
 /** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */
@@ -31,36 +31,56 @@ export interface Fulfilment {
 }
 
 const REQUEST_GAS_LIMIT = 600_000n
+/** Raw transactions broadcast at once; the chain takes them in nonce order either way. */
+const BROADCAST_BATCH = 32
 
 /**
- * Sends `requests` through a FeedConsumer as fast as the chain takes them: nonces are assigned here,
- * so many requests are in flight at once without ethers' per-send nonce and gas round trips.
+ * Sends `requests` through a FeedConsumer as fast as the chain takes them: nonce, fees and gas are
+ * fixed here and every transaction is signed locally, so a request costs one JSON-RPC call instead of
+ * ethers' per-send round trips for nonce, fee data and network.
  */
-export async function sendConsumerRequests(consumer: Contract, signer: Signer, requests: readonly ConsumerRequest[], onSent?: (sent: SentRequest, index: number) => void): Promise<SentRequest[]> {
-  let nonce = await signer.getNonce('pending')
-  const requestData = consumer.getFunction('requestData')
-  const responses: ContractTransactionResponse[] = []
+export async function sendConsumerRequests(consumer: Contract, signer: Wallet, requests: readonly ConsumerRequest[], onSent?: (sent: SentRequest, index: number) => void): Promise<SentRequest[]> {
+  const provider = signer.provider as JsonRpcProvider
+  const [network, feeData, firstNonce] = await Promise.all([provider.getNetwork(), provider.getFeeData(), signer.getNonce('pending')])
+  const to = await consumer.getAddress()
+  const maxPriorityFeePerGas = feeData.maxPriorityFeePerGas ?? 1_000_000_000n
+  const maxFeePerGas = (feeData.maxFeePerGas ?? feeData.gasPrice ?? 2_000_000_000n) * 2n
+  const signed = await Promise.all(
+    requests.map((request, index) =>
+      signer.signTransaction({
+        type: 2,
+        chainId: network.chainId,
+        nonce: firstNonce + index,
+        to,
+        gasLimit: REQUEST_GAS_LIMIT,
+        maxFeePerGas,
+        maxPriorityFeePerGas,
+        data: consumer.interface.encodeFunctionData('requestData', [
+          specIdAscii(request.externalJobId),
+          request.payment,
+          VALUE_TYPES.indexOf(request.valueType),
+          request.params.map(([key]) => key),
+          request.params.map(([, value]) => value),
+        ]),
+      }),
+    ),
+  )
+  const hashes: string[] = []
   const sentAt: number[] = []
-  for (const request of requests) {
-    sentAt.push(Date.now())
-    responses.push(
-      await requestData(
-        specIdAscii(request.externalJobId),
-        request.payment,
-        VALUE_TYPES.indexOf(request.valueType),
-        request.params.map(([key]) => key),
-        request.params.map(([, value]) => value),
-        { nonce: nonce++, gasLimit: REQUEST_GAS_LIMIT },
-      ),
-    )
+  for (let start = 0; start < signed.length; start += BROADCAST_BATCH) {
+    const batch = signed.slice(start, start + BROADCAST_BATCH)
+    const now = Date.now()
+    hashes.push(...(await Promise.all(batch.map((raw) => provider.send('eth_sendRawTransaction', [raw]) as Promise<string>))))
+    sentAt.push(...batch.map(() => now))
   }
+  const receipts = await Promise.all(hashes.map((hash) => provider.waitForTransaction(hash)))
   const sent: SentRequest[] = []
-  for (const [index, response] of responses.entries()) {
-    const receipt = await response.wait()
-    if (!receipt || receipt.status !== 1) throw new Error(`request transaction ${response.hash} failed`)
+  for (const [index, hash] of hashes.entries()) {
+    const receipt = receipts[index]
+    if (!receipt || receipt.status !== 1) throw new Error(`request transaction ${hash} failed`)
     const event = receipt.logs.map((log) => consumer.interface.parseLog(log)).find((parsed) => parsed?.name === 'DataRequested')
-    if (!event) throw new Error(`request transaction ${response.hash} emitted no DataRequested event`)
-    const result = { requestId: String(event.args.requestId).toLowerCase(), txHash: response.hash, blockNumber: receipt.blockNumber, sentAt: sentAt[index] ?? Date.now() }
+    if (!event) throw new Error(`request transaction ${hash} emitted no DataRequested event`)
+    const result = { requestId: String(event.args.requestId).toLowerCase(), txHash: hash, blockNumber: receipt.blockNumber, sentAt: sentAt[index] ?? Date.now() }
     sent.push(result)
     onSent?.(result, index)
   }
