@@ -1,0 +1,73 @@
+import type { Logger } from '../config/logger.ts'
+import { createLogger } from '../config/logger.ts'
+import type { Settings } from '../config/settings.ts'
+import { connectClient } from '../queue/connection.ts'
+import { RunStore, type RunRecord } from '../runner/run-record.ts'
+import { startRunnerFromSettings } from '../runner/start.ts'
+import { readStatus } from '../runner/status.ts'
+import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
+import { renderTable } from './table.ts'
+
+/** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
+export async function runnerStartPart(settings: Settings, logger: Logger): Promise<{ name: string; close(): Promise<void> }> {
+  if (!settings.RPC_URL) {
+    logger.warn('RPC_URL not set: this process runs no runner')
+    return { name: 'runner (off)', close: async () => undefined }
+  }
+  const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }))
+  console.log(`feedrunner runner watching and working on ${settings.RPC_URL}`)
+  return { name: 'runner', close: () => runner.stop() }
+}
+
+export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
+  const settings = settingsOrExit()
+  const logger = createLogger(settings, 'feedrunner-runner')
+  const runner = await startRunnerFromSettings(settings, logger, { listen: options.listen, work: options.work }).catch((error: unknown) => {
+    console.error(`feedrunner runner could not start: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
+  })
+  console.log(`feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'})`)
+  stopOnSignal(() => runner.stop())
+}
+
+export async function statusAction(options: { runs: string; json?: boolean }): Promise<void> {
+  const settings = settingsOrExit()
+  const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
+  try {
+    const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
+    if (options.json) console.log(JSON.stringify(report, null, 2))
+    else {
+      console.log(renderTable(['queue', 'waiting', 'active', 'delayed', 'failed', 'completed'], report.queues.map((q) => [q.queue, ...[q.waiting, q.active, q.delayed, q.failed, q.completed].map(String)])))
+      console.log()
+      console.log(report.runs.length === 0 ? 'no runs yet' : renderTable(['request', 'job', 'state', 'tx', 'reason'], report.runs.map(runRow)))
+    }
+  } catch (error) {
+    console.error(`cannot read status: ${error instanceof Error ? error.message : String(error)}`)
+    process.exitCode = 1
+  } finally {
+    redis.disconnect()
+  }
+}
+
+export async function runShowAction(requestId: string): Promise<void> {
+  const settings = settingsOrExit()
+  const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
+  try {
+    const run = await new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`).get(requestId)
+    if (!run) {
+      console.error(`no run for request ${requestId}`)
+      process.exitCode = 1
+    } else console.log(JSON.stringify(run, null, 2))
+  } finally {
+    redis.disconnect()
+  }
+}
+
+function runRow(run: RunRecord): string[] {
+  return [run.requestId.slice(0, 18) + '…', run.job, run.state, run.txHash ? run.txHash.slice(0, 14) + '…' : '', run.reason ?? '']
+}
+
+function exitWith(error: unknown): never {
+  console.error(error instanceof Error ? error.message : String(error))
+  process.exit(1)
+}
