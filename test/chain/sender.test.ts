@@ -71,10 +71,33 @@ describe('transaction sender on anvil (automine)', () => {
   })
 })
 
-describe('transaction sender: stuck transactions and crashes', () => {
+describe('transaction sender: several keys, stuck transactions and crashes', () => {
   let chain: TestChain
   beforeAll(async () => {
-    chain = await startTestChain()
+    // ANVIL_PRIVATE_KEYS[2] and [5] in src/dev/anvil.ts are not anvil's keys (typos): [3] is.
+    chain = await startTestChain({}, [NODE_KEY, ANVIL_PRIVATE_KEYS[3]])
+  })
+
+  it('shares the load between several authorised keys, each with its own nonce sequence', async () => {
+    const provider = chain.dev.provider
+    const keys = [NODE_KEY, ANVIL_PRIVATE_KEYS[3]]
+    const sender = createTxSender({ rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys, redisUrl: testRedisUrl(), prefix: uniquePrefix('pool'), pollIntervalMs: 20 })
+    try {
+      await sender.start()
+      const requests = await makeRequests(chain, 40)
+      const results = await Promise.all(requests.map((request, i) => sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request, BigInt(i)), idempotencyKey: request.requestId })))
+      expect(results.every((result) => result.status === 'mined')).toBe(true)
+      for (const address of sender.addresses) {
+        const own = results.filter((result) => result.from === address).map((result) => result.nonce as number).sort((a, b) => a - b)
+        // Both keys took a share, and each key's nonces are consecutive.
+        expect(own.length).toBeGreaterThan(5)
+        expect(own).toEqual(Array.from({ length: own.length }, (_, i) => own[0]! + i))
+        expect(Number(await rpc<string>(provider, 'eth_getTransactionCount', [address, 'latest']))).toBe(own.at(-1)! + 1)
+      }
+      expect(sender.queueNames).toEqual(sender.addresses.map((address) => `tx-${address.toLowerCase()}`))
+    } finally {
+      await sender.close()
+    }
   })
   afterAll(async () => {
     await chain?.stop()
@@ -96,8 +119,9 @@ describe('transaction sender: stuck transactions and crashes', () => {
       const latest = await rpc<{ baseFeePerGas: string }>(provider, 'eth_getBlockByNumber', ['latest', false])
       const submitted = sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request!, 42n), idempotencyKey: request!.requestId })
       await waitFor('the transaction in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) > nonce, 10_000, 10)
-      // The fee market jumps after it was priced and sent: the next blocks cost 100x.
-      await rpc(provider, 'anvil_setNextBlockBaseFeePerGas', [`0x${(BigInt(latest.baseFeePerGas) * 100n).toString(16)}`])
+      // The fee market jumps after it was priced and sent: the next blocks cost 1,000 gwei (anvil's
+      // base fee has decayed far below 1 gwei by now, so the transaction's tip alone would still fit 100x).
+      await rpc(provider, 'anvil_setNextBlockBaseFeePerGas', [`0x${(1_000n * 10n ** 9n).toString(16)}`])
       miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 100)
       const result = await submitted
       expect(result).toMatchObject({ status: 'mined', nonce })
