@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import { Encoder } from 'cbor-x'
-import { AbiCoder, concat, getAddress, getBytes, hexlify, id, Interface, toUtf8Bytes, type BytesLike } from 'ethers'
+import { AbiCoder, concat, getAddress, getBytes, hexlify, id, type BytesLike } from 'ethers'
+import { OPERATOR_ABI, ORACLE_REQUEST_TOPIC, operatorInterface, specIdAscii, specIdPadded } from '../chain/operator.ts'
 
 /**
  * A direct request as it arrives from chain, built off chain for dry runs and tests: the CBOR buffer
  * Chainlink's `req._add(key, value)` writes, and the Operator's OracleRequest log around it.
  */
-export const ORACLE_REQUEST_EVENT =
-  'event OracleRequest(bytes32 indexed specId, address requester, bytes32 requestId, uint256 payment, address callbackAddr, bytes4 callbackFunctionId, uint256 cancelExpiration, uint256 dataVersion, bytes data)'
-export const FULFILL_ORACLE_REQUEST2 =
-  'function fulfillOracleRequest2(bytes32 requestId, uint256 payment, address callbackAddress, bytes4 callbackFunctionId, uint256 expiration, bytes data)'
-const operatorInterface = new Interface([ORACLE_REQUEST_EVENT, FULFILL_ORACLE_REQUEST2])
-export const ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('OracleRequest')!.topicHash
+export const ORACLE_REQUEST_EVENT = OPERATOR_ABI[0]
+export const FULFILL_ORACLE_REQUEST2 = OPERATOR_ABI[3]
+export { ORACLE_REQUEST_TOPIC }
 
 const encoder = new Encoder({ useRecords: false, mapsAsObjects: true })
 
@@ -64,8 +62,7 @@ function header(major: number, length: bigint): Uint8Array {
 
 /** Both encodings a Solidity caller may use for a job's spec id; the first is what `stringToBytes32(jobId)` gives. */
 export function specIdsOf(externalJobID: string): { ascii: string; uuidBytes: string } {
-  const compact = externalJobID.replace(/-/g, '').toLowerCase()
-  return { ascii: hexlify(toUtf8Bytes(compact)), uuidBytes: `0x${compact}${'0'.repeat(32)}` }
+  return { ascii: specIdAscii(externalJobID), uuidBytes: specIdPadded(externalJobID) }
 }
 
 export interface OracleRequestInit {
