@@ -70,6 +70,8 @@ export interface TxSenderOptions {
   maxFeePerGasCapWei?: bigint
   /** BullMQ lock: a job of a crashed process is taken over after about this long. */
   lockDurationMs?: number
+  /** close() waits this long for running jobs before it stops them (they are retried elsewhere). */
+  closeTimeoutMs?: number
   onError?: (error: Error) => void
 }
 
@@ -174,6 +176,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const pollIntervalMs = options.pollIntervalMs ?? 250
   const lockDurationMs = options.lockDurationMs ?? 15_000
   const maxFeeCap = options.maxFeePerGasCapWei ?? 10n ** 13n
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000
   const wallets = options.keys.map((key) => new Wallet(key))
   const addresses = wallets.map((wallet) => wallet.address)
   const queueNames = addresses.map(txQueueName)
@@ -410,7 +413,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       }
       if (receipt.status === '0x1') return { status: 'mined', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address }
       this.reverted += 1
-      const reason = (await simulate(this.address, tx, blockNumber - 1).catch(() => undefined)) ?? 'reverted on chain'
+      // Replay to learn why: on the state before its block, then (when an earlier transaction of the
+      // same block caused the revert) on the state after it.
+      const replay = (blockTag: number) => simulate(this.address, tx, blockTag).catch(() => undefined)
+      const reason = (await replay(blockNumber - 1)) ?? (await replay(blockNumber)) ?? 'reverted on chain'
       return { status: 'reverted', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address, reason }
     }
 
@@ -559,7 +565,15 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       }))
     },
     async close() {
-      await Promise.all(keySenders.map((keySender) => keySender.worker?.close()))
+      // Let running jobs finish their wait for receipts, but not forever (a dead node would hold them).
+      await Promise.all(
+        keySenders.map(async (keySender) => {
+          const worker = keySender.worker
+          if (!worker) return
+          const finished = await Promise.race([worker.close().then(() => true), delay(closeTimeoutMs).then(() => false)])
+          if (!finished) await worker.close(true)
+        }),
+      )
       polling = false
       await pollLoop
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
@@ -574,6 +588,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 /** A 0-value transfer to oneself: spends a nonce without doing anything. */
 function fillerTx(address: string): UnsignedTx {
   return { to: address, data: '0x', gasLimit: 21_000, value: 0n }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolveDelay) => setTimeout(resolveDelay, ms).unref())
 }
 
 function maxOf(...values: bigint[]): bigint {

@@ -139,6 +139,36 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
     }
   })
 
+  it('a fulfilment that reverts on chain reports the decoded reason', async () => {
+    const provider = chain.dev.provider
+    const [request] = await makeRequests(chain, 1)
+    const sender = createTxSender({ rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys: [NODE_KEY], redisUrl: testRedisUrl(), prefix: uniquePrefix('revert'), pollIntervalMs: 20 })
+    const data = fulfilUint256(request!, 5n)
+    try {
+      await sender.start()
+      const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+      // Two different idempotency keys for one request, both simulated before either is mined: the
+      // second reaches the chain and reverts there (the runner never does this; it uses one key per request).
+      await rpc(provider, 'evm_setAutomine', [false])
+      const both = [
+        sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-a` }),
+        sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-b` }),
+      ]
+      await waitFor('both transactions in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) >= nonce + 2, 10_000, 10)
+      await rpc(provider, 'evm_mine')
+      const results = await Promise.all(both)
+      expect(results.map((result) => result.status).sort()).toEqual(['mined', 'reverted'])
+      const reverted = results.find((result) => result.status === 'reverted')!
+      expect(reverted.reason).toBe('Must have a valid requestId')
+      expect(reverted.txHash).toMatch(/^0x[0-9a-f]{64}$/)
+      expect((await receiptOf(provider, reverted.txHash!)).status).toBe('0x0')
+      expect(sender.stats()[0]!.reverted).toBe(1)
+    } finally {
+      await rpc(provider, 'evm_setAutomine', [true])
+      await sender.close()
+    }
+  })
+
   it('a sender killed mid-batch and restarted finishes the batch with no nonce gap and no duplicate', async () => {
     const provider = chain.dev.provider
     const count = 200
