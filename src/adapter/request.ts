@@ -114,8 +114,19 @@ function inputError(param: string, message: string): AdapterInputError {
  * case kept (a path is case-sensitive; the framework's default key lowercases everything). A request
  * with a client key gets a key of its own that nothing is ever stored under.
  */
+const cacheKeys = new WeakMap<PreparedRequest, string>()
+
 export function cacheKeyOf(adapterName: string, prepared: PreparedRequest | undefined): string {
   if (!prepared || prepared.withClientKey) return `${adapterName}-uncached-${randomUUID()}`
+  let key = cacheKeys.get(prepared)
+  if (key === undefined) {
+    key = computeCacheKey(adapterName, prepared)
+    cacheKeys.set(prepared, key)
+  }
+  return key
+}
+
+function computeCacheKey(adapterName: string, prepared: PreparedRequest): string {
   const params = Object.entries(prepared.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   const canonical = JSON.stringify([prepared.entry.name, params, prepared.reduce.path ?? null, prepared.reduce.times ?? null, prepared.reduce.type ?? null])
   return `${adapterName}-${prepared.entry.name}-${createHash('sha256').update(canonical).digest('hex').slice(0, 40)}`

@@ -131,11 +131,14 @@ describe('every endpoint and weather variant through the adapter', () => {
   for (const testCase of cases) {
     it(testCase.label, async () => {
       const { endpoint, params, path, times, type } = testCase
+      // Current weather changes on the hour: the adapter's answer must match the service's answer
+      // from just before or just after it.
+      const before = testCase.expected(await direct(endpoint, params))
       const answer = await postAdapter(adapter.url, { endpoint, ...params, path, ...(times ? { times } : {}), ...(type ? { type } : {}) })
       expect(answer.status, answer.text).toBe(200)
-      const expected = testCase.expected(await direct(endpoint, params))
-      expect(expected).not.toBeUndefined()
-      expect(answer.body.result).toEqual(expected)
+      const after = testCase.expected(await direct(endpoint, params))
+      expect(before).not.toBeUndefined()
+      expect([before, after]).toContainEqual(answer.body.result)
       expect(at(answer.body, 'data', 'status')).toBe(200)
     })
   }
