@@ -49,7 +49,6 @@ export const settingsSchema = z.object({
     .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
     .pipe(z.array(privateKey))
     .optional(),
-  OPERATOR_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected a 0x-prefixed 20-byte address' }).optional(),
 
   ...familyUrls,
   FEED_API_KEY: z.string().min(1, { message: 'expected a non-empty key' }).optional(),
