@@ -87,6 +87,43 @@ async function spawnTsx(args: string[], env: Record<string, string>, ready: RegE
   return spawned
 }
 
+/** Median time the cold jobs waited in the queue and spent in the worker, from the jobs' own timestamps. */
+async function coldStages(redisUrl: string, prefix: string): Promise<{ jobs: number; queued: number; inWorker: number }> {
+  const { Redis } = await import('ioredis')
+  const redis = new Redis(redisUrl)
+  try {
+    const keys: string[] = []
+    let cursor = '0'
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:fetch-weather:weather-*`, 'COUNT', 1000)
+      cursor = next
+      keys.push(...batch.filter((key) => !key.endsWith(':lock') && !key.endsWith(':logs')))
+    } while (cursor !== '0')
+    const queued: number[] = []
+    const inWorker: number[] = []
+    for (const key of keys) {
+      const [timestamp, processedOn, finishedOn] = (await redis.hmget(key, 'timestamp', 'processedOn', 'finishedOn')).map(Number)
+      if (!timestamp || !processedOn || !finishedOn) continue
+      queued.push(processedOn - timestamp)
+      inWorker.push(finishedOn - processedOn)
+    }
+    queued.sort((a, b) => a - b)
+    inWorker.sort((a, b) => a - b)
+    // Our keys only: this run's prefix.
+    const all: string[] = []
+    cursor = '0'
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+      cursor = next
+      all.push(...batch)
+    } while (cursor !== '0')
+    if (all.length > 0) await redis.del(...all)
+    return { jobs: queued.length, queued: percentile(queued, 50), inWorker: percentile(inWorker, 50) }
+  } finally {
+    redis.disconnect()
+  }
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
@@ -215,6 +252,7 @@ async function main(): Promise<void> {
     }
     direct.sort((a, b) => a - b)
     cold.sort((a, b) => a - b)
+    const stages = await coldStages(redisUrl, env.QUEUE_PREFIX)
 
     const results = {
       when: new Date().toISOString(),
@@ -231,6 +269,7 @@ async function main(): Promise<void> {
         adapter: { p50: percentile(cold, 50), p99: percentile(cold, 99) },
         overheadP50: percentile(cold, 50) - percentile(direct, 50),
         overheadP99: percentile(cold, 99) - percentile(direct, 99),
+        medianStagesMs: stages,
       },
     }
     const ms = (value: number) => `${value.toFixed(2)} ms`
@@ -243,6 +282,7 @@ async function main(): Promise<void> {
     console.log(`  direct GET to the feed service   p50 ${ms(results.cold.directGet.p50)}   p99 ${ms(results.cold.directGet.p99)}`)
     console.log(`  adapter (queue, worker, feed)    p50 ${ms(results.cold.adapter.p50)}   p99 ${ms(results.cold.adapter.p99)}`)
     console.log(`  added by the adapter: p50 ${ms(results.cold.overheadP50)} (target <= 5 ms), p99 ${ms(results.cold.overheadP99)}`)
+    console.log(`  where a cold request spends its time (medians, Redis clock): waiting for a worker ${stages.queued} ms, in the worker (fetch included) ${stages.inWorker} ms`)
     console.log(`\nmachine: ${results.machine.cpus} cpus, load average ${results.machine.load.join(' ')}`)
     writeFileSync(new URL('./results/adapter.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`)
   } finally {
