@@ -63,7 +63,7 @@ export interface RequestListener {
   setSpecIds(specIds: ReadonlyMap<string, SpecFilter>): void
   /** Runs one scan now (also what the poll loop runs). */
   poll(): Promise<void>
-  /** Resolves once a scan has seen a head at or above `blockNumber`. */
+  /** Resolves once the logs up to `blockNumber` have been read (delivered if they were confirmed). */
   whenScanned(blockNumber: number, timeoutMs?: number): Promise<void>
   /** Last block whose logs are all settled (delivered, dropped or not ours); undefined before start. */
   readonly checkpoint: number | undefined
@@ -93,6 +93,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   const name = options.name ?? 'default'
   const pollIntervalMs = options.pollIntervalMs ?? 1_000
   const maxBlockRange = options.maxBlockRange ?? 1_000
+  const maxBlocksPerScan = maxBlockRange * 10
   const rewindDepth = options.rewindDepth ?? 64
   const consumedTtlSeconds = options.consumedTtlSeconds ?? 7 * 24 * 3600
   const operators = options.operators.map((address) => getAddress(address))
@@ -181,7 +182,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     checkpoint ??= await loadCheckpoint(head.number)
     await checkForReorg(headRef)
     const from = checkpoint.number + 1
-    const to = head.number
+    // A long backfill goes in slices, each saved as it completes; the loop goes on at once.
+    const to = Math.min(head.number, from + maxBlocksPerScan - 1)
+    if (to < head.number) wakeRequested = true
     let holdBackFrom = Number.POSITIVE_INFINITY
     let pending = 0
 
@@ -229,7 +232,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       await options.redis.set(checkpointKey(), JSON.stringify(checkpoint))
       checkpointStored = true
     }
-    scannedHead = Math.max(scannedHead, head.number)
+    scannedHead = Math.max(scannedHead, to)
     for (const waiter of scanWaiters) {
       if (scannedHead >= waiter.blockNumber) {
         scanWaiters.delete(waiter)
@@ -254,12 +257,18 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       stats.skippedAsConsumed += 1
       return false
     })
-    const outcomes = await Promise.allSettled(
-      fresh.map(async (event) => {
-        if (event.kind === 'request') await options.onRequest(event)
-        else await options.onCancel?.(event)
-      }),
-    )
+    const outcomes: PromiseSettledResult<void>[] = []
+    // Handlers run concurrently, a bounded number at a time (a backfill can hold thousands of logs).
+    for (let start = 0; start < fresh.length; start += HANDLER_CONCURRENCY) {
+      outcomes.push(
+        ...(await Promise.allSettled(
+          fresh.slice(start, start + HANDLER_CONCURRENCY).map(async (event) => {
+            if (event.kind === 'request') await options.onRequest(event)
+            else await options.onCancel?.(event)
+          }),
+        )),
+      )
+    }
     const marks = options.redis.pipeline()
     let marked = 0
     let failedAt = Number.POSITIVE_INFINITY
@@ -369,6 +378,8 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     },
   }
 }
+
+const HANDLER_CONCURRENCY = 256
 
 function normalizeSpecIds(specIds: ReadonlyMap<string, SpecFilter>): Map<string, SpecFilter> {
   return new Map([...specIds].map(([specId, filter]) => [specId.toLowerCase(), filter]))

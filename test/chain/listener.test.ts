@@ -133,6 +133,22 @@ describe('request listener on anvil', () => {
     expect(second.requests.map((event) => event.requestId)).toEqual(requests.map((event) => event.requestId))
   })
 
+  it('backfills a long gap in block ranges and slices, in order', async () => {
+    const prefix = uniquePrefix('listener')
+    const first = listen({ prefix, fromBlock: (await head()) + 1 })
+    await first.listener.poll()
+    await first.listener.stop()
+    const [early] = await makeRequests(chain, 1)
+    await rpc(provider, 'anvil_mine', ['0x40'])
+    const [late] = await makeRequests(chain, 1)
+    // 3-block getLogs ranges, 30-block scans: the 66-block gap takes several of each.
+    const second = listen({ prefix, maxBlockRange: 3 })
+    await second.listener.start()
+    await second.listener.whenScanned(late!.blockNumber)
+    expect(second.requests.map((event) => event.requestId)).toEqual([early!.requestId, late!.requestId])
+    expect(second.listener.checkpoint).toBeGreaterThanOrEqual(late!.blockNumber)
+  })
+
   it('with 2 confirmations, drops a request whose block is reorged away', async () => {
     const prefix = uniquePrefix('listener')
     const { listener, requests } = listen({ prefix, fromBlock: (await head()) + 1, specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 2 }]]) })
