@@ -48,7 +48,9 @@ export function fetchProcessor(
     }
     try {
       const envelope = await fetch(parsed.data, { family, jobId: job.id ?? '', attempt, attempts })
-      return { envelope: JSON.parse(scrub(JSON.stringify(envelope))) as Record<string, unknown> }
+      const text = JSON.stringify(envelope)
+      const clean = scrub(text)
+      return { envelope: clean === text ? envelope : (JSON.parse(clean) as Record<string, unknown>) }
     } catch (error) {
       const failure: FetchFailure =
         error instanceof FetchFailureError
