@@ -545,13 +545,17 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
       const index = pickKeyIndex(submission.idempotencyKey, queues.length)
       const events = await eventsOf(index)
-      const job = await (queues[index] as Queue<TxJobData, TxResult>).add('tx', data, {
-        jobId: jobIdOf(submission.idempotencyKey),
+      const queue = queues[index] as Queue<TxJobData, TxResult>
+      const jobId = jobIdOf(submission.idempotencyKey)
+      const job = await queue.add('tx', data, {
+        jobId,
         attempts: 5,
         backoff: { type: 'exponential', delay: 500 },
         removeOnComplete: { age: 24 * 3600 },
         removeOnFail: { age: 7 * 24 * 3600 },
       })
+      // A resubmit joins the existing job; one that failed for good (say the node was down) runs again.
+      if ((await queue.getJobState(jobId)) === 'failed') await (await queue.getJob(jobId))?.retry('failed')
       return txResultSchema.parse(await job.waitUntilFinished(events, timeoutMs))
     },
     stats() {
