@@ -1,4 +1,4 @@
-import { ContractFactory, Transaction, Wallet, keccak256, parseEther, parseUnits, zeroPadValue, type BaseContract, type TransactionReceipt } from 'ethers'
+import { ContractFactory, Transaction, Wallet, keccak256, parseEther, parseUnits, toBeHex, type BaseContract, type TransactionReceipt } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { artifact, type ArtifactSet } from '../../src/chain/artifacts.ts'
 import { createBlockchainSource, type BlockchainSource } from '../../src/feeds/server/blockchain/index.ts'
@@ -78,8 +78,8 @@ describe('transaction record from a live node', () => {
       nonce: String(sent.nonce),
       publicKey: '',
       // The node drops leading zeros of r and s; the record keeps them as 32-byte words, like Amberdata.
-      r: zeroPadValue(node.r as string, 32),
-      s: zeroPadValue(node.s as string, 32),
+      r: toBeHex(BigInt(node.r as string), 32),
+      s: toBeHex(BigInt(node.s as string), 32),
       root: '',
       status: '0x1',
       timestamp: new Date((block?.timestamp ?? 0) * 1000).toISOString(),
