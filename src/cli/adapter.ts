@@ -1,10 +1,14 @@
 import type { Command } from 'commander'
-import { startAdapter } from '../adapter/adapter.ts'
-import { configuredFamilies, startFetchWorkers } from '../adapter/workers.ts'
-import { createLogger, type Logger } from '../config/logger.ts'
+import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, parseSettings, SettingsError, type FeedFamily, type Settings } from '../config/settings.ts'
 
 /** A part of `feedrunner start`; returns how to stop it. */
+// The EA framework, BullMQ and the feeds client load only when a command that needs them runs, so
+// every other command (feeds serve, status, --help) starts fast.
+const adapterModule = (): Promise<typeof import('../adapter/adapter.ts')> => import('../adapter/adapter.ts')
+const workersModule = (): Promise<typeof import('../adapter/workers.ts')> => import('../adapter/workers.ts')
+const loggerModule = (): Promise<typeof import('../config/logger.ts')> => import('../config/logger.ts')
+
 export type StartPart = (settings: Settings, logger: Logger) => Promise<{ name: string; close(): Promise<void> }>
 
 const extraStartParts: StartPart[] = []
@@ -34,7 +38,7 @@ export function register(program: Command): void {
     .action(() =>
       run('start', async (settings, logger) => {
         const parts = [await adapterPart(settings, logger)]
-        if (configuredFamilies(settings).length > 0) parts.push(await workerPart(settings, logger))
+        if ((await workersModule()).configuredFamilies(settings).length > 0) parts.push(await workerPart(settings, logger))
         else logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
         for (const part of extraStartParts) parts.push(await part(settings, logger))
         return parts
@@ -43,12 +47,14 @@ export function register(program: Command): void {
 }
 
 async function adapterPart(settings: Settings, logger: Logger) {
+  const { startAdapter } = await adapterModule()
   const adapter = await startAdapter({ settings, logger: logger.child({ part: 'adapter' }) })
   console.log(`feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`)
   return { name: 'adapter', close: () => adapter.close() }
 }
 
 async function workerPart(settings: Settings, logger: Logger, families?: FeedFamily[]) {
+  const { startFetchWorkers } = await workersModule()
   const workers = await startFetchWorkers({ settings, logger: logger.child({ part: 'worker' }), ...(families ? { families } : {}) })
   console.log(`feedrunner fetch workers running for ${workers.families.join(', ')}`)
   return { name: 'worker', close: () => workers.close() }
@@ -71,7 +77,7 @@ async function run(name: string, startParts: (settings: Settings, logger: Logger
     console.error(error instanceof SettingsError ? error.message : String(error))
     process.exit(1)
   }
-  const logger = createLogger(settings, `feedrunner-${name}`)
+  const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
   let parts: { name: string; close(): Promise<void> }[]
   try {
     parts = await startParts(settings, logger)
