@@ -83,6 +83,17 @@ export const settingsSchema = z.object({
   EA_PORT: positiveInt.default(8080),
   /** How long an adapter request waits for its queued fetch (including retries) before answering 504. */
   ADAPTER_TIMEOUT_MS: positiveInt.default(15_000),
+
+  /** /metrics, /live and /ready of a process that runs no adapter (`feedrunner runner`, `feedrunner worker`); 0 = off. */
+  OPERATIONS_PORT: z.coerce.number().int().min(0).max(65_535).default(9090),
+  /** The queues-and-runs dashboard on the adapter's server. */
+  DASHBOARD_ENABLED: boolean.default(false),
+  DASHBOARD_PATH: z
+    .string()
+    .regex(/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/, { message: 'expected a path such as /dashboard (no trailing slash)' })
+    .default('/dashboard'),
+  /** The dashboard shows and never changes (no retry, remove, pause); false lets it act on jobs. */
+  DASHBOARD_READ_ONLY: boolean.default(true),
 })
 
 export type Settings = z.infer<typeof settingsSchema>

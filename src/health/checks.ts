@@ -1,0 +1,112 @@
+import { Redis } from 'ioredis'
+import { z } from 'zod'
+import type { HealthCheck } from './health.ts'
+
+const RPC_TIMEOUT_MS = 2_000
+
+/** The reason an error gives, without addresses or URLs (an RPC URL may carry an API key). */
+function errorCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause
+  const code = (error as { code?: unknown } | undefined)?.code ?? cause?.code
+  if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code
+  if (error instanceof Error && error.name === 'TimeoutError') return 'timeout'
+  return 'error'
+}
+
+/**
+ * Redis answers PING. The check keeps its own small connection (fail-fast, reconnecting in the
+ * background), so it sees an outage at once and the recovery within a second or two.
+ */
+export function redisCheck(redisUrl: string): HealthCheck {
+  const redis = new Redis(redisUrl, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    connectTimeout: 1_000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+  })
+  redis.on('error', () => undefined)
+  return {
+    name: 'redis',
+    async check() {
+      if (redis.status !== 'ready') await readyWithin(redis, 1_000)
+      try {
+        await redis.ping()
+      } catch (error) {
+        throw new Error(`Redis does not answer (${errorCode(error)})`)
+      }
+    },
+    close() {
+      redis.disconnect()
+    },
+  }
+}
+
+/** Waits for a connection that is (re)connecting, briefly: a first check right after start should pass. */
+function readyWithin(redis: Redis, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const status = redis.status
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady)
+      reject(new Error(`Redis is not connected (${status})`))
+    }, timeoutMs)
+    const onReady = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    redis.once('ready', onReady)
+  })
+}
+
+const blockNumberAnswer = z.object({ result: z.string().regex(/^0x[0-9a-f]+$/i) })
+
+/** The RPC node's head, with one plain `eth_blockNumber` (a ws(s) URL is asked over http(s)). */
+export async function rpcHead(rpcUrl: string, timeoutMs = RPC_TIMEOUT_MS): Promise<number> {
+  const httpUrl = rpcUrl.replace(/^ws(s?):/, 'http$1:')
+  let response: Response
+  try {
+    response = await fetch(httpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+  } catch (error) {
+    throw new Error(`the RPC node does not answer (${errorCode(error)})`)
+  }
+  if (!response.ok) throw new Error(`the RPC node answered HTTP ${response.status}`)
+  const parsed = blockNumberAnswer.safeParse(await response.json().catch(() => undefined))
+  if (!parsed.success) throw new Error('the RPC node answered eth_blockNumber without a block number')
+  return Number(parsed.data.result)
+}
+
+/** The RPC node answers `eth_blockNumber`. */
+export function rpcCheck(rpcUrl: string): HealthCheck {
+  return {
+    name: 'rpc',
+    async check() {
+      await rpcHead(rpcUrl)
+    },
+  }
+}
+
+/** A BullMQ worker, as far as health is concerned. */
+export interface WorkerLike {
+  readonly name: string
+  isRunning(): boolean
+  readonly closing?: Promise<void> | undefined
+}
+
+/**
+ * Every worker of a part runs and none is closing. Part of liveness too: a closed worker takes no
+ * more jobs until the process restarts.
+ */
+export function workersCheck(name: string, workers: () => readonly WorkerLike[]): HealthCheck {
+  return {
+    name,
+    live: true,
+    async check() {
+      const stopped = workers().filter((worker) => worker.closing !== undefined || !worker.isRunning())
+      if (stopped.length > 0) throw new Error(`not running: ${stopped.map((worker) => worker.name).join(', ')}`)
+    },
+  }
+}

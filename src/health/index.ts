@@ -1,0 +1,5 @@
+export * from './health.ts'
+export * from './checks.ts'
+export * from './routes.ts'
+export * from './server.ts'
+export * from './operate.ts'

@@ -1,0 +1,87 @@
+import { Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { observeWaits, watchListener, watchQueue, watchSender, type KeyStatsLike } from '../metrics/index.ts'
+import { redisCheck, rpcCheck, rpcHead, workersCheck, type WorkerLike } from './checks.ts'
+import { processHealth, type Health } from './health.ts'
+
+/**
+ * What each running part hands to operations: health checks in the process's Health and scrape-time
+ * metric sources. The parts are seen structurally (this folder sits below adapter, queue and runner).
+ * Each function returns the closer that takes everything back out.
+ */
+
+type Closer = () => Promise<void>
+
+/** A BullMQ worker as operations use it: health, and the `active` event for queue waiting times. */
+export interface OperatedWorker extends WorkerLike {
+  on(event: 'active', listener: (job: { timestamp: number; processedOn?: number }) => void): unknown
+}
+
+export interface RunnerParts {
+  requestsQueue: Queue
+  /** The `requests` queue's pipeline worker (absent in a listen-only process). */
+  worker?: OperatedWorker
+  sender?: { stats(): readonly KeyStatsLike[]; readonly queueNames: readonly string[] }
+  listener?: { readonly checkpoint: number | undefined; readonly stats: { readonly pending: number } }
+}
+
+export interface RunnerEnvironment {
+  redisUrl: string
+  rpcUrl: string
+  prefix: string
+  /** A connection for the tx queues' depth reads (the caller's; not closed here). */
+  connection: Redis
+  health?: Health
+}
+
+/**
+ * Operations of the runner: readiness needs Redis, the RPC node and the pipeline worker; the metrics
+ * read the requests queue and every sender key's queue (labelled by key index, never by address),
+ * the sender's per-key counters and nonces, and the listener's lag behind the head.
+ */
+export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment): Closer {
+  const health = environment.health ?? processHealth
+  const closers: Array<() => unknown> = []
+  closers.push(health.add(redisCheck(environment.redisUrl)), health.add(rpcCheck(environment.rpcUrl)))
+  closers.push(watchQueue(parts.requestsQueue.name, parts.requestsQueue))
+  const { worker, sender, listener } = parts
+  if (worker) {
+    closers.push(health.add(workersCheck('pipeline-worker', () => [worker])))
+    observeWaits(worker, parts.requestsQueue.name)
+  }
+  if (sender) {
+    closers.push(watchSender(() => sender.stats()))
+    sender.queueNames.forEach((name, index) => {
+      const queue = new Queue(name, { connection: environment.connection, prefix: environment.prefix })
+      queue.on('error', () => undefined)
+      closers.push(watchQueue(`tx-key${index}`, queue), () => queue.close())
+    })
+  }
+  if (listener) {
+    closers.push(watchListener({ checkpoint: () => listener.checkpoint, pending: () => listener.stats.pending, head: () => rpcHead(environment.rpcUrl) }))
+  }
+  return closeAll(closers)
+}
+
+/** Operations of a process's fetch workers: readiness needs Redis and the workers; waiting times per queue. */
+export function operateFetchWorkers(workers: readonly OperatedWorker[], redisUrl: string, health: Health = processHealth): Closer {
+  const closers: Array<() => unknown> = [health.add(redisCheck(redisUrl)), health.add(workersCheck('fetch-workers', () => workers))]
+  for (const worker of workers) observeWaits(worker, worker.name)
+  return closeAll(closers)
+}
+
+/** Operations of the adapter: readiness needs Redis; the metrics read the depths of the fetch queues. */
+export function operateAdapter(fetchQueues: readonly Queue[], redisUrl: string, health: Health = processHealth): Closer {
+  const closers: Array<() => unknown> = [health.add(redisCheck(redisUrl))]
+  for (const queue of fetchQueues) closers.push(watchQueue(queue.name, queue))
+  return closeAll(closers)
+}
+
+function closeAll(closers: Array<() => unknown>): Closer {
+  let closed = false
+  return async () => {
+    if (closed) return
+    closed = true
+    await Promise.allSettled(closers.reverse().map(async (close) => close()))
+  }
+}

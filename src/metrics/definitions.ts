@@ -1,0 +1,247 @@
+import type { Job as QueueJob, Queue } from 'bullmq'
+import type { Counter, Gauge, Histogram } from 'prom-client'
+import { promClient, metricsRegistry } from './registry.ts'
+import type { ReasonClass } from './reasons.ts'
+
+/**
+ * Every feedrunner metric, defined in this one file. Labels are bounded by construction: job names
+ * come from the loaded specs, task types from the pipeline's fixed set, families from the catalog,
+ * reasons and statuses from the fixed classes in reasons.ts, sender keys by their index in
+ * NODE_PRIVATE_KEYS ("0", "1", ...). Never a request id, an address, a URL or a key.
+ */
+
+export const REQUEST_STATES = ['received', 'refused', 'fulfilled', 'errored', 'cancelled'] as const
+export type RequestMetricState = (typeof REQUEST_STATES)[number]
+
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
+const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300]
+/** A scrape must not hang on a Redis or RPC node that does not answer. */
+const SCRAPE_TIMEOUT_MS = 1_000
+
+/** Structural view of a sender key's counters (src/chain/sender.ts KeyStats, minus the address). */
+export interface KeyStatsLike {
+  nextNonce: number
+  pending: number
+  sent: number
+  bumped: number
+  reverted: number
+}
+
+export interface ListenerSource {
+  /** Last block whose logs are settled; undefined before the first scan. */
+  checkpoint(): number | undefined
+  /** Logs seen and waiting for confirmations. */
+  pending(): number
+  /** The node's current head. */
+  head(): Promise<number>
+}
+
+interface SenderSource {
+  stats: () => readonly KeyStatsLike[]
+  /** What each counter of each key was at the previous scrape (a counter moves by the difference). */
+  last: Map<string, number>
+}
+
+/**
+ * Sources read at scrape time. Kept on globalThis so a module loaded twice in one process (test
+ * isolation) still feeds the metrics registered the first time.
+ */
+interface ScrapeSources {
+  queues: Map<object, { label: string; queue: Queue }>
+  senders: Set<SenderSource>
+  listeners: Set<ListenerSource>
+}
+const SOURCES_KEY = Symbol.for('feedrunner.metrics.sources')
+const holder = globalThis as typeof globalThis & { [SOURCES_KEY]?: ScrapeSources }
+const sources: ScrapeSources = (holder[SOURCES_KEY] ??= { queues: new Map(), senders: new Set(), listeners: new Set() })
+
+function counter(name: string, help: string, labelNames: readonly string[], collect?: (this: Counter) => void | Promise<void>): Counter {
+  const existing = metricsRegistry.getSingleMetric(name)
+  if (existing) return existing as Counter
+  return new promClient.Counter({ name, help, labelNames, registers: [metricsRegistry], ...(collect ? { collect } : {}) })
+}
+
+function gauge(name: string, help: string, labelNames: readonly string[], collect: (this: Gauge) => void | Promise<void>): Gauge {
+  const existing = metricsRegistry.getSingleMetric(name)
+  if (existing) return existing as Gauge
+  return new promClient.Gauge({ name, help, labelNames, registers: [metricsRegistry], collect })
+}
+
+function histogram(name: string, help: string, labelNames: readonly string[], buckets: number[]): Histogram {
+  const existing = metricsRegistry.getSingleMetric(name)
+  if (existing) return existing as Histogram
+  return new promClient.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] })
+}
+
+function withTimeout<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer in time')), SCRAPE_TIMEOUT_MS)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** A job name as a label: the spec's name, bounded in length (names come from JOBS_DIR only). */
+function jobLabel(job: string | undefined): string {
+  return (job ?? '(unknown)').slice(0, 64)
+}
+
+export const requestsTotal = counter(
+  'feedrunner_requests_total',
+  'Oracle requests by job, by what became of them (received, refused, fulfilled, errored, cancelled) and a reason class',
+  ['job', 'state', 'reason'],
+)
+
+export const runDuration = histogram(
+  'feedrunner_run_duration_seconds',
+  'Time from a run\'s start to its final state (the whole pipeline, fulfilment included), by job and final state',
+  ['job', 'state'],
+  RUN_BUCKETS,
+)
+
+export const taskDuration = histogram(
+  'feedrunner_task_duration_seconds',
+  'Pipeline task durations by job, task type and outcome (ok, error)',
+  ['job', 'task_type', 'outcome'],
+  DURATION_BUCKETS,
+)
+
+export const fetchDuration = histogram(
+  'feedrunner_fetch_duration_seconds',
+  'Feed service call latency as a fetch worker sees it, by family and status (HTTP status, or no_answer / invalid_response / internal)',
+  ['family', 'status'],
+  DURATION_BUCKETS,
+)
+
+export const fetchErrors = counter('feedrunner_fetch_errors_total', 'Failed feed service calls (each attempt) by family and status', ['family', 'status'])
+
+export const queueWait = histogram(
+  'feedrunner_queue_wait_seconds',
+  'Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt)',
+  ['queue'],
+  WAIT_BUCKETS,
+)
+
+gauge('feedrunner_queue_jobs', 'Jobs per queue and state, read from Redis at scrape time', ['queue', 'state'], async function collectQueueJobs() {
+  this.reset()
+  await Promise.all(
+    [...sources.queues.values()].map(async ({ label, queue }) => {
+      try {
+        const counts = await withTimeout(queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'))
+        for (const [state, count] of Object.entries(counts)) this.set({ queue: label, state }, count)
+      } catch {
+        // Redis is away: no value rather than a stale one (readiness says why).
+      }
+    }),
+  )
+})
+
+gauge('feedrunner_queue_oldest_waiting_seconds', 'Age of the oldest job still waiting in each queue (0 when none waits), read at scrape time', ['queue'], async function collectOldest() {
+  this.reset()
+  const now = Date.now()
+  await Promise.all(
+    [...sources.queues.values()].map(async ({ label, queue }) => {
+      try {
+        const [oldest] = await withTimeout(queue.getJobs(['waiting', 'prioritized'], 0, 0, true))
+        this.set({ queue: label }, oldest ? Math.max(0, (now - oldest.timestamp) / 1_000) : 0)
+      } catch {
+        // as above
+      }
+    }),
+  )
+})
+
+function senderCounter(name: string, help: string, field: 'sent' | 'bumped' | 'reverted'): Counter {
+  return counter(name, help, ['key'], function collectSender() {
+    for (const source of sources.senders) {
+      source.stats().forEach((stats, index) => {
+        const seen = `${field}:${index}`
+        const previous = source.last.get(seen) ?? 0
+        this.inc({ key: String(index) }, Math.max(0, stats[field] - previous))
+        source.last.set(seen, Math.max(previous, stats[field]))
+      })
+    }
+  })
+}
+
+senderCounter('feedrunner_tx_sent_total', 'Fulfilment transactions broadcast, by sender key index', 'sent')
+senderCounter('feedrunner_tx_bumped_total', 'Transactions re-sent with higher fees (same nonce), by sender key index', 'bumped')
+senderCounter('feedrunner_tx_reverted_total', 'Transactions that reverted (in simulation or on chain), by sender key index', 'reverted')
+
+gauge('feedrunner_tx_next_nonce', 'Next nonce each sender key will sign with, by key index', ['key'], function collectNonce() {
+  this.reset()
+  for (const source of sources.senders) source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.nextNonce))
+})
+
+gauge('feedrunner_tx_in_flight', 'Transactions sent and not yet final, by sender key index', ['key'], function collectInFlight() {
+  this.reset()
+  for (const source of sources.senders) source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.pending))
+})
+
+gauge('feedrunner_listener_lag_blocks', 'Blocks between the node\'s head and the listener\'s checkpoint (confirmation depth included)', [], async function collectLag() {
+  this.reset()
+  let lag: number | undefined
+  for (const listener of sources.listeners) {
+    const checkpoint = listener.checkpoint()
+    if (checkpoint === undefined) continue
+    try {
+      const behind = Math.max(0, (await withTimeout(listener.head())) - checkpoint)
+      lag = Math.max(lag ?? 0, behind)
+    } catch {
+      // RPC node away: no value (readiness says why).
+    }
+  }
+  if (lag !== undefined) this.set(lag)
+})
+
+gauge('feedrunner_listener_pending_logs', 'OracleRequest logs seen and waiting for their confirmations', [], function collectPending() {
+  this.reset()
+  let pending = 0
+  for (const listener of sources.listeners) pending += listener.pending()
+  this.set(pending)
+})
+
+// ---- what the running parts call ----
+
+export function recordRequest(job: string | undefined, state: RequestMetricState, reason: ReasonClass = 'none'): void {
+  requestsTotal.inc({ job: jobLabel(job), state, reason })
+}
+
+export function observeRun(job: string | undefined, state: RequestMetricState, seconds: number): void {
+  runDuration.observe({ job: jobLabel(job), state }, seconds)
+}
+
+export function observeTask(job: string | undefined, taskType: string, ok: boolean, seconds: number): void {
+  taskDuration.observe({ job: jobLabel(job), task_type: taskType.slice(0, 32), outcome: ok ? 'ok' : 'error' }, seconds)
+}
+
+export function observeFetch(family: string, status: string, seconds: number, ok: boolean): void {
+  fetchDuration.observe({ family, status }, seconds)
+  if (!ok) fetchErrors.inc({ family, status })
+}
+
+/** Records how long a job waited before this attempt started (BullMQ sets processedOn when it takes it). */
+export function observeQueueWait(queueLabel: string, job: Pick<QueueJob, 'timestamp' | 'processedOn'>): void {
+  const started = job.processedOn ?? Date.now()
+  queueWait.observe({ queue: queueLabel }, Math.max(0, (started - job.timestamp) / 1_000))
+}
+
+/** Reads `queue`'s depths at every scrape under `label` until the returned function is called. */
+export function watchQueue(label: string, queue: Queue): () => void {
+  const token = {}
+  sources.queues.set(token, { label, queue })
+  return () => void sources.queues.delete(token)
+}
+
+/** Reads a transaction sender's per-key counters at every scrape until the returned function is called. */
+export function watchSender(stats: () => readonly KeyStatsLike[]): () => void {
+  const source: SenderSource = { stats, last: new Map() }
+  sources.senders.add(source)
+  return () => void sources.senders.delete(source)
+}
+
+export function watchListener(listener: ListenerSource): () => void {
+  sources.listeners.add(listener)
+  return () => void sources.listeners.delete(listener)
+}

@@ -1,0 +1,37 @@
+import { observeFetch, observeQueueWait } from './definitions.ts'
+import { fetchStatusLabel, type FetchFailureKind } from './reasons.ts'
+
+/** The failure a fetch function throws (src/queue/fetch-worker.ts FetchFailureError), seen structurally. */
+interface FailureLike {
+  failure?: { kind?: FetchFailureKind; providerStatus?: number }
+}
+
+/**
+ * Wraps a fetch worker's fetch function: every call's latency goes to feedrunner_fetch_duration_seconds
+ * and every failed call to feedrunner_fetch_errors_total, by family and status class.
+ */
+export function instrumentFetch<D, C extends { family: string }, R>(fetch: (data: D, context: C) => Promise<R>): (data: D, context: C) => Promise<R> {
+  return async (data, context) => {
+    const started = performance.now()
+    try {
+      const result = await fetch(data, context)
+      observeFetch(context.family, fetchStatusLabel(200), (performance.now() - started) / 1_000, true)
+      return result
+    } catch (error) {
+      const failure = (error as FailureLike | undefined)?.failure
+      const status = fetchStatusLabel(failure?.providerStatus, failure?.kind ?? 'internal')
+      observeFetch(context.family, status, (performance.now() - started) / 1_000, false)
+      throw error
+    }
+  }
+}
+
+/** Something that emits BullMQ's worker `active` event. */
+interface ActiveEmitter {
+  on(event: 'active', listener: (job: { timestamp: number; processedOn?: number }) => void): unknown
+}
+
+/** Observes, for every job a worker takes, how long it waited in `queueLabel`. */
+export function observeWaits(worker: ActiveEmitter, queueLabel: string): void {
+  worker.on('active', (job) => observeQueueWait(queueLabel, job))
+}
