@@ -5,7 +5,7 @@ import { parseSettings } from '../../src/config/settings.ts'
 import { feedCatalog } from '../../src/feeds/catalog/index.ts'
 import { createFeedServer, type FeedServer } from '../../src/feeds/server/index.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { postAdapter } from './support.ts'
+import { deleteKeys, postAdapter } from './support.ts'
 
 const KEY = 'coalescing-test-key-0a77'
 
@@ -13,13 +13,14 @@ describe('coalescing and the per-family rate limit', () => {
   let feed: FeedServer
   let adapter: RunningAdapter
   let workers: RunningFetchWorkers
+  const prefix = uniquePrefix('coalescing').replace(/:/g, '.')
 
   beforeAll(async () => {
     feed = createFeedServer({ keys: [KEY] })
     const feedUrl = await feed.listen(0)
     const settings = parseSettings({
       REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: uniquePrefix('coalescing').replace(/:/g, '.'),
+      QUEUE_PREFIX: prefix,
       SPORTS_URL: feedUrl,
       WEATHER_URL: feedUrl,
       FEED_API_KEY: KEY,
@@ -35,6 +36,7 @@ describe('coalescing and the per-family rate limit', () => {
     await adapter?.close()
     await workers?.close()
     await feed?.close()
+    await deleteKeys(testRedisUrl(), `${prefix}:*`)
   })
 
   it('answers 50 concurrent equal requests with exactly one upstream call', async () => {

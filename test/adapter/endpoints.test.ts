@@ -9,7 +9,7 @@ import { catalogEntries, feedCatalog, type EndpointName } from '../../src/feeds/
 import { loadDataSet } from '../../src/feeds/server/data/index.ts'
 import { createFeedServer, type FeedServer } from '../../src/feeds/server/index.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { postAdapter } from './support.ts'
+import { deleteKeys, postAdapter } from './support.ts'
 
 const KEY = 'endpoints-test-key-5d1e'
 
@@ -46,6 +46,7 @@ describe('every endpoint and weather variant through the adapter', () => {
   let feed: FeedServer
   let adapter: RunningAdapter
   let workers: RunningFetchWorkers
+  const prefix = uniquePrefix('endpoints').replace(/:/g, '.')
   let account: string
   const cases: Case[] = []
 
@@ -55,7 +56,7 @@ describe('every endpoint and weather variant through the adapter', () => {
     const feedUrl = await feed.listen(0)
     const settings = parseSettings({
       REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: uniquePrefix('endpoints').replace(/:/g, '.'),
+      QUEUE_PREFIX: prefix,
       SPORTS_URL: feedUrl,
       BLOCKCHAIN_URL: feedUrl,
       NFT_URL: feedUrl,
@@ -72,6 +73,7 @@ describe('every endpoint and weather variant through the adapter', () => {
     await adapter?.close()
     await workers?.close()
     await feed?.close()
+    await deleteKeys(testRedisUrl(), `${prefix}:*`)
     await anvil?.stop()
   })
 

@@ -4,15 +4,23 @@ import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/w
 import { parseSettings, type Settings } from '../../src/config/settings.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { errorEnvelope, oddsEnvelope, postAdapter, sendJson, startEmulatedFeed, type EmulatedFeed } from './support.ts'
+import { deleteKeys, errorEnvelope, oddsEnvelope, postAdapter, sendJson, startEmulatedFeed, type EmulatedFeed } from './support.ts'
 
 const RIGHT_KEY = 'faults-right-key-7f3a'
+/** Prefixes this file used; their keys are removed from the shared Redis at the end. */
+const usedPrefixes: string[] = []
+afterAll(async () => {
+  for (const prefix of usedPrefixes) await deleteKeys(testRedisUrl(), `${prefix}:*`)
+})
+
 const game = { endpoint: 'game-odds', region: 'england', sport: 'soccer', league: 'epl', date: '2024-08-16' }
 
 function settingsFor(redisUrl: string, feedUrl: string, extra: Record<string, string> = {}): Settings {
+  const prefix = uniquePrefix('faults').replace(/:/g, '.')
+  if (redisUrl === testRedisUrl()) usedPrefixes.push(prefix)
   return parseSettings({
     REDIS_URL: redisUrl,
-    QUEUE_PREFIX: uniquePrefix('faults').replace(/:/g, '.'),
+    QUEUE_PREFIX: prefix,
     SPORTS_URL: feedUrl,
     FEED_API_KEY: RIGHT_KEY,
     FETCH_TIMEOUT_MS: '800',

@@ -8,6 +8,13 @@ import { FetchQueueClient, FetchWaitTimeoutError, QueueUnavailableError } from '
 import { FetchFailureError, fetchProcessor, type FetchFunction } from '../../src/queue/fetch-worker.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { deleteKeys } from './support.ts'
+
+/** Prefixes this file used; their keys are removed from the shared Redis at the end. */
+const usedPrefixes: string[] = []
+afterAll(async () => {
+  for (const prefix of usedPrefixes) await deleteKeys(testRedisUrl(), `${prefix}:*`)
+})
 
 /** A fetch function whose behaviour each test sets, counting calls per endpoint. */
 function scriptedFetch() {
@@ -27,7 +34,9 @@ function scriptedFetch() {
 }
 
 function settingsFor(redisUrl: string, extra: Record<string, string> = {}): Settings {
-  return parseSettings({ REDIS_URL: redisUrl, QUEUE_PREFIX: uniquePrefix('queue').replace(/:/g, '.'), FETCH_BACKOFF_MS: '20', FETCH_ATTEMPTS: '3', ...extra })
+  const prefix = uniquePrefix('queue').replace(/:/g, '.')
+  if (redisUrl === testRedisUrl()) usedPrefixes.push(prefix)
+  return parseSettings({ REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, FETCH_BACKOFF_MS: '20', FETCH_ATTEMPTS: '3', ...extra })
 }
 
 describe('fetch queues on real Redis', () => {

@@ -92,3 +92,19 @@ export function sendJson(response: ServerResponse, status: number, body: string)
   response.writeHead(status, { 'content-type': 'application/json' })
   response.end(body)
 }
+
+/** Deletes this test's own keys (its unique prefix) from the shared Redis. */
+export async function deleteKeys(redisUrl: string, pattern: string): Promise<void> {
+  const { Redis } = await import('ioredis')
+  const redis = new Redis(redisUrl)
+  try {
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      cursor = next
+      if (keys.length > 0) await redis.del(...keys)
+    } while (cursor !== '0')
+  } finally {
+    redis.disconnect()
+  }
+}
