@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import type { OracleRequestEvent } from '../../src/chain/operator.ts'
+import {
+  errorClass,
+  fetchStatusLabel,
+  instrumentFetch,
+  metricsRegistry,
+  metricsText,
+  REASON_CLASSES,
+  refusalClass,
+  watchSender,
+} from '../../src/metrics/index.ts'
+import { FetchFailureError } from '../../src/queue/fetch-worker.ts'
+import { refusalReason } from '../../src/runner/admission.ts'
+import type { JobSpecFields } from '../../src/pipeline/index.ts'
+import { parsePrometheus, valueOf } from './support.ts'
+
+/** One scrape of the process's registry, summed over the samples that match. */
+async function sampleValue(name: string, labels: Record<string, string>): Promise<number> {
+  return valueOf(parsePrometheus(await metricsText()), name, labels)
+}
+
+describe('reason classes', () => {
+  const request = { requester: '0x1111111111111111111111111111111111111111', payment: 10n } as OracleRequestEvent
+
+  it('classify the runner\'s own refusal texts', () => {
+    const notAllowed = refusalReason({ requesters: ['0x2222222222222222222222222222222222222222'] } as JobSpecFields, request)
+    const tooLittle = refusalReason({ minContractPaymentLinkJuels: 1000n } as JobSpecFields, request)
+    expect(refusalClass(notAllowed)).toBe('requester_not_allowed')
+    expect(refusalClass(tooLittle)).toBe('payment_too_low')
+    expect(refusalClass('no job with spec id 0x1234')).toBe('unknown_job')
+  })
+
+  it('classify an errored run by its first failed task', () => {
+    expect(errorClass([{ type: 'cborparse', ok: true }, { type: 'bridge', ok: false, error: 'HTTP 502 from the bridge' }, { type: 'jsonparse', ok: false, error: 'no input' }])).toBe('fetch_failed')
+    expect(errorClass([{ type: 'bridge', ok: false, error: 'timed out after 30000 ms' }])).toBe('timeout')
+    expect(errorClass([{ type: 'ethtx', ok: false, error: 'transaction 0xab reverted: Must have a valid requestId' }])).toBe('tx_reverted')
+    expect(errorClass([{ type: 'jsonparse', ok: false, error: 'path not found' }])).toBe('bad_value')
+    expect(errorClass([{ type: 'ethabidecodelog', ok: false, error: 'bad log' }])).toBe('bad_request_data')
+    for (const reason of ['fetch_failed', 'timeout', 'tx_reverted', 'bad_value', 'bad_request_data']) expect(REASON_CLASSES).toContain(reason)
+  })
+
+  it('name fetch statuses from a small fixed set', () => {
+    expect(fetchStatusLabel(404, 'upstream')).toBe('404')
+    expect(fetchStatusLabel(418, 'upstream')).toBe('4xx')
+    expect(fetchStatusLabel(599, 'upstream')).toBe('5xx')
+    expect(fetchStatusLabel(undefined, 'upstream')).toBe('no_answer')
+    expect(fetchStatusLabel(200, 'invalid-response')).toBe('invalid_response')
+    const labels = new Set<string>()
+    for (let status = 100; status < 600; status++) labels.add(fetchStatusLabel(status, 'upstream'))
+    expect(labels.size).toBeLessThanOrEqual(20)
+  })
+})
+
+describe('instrumented parts', () => {
+  it('times fetches and counts failures by family and status', async () => {
+    const ok = instrumentFetch(async (_data: unknown, _context: { family: string }) => ({ result: 'success' }))
+    const refused = instrumentFetch(async (_data: unknown, _context: { family: string }) => {
+      throw new FetchFailureError({ kind: 'upstream', providerStatus: 401, description: 'bad key', retryable: false })
+    })
+    const errorsBefore = await sampleValue('feedrunner_fetch_errors_total', { family: 'nft', status: '401' })
+    await ok({}, { family: 'nft' })
+    await expect(refused({}, { family: 'nft' })).rejects.toThrow('bad key')
+    expect(await sampleValue('feedrunner_fetch_errors_total', { family: 'nft', status: '401' })).toBe(errorsBefore + 1)
+    expect(await sampleValue('feedrunner_fetch_duration_seconds_count', { family: 'nft', status: '200' })).toBeGreaterThanOrEqual(1)
+  })
+
+  it('turns a sender\'s running totals into counters that move by the difference, per key index', async () => {
+    const stats = [{ nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0 }, { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1 }]
+    const unwatch = watchSender(() => stats)
+    try {
+      // Each read is a scrape: the counter takes what the sender did since the previous one.
+      expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
+      expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
+      stats[0]!.sent = 5
+      await metricsRegistry.metrics()
+      expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(5)
+      expect(await sampleValue('feedrunner_tx_next_nonce', { key: '0' })).toBe(7)
+      expect(await sampleValue('feedrunner_tx_bumped_total', { key: '1' })).toBeGreaterThanOrEqual(1)
+    } finally {
+      unwatch()
+    }
+  })
+})
