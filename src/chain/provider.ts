@@ -1,4 +1,5 @@
 import { JsonRpcProvider, Network, WebSocketProvider, type AbstractProvider } from 'ethers'
+import { WebSocket } from 'ws'
 import { z } from 'zod'
 
 export type ChainProvider = JsonRpcProvider | WebSocketProvider
@@ -34,7 +35,7 @@ export async function connectProvider(rpcUrl: string, options: ProviderOptions =
   const network = Network.from(chainId)
   if (/^wss?:/.test(rpcUrl)) {
     // New heads arrive as subscriptions; there is nothing to poll.
-    return new WebSocketProvider(rpcUrl, network, { staticNetwork: network, cacheTimeout: -1 })
+    return new WebSocketProvider(await openWebSocket(rpcUrl), network, { staticNetwork: network, cacheTimeout: -1 })
   }
   return new JsonRpcProvider(rpcUrl, network, {
     staticNetwork: network,
@@ -47,4 +48,27 @@ export async function connectProvider(rpcUrl: string, options: ProviderOptions =
 
 export function isWebSocketProvider(provider: AbstractProvider): provider is WebSocketProvider {
   return provider instanceof WebSocketProvider
+}
+
+/**
+ * Opens a WebSocket and waits until it is open. Given a URL string, ethers opens the socket without
+ * an 'error' listener, and an unreachable node then crashes the process (uncaught ECONNREFUSED);
+ * here a refused connection is an ordinary error, and later socket errors are kept from crashing.
+ */
+export function openWebSocket(url: string, timeoutMs = 5_000): Promise<WebSocket> {
+  return new Promise((resolveOpen, reject) => {
+    const socket = new WebSocket(url)
+    const timer = setTimeout(() => {
+      socket.terminate()
+      reject(new Error(`${new URL(url).host}: WebSocket did not open within ${timeoutMs} ms`))
+    }, timeoutMs)
+    socket.on('error', (error: Error) => {
+      clearTimeout(timer)
+      reject(new Error(`${new URL(url).host}: WebSocket error: ${error.message}`))
+    })
+    socket.once('open', () => {
+      clearTimeout(timer)
+      resolveOpen(socket)
+    })
+  })
 }
