@@ -35,7 +35,17 @@ export async function connectProvider(rpcUrl: string, options: ProviderOptions =
   const network = Network.from(chainId)
   if (/^wss?:/.test(rpcUrl)) {
     // New heads arrive as subscriptions; there is nothing to poll.
-    return new WebSocketProvider(await openWebSocket(rpcUrl), network, { staticNetwork: network, cacheTimeout: -1 })
+    const socket = new WebSocket(rpcUrl)
+    const opened = socketOpened(socket, rpcUrl)
+    // ethers starts the provider from the socket's onopen, so it must get the socket before it opens.
+    const provider = new WebSocketProvider(socket, network, { staticNetwork: network, cacheTimeout: -1 })
+    try {
+      await opened
+    } catch (error) {
+      await provider.destroy()
+      throw error
+    }
+    return provider
   }
   return new JsonRpcProvider(rpcUrl, network, {
     staticNetwork: network,
@@ -51,24 +61,24 @@ export function isWebSocketProvider(provider: AbstractProvider): provider is Web
 }
 
 /**
- * Opens a WebSocket and waits until it is open. Given a URL string, ethers opens the socket without
- * an 'error' listener, and an unreachable node then crashes the process (uncaught ECONNREFUSED);
- * here a refused connection is an ordinary error, and later socket errors are kept from crashing.
+ * Resolves when `socket` opens. Given a URL string, ethers opens the socket without an 'error'
+ * listener, and an unreachable node then crashes the process (uncaught ECONNREFUSED); with this
+ * listener a refused connection is an ordinary error, and later socket errors cannot crash it.
  */
-export function openWebSocket(url: string, timeoutMs = 5_000): Promise<WebSocket> {
+function socketOpened(socket: WebSocket, url: string, timeoutMs = 5_000): Promise<void> {
+  const host = new URL(url).host
   return new Promise((resolveOpen, reject) => {
-    const socket = new WebSocket(url)
     const timer = setTimeout(() => {
       socket.terminate()
-      reject(new Error(`${new URL(url).host}: WebSocket did not open within ${timeoutMs} ms`))
+      reject(new Error(`${host}: WebSocket did not open within ${timeoutMs} ms`))
     }, timeoutMs)
     socket.on('error', (error: Error) => {
       clearTimeout(timer)
-      reject(new Error(`${new URL(url).host}: WebSocket error: ${error.message}`))
+      reject(new Error(`${host}: WebSocket error: ${error.message}`))
     })
     socket.once('open', () => {
       clearTimeout(timer)
-      resolveOpen(socket)
+      resolveOpen()
     })
   })
 }
