@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { createFeedServer } from '../feeds/server/index.ts'
+import { createFaultInjector, parseFaultSpec, type FaultSpec } from '../feeds/server/faults.ts'
 
 function list(value: string): string[] {
   return value
@@ -22,6 +23,14 @@ function chainPair(value: string, previous: Record<string, string>): Record<stri
   return { ...previous, [match[1]!]: match[2]! }
 }
 
+function faultSpec(value: string): FaultSpec {
+  try {
+    return parseFaultSpec(value)
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error))
+  }
+}
+
 function port(value: string): number {
   const number = Number(value)
   if (!Number.isInteger(number) || number < 0 || number > 65_535) throw new InvalidArgumentError('expected a port number 0-65535')
@@ -34,6 +43,7 @@ interface ServeOptions {
   keys?: string[]
   signers?: string[]
   chain: Record<string, string>
+  faults?: FaultSpec
 }
 
 async function serve(options: ServeOptions): Promise<void> {
@@ -42,11 +52,14 @@ async function serve(options: ServeOptions): Promise<void> {
   if (keys.length === 0 && signers.length === 0) {
     throw new InvalidArgumentError('give the accepted keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers')
   }
-  const server = createFeedServer({ keys, signers, chains: options.chain, host: options.host })
+  // Fault mode (reliability tests): a seeded share of calls answered wrongly on purpose.
+  const faults = options.faults ? createFaultInjector(options.faults) : undefined
+  const server = createFeedServer({ keys, signers, chains: options.chain, host: options.host, ...(faults ? { intercept: faults.intercept } : {}) })
   const url = await server.listen(options.port)
   // Never print the keys: only how many there are.
-  console.log(`feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)`)
+  console.log(`feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)${faults ? ` with faults ${JSON.stringify(faults.spec)}` : ''}`)
   const stop = () => {
+    if (faults) console.log(`faults injected: ${JSON.stringify(faults.stats())}`)
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -66,6 +79,7 @@ export function register(program: Command): void {
     .option('--keys <keys>', 'accepted keys, comma separated (default: FEEDS_SERVER_KEYS)', list)
     .option('--signers <addresses>', 'node addresses whose signed keys are accepted (default: FEEDS_SERVER_SIGNERS)', addressList)
     .option('--chain <id=url>', 'a blockchain id and its JSON-RPC URL; repeat for more chains', chainPair, {})
+    .option('--faults <spec>', 'fault mode: rates and seed, e.g. 500=0.1,timeout=0.05,truncated=0.05,shape=0.05,slow=0.05,seed=42', faultSpec)
     .action(serve)
   feeds
     .command('docs')

@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Wallet, type Provider } from 'ethers'
+import type { DevStack } from '../../src/dev/stack.ts'
+import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
+import { createRedisConnection } from '../../src/queue/connection.ts'
+
+const BIN = join(import.meta.dirname, '../../bin/feedrunner.js')
+export const FIGURES_DIR = join(import.meta.dirname, '../../.cache/reliability')
+
+export type PartKind = 'runner' | 'adapter' | 'worker' | 'start'
+
+/** The line each command prints once it serves. */
+const READY: Record<PartKind, string> = {
+  runner: 'feedrunner runner started',
+  adapter: 'feedrunner adapter listening',
+  worker: 'feedrunner fetch workers running',
+  start: 'feedrunner runner watching',
+}
+
+/** A `feedrunner <part>` child process whose whole output is kept (secret scans read it). */
+export interface PartProcess {
+  readonly kind: PartKind
+  readonly child: ChildProcess
+  /** Everything it wrote to stdout and stderr. */
+  output(): string
+  /** Resolves with the exit code or signal once it is gone. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+export async function startPart(kind: PartKind, env: Record<string, string>, timeoutMs = 60_000): Promise<PartProcess> {
+  const child = spawn(process.execPath, [BIN, kind], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let text = ''
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const part: PartProcess = { kind, child, output: () => text, exited }
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`feedrunner ${kind} not ready within ${timeoutMs} ms:\n${text.slice(-3000)}`)), timeoutMs)
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('utf8')
+      if (text.includes(READY[kind])) {
+        clearTimeout(timer)
+        resolve()
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')))
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`feedrunner ${kind} exited (${code ?? signal}) before it was ready:\n${text.slice(-3000)}`))
+    })
+  })
+  return part
+}
+
+/** Stops a part (SIGTERM, SIGKILL after 12 s) and resolves when it is gone. */
+export async function stopPart(part: PartProcess | undefined): Promise<void> {
+  if (!part || part.child.exitCode !== null || part.child.signalCode !== null) return
+  part.child.kill('SIGTERM')
+  const timer = setTimeout(() => part.child.kill('SIGKILL'), 12_000)
+  await part.exited
+  clearTimeout(timer)
+}
+
+/** Small seeded PRNG (mulberry32): random choices a failing run can repeat with the printed seed. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Prints a test's figures and keeps them for `npm run test:reliability`'s summary. */
+export function recordFigures(name: string, figures: Record<string, unknown>): void {
+  mkdirSync(FIGURES_DIR, { recursive: true })
+  const record = { name, at: new Date().toISOString(), ...figures }
+  writeFileSync(join(FIGURES_DIR, `${name}.json`), `${JSON.stringify(record, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n`)
+  console.log(`[reliability] ${name}: ${JSON.stringify(figures, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}`)
+}
+
+/** Every run of the given requests, read from the RunStore under the stack's prefix. */
+export async function readRuns(stack: DevStack, requestIds: readonly string[]): Promise<Map<string, RunRecord | undefined>> {
+  const redis = createRedisConnection(stack.redisUrl, 'worker')
+  try {
+    const store = new RunStore(redis, `${stack.settings.QUEUE_PREFIX}:runner`)
+    const runs = new Map<string, RunRecord | undefined>()
+    for (const id of requestIds) runs.set(id, await store.get(id))
+    return runs
+  } finally {
+    redis.disconnect()
+  }
+}
+
+export function isFinalRun(run: RunRecord | undefined): boolean {
+  return run !== undefined && FINAL_RUN_STATES.includes(run.state)
+}
+
+/** The Operator's OracleResponse logs since `fromBlock` and the node's transactions, for exactly-once checks. */
+export async function onChainFulfilments(stack: DevStack, fromBlock: number, nodeKey: string, nonceBefore: number): Promise<{ responses: number; uniqueResponses: number; nonceDelta: number; reverted: number }> {
+  const { operator, provider } = stack.contracts
+  const logs = await provider.getLogs({ address: await operator.getAddress(), topics: [operator.interface.getEvent('OracleResponse')!.topicHash], fromBlock })
+  const node = new Wallet(nodeKey).address
+  const nonceAfter = await provider.getTransactionCount(node)
+  const reverted = await countRevertedFrom(provider, node, fromBlock)
+  return { responses: logs.length, uniqueResponses: new Set(logs.map((log) => log.topics[1])).size, nonceDelta: nonceAfter - nonceBefore, reverted }
+}
+
+/** Transactions from `address` since `fromBlock` whose receipt says they reverted. */
+export async function countRevertedFrom(provider: Provider, address: string, fromBlock: number): Promise<number> {
+  const head = await provider.getBlockNumber()
+  let reverted = 0
+  for (let number = fromBlock; number <= head; number++) {
+    const block = await provider.getBlock(number, true)
+    for (const tx of block?.prefetchedTransactions ?? []) {
+      if (tx.from.toLowerCase() !== address.toLowerCase()) continue
+      const receipt = await provider.getTransactionReceipt(tx.hash)
+      if (receipt?.status !== 1) reverted++
+    }
+  }
+  return reverted
+}
