@@ -56,7 +56,8 @@ export const settingsSchema = z.object({
   SIGNKEY_TTL_SECONDS: positiveInt.default(300),
   ALLOW_CLIENT_KEYS: boolean.default(false),
 
-  FETCH_TIMEOUT_MS: positiveInt.default(10_000),
+  // Attempts x timeout + backoff (3 x 5 s + 0.6 s) stays inside ADAPTER_TIMEOUT_MS, which stays inside the specs' bridge timeout (20 s).
+  FETCH_TIMEOUT_MS: positiveInt.default(5_000),
   FETCH_ATTEMPTS: positiveInt.default(3),
   FETCH_BACKOFF_MS: positiveInt.default(200),
   RATE_LIMIT_SPORTS_PER_SECOND: positiveInt.default(50),
@@ -82,7 +83,7 @@ export const settingsSchema = z.object({
   RUNNER_LOCK_MS: positiveInt.default(30_000),
   EA_PORT: positiveInt.default(8080),
   /** How long an adapter request waits for its queued fetch (including retries) before answering 504. */
-  ADAPTER_TIMEOUT_MS: positiveInt.default(15_000),
+  ADAPTER_TIMEOUT_MS: positiveInt.default(18_000),
 
   /** /metrics, /live and /ready of a process that runs no adapter (`feedrunner runner`, `feedrunner worker`); 0 = off. */
   OPERATIONS_PORT: z.coerce.number().int().min(0).max(65_535).default(9090),
