@@ -21,6 +21,29 @@ export interface PipelineWorkerOptions {
   /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
   runOptions?: Partial<RunOptions>
   logger: Logger
+  /**
+   * When the bridge could not be reached or timed out (adapter restarting, fetch workers gone), throw
+   * instead of recording the run as errored, so the queue runs it again after its backoff.
+   */
+  retryTransient?: boolean
+}
+
+/** Thrown to hand a request back to the queue: nothing was sent, the failure is the bridge's reachability. */
+export class TransientRunError extends Error {
+  override readonly name = 'TransientRunError'
+}
+
+/**
+ * A bridge failure worth another try later: the adapter could not be reached, answered 503 (its Redis
+ * is down) or 504 (the fetch did not finish in time), or the task timed out. A 502 (the feed service
+ * failed after the adapter's own retries) and every 4xx are final.
+ */
+const TRANSIENT_BRIDGE_ERROR = /(ECONNREFUSED|ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CONNECT|socket hang up|other side closed|terminated|answered 50[34]|timed out)/i
+
+function transientBridgeFailure(tasks: readonly TaskOutcome[]): string | undefined {
+  if (tasks.some((task) => task.type === 'ethtx' && task.ok)) return undefined
+  const failed = tasks.find((task) => task.type === 'bridge' && !task.ok && TRANSIENT_BRIDGE_ERROR.test(task.error ?? ''))
+  return failed?.error
 }
 
 export interface RequestOutcome {
@@ -31,7 +54,11 @@ export interface RequestOutcome {
 
 /** The worker of the `requests` queue: admits a request, runs its job's pipeline, records the run. */
 export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
-  const process = (queueJob: QueueJob): Promise<RequestOutcome> => runRequest(fromRequestPayload(queueJob.data), options)
+  const process = (queueJob: QueueJob): Promise<RequestOutcome> => {
+    // The last delivery records a transient failure as the run's end; earlier ones hand the request back.
+    const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
+    return runRequest(fromRequestPayload(queueJob.data), { ...options, retryTransient: !lastAttempt })
+  }
   return new Worker(options.queueName, process, {
     connection: options.connection,
     prefix: options.prefix,
@@ -78,6 +105,12 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
   })
   const txHash = sentTxHash(result.tasks)
   if (!result.ok) {
+    const transient = options.retryTransient ? transientBridgeFailure(result.tasks) : undefined
+    if (transient) {
+      await runs.update(request.requestId, { tasks, reason: `will retry: ${transient}` })
+      jobLog.warn({ reason: transient }, 'bridge unavailable: the request goes back to the queue')
+      throw new TransientRunError(transient)
+    }
     const reason = result.errors.join('; ') || 'the pipeline failed'
     return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog)
   }

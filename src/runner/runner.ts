@@ -68,7 +68,8 @@ export function createRunner(options: RunnerOptions): Runner {
       // Kept for a day so a late duplicate delivery (another process's listener) joins the finished job.
       removeOnComplete: { age: 24 * 3600, count: 100_000 },
       removeOnFail: { age: 7 * 24 * 3600 },
-      attempts: 5,
+      // Transient bridge failures (adapter restarting) are retried: 1+2+4+...+64 s, about two minutes.
+      attempts: 8,
       backoff: { type: 'exponential', delay: 1_000 },
     },
   })
