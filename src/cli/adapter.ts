@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, parseSettings, SettingsError, type FeedFamily, type Settings } from '../config/settings.ts'
+import { startOperationsPort } from './lifecycle.ts'
 
 /** A part of `feedrunner start`; returns how to stop it. */
 // The EA framework, BullMQ and the feeds client load only when a command that needs them runs, so
@@ -29,7 +30,7 @@ export function register(program: Command): void {
     .description('Fetch workers alone: take fetch jobs from the queues on REDIS_URL and call the feed service')
     .option('--families <list>', `comma-separated families (default: those with a <FAMILY>_URL set): ${FEED_FAMILIES.join(', ')}`)
     .action((options: { families?: string }) =>
-      run('worker', async (settings, logger) => [await workerPart(settings, logger, parseFamilies(options.families))]),
+      run('worker', async (settings, logger) => [await workerPart(settings, logger, parseFamilies(options.families)), ...(await operationsPart(settings, logger))]),
     )
 
   program
@@ -58,6 +59,12 @@ async function workerPart(settings: Settings, logger: Logger, families?: FeedFam
   const workers = await startFetchWorkers({ settings, logger: logger.child({ part: 'worker' }), ...(families ? { families } : {}) })
   console.log(`feedrunner fetch workers running for ${workers.families.join(', ')}`)
   return { name: 'worker', close: () => workers.close() }
+}
+
+/** Metrics and health on OPERATIONS_PORT for a process without the adapter (none when it is 0). */
+async function operationsPart(settings: Settings, logger: Logger) {
+  const server = await startOperationsPort(settings, logger)
+  return server ? [{ name: 'operations', close: () => server.close() }] : []
 }
 
 function parseFamilies(list: string | undefined): FeedFamily[] | undefined {

@@ -1,4 +1,6 @@
+import type { Logger } from '../config/logger.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
+import type { OperationsServer } from '../health/server.ts'
 
 /** The settings from the environment, or a message naming the bad variable and exit code 1. */
 export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -23,4 +25,17 @@ export function stopOnSignal(stop: () => Promise<void>, announce?: string): void
   }
   process.once('SIGINT', handler)
   process.once('SIGTERM', handler)
+}
+
+/**
+ * /metrics, /live and /ready on OPERATIONS_PORT, for a process that runs no adapter (an adapter
+ * process serves them on its own ports); undefined when OPERATIONS_PORT=0.
+ */
+export async function startOperationsPort(settings: Settings, logger: Logger): Promise<OperationsServer | undefined> {
+  if (settings.OPERATIONS_PORT === 0) return undefined
+  // Loaded here: the commands that share this file start without fastify.
+  const { startOperationsServer } = await import('../health/server.ts')
+  const server = await startOperationsServer({ port: settings.OPERATIONS_PORT, logger })
+  console.log(`metrics ${server.url}/metrics, health ${server.url}/ready and ${server.url}/live`)
+  return server
 }

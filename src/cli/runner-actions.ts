@@ -5,7 +5,7 @@ import { connectClient } from '../queue/connection.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
-import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
+import { settingsOrExit, startOperationsPort, stopOnSignal } from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
@@ -27,7 +27,12 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     process.exit(1)
   })
   console.log(`feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'})`)
-  stopOnSignal(() => runner.stop())
+  // No adapter in this process: metrics and health get a port of their own.
+  const operations = await startOperationsPort(settings, logger)
+  stopOnSignal(async () => {
+    await operations?.close()
+    await runner.stop()
+  })
 }
 
 export async function statusAction(options: { runs: string; json?: boolean }): Promise<void> {
