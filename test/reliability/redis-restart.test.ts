@@ -1,0 +1,79 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Wallet } from 'ethers'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
+import { redisAnswers, startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
+import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../../src/dev/requests.ts'
+import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
+import { waitFor } from '../../src/dev/process.ts'
+import { uniquePrefix } from '../support/redis.ts'
+import { isFinalRun, onChainFulfilments, readRuns, recordFigures } from './support.ts'
+
+const REQUESTS = 100
+const DOWN_MS = 5_000
+
+/**
+ * Redis restart under load: a private Redis with persistence (AOF, as production runs it) is stopped
+ * for 5 s in the middle of 100 requests and started again on the same port and data directory. The
+ * adapter, fetch workers, listener, pipeline worker and sender reconnect by themselves.
+ */
+describe('Redis restart under load', () => {
+  let redis: PrivateRedis
+  let stack: DevStack
+  let cases: DemoCase[]
+  const persistDir = mkdtempSync(join(tmpdir(), 'feedrunner-redis-aof-'))
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis({ persistDir })
+    stack = await startDevStack({
+      env: { ...process.env, REDIS_URL: redis.url, LOG_LEVEL: 'fatal', EA_PORT: '', RUNNER_LOCK_MS: '5000' },
+      prefix: uniquePrefix('rel-redis'),
+    })
+    cases = await buildDemoCases(stack, stack.runner!.registry.jobs)
+  }, 120_000)
+
+  afterAll(async () => {
+    await stack?.stop()
+    await redis?.stop()
+  })
+
+  it(`fulfils all ${REQUESTS} requests although Redis is down for ${DOWN_MS / 1000} s in the middle`, async () => {
+    const { consumer, provider, deployer } = stack.contracts
+    const nodeKey = stack.env.NODE_PRIVATE_KEY!
+    const nonceBefore = await provider.getTransactionCount(new Wallet(nodeKey).address)
+    const fromBlock = (await provider.getBlockNumber()) + 1
+    const requests: ConsumerRequest[] = Array.from({ length: REQUESTS }, (_, index) => {
+      const demoCase = cases[index % cases.length]!
+      return { externalJobId: demoCase.job.externalJobId, valueType: demoCase.shape.answerType, params: demoCase.params, payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n }
+    })
+    let fulfilledCount = 0
+    let fulfilledWhenStopped = -1
+    const outage = (async () => {
+      await waitFor('a third of the requests fulfilled', async () => fulfilledCount >= REQUESTS / 3, 90_000, 20)
+      fulfilledWhenStopped = fulfilledCount
+      await redis.stop()
+      expect(await redisAnswers(redis.url)).toBe(false)
+      await new Promise((resolve) => setTimeout(resolve, DOWN_MS))
+      redis = await startPrivateRedis({ port: redis.port, persistDir })
+    })()
+    const sent = await sendConsumerRequests(consumer, deployer, requests)
+    const fulfilled = await waitForFulfilments(consumer, provider, sent.map((request) => request.requestId), {
+      fromBlock,
+      timeoutMs: 150_000,
+      onFulfilled: () => void fulfilledCount++,
+    })
+    await outage
+    expect(fulfilledWhenStopped).toBeLessThan(REQUESTS)
+    expect(fulfilled.size).toBe(REQUESTS)
+    for (const [index, request] of sent.entries()) expect(String(fulfilled.get(request.requestId)?.value)).toBe(String(cases[index % cases.length]!.expected))
+    const chain = await onChainFulfilments(stack, fromBlock, nodeKey, nonceBefore)
+    expect(chain).toEqual({ responses: REQUESTS, uniqueResponses: REQUESTS, nonceDelta: REQUESTS, reverted: 0 })
+    const ids = sent.map((request) => request.requestId)
+    await waitFor('every run recorded in a final state', async () => [...(await readRuns(stack, ids)).values()].every(isFinalRun), 30_000, 200)
+    const runs = await readRuns(stack, ids)
+    expect([...runs.values()].filter((run) => run?.state !== 'fulfilled').map((run) => `${run?.requestId}: ${run?.state} ${run?.reason ?? ''}`)).toEqual([])
+    recordFigures('redis-restart', { requests: REQUESTS, redisDownMs: DOWN_MS, fulfilledBeforeOutage: fulfilledWhenStopped, fulfilled: fulfilled.size, oracleResponses: chain.responses, nodeTransactions: chain.nonceDelta, reverted: chain.reverted })
+  }, 200_000)
+})
