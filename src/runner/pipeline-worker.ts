@@ -3,6 +3,7 @@ import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
 import { runJob, toPlain } from '../pipeline/index.ts'
+import { errorClass, observeRun, observeTask, recordRequest, refusalClass, type ReasonClass } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalReason } from './admission.ts'
 import { fromRequestPayload, requestJobId } from './request-payload.ts'
@@ -82,13 +83,14 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
   if (existing && isFinal(existing.state)) return outcomeOf(existing)
 
   const base = baseRecord(request, loaded)
-  if (!loaded) return finish(runs, request.requestId, base, 'refused', `no job with spec id ${request.specId}`, log)
+  if (!loaded) return finish(runs, request.requestId, base, 'refused', `no job with spec id ${request.specId}`, log.child({ job: '(unknown)' }), { reason: 'unknown_job' })
   const refusal = refusalReason(loaded.job.spec, request)
-  if (refusal) return finish(runs, request.requestId, base, 'refused', refusal, log.child({ job: loaded.name }))
+  if (refusal) return finish(runs, request.requestId, base, 'refused', refusal, log.child({ job: loaded.name }), { job: loaded.name, reason: refusalClass(refusal) })
 
   const jobLog = log.child({ job: loaded.name })
   await runs.update(request.requestId, { ...base, state: 'running' })
   jobLog.info('run started')
+  const startedAt = performance.now()
   const tasks: TaskRecord[] = []
   const onSent = async (): Promise<void> => {
     await runs.update(request.requestId, { state: 'sent', tasks: [...tasks] })
@@ -101,6 +103,7 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
     onTask: (outcome) => {
       tasks.push(taskRecord(outcome))
       jobLog.debug({ task: outcome.id, ok: outcome.ok, ms: outcome.durationMs }, 'task finished')
+      if (!outcome.skipped) observeTask(loaded.name, outcome.type, outcome.ok, outcome.durationMs / 1_000)
     },
   })
   const txHash = sentTxHash(result.tasks)
@@ -112,9 +115,16 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
       throw new TransientRunError(transient)
     }
     const reason = result.errors.join('; ') || 'the pipeline failed'
-    return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog)
+    return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog, { job: loaded.name, reason: errorClass(result.tasks), startedAt })
   }
-  return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog)
+  return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, { job: loaded.name, reason: 'none', startedAt })
+}
+
+/** What a finished run adds to the metrics: its job, a reason class (never the free text) and its start. */
+interface RunMetrics {
+  job?: string
+  reason: ReasonClass
+  startedAt?: number
 }
 
 async function finish(
@@ -124,8 +134,14 @@ async function finish(
   state: RunState,
   reason: string | undefined,
   log: Logger,
+  metrics: RunMetrics,
 ): Promise<RequestOutcome> {
   const stored = await runs.update(requestId, { ...patch, state, ...(reason ? { reason } : {}) })
+  // Counted once, by the delivery that moved the run to its final state (not when it was final already).
+  if (stored.state === state && (state === 'fulfilled' || state === 'errored' || state === 'refused')) {
+    recordRequest(metrics.job, state, metrics.reason)
+    if (metrics.startedAt !== undefined) observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
+  }
   if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
   else log.warn({ state, reason }, `run ${state}`)
   return outcomeOf(stored)

@@ -8,6 +8,8 @@ import { connectProvider } from '../chain/provider.ts'
 import { createTxSender, type TxSender } from '../chain/sender.ts'
 import type { RunOptions } from '../pipeline/index.ts'
 import { createRedisConnection } from '../queue/connection.ts'
+import { operateRunner } from '../health/operate.ts'
+import { recordRequest } from '../metrics/index.ts'
 import type { JobRegistry } from './job-registry.ts'
 import { createPipelineWorker } from './pipeline-worker.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
@@ -60,9 +62,14 @@ export interface Runner {
 export function createRunner(options: RunnerOptions): Runner {
   const log = options.logger.child({ component: 'runner' })
   const redis: Redis = createRedisConnection(options.redisUrl, 'worker')
+  // While Redis is away these connections reconnect by themselves; without a listener ioredis prints
+  // every failed attempt as an "Unhandled error event" with a stack trace.
+  redis.on('error', () => undefined)
+  const queueConnection = createRedisConnection(options.redisUrl, 'worker')
+  queueConnection.on('error', () => undefined)
   const runs = new RunStore(redis, `${options.prefix}:runner`)
   const requestsQueue = new Queue(REQUESTS_QUEUE, {
-    connection: createRedisConnection(options.redisUrl, 'worker'),
+    connection: queueConnection,
     prefix: options.prefix,
     defaultJobOptions: {
       // Kept for a day so a late duplicate delivery (another process's listener) joins the finished job.
@@ -79,6 +86,7 @@ export function createRunner(options: RunnerOptions): Runner {
   let sender: TxSender | undefined
   let worker: ReturnType<typeof createPipelineWorker> | undefined
   let listener: RequestListener | undefined
+  let stopOperations: (() => Promise<void>) | undefined
 
   async function enqueue(event: OracleRequestEvent): Promise<void> {
     const jobId = requestJobId(event.chainId, event.operator, event.requestId)
@@ -92,7 +100,9 @@ export function createRunner(options: RunnerOptions): Runner {
       })
     }
     await requestsQueue.add('request', toRequestPayload(event), { jobId })
-    log.info({ requestId: event.requestId, job: existing?.job ?? options.registry.bySpecId(event.specId)?.name }, 'request received')
+    const job = existing?.job ?? options.registry.bySpecId(event.specId)?.name
+    recordRequest(job, 'received')
+    log.info({ requestId: event.requestId, job }, 'request received')
   }
 
   async function cancel(event: CancelRequestEvent): Promise<void> {
@@ -102,6 +112,7 @@ export function createRunner(options: RunnerOptions): Runner {
     // A waiting job can simply go; one already running meets the Operator's "Must have a valid requestId".
     const job = await requestsQueue.getJob(jobId)
     if (job && (await job.isWaiting() || await job.isDelayed())) await job.remove().catch(() => undefined)
+    recordRequest(existing?.job, 'cancelled', 'cancelled')
     log.info({ requestId: event.requestId, job: existing?.job }, 'request cancelled')
   }
 
@@ -133,7 +144,7 @@ export function createRunner(options: RunnerOptions): Runner {
         const chainProvider = provider
         worker = createPipelineWorker({
           queueName: REQUESTS_QUEUE,
-          connection: createRedisConnection(options.redisUrl, 'worker'),
+          connection: quietConnection(options.redisUrl),
           prefix: options.prefix,
           concurrency: options.concurrency ?? 64,
           lockDurationMs: options.lockDurationMs ?? 30_000,
@@ -143,7 +154,11 @@ export function createRunner(options: RunnerOptions): Runner {
           runOptions: options.runOptions,
           logger: options.logger,
         })
-        worker.on('failed', (job, error) => log.error({ jobId: job?.id, err: error.message }, 'request job failed'))
+        worker.on('failed', (job, error) => {
+          // Every line about a run carries its request id and job (the queue job id embeds the request id).
+          const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
+          log.error({ requestId: data.requestId, job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)', jobId: job?.id, err: error.message }, 'request job failed')
+        })
         worker.on('error', (error) => log.error({ err: error.message }, 'pipeline worker error'))
         void worker.run()
       }
@@ -163,9 +178,12 @@ export function createRunner(options: RunnerOptions): Runner {
         })
         await listener.start()
       }
+      // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
+      stopOperations = operateRunner({ requestsQueue, worker, sender, listener }, { redisUrl: options.redisUrl, rpcUrl: options.rpcUrl, prefix: options.prefix, connection: redis })
       log.info({ jobs: options.registry.jobs.length, operators: options.registry.operators(), listen, work }, 'runner started')
     },
     async stop() {
+      await stopOperations?.()
       await listener?.stop()
       await worker?.close()
       await sender?.close()
@@ -174,4 +192,11 @@ export function createRunner(options: RunnerOptions): Runner {
       redis.disconnect()
     },
   }
+}
+
+/** A worker connection whose reconnection errors are left to BullMQ's own 'error' event. */
+function quietConnection(redisUrl: string): Redis {
+  const connection = createRedisConnection(redisUrl, 'worker')
+  connection.on('error', () => undefined)
+  return connection
 }
