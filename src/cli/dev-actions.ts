@@ -18,10 +18,10 @@ const DEV_PORTS = { anvil: 8545, adapter: 8080, feeds: 8090 }
 export async function devAction(): Promise<void> {
   const started = Date.now()
   const stack = await startStack({ LOG_FORMAT: 'pretty' })
+  stopOnSignal(() => stack.stop(), '\nstopping...')
   printStack(stack)
   console.log(`\nfeedrunner dev ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Ctrl-C stops everything.`)
   console.log(`Another terminal: npx feedrunner request game-odds --param ... ; QUEUE_PREFIX=${stack.settings.QUEUE_PREFIX} npx feedrunner status`)
-  stopOnSignal(() => stack.stop(), '\nstopping...')
 }
 
 export async function demoAction(options: { timeout: string }): Promise<void> {
