@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { z } from 'zod'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
 import { operateAdapter } from '../health/operate.ts'
@@ -20,6 +21,7 @@ export interface MountedOperations {
  */
 export async function mountOperations(api: FastifyInstance, settings: Settings, logger: Logger): Promise<MountedOperations> {
   registerHealthRoutes(api)
+  logBridgeRequests(api, logger)
   const connection = createRedisConnection(settings.REDIS_URL, 'client')
   connection.on('error', () => undefined)
   const fetchQueues = FEED_FAMILIES.map((family) => {
@@ -38,4 +40,33 @@ export async function mountOperations(api: FastifyInstance, settings: Settings, 
       connection.disconnect()
     },
   }
+}
+
+/**
+ * What a bridge call says about the run it belongs to: a Chainlink node (and the runner) sends the job's
+ * external id as `id` and the on-chain request under `meta.oracleRequest`. Untrusted input: only
+ * values of the expected shapes are taken.
+ */
+const bridgeBodySchema = z.object({
+  id: z.string().regex(/^[0-9a-fA-F-]{1,64}$/).optional(),
+  data: z.object({ endpoint: z.string().regex(/^[a-z0-9-]{1,64}$/).optional() }).optional(),
+  meta: z.object({ oracleRequest: z.object({ requestId: z.string().regex(/^0x[0-9a-fA-F]{64}$/) }) }),
+})
+
+/**
+ * One debug line per bridge call that belongs to an on-chain request, with its `requestId` and `job`
+ * (the external job id), so a run's adapter side is found by the same fields as its runner side.
+ * Fetches are shared by equal requests, so the fetch worker's lines carry the fetch job, not a request.
+ */
+function logBridgeRequests(api: FastifyInstance, logger: Logger): void {
+  api.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (request.method === 'POST' && logger.isLevelEnabled('debug')) {
+      const body = bridgeBodySchema.safeParse(request.body)
+      if (body.success) {
+        const { id, data, meta } = body.data
+        logger.debug({ requestId: meta.oracleRequest.requestId, job: id ?? '(none)', endpoint: data?.endpoint, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'bridge request answered')
+      }
+    }
+    done()
+  })
 }
