@@ -80,6 +80,8 @@ export function createRunner(options: RunnerOptions): Runner {
       backoff: { type: 'exponential', delay: 1_000 },
     },
   })
+  // Reconnection errors: the pipeline worker's 'error' event already reports an outage.
+  requestsQueue.on('error', () => undefined)
   const work = options.work !== false
   const listen = options.listen !== false
   let provider: JsonRpcProvider | undefined

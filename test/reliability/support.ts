@@ -30,7 +30,8 @@ export interface PartProcess {
 }
 
 export async function startPart(kind: PartKind, env: Record<string, string>, timeoutMs = 60_000): Promise<PartProcess> {
-  const child = spawn(process.execPath, [BIN, kind], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Several parts share this machine (and other test files run beside them): no fixed metrics or health ports.
+  const child = spawn(process.execPath, [BIN, kind], { env: { ...process.env, LOG_LEVEL: 'warn', OPERATIONS_PORT: '0', METRICS_ENABLED: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let text = ''
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
   const part: PartProcess = { kind, child, output: () => text, exited }
