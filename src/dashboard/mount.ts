@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { z } from 'zod'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
+import { ENDPOINT_NAMES } from '../feeds/catalog/index.ts'
 import { operateAdapter } from '../health/operate.ts'
+import { fetchStatusLabel, observeAdapterRequest } from '../metrics/index.ts'
 import { registerHealthRoutes } from '../health/routes.ts'
 import { createRedisConnection } from '../queue/connection.ts'
 import { fetchQueueName } from '../queue/names.ts'
@@ -21,7 +23,7 @@ export interface MountedOperations {
  */
 export async function mountOperations(api: FastifyInstance, settings: Settings, logger: Logger): Promise<MountedOperations> {
   registerHealthRoutes(api)
-  logBridgeRequests(api, logger)
+  observeAdapterRequests(api, logger)
   const connection = createRedisConnection(settings.REDIS_URL, 'client')
   connection.on('error', () => undefined)
   const fetchQueues = FEED_FAMILIES.map((family) => {
@@ -53,18 +55,41 @@ const bridgeBodySchema = z.object({
   meta: z.object({ oracleRequest: z.object({ requestId: z.string().regex(/^0x[0-9a-fA-F]{64}$/) }) }),
 })
 
+const endpointSchema = z.object({ data: z.object({ endpoint: z.enum(ENDPOINT_NAMES) }) })
+
+interface RequestIdentity {
+  endpoint: string
+  requestId?: string
+  job?: string
+}
+
 /**
- * One debug line per bridge call that belongs to an on-chain request, with its `requestId` and `job`
- * (the external job id), so a run's adapter side is found by the same fields as its runner side.
- * Fetches are shared by equal requests, so the fetch worker's lines carry the fetch job, not a request.
+ * Per answered POST: feedrunner_adapter_requests_total and _duration_seconds by endpoint and status
+ * (bounded labels: the framework's own per-request metrics label by every parameter and are off,
+ * see createAdapter), and one debug line per bridge call that belongs to an on-chain request, with
+ * its `requestId` and `job` (the external job id), so a run's adapter side is found by the same
+ * fields as its runner side. Fetches are shared by equal requests, so the fetch worker's lines carry
+ * the fetch job, not a request. The body is read before the framework's validation rewrites `data`.
  */
-function logBridgeRequests(api: FastifyInstance, logger: Logger): void {
+function observeAdapterRequests(api: FastifyInstance, logger: Logger): void {
+  const identities = new WeakMap<FastifyRequest, RequestIdentity>()
+  api.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (request.method === 'POST') {
+      const endpoint = endpointSchema.safeParse(request.body)
+      const bridge = bridgeBodySchema.safeParse(request.body)
+      identities.set(request, {
+        endpoint: endpoint.success ? endpoint.data.data.endpoint : 'unknown',
+        ...(bridge.success ? { requestId: bridge.data.meta.oracleRequest.requestId, job: bridge.data.id ?? '(none)' } : {}),
+      })
+    }
+    done()
+  })
   api.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.method === 'POST' && logger.isLevelEnabled('debug')) {
-      const body = bridgeBodySchema.safeParse(request.body)
-      if (body.success) {
-        const { id, data, meta } = body.data
-        logger.debug({ requestId: meta.oracleRequest.requestId, job: id ?? '(none)', endpoint: data?.endpoint, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'bridge request answered')
+    const identity = identities.get(request)
+    if (identity) {
+      observeAdapterRequest(identity.endpoint, fetchStatusLabel(reply.statusCode), reply.elapsedTime / 1_000)
+      if (identity.requestId) {
+        logger.debug({ requestId: identity.requestId, job: identity.job, endpoint: identity.endpoint, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'bridge request answered')
       }
     }
     done()

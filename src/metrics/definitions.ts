@@ -116,6 +116,14 @@ export const fetchDuration = histogram(
 
 export const fetchErrors = counter('feedrunner_fetch_errors_total', 'Failed feed service calls (each attempt) by family and status', ['family', 'status'])
 
+export const adapterRequests = counter(
+  'feedrunner_adapter_requests_total',
+  'Requests the adapter answered, by endpoint (catalog names, else "unknown") and HTTP status',
+  ['endpoint', 'status'],
+)
+
+export const adapterDuration = histogram('feedrunner_adapter_request_duration_seconds', 'Time the adapter took to answer, by endpoint', ['endpoint'], DURATION_BUCKETS)
+
 export const queueWait = histogram(
   'feedrunner_queue_wait_seconds',
   'Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt)',
@@ -219,6 +227,12 @@ export function observeTask(job: string | undefined, taskType: string, ok: boole
 export function observeFetch(family: string, status: string, seconds: number, ok: boolean): void {
   fetchDuration.observe({ family, status }, seconds)
   if (!ok) fetchErrors.inc({ family, status })
+}
+
+/** One answered adapter request; `endpoint` must already be a catalog name or "unknown". */
+export function observeAdapterRequest(endpoint: string, status: string, seconds: number): void {
+  adapterRequests.inc({ endpoint, status })
+  adapterDuration.observe({ endpoint }, seconds)
 }
 
 /** Records how long a job waited before this attempt started (BullMQ sets processedOn when it takes it). */
