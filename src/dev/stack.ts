@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { Wallet } from 'ethers'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startAdapter, type RunningAdapter } from '../adapter/adapter.ts'
@@ -93,7 +94,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     if (!contracts.reused) await clearPrefix(redisUrl, prefix)
 
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
-    const feedServer = createFeedServer({ keys: [feedKey], chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl }, intercept: options.feedIntercept })
+    // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
+    const signers = nodeKeys.map((key) => new Wallet(key).address)
+    const feedServer = createFeedServer({ keys: [feedKey], signers, chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl }, intercept: options.feedIntercept })
     const feedUrl = await feedServer.listen(await portIfFree(options.preferredPorts?.feeds))
     stops.push(() => feedServer.close())
 
