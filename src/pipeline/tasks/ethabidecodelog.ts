@@ -1,7 +1,7 @@
 import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethers'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
-import { abiProblem, shortReason } from './ethabiencode.ts'
+import { abiProblem, memoizedAbi, shortReason } from './ethabiencode.ts'
 
 /**
  * ethabidecodelog(abi, data, topics): decodes an event log into a map of its named arguments.
@@ -17,22 +17,28 @@ export const ethabidecodelog: TaskDefinition = {
   },
   async run(task) {
     const abi = task.raw('abi') ?? ''
-    const fragment = eventFragment(abi)
+    const { fragment, iface, topicHash } = memoizedAbi(eventCache, abi, (text) => {
+      const parsed = eventFragment(text)
+      return { fragment: parsed, iface: new Interface([parsed]), topicHash: parsed.topicHash }
+    })
     const data = hexOf(task.value('data', { fromInput: true }), 'data')
     const topics = task.value('topics')
     if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string')) throw new TaskError('topics must be an array of 0x-hex strings')
-    if (!fragment.anonymous && topics[0]?.toLowerCase() !== fragment.topicHash) {
-      throw new TaskError(`topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${fragment.topicHash})`)
+    if (!fragment.anonymous && topics[0]?.toLowerCase() !== topicHash) {
+      throw new TaskError(`topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${topicHash})`)
     }
     let decoded: Result
     try {
-      decoded = new Interface([fragment]).decodeEventLog(fragment, data, topics as string[])
+      decoded = iface.decodeEventLog(fragment, data, topics as string[])
     } catch (error) {
       throw new TaskError(`cannot decode the log as ${fragment.format('sighash')}: ${(error as Error).message}`)
     }
     return Object.fromEntries(fragment.inputs.map((input, index) => [input.name || String(index), plain(decoded[index], input)]))
   },
 }
+
+/** Parsed event ABIs by their text (see memoizedAbi). */
+const eventCache = new Map<string, { fragment: EventFragment; iface: Interface; topicHash: string }>()
 
 function eventFragment(abi: string): EventFragment {
   try {
