@@ -15,6 +15,7 @@
  * of two such stamps (the request's block, the fulfilment's block), both seen the same way.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -38,6 +39,7 @@ const BASELINE_IN_FLIGHT = 16
 const WATCH_INTERVAL_MS = 5
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
 const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
+const BENCH_TIMEOUT_MS = 3 * PHASE_TIMEOUT_MS + 120_000
 const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
 const GAME_ODDS_PARAMS: Array<[string, string]> = [
@@ -47,6 +49,12 @@ const GAME_ODDS_PARAMS: Array<[string, string]> = [
 const EXPECTED_VALUE = 160n
 const RUNNER_KEYS = ANVIL_PRIVATE_KEYS.slice(1, 5)
 const BASELINE_KEY = ANVIL_PRIVATE_KEYS[5]
+
+const benchStart = Date.now()
+/** Progress on stderr, with seconds since the start. */
+function step(what: string): void {
+  console.error(`[${((Date.now() - benchStart) / 1000).toFixed(1)} s] ${what}`)
+}
 
 if (!Number.isInteger(N) || N < 1) throw new Error(`N must be a positive integer (got ${process.argv[2] ?? process.env.BENCH_REQUESTS})`)
 
@@ -84,6 +92,18 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number } | undefined {
     return undefined
   }
 }
+
+/** CPU time (user + system) a process has used so far, in ms. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    // utime and stime are fields 14 and 15 of stat; after "pid (comm) " they are at 11 and 12.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+  } catch {
+    return Number.NaN
+  }
+}
+const CLOCK_TICKS = 100
 
 // ---------------------------------------------------------------- the block watcher
 
@@ -133,9 +153,16 @@ interface Part {
   stop(): Promise<void>
 }
 
+const children = new Set<ChildProcess>()
+// An interrupted bench must not leave feedrunner processes behind (anvil is handled by src/dev).
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+})
+
 /** Starts `bin/feedrunner.js <command>` and waits for `ready` on its stdout. */
 async function startPart(name: string, command: string, env: Record<string, string>, ready: RegExp): Promise<Part> {
-  const child = spawn(process.execPath, [join(root, 'bin/feedrunner.js'), command], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const profile = process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE) ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`] : []
+  const child = spawn(process.execPath, [...profile, join(root, 'bin/feedrunner.js'), command], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let recent = ''
   let isReady = false
   const keep = (chunk: Buffer) => {
@@ -146,6 +173,7 @@ async function startPart(name: string, command: string, env: Record<string, stri
   child.stdout!.on('data', keep)
   child.stderr!.on('data', keep)
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()))
+  children.add(child)
   const part: Part = {
     name,
     child,
@@ -181,6 +209,8 @@ interface Context {
   baseEnv: Record<string, string>
   externalJobId: string
   prefix: string
+  /** Processes whose CPU time is accounted per phase, besides the runner. */
+  pids: Record<string, number>
 }
 
 interface BaselineResult {
@@ -195,7 +225,9 @@ interface BaselineResult {
 async function runBaseline(ctx: Context): Promise<BaselineResult> {
   const request: ConsumerRequest = { externalJobId: ctx.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n }
   const fromBlock = Number(await rpc<string>(ctx.rpcUrl, 'eth_blockNumber')) + 1
+  step(`baseline: making ${N} requests`)
   const sent = await sendConsumerRequests(ctx.dev.consumer, ctx.dev.deployer, Array.from({ length: N }, () => request))
+  step('baseline: requests mined, signing the fulfilments')
   const toBlock = Math.max(...sent.map((item) => item.blockNumber))
   const events = (await ctx.dev.provider.getLogs({ address: ctx.dev.addresses.operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock }))
     .map((log: Log) => decodeOperatorLog(log, ctx.chainId))
@@ -214,6 +246,7 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
       }),
     ),
   )
+  step('baseline: sending')
   const started = performance.now()
   let next = 0
   const sender = async () => {
@@ -247,6 +280,8 @@ interface RunnerPhaseResult {
   /** Where the time went, from the run records (p50 / p95, ms). */
   stagesMs: Record<string, { p50: number; p95: number }>
   runnerPeakRssMb: number
+  /** CPU time each process used during the phase, per request (ms). */
+  cpuMsPerRequest: Record<string, number>
 }
 
 async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: RunnerPhaseResult; runnerPid: number }> {
@@ -259,9 +294,16 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
     NODE_PRIVATE_KEY: nodeKeys[0] as string,
     ...(keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
     RUNNER_FROM_BLOCK: String(head + 1),
+    OPERATIONS_PORT: String(await freePort()),
   }, /runner started/)
+  runner.child.once('exit', (code) => {
+    if (!stopping) console.error(`the runner exited during the phase (code ${code}):\n${runner.output().slice(-3_000)}`)
+  })
+  let stopping = false
   const addresses = nodeKeys.map((key) => new Wallet(key).address)
   const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
+  const pids: Record<string, number> = { runner: runner.child.pid!, ...ctx.pids }
+  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
   let peak = 0
   const sampler = setInterval(() => {
     peak = Math.max(peak, memoryOf(runner.child.pid!)?.peakMb ?? 0)
@@ -269,9 +311,12 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
   try {
     const request: ConsumerRequest = { externalJobId: ctx.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n }
     const fromBlock = Number(await rpc<string>(ctx.rpcUrl, 'eth_blockNumber')) + 1
+    step(`runner (${keys} keys): sending ${N} requests`)
     const sent = await sendConsumerRequests(ctx.dev.consumer, ctx.dev.deployer, Array.from({ length: N }, () => request))
+    step(`runner (${keys} keys): requests mined, waiting for fulfilments`)
     const fulfilled = await waitForFulfilments(ctx.dev.consumer, ctx.dev.provider, sent.map((item) => item.requestId), { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
     peak = Math.max(peak, memoryOf(runner.child.pid!)?.peakMb ?? 0)
+    const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / N, 2)]))
 
     const requestBlocks = sent.map((item) => item.blockNumber)
     const fulfilBlocks = [...fulfilled.values()].map((item) => item.blockNumber)
@@ -336,11 +381,13 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
       maxInFlight,
       stagesMs,
       runnerPeakRssMb: peak,
+      cpuMsPerRequest,
     }
     if (fulfilled.size < N) console.error(`runner (${keys} keys): only ${fulfilled.size} of ${N} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`)
     return { result, runnerPid: runner.child.pid! }
   } finally {
     clearInterval(sampler)
+    stopping = true
     await runner.stop()
   }
 }
@@ -363,6 +410,13 @@ async function main(): Promise<void> {
     for (const step of cleanups.reverse()) await step().catch(() => undefined)
   }
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)))
+  process.once('SIGTERM', () => void cleanup().finally(() => process.exit(143)))
+  // Bounded: whatever hangs, the bench ends (and stops what it started).
+  const watchdog = setTimeout(() => {
+    console.error(`bench: gave up after ${BENCH_TIMEOUT_MS} ms`)
+    void cleanup().finally(() => process.exit(2))
+  }, BENCH_TIMEOUT_MS)
+  watchdog.unref()
   try {
     let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
     if (!(await redisAnswers(redisUrl))) {
@@ -415,17 +469,17 @@ async function main(): Promise<void> {
       BRIDGE_DATAFEED_URL: `http://127.0.0.1:${adapterPort}`,
       LOG_LEVEL,
     }
-    const adapter = await startPart('adapter', 'adapter', baseEnv, /adapter listening/)
+    const adapter = await startPart('adapter', 'adapter', { ...baseEnv, OPERATIONS_PORT: String(await freePort()) }, /adapter listening/)
     cleanups.push(() => adapter.stop())
-    const worker = await startPart('worker', 'worker', { ...baseEnv, METRICS_PORT: String(await freePort()) }, /fetch workers running/)
+    const worker = await startPart('worker', 'worker', { ...baseEnv, METRICS_PORT: String(await freePort()), OPERATIONS_PORT: String(await freePort()) }, /fetch workers running/)
     cleanups.push(() => worker.stop())
 
     const watcher = new BlockWatcher(anvil.rpcUrl)
     await watcher.start()
     cleanups.push(() => watcher.stop())
-    const ctx: Context = { rpcUrl: anvil.rpcUrl, chainId, dev, watcher, redis, baseEnv, externalJobId: job.externalJobId, prefix }
+    const ctx: Context = { rpcUrl: anvil.rpcUrl, chainId, dev, watcher, redis, baseEnv, externalJobId: job.externalJobId, prefix, pids: { adapter: adapter.child.pid!, worker: worker.child.pid!, anvil: anvil.process.pid, bench: process.pid } }
 
-    console.log(`bench: N=${N}, anvil automine, runner/adapter/worker each in its own process, LOG_LEVEL=${LOG_LEVEL}`)
+    console.log(`bench: N=${N}, anvil automine, runner/adapter/worker each in its own process, LOG_LEVEL=${LOG_LEVEL}, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
     const baseline = await runBaseline(ctx)
     console.log(`baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s`)
     const phases: RunnerPhaseResult[] = []
@@ -449,7 +503,7 @@ async function main(): Promise<void> {
     writeFileSync(file, JSON.stringify({
       at: new Date().toISOString(),
       requests: N,
-      machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+      machine: { cpus: cpus().length, node: process.version, loadAverageAtEnd: loadavg().map((value) => round(value, 2)) },
       settings: { CHAIN_POLL_INTERVAL_MS: baseEnv.CHAIN_POLL_INTERVAL_MS, LOG_LEVEL },
       baseline,
       runner: phases.map((phase) => ({ ...phase, ratioToBaseline: round(phase.fulfilmentsPerSecond / baseline.perSecond, 3) })),
@@ -474,6 +528,9 @@ function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memo
   console.log('\nwhere the time goes (run records, p50 / p95 ms)')
   const stageNames = Object.keys(phases[0]?.stagesMs ?? {})
   console.log(table([['', ...stageNames], ...phases.map((phase) => [`runner, ${phase.keys} key(s)`, ...stageNames.map((name) => `${phase.stagesMs[name]?.p50} / ${phase.stagesMs[name]?.p95}`)])]))
+  console.log('\nCPU ms per request, by process')
+  const processNames = Object.keys(phases[0]?.cpuMsPerRequest ?? {})
+  console.log(table([['', ...processNames], ...phases.map((phase) => [`runner, ${phase.keys} key(s)`, ...processNames.map((name) => String(phase.cpuMsPerRequest[name]))])]))
   console.log('\npeak RSS (VmHWM) per process')
   console.log(table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]))
 }

@@ -73,7 +73,8 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
     hashes.push(...(await Promise.all(batch.map((raw) => provider.send('eth_sendRawTransaction', [raw]) as Promise<string>))))
     sentAt.push(...batch.map(() => now))
   }
-  const receipts = await Promise.all(hashes.map((hash) => provider.waitForTransaction(hash)))
+  await waitForNonce(provider, signer.address, firstNonce + signed.length)
+  const receipts = await Promise.all(hashes.map((hash) => provider.getTransactionReceipt(hash)))
   const sent: SentRequest[] = []
   for (const [index, hash] of hashes.entries()) {
     const receipt = receipts[index]
@@ -85,6 +86,19 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
     onSent?.(result, index)
   }
   return sent
+}
+
+/**
+ * Waits until the account's mined transaction count reaches `nonce`. ethers' waitForTransaction is
+ * not used here: a transaction mined between its first receipt check and its block subscription is
+ * only noticed at the next block, which never comes on an idle automining chain.
+ */
+async function waitForNonce(provider: JsonRpcProvider, address: string, nonce: number, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Number(await provider.send('eth_getTransactionCount', [address, 'latest'])) < nonce) {
+    if (Date.now() > deadline) throw new Error(`transactions of ${address} up to nonce ${nonce - 1} not mined within ${timeoutMs} ms`)
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
+  }
 }
 
 /**
