@@ -105,6 +105,12 @@ function cpuMsOf(pid: number): number {
 }
 const CLOCK_TICKS = 100
 
+/** Commands the Redis server has run so far (INFO commandstats). */
+async function redisCommandCount(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats')
+  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0)
+}
+
 // ---------------------------------------------------------------- the block watcher
 
 /** Stamps every block with the time the watcher first saw it (ms since the epoch). */
@@ -282,6 +288,8 @@ interface RunnerPhaseResult {
   runnerPeakRssMb: number
   /** CPU time each process used during the phase, per request (ms). */
   cpuMsPerRequest: Record<string, number>
+  /** Redis commands (all processes, Lua scripts count once) per request. */
+  redisCommandsPerRequest: number
 }
 
 async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: RunnerPhaseResult; runnerPid: number }> {
@@ -303,6 +311,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
   const addresses = nodeKeys.map((key) => new Wallet(key).address)
   const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
   const pids: Record<string, number> = { runner: runner.child.pid!, ...ctx.pids }
+  const commandsBefore = await redisCommandCount(ctx.redis)
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
   let peak = 0
   const sampler = setInterval(() => {
@@ -316,6 +325,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
     step(`runner (${keys} keys): requests mined, waiting for fulfilments`)
     const fulfilled = await waitForFulfilments(ctx.dev.consumer, ctx.dev.provider, sent.map((item) => item.requestId), { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
     peak = Math.max(peak, memoryOf(runner.child.pid!)?.peakMb ?? 0)
+    const redisCommandsPerRequest = round(((await redisCommandCount(ctx.redis)) - commandsBefore) / N, 1)
     const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / N, 2)]))
 
     const requestBlocks = sent.map((item) => item.blockNumber)
@@ -382,6 +392,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
       stagesMs,
       runnerPeakRssMb: peak,
       cpuMsPerRequest,
+      redisCommandsPerRequest,
     }
     if (fulfilled.size < N) console.error(`runner (${keys} keys): only ${fulfilled.size} of ${N} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`)
     return { result, runnerPid: runner.child.pid! }
@@ -418,8 +429,9 @@ async function main(): Promise<void> {
   }, BENCH_TIMEOUT_MS)
   watchdog.unref()
   try {
-    let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-    if (!(await redisAnswers(redisUrl))) {
+    // A private redis-server by default: no other load on it, and its command counts are ours alone.
+    let redisUrl = process.env.BENCH_REDIS_URL ?? ''
+    if (!redisUrl || !(await redisAnswers(redisUrl))) {
       const privateRedis = await startPrivateRedis()
       cleanups.push(() => privateRedis.stop())
       redisUrl = privateRedis.url
@@ -516,12 +528,13 @@ async function main(): Promise<void> {
 }
 
 function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memory: Record<string, number>): void {
-  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once']]
-  rows.push(['baseline (pre-signed, 1 key)', `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.inFlight), '-'])
+  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req']]
+  rows.push(['baseline (pre-signed, 1 key)', `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.inFlight), '-', '-'])
   for (const phase of phases) {
     rows.push([
       `runner, ${phase.keys} key${phase.keys > 1 ? 's' : ''}`, String(phase.fulfilled), String(phase.fulfilmentsPerSecond), String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
       String(phase.latencyMs.p50), String(phase.latencyMs.p95), String(phase.latencyMs.p99), String(phase.requestsPerSecond), String(phase.maxInFlight), phase.exactlyOnce ? 'yes' : 'NO',
+      String(phase.redisCommandsPerRequest),
     ])
   }
   console.log('\n' + table(rows))

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 
 /**
@@ -68,6 +69,21 @@ redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
 return encoded
 `
 
+const UPDATE_SCRIPT_SHA = createHash('sha1').update(UPDATE_SCRIPT).digest('hex')
+
+/**
+ * EVALSHA of the update script, loading it on the first NOSCRIPT: a run is updated three or four
+ * times, and sending the script's text each time was a measurable part of the runner's writes.
+ */
+async function runUpdateScript(redis: Redis, args: Array<string | number>): Promise<unknown> {
+  try {
+    return await redis.evalsha(UPDATE_SCRIPT_SHA, 2, ...args)
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+    return redis.eval(UPDATE_SCRIPT, 2, ...args)
+  }
+}
+
 /** Run records in Redis: one JSON value per request plus a time-ordered index of recent runs. */
 export class RunStore {
   constructor(
@@ -87,9 +103,7 @@ export class RunStore {
   async update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunRecord> {
     const now = Date.now()
     const withTime = patch.state ? { ...patch, times: { ...patch.times, [patch.state]: now } } : patch
-    const stored = (await this.redis.eval(
-      UPDATE_SCRIPT,
-      2,
+    const stored = (await runUpdateScript(this.redis, [
       this.runKey(requestId),
       this.indexKey(),
       JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
@@ -97,7 +111,7 @@ export class RunStore {
       String(now),
       requestId.toLowerCase(),
       String(RECENT_RUNS_KEPT),
-    )) as string
+    ])) as string
     return decodeRun(stored)
   }
 
