@@ -36,7 +36,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const N = Number(process.argv[2] ?? process.env.BENCH_REQUESTS ?? 1_000)
 const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4').split(',').map(Number)
 const BASELINE_IN_FLIGHT = 16
-const WATCH_INTERVAL_MS = 5
+const POOL_CHECK_MS = 100
+const FLUSH_AFTER_MS = 300
+const WATCH_INTERVAL_MS = 10
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
 const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
 const BENCH_TIMEOUT_MS = 3 * PHASE_TIMEOUT_MS + 120_000
@@ -128,14 +130,42 @@ class BlockWatcher {
     this.loop = this.run()
   }
 
+  /** evm_mine calls made for transactions anvil's automine left in its pool. */
+  flushes = 0
+  private pendingSince: number | undefined
+  private lastPoolCheck = 0
+
   private async run(): Promise<void> {
     while (this.running) {
       const head = Number(await rpc<string>(this.rpcUrl, 'eth_blockNumber').catch(() => this.last))
       const now = Date.now()
+      if (now - this.lastPoolCheck >= POOL_CHECK_MS) {
+        this.lastPoolCheck = now
+        await this.flushStuckPool(now).catch(() => undefined)
+      }
       for (let block = this.last + 1; block <= head; block++) this.seenAt.set(block, now)
       this.last = Math.max(this.last, head)
       await new Promise((resolveDelay) => setTimeout(resolveDelay, WATCH_INTERVAL_MS))
     }
+  }
+
+  /**
+   * anvil's automine sometimes leaves ready transactions in its pool and goes on mining blocks without
+   * them (foundry-rs/foundry#10122); a sender then sees its nonce stall and bumps, and the chain fills
+   * with empty blocks. Transactions pending longer than FLUSH_AFTER_MS are mined with evm_mine, and
+   * each flush is counted in the results.
+   */
+  private async flushStuckPool(now: number): Promise<void> {
+    const status = await rpc<{ pending: string }>(this.rpcUrl, 'txpool_status')
+    if (Number(status.pending) === 0) {
+      this.pendingSince = undefined
+      return
+    }
+    this.pendingSince ??= now
+    if (now - this.pendingSince < FLUSH_AFTER_MS) return
+    await rpc(this.rpcUrl, 'evm_mine')
+    this.flushes += 1
+    this.pendingSince = undefined
   }
 
   /** Waits until the watcher has stamped `block`. */
@@ -290,6 +320,8 @@ interface RunnerPhaseResult {
   cpuMsPerRequest: Record<string, number>
   /** Redis commands (all processes, Lua scripts count once) per request. */
   redisCommandsPerRequest: number
+  /** Times anvil left transactions in its pool and the bench mined them (see flushStuckPool). */
+  anvilFlushes: number
 }
 
 async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: RunnerPhaseResult; runnerPid: number }> {
@@ -312,6 +344,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
   const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
   const pids: Record<string, number> = { runner: runner.child.pid!, ...ctx.pids }
   const commandsBefore = await redisCommandCount(ctx.redis)
+  const flushesBefore = ctx.watcher.flushes
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
   let peak = 0
   const sampler = setInterval(() => {
@@ -393,6 +426,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
       runnerPeakRssMb: peak,
       cpuMsPerRequest,
       redisCommandsPerRequest,
+      anvilFlushes: ctx.watcher.flushes - flushesBefore,
     }
     if (fulfilled.size < N) console.error(`runner (${keys} keys): only ${fulfilled.size} of ${N} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`)
     return { result, runnerPid: runner.child.pid! }
@@ -528,13 +562,13 @@ async function main(): Promise<void> {
 }
 
 function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memory: Record<string, number>): void {
-  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req']]
-  rows.push(['baseline (pre-signed, 1 key)', `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.inFlight), '-', '-'])
+  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'anvil flushes']]
+  rows.push(['baseline (pre-signed, 1 key)', `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.inFlight), '-', '-', '-'])
   for (const phase of phases) {
     rows.push([
       `runner, ${phase.keys} key${phase.keys > 1 ? 's' : ''}`, String(phase.fulfilled), String(phase.fulfilmentsPerSecond), String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
       String(phase.latencyMs.p50), String(phase.latencyMs.p95), String(phase.latencyMs.p99), String(phase.requestsPerSecond), String(phase.maxInFlight), phase.exactlyOnce ? 'yes' : 'NO',
-      String(phase.redisCommandsPerRequest),
+      String(phase.redisCommandsPerRequest), String(phase.anvilFlushes),
     ])
   }
   console.log('\n' + table(rows))
