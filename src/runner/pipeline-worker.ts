@@ -151,7 +151,8 @@ function outcomeOf(run: RunRecord): RequestOutcome {
   return { state: run.state, reason: run.reason, txHash: run.txHash }
 }
 
-function baseRecord(request: OracleRequestEvent, loaded: LoadedJob | undefined): Partial<RunRecord> {
+/** The fields of a run record that come from the request itself. */
+export function baseRecord(request: OracleRequestEvent, loaded: LoadedJob | undefined): Partial<RunRecord> {
   return {
     chainId: request.chainId,
     operator: request.operator,

@@ -11,7 +11,7 @@ import { createRedisConnection } from '../queue/connection.ts'
 import { operateRunner } from '../health/operate.ts'
 import { recordRequest } from '../metrics/index.ts'
 import type { JobRegistry } from './job-registry.ts'
-import { createPipelineWorker } from './pipeline-worker.ts'
+import { baseRecord, createPipelineWorker } from './pipeline-worker.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
 import { RunStore } from './run-record.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
@@ -93,16 +93,10 @@ export function createRunner(options: RunnerOptions): Runner {
   async function enqueue(event: OracleRequestEvent): Promise<void> {
     const jobId = requestJobId(event.chainId, event.operator, event.requestId)
     const existing = await runs.get(event.requestId)
-    if (!existing) {
-      const loaded = options.registry.bySpecId(event.specId)
-      await runs.update(event.requestId, {
-        chainId: event.chainId, operator: event.operator, job: loaded?.name ?? '(unknown)',
-        externalJobId: loaded?.externalJobId ?? '', requester: event.requester, payment: event.payment.toString(),
-        blockNumber: event.blockNumber, requestTxHash: event.txHash, state: 'received',
-      })
-    }
+    const loaded = options.registry.bySpecId(event.specId)
+    if (!existing) await runs.update(event.requestId, { ...baseRecord(event, loaded), state: 'received' })
     await requestsQueue.add('request', toRequestPayload(event), { jobId })
-    const job = existing?.job ?? options.registry.bySpecId(event.specId)?.name
+    const job = existing?.job ?? loaded?.name
     recordRequest(job, 'received')
     log.info({ requestId: event.requestId, job }, 'request received')
   }
