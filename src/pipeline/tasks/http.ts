@@ -22,9 +22,46 @@ for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::'
 export function isRestrictedAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 0) return true
+  const embedded = family === 6 ? embeddedIpv4(address) : undefined
+  if (embedded !== undefined && restricted.check(embedded, 'ipv4')) return true
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
   if (mapped?.[1]) return restricted.check(mapped[1], 'ipv4')
   return restricted.check(address, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, if any: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
+ * (::a.b.c.d), NAT64 (64:ff9b::/96) and 6to4 (2002:AABB:CCDD::/48). A gateway may turn such an
+ * address into the IPv4 one, so it is judged by that address.
+ */
+function embeddedIpv4(address: string): string | undefined {
+  const words = ipv6Words(address)
+  if (!words) return undefined
+  const quad = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
+  const zeroUntil = (end: number) => words.slice(0, end).every((word) => word === 0)
+  if (zeroUntil(5) && words[5] === 0xffff) return quad(words[6]!, words[7]!)
+  if (zeroUntil(6) && (words[6] !== 0 || words[7]! > 1)) return quad(words[6]!, words[7]!)
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return quad(words[6]!, words[7]!)
+  if (words[0] === 0x2002) return quad(words[1]!, words[2]!)
+  return undefined
+}
+
+/** The eight 16-bit words of an IPv6 address (a trailing dotted quad allowed), or undefined. */
+function ipv6Words(address: string): number[] | undefined {
+  let text = address.toLowerCase().replace(/%.*$/, '')
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
+  if (dotted?.[1]) {
+    const bytes = dotted[1].split('.').map(Number)
+    if (bytes.some((byte) => byte > 255)) return undefined
+    text = `${text.slice(0, -dotted[1].length)}${((bytes[0]! << 8) | bytes[1]!).toString(16)}:${((bytes[2]! << 8) | bytes[3]!).toString(16)}`
+  }
+  const halves = text.split('::')
+  if (halves.length > 2) return undefined
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((word) => Number.parseInt(word, 16)))
+  const head = parse(halves[0]!)
+  const tail = halves.length === 2 ? parse(halves[1]!) : []
+  const words = halves.length === 2 ? [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail] : head
+  return words.length === 8 && words.every((word) => Number.isInteger(word) && word >= 0 && word <= 0xffff) ? words : undefined
 }
 
 async function assertPublicHost(url: URL): Promise<void> {
