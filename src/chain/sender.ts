@@ -185,6 +185,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const connections: Redis[] = []
   const connect = (): Redis => {
     const connection = createRedisConnection(options.redisUrl, 'worker')
+    // While Redis is away the connection reconnects by itself; without a listener ioredis prints an
+    // "Unhandled error event" with a stack trace for every attempt. Outages surface through onError.
+    connection.on('error', () => undefined)
     connections.push(connection)
     return connection
   }
@@ -193,6 +196,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     const queue = new Queue(name, { connection: connect(), prefix: options.prefix })
     // Every add in flight listens for 'closing'; hundreds of concurrent submits are normal here.
     queue.setMaxListeners(0)
+    queue.on('error', () => undefined)
     return queue
   })
   const queueEvents = new Map<number, QueueEvents>()
@@ -521,6 +525,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     let events = queueEvents.get(index)
     if (!events) {
       events = new QueueEvents(queueNames[index] as string, { connection: connect(), prefix: options.prefix })
+      events.on('error', () => undefined)
       queueEvents.set(index, events)
       await events.waitUntilReady()
     }
