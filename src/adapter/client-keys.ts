@@ -18,13 +18,24 @@ export function clientKeyOf(request: object): unknown {
 
 /**
  * Runs before the framework's validation:
+ * - refuses a body that is not a JSON object with a 400;
  * - moves a client key out of the body (see above);
  * - turns numbers in `data` into their decimal text: the feed's parameters and `times` are strings,
  *   and a Chainlink job may send `times: 100` or `token_id: 1234` as JSON numbers.
  */
 export function installRequestPreparation(api: FastifyInstance): void {
   // Callback style, not async: this runs on every request, a promise per request is measurable.
-  api.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  api.addHook('preValidation', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    // The framework assigns `body.data` and answers a JSON number, string, boolean or null body with
+    // a 500 ("Cannot create property 'data' on number '0'"): such a body is the caller's mistake.
+    if (!isRecord(request.body)) {
+      void reply.code(400).send({
+        status: 'errored',
+        statusCode: 400,
+        error: { name: 'AdapterInputError', message: 'the request body must be a JSON object: {"id": "...", "data": {"endpoint": "...", ...}}' },
+      })
+      return
+    }
     prepareBody(request)
     done()
   })
