@@ -51,8 +51,12 @@ export function createFetchWorker(
     prefix: settings.QUEUE_PREFIX,
     concurrency: settings.FETCH_WORKER_CONCURRENCY,
     limiter: { max: familyRateLimitPerSecond(settings, family), duration: 1_000 },
-    // A fetch is short; a crashed worker's job goes back to the queue after this long.
-    lockDuration: Math.max(30_000, settings.FETCH_TIMEOUT_MS * 2),
+    // BullMQ renews a running job's lock every lockDuration / 2, so a short lock never cuts a slow
+    // fetch short; it bounds how long the job of a killed worker waits before another worker takes it
+    // (lock expiry + stalled check, about 9 s), well inside the adapter's wait. With the former 30 s
+    // lock and BullMQ's 30 s stalled interval, the adapter answered 504 first (found by the crash test).
+    lockDuration: 6_000,
+    stalledInterval: 3_000,
   })
 }
 
