@@ -316,6 +316,8 @@ interface RunnerPhaseResult {
   /** Where the time went, from the run records (p50 / p95, ms). */
   stagesMs: Record<string, { p50: number; p95: number }>
   runnerPeakRssMb: number
+  /** The runner's RSS once started, before any request. */
+  runnerIdleRssMb: number
   /** CPU time each process used during the phase, per request (ms). */
   cpuMsPerRequest: Record<string, number>
   /** Redis commands (all processes, Lua scripts count once) per request. */
@@ -343,6 +345,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
   const addresses = nodeKeys.map((key) => new Wallet(key).address)
   const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
   const pids: Record<string, number> = { runner: runner.child.pid!, ...ctx.pids }
+  const runnerIdleRssMb = memoryOf(runner.child.pid!)?.rssMb ?? Number.NaN
   const commandsBefore = await redisCommandCount(ctx.redis)
   const flushesBefore = ctx.watcher.flushes
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
@@ -424,6 +427,7 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
       maxInFlight,
       stagesMs,
       runnerPeakRssMb: peak,
+      runnerIdleRssMb,
       cpuMsPerRequest,
       redisCommandsPerRequest,
       anvilFlushes: ctx.watcher.flushes - flushesBefore,
@@ -539,7 +543,7 @@ async function main(): Promise<void> {
       worker: memoryOf(worker.child.pid!)?.peakMb ?? Number.NaN,
       anvil: memoryOf(anvil.process.pid)?.peakMb ?? Number.NaN,
       'bench (feed service, load generator)': memoryOf(process.pid)?.peakMb ?? Number.NaN,
-      ...Object.fromEntries(phases.map((phase) => [`runner (${phase.keys} key${phase.keys > 1 ? 's' : ''})`, phase.runnerPeakRssMb])),
+      ...Object.fromEntries(phases.map((phase) => [`runner (${phase.keys} key${phase.keys > 1 ? 's' : ''}; ${phase.runnerIdleRssMb} MB when started)`, phase.runnerPeakRssMb])),
     }
     printReport(baseline, phases, memory)
 
