@@ -44,7 +44,11 @@ const TRANSIENT_BRIDGE_ERROR = /(ECONNREFUSED|ECONNRESET|EPIPE|UND_ERR_SOCKET|UN
 function transientBridgeFailure(tasks: readonly TaskOutcome[]): string | undefined {
   if (tasks.some((task) => task.type === 'ethtx' && task.ok)) return undefined
   const failed = tasks.find((task) => task.type === 'bridge' && !task.ok && TRANSIENT_BRIDGE_ERROR.test(task.error ?? ''))
-  return failed?.error
+  // An ethtx that timed out may still be mined (its sender job was held by a process that died and
+  // is taken over after the lock expires): running the request again joins the same sender job
+  // through its idempotency key, so it cannot send twice.
+  const waitedForTx = tasks.find((task) => task.type === 'ethtx' && !task.ok && /timed out/i.test(task.error ?? ''))
+  return (failed ?? waitedForTx)?.error
 }
 
 export interface RequestOutcome {

@@ -133,6 +133,9 @@ export function createRunner(options: RunnerOptions): Runner {
           prefix: options.prefix,
           confirmations: options.txConfirmations,
           pollIntervalMs: options.pollIntervalMs,
+          // A crashed process's transactions are taken over after lock + stalled check: keep that
+          // well inside a run's ethtx timeout (maxTaskDuration) (found by the crash test).
+          lockDurationMs: Math.min(options.lockDurationMs ?? 15_000, 15_000),
           onError: (error) => log.error({ err: error.message }, 'transaction sender error'),
         })
         await sender.start()

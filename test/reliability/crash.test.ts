@@ -98,7 +98,7 @@ describe('crash safety: SIGKILL of runner, adapter or worker processes under loa
     const ids = sent.map((request) => request.requestId)
     await waitFor('every run to reach a final state', async () => [...(await readRuns(stack, ids)).values()].every(isFinalRun), 30_000, 200)
     const runs = await readRuns(stack, ids)
-    expect([...runs.values()].filter((run) => run?.state !== 'fulfilled').map((run) => `${run?.requestId}: ${run?.state}`)).toEqual([])
+    expect([...runs.values()].filter((run) => run?.state !== 'fulfilled').map((run) => `${run?.requestId}: ${run?.state} ${run?.reason?.slice(-400) ?? ''}`)).toEqual([])
 
     recordFigures('crash', { seed: SEED, requests: REQUESTS, kills, fulfilled: fulfilled.size, oracleResponses: chain.responses, nodeTransactions: chain.nonceDelta, reverted: chain.reverted, nonFinalRuns: 0 })
   }, 200_000)
