@@ -35,9 +35,13 @@ describe('Redis restart under load', () => {
   }, 120_000)
 
   afterAll(async () => {
-    await stack?.stop()
+    // Under a loaded machine the stack's stop has been seen to hang after the restart (a BullMQ
+    // worker waiting on an active job); bounded here so the suite goes on, and reported.
+    const started = Date.now()
+    const stopped = await Promise.race([stack?.stop().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 30_000).unref())])
+    if (!stopped) console.warn(`[reliability] redis-restart: the stack did not stop within ${Date.now() - started} ms after the Redis restart`)
     await redis?.stop()
-  })
+  }, 60_000)
 
   it(`fulfils all ${REQUESTS} requests although Redis is down for ${DOWN_MS / 1000} s in the middle`, async () => {
     const { consumer, provider, deployer } = stack.contracts
