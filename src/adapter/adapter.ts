@@ -36,6 +36,11 @@ export interface AdapterOptions {
   framework?: FrameworkSettings
   /** Fetch for requests that carry a client key (ALLOW_CLIENT_KEYS); default: the feeds client. */
   fetchWithClientKey?: DirectFetch
+  /**
+   * Adds routes to the adapter's server before it listens (the operator's /live, /ready and
+   * dashboard: src/dashboard/mount.ts); what it returns is closed with the adapter.
+   */
+  mount?: (api: FastifyInstance) => Promise<{ close(): Promise<void> }>
 }
 
 export interface CreatedAdapter {
@@ -52,7 +57,9 @@ export function createAdapter(options: AdapterOptions): CreatedAdapter {
   const logger = options.logger ?? createLogger(settings, 'adapter')
   const queue = FetchQueueClient.open(settings)
   const config = new AdapterConfig(customSettings, {
-    envDefaultOverrides: { EA_PORT: settings.EA_PORT, LOG_LEVEL: settings.LOG_LEVEL, ...options.framework },
+    // The framework's per-request metrics label by feed id, i.e. every parameter (dates, addresses):
+    // unbounded here. feedrunner_adapter_* (src/dashboard/mount.ts) count by endpoint and status instead.
+    envDefaultOverrides: { EA_PORT: settings.EA_PORT, LOG_LEVEL: settings.LOG_LEVEL, EXPERIMENTAL_METRICS_ENABLED: false, ...options.framework },
   })
   const adapter = new Adapter({
     name: ADAPTER_NAME,
@@ -99,8 +106,10 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
   const { api, metricsApi } = await start(adapter, dependencies)
   if (!api) throw new Error(`EA_MODE=${frameworkSettings.EA_MODE} serves no requests; feedrunner's adapter needs reader-writer or reader`)
   installRequestPreparation(api as unknown as FastifyInstance)
+  const mounted = options.mount ? await options.mount(api as unknown as FastifyInstance) : undefined
   const closeAll = async () => {
     await api.close()
+    await mounted?.close()
     await metricsApi?.close()
     await queue.close()
     cacheClient?.disconnect()

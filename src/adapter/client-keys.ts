@@ -28,6 +28,8 @@ export function installRequestPreparation(api: FastifyInstance): void {
   api.addHook('preValidation', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     // The framework assigns `body.data` and answers a JSON number, string, boolean or null body with
     // a 500 ("Cannot create property 'data' on number '0'"): such a body is the caller's mistake.
+    // Only POST carries a request; GET /health, /live, /ready and the dashboard have no body.
+    if (request.method !== 'POST') return done()
     if (!isRecord(request.body)) {
       void reply.code(400).send({
         status: 'errored',

@@ -5,6 +5,8 @@ import { createRedisConnection } from '../queue/connection.ts'
 import { createFetchWorker, type FetchWorker } from '../queue/factories.ts'
 import { fetchProcessor, type FetchFunction } from '../queue/fetch-worker.ts'
 import { fetchQueueName } from '../queue/names.ts'
+import { operateFetchWorkers } from '../health/operate.ts'
+import { instrumentFetch } from '../metrics/index.ts'
 import { queuedFetch } from './upstream.ts'
 
 export interface FetchWorkersOptions {
@@ -40,7 +42,8 @@ export async function startFetchWorkers(options: FetchWorkersOptions): Promise<R
   if (families.length === 0) {
     throw new Error('No feed family to fetch: set at least one of SPORTS_URL, BLOCKCHAIN_URL, NFT_URL, WEATHER_URL')
   }
-  const fetch = options.fetch ?? queuedFetch(settings)
+  // Every call's latency and failure by family and status (feedrunner_fetch_*).
+  const fetch = instrumentFetch(options.fetch ?? queuedFetch(settings))
   const secrets = secretValues(settings)
   const scrub = (text: string) => scrubSecrets(text, secrets)
   const connection: Redis = createRedisConnection(settings.REDIS_URL, 'worker')
@@ -53,11 +56,14 @@ export async function startFetchWorkers(options: FetchWorkersOptions): Promise<R
     worker.on('error', (error) => logger.error({ queue: fetchQueueName(family), err: error.message }, 'fetch worker error'))
     return worker
   })
+  // Readiness (Redis, workers running) and queue waiting times.
+  const stopOperating = operateFetchWorkers(workers, settings.REDIS_URL)
   logger.info({ families, queues: families.map(fetchQueueName), concurrency: settings.FETCH_WORKER_CONCURRENCY }, 'fetch workers started')
   return {
     families,
     workers,
     async close() {
+      await stopOperating()
       await Promise.allSettled(workers.map((worker) => worker.close()))
       connection.disconnect()
     },

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, parseSettings, SettingsError, type FeedFamily, type Settings } from '../config/settings.ts'
+import { mountOperations } from '../dashboard/mount.ts'
 import { startOperationsPort } from './lifecycle.ts'
 
 /** A part of `feedrunner start`; returns how to stop it. */
@@ -49,7 +50,8 @@ export function register(program: Command): void {
 
 async function adapterPart(settings: Settings, logger: Logger) {
   const { startAdapter } = await adapterModule()
-  const adapter = await startAdapter({ settings, logger: logger.child({ part: 'adapter' }) })
+  const adapterLogger = logger.child({ part: 'adapter' })
+  const adapter = await startAdapter({ settings, logger: adapterLogger, mount: (api) => mountOperations(api, settings, adapterLogger) })
   console.log(`feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`)
   return { name: 'adapter', close: () => adapter.close() }
 }

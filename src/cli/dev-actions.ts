@@ -17,7 +17,8 @@ const DEV_PORTS = { anvil: 8545, adapter: 8080, feeds: 8090 }
 
 export async function devAction(): Promise<void> {
   const started = Date.now()
-  const stack = await startStack({ LOG_FORMAT: 'pretty' })
+  // On a developer's machine the dashboard is on unless DASHBOARD_ENABLED says otherwise.
+  const stack = await startStack({ LOG_FORMAT: 'pretty', DASHBOARD_ENABLED: 'true' })
   stopOnSignal(() => stack.stop(), '\nstopping...')
   printStack(stack)
   console.log(`\nfeedrunner dev ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Ctrl-C stops everything.`)
@@ -82,6 +83,8 @@ function printStack(stack: DevStack): void {
     ['feed service', `${stack.feedServer.url} (blockchain "local" = this chain)`],
     ['adapter', `${stack.adapter.url} (bridge "datafeed")`],
     ['queue prefix', stack.settings.QUEUE_PREFIX],
+    ['health', `${stack.adapter.url}/ready, ${stack.adapter.url}/live`],
+    ...(stack.settings.DASHBOARD_ENABLED ? [['dashboard', `${stack.adapter.url}${stack.settings.DASHBOARD_PATH} (queues: ${stack.adapter.url}${stack.settings.DASHBOARD_PATH}/queues)`]] : []),
   ]))
   const jobs = stack.runner?.registry.jobs ?? []
   console.log(`\n${jobs.length} jobs from ${stack.settings.JOBS_DIR}:`)

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { startAdapter, type RunningAdapter } from '../adapter/adapter.ts'
 import { startFetchWorkers, type RunningFetchWorkers } from '../adapter/workers.ts'
 import { createLogger, type Logger } from '../config/logger.ts'
+import { mountOperations } from '../dashboard/mount.ts'
 import { parseSettings, type Settings } from '../config/settings.ts'
 import { createFeedServer, type FeedServer, type FeedServerIntercept } from '../feeds/server/index.ts'
 import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
@@ -120,10 +121,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     }
     const settings = parseSettings({ ...env, ...stackEnv })
 
+    const adapterLogger = logger.child({ part: 'adapter' })
     const adapter = await startAdapter({
       settings,
-      logger: logger.child({ part: 'adapter' }),
+      logger: adapterLogger,
       framework: { METRICS_ENABLED: false },
+      // /live, /ready and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
+      mount: (api) => mountOperations(api, settings, adapterLogger),
     })
     stops.push(() => adapter.close())
     stackEnv.BRIDGE_DATAFEED_URL = adapter.url

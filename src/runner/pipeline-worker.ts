@@ -2,7 +2,7 @@ import { Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
-import { oracleRequestMeta, runJob, toPlain } from '../pipeline/index.ts'
+import { runJob, toPlain } from '../pipeline/index.ts'
 import { errorClass, observeRun, observeTask, recordRequest, refusalClass, type ReasonClass } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalReason } from './admission.ts'
@@ -178,8 +178,9 @@ function jobRunVars(request: OracleRequestEvent): Record<string, unknown> {
     logBlockHash: request.blockHash,
     logBlockNumber: BigInt(request.blockNumber),
     logTxHash: request.txHash,
-    // As a Chainlink node: the bridge passes `meta.oracleRequest`, so the adapter can log the request id.
-    meta: oracleRequestMeta({ ...request, callbackAddress: request.callbackAddr }),
+    // Not meta.oracleRequest as a node sends: the framework logs failed request bodies whole, and a
+    // request id there would be a run's line without its fields.
+    meta: {},
   }
 }
 

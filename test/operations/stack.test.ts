@@ -25,7 +25,7 @@ function gameOdds(date: string): Array<[string, string]> {
 }
 
 /** Every label a feedrunner metric may carry (plus the framework's default labels and histogram buckets). */
-const ALLOWED_LABELS = new Set(['job', 'state', 'reason', 'task_type', 'outcome', 'family', 'status', 'queue', 'key', 'le', 'app_name', 'app_version'])
+const ALLOWED_LABELS = new Set(['job', 'state', 'reason', 'task_type', 'outcome', 'family', 'endpoint', 'status', 'queue', 'key', 'le', 'app_name', 'app_version'])
 
 describe('operations on the dev stack: metrics, health, dashboard and logs of real requests', () => {
   let stack: DevStack
@@ -99,6 +99,9 @@ describe('operations on the dev stack: metrics, health, dashboard and logs of re
       expect(valueOf(samples, 'feedrunner_task_duration_seconds_count', { job: GAME_ODDS_JOB, task_type: 'bridge', outcome: 'error' })).toBe(1)
       expect(valueOf(samples, 'feedrunner_task_duration_seconds_count', { job: GAME_ODDS_JOB, task_type: 'ethtx', outcome: 'ok' })).toBe(1)
       expect(valueOf(samples, 'feedrunner_fetch_duration_seconds_count', { family: 'sports', status: '200' })).toBeGreaterThanOrEqual(1)
+      expect(valueOf(samples, 'feedrunner_adapter_requests_total', { endpoint: 'game-odds', status: '200' })).toBeGreaterThanOrEqual(1)
+      expect(valueOf(samples, 'feedrunner_adapter_requests_total', { endpoint: 'game-odds', status: '404' })).toBeGreaterThanOrEqual(1)
+      expect(valueOf(samples, 'feedrunner_adapter_request_duration_seconds_count', { endpoint: 'game-odds' })).toBeGreaterThanOrEqual(2)
       expect(valueOf(samples, 'feedrunner_fetch_errors_total', { family: 'sports', status: '404' })).toBeGreaterThanOrEqual(1)
     })
 
