@@ -35,7 +35,16 @@ export async function startOperationsPort(settings: Settings, logger: Logger): P
   if (settings.OPERATIONS_PORT === 0) return undefined
   // Loaded here: the commands that share this file start without fastify.
   const { startOperationsServer } = await import('../health/server.ts')
-  const server = await startOperationsServer({ port: settings.OPERATIONS_PORT, logger })
+  let server: OperationsServer
+  try {
+    server = await startOperationsServer({ port: settings.OPERATIONS_PORT, logger })
+  } catch (error) {
+    // A second runner or worker on one host must still run; it only lacks its own /metrics.
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
+    logger.error({ port: settings.OPERATIONS_PORT }, 'OPERATIONS_PORT is in use: this process serves no /metrics, /live or /ready')
+    console.error(`OPERATIONS_PORT ${settings.OPERATIONS_PORT} is in use: this process serves no metrics or health; give each process on this host its own OPERATIONS_PORT`)
+    return undefined
+  }
   console.log(`metrics ${server.url}/metrics, health ${server.url}/ready and ${server.url}/live`)
   return server
 }
