@@ -133,7 +133,7 @@ describe('two runner processes on one Redis', () => {
     })
     for (let index = 0; index < 2; index++) {
       const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/feedrunner.js'), 'runner'], {
-        env: { ...process.env, ...stack.env, LOG_LEVEL: 'warn' },
+        env: { ...process.env, ...stack.env, LOG_LEVEL: 'warn', OPERATIONS_PORT: '0' },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       runners.push(child)
