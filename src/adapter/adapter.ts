@@ -57,9 +57,7 @@ export function createAdapter(options: AdapterOptions): CreatedAdapter {
   const logger = options.logger ?? createLogger(settings, 'adapter')
   const queue = FetchQueueClient.open(settings)
   const config = new AdapterConfig(customSettings, {
-    // The framework's per-request metrics label by feed id, i.e. every parameter (dates, addresses):
-    // unbounded here. feedrunner_adapter_* (src/dashboard/mount.ts) count by endpoint and status instead.
-    envDefaultOverrides: { EA_PORT: settings.EA_PORT, LOG_LEVEL: settings.LOG_LEVEL, EXPERIMENTAL_METRICS_ENABLED: false, ...options.framework },
+    envDefaultOverrides: { EA_PORT: settings.EA_PORT, LOG_LEVEL: settings.LOG_LEVEL, ...options.framework },
   })
   const adapter = new Adapter({
     name: ADAPTER_NAME,
