@@ -65,8 +65,8 @@ interface RequestIdentity {
 
 /**
  * Per answered POST: feedrunner_adapter_requests_total and _duration_seconds by endpoint and status
- * (bounded labels: the framework's own per-request metrics label by every parameter and are off,
- * see createAdapter), and one debug line per bridge call that belongs to an on-chain request, with
+ * (bounded labels, unlike the framework's own per-request metrics, which label by every parameter),
+ * and one debug line per bridge call that belongs to an on-chain request, with
  * its `requestId` and `job` (the external job id), so a run's adapter side is found by the same
  * fields as its runner side. Fetches are shared by equal requests, so the fetch worker's lines carry
  * the fetch job, not a request. The body is read before the framework's validation rewrites `data`.
