@@ -1,7 +1,6 @@
 import type { Command } from 'commander'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, parseSettings, SettingsError, type FeedFamily, type Settings } from '../config/settings.ts'
-import { mountOperations } from '../dashboard/mount.ts'
 import { startOperationsPort } from './lifecycle.ts'
 
 /** A part of `feedrunner start`; returns how to stop it. */
@@ -10,6 +9,7 @@ import { startOperationsPort } from './lifecycle.ts'
 const adapterModule = (): Promise<typeof import('../adapter/adapter.ts')> => import('../adapter/adapter.ts')
 const workersModule = (): Promise<typeof import('../adapter/workers.ts')> => import('../adapter/workers.ts')
 const loggerModule = (): Promise<typeof import('../config/logger.ts')> => import('../config/logger.ts')
+const dashboardModule = (): Promise<typeof import('../dashboard/mount.ts')> => import('../dashboard/mount.ts')
 
 export type StartPart = (settings: Settings, logger: Logger) => Promise<{ name: string; close(): Promise<void> }>
 
@@ -51,6 +51,7 @@ export function register(program: Command): void {
 async function adapterPart(settings: Settings, logger: Logger) {
   const { startAdapter } = await adapterModule()
   const adapterLogger = logger.child({ part: 'adapter' })
+  const { mountOperations } = await dashboardModule()
   const adapter = await startAdapter({ settings, logger: adapterLogger, mount: (api) => mountOperations(api, settings, adapterLogger) })
   console.log(`feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`)
   return { name: 'adapter', close: () => adapter.close() }
