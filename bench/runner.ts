@@ -21,6 +21,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AbiCoder, Wallet, type Log } from 'ethers'
 import { Redis } from 'ioredis'
+import { allFamilyUrls } from '../src/config/settings.ts'
 import { decodeOperatorLog, encodeFulfillOracleRequest2, ORACLE_REQUEST_TOPIC, type OracleRequestEvent } from '../src/chain/operator.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil } from '../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
@@ -507,10 +508,7 @@ async function main(): Promise<void> {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
       RPC_URL: anvil.rpcUrl,
-      SPORTS_URL: feedUrl,
-      BLOCKCHAIN_URL: feedUrl,
-      NFT_URL: feedUrl,
-      WEATHER_URL: feedUrl,
+      ...allFamilyUrls(feedUrl),
       FEED_API_KEY: feedKey,
       EA_PORT: String(adapterPort),
       METRICS_PORT: String(await freePort()),

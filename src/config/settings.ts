@@ -164,3 +164,8 @@ export function secretValues(settings: Settings): string[] {
   for (const key of settings.NODE_PRIVATE_KEYS ?? []) values.push(key, key.slice(2))
   return values
 }
+
+/** `<FAMILY>_URL` for every family, all pointing at one service (the local feed service serves them all). */
+export function allFamilyUrls(baseUrl: string): Record<string, string> {
+  return Object.fromEntries(FEED_FAMILIES.map((family) => [`${family.toUpperCase()}_URL`, baseUrl]))
+}

@@ -6,7 +6,7 @@ import { startAdapter, type RunningAdapter } from '../adapter/adapter.ts'
 import { startFetchWorkers, type RunningFetchWorkers } from '../adapter/workers.ts'
 import { createLogger, type Logger } from '../config/logger.ts'
 import { mountOperations } from '../dashboard/mount.ts'
-import { parseSettings, type Settings } from '../config/settings.ts'
+import { allFamilyUrls, parseSettings, type Settings } from '../config/settings.ts'
 import { createFeedServer, type FeedServer, type FeedServerIntercept } from '../feeds/server/index.ts'
 import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
 import { createRedisConnection } from '../queue/connection.ts'
@@ -108,10 +108,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       RPC_URL: rpcUrl,
       NODE_PRIVATE_KEY: nodeKeys[0] as string,
       ...(nodeKeys.length > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
-      SPORTS_URL: feedUrl,
-      BLOCKCHAIN_URL: feedUrl,
-      NFT_URL: feedUrl,
-      WEATHER_URL: feedUrl,
+      ...allFamilyUrls(feedUrl),
       FEED_API_KEY: feedKey,
       EA_PORT: String(adapterPort),
       JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
