@@ -8,7 +8,9 @@ import { bytesOf } from './convert.ts'
  * `standard`: one complete CBOR item. Integers above 2^53 come back as bigint, byte strings as bytes.
  */
 const MAX_CBOR_BYTES = 64 * 1024
-const decoder = new Decoder({ mapsAsObjects: true, useRecords: false })
+// Maps come back as Map and become objects through Object.fromEntries, which keeps a parameter named
+// __proto__ as an own key: cbor-x's own object mode renames it to __proto_.
+const decoder = new Decoder({ mapsAsObjects: false, useRecords: false })
 
 export const cborparse: TaskDefinition = {
   type: 'cborparse',
@@ -30,7 +32,7 @@ export const cborparse: TaskDefinition = {
   },
 }
 
-/** Maps with non-text keys become objects with text keys; depth is bounded against hostile input. */
+/** Maps become objects with text keys; depth is bounded against hostile input. */
 function normalise(value: unknown, depth: number): unknown {
   if (depth > 32) throw new TaskError('data nests deeper than 32 levels')
   if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([key, item]) => [String(key), normalise(item, depth + 1)]))

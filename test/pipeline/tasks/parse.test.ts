@@ -55,6 +55,13 @@ describe('cborparse', () => {
     expect(await runTask('cborparse', { mode: 'standard' }, { inputs: [Uint8Array.from(standard)] })).toEqual({ a: 1, b: 'x' })
     expect(await runTask('cborparse', {}, { inputs: ['0x'] })).toEqual({})
   })
+  it('keeps a parameter named __proto__ as an own key and leaves Object.prototype alone', async () => {
+    const decoded = (await runTask('cborparse', {}, { inputs: [encodeRequestParams([['__proto__', 'x'], ['constructor', 'y']])] })) as Record<string, unknown>
+    expect(Object.keys(decoded)).toEqual(['__proto__', 'constructor'])
+    expect(Object.getOwnPropertyDescriptor(decoded, '__proto__')?.value).toBe('x')
+    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype)
+    expect(({} as Record<string, unknown>).x).toBeUndefined()
+  })
   it('refuses broken CBOR with a clear error', async () => {
     await expect(runTask('cborparse', {}, { inputs: ['0x63676574'] })).rejects.toThrow('data is not valid CBOR (diet)')
     await expect(runTask('cborparse', { mode: 'fancy' }, { inputs: ['0x'] })).rejects.toThrow('mode must be diet or standard')
