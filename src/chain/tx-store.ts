@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
+import { luaScript } from '../queue/lua-script.ts'
 
 /** One signed transaction for a job's nonce; a bump adds another with the same nonce. */
 export interface TxAttempt {
@@ -29,7 +30,7 @@ export interface TxJobState {
  * counter, the job's nonce and the in-flight index change together, so a crash cannot leave a nonce
  * allocated without a record of whose it is.
  */
-const ALLOCATE_NONCE = `
+const ALLOCATE_NONCE = luaScript(`
 local existing = redis.call('HGET', KEYS[2], 'nonce')
 if existing then return tonumber(existing) end
 local nonce = tonumber(redis.call('GET', KEYS[1]) or ARGV[2])
@@ -38,7 +39,7 @@ redis.call('HSET', KEYS[2], 'nonce', nonce)
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('ZADD', KEYS[3], nonce, ARGV[1])
 return nonce
-`
+`)
 
 /** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
 export class TxStore {
@@ -59,7 +60,7 @@ export class TxStore {
   }
 
   async allocateNonce(jobId: string, fallbackNext: number): Promise<number> {
-    const nonce = await this.redis.eval(ALLOCATE_NONCE, 3, this.nonceKey(), this.jobKey(jobId), this.inflightKey(), jobId, fallbackNext, this.ttlSeconds)
+    const nonce = await ALLOCATE_NONCE.run(this.redis, [this.nonceKey(), this.jobKey(jobId), this.inflightKey()], [jobId, fallbackNext, this.ttlSeconds])
     return Number(nonce)
   }
 

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
+import { luaScript } from '../queue/lua-script.ts'
 
 /**
  * Where a request is in its life. `fulfilled`, `errored`, `refused` and `cancelled` are final: once a
@@ -44,7 +44,7 @@ const RECENT_RUNS_KEPT = 10_000
  * Merges `patch` into the stored run unless the stored run is already final, in one atomic step so
  * two processes racing on the same request cannot move a finished run backwards.
  */
-const UPDATE_SCRIPT = `
+const UPDATE_SCRIPT = luaScript(`
 local current = redis.call('GET', KEYS[1])
 local patch = cjson.decode(ARGV[1])
 local record
@@ -67,22 +67,7 @@ redis.call('SET', KEYS[1], encoded, 'EX', tonumber(ARGV[2]))
 redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
 redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
 return encoded
-`
-
-const UPDATE_SCRIPT_SHA = createHash('sha1').update(UPDATE_SCRIPT).digest('hex')
-
-/**
- * EVALSHA of the update script, loading it on the first NOSCRIPT: a run is updated three or four
- * times, and sending the script's text each time was a measurable part of the runner's writes.
- */
-async function runUpdateScript(redis: Redis, args: Array<string | number>): Promise<unknown> {
-  try {
-    return await redis.evalsha(UPDATE_SCRIPT_SHA, 2, ...args)
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
-    return redis.eval(UPDATE_SCRIPT, 2, ...args)
-  }
-}
+`)
 
 /** Run records in Redis: one JSON value per request plus a time-ordered index of recent runs. */
 export class RunStore {
@@ -103,9 +88,7 @@ export class RunStore {
   async update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunRecord> {
     const now = Date.now()
     const withTime = patch.state ? { ...patch, times: { ...patch.times, [patch.state]: now } } : patch
-    const stored = (await runUpdateScript(this.redis, [
-      this.runKey(requestId),
-      this.indexKey(),
+    const stored = (await UPDATE_SCRIPT.run(this.redis, [this.runKey(requestId), this.indexKey()], [
       JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
       String(RUN_TTL_SECONDS),
       String(now),

@@ -61,7 +61,8 @@ export interface Runner {
  */
 export function createRunner(options: RunnerOptions): Runner {
   const log = options.logger.child({ component: 'runner' })
-  const redis: Redis = createRedisConnection(options.redisUrl, 'worker')
+  // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
+  const redis: Redis = createRedisConnection(options.redisUrl, 'worker', { enableAutoPipelining: true })
   // While Redis is away these connections reconnect by themselves; without a listener ioredis prints
   // every failed attempt as an "Unhandled error event" with a stack trace.
   redis.on('error', () => undefined)
