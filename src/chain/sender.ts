@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { createRedisConnection } from '../queue/connection.ts'
 import { ALREADY_FULFILLED_REASON } from './operator.ts'
 import { connectProvider } from './provider.ts'
+import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { revertReasonOf } from './revert.ts'
 import { TxStore, type TxAttempt } from './tx-store.ts'
 
@@ -148,6 +149,27 @@ interface PendingTx {
   reject: (error: Error) => void
 }
 
+type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
+
+/** A job waiting for its turn in a key's ordered part. */
+interface SigningRequest {
+  jobId: string
+  tx: UnsignedTx
+  /** Set when the job already holds a nonce (a crash left it allocated but unsigned). */
+  nonce: number | undefined
+  fees: Fees
+  filler: boolean
+  resolve: (signed: Signed) => void
+  reject: (error: Error) => void
+}
+
+interface Signed {
+  allocated: number
+  attempt: TxAttempt
+  /** The broadcast, under way. */
+  sending: Promise<void>
+}
+
 /**
  * Broadcast answers that need no action: the transaction (or one with its nonce) is already there, or
  * its fee is below the market, which the tracker resolves by bumping once `bumpAfterBlocks` pass.
@@ -183,15 +205,16 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
   // BullMQ does not close connections it was given: every one made here is closed in close().
   const connections: Redis[] = []
-  const connect = (): Redis => {
-    const connection = createRedisConnection(options.redisUrl, 'worker')
+  const connect = (autoPipelining = false): Redis => {
+    const connection = createRedisConnection(options.redisUrl, 'worker', { enableAutoPipelining: autoPipelining })
     // While Redis is away the connection reconnects by itself; without a listener ioredis prints an
     // "Unhandled error event" with a stack trace for every attempt. Outages surface through onError.
     connection.on('error', () => undefined)
     connections.push(connection)
     return connection
   }
-  const redis = connect()
+  // Nonce allocations and signed attempts of concurrent jobs leave in one write per tick.
+  const redis = connect(true)
   const queues = queueNames.map((name) => {
     const queue = new Queue(name, { connection: connect(), prefix: options.prefix })
     // Every add in flight listens for 'closing'; hundreds of concurrent submits are normal here.
@@ -211,7 +234,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
   async function rpc(): Promise<JsonRpcProvider> {
     if (!provider) {
-      const connected = await connectProvider(options.rpcUrl.replace(/^ws(s?):/, 'http$1:'), { chainId: options.chainId, pollingIntervalMs: pollIntervalMs })
+      const connected = await connectProvider(httpUrlOf(options.rpcUrl), { chainId: options.chainId, pollingIntervalMs: pollIntervalMs })
       provider = connected as JsonRpcProvider
       chainId ??= Number((await provider.getNetwork()).chainId)
     }
@@ -274,7 +297,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     sent = 0
     bumped = 0
     reverted = 0
-    private ordered: Promise<unknown> = Promise.resolve()
+    private readonly signingQueue: SigningRequest[] = []
+    private signingBusy = false
+    private readonly broadcaster = createOrderedBroadcaster(httpUrlOf(options.rpcUrl), (message) => TOLERATED_BROADCAST_ERRORS.test(message))
 
     constructor(
       readonly index: number,
@@ -332,11 +357,57 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       this.worker.on('error', reportError)
     }
 
-    /** Runs `step` after every earlier ordered step of this key: nonces are signed and sent in order. */
-    private inOrder<T>(step: () => Promise<T>): Promise<T> {
-      const result = this.ordered.then(step)
-      this.ordered = result.catch(() => undefined)
-      return result
+    /**
+     * Allocates the job's nonce (unless it holds one), signs and records its attempt, and hands it to
+     * the broadcaster, in the order jobs arrive here. Jobs that arrive while a batch is being signed
+     * form the next batch: its nonce allocations and its recorded attempts each leave for Redis in one
+     * write (the store's connection pipelines commands issued together, and Redis runs them in order),
+     * so a key is not limited to one transaction per two Redis round trips.
+     */
+    private signInOrder(request: Omit<SigningRequest, 'resolve' | 'reject'>): Promise<Signed> {
+      return new Promise<Signed>((resolve, reject) => {
+        this.signingQueue.push({ ...request, resolve, reject })
+        if (!this.signingBusy) void this.drainSigning()
+      })
+    }
+
+    private async drainSigning(): Promise<void> {
+      this.signingBusy = true
+      try {
+        while (this.signingQueue.length > 0) await this.signBatch(this.signingQueue.splice(0, this.signingQueue.length))
+      } finally {
+        this.signingBusy = false
+      }
+    }
+
+    private async signBatch(batch: SigningRequest[]): Promise<void> {
+      const fallbackNext = this.nextNonce
+      const nonces = await Promise.allSettled(batch.map((item) => (item.nonce === undefined ? this.store.allocateNonce(item.jobId, fallbackNext) : Promise.resolve(item.nonce))))
+      const attempts: Array<TxAttempt | Error> = []
+      for (const [index, item] of batch.entries()) {
+        const nonce = nonces[index] as PromiseSettledResult<number>
+        if (nonce.status === 'rejected') {
+          attempts.push(asError(nonce.reason))
+          continue
+        }
+        this.nextNonce = Math.max(this.nextNonce, nonce.value + 1)
+        attempts.push(await this.sign(item.tx, nonce.value, item.fees, item.filler).catch(asError))
+      }
+      const recorded = await Promise.allSettled(batch.map((item, index) => {
+        const attempt = attempts[index] as TxAttempt | Error
+        return attempt instanceof Error ? Promise.reject(attempt) : this.store.addAttempt(item.jobId, [attempt])
+      }))
+      // Handed to the broadcaster in batch order, which is nonce order.
+      for (const [index, item] of batch.entries()) {
+        const outcome = recorded[index] as PromiseSettledResult<void>
+        const attempt = attempts[index]
+        if (outcome.status === 'rejected' || !attempt || attempt instanceof Error) {
+          item.reject(outcome.status === 'rejected' ? asError(outcome.reason) : new Error('the transaction was not signed'))
+          continue
+        }
+        const allocated = (nonces[index] as PromiseFulfilledResult<number>).value
+        item.resolve({ allocated, attempt, sending: this.broadcaster.send(attempt.raw).finally(wakePollLoop) })
+      }
     }
 
     private async sign(tx: UnsignedTx, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, filler = false): Promise<TxAttempt> {
@@ -390,13 +461,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         }
         const filler = outcome !== undefined
         const fees = await currentFees()
-        const signed = await this.inOrder(async () => {
-          const allocated = nonce ?? (await this.store.allocateNonce(jobId, this.nextNonce))
-          this.nextNonce = Math.max(this.nextNonce, allocated + 1)
-          const attempt = await this.sign(sentTx, allocated, fees, filler)
-          await this.store.addAttempt(jobId, [attempt])
-          return { allocated, attempt, sending: broadcast(attempt.raw) }
-        })
+        const signed = await this.signInOrder({ jobId, tx: sentTx, nonce, fees, filler })
         nonce = signed.allocated
         attempts = [signed.attempt]
         this.sent += 1
@@ -470,9 +535,15 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         }
         return
       }
-      // Waiting behind earlier nonces is not being stuck: bump only while the key makes no progress.
+      if (entry.bumping || current.number - entry.sentAtBlock < bumpAfterBlocks) return
+      // Waiting behind earlier nonces is not being stuck. Only the key's lowest unmined nonce can hold
+      // the others back, so a stalled key bumps that one; bumping every pending transaction made each
+      // replacement a new pool event and, on anvil, another empty block, round after round up to the
+      // fee cap. A transaction whose fee cap is under the current base fee cannot be mined whatever
+      // comes before it, so it is bumped too (a fee spike prices out the whole queue at once).
       const stalled = current.number - this.progressBlock >= bumpAfterBlocks
-      if (stalled && !entry.bumping && current.number - entry.sentAtBlock >= bumpAfterBlocks) {
+      const blocking = stalled && entry.nonce === latestNonce
+      if (blocking || pricedOut(entry, current)) {
         entry.bumping = true
         try {
           await this.bump(entry, current)
@@ -509,15 +580,33 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     }
   }
 
+  // The poll loop sleeps between looks at the chain; a broadcast that was just answered wakes it, as
+  // on a fast chain (an automining dev chain answers once the block is mined) the receipt is there.
+  let wakePoll: (() => void) | undefined
+  let wakeRequested = false
+  function wakePollLoop(): void {
+    wakeRequested = true
+    wakePoll?.()
+  }
+
   async function runPollLoop(): Promise<void> {
     while (polling) {
+      wakeRequested = false
       try {
         const current = await readHead()
         await Promise.all(keySenders.map((keySender) => keySender.check(current)))
       } catch (error) {
         reportError(error)
       }
-      await new Promise((resolveDelay) => setTimeout(resolveDelay, pollIntervalMs))
+      if (wakeRequested || !polling) continue
+      await new Promise<void>((resolveDelay) => {
+        const timer = setTimeout(resolveDelay, pollIntervalMs)
+        wakePoll = () => {
+          clearTimeout(timer)
+          resolveDelay()
+        }
+      })
+      wakePoll = undefined
     }
   }
 
@@ -584,6 +673,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         }),
       )
       polling = false
+      wakePoll?.()
       await pollLoop
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
       await Promise.all([...queueEvents.values()].map((events) => events.close()))
@@ -594,9 +684,24 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   }
 }
 
+/** The sender polls and sends over HTTP whatever the configured URL: a WebSocket adds nothing to either. */
+function httpUrlOf(rpcUrl: string): string {
+  return rpcUrl.replace(/^ws(s?):/, 'http$1:')
+}
+
+/** The transaction's latest attempt offers less than the current base fee: no block can include it. */
+function pricedOut(entry: PendingTx, current: Head): boolean {
+  const last = entry.attempts.at(-1)
+  return last !== undefined && current.baseFee !== null && BigInt(last.maxFeePerGas) < current.baseFee
+}
+
 /** A 0-value transfer to oneself: spends a nonce without doing anything. */
 function fillerTx(address: string): UnsignedTx {
   return { to: address, data: '0x', gasLimit: 21_000, value: 0n }
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason))
 }
 
 function delay(ms: number): Promise<void> {

@@ -103,6 +103,45 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
     await chain?.stop()
   })
 
+  it('a stalled key re-sends only its lowest unmined nonce: the transactions behind a gap are not bumped', async () => {
+    const provider = chain.dev.provider
+    const requests = await makeRequests(chain, 3)
+    const sender = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys: [NODE_KEY], redisUrl: testRedisUrl(), prefix: uniquePrefix('gap'),
+      pollIntervalMs: 20, bumpAfterBlocks: 2,
+    })
+    await rpc(provider, 'evm_setAutomine', [false])
+    let miner: NodeJS.Timeout | undefined
+    try {
+      await sender.start()
+      const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+      const submitted = requests.map((request, i) => sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request, BigInt(i + 1)), idempotencyKey: request.requestId }))
+      await waitFor('three transactions in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) === nonce + 3, 10_000, 10)
+      // The lowest nonce disappears from the pool (as a node that restarted would lose it): a gap.
+      const pool = await rpc<{ pending: Record<string, Record<string, { hash: string }>> }>(provider, 'txpool_content')
+      const own = Object.entries(pool.pending).find(([address]) => address.toLowerCase() === NODE.toLowerCase())?.[1] ?? {}
+      const byNonce = new Map(Object.entries(own).map(([n, tx]) => [Number(n), tx.hash]))
+      // anvil drops the transactions behind a dropped one too; the node keeps those two, waiting.
+      const behindRaw = await Promise.all([nonce + 1, nonce + 2].map((n) => rpc<string>(provider, 'eth_getRawTransactionByHash', [byNonce.get(n)])))
+      await rpc(provider, 'anvil_dropTransaction', [byNonce.get(nonce)])
+      for (const raw of behindRaw) await rpc(provider, 'eth_sendRawTransaction', [raw])
+      expect(Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending']))).toBe(nonce)
+      miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 100)
+      const results = await Promise.all(submitted)
+      expect(results.map((result) => result.status)).toEqual(['mined', 'mined', 'mined'])
+      expect(results.map((result) => result.nonce).sort()).toEqual([nonce, nonce + 1, nonce + 2])
+      expect(sender.stats()[0]!.bumped).toBe(1)
+      // The two behind the gap were mined as first signed.
+      const behind = results.filter((result) => result.nonce !== nonce).map((result) => result.txHash)
+      expect(behind.sort()).toEqual([byNonce.get(nonce + 1), byNonce.get(nonce + 2)].sort())
+    } finally {
+      clearInterval(miner)
+      await sender.close()
+      await rpc(provider, 'evm_setAutomine', [true])
+      await rpc(provider, 'evm_mine')
+    }
+  })
+
   it('re-sends a transaction stuck under a too-low fee with the same nonce and higher fees', async () => {
     const provider = chain.dev.provider
     const [request] = await makeRequests(chain, 1)

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Transaction, Wallet } from 'ethers'
+import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
+import { createOrderedBroadcaster } from '../../src/chain/ordered-broadcast.ts'
+import { rpc, startTestChain, type TestChain } from './support.ts'
+
+const KEY = ANVIL_PRIVATE_KEYS[2]
+const tolerated = (message: string) => /already known|nonce too low/i.test(message)
+
+/** A pass-through JSON-RPC proxy in front of anvil that records each HTTP request's calls. */
+async function recordingProxy(target: string): Promise<{ url: string; requests: number[][]; maxInFlight(): number; close(): Promise<void> }> {
+  const requests: number[][] = []
+  let inFlight = 0
+  let maxInFlight = 0
+  const server: Server = createServer((req, res) => {
+    maxInFlight = Math.max(maxInFlight, ++inFlight)
+    let body = ''
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()))
+    req.on('end', async () => {
+      const parsed = JSON.parse(body) as Array<{ method: string; params: string[] }> | { method: string; params: string[] }
+      const calls = Array.isArray(parsed) ? parsed : [parsed]
+      requests.push(calls.map((call) => Transaction.from(call.params[0] as string).nonce))
+      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      const text = await answer.text()
+      inFlight -= 1
+      res.writeHead(answer.status, { 'content-type': 'application/json' })
+      res.end(text)
+    })
+  })
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}`, requests, maxInFlight: () => maxInFlight, close: () => new Promise((resolveClose) => server.close(() => resolveClose())) }
+}
+
+describe('ordered broadcaster', () => {
+  let chain: TestChain
+  const wallet = new Wallet(KEY)
+
+  beforeAll(async () => {
+    chain = await startTestChain()
+  })
+  afterAll(async () => {
+    await chain?.stop()
+  })
+
+  async function signTransfers(count: number): Promise<string[]> {
+    const nonce = Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'pending']))
+    return Promise.all(
+      Array.from({ length: count }, (_, index) =>
+        wallet.signTransaction({ type: 2, chainId: chain.dev.chainId, nonce: nonce + index, to: wallet.address, value: 0n, gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 10n ** 9n }),
+      ),
+    )
+  }
+
+  it('sends 100 transactions given at once in nonce order, one request at a time, and anvil mines them all', async () => {
+    const proxy = await recordingProxy(chain.anvil.rpcUrl)
+    try {
+      const broadcaster = createOrderedBroadcaster(proxy.url, tolerated)
+      const raws = await signTransfers(100)
+      const before = Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'latest']))
+      await Promise.all(raws.map((raw) => broadcaster.send(raw)))
+      // The first leaves alone; what was given meanwhile leaves as one batch when it is answered.
+      expect(proxy.requests.length).toBeGreaterThanOrEqual(2)
+      expect(proxy.requests.length).toBeLessThan(100)
+      expect(proxy.requests.flat()).toEqual(Array.from({ length: 100 }, (_, index) => before + index))
+      expect(proxy.maxInFlight()).toBe(1)
+      expect(Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'latest']))).toBe(before + 100)
+      // Nothing left behind in the pool (the failure mode of out-of-order arrival on anvil).
+      expect(await rpc<{ pending: string; queued: string }>(chain.dev.provider, 'txpool_status')).toEqual({ pending: '0x0', queued: '0x0' })
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('resolves a transaction the node already has, and rejects only the one the node refuses, with its message', async () => {
+    const broadcaster = createOrderedBroadcaster(chain.anvil.rpcUrl, tolerated)
+    const [first] = await signTransfers(1)
+    await broadcaster.send(first!)
+    // Mined already: the node answers "nonce too low", which means there is nothing to do.
+    await expect(broadcaster.send(first!)).resolves.toBeUndefined()
+    const broke = Wallet.createRandom()
+    const unfunded = await broke.signTransaction({ type: 2, chainId: chain.dev.chainId, nonce: 0, to: broke.address, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 10n ** 9n })
+    const [next] = await signTransfers(1)
+    const outcomes = await Promise.allSettled([broadcaster.send(unfunded), broadcaster.send(next!)])
+    expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/^eth_sendRawTransaction: .*(funds|balance)/i) } })
+    expect(outcomes[1]).toEqual({ status: 'fulfilled', value: undefined })
+  })
+
+  it('rejects every waiting transaction with the reason when the node cannot be reached', async () => {
+    const broadcaster = createOrderedBroadcaster('http://127.0.0.1:9', tolerated, 2_000)
+    const raws = await signTransfers(3)
+    const outcomes = await Promise.allSettled(raws.map((raw) => broadcaster.send(raw)))
+    expect(outcomes.every((outcome) => outcome.status === 'rejected')).toBe(true)
+  })
+})
