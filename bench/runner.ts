@@ -1,18 +1,37 @@
 /**
  * Runner benchmark (`npm run bench`, N from `BENCH_REQUESTS` or the first argument, default 1,000).
- * In one run on a dev chain (anvil, automine), each feedrunner part in its own process
- * (`bin/feedrunner.js adapter`, `worker`, `runner`) so memory is measured per process:
+ * Each feedrunner part runs in its own process (`bin/feedrunner.js adapter`, `worker`, `runner`, and
+ * the local feed service `feeds serve`), so memory and CPU are measured per process and this process
+ * is only the load generator. Phases:
  *
- * 1. baseline: N real requests are made first, then N pre-signed `fulfillOracleRequest2` transactions
- *    for them are sent straight to anvil from one authorised key, 16 in flight: the chain's own limit;
- * 2. the runner with one sender key: N requests sent as fast as the consumer can; fulfilments per
- *    second, and latency from the request's block to the fulfilment's block (p50/p95/p99);
- * 3. the same with four sender keys (a new runner process);
+ * 1. baseline: N requests are made first, then N pre-signed `fulfillOracleRequest2` transactions for
+ *    them are sent straight to anvil from one authorised key, in nonce order, as JSON-RPC batches of
+ *    BENCH_BASELINE_WINDOW: the chain's own limit;
+ * 2. the runner with one sender key, then with four (BENCH_KEYS): N pre-signed requests sent as fast as
+ *    the consumer can; fulfilments per second and latency from the request's block to the fulfilment's
+ *    block (p50/p95/p99). A burst of N is queueing: its latency is about N/2 / throughput;
+ * 3. the runner with one key, paced: BENCH_RATE requests per second for BENCH_PACED_SECONDS, so the
+ *    latency is the runner's own and not time spent queueing behind a burst;
  * and the peak RSS (VmHWM) of every process. Prints a table and writes bench/results/<timestamp>.json.
  *
- * Block times: anvil's block timestamps have one-second resolution, so a watcher polls the head every
- * few milliseconds and stamps each block with the time it was first seen; a latency is the difference
- * of two such stamps (the request's block, the fulfilment's block), both seen the same way.
+ * Every phase runs on its own fresh anvil on the same port. anvil's cost per block grows with its
+ * state: plain self-transfers measured 1.3 ms of CPU per block on a fresh chain and 7 ms after 2,000
+ * blocks (flat with `--hardfork cancun`: the default hardfork stores every block hash in state,
+ * EIP-2935), and a fulfilment block costs ~30 ms with 1,000 open requests. Phases sharing one chain
+ * would be penalised by the phases before them and the baseline would not be comparable. The
+ * contracts land at the same addresses on every fresh chain, so the adapter, fetch worker and feed
+ * service keep running across phases; each phase starts its own runner process.
+ *
+ * Transactions are signed before a phase and sent in nonce order, each JSON-RPC call answered before
+ * the next (a sender's transactions arriving out of order can stay in anvil's pool:
+ * foundry-rs/foundry#10122). anvil answers eth_sendRawTransaction only once the transaction is mined,
+ * so one transaction per call means one block per transaction; a JSON-RPC batch lets anvil put several
+ * in a block. If anvil still leaves ready transactions in its pool and stops mining blocks with
+ * transactions, the bench mines them (counted as "anvil flushes").
+ *
+ * Block times: anvil's block timestamps have one-second resolution, so each block is stamped with the
+ * time its newHeads notification reached the bench (one WebSocket subscription); a latency is the
+ * difference of two such stamps (the request's block, the fulfilment's block), both seen the same way.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -21,28 +40,58 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AbiCoder, Wallet, type Log } from 'ethers'
 import { Redis } from 'ioredis'
+import { WebSocket, type RawData } from 'ws'
+import { compileContracts, type ArtifactSet } from '../src/chain/artifacts.ts'
 import { allFamilyUrls } from '../src/config/settings.ts'
 import { decodeOperatorLog, encodeFulfillOracleRequest2, ORACLE_REQUEST_TOPIC, type OracleRequestEvent } from '../src/chain/operator.ts'
-import { ANVIL_PRIVATE_KEYS, startAnvil } from '../src/dev/anvil.ts'
+import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
-import { freePort } from '../src/dev/ports.ts'
+import { freePort, isPortFree } from '../src/dev/ports.ts'
 import { waitFor } from '../src/dev/process.ts'
 import { redisAnswers, startPrivateRedis } from '../src/dev/redis.ts'
-import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../src/dev/requests.ts'
-import { createFeedServer } from '../src/feeds/server/index.ts'
+import { requestsOfTransactions, sendRawInNonceOrder, signConsumerRequests, waitForFulfilments, waitForNonce, type ConsumerRequest } from '../src/dev/requests.ts'
 import { loadJobRegistry } from '../src/runner/job-registry.ts'
 import { RunStore, type RunRecord } from '../src/runner/run-record.ts'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const N = Number(process.argv[2] ?? process.env.BENCH_REQUESTS ?? 1_000)
-const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4').split(',').map(Number)
-const BASELINE_IN_FLIGHT = 16
+const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4').split(',').filter((item) => item.trim() !== '').map(Number)
+const PACED_RATE = Number(process.env.BENCH_RATE ?? 50)
+const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10)
+const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
+/**
+ * Fulfilments per JSON-RPC batch in the baseline, the window that gave the highest rate. Measured
+ * (1,000 fulfilments of 1,000 open requests on a fresh chain, shared 2-core machine): one per call
+ * 24-42/s (a block per transaction at ~30 ms each); the previous 16 concurrent calls 87-100/s; ordered
+ * batches of 16 ~200/s, 64 220-390/s, 256 715-920/s with no flush; all 1,000 in one batch 540-580/s,
+ * because anvil left part of it in its pool (3 flushes, each after FLUSH_AFTER_MS idle).
+ */
+const BASELINE_WINDOW = Number(process.env.BENCH_BASELINE_WINDOW ?? 256)
+/**
+ * Requests per JSON-RPC batch in the burst phases ("as fast as the consumer can": 1,000 requests on a
+ * fresh chain went in at 240-360/s, against 58-70/s one per call). A call is answered once its requests
+ * are mined, so at most this many of them wait in anvil's pool, fewer than fit one block (30M block
+ * gas / 600k gas limit = 50): a batch does not leave requests behind.
+ */
+const REQUEST_WINDOW = 32
+/**
+ * `ws` or `http`: the RPC_URL the runner gets. Over ws its listener is woken by each new head instead
+ * of polling every CHAIN_POLL_INTERVAL_MS (its sender still uses http). Measured on the paced phase at
+ * 5/s: block -> received p50 11-14 ms over ws, 81-91 ms over http, latency p50 43-58 ms against
+ * 127-143 ms; at 20/s, with the runner near saturation on a shared 2-core machine, the two were within
+ * the noise (p50 150-580 ms either way). ws is never worse, so it is the default.
+ */
+const RUNNER_RPC = process.env.BENCH_RUNNER_RPC ?? 'ws'
+/** Extra anvil arguments for every phase's chain, e.g. `--hardfork cancun`. */
+const ANVIL_ARGS = (process.env.BENCH_ANVIL_ARGS ?? '').split(' ').filter(Boolean)
 const POOL_CHECK_MS = 100
+/** The transactions root of a block without transactions (the root of an empty trie). */
+const EMPTY_TRANSACTIONS_ROOT = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421'
 const FLUSH_AFTER_MS = 300
-const WATCH_INTERVAL_MS = 10
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
 const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
-const BENCH_TIMEOUT_MS = 3 * PHASE_TIMEOUT_MS + 120_000
+const PHASE_COUNT = 1 + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
+const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
 const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
 const GAME_ODDS_PARAMS: Array<[string, string]> = [
@@ -60,6 +109,10 @@ function step(what: string): void {
 }
 
 if (!Number.isInteger(N) || N < 1) throw new Error(`N must be a positive integer (got ${process.argv[2] ?? process.env.BENCH_REQUESTS})`)
+if (!KEY_COUNTS.every((keys) => Number.isInteger(keys) && keys >= 1 && keys <= RUNNER_KEYS.length)) throw new Error(`BENCH_KEYS must list key counts from 1 to ${RUNNER_KEYS.length} (got ${process.env.BENCH_KEYS})`)
+if (!(PACED_COUNT >= 0) || !(PACED_RATE > 0)) throw new Error('BENCH_RATE must be above 0 and BENCH_PACED_SECONDS at least 0')
+if (!Number.isInteger(BASELINE_WINDOW) || BASELINE_WINDOW < 1) throw new Error('BENCH_BASELINE_WINDOW must be a positive integer')
+if (RUNNER_RPC !== 'ws' && RUNNER_RPC !== 'http') throw new Error('BENCH_RUNNER_RPC must be ws or http')
 
 // ---------------------------------------------------------------- small helpers
 
@@ -116,68 +169,149 @@ async function redisCommandCount(redis: Redis): Promise<number> {
 
 // ---------------------------------------------------------------- the block watcher
 
-/** Stamps every block with the time the watcher first saw it (ms since the epoch). */
+/**
+ * Stamps every block with the time its newHeads notification arrived (ms since the epoch), from one
+ * WebSocket subscription: no polling, so stamping costs the bench next to nothing.
+ */
 class BlockWatcher {
   readonly seenAt = new Map<number, number>()
+  /** evm_mine calls made for transactions anvil's automine left in its pool. */
+  flushes = 0
+  /** Blocks stamped without their own notification (when a later head arrived first). */
+  gapFilled = 0
   private last = -1
-  private running = false
-  private loop: Promise<void> | undefined
+  /** When the last block with transactions arrived. */
+  private lastTxBlockAt = Date.now()
+  private socket: WebSocket | undefined
+  private poolTimer: NodeJS.Timeout | undefined
+  private checking = false
+  private stopping = false
 
-  constructor(private readonly rpcUrl: string) {}
+  constructor(private readonly rpcUrl: string, private readonly wsUrl: string) {}
 
   async start(): Promise<void> {
     this.last = Number(await rpc<string>(this.rpcUrl, 'eth_blockNumber'))
-    this.running = true
-    this.loop = this.run()
+    const socket = new WebSocket(this.wsUrl)
+    this.socket = socket
+    await new Promise<void>((resolveOpen, reject) => {
+      socket.once('open', () => resolveOpen())
+      socket.once('error', reject)
+    })
+    socket.on('error', (error) => console.error(`block watcher: ${error.message}`))
+    socket.on('close', () => {
+      if (!this.stopping) console.error('block watcher: the WebSocket closed; blocks from now on are not stamped')
+    })
+    const subscribed = new Promise<void>((resolveSubscribed, reject) => {
+      socket.on('message', (data: RawData) => {
+        const now = Date.now()
+        const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { result?: { number?: string; transactionsRoot?: string } }; error?: { message: string } }
+        if (message.id === 1) return message.error ? reject(new Error(`eth_subscribe: ${message.error.message}`)) : resolveSubscribed()
+        const header = message.params?.result
+        if (message.method === 'eth_subscription' && header?.number) this.stamp(Number(header.number), header.transactionsRoot !== EMPTY_TRANSACTIONS_ROOT, now)
+      })
+    })
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }))
+    await subscribed
+    this.poolTimer = setInterval(() => void this.flushStuckPool().catch(() => undefined), POOL_CHECK_MS)
   }
 
-  /** evm_mine calls made for transactions anvil's automine left in its pool. */
-  flushes = 0
-  private pendingSince: number | undefined
-  private lastPoolCheck = 0
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      const head = Number(await rpc<string>(this.rpcUrl, 'eth_blockNumber').catch(() => this.last))
-      const now = Date.now()
-      if (now - this.lastPoolCheck >= POOL_CHECK_MS) {
-        this.lastPoolCheck = now
-        await this.flushStuckPool(now).catch(() => undefined)
-      }
-      for (let block = this.last + 1; block <= head; block++) this.seenAt.set(block, now)
-      this.last = Math.max(this.last, head)
-      await new Promise((resolveDelay) => setTimeout(resolveDelay, WATCH_INTERVAL_MS))
-    }
+  private stamp(head: number, withTransactions: boolean, now: number): void {
+    if (withTransactions) this.lastTxBlockAt = now
+    if (head <= this.last) return
+    this.gapFilled += head - this.last - 1
+    for (let block = this.last + 1; block <= head; block++) this.seenAt.set(block, now)
+    this.last = head
   }
 
   /**
-   * anvil's automine sometimes leaves ready transactions in its pool and goes on mining blocks without
-   * them (foundry-rs/foundry#10122); a sender then sees its nonce stall and bumps, and the chain fills
-   * with empty blocks. Transactions pending longer than FLUSH_AFTER_MS are mined with evm_mine, and
-   * each flush is counted in the results.
+   * anvil's automine can leave ready transactions in its pool: it mines one block per wake-up, so what
+   * did not fit or arrived out of nonce order (foundry-rs/foundry#10122) waits for the next arrival,
+   * and at the end of a phase none comes. Worse, seen in 5 of 9 one-key runs at N=1,000: with a
+   * sender's next 64 nonces ready in the pool, automine went on mining only empty blocks (one per
+   * replacement the sender sent), while one evm_mine took all 64. So when the pool holds ready
+   * transactions and no block with transactions came for FLUSH_AFTER_MS, they are mined with
+   * evm_mine, and each flush is counted in the results. A pool that is non-empty while blocks with
+   * transactions keep coming is a busy chain, not a stuck one, and is left alone.
    */
-  private async flushStuckPool(now: number): Promise<void> {
-    const status = await rpc<{ pending: string }>(this.rpcUrl, 'txpool_status')
-    if (Number(status.pending) === 0) {
-      this.pendingSince = undefined
-      return
+  private async flushStuckPool(): Promise<void> {
+    if (this.checking || Date.now() - this.lastTxBlockAt < FLUSH_AFTER_MS) return
+    this.checking = true
+    try {
+      const status = await rpc<{ pending: string }>(this.rpcUrl, 'txpool_status')
+      if (Number(status.pending) === 0 || Date.now() - this.lastTxBlockAt < FLUSH_AFTER_MS) return
+      await rpc(this.rpcUrl, 'evm_mine')
+      this.flushes += 1
+      this.lastTxBlockAt = Date.now()
+    } finally {
+      this.checking = false
     }
-    this.pendingSince ??= now
-    if (now - this.pendingSince < FLUSH_AFTER_MS) return
-    await rpc(this.rpcUrl, 'evm_mine')
-    this.flushes += 1
-    this.pendingSince = undefined
   }
 
   /** Waits until the watcher has stamped `block`. */
   async seen(block: number): Promise<number> {
-    await waitFor(`block ${block} to be seen`, async () => this.seenAt.has(block), 30_000, 5)
+    if (!this.seenAt.has(block)) await waitFor(`block ${block} to be seen`, async () => this.seenAt.has(block), 30_000, 5)
     return this.seenAt.get(block) as number
   }
 
   async stop(): Promise<void> {
-    this.running = false
-    await this.loop
+    this.stopping = true
+    clearInterval(this.poolTimer)
+    const socket = this.socket
+    if (!socket || socket.readyState === WebSocket.CLOSED) return
+    const closed = new Promise<void>((resolveClose) => socket.once('close', () => resolveClose()))
+    socket.close()
+    await Promise.race([closed, new Promise((resolveDelay) => setTimeout(resolveDelay, 1_000))])
+  }
+}
+
+// ---------------------------------------------------------------- one fresh chain per phase
+
+interface Chain {
+  anvil: Anvil
+  dev: DevContracts
+  watcher: BlockWatcher
+  /** Peak RSS of this phase's anvil, read just before it stops. */
+  peakRssMb: number
+  stop(): Promise<void>
+}
+
+/** The chain of the running phase, stopped by the bench's cleanup if the bench is interrupted. */
+let currentChain: Chain | undefined
+
+/**
+ * Starts anvil on `port` (the previous phase's anvil must have let go of it), deploys the contracts
+ * (same addresses every time), funds the keys and starts a block watcher.
+ */
+async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
+  await currentChain?.stop()
+  await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
+  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS })
+  let dev: DevContracts | undefined
+  try {
+    dev = await deployDevContracts(anvil.rpcUrl, { nodeKeys: [...RUNNER_KEYS, BASELINE_KEY], artifacts })
+    await fundKeys(dev, [...RUNNER_KEYS, BASELINE_KEY])
+    const watcher = new BlockWatcher(anvil.rpcUrl, anvil.wsUrl)
+    await watcher.start()
+    const opened = dev
+    const chain: Chain = {
+      anvil,
+      dev: opened,
+      watcher,
+      peakRssMb: Number.NaN,
+      async stop() {
+        if (currentChain === chain) currentChain = undefined
+        chain.peakRssMb = memoryOf(anvil.process.pid)?.peakMb ?? chain.peakRssMb
+        await watcher.stop()
+        await opened.provider.destroy()
+        await anvil.stop()
+      },
+    }
+    currentChain = chain
+    return chain
+  } catch (error) {
+    await dev?.provider.destroy()
+    await anvil.stop()
+    throw error
   }
 }
 
@@ -191,15 +325,15 @@ interface Part {
 }
 
 const children = new Set<ChildProcess>()
-// An interrupted bench must not leave feedrunner processes behind (anvil is handled by src/dev).
+// An interrupted bench must not leave feedrunner processes behind (anvil and redis-server are handled by src/dev).
 process.once('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
 })
 
-/** Starts `bin/feedrunner.js <command>` and waits for `ready` on its stdout. */
-async function startPart(name: string, command: string, env: Record<string, string>, ready: RegExp): Promise<Part> {
+/** Starts `bin/feedrunner.js <args>` and waits for `ready` on its stdout. */
+async function startPart(name: string, args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<Part> {
   const profile = process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE) ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`] : []
-  const child = spawn(process.execPath, [...profile, join(root, 'bin/feedrunner.js'), command], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...profile, join(root, 'bin/feedrunner.js'), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let recent = ''
   let isReady = false
   const keep = (chunk: Buffer) => {
@@ -237,76 +371,110 @@ async function startPart(name: string, command: string, env: Record<string, stri
 
 // ---------------------------------------------------------------- phases
 
+/** What stays the same across phases; each phase brings its own chain. */
 interface Context {
-  rpcUrl: string
-  chainId: number
-  dev: DevContracts
-  watcher: BlockWatcher
+  anvilPort: number
+  artifacts: ArtifactSet
   redis: Redis
   baseEnv: Record<string, string>
   externalJobId: string
   prefix: string
-  /** Processes whose CPU time is accounted per phase, besides the runner. */
+  /** Long-lived processes whose CPU time is accounted per phase, besides the runner and anvil. */
   pids: Record<string, number>
+  /** Peak RSS of each phase's anvil. */
+  anvilPeakRssMb: number[]
+}
+
+const REQUEST: (ctx: Context) => ConsumerRequest = (ctx) => ({ externalJobId: ctx.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n })
+
+/** A `send` over plain HTTP, for waitForNonce. */
+function minedSender(rpcUrl: string) {
+  return { send: (method: string, params: unknown[]) => rpc<unknown>(rpcUrl, method, params) }
 }
 
 interface BaselineResult {
   transactions: number
-  inFlight: number
+  /** Transactions per JSON-RPC batch, sent one batch after another. */
+  window: number
   seconds: number
   perSecond: number
   allMined: boolean
+  /** anvil's CPU time per fulfilment (ms). */
+  anvilCpuMsPerTx: number
+  blocks: number
+  anvilFlushes: number
 }
 
 /** N pre-signed fulfilments of real requests, straight to the chain from one key. */
 async function runBaseline(ctx: Context): Promise<BaselineResult> {
-  const request: ConsumerRequest = { externalJobId: ctx.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n }
-  const fromBlock = Number(await rpc<string>(ctx.rpcUrl, 'eth_blockNumber')) + 1
-  step(`baseline: making ${N} requests`)
-  const sent = await sendConsumerRequests(ctx.dev.consumer, ctx.dev.deployer, Array.from({ length: N }, () => request))
-  step('baseline: requests mined, signing the fulfilments')
-  const toBlock = Math.max(...sent.map((item) => item.blockNumber))
-  const events = (await ctx.dev.provider.getLogs({ address: ctx.dev.addresses.operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock }))
-    .map((log: Log) => decodeOperatorLog(log, ctx.chainId))
-    .filter((event): event is OracleRequestEvent => event?.kind === 'request')
-  if (events.length !== N) throw new Error(`baseline: expected ${N} OracleRequest logs, found ${events.length}`)
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  try {
+    const { anvil, dev, watcher } = chain
+    const fromBlock = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1
+    step(`baseline: making ${N} requests`)
+    const requests = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: N }, () => REQUEST(ctx)))
+    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, requests.raws, { window: REQUEST_WINDOW })
+    const sent = await requestsOfTransactions(dev.provider, dev.addresses.operator, requests.hashes, sentAt, { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
+    step('baseline: requests mined, signing the fulfilments')
+    const toBlock = Math.max(...sent.map((item) => item.blockNumber))
+    const events = (await dev.provider.getLogs({ address: dev.addresses.operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock }))
+      .map((log: Log) => decodeOperatorLog(log, dev.chainId))
+      .filter((event): event is OracleRequestEvent => event?.kind === 'request')
+    if (events.length !== N) throw new Error(`baseline: expected ${N} OracleRequest logs, found ${events.length}`)
 
-  const wallet = new Wallet(BASELINE_KEY)
-  const nonce = Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'pending']))
-  const block = await rpc<{ baseFeePerGas: string }>(ctx.rpcUrl, 'eth_getBlockByNumber', ['latest', false])
-  const maxFeePerGas = BigInt(block.baseFeePerGas) * 3n + 10n ** 9n
-  const raws = await Promise.all(
-    events.map((event, index) =>
-      wallet.signTransaction({
-        type: 2, chainId: ctx.chainId, nonce: nonce + index, to: ctx.dev.addresses.operator, gasLimit: 500_000, maxFeePerGas, maxPriorityFeePerGas: 10n ** 9n,
-        data: encodeFulfillOracleRequest2(event, AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [event.requestId, EXPECTED_VALUE])),
-      }),
-    ),
-  )
-  step('baseline: sending')
-  const started = performance.now()
-  let next = 0
-  const sender = async () => {
-    while (next < raws.length) {
-      const raw = raws[next++] as string
-      await rpc<string>(ctx.rpcUrl, 'eth_sendRawTransaction', [raw])
-    }
+    const wallet = new Wallet(BASELINE_KEY)
+    const nonce = Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'pending']))
+    const block = await rpc<{ baseFeePerGas: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', ['latest', false])
+    const maxFeePerGas = BigInt(block.baseFeePerGas) * 3n + 10n ** 9n
+    const raws = await Promise.all(
+      events.map((event, index) =>
+        wallet.signTransaction({
+          type: 2, chainId: dev.chainId, nonce: nonce + index, to: dev.addresses.operator, gasLimit: 500_000, maxFeePerGas, maxPriorityFeePerGas: 10n ** 9n,
+          data: encodeFulfillOracleRequest2(event, AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [event.requestId, EXPECTED_VALUE])),
+        }),
+      ),
+    )
+    step('baseline: sending')
+    const flushesBefore = watcher.flushes
+    const headBefore = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    const cpuBefore = cpuMsOf(anvil.process.pid)
+    const started = performance.now()
+    await sendRawInNonceOrder(anvil.rpcUrl, raws, { window: BASELINE_WINDOW })
+    await waitForNonce(minedSender(anvil.rpcUrl), wallet.address, nonce + N, 60_000)
+    const seconds = (performance.now() - started) / 1000
+    const anvilCpuMsPerTx = round((cpuMsOf(anvil.process.pid) - cpuBefore) / N, 2)
+    const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - headBefore
+    const fulfilled = await waitForFulfilments(dev.consumer, dev.provider, events.map((event) => event.requestId), { fromBlock: toBlock, timeoutMs: 10_000 })
+    return { transactions: N, window: BASELINE_WINDOW, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N, anvilCpuMsPerTx, blocks, anvilFlushes: watcher.flushes - flushesBefore }
+  } finally {
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
   }
-  await Promise.all(Array.from({ length: BASELINE_IN_FLIGHT }, sender))
-  await waitFor('the baseline transactions to be mined', async () => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'latest'])) >= nonce + N, 60_000, 2)
-  const seconds = (performance.now() - started) / 1000
-  const fulfilled = await waitForFulfilments(ctx.dev.consumer, ctx.dev.provider, events.map((event) => event.requestId), { fromBlock: toBlock, timeoutMs: 10_000 })
-  return { transactions: N, inFlight: BASELINE_IN_FLIGHT, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N }
+}
+
+interface PhasePlan {
+  /** Row label and queue prefix suffix. */
+  label: string
+  id: string
+  keys: number
+  requests: number
+  /** Requests per second; undefined = as fast as the consumer can (a burst). */
+  perSecond?: number
 }
 
 interface RunnerPhaseResult {
+  label: string
   keys: number
+  paced: boolean
   requests: number
   fulfilled: number
   /** Each request answered by exactly one OracleResponse, none reverted. */
   exactlyOnce: boolean
+  /** Requests per second as mined (first to last request block seen). */
   requestsPerSecond: number
-  /** N / (last fulfilment block seen - first request block seen). */
+  /** Requests per second as the bench sent them (first to last send). */
+  sentPerSecond: number
+  /** Fulfilled / (last fulfilment block seen - first request block seen). */
   fulfilmentsPerSecond: number
   /** Fulfilments per second between the first and the last fulfilment. */
   drainPerSecond: number
@@ -325,49 +493,57 @@ interface RunnerPhaseResult {
   redisCommandsPerRequest: number
   /** Times anvil left transactions in its pool and the bench mined them (see flushStuckPool). */
   anvilFlushes: number
+  /** Blocks mined during the phase (requests and fulfilments). */
+  blocks: number
 }
 
-async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: RunnerPhaseResult; runnerPid: number }> {
-  const prefix = `${ctx.prefix}-k${keys}`
-  const nodeKeys = RUNNER_KEYS.slice(0, keys)
-  const head = Number(await rpc<string>(ctx.rpcUrl, 'eth_blockNumber'))
-  const runner = await startPart(`runner (${keys} key${keys > 1 ? 's' : ''})`, 'runner', {
-    ...ctx.baseEnv,
-    QUEUE_PREFIX: prefix,
-    NODE_PRIVATE_KEY: nodeKeys[0] as string,
-    ...(keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
-    RUNNER_FROM_BLOCK: String(head + 1),
-    OPERATIONS_PORT: String(await freePort()),
-  }, /runner started/)
-  runner.child.once('exit', (code) => {
-    if (!stopping) console.error(`the runner exited during the phase (code ${code}):\n${runner.output().slice(-3_000)}`)
-  })
+async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  const { anvil, dev, watcher } = chain
+  const count = plan.requests
+  const prefix = `${ctx.prefix}-${plan.id}`
+  const nodeKeys = RUNNER_KEYS.slice(0, plan.keys)
+  let runner: Part | undefined
   let stopping = false
-  const addresses = nodeKeys.map((key) => new Wallet(key).address)
-  const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
-  const pids: Record<string, number> = { runner: runner.child.pid!, ...ctx.pids }
-  const runnerIdleRssMb = memoryOf(runner.child.pid!)?.rssMb ?? Number.NaN
-  const commandsBefore = await redisCommandCount(ctx.redis)
-  const flushesBefore = ctx.watcher.flushes
-  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
-  let peak = 0
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, memoryOf(runner.child.pid!)?.peakMb ?? 0)
-  }, 250)
   try {
-    const request: ConsumerRequest = { externalJobId: ctx.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n }
-    const fromBlock = Number(await rpc<string>(ctx.rpcUrl, 'eth_blockNumber')) + 1
-    step(`runner (${keys} keys): sending ${N} requests`)
-    const sent = await sendConsumerRequests(ctx.dev.consumer, ctx.dev.deployer, Array.from({ length: N }, () => request))
-    step(`runner (${keys} keys): requests mined, waiting for fulfilments`)
-    const fulfilled = await waitForFulfilments(ctx.dev.consumer, ctx.dev.provider, sent.map((item) => item.requestId), { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
-    peak = Math.max(peak, memoryOf(runner.child.pid!)?.peakMb ?? 0)
-    const redisCommandsPerRequest = round(((await redisCommandCount(ctx.redis)) - commandsBefore) / N, 1)
-    const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / N, 2)]))
+    // Signed now, so the phase itself costs the bench one JSON-RPC call per request (or per batch).
+    const signed = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: count }, () => REQUEST(ctx)))
+    const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    const started = await startPart(plan.label, ['runner'], {
+      ...ctx.baseEnv,
+      RPC_URL: RUNNER_RPC === 'ws' ? anvil.wsUrl : anvil.rpcUrl,
+      QUEUE_PREFIX: prefix,
+      NODE_PRIVATE_KEY: nodeKeys[0] as string,
+      ...(plan.keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
+      RUNNER_FROM_BLOCK: String(head + 1),
+      OPERATIONS_PORT: String(await freePort()),
+    }, /runner started/)
+    runner = started
+    started.child.once('exit', (code) => {
+      if (!stopping) console.error(`the runner exited during the phase (code ${code}):\n${started.output().slice(-3_000)}`)
+    })
+    const runnerPid = started.child.pid!
+    const addresses = nodeKeys.map((key) => new Wallet(key).address)
+    const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
+    const pids: Record<string, number> = { runner: runnerPid, ...ctx.pids, anvil: anvil.process.pid }
+    const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
+    const commandsBefore = await redisCommandCount(ctx.redis)
+    const flushesBefore = watcher.flushes
+    const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
+    const fromBlock = head + 1
+    step(`${plan.label}: sending ${count} requests${plan.perSecond ? ` at ${plan.perSecond}/s` : ''}`)
+    // Paced: what is due on the clock (one at a time unless anvil falls behind); burst: ordered batches, as fast as anvil takes them.
+    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, signed.raws, { window: REQUEST_WINDOW, perSecond: plan.perSecond })
+    const sent = await requestsOfTransactions(dev.provider, dev.addresses.operator, signed.hashes, sentAt, { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
+    step(`${plan.label}: requests mined, waiting for fulfilments`)
+    const fulfilled = await waitForFulfilments(dev.consumer, dev.provider, sent.map((item) => item.requestId), { fromBlock, timeoutMs: PHASE_TIMEOUT_MS, pollIntervalMs: 250 })
+    const redisCommandsPerRequest = round(((await redisCommandCount(ctx.redis)) - commandsBefore) / count, 1)
+    const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2)]))
+    const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
 
     const requestBlocks = sent.map((item) => item.blockNumber)
     const fulfilBlocks = [...fulfilled.values()].map((item) => item.blockNumber)
-    const seen = async (block: number) => ctx.watcher.seen(block)
+    const seen = async (block: number) => watcher.seen(block)
     const firstRequest = await seen(Math.min(...requestBlocks))
     const lastRequest = await seen(Math.max(...requestBlocks))
     const latencies: number[] = []
@@ -390,55 +566,60 @@ async function runRunnerPhase(ctx: Context, keys: number): Promise<{ result: Run
     const seconds = (lastFulfil - firstRequest) / 1000
 
     // Exactly once: one OracleResponse per request, and every runner nonce spent on one of them.
-    const responses = await ctx.dev.provider.getLogs({ address: ctx.dev.addresses.operator, topics: [ctx.dev.operator.interface.getEvent('OracleResponse')!.topicHash], fromBlock })
+    const responses = await dev.provider.getLogs({ address: dev.addresses.operator, topics: [dev.operator.interface.getEvent('OracleResponse')!.topicHash], fromBlock })
     const ours = new Set(sent.map((item) => item.requestId))
     const responded = responses.map((log) => (log.topics[1] ?? '').toLowerCase()).filter((id) => ours.has(id))
-    const noncesAfter = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(ctx.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
+    const noncesAfter = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
     const txCount = noncesAfter.reduce((sum, after, index) => sum + after - (noncesBefore[index] as number), 0)
-    const exactlyOnce = fulfilled.size === N && responded.length === N && new Set(responded).size === N && txCount === N
+    const exactlyOnce = fulfilled.size === count && responded.length === count && new Set(responded).size === count && txCount === count
 
     const runs = new RunStore(ctx.redis, `${prefix}:runner`)
     const records = (await Promise.all(sent.map((item) => runs.get(item.requestId)))).filter((record): record is RunRecord => record !== undefined)
-    const stage = (from: (record: RunRecord, index: number) => number | undefined, to: (record: RunRecord) => number | undefined) => {
-      const values = records.map((record, index) => {
-        const start = from(record, index)
+    const stage = (from: (record: RunRecord) => number | undefined, to: (record: RunRecord) => number | undefined) => {
+      const values = records.map((record) => {
+        const start = from(record)
         const end = to(record)
         return start === undefined || end === undefined ? undefined : end - start
       }).filter((value): value is number => value !== undefined)
       const { p50, p95 } = summary(values)
       return { p50: round(p50, 0), p95: round(p95, 0) }
     }
-    const blockSeen = new Map(sent.map((item) => [item.requestId, ctx.watcher.seenAt.get(item.blockNumber)]))
+    const blockSeen = new Map(sent.map((item) => [item.requestId, watcher.seenAt.get(item.blockNumber)]))
     const stagesMs = {
       'block -> received': stage((record) => blockSeen.get(record.requestId), (record) => record.times.received),
       'received -> running': stage((record) => record.times.received, (record) => record.times.running),
       'running -> sent': stage((record) => record.times.running, (record) => record.times.sent),
       'sent -> fulfilled (run record)': stage((record) => record.times.sent, (record) => record.times.fulfilled),
     }
-    const result: RunnerPhaseResult = {
-      keys,
-      requests: N,
+    if (watcher.gapFilled > 0) console.error(`${plan.label}: ${watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`)
+    if (fulfilled.size < count) console.error(`${plan.label}: only ${fulfilled.size} of ${count} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${started.output().slice(-3_000)}`)
+    return {
+      label: plan.label,
+      keys: plan.keys,
+      paced: plan.perSecond !== undefined,
+      requests: count,
       fulfilled: fulfilled.size,
       exactlyOnce,
-      requestsPerSecond: round(N / Math.max(0.001, (lastRequest - firstRequest) / 1000)),
+      requestsPerSecond: round(count / Math.max(0.001, (lastRequest - firstRequest) / 1000)),
+      sentPerSecond: round(count / Math.max(0.001, ((sentAt.at(-1) ?? 0) - (sentAt[0] ?? 0)) / 1000)),
       fulfilmentsPerSecond: round(fulfilled.size / seconds),
       drainPerSecond: round(fulfilled.size / Math.max(0.001, (lastFulfil - firstFulfil) / 1000)),
       seconds: round(seconds, 2),
       latencyMs: (({ p50, p95, p99, max }) => ({ p50: round(p50, 0), p95: round(p95, 0), p99: round(p99, 0), max: round(max, 0) }))(summary(latencies)),
       maxInFlight,
       stagesMs,
-      runnerPeakRssMb: peak,
+      runnerPeakRssMb,
       runnerIdleRssMb,
       cpuMsPerRequest,
       redisCommandsPerRequest,
-      anvilFlushes: ctx.watcher.flushes - flushesBefore,
+      anvilFlushes: watcher.flushes - flushesBefore,
+      blocks: Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - head,
     }
-    if (fulfilled.size < N) console.error(`runner (${keys} keys): only ${fulfilled.size} of ${N} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`)
-    return { result, runnerPid: runner.child.pid! }
   } finally {
-    clearInterval(sampler)
     stopping = true
-    await runner.stop()
+    await runner?.stop()
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
   }
 }
 
@@ -457,6 +638,7 @@ async function fundKeys(dev: DevContracts, keys: readonly string[]): Promise<voi
 async function main(): Promise<void> {
   const cleanups: Array<() => Promise<void>> = []
   const cleanup = async () => {
+    await currentChain?.stop().catch(() => undefined)
     for (const step of cleanups.reverse()) await step().catch(() => undefined)
   }
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)))
@@ -488,26 +670,24 @@ async function main(): Promise<void> {
       redis.disconnect()
     })
 
-    const anvil = await startAnvil()
-    cleanups.push(() => anvil.stop())
-    const dev = await deployDevContracts(anvil.rpcUrl, { nodeKeys: [...RUNNER_KEYS, BASELINE_KEY] })
-    cleanups.push(async () => dev.provider.destroy())
-    await fundKeys(dev, [...RUNNER_KEYS, BASELINE_KEY])
-    const chainId = dev.chainId
-    const registry = await loadJobRegistry(join(root, 'jobs'), chainId)
+    const artifacts = compileContracts()
+    // The job specs name the chain id, which every fresh anvil shares (31337).
+    const registry = await loadJobRegistry(join(root, 'jobs'), 31337)
     const job = registry.byName(JOB_NAME)
     if (!job) throw new Error(`no job named "${JOB_NAME}" in jobs/`)
 
+    // The feed service in its own process: this process is only the load generator. Game odds come
+    // from its data set, so it needs no chain (--chain is for the blockchain family).
     const feedKey = `bench-${Date.now()}`
-    const feedServer = createFeedServer({ keys: [feedKey], chains: { local: anvil.rpcUrl } })
-    const feedUrl = await feedServer.listen(0)
-    cleanups.push(() => feedServer.close())
+    const feedPort = await freePort()
+    const feeds = await startPart('feed service', ['feeds', 'serve', '--port', String(feedPort)], { FEEDS_SERVER_KEYS: feedKey, LOG_LEVEL }, /feed service listening/)
+    cleanups.push(() => feeds.stop())
+    const feedUrl = `http://127.0.0.1:${feedPort}`
 
     const adapterPort = await freePort()
     const baseEnv: Record<string, string> = {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
-      RPC_URL: anvil.rpcUrl,
       ...allFamilyUrls(feedUrl),
       FEED_API_KEY: feedKey,
       EA_PORT: String(adapterPort),
@@ -517,31 +697,40 @@ async function main(): Promise<void> {
       BRIDGE_DATAFEED_URL: `http://127.0.0.1:${adapterPort}`,
       LOG_LEVEL,
     }
-    const adapter = await startPart('adapter', 'adapter', { ...baseEnv, OPERATIONS_PORT: String(await freePort()) }, /adapter listening/)
+    const adapter = await startPart('adapter', ['adapter'], { ...baseEnv, OPERATIONS_PORT: String(await freePort()) }, /adapter listening/)
     cleanups.push(() => adapter.stop())
-    const worker = await startPart('worker', 'worker', { ...baseEnv, METRICS_PORT: String(await freePort()), OPERATIONS_PORT: String(await freePort()) }, /fetch workers running/)
+    const worker = await startPart('worker', ['worker'], { ...baseEnv, METRICS_PORT: String(await freePort()), OPERATIONS_PORT: String(await freePort()) }, /fetch workers running/)
     cleanups.push(() => worker.stop())
 
-    const watcher = new BlockWatcher(anvil.rpcUrl)
-    await watcher.start()
-    cleanups.push(() => watcher.stop())
-    const ctx: Context = { rpcUrl: anvil.rpcUrl, chainId, dev, watcher, redis, baseEnv, externalJobId: job.externalJobId, prefix, pids: { adapter: adapter.child.pid!, worker: worker.child.pid!, anvil: anvil.process.pid, bench: process.pid } }
+    const ctx: Context = {
+      anvilPort: await freePort(),
+      artifacts,
+      redis,
+      baseEnv,
+      externalJobId: job.externalJobId,
+      prefix,
+      pids: { adapter: adapter.child.pid!, worker: worker.child.pid!, feeds: feeds.child.pid!, bench: process.pid },
+      anvilPeakRssMb: [],
+    }
 
-    console.log(`bench: N=${N}, anvil automine, runner/adapter/worker each in its own process, LOG_LEVEL=${LOG_LEVEL}, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
+    console.log(`bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
     const baseline = await runBaseline(ctx)
-    console.log(`baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s`)
+    console.log(`baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`)
+    const plans: PhasePlan[] = KEY_COUNTS.map((keys) => ({ label: `runner, ${keys} key${keys > 1 ? 's' : ''}`, id: `k${keys}`, keys, requests: N }))
+    if (PACED_COUNT > 0) plans.push({ label: `runner, 1 key, paced at ${PACED_RATE}/s`, id: 'paced', keys: 1, requests: PACED_COUNT, perSecond: PACED_RATE })
     const phases: RunnerPhaseResult[] = []
-    for (const keys of KEY_COUNTS) {
-      const { result } = await runRunnerPhase(ctx, keys)
+    for (const plan of plans) {
+      const result = await runRunnerPhase(ctx, plan)
       phases.push(result)
-      console.log(`runner, ${keys} key(s): ${result.fulfilled}/${N} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms`)
+      console.log(`${plan.label}: ${result.fulfilled}/${result.requests} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms (requests sent at ${result.sentPerSecond}/s, mined at ${result.requestsPerSecond}/s), load average ${loadavg()[0]?.toFixed(1)}`)
     }
     const memory = {
       adapter: memoryOf(adapter.child.pid!)?.peakMb ?? Number.NaN,
       worker: memoryOf(worker.child.pid!)?.peakMb ?? Number.NaN,
-      anvil: memoryOf(anvil.process.pid)?.peakMb ?? Number.NaN,
-      'bench (feed service, load generator)': memoryOf(process.pid)?.peakMb ?? Number.NaN,
-      ...Object.fromEntries(phases.map((phase) => [`runner (${phase.keys} key${phase.keys > 1 ? 's' : ''}; ${phase.runnerIdleRssMb} MB when started)`, phase.runnerPeakRssMb])),
+      'feed service': memoryOf(feeds.child.pid!)?.peakMb ?? Number.NaN,
+      [`anvil (max of ${ctx.anvilPeakRssMb.length} phases)`]: Math.max(...ctx.anvilPeakRssMb.filter((mb) => !Number.isNaN(mb))),
+      'bench (load generator)': memoryOf(process.pid)?.peakMb ?? Number.NaN,
+      ...Object.fromEntries(phases.map((phase) => [`${phase.label.replace('runner, ', 'runner (')}; ${phase.runnerIdleRssMb} MB when started)`, phase.runnerPeakRssMb])),
     }
     printReport(baseline, phases, memory)
 
@@ -552,9 +741,13 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       requests: N,
       machine: { cpus: cpus().length, node: process.version, loadAverageAtEnd: loadavg().map((value) => round(value, 2)) },
-      settings: { CHAIN_POLL_INTERVAL_MS: baseEnv.CHAIN_POLL_INTERVAL_MS, LOG_LEVEL },
+      settings: {
+        CHAIN_POLL_INTERVAL_MS: baseEnv.CHAIN_POLL_INTERVAL_MS, LOG_LEVEL, runnerRpc: RUNNER_RPC, baselineWindow: BASELINE_WINDOW, requestWindow: REQUEST_WINDOW,
+        pacedRate: PACED_RATE, pacedSeconds: PACED_SECONDS, anvilArgs: ANVIL_ARGS, freshChainPerPhase: true,
+      },
       baseline,
-      runner: phases.map((phase) => ({ ...phase, ratioToBaseline: round(phase.fulfilmentsPerSecond / baseline.perSecond, 3) })),
+      runner: phases.filter((phase) => !phase.paced).map((phase) => ({ ...phase, ratioToBaseline: round(phase.fulfilmentsPerSecond / baseline.perSecond, 3) })),
+      paced: phases.filter((phase) => phase.paced),
       peakRssMb: memory,
     }, null, 2) + '\n')
     console.log(`\nwritten to ${file}`)
@@ -564,22 +757,22 @@ async function main(): Promise<void> {
 }
 
 function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memory: Record<string, number>): void {
-  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'anvil flushes']]
-  rows.push(['baseline (pre-signed, 1 key)', `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.inFlight), '-', '-', '-'])
+  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'blocks', 'anvil flushes']]
+  rows.push([`baseline (pre-signed, 1 key, batches of ${baseline.window})`, `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.window), '-', '-', String(baseline.blocks), String(baseline.anvilFlushes)])
   for (const phase of phases) {
     rows.push([
-      `runner, ${phase.keys} key${phase.keys > 1 ? 's' : ''}`, String(phase.fulfilled), String(phase.fulfilmentsPerSecond), String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
+      phase.label, `${phase.fulfilled}/${phase.requests}`, String(phase.fulfilmentsPerSecond), phase.paced ? '-' : String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
       String(phase.latencyMs.p50), String(phase.latencyMs.p95), String(phase.latencyMs.p99), String(phase.requestsPerSecond), String(phase.maxInFlight), phase.exactlyOnce ? 'yes' : 'NO',
-      String(phase.redisCommandsPerRequest), String(phase.anvilFlushes),
+      String(phase.redisCommandsPerRequest), String(phase.blocks), String(phase.anvilFlushes),
     ])
   }
   console.log('\n' + table(rows))
   console.log('\nwhere the time goes (run records, p50 / p95 ms)')
   const stageNames = Object.keys(phases[0]?.stagesMs ?? {})
-  console.log(table([['', ...stageNames], ...phases.map((phase) => [`runner, ${phase.keys} key(s)`, ...stageNames.map((name) => `${phase.stagesMs[name]?.p50} / ${phase.stagesMs[name]?.p95}`)])]))
-  console.log('\nCPU ms per request, by process')
+  console.log(table([['', ...stageNames], ...phases.map((phase) => [phase.label, ...stageNames.map((name) => `${phase.stagesMs[name]?.p50} / ${phase.stagesMs[name]?.p95}`)])]))
+  console.log(`\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment)`)
   const processNames = Object.keys(phases[0]?.cpuMsPerRequest ?? {})
-  console.log(table([['', ...processNames], ...phases.map((phase) => [`runner, ${phase.keys} key(s)`, ...processNames.map((name) => String(phase.cpuMsPerRequest[name]))])]))
+  console.log(table([['', ...processNames], ...phases.map((phase) => [phase.label, ...processNames.map((name) => String(phase.cpuMsPerRequest[name]))])]))
   console.log('\npeak RSS (VmHWM) per process')
   console.log(table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]))
 }

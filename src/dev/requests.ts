@@ -1,5 +1,5 @@
-import { AbiCoder, Contract, type JsonRpcProvider, type Provider, type Wallet } from 'ethers'
-import { specIdAscii } from '../chain/operator.ts'
+import { AbiCoder, Contract, keccak256, type JsonRpcProvider, type Provider, type Wallet } from 'ethers'
+import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdAscii } from '../chain/operator.ts'
 
 /** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */
 export const VALUE_TYPES = ['uint256', 'int256', 'bool', 'string', 'bytes32', 'bytes'] as const
@@ -34,18 +34,27 @@ const REQUEST_GAS_LIMIT = 600_000n
 /** Raw transactions broadcast at once; the chain takes them in nonce order either way. */
 const BROADCAST_BATCH = 32
 
+/** Transactions signed ahead of sending, in nonce order. */
+export interface SignedTransactions {
+  from: string
+  firstNonce: number
+  raws: string[]
+  /** The hash of each raw transaction, known before it is sent. */
+  hashes: string[]
+}
+
 /**
- * Sends `requests` through a FeedConsumer as fast as the chain takes them: nonce, fees and gas are
- * fixed here and every transaction is signed locally, so a request costs one JSON-RPC call instead of
- * ethers' per-send round trips for nonce, fee data and network.
+ * Signs one FeedConsumer `requestData` transaction per request, nonces from the signer's pending nonce
+ * upwards, with fixed fees and gas: a request then costs one JSON-RPC call instead of ethers' per-send
+ * round trips for nonce, fee data and network.
  */
-export async function sendConsumerRequests(consumer: Contract, signer: Wallet, requests: readonly ConsumerRequest[], onSent?: (sent: SentRequest, index: number) => void): Promise<SentRequest[]> {
+export async function signConsumerRequests(consumer: Contract, signer: Wallet, requests: readonly ConsumerRequest[]): Promise<SignedTransactions> {
   const provider = signer.provider as JsonRpcProvider
   const [network, feeData, firstNonce] = await Promise.all([provider.getNetwork(), provider.getFeeData(), signer.getNonce('pending')])
   const to = await consumer.getAddress()
   const maxPriorityFeePerGas = feeData.maxPriorityFeePerGas ?? 1_000_000_000n
   const maxFeePerGas = (feeData.maxFeePerGas ?? feeData.gasPrice ?? 2_000_000_000n) * 2n
-  const signed = await Promise.all(
+  const raws = await Promise.all(
     requests.map((request, index) =>
       signer.signTransaction({
         type: 2,
@@ -65,6 +74,99 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
       }),
     ),
   )
+  return { from: signer.address, firstNonce, raws, hashes: raws.map((raw) => keccak256(raw)) }
+}
+
+/**
+ * Sends pre-signed transactions of one sender to `rpcUrl` strictly in nonce order, over plain HTTP
+ * JSON-RPC (one kept-alive connection), each call answered before the next is made: `window` = 1 sends
+ * one transaction per call; a larger window sends up to `window` as one JSON-RPC batch, which anvil
+ * takes in the batch's order. Order matters because anvil's automine can leave transactions that
+ * arrived ahead of their nonce in its pool (foundry-rs/foundry#10122); concurrent calls on several
+ * connections, or pipelined on one WebSocket (anvil's server may answer those in any order), do not
+ * keep it. With `perSecond`, transaction i is due i / perSecond seconds after the first, and each
+ * call carries the transactions due by then (at most `window`), so a slow answer delays but does not
+ * lower the rate. Resolves with the time (ms since the epoch) each transaction was sent.
+ */
+export async function sendRawInNonceOrder(rpcUrl: string, raws: readonly string[], options: { window?: number; perSecond?: number } = {}): Promise<number[]> {
+  const window = Math.max(1, options.window ?? 1)
+  const sentAt: number[] = []
+  const started = performance.now()
+  let start = 0
+  while (start < raws.length) {
+    let size = Math.min(window, raws.length - start)
+    if (options.perSecond !== undefined) {
+      const wait = started + (start * 1000) / options.perSecond - performance.now()
+      if (wait > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, wait))
+      const due = Math.floor(((performance.now() - started) * options.perSecond) / 1000) + 1 - start
+      size = Math.max(1, Math.min(size, due))
+    }
+    const batch = raws.slice(start, start + size)
+    const now = Date.now()
+    const calls = batch.map((raw, offset) => ({ jsonrpc: '2.0', id: start + offset, method: 'eth_sendRawTransaction', params: [raw] }))
+    const response = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(size === 1 ? calls[0] : calls) })
+    const body = (await response.json()) as RpcAnswer | RpcAnswer[]
+    for (const answer of Array.isArray(body) ? body : [body]) {
+      if (answer.error) throw new Error(`eth_sendRawTransaction (transaction ${answer.id} of ${raws.length}): ${answer.error.message}`)
+    }
+    sentAt.push(...batch.map(() => now))
+    start += size
+  }
+  return sentAt
+}
+
+interface RpcAnswer {
+  id: number
+  result?: unknown
+  error?: { message: string }
+}
+
+/**
+ * The requests made by the given transactions, from the Operator's `OracleRequest` logs (one
+ * `eth_getLogs` per poll over the new blocks) rather than a receipt per transaction; in the order of
+ * `hashes`. Waits until every transaction has made its request (anvil may count a sender's nonce
+ * before its block is the head), and throws after `timeoutMs` naming one that did not (it reverted or
+ * was not mined).
+ */
+export async function requestsOfTransactions(
+  provider: Provider,
+  operator: string,
+  hashes: readonly string[],
+  sentAt: readonly number[],
+  options: { fromBlock: number; timeoutMs?: number },
+): Promise<SentRequest[]> {
+  const byTx = new Map<string, SentRequest>()
+  const wanted = new Set(hashes.map((hash) => hash.toLowerCase()))
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
+  let fromBlock = options.fromBlock
+  while (byTx.size < wanted.size) {
+    const toBlock = await provider.getBlockNumber()
+    if (toBlock >= fromBlock) {
+      for (const log of await provider.getLogs({ address: operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock })) {
+        const txHash = log.transactionHash.toLowerCase()
+        if (!wanted.has(txHash)) continue
+        const parsed = operatorInterface.decodeEventLog('OracleRequest', log.data, log.topics)
+        byTx.set(txHash, { requestId: String(parsed.requestId).toLowerCase(), txHash: log.transactionHash, blockNumber: log.blockNumber, sentAt: 0 })
+      }
+      fromBlock = toBlock + 1
+    }
+    if (byTx.size === wanted.size) break
+    if (Date.now() > deadline) {
+      const missing = hashes.find((hash) => !byTx.has(hash.toLowerCase()))
+      throw new Error(`${wanted.size - byTx.size} of ${wanted.size} request transactions made no OracleRequest by block ${fromBlock - 1} (e.g. ${missing})`)
+    }
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
+  }
+  return hashes.map((hash, index) => ({ ...(byTx.get(hash.toLowerCase()) as SentRequest), sentAt: sentAt[index] ?? Date.now() }))
+}
+
+/**
+ * Sends `requests` through a FeedConsumer as fast as the chain takes them (see signConsumerRequests)
+ * and waits until they are mined.
+ */
+export async function sendConsumerRequests(consumer: Contract, signer: Wallet, requests: readonly ConsumerRequest[], onSent?: (sent: SentRequest, index: number) => void): Promise<SentRequest[]> {
+  const provider = signer.provider as JsonRpcProvider
+  const { raws: signed, firstNonce } = await signConsumerRequests(consumer, signer, requests)
   const hashes: string[] = []
   const sentAt: number[] = []
   for (let start = 0; start < signed.length; start += BROADCAST_BATCH) {
@@ -93,7 +195,7 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
  * not used here: a transaction mined between its first receipt check and its block subscription is
  * only noticed at the next block, which never comes on an idle automining chain.
  */
-async function waitForNonce(provider: JsonRpcProvider, address: string, nonce: number, timeoutMs = 120_000): Promise<void> {
+export async function waitForNonce(provider: Pick<JsonRpcProvider, 'send'>, address: string, nonce: number, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Number(await provider.send('eth_getTransactionCount', [address, 'latest'])) < nonce) {
     if (Date.now() > deadline) throw new Error(`transactions of ${address} up to nonce ${nonce - 1} not mined within ${timeoutMs} ms`)
