@@ -70,6 +70,23 @@ export interface RequestListener {
   readonly stats: Readonly<ListenerStats>
 }
 
+/** The head a scan works from; its own and its parent's hash answer most canonical-hash questions. */
+interface HeadRef {
+  number: number
+  hash: string
+  parentHash: string
+}
+
+/**
+ * The canonical hash at `number` when the head already tells it (the head or its parent), so a scan
+ * that follows the chain one block at a time asks the node for no block but the head.
+ */
+function knownCanonicalHash(head: HeadRef, number: number): string | undefined {
+  if (number === head.number) return head.hash
+  if (number === head.number - 1) return head.parentHash
+  return undefined
+}
+
 interface Checkpoint {
   number: number
   hash: string | null
@@ -144,10 +161,10 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   }
 
   /** Moves the checkpoint back when its block is no longer on the chain (a reorg or a reset chain). */
-  async function checkForReorg(head: { number: number; hash: string }): Promise<void> {
+  async function checkForReorg(head: HeadRef): Promise<void> {
     const current = checkpoint as Checkpoint
     if (current.number < 0) return
-    const canonical = current.number === head.number ? head.hash : current.number < head.number ? await blockHash(current.number) : null
+    const canonical = knownCanonicalHash(head, current.number) ?? (current.number < head.number ? await blockHash(current.number) : null)
     if (canonical !== null && canonical === current.hash) return
     const number = Math.max(-1, Math.min(current.number, head.number) - rewindDepth)
     checkpoint = { number, hash: number >= 0 ? await blockHash(number) : null }
@@ -178,7 +195,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   async function scan(): Promise<void> {
     const head = await (await chain()).getBlock('latest')
     if (!head?.hash) return
-    const headRef = { number: head.number, hash: head.hash }
+    const headRef: HeadRef = { number: head.number, hash: head.hash, parentHash: head.parentHash }
     checkpoint ??= await loadCheckpoint(head.number)
     await checkForReorg(headRef)
     const from = checkpoint.number + 1
@@ -212,7 +229,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         ready.push(event)
       }
 
-      const canonical = await canonicalEvents(ready)
+      const canonical = await canonicalEvents(ready, headRef)
       for (const event of ready) {
         if (!canonical.has(event)) {
           stats.droppedByReorg += 1
@@ -227,7 +244,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     stats.pending = pending
     const number = Math.min(to, holdBackFrom - 1)
     if (number !== checkpoint.number || !checkpointStored) {
-      const hash = number === head.number ? head.hash : number >= 0 ? await blockHash(number) : null
+      const hash = number >= 0 ? (knownCanonicalHash(headRef, number) ?? (await blockHash(number))) : null
       checkpoint = { number, hash }
       await options.redis.set(checkpointKey(), JSON.stringify(checkpoint))
       checkpointStored = true
@@ -242,9 +259,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   }
 
   /** The events whose block is still canonical now, at confirmation time. */
-  async function canonicalEvents(events: OperatorEvent[]): Promise<Set<OperatorEvent>> {
+  async function canonicalEvents(events: OperatorEvent[], head: HeadRef): Promise<Set<OperatorEvent>> {
     const numbers = [...new Set(events.map((event) => event.blockNumber))]
-    const hashes = new Map(await Promise.all(numbers.map(async (number) => [number, await blockHash(number)] as const)))
+    const hashes = new Map(await Promise.all(numbers.map(async (number) => [number, knownCanonicalHash(head, number) ?? (await blockHash(number))] as const)))
     return new Set(events.filter((event) => hashes.get(event.blockNumber) === event.blockHash))
   }
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { Contract, type JsonRpcProvider } from 'ethers'
+import { Contract, JsonRpcProvider } from 'ethers'
 import { decode as decodeCbor } from 'cbor-x'
 import type { Redis } from 'ioredis'
 import { createRedisConnection } from '../../src/queue/connection.ts'
@@ -100,6 +100,27 @@ describe('request listener on anvil', () => {
     await restarted.listener.start()
     await restarted.listener.whenScanned(await head())
     expect(restarted.requests).toHaveLength(0)
+  })
+
+  it('following the chain a block at a time, reads no block but the head (its parent hash is the reorg check)', async () => {
+    const counting = new JsonRpcProvider(chain.anvil.rpcUrl, chain.dev.chainId, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 })
+    const blockReads: unknown[] = []
+    const send = counting.send.bind(counting)
+    counting.send = async (method, params) => {
+      if (method === 'eth_getBlockByNumber' && (params as unknown[])[0] !== 'latest') blockReads.push((params as unknown[])[0])
+      return send(method, params)
+    }
+    const { listener, requests } = listen({ prefix: uniquePrefix('listener'), provider: counting, fromBlock: (await head()) + 1 })
+    await listener.start()
+    await listener.whenScanned(await head())
+    blockReads.length = 0
+    for (let i = 0; i < 4; i += 1) {
+      const [request] = await makeRequests(chain, 1)
+      await listener.whenScanned(request!.blockNumber)
+    }
+    expect(requests).toHaveLength(4)
+    expect(blockReads).toEqual([])
+    counting.destroy()
   })
 
   it('does not deliver a log twice when a restarted listener reads it again', async () => {
