@@ -44,7 +44,7 @@ import { WebSocket, type RawData } from 'ws'
 import { compileContracts, type ArtifactSet } from '../src/chain/artifacts.ts'
 import { allFamilyUrls } from '../src/config/settings.ts'
 import { decodeOperatorLog, encodeFulfillOracleRequest2, ORACLE_REQUEST_TOPIC, type OracleRequestEvent } from '../src/chain/operator.ts'
-import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
+import { ANVIL_PRIVATE_KEYS, DEV_BACKSTOP_BLOCK_SECONDS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
 import { freePort, isPortFree } from '../src/dev/ports.ts'
 import { waitFor } from '../src/dev/process.ts'
@@ -285,7 +285,7 @@ let currentChain: Chain | undefined
 async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
   await currentChain?.stop()
   await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
-  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS })
+  const anvil = await startAnvil({ port, backstopBlockSeconds: DEV_BACKSTOP_BLOCK_SECONDS, extraArgs: ANVIL_ARGS })
   let dev: DevContracts | undefined
   try {
     dev = await deployDevContracts(anvil.rpcUrl, { nodeKeys: [...RUNNER_KEYS, BASELINE_KEY], artifacts })

@@ -12,7 +12,7 @@ import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/de
 import { createRedisConnection } from '../queue/connection.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import type { Runner } from '../runner/runner.ts'
-import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
+import { ANVIL_PRIVATE_KEYS, DEV_BACKSTOP_BLOCK_SECONDS, startAnvil, type Anvil } from './anvil.ts'
 import { deployDevContracts, type DevContracts } from './deploy.ts'
 import { freePort, isPortFree } from './ports.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from './redis.ts'
@@ -81,7 +81,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     let rpcUrl = bootSettings.RPC_URL
     if (!rpcUrl) {
-      const anvil: Anvil = await startAnvil({ port: await portIfFree(options.preferredPorts?.anvil) })
+      const anvil: Anvil = await startAnvil({ port: await portIfFree(options.preferredPorts?.anvil), backstopBlockSeconds: DEV_BACKSTOP_BLOCK_SECONDS })
       stops.push(() => anvil.stop())
       rpcUrl = anvil.rpcUrl
     }
