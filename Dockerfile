@@ -5,8 +5,10 @@ FROM node:22-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY stubs ./stubs
-# Production dependencies only; tsx runs the TypeScript sources, so there is no build step.
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+# Production dependencies only; tsx runs the TypeScript sources (on Node 22 in the main thread, so the
+# compiled dist/ that `npm install` builds on Node 20 saves little here). --ignore-scripts: the build
+# (`prepare`) needs the sources and typescript, neither of which is in this stage.
+RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production

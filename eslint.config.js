@@ -2,7 +2,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.cache/', 'bench/results/', 'coverage/'] },
+  { ignores: ['node_modules/', '.cache/', 'bench/results/', 'coverage/', 'dist/', 'dist.tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Compiles src/ to plain JavaScript in dist/ (npm install runs it as `prepare`; `npm run build` by hand).
+// bin/feedrunner.js runs dist/ only while it matches src/ (see source-fingerprint.js), so a stale or
+// missing build never runs: the CLI then runs the sources through tsx. Without typescript (a production
+// install without dev dependencies) there is nothing to build and the sources run through tsx.
+import { spawnSync } from 'node:child_process'
+import { cpSync, rmSync, renameSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { URL, fileURLToPath } from 'node:url'
+import { sourceFingerprint } from './source-fingerprint.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const src = `${root}src`
+const dist = `${root}dist`
+const staging = `${root}dist.tmp`
+
+let tsc
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+} catch {
+  console.log('feedrunner build: typescript is not installed; the CLI runs the TypeScript sources through tsx')
+  process.exit(0)
+}
+
+const fingerprint = sourceFingerprint(src)
+rmSync(staging, { recursive: true, force: true })
+const compiled = spawnSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging], { stdio: 'inherit' })
+if (compiled.status !== 0) {
+  rmSync(staging, { recursive: true, force: true })
+  console.error(`feedrunner build: tsc failed (exit ${compiled.status}); dist/ is unchanged`)
+  process.exit(1)
+}
+// Data files the sources read next to themselves (the feed service's data set, recorded chain data).
+cpSync(src, staging, { recursive: true, filter: (path) => !path.endsWith('.ts') })
+writeFileSync(`${staging}/BUILD.json`, `${JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }, null, 2)}\n`)
+rmSync(dist, { recursive: true, force: true })
+renameSync(staging, dist)
+console.log('feedrunner build: src/ compiled to dist/')

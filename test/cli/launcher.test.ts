@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { sourceFingerprint } from '../../bin/source-fingerprint.js'
+
+const projectRoot = resolve(import.meta.dirname, '../..')
+
+/** A project with the real bin/ and node_modules, and a src/ and dist/ that each say which one ran. */
+function fakeProject(): string {
+  const root = mkdtempSync(join(tmpdir(), 'feedrunner-launcher-'))
+  cpSync(join(projectRoot, 'bin'), join(root, 'bin'), { recursive: true })
+  symlinkSync(join(projectRoot, 'node_modules'), join(root, 'node_modules'))
+  writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n')
+  mkdirSync(join(root, 'src/cli'), { recursive: true })
+  writeFileSync(join(root, 'src/cli/main.ts'), "const ran: string = 'sources through tsx'\nconsole.log(ran)\n")
+  return root
+}
+
+function build(root: string): void {
+  mkdirSync(join(root, 'dist/cli'), { recursive: true })
+  writeFileSync(join(root, 'dist/cli/main.js'), "console.log('compiled dist')\n")
+  writeFileSync(join(root, 'dist/BUILD.json'), JSON.stringify({ fingerprint: sourceFingerprint(join(root, 'src')) }))
+}
+
+const run = (root: string) => execFileSync(process.execPath, [join(root, 'bin/feedrunner.js')], { encoding: 'utf8' }).trim()
+
+describe('bin/feedrunner.js', () => {
+  const roots: string[] = []
+  afterEach(() => {
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true })
+  })
+
+  it('runs dist/ only while it was built from src/ as it is now, else the sources through tsx', () => {
+    const root = fakeProject()
+    roots.push(root)
+    expect(run(root)).toBe('sources through tsx')
+    build(root)
+    expect(run(root)).toBe('compiled dist')
+    // An edit, a new file or a removed one after the build: the build no longer describes the sources.
+    writeFileSync(join(root, 'src/cli/extra.ts'), 'export {}\n')
+    expect(run(root)).toBe('sources through tsx')
+    build(root)
+    expect(run(root)).toBe('compiled dist')
+    writeFileSync(join(root, 'src/cli/main.ts'), "const ran: string = 'sources through tsx'\nconsole.log(ran) // edited\n")
+    expect(run(root)).toBe('sources through tsx')
+  })
+})
