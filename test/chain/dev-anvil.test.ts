@@ -31,7 +31,7 @@ describe('the dev chain (startAnvil)', () => {
     expect(await blockNumber(anvil)).toBeGreaterThanOrEqual(before + 2)
   })
 
-  it('without a backstop mines nothing while idle (the tests count on it), and keeps recent states', async () => {
+  it('without a backstop mines nothing while idle (the tests count on it), and keeps the recent states', async () => {
     anvil = await startAnvil()
     const before = await blockNumber(anvil)
     await new Promise((resolve) => setTimeout(resolve, 1_500))
