@@ -27,7 +27,8 @@
  * foundry-rs/foundry#10122). anvil answers eth_sendRawTransaction only once the transaction is mined,
  * so one transaction per call means one block per transaction; a JSON-RPC batch lets anvil put several
  * in a block. If anvil still leaves ready transactions in its pool and stops mining blocks with
- * transactions, the bench mines them (counted as "anvil flushes").
+ * transactions, the pool backstop `feedrunner dev` runs too (src/dev/pool-backstop.ts) mines them
+ * (counted as "anvil flushes").
  *
  * Block times: anvil's block timestamps have one-second resolution, so each block is stamped with the
  * time its newHeads notification reached the bench (one WebSocket subscription); a latency is the
@@ -44,7 +45,8 @@ import { WebSocket, type RawData } from 'ws'
 import { compileContracts, type ArtifactSet } from '../src/chain/artifacts.ts'
 import { allFamilyUrls } from '../src/config/settings.ts'
 import { decodeOperatorLog, encodeFulfillOracleRequest2, ORACLE_REQUEST_TOPIC, type OracleRequestEvent } from '../src/chain/operator.ts'
-import { ANVIL_PRIVATE_KEYS, DEV_BACKSTOP_BLOCK_SECONDS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
+import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
+import { startPoolBackstop, type PoolBackstop } from '../src/dev/pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
 import { freePort, isPortFree } from '../src/dev/ports.ts'
 import { waitFor } from '../src/dev/process.ts'
@@ -64,7 +66,7 @@ const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
  * (1,000 fulfilments of 1,000 open requests on a fresh chain, shared 2-core machine): one per call
  * 24-42/s (a block per transaction at ~30 ms each); the previous 16 concurrent calls 87-100/s; ordered
  * batches of 16 ~200/s, 64 220-390/s, 256 715-920/s with no flush; all 1,000 in one batch 540-580/s,
- * because anvil left part of it in its pool (3 flushes, each after FLUSH_AFTER_MS idle).
+ * because anvil left part of it in its pool (3 flushes by the pool backstop, each after 300 ms idle).
  */
 const BASELINE_WINDOW = Number(process.env.BENCH_BASELINE_WINDOW ?? 256)
 /**
@@ -84,10 +86,6 @@ const REQUEST_WINDOW = 32
 const RUNNER_RPC = process.env.BENCH_RUNNER_RPC ?? 'ws'
 /** Extra anvil arguments for every phase's chain, e.g. `--hardfork cancun`. */
 const ANVIL_ARGS = (process.env.BENCH_ANVIL_ARGS ?? '').split(' ').filter(Boolean)
-const POOL_CHECK_MS = 100
-/** The transactions root of a block without transactions (the root of an empty trie). */
-const EMPTY_TRANSACTIONS_ROOT = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421'
-const FLUSH_AFTER_MS = 300
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
 const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
 const PHASE_COUNT = 1 + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
@@ -175,16 +173,10 @@ async function redisCommandCount(redis: Redis): Promise<number> {
  */
 class BlockWatcher {
   readonly seenAt = new Map<number, number>()
-  /** evm_mine calls made for transactions anvil's automine left in its pool. */
-  flushes = 0
   /** Blocks stamped without their own notification (when a later head arrived first). */
   gapFilled = 0
   private last = -1
-  /** When the last block with transactions arrived. */
-  private lastTxBlockAt = Date.now()
   private socket: WebSocket | undefined
-  private poolTimer: NodeJS.Timeout | undefined
-  private checking = false
   private stopping = false
 
   constructor(private readonly rpcUrl: string, private readonly wsUrl: string) {}
@@ -204,47 +196,21 @@ class BlockWatcher {
     const subscribed = new Promise<void>((resolveSubscribed, reject) => {
       socket.on('message', (data: RawData) => {
         const now = Date.now()
-        const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { result?: { number?: string; transactionsRoot?: string } }; error?: { message: string } }
+        const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { result?: { number?: string } }; error?: { message: string } }
         if (message.id === 1) return message.error ? reject(new Error(`eth_subscribe: ${message.error.message}`)) : resolveSubscribed()
         const header = message.params?.result
-        if (message.method === 'eth_subscription' && header?.number) this.stamp(Number(header.number), header.transactionsRoot !== EMPTY_TRANSACTIONS_ROOT, now)
+        if (message.method === 'eth_subscription' && header?.number) this.stamp(Number(header.number), now)
       })
     })
     socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }))
     await subscribed
-    this.poolTimer = setInterval(() => void this.flushStuckPool().catch(() => undefined), POOL_CHECK_MS)
   }
 
-  private stamp(head: number, withTransactions: boolean, now: number): void {
-    if (withTransactions) this.lastTxBlockAt = now
+  private stamp(head: number, now: number): void {
     if (head <= this.last) return
     this.gapFilled += head - this.last - 1
     for (let block = this.last + 1; block <= head; block++) this.seenAt.set(block, now)
     this.last = head
-  }
-
-  /**
-   * anvil's automine can leave ready transactions in its pool: it mines one block per wake-up, so what
-   * did not fit or arrived out of nonce order (foundry-rs/foundry#10122) waits for the next arrival,
-   * and at the end of a phase none comes. Worse, seen in 5 of 9 one-key runs at N=1,000: with a
-   * sender's next 64 nonces ready in the pool, automine went on mining only empty blocks (one per
-   * replacement the sender sent), while one evm_mine took all 64. So when the pool holds ready
-   * transactions and no block with transactions came for FLUSH_AFTER_MS, they are mined with
-   * evm_mine, and each flush is counted in the results. A pool that is non-empty while blocks with
-   * transactions keep coming is a busy chain, not a stuck one, and is left alone.
-   */
-  private async flushStuckPool(): Promise<void> {
-    if (this.checking || Date.now() - this.lastTxBlockAt < FLUSH_AFTER_MS) return
-    this.checking = true
-    try {
-      const status = await rpc<{ pending: string }>(this.rpcUrl, 'txpool_status')
-      if (Number(status.pending) === 0 || Date.now() - this.lastTxBlockAt < FLUSH_AFTER_MS) return
-      await rpc(this.rpcUrl, 'evm_mine')
-      this.flushes += 1
-      this.lastTxBlockAt = Date.now()
-    } finally {
-      this.checking = false
-    }
   }
 
   /** Waits until the watcher has stamped `block`. */
@@ -255,7 +221,6 @@ class BlockWatcher {
 
   async stop(): Promise<void> {
     this.stopping = true
-    clearInterval(this.poolTimer)
     const socket = this.socket
     if (!socket || socket.readyState === WebSocket.CLOSED) return
     const closed = new Promise<void>((resolveClose) => socket.once('close', () => resolveClose()))
@@ -270,6 +235,8 @@ interface Chain {
   anvil: Anvil
   dev: DevContracts
   watcher: BlockWatcher
+  /** Mines what anvil's automine left in its pool, as `feedrunner dev` does; counts it. */
+  backstop: PoolBackstop
   /** Peak RSS of this phase's anvil, read just before it stops. */
   peakRssMb: number
   stop(): Promise<void>
@@ -285,22 +252,25 @@ let currentChain: Chain | undefined
 async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
   await currentChain?.stop()
   await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
-  const anvil = await startAnvil({ port, backstopBlockSeconds: DEV_BACKSTOP_BLOCK_SECONDS, extraArgs: ANVIL_ARGS })
+  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS })
   let dev: DevContracts | undefined
   try {
     dev = await deployDevContracts(anvil.rpcUrl, { nodeKeys: [...RUNNER_KEYS, BASELINE_KEY], artifacts })
     await fundKeys(dev, [...RUNNER_KEYS, BASELINE_KEY])
     const watcher = new BlockWatcher(anvil.rpcUrl, anvil.wsUrl)
     await watcher.start()
+    const backstop = startPoolBackstop(anvil.rpcUrl)
     const opened = dev
     const chain: Chain = {
       anvil,
       dev: opened,
       watcher,
+      backstop,
       peakRssMb: Number.NaN,
       async stop() {
         if (currentChain === chain) currentChain = undefined
         chain.peakRssMb = memoryOf(anvil.process.pid)?.peakMb ?? chain.peakRssMb
+        backstop.stop()
         await watcher.stop()
         await opened.provider.destroy()
         await anvil.stop()
@@ -409,7 +379,7 @@ interface BaselineResult {
 async function runBaseline(ctx: Context): Promise<BaselineResult> {
   const chain = await openChain(ctx.anvilPort, ctx.artifacts)
   try {
-    const { anvil, dev, watcher } = chain
+    const { anvil, dev, backstop } = chain
     const fromBlock = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1
     step(`baseline: making ${N} requests`)
     const requests = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: N }, () => REQUEST(ctx)))
@@ -435,7 +405,7 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
       ),
     )
     step('baseline: sending')
-    const flushesBefore = watcher.flushes
+    const flushesBefore = backstop.flushes
     const headBefore = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
     const cpuBefore = cpuMsOf(anvil.process.pid)
     const started = performance.now()
@@ -445,7 +415,7 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
     const anvilCpuMsPerTx = round((cpuMsOf(anvil.process.pid) - cpuBefore) / N, 2)
     const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - headBefore
     const fulfilled = await waitForFulfilments(dev.consumer, dev.provider, events.map((event) => event.requestId), { fromBlock: toBlock, timeoutMs: 10_000 })
-    return { transactions: N, window: BASELINE_WINDOW, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N, anvilCpuMsPerTx, blocks, anvilFlushes: watcher.flushes - flushesBefore }
+    return { transactions: N, window: BASELINE_WINDOW, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N, anvilCpuMsPerTx, blocks, anvilFlushes: backstop.flushes - flushesBefore }
   } finally {
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
@@ -499,7 +469,7 @@ interface RunnerPhaseResult {
 
 async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
   const chain = await openChain(ctx.anvilPort, ctx.artifacts)
-  const { anvil, dev, watcher } = chain
+  const { anvil, dev, watcher, backstop } = chain
   const count = plan.requests
   const prefix = `${ctx.prefix}-${plan.id}`
   const nodeKeys = RUNNER_KEYS.slice(0, plan.keys)
@@ -528,7 +498,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     const pids: Record<string, number> = { runner: runnerPid, ...ctx.pids, anvil: anvil.process.pid }
     const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
     const commandsBefore = await redisCommandCount(ctx.redis)
-    const flushesBefore = watcher.flushes
+    const flushesBefore = backstop.flushes
     const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
     const fromBlock = head + 1
     step(`${plan.label}: sending ${count} requests${plan.perSecond ? ` at ${plan.perSecond}/s` : ''}`)
@@ -612,7 +582,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
       runnerIdleRssMb,
       cpuMsPerRequest,
       redisCommandsPerRequest,
-      anvilFlushes: watcher.flushes - flushesBefore,
+      anvilFlushes: backstop.flushes - flushesBefore,
       blocks: Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - head,
     }
   } finally {

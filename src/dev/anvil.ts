@@ -15,21 +15,11 @@ export const ANVIL_PRIVATE_KEYS = [
   '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
 ] as const
 
-/** The dev chain automines, plus a block a second for what automine leaves behind (backstopBlockSeconds). */
-export const DEV_BACKSTOP_BLOCK_SECONDS = 1
-
 export interface AnvilOptions {
   port?: number
   chainId?: number
   /** Seconds between blocks; omitted = automine (a block per transaction). */
   blockTime?: number
-  /**
-   * While automining, also mine a block every this many seconds (anvil's `--mixed-mining`). Automine
-   * can leave ready transactions in anvil's pool until the next transaction arrives
-   * (foundry-rs/foundry#10122; seen here in 1 to 3 of 7 bursts of 1,000 requests); on a chain nothing
-   * else writes to, that is forever. The interval block takes them at most this long after.
-   */
-  backstopBlockSeconds?: number
   baseFeePerGas?: bigint
   /**
    * States anvil keeps for queries at past blocks (`--prune-history`), default 64. Without a bound
@@ -63,7 +53,6 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   const chainId = options.chainId ?? 31337
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent', '--prune-history', String(options.keptStates ?? 64)]
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime))
-  else if (options.backstopBlockSeconds !== undefined) args.push('--block-time', String(options.backstopBlockSeconds), '--mixed-mining')
   if (options.baseFeePerGas !== undefined) args.push('--block-base-fee-per-gas', options.baseFeePerGas.toString())
   args.push(...(options.extraArgs ?? []))
   const process = startOwnedProcess('anvil', anvilBinary(), args)

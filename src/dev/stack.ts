@@ -12,7 +12,8 @@ import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/de
 import { createRedisConnection } from '../queue/connection.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import type { Runner } from '../runner/runner.ts'
-import { ANVIL_PRIVATE_KEYS, DEV_BACKSTOP_BLOCK_SECONDS, startAnvil, type Anvil } from './anvil.ts'
+import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
+import { startPoolBackstop } from './pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from './deploy.ts'
 import { freePort, isPortFree } from './ports.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from './redis.ts'
@@ -81,8 +82,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     let rpcUrl = bootSettings.RPC_URL
     if (!rpcUrl) {
-      const anvil: Anvil = await startAnvil({ port: await portIfFree(options.preferredPorts?.anvil), backstopBlockSeconds: DEV_BACKSTOP_BLOCK_SECONDS })
+      const anvil: Anvil = await startAnvil({ port: await portIfFree(options.preferredPorts?.anvil) })
       stops.push(() => anvil.stop())
+      const backstop = startPoolBackstop(anvil.rpcUrl)
+      stops.push(async () => backstop.stop())
       rpcUrl = anvil.rpcUrl
     }
     const nodeKeys = options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]

@@ -57,8 +57,6 @@ describe('reorgs: requests in blocks reorged away', () => {
     const { consumer, deployer } = stack.contracts
     const listener = stack.runner!.listener!
     const nodeKey = stack.env.NODE_PRIVATE_KEY!
-    // The dev chain's backstop block a second would put blocks where this test counts them.
-    await provider.send('evm_setIntervalMining', [0])
     const nonceBefore = await provider.getTransactionCount(new Wallet(nodeKey).address)
     const base = await provider.getBlockNumber()
     const snapshot = (await provider.send('evm_snapshot', [])) as string
