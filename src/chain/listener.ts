@@ -7,7 +7,7 @@ import {
   type CancelRequestEvent,
   type OracleRequestEvent,
 } from './operator.ts'
-import { connectProvider, isWebSocketProvider, type ChainProvider } from './provider.ts'
+import { connectProvider, HeadTrackingWebSocketProvider, isWebSocketProvider, type ChainProvider } from './provider.ts'
 
 /** What the listener needs to know about one loaded job, by spec id. */
 export interface SpecFilter {
@@ -123,6 +123,8 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   let checkpoint: Checkpoint | undefined
   let checkpointStored = false
   let scannedHead = -1
+  /** The highest head a scan has worked from. */
+  let lastHeadNumber = -1
   let running = false
   let loop: Promise<void> | undefined
   let wake: (() => void) | undefined
@@ -192,12 +194,24 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     return Math.max(1, ...[...specIds.values()].map((filter) => filter.minConfirmations))
   }
 
+  /**
+   * The chain's head: the one the last `newHeads` notification carried when it is newer than the head
+   * of the previous scan (the scan it woke), else the node's answer for `latest`.
+   */
+  async function currentHead(): Promise<HeadRef | undefined> {
+    const connected = await chain()
+    const notified = connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
+    if (notified && notified.number > lastHeadNumber) return notified
+    const block = await connected.getBlock('latest')
+    return block?.hash ? { number: block.number, hash: block.hash, parentHash: block.parentHash } : undefined
+  }
+
   async function scan(): Promise<void> {
-    const head = await (await chain()).getBlock('latest')
-    if (!head?.hash) return
-    const headRef: HeadRef = { number: head.number, hash: head.hash, parentHash: head.parentHash }
+    const head = await currentHead()
+    if (!head) return
+    lastHeadNumber = Math.max(lastHeadNumber, head.number)
     checkpoint ??= await loadCheckpoint(head.number)
-    await checkForReorg(headRef)
+    await checkForReorg(head)
     const from = checkpoint.number + 1
     // A long backfill goes in slices, each saved as it completes; the loop goes on at once.
     const to = Math.min(head.number, from + maxBlocksPerScan - 1)
@@ -229,7 +243,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         ready.push(event)
       }
 
-      const canonical = await canonicalEvents(ready, headRef)
+      const canonical = await canonicalEvents(ready, head)
       for (const event of ready) {
         if (!canonical.has(event)) {
           stats.droppedByReorg += 1
@@ -244,7 +258,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     stats.pending = pending
     const number = Math.min(to, holdBackFrom - 1)
     if (number !== checkpoint.number || !checkpointStored) {
-      const hash = number >= 0 ? (knownCanonicalHash(headRef, number) ?? (await blockHash(number))) : null
+      const hash = number >= 0 ? (knownCanonicalHash(head, number) ?? (await blockHash(number))) : null
       checkpoint = { number, hash }
       await options.redis.set(checkpointKey(), JSON.stringify(checkpoint))
       checkpointStored = true

@@ -1,4 +1,4 @@
-import { JsonRpcProvider, Network, WebSocketProvider, type AbstractProvider } from 'ethers'
+import { JsonRpcProvider, Network, SocketBlockSubscriber, WebSocketProvider, type AbstractProvider, type SocketProvider, type Subscriber, type Subscription } from 'ethers'
 import { WebSocket } from 'ws'
 import { z } from 'zod'
 
@@ -38,7 +38,7 @@ export async function connectProvider(rpcUrl: string, options: ProviderOptions =
     const socket = new WebSocket(rpcUrl)
     const opened = socketOpened(socket, rpcUrl)
     // ethers starts the provider from the socket's onopen, so it must get the socket before it opens.
-    const provider = new WebSocketProvider(socket, network, { staticNetwork: network, cacheTimeout: -1 })
+    const provider = new HeadTrackingWebSocketProvider(socket, network, { staticNetwork: network, cacheTimeout: -1 })
     try {
       await opened
     } catch (error) {
@@ -54,6 +54,44 @@ export async function connectProvider(rpcUrl: string, options: ProviderOptions =
     batchStallTime: 2,
     batchMaxCount: 100,
   })
+}
+
+/** A block header as a `newHeads` notification carries it. */
+export interface HeadHeader {
+  number: number
+  hash: string
+  parentHash: string
+}
+
+const headHeader = z.object({
+  number: z.string().regex(/^0x[0-9a-f]+$/i),
+  hash: z.string().regex(/^0x[0-9a-f]{64}$/i),
+  parentHash: z.string().regex(/^0x[0-9a-f]{64}$/i),
+})
+
+/**
+ * A WebSocket provider that keeps the header of the last `newHeads` notification: ethers passes only
+ * the block number on, and a listener woken by the notification would otherwise ask for the very block
+ * it was just told about.
+ */
+export class HeadTrackingWebSocketProvider extends WebSocketProvider {
+  lastHead: HeadHeader | undefined
+
+  override _getSubscriber(sub: Subscription): Subscriber {
+    return sub.type === 'block' ? new HeadTrackingBlockSubscriber(this) : super._getSubscriber(sub)
+  }
+}
+
+class HeadTrackingBlockSubscriber extends SocketBlockSubscriber {
+  constructor(private readonly tracking: HeadTrackingWebSocketProvider) {
+    super(tracking)
+  }
+
+  override async _emit(provider: SocketProvider, message: unknown): Promise<void> {
+    const header = headHeader.safeParse(message)
+    if (header.success) this.tracking.lastHead = { number: Number(header.data.number), hash: header.data.hash, parentHash: header.data.parentHash }
+    await super._emit(provider, message)
+  }
 }
 
 export function isWebSocketProvider(provider: AbstractProvider): provider is WebSocketProvider {

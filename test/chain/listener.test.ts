@@ -4,6 +4,7 @@ import { decode as decodeCbor } from 'cbor-x'
 import type { Redis } from 'ioredis'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { createRequestListener, type RequestListener, type RequestListenerOptions } from '../../src/chain/listener.ts'
+import { connectProvider } from '../../src/chain/provider.ts'
 import { ORACLE_REQUEST_TOPIC, specIdAscii, specIdPadded, type CancelRequestEvent, type OracleRequestEvent } from '../../src/chain/operator.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { PAYMENT, TEST_SPEC_ID, ValueType, consumerAt, makeRequests, receiptOf, rpc, startTestChain, type TestChain } from './support.ts'
@@ -121,6 +122,34 @@ describe('request listener on anvil', () => {
     expect(requests).toHaveLength(4)
     expect(blockReads).toEqual([])
     counting.destroy()
+  })
+
+  it('woken by newHeads over a WebSocket, reads no block at all: the notification carries the head', async () => {
+    const socketProvider = await connectProvider(chain.anvil.wsUrl, { chainId: chain.dev.chainId })
+    const blockReads: unknown[] = []
+    const send = socketProvider.send.bind(socketProvider)
+    socketProvider.send = async (method, params) => {
+      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash') blockReads.push((params as unknown[])[0])
+      return send(method, params)
+    }
+    // A 60 s poll interval: every scan below is one a notification woke.
+    const { listener, requests } = listen({ prefix: uniquePrefix('listener'), provider: socketProvider, pollIntervalMs: 60_000, fromBlock: (await head()) + 1 })
+    try {
+      await listener.start()
+      await listener.whenScanned(await head())
+      blockReads.length = 0
+      for (let i = 0; i < 4; i += 1) {
+        const [request] = await makeRequests(chain, 1)
+        await listener.whenScanned(request!.blockNumber, 4_000)
+      }
+      expect(requests).toHaveLength(4)
+      expect(blockReads).toEqual([])
+    } finally {
+      await listener.stop()
+      // ethers sends the eth_unsubscribe of off() without waiting for it; destroying at once rejects it.
+      await new Promise((resolveDelay) => setTimeout(resolveDelay, 200))
+      await socketProvider.destroy()
+    }
   })
 
   it('does not deliver a log twice when a restarted listener reads it again', async () => {
