@@ -15,9 +15,10 @@
  * and the peak RSS (VmHWM) of every process. Prints a table and writes bench/results/<timestamp>.json.
  *
  * Every phase runs on its own fresh anvil on the same port. anvil's cost per block grows with its
- * state: plain self-transfers measured 1.3 ms of CPU per block on a fresh chain and 7 ms after 2,000
- * blocks (flat with `--hardfork cancun`: the default hardfork stores every block hash in state,
- * EIP-2935), and a fulfilment block costs ~30 ms with 1,000 open requests. Phases sharing one chain
+ * chain: plain self-transfers measured 1.3 ms of CPU per block on a fresh chain and 7 ms after 2,000
+ * blocks when anvil kept every past state; with the dev chain's 64 (src/dev/anvil.ts) they averaged
+ * 1.4 ms over 1,500 blocks and 2.4 ms over 3,000, and a fulfilment block costs more with 1,000 open
+ * requests in the Operator's storage. Phases sharing one chain
  * would be penalised by the phases before them and the baseline would not be comparable. The
  * contracts land at the same addresses on every fresh chain, so the adapter, fetch worker and feed
  * service keep running across phases; each phase starts its own runner process.
