@@ -134,6 +134,8 @@ export function createRunner(options: RunnerOptions): Runner {
           prefix: options.prefix,
           confirmations: options.txConfirmations,
           pollIntervalMs: options.pollIntervalMs,
+          // Each run waits for its own transaction: a key takes as many at once as it has runs.
+          maxInFlight: options.concurrency ?? 64,
           // A crashed process's transactions are taken over after lock + stalled check: keep that
           // well inside a run's ethtx timeout (maxTaskDuration) (found by the crash test).
           lockDurationMs: Math.min(options.lockDurationMs ?? 15_000, 15_000),
