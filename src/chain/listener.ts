@@ -7,7 +7,7 @@ import {
   type CancelRequestEvent,
   type OracleRequestEvent,
 } from './operator.ts'
-import { connectProvider, HeadTrackingWebSocketProvider, isWebSocketProvider, type ChainProvider } from './provider.ts'
+import { connectProvider, HeadTrackingWebSocketProvider, isWebSocketProvider, type ChainProvider, type HeadHeader } from './provider.ts'
 
 /** What the listener needs to know about one loaded job, by spec id. */
 export interface SpecFilter {
@@ -71,11 +71,7 @@ export interface RequestListener {
 }
 
 /** The head a scan works from; its own and its parent's hash answer most canonical-hash questions. */
-interface HeadRef {
-  number: number
-  hash: string
-  parentHash: string
-}
+type HeadRef = HeadHeader
 
 /**
  * The canonical hash at `number` when the head already tells it (the head or its parent), so a scan
