@@ -1,5 +1,11 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 
+/** How a child process ended: its exit code, or the signal that ended it. */
+export interface ProcessExit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
 /** A child process this feedrunner started and must stop. */
 export interface OwnedProcess {
   readonly name: string
@@ -7,38 +13,56 @@ export interface OwnedProcess {
   readonly child: ChildProcess
   /** Recent stdout/stderr, for error messages when the process dies early. */
   output(): string
+  /** Resolves once the process is gone. */
+  readonly exited: Promise<ProcessExit>
   stop(signal?: NodeJS.Signals): Promise<void>
+}
+
+export interface OwnedProcessOptions extends SpawnOptions {
+  /** How much of the output `output()` keeps, from the end; a caller that scans all of it passes Infinity. */
+  keepOutputChars?: number
+  /** How long `stop()` lets the process shut down cleanly before SIGKILL. */
+  stopGraceMs?: number
 }
 
 const owned = new Set<OwnedProcess>()
 
 /** Starts `command` and keeps its PID so `stopAll()` (and process exit) can stop it. */
-export function startOwnedProcess(name: string, command: string, args: readonly string[], options: SpawnOptions = {}): OwnedProcess {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options })
+export function startOwnedProcess(name: string, command: string, args: readonly string[], options: OwnedProcessOptions = {}): OwnedProcess {
+  const { keepOutputChars = 8_000, stopGraceMs = 5_000, ...spawnOptions } = options
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions })
   if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`)
   let recent = ''
   const keep = (chunk: Buffer) => {
-    recent = (recent + chunk.toString('utf8')).slice(-8_000)
+    recent = lastChars(recent + chunk.toString('utf8'), keepOutputChars)
   }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()))
+  const exited = new Promise<ProcessExit>((resolveExit) => child.once('exit', (code, signal) => resolveExit({ code, signal })))
   const process: OwnedProcess = {
     name,
     pid: child.pid,
     child,
     output: () => recent,
+    exited,
     async stop(signal = 'SIGTERM') {
       owned.delete(process)
       if (child.exitCode !== null || child.signalCode !== null) return
       child.kill(signal)
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs)
       await exited
       clearTimeout(timer)
     },
   }
   owned.add(process)
+  // A process that is gone needs no stopping; tests that kill and restart parts would otherwise pile them up.
+  void exited.then(() => owned.delete(process))
   return process
+}
+
+/** The last `limit` characters of `text` (all of it for Infinity). */
+export function lastChars(text: string, limit: number): string {
+  return text.length > limit ? text.slice(-limit) : text
 }
 
 /** Stops every process started with `startOwnedProcess`, newest first. */
@@ -46,7 +70,7 @@ export async function stopAllOwnedProcesses(): Promise<void> {
   for (const process of [...owned].reverse()) await process.stop()
 }
 
-// A crashed or interrupted feedrunner must not leave anvil or redis-server behind.
+// A crashed or interrupted feedrunner (or test, or bench) must not leave anvil, redis-server or feedrunner parts behind.
 process.once('exit', () => {
   for (const ownedProcess of owned) ownedProcess.child.kill('SIGKILL')
 })
