@@ -35,7 +35,6 @@
  * time its newHeads notification reached the bench (one WebSocket subscription); a latency is the
  * difference of two such stamps (the request's block, the fulfilment's block), both seen the same way.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -49,6 +48,7 @@ import { decodeOperatorLog, encodeFulfillOracleRequest2, ORACLE_REQUEST_TOPIC, t
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { startPoolBackstop, type PoolBackstop } from '../src/dev/pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
+import { startFeedrunnerProcess, type FeedrunnerProcess } from '../src/dev/feedrunner-process.ts'
 import { freePort, isPortFree } from '../src/dev/ports.ts'
 import { waitFor } from '../src/dev/process.ts'
 import { redisAnswers, startPrivateRedis } from '../src/dev/redis.ts'
@@ -288,56 +288,10 @@ async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
 
 // ---------------------------------------------------------------- feedrunner processes
 
-interface Part {
-  name: string
-  child: ChildProcess
-  output(): string
-  stop(): Promise<void>
-}
-
-const children = new Set<ChildProcess>()
-// An interrupted bench must not leave feedrunner processes behind (anvil and redis-server are handled by src/dev).
-process.once('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
-})
-
-/** Starts `bin/feedrunner.js <args>` and waits for `ready` on its stdout. */
-async function startPart(name: string, args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<Part> {
+/** `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE; a long phase needs only the end of its output. */
+function startPart(name: string, args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<FeedrunnerProcess> {
   const profile = process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE) ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`] : []
-  const child = spawn(process.execPath, [...profile, join(root, 'bin/feedrunner.js'), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let recent = ''
-  let isReady = false
-  const keep = (chunk: Buffer) => {
-    const text = chunk.toString('utf8')
-    if (!isReady && ready.test(recent.slice(-500) + text)) isReady = true
-    recent = (recent + text).slice(-20_000)
-  }
-  child.stdout!.on('data', keep)
-  child.stderr!.on('data', keep)
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()))
-  children.add(child)
-  const part: Part = {
-    name,
-    child,
-    output: () => recent,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      await exited
-      clearTimeout(timer)
-    },
-  }
-  try {
-    await waitFor(`${name} to start`, async () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${recent.slice(-2_000)}`)
-      return isReady
-    }, 60_000, 50)
-  } catch (error) {
-    await part.stop()
-    throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${recent.slice(-2_000)}`)
-  }
-  return part
+  return startFeedrunnerProcess({ name, args, env, ready, nodeArgs: profile, keepOutputChars: 20_000 })
 }
 
 // ---------------------------------------------------------------- phases
@@ -474,7 +428,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
   const count = plan.requests
   const prefix = `${ctx.prefix}-${plan.id}`
   const nodeKeys = RUNNER_KEYS.slice(0, plan.keys)
-  let runner: Part | undefined
+  let runner: FeedrunnerProcess | undefined
   let stopping = false
   try {
     // Signed now, so the phase itself costs the bench one JSON-RPC call per request (or per batch).
