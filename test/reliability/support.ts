@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Wallet, type Provider } from 'ethers'
+import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 
-const BIN = join(import.meta.dirname, '../../bin/feedrunner.js')
 export const FIGURES_DIR = join(import.meta.dirname, '../../.cache/reliability')
 
 export type PartKind = 'runner' | 'adapter' | 'worker' | 'start'
@@ -20,47 +19,20 @@ const READY: Record<PartKind, string> = {
 }
 
 /** A `feedrunner <part>` child process whose whole output is kept (secret scans read it). */
-export interface PartProcess {
+export interface PartProcess extends FeedrunnerProcess {
   readonly kind: PartKind
-  readonly child: ChildProcess
-  /** Everything it wrote to stdout and stderr. */
-  output(): string
-  /** Resolves with the exit code or signal once it is gone. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
 export async function startPart(kind: PartKind, env: Record<string, string>, timeoutMs = 60_000): Promise<PartProcess> {
   // Several parts share this machine (and other test files run beside them): no fixed metrics or health ports.
-  const child = spawn(process.execPath, [BIN, kind], { env: { ...process.env, LOG_LEVEL: 'warn', OPERATIONS_PORT: '0', METRICS_ENABLED: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let text = ''
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  const part: PartProcess = { kind, child, output: () => text, exited }
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`feedrunner ${kind} not ready within ${timeoutMs} ms:\n${text.slice(-3000)}`)), timeoutMs)
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('utf8')
-      if (text.includes(READY[kind])) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')))
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer)
-      reject(new Error(`feedrunner ${kind} exited (${code ?? signal}) before it was ready:\n${text.slice(-3000)}`))
-    })
-  })
-  return part
+  const partEnv = { LOG_LEVEL: 'warn', OPERATIONS_PORT: '0', METRICS_ENABLED: 'false', ...env }
+  const part = await startFeedrunnerProcess({ name: `feedrunner ${kind}`, args: [kind], env: partEnv, ready: READY[kind], readyTimeoutMs: timeoutMs, stopGraceMs: 12_000 })
+  return { ...part, kind }
 }
 
 /** Stops a part (SIGTERM, SIGKILL after 12 s) and resolves when it is gone. */
 export async function stopPart(part: PartProcess | undefined): Promise<void> {
-  if (!part || part.child.exitCode !== null || part.child.signalCode !== null) return
-  part.child.kill('SIGTERM')
-  const timer = setTimeout(() => part.child.kill('SIGKILL'), 12_000)
-  await part.exited
-  clearTimeout(timer)
+  await part?.stop()
 }
 
 /** Small seeded PRNG (mulberry32): random choices a failing run can repeat with the printed seed. */
