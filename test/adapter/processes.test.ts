@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import { freePort } from '../../src/dev/ports.ts'
 import { feedCatalog } from '../../src/feeds/catalog/index.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
@@ -8,45 +8,6 @@ import { postAdapter, type AdapterAnswer } from './support.ts'
 
 /** Recognisable, so any leak is found by a plain substring search. */
 const FEED_API_KEY = 'LEAKCANARY-feed-key-3141592653'
-
-interface Started {
-  name: string
-  child: ChildProcess
-  /** Everything the process wrote, stdout and stderr. */
-  output(): string
-  stop(): Promise<void>
-}
-
-/** Starts `feedrunner <args>` as its own process and waits for its ready line. */
-async function startFeedrunner(name: string, args: string[], env: Record<string, string>, readyLine: RegExp): Promise<Started> {
-  const child = spawn(process.execPath, ['bin/feedrunner.js', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const started: Started = {
-    name,
-    child,
-    output: () => output,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      await exited
-      clearTimeout(timer)
-    },
-  }
-  const deadline = Date.now() + 60_000
-  while (!readyLine.test(output)) {
-    if (child.exitCode !== null) throw new Error(`${name} exited early:\n${output}`)
-    if (Date.now() > deadline) {
-      await started.stop()
-      throw new Error(`${name} did not get ready:\n${output}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return started
-}
 
 /** Every key under `pattern` with its value, whatever its type, as text. */
 async function dumpKeys(redis: Redis, pattern: string): Promise<{ keys: string[]; text: string }> {
@@ -75,7 +36,7 @@ async function dumpKeys(redis: Redis, pattern: string): Promise<{ keys: string[]
 describe('two adapter processes and one worker process on one Redis', () => {
   const queuePrefix = uniquePrefix('processes').replace(/:/g, '.')
   const cachePrefix = `${queuePrefix}.cache`
-  const processes: Started[] = []
+  const processes: FeedrunnerProcess[] = []
   const answers: AdapterAnswer[] = []
   let feedUrl = ''
   let adapterUrls: string[] = []
@@ -109,10 +70,10 @@ describe('two adapter processes and one worker process on one Redis', () => {
     }
     const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()])
     const [feed, worker, adapterA, adapterB] = await Promise.all([
-      startFeedrunner('feed service', ['feeds', 'serve', '--port', String(feedPort)], { FEEDS_SERVER_KEYS: FEED_API_KEY }, /feed service listening/),
-      startFeedrunner('worker', ['worker'], common, /fetch workers running/),
-      startFeedrunner('adapter A', ['adapter'], { ...common, EA_PORT: String(ports[0]), METRICS_PORT: String(ports[1]) }, /adapter listening/),
-      startFeedrunner('adapter B', ['adapter'], { ...common, EA_PORT: String(ports[2]), METRICS_PORT: String(ports[3]) }, /adapter listening/),
+      startFeedrunnerProcess({ name: 'feed service', args: ['feeds', 'serve', '--port', String(feedPort)], env: { FEEDS_SERVER_KEYS: FEED_API_KEY }, ready: /feed service listening/ }),
+      startFeedrunnerProcess({ name: 'worker', args: ['worker'], env: common, ready: /fetch workers running/ }),
+      startFeedrunnerProcess({ name: 'adapter A', args: ['adapter'], env: { ...common, EA_PORT: String(ports[0]), METRICS_PORT: String(ports[1]) }, ready: /adapter listening/ }),
+      startFeedrunnerProcess({ name: 'adapter B', args: ['adapter'], env: { ...common, EA_PORT: String(ports[2]), METRICS_PORT: String(ports[3]) }, ready: /adapter listening/ }),
     ])
     processes.push(feed, worker, adapterA, adapterB)
     adapterUrls = [`http://127.0.0.1:${ports[0]}`, `http://127.0.0.1:${ports[2]}`]
