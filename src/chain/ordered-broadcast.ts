@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import { postJsonRpcBatch } from './json-rpc-batch.ts'
 
 /**
  * Sends one key's signed transactions to the node in nonce order without waiting for each answer.
@@ -21,14 +21,6 @@ interface Waiting {
   reject: (error: Error) => void
 }
 
-const batchAnswer = z.array(
-  z.object({
-    id: z.number(),
-    result: z.unknown().optional(),
-    error: z.object({ message: z.string() }).passthrough().optional(),
-  }),
-)
-
 /** Error text of a JSON-RPC answer that means "nothing to do": the node has it, or the nonce is spent. */
 export type ToleratedError = (message: string) => boolean
 
@@ -37,18 +29,10 @@ export function createOrderedBroadcaster(rpcUrl: string, tolerated: ToleratedErr
   let sending = false
 
   async function post(batch: readonly Waiting[]): Promise<void> {
-    const response = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(batch.map((item, id) => ({ jsonrpc: '2.0', id, method: 'eth_sendRawTransaction', params: [item.raw] }))),
-      signal: AbortSignal.timeout(timeoutMs),
-    })
-    if (!response.ok) throw new Error(`eth_sendRawTransaction: the node answered HTTP ${response.status}`)
-    const answers = new Map(batchAnswer.parse(await response.json()).map((answer) => [answer.id, answer]))
-    batch.forEach((item, id) => {
-      const answer = answers.get(id)
-      if (!answer) item.reject(new Error('eth_sendRawTransaction: the node did not answer this transaction'))
-      else if (answer.error && !tolerated(answer.error.message)) item.reject(new Error(`eth_sendRawTransaction: ${answer.error.message}`))
+    const outcomes = await postJsonRpcBatch(rpcUrl, batch.map((item) => ['eth_sendRawTransaction', [item.raw]] as const), timeoutMs)
+    batch.forEach((item, index) => {
+      const outcome = outcomes[index]
+      if (outcome && !outcome.ok && !tolerated(outcome.message)) item.reject(new Error(`eth_sendRawTransaction: ${outcome.message}`))
       else item.resolve()
     })
   }

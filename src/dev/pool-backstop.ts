@@ -1,3 +1,5 @@
+import { postJsonRpcBatch, type RpcCall } from '../chain/json-rpc-batch.ts'
+
 /**
  * anvil's automine can leave ready transactions in its pool: it mines one block per wake-up, so what
  * did not fit or arrived out of nonce order (foundry-rs/foundry#10122) waits for the next arrival, and
@@ -73,17 +75,11 @@ export function startPoolBackstop(rpcUrl: string, options: PoolBackstopOptions =
   }
 }
 
-async function rpcBatch<T extends unknown[]>(rpcUrl: string, calls: Array<[string, unknown[]]>): Promise<T> {
-  const response = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }))),
-    signal: AbortSignal.timeout(5_000),
-  })
-  const answers = (await response.json()) as Array<{ id: number; result?: unknown; error?: { message: string } }>
-  return calls.map((_, id) => {
-    const answer = answers.find((item) => item.id === id)
-    if (!answer || answer.error) throw new Error(`${calls[id]?.[0]}: ${answer?.error?.message ?? 'no answer'}`)
-    return answer.result
+/** The results of `calls`, in order; throws naming the first call the node refused. */
+async function rpcBatch<T extends unknown[]>(rpcUrl: string, calls: RpcCall[]): Promise<T> {
+  const outcomes = await postJsonRpcBatch(rpcUrl, calls, 5_000)
+  return outcomes.map((outcome, index) => {
+    if (!outcome.ok) throw new Error(`${calls[index]?.[0]}: ${outcome.message}`)
+    return outcome.result
   }) as T
 }

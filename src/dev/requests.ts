@@ -1,4 +1,5 @@
 import { AbiCoder, Contract, keccak256, type JsonRpcProvider, type Provider, type Wallet } from 'ethers'
+import { postJsonRpcBatch } from '../chain/json-rpc-batch.ts'
 import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdAscii } from '../chain/operator.ts'
 
 /** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */
@@ -103,22 +104,14 @@ export async function sendRawInNonceOrder(rpcUrl: string, raws: readonly string[
     }
     const batch = raws.slice(start, start + size)
     const now = Date.now()
-    const calls = batch.map((raw, offset) => ({ jsonrpc: '2.0', id: start + offset, method: 'eth_sendRawTransaction', params: [raw] }))
-    const response = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(size === 1 ? calls[0] : calls) })
-    const body = (await response.json()) as RpcAnswer | RpcAnswer[]
-    for (const answer of Array.isArray(body) ? body : [body]) {
-      if (answer.error) throw new Error(`eth_sendRawTransaction (transaction ${answer.id} of ${raws.length}): ${answer.error.message}`)
-    }
+    const outcomes = await postJsonRpcBatch(rpcUrl, batch.map((raw) => ['eth_sendRawTransaction', [raw]] as const))
+    outcomes.forEach((outcome, offset) => {
+      if (!outcome.ok) throw new Error(`eth_sendRawTransaction (transaction ${start + offset} of ${raws.length}): ${outcome.message}`)
+    })
     sentAt.push(...batch.map(() => now))
     start += size
   }
   return sentAt
-}
-
-interface RpcAnswer {
-  id: number
-  result?: unknown
-  error?: { message: string }
 }
 
 /**

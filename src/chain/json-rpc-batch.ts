@@ -1,0 +1,37 @@
+import { z } from 'zod'
+
+/** One call of a batch: the method and its parameters. */
+export type RpcCall = readonly [method: string, params: readonly unknown[]]
+
+/** A call's answer: its result, or the node's error message for it. */
+export type RpcOutcome = { ok: true; result: unknown } | { ok: false; message: string }
+
+const batchAnswer = z.array(
+  z.object({
+    id: z.number(),
+    result: z.unknown().optional(),
+    error: z.object({ message: z.string() }).passthrough().optional(),
+  }),
+)
+
+/**
+ * Posts `calls` as one JSON-RPC batch over plain HTTP and returns one outcome per call, in the order
+ * of `calls` (a node may answer a batch in any order). Throws when the exchange itself fails: HTTP
+ * error, timeout, or an answer that is not a batch; a call the node left unanswered is an error outcome.
+ */
+export async function postJsonRpcBatch(rpcUrl: string, calls: readonly RpcCall[], timeoutMs = 30_000): Promise<RpcOutcome[]> {
+  const response = await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }))),
+    signal: AbortSignal.timeout(timeoutMs),
+  })
+  if (!response.ok) throw new Error(`${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.status}`)
+  const answers = new Map(batchAnswer.parse(await response.json()).map((answer) => [answer.id, answer]))
+  return calls.map((_, id): RpcOutcome => {
+    const answer = answers.get(id)
+    if (!answer) return { ok: false, message: 'the node did not answer this call' }
+    if (answer.error) return { ok: false, message: answer.error.message }
+    return { ok: true, result: answer.result }
+  })
+}
