@@ -7,6 +7,7 @@ import {
   type CancelRequestEvent,
   type OracleRequestEvent,
 } from './operator.ts'
+import { wakeableSleep } from './wakeable-sleep.ts'
 import { connectProvider, HeadTrackingWebSocketProvider, isWebSocketProvider, type ChainProvider, type HeadHeader } from './provider.ts'
 
 /** What the listener needs to know about one loaded job, by spec id. */
@@ -123,8 +124,8 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   let lastHeadNumber = -1
   let running = false
   let loop: Promise<void> | undefined
-  let wake: (() => void) | undefined
-  let wakeRequested = false
+  // A new head, or a scan that stopped short of the head, starts the next scan at once.
+  const pause = wakeableSleep()
   let scanning: Promise<void> | undefined
   const scanWaiters = new Set<{ blockNumber: number; resolve: () => void }>()
   const stats: ListenerStats = { pending: 0, delivered: 0, droppedByReorg: 0, cancelledBeforeDelivery: 0, skippedAsConsumed: 0 }
@@ -211,7 +212,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     const from = checkpoint.number + 1
     // A long backfill goes in slices, each saved as it completes; the loop goes on at once.
     const to = Math.min(head.number, from + maxBlocksPerScan - 1)
-    if (to < head.number) wakeRequested = true
+    if (to < head.number) pause.wake()
     let holdBackFrom = Number.POSITIVE_INFINITY
     let pending = 0
 
@@ -338,24 +339,11 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       }
       if (!running) break
       // A head that arrived during the scan is not lost: the next scan starts at once.
-      if (!wakeRequested) {
-        await new Promise<void>((resolveWait) => {
-          const timer = setTimeout(resolveWait, pollIntervalMs)
-          wake = () => {
-            clearTimeout(timer)
-            resolveWait()
-          }
-        })
-      }
-      wake = undefined
-      wakeRequested = false
+      await pause.sleep(pollIntervalMs)
     }
   }
 
-  const onBlock = () => {
-    wakeRequested = true
-    wake?.()
-  }
+  const onBlock = () => pause.wake()
 
   return {
     async start() {
@@ -367,7 +355,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     },
     async stop() {
       running = false
-      wake?.()
+      pause.wake()
       await loop
       while (scanning) await scanning.catch(() => undefined)
       // Destroying a provider we made ends its subscription too; unsubscribing first races the destroy.

@@ -8,6 +8,7 @@ import { ALREADY_FULFILLED_REASON } from './operator.ts'
 import { connectProvider } from './provider.ts'
 import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { revertReasonOf } from './revert.ts'
+import { wakeableSleep } from './wakeable-sleep.ts'
 import { TxStore, type TxAttempt } from './tx-store.ts'
 
 export const DEFAULT_GAS_LIMIT = 500_000
@@ -582,31 +583,19 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
   // The poll loop sleeps between looks at the chain; a broadcast that was just answered wakes it, as
   // on a fast chain (an automining dev chain answers once the block is mined) the receipt is there.
-  let wakePoll: (() => void) | undefined
-  let wakeRequested = false
-  function wakePollLoop(): void {
-    wakeRequested = true
-    wakePoll?.()
-  }
+  const pollPause = wakeableSleep()
+  const wakePollLoop = (): void => pollPause.wake()
 
   async function runPollLoop(): Promise<void> {
     while (polling) {
-      wakeRequested = false
       try {
         const current = await readHead()
         await Promise.all(keySenders.map((keySender) => keySender.check(current)))
       } catch (error) {
         reportError(error)
       }
-      if (wakeRequested || !polling) continue
-      await new Promise<void>((resolveDelay) => {
-        const timer = setTimeout(resolveDelay, pollIntervalMs)
-        wakePoll = () => {
-          clearTimeout(timer)
-          resolveDelay()
-        }
-      })
-      wakePoll = undefined
+      if (!polling) break
+      await pollPause.sleep(pollIntervalMs)
     }
   }
 
@@ -673,7 +662,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         }),
       )
       polling = false
-      wakePoll?.()
+      pollPause.wake()
       await pollLoop
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
       await Promise.all([...queueEvents.values()].map((events) => events.close()))
