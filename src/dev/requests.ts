@@ -1,4 +1,4 @@
-import { AbiCoder, Contract, keccak256, type JsonRpcProvider, type Provider, type Wallet } from 'ethers'
+import { AbiCoder, Contract, keccak256, type JsonRpcProvider, type Provider, type TransactionReceipt, type Wallet } from 'ethers'
 import { postJsonRpcBatch } from '../chain/json-rpc-batch.ts'
 import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdAscii } from '../chain/operator.ts'
 
@@ -154,6 +154,19 @@ export async function requestsOfTransactions(
 }
 
 /**
+ * A mined transaction's receipt. anvil may count a sender's nonce before the block holding the
+ * transaction answers queries (seen once in CI), so a missing receipt is asked for again for a while.
+ */
+async function receiptOnceQueryable(provider: Provider, hash: string, timeoutMs = 10_000): Promise<TransactionReceipt | null> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const receipt = await provider.getTransactionReceipt(hash)
+    if (receipt || Date.now() > deadline) return receipt
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
+  }
+}
+
+/**
  * Sends `requests` through a FeedConsumer as fast as the chain takes them (see signConsumerRequests)
  * and waits until they are mined.
  */
@@ -169,11 +182,12 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
     sentAt.push(...batch.map(() => now))
   }
   await waitForNonce(provider, signer.address, firstNonce + signed.length)
-  const receipts = await Promise.all(hashes.map((hash) => provider.getTransactionReceipt(hash)))
+  const receipts = await Promise.all(hashes.map((hash) => receiptOnceQueryable(provider, hash)))
   const sent: SentRequest[] = []
   for (const [index, hash] of hashes.entries()) {
     const receipt = receipts[index]
-    if (!receipt || receipt.status !== 1) throw new Error(`request transaction ${hash} failed`)
+    if (!receipt) throw new Error(`request transaction ${hash} has no receipt although its sender's nonce moved past it`)
+    if (receipt.status !== 1) throw new Error(`request transaction ${hash} reverted`)
     const event = receipt.logs.map((log) => consumer.interface.parseLog(log)).find((parsed) => parsed?.name === 'DataRequested')
     if (!event) throw new Error(`request transaction ${hash} emitted no DataRequested event`)
     const result = { requestId: String(event.args.requestId).toLowerCase(), txHash: hash, blockNumber: receipt.blockNumber, sentAt: sentAt[index] ?? Date.now() }
