@@ -1,4 +1,27 @@
 import { Redis, type RedisOptions } from 'ioredis'
+import { closeHandler } from 'ioredis/built/redis/event_handler.js'
+
+/**
+ * ioredis 5 whose `disconnect()` also ends a connection that is waiting to reconnect.
+ *
+ * ioredis clears the retry timer but, with no socket left to close, never emits `end` nor rejects the
+ * commands it holds (redis/ioredis#2169). BullMQ's `Worker.close()` waits for that `end` on its
+ * blocking connection (taskforcesh/bullmq#4656), so a worker closed while Redis was away, or in the
+ * second after it came back, never closed and its process hung on shutdown. Ending the connection
+ * the way ioredis ends a manual close sets `end` and rejects the held commands.
+ */
+class EndableRedis extends Redis {
+  override disconnect(reconnect = false): void {
+    const waitingToReconnect = !reconnect && this.status === 'reconnecting'
+    super.disconnect(reconnect)
+    if (waitingToReconnect && this.status === 'reconnecting') closeHandler(this)()
+  }
+
+  // BullMQ duplicates the connection it is given for its blocking commands: the copy must end too.
+  override duplicate(override?: Partial<RedisOptions>): Redis {
+    return new EndableRedis({ ...this.options, ...override })
+  }
+}
 
 /**
  * How a connection behaves while Redis is away:
@@ -16,7 +39,7 @@ export function createRedisConnection(redisUrl: string, role: ConnectionRole, op
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     lazyConnect: false,
   }
-  return new Redis(redisUrl, { ...base, ...options })
+  return new EndableRedis(redisUrl, { ...base, ...options })
 }
 
 /** True when the error says Redis could not be reached (as opposed to a command error). */
