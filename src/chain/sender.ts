@@ -653,12 +653,16 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     },
     async close() {
       // Let running jobs finish their wait for receipts, but not forever (a dead node would hold them).
+      // A worker's close, once begun, waits for its running jobs whatever it is asked later, so the
+      // jobs still waiting are failed: BullMQ retries them, and the tx store keeps their attempts.
       await Promise.all(
         keySenders.map(async (keySender) => {
           const worker = keySender.worker
           if (!worker) return
-          const finished = await Promise.race([worker.close().then(() => true), delay(closeTimeoutMs).then(() => false)])
-          if (!finished) await worker.close(true)
+          const closing = worker.close()
+          const finished = await Promise.race([closing.then(() => true), delay(closeTimeoutMs).then(() => false)])
+          if (!finished) keySender.failAll(new Error('tx sender closed before the receipt'))
+          await closing
         }),
       )
       polling = false

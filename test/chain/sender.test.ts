@@ -208,6 +208,36 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
     }
   })
 
+  it('closes within its close timeout while a receipt does not come, and a sender started later finds that transaction mined, sent once', async () => {
+    const provider = chain.dev.provider
+    const [request] = await makeRequests(chain, 1)
+    const options = { rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys: [NODE_KEY], redisUrl: testRedisUrl(), prefix: uniquePrefix('close'), pollIntervalMs: 20 }
+    const submission = { to: chain.dev.addresses.operator, data: fulfilUint256(request!, 7n), idempotencyKey: request!.requestId }
+    const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+    const first = createTxSender({ ...options, closeTimeoutMs: 500 })
+    await rpc(provider, 'evm_setAutomine', [false])
+    try {
+      await first.start()
+      void first.submit(submission).catch(() => undefined)
+      await waitFor('the transaction in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) > nonce, 10_000, 10)
+      const closing = first.close().then(() => 'closed')
+      const cutOff = new Promise((resolve) => setTimeout(() => resolve('still closing'), 5_000).unref())
+      expect(await Promise.race([closing, cutOff])).toBe('closed')
+    } finally {
+      await rpc(provider, 'evm_setAutomine', [true])
+      await rpc(provider, 'evm_mine')
+    }
+    const second = createTxSender(options)
+    try {
+      await second.start()
+      expect(await second.submit(submission)).toMatchObject({ status: 'mined', nonce })
+      expect(Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))).toBe(nonce + 1)
+      expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(7n)
+    } finally {
+      await second.close()
+    }
+  })
+
   it('a sender killed mid-batch and restarted finishes the batch with no nonce gap and no duplicate', async () => {
     const provider = chain.dev.provider
     const count = 200
