@@ -1,6 +1,7 @@
 import type { Logger } from '../config/logger.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
 import type { OperationsServer } from '../health/server.ts'
+import { collectProcessMetrics } from '../metrics/registry.ts'
 
 /** The settings from the environment, or a message naming the bad variable and exit code 1. */
 export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -45,6 +46,7 @@ export async function startOperationsPort(settings: Settings, logger: Logger): P
     console.error(`OPERATIONS_PORT ${settings.OPERATIONS_PORT} is in use: this process serves no metrics or health; give each process on this host its own OPERATIONS_PORT`)
     return undefined
   }
+  collectProcessMetrics()
   console.log(`metrics ${server.url}/metrics, health ${server.url}/ready and ${server.url}/live`)
   return server
 }

@@ -13,6 +13,15 @@ export function metricsText(): Promise<string> {
   return metricsRegistry.metrics()
 }
 
+/**
+ * prom-client's process and Node.js metrics (resident memory, heap by space, event loop lag, GC), as
+ * the EA framework collects them in an adapter process; a process without the adapter calls this.
+ */
+export function collectProcessMetrics(): void {
+  if (metricsRegistry.getSingleMetric('process_resident_memory_bytes')) return
+  client.collectDefaultMetrics({ register: metricsRegistry })
+}
+
 export const METRICS_CONTENT_TYPE = metricsRegistry.contentType
 
 export { client as promClient }

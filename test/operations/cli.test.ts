@@ -39,6 +39,9 @@ describe('a process without the adapter serves operations on OPERATIONS_PORT', (
     const names = new Set(parsePrometheus(metrics).map((sample) => sample.name))
     expect(names.has('feedrunner_listener_pending_logs')).toBe(true)
     expect(metrics).toContain('# TYPE feedrunner_fetch_duration_seconds histogram')
+    // The process's own memory and event loop, as an adapter process has them from the framework.
+    expect(parsePrometheus(metrics).find((sample) => sample.name === 'process_resident_memory_bytes')?.value).toBeGreaterThan(10 * 2 ** 20)
+    expect(names.has('nodejs_heap_space_size_used_bytes')).toBe(true)
     expect(metrics).not.toContain('ops-cli-never-shown')
     expect(child.output()).toContain(`${base}/metrics`)
   }, 60_000)
