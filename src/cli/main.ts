@@ -1,4 +1,5 @@
 import { Command } from 'commander'
+import { applyHeapGrowth } from '../config/heap-growth.ts'
 import { register as registerAdapter } from './adapter.ts'
 import { register as registerFeeds } from './feeds.ts'
 import { register as registerJobs } from './jobs.ts'
@@ -7,6 +8,8 @@ import { register as registerDev } from './dev.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below.
+
+applyHeapGrowth(process.env)
 
 const program = new Command()
   .name('feedrunner')

@@ -85,6 +85,11 @@ export const settingsSchema = z.object({
   /** How long an adapter request waits for its queued fetch (including retries) before answering 504. */
   ADAPTER_TIMEOUT_MS: positiveInt.default(18_000),
 
+  /**
+   * How far V8 lets a process's heap grow past its live objects before the next full collection, in
+   * percent; 0 keeps V8's own factor, up to 4x on a machine with several GB (src/config/heap-growth.ts).
+   */
+  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(300).default(30),
   /** /metrics, /live and /ready of a process that runs no adapter (`feedrunner runner`, `feedrunner worker`); 0 = off. */
   OPERATIONS_PORT: z.coerce.number().int().min(0).max(65_535).default(9090),
   /** The queues-and-runs dashboard on the adapter's server. */
