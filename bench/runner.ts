@@ -88,6 +88,8 @@ const RUNNER_RPC = process.env.BENCH_RUNNER_RPC ?? 'ws'
 /** Extra anvil arguments for every phase's chain, e.g. `--hardfork cancun`. */
 const ANVIL_ARGS = (process.env.BENCH_ANVIL_ARGS ?? '').split(' ').filter(Boolean)
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
+/** Node flags for each runner process, e.g. `--max-old-space-size=256` (NODE_OPTIONS would reach every process). */
+const RUNNER_NODE_ARGS = (process.env.BENCH_RUNNER_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
 const PHASE_COUNT = 1 + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
 const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
@@ -291,7 +293,34 @@ async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
 /** `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE; a long phase needs only the end of its output. */
 function startPart(name: string, args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<FeedrunnerProcess> {
   const profile = process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE) ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`] : []
-  return startFeedrunnerProcess({ name, args, env, ready, nodeArgs: profile, keepOutputChars: 20_000 })
+  const nodeArgs = args[0] === 'runner' ? [...RUNNER_NODE_ARGS, ...profile] : profile
+  return startFeedrunnerProcess({ name, args, env, ready, nodeArgs, keepOutputChars: 20_000 })
+}
+
+interface HeapPeak {
+  usedMb: number
+  totalMb: number
+  externalMb: number
+}
+
+/** Polls a runner's /metrics (prom-client's nodejs_* gauges) and keeps the largest heap figures. */
+function sampleHeapPeak(metricsUrl: string, everyMs = 1_000): { stop(): Promise<HeapPeak> } {
+  const peak: HeapPeak = { usedMb: 0, totalMb: 0, externalMb: 0 }
+  const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20
+  const sample = async () => {
+    const text = await (await fetch(metricsUrl)).text()
+    peak.usedMb = Math.max(peak.usedMb, round(gauge(text, 'nodejs_heap_size_used_bytes'), 1))
+    peak.totalMb = Math.max(peak.totalMb, round(gauge(text, 'nodejs_heap_size_total_bytes'), 1))
+    peak.externalMb = Math.max(peak.externalMb, round(gauge(text, 'nodejs_external_memory_bytes'), 1))
+  }
+  const timer = setInterval(() => void sample().catch(() => undefined), everyMs)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await sample().catch(() => undefined)
+      return peak
+    },
+  }
 }
 
 // ---------------------------------------------------------------- phases
@@ -412,6 +441,8 @@ interface RunnerPhaseResult {
   runnerPeakRssMb: number
   /** The runner's RSS once started, before any request. */
   runnerIdleRssMb: number
+  /** The most the runner's V8 heap held and had reserved, sampled from its /metrics every second (MB). */
+  runnerPeakHeap: HeapPeak
   /** CPU time each process used during the phase, per request (ms). */
   cpuMsPerRequest: Record<string, number>
   /** Redis commands (all processes, Lua scripts count once) per request. */
@@ -434,6 +465,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     // Signed now, so the phase itself costs the bench one JSON-RPC call per request (or per batch).
     const signed = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: count }, () => REQUEST(ctx)))
     const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    const operationsPort = await freePort()
     const started = await startPart(plan.label, ['runner'], {
       ...ctx.baseEnv,
       RPC_URL: RUNNER_RPC === 'ws' ? anvil.wsUrl : anvil.rpcUrl,
@@ -441,7 +473,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
       NODE_PRIVATE_KEY: nodeKeys[0] as string,
       ...(plan.keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
       RUNNER_FROM_BLOCK: String(head + 1),
-      OPERATIONS_PORT: String(await freePort()),
+      OPERATIONS_PORT: String(operationsPort),
     }, /runner started/)
     runner = started
     started.child.once('exit', (code) => {
@@ -452,6 +484,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
     const pids: Record<string, number> = { runner: runnerPid, ...ctx.pids, anvil: anvil.process.pid }
     const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
+    const heapSampler = sampleHeapPeak(`http://127.0.0.1:${operationsPort}/metrics`)
     const commandsBefore = await redisCommandCount(ctx.redis)
     const flushesBefore = backstop.flushes
     const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
@@ -465,6 +498,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     const redisCommandsPerRequest = round(((await redisCommandCount(ctx.redis)) - commandsBefore) / count, 1)
     const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2)]))
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
+    const runnerPeakHeap = await heapSampler.stop()
 
     const requestBlocks = sent.map((item) => item.blockNumber)
     const fulfilBlocks = [...fulfilled.values()].map((item) => item.blockNumber)
@@ -535,6 +569,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
       stagesMs,
       runnerPeakRssMb,
       runnerIdleRssMb,
+      runnerPeakHeap,
       cpuMsPerRequest,
       redisCommandsPerRequest,
       anvilFlushes: backstop.flushes - flushesBefore,
@@ -638,7 +673,7 @@ async function main(): Promise<void> {
       anvilPeakRssMb: [],
     }
 
-    console.log(`bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
+    console.log(`bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
     const baseline = await runBaseline(ctx)
     console.log(`baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`)
     const plans: PhasePlan[] = KEY_COUNTS.map((keys) => ({ label: `runner, ${keys} key${keys > 1 ? 's' : ''}`, id: `k${keys}`, keys, requests: N }))
@@ -700,6 +735,8 @@ function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memo
   console.log(table([['', ...processNames], ...phases.map((phase) => [phase.label, ...processNames.map((name) => String(phase.cpuMsPerRequest[name]))])]))
   console.log('\npeak RSS (VmHWM) per process')
   console.log(table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]))
+  console.log('\nthe runner\'s V8 heap at its largest (sampled each second: used / reserved / external, MB)')
+  console.log(table([['', 'used', 'reserved', 'external'], ...phases.map((phase) => [phase.label, String(phase.runnerPeakHeap.usedMb), String(phase.runnerPeakHeap.totalMb), String(phase.runnerPeakHeap.externalMb)])]))
 }
 
 function table(rows: string[][]): string {
