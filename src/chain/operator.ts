@@ -1,4 +1,5 @@
 import { Interface, getBytes, hexlify, toUtf8Bytes, zeroPadBytes, type Log } from 'ethers'
+import { withFixedHash } from './abi-fragment.ts'
 
 /**
  * The Operator events and calls feedrunner relies on, in human-readable ABI form so they do not
@@ -16,7 +17,11 @@ export const OPERATOR_ABI = [
 
 export const operatorInterface = new Interface(OPERATOR_ABI)
 
-export const ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('OracleRequest')!.topicHash
+// Read for every request: their hashes are computed once (abi-fragment.ts).
+const ORACLE_REQUEST_EVENT = withFixedHash(operatorInterface.getEvent('OracleRequest')!)
+const FULFILL_ORACLE_REQUEST2 = withFixedHash(operatorInterface.getFunction('fulfillOracleRequest2')!)
+
+export const ORACLE_REQUEST_TOPIC = ORACLE_REQUEST_EVENT.topicHash
 export const CANCEL_ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('CancelOracleRequest')!.topicHash
 
 /** The revert reason of a fulfilment whose commitment is gone: already fulfilled or cancelled. */
@@ -109,7 +114,7 @@ function positionOf(log: Log, chainId: number): LogPosition {
 export function decodeOperatorLog(log: Log, chainId: number): OracleRequestEvent | CancelRequestEvent | undefined {
   const topic0 = log.topics[0]
   if (topic0 === ORACLE_REQUEST_TOPIC) {
-    const parsed = operatorInterface.decodeEventLog('OracleRequest', log.data, log.topics)
+    const parsed = operatorInterface.decodeEventLog(ORACLE_REQUEST_EVENT, log.data, log.topics)
     return {
       kind: 'request',
       ...positionOf(log, chainId),
@@ -149,7 +154,7 @@ export interface FulfilmentTarget {
  * which must begin with the request id (e.g. `abi.encode(requestId, value)`).
  */
 export function encodeFulfillOracleRequest2(target: FulfilmentTarget, encodedData: string): string {
-  return operatorInterface.encodeFunctionData('fulfillOracleRequest2', [
+  return operatorInterface.encodeFunctionData(FULFILL_ORACLE_REQUEST2, [
     target.requestId,
     target.payment,
     target.callbackAddr,

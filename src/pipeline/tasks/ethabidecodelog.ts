@@ -1,4 +1,5 @@
 import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethers'
+import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
 import { abiProblem, memoizedAbi, shortReason } from './ethabiencode.ts'
@@ -18,7 +19,7 @@ export const ethabidecodelog: TaskDefinition = {
   async run(task) {
     const abi = task.raw('abi') ?? ''
     const { fragment, iface, topicHash } = memoizedAbi(eventCache, abi, (text) => {
-      const parsed = eventFragment(text)
+      const parsed = withFixedHash(eventFragment(text))
       return { fragment: parsed, iface: new Interface([parsed]), topicHash: parsed.topicHash }
     })
     const data = hexOf(task.value('data', { fromInput: true }), 'data')

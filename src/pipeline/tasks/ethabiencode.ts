@@ -1,5 +1,6 @@
 import { AbiCoder, FunctionFragment, getAddress, Interface, toUtf8Bytes, type ParamType } from 'ethers'
 import { toBigInt } from '../../reduce/index.ts'
+import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isDecimal, isPlainObject } from '../values.ts'
 import { bytesOf, decimalOf, describe, hexOf } from './convert.ts'
@@ -65,7 +66,7 @@ const functionCache = new Map<string, { fragment: FunctionFragment; iface: Inter
 
 function parsedFunction(abi: string): { fragment: FunctionFragment; iface: Interface } {
   return memoizedAbi(functionCache, abi, (text) => {
-    const fragment = functionFragment(text)
+    const fragment = withFixedHash(functionFragment(text))
     return { fragment, iface: new Interface([fragment]) }
   })
 }
