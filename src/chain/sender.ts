@@ -40,12 +40,15 @@ export interface TxSubmission {
   gasLimit?: number
   /** Also the queue job id: a second submit with the same key joins the first (use the request id). */
   idempotencyKey: string
+  /** Run it with eth_call before signing and send nothing if that reverts (the result says why). */
+  simulate?: boolean
 }
 
 const jobDataSchema = z.object({
   to: z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected an address' }),
   data: z.string().regex(/^0x([0-9a-fA-F]{2})*$/, { message: 'expected 0x hex calldata' }),
   gasLimit: z.number().int().positive().optional(),
+  simulate: z.boolean().optional(),
 })
 type TxJobData = z.infer<typeof jobDataSchema>
 
@@ -438,7 +441,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       const tx: UnsignedTx = { to: getAddress(data.to), data: data.data, gasLimit: data.gasLimit ?? defaultGasLimit, value: 0n }
       for (;;) {
         try {
-          return await this.runOnce(jobId, tx)
+          return await this.runOnce(jobId, tx, data.simulate === true)
         } catch (error) {
           if (!(error instanceof NonceTakenError)) throw error
           await this.store.forget(jobId)
@@ -446,14 +449,16 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       }
     }
 
-    private async runOnce(jobId: string, tx: UnsignedTx): Promise<TxResult> {
+    private async runOnce(jobId: string, tx: UnsignedTx, simulateFirst: boolean): Promise<TxResult> {
       const state = await this.store.load(jobId)
       let attempts = state.attempts
       let nonce = state.nonce
       let outcome: TxResult | undefined
       let sentTx = tx
       if (attempts.length === 0) {
-        const reason = await simulate(this.address, tx)
+        // A job that holds a nonce but no signature lost it in a crash: by now its request may have
+        // been answered, and the nonce is spent on a filler rather than on a revert.
+        const reason = simulateFirst || nonce !== undefined ? await simulate(this.address, tx) : undefined
         if (reason !== undefined) {
           outcome = { status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted', reason, from: this.address }
           if (nonce === undefined) return outcome
@@ -624,7 +629,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       for (const keySender of keySenders) keySender.start()
     },
     async submit(submission, timeoutMs) {
-      const data = jobDataSchema.parse({ to: submission.to, data: submission.data, gasLimit: submission.gasLimit })
+      const data = jobDataSchema.parse({ to: submission.to, data: submission.data, gasLimit: submission.gasLimit, simulate: submission.simulate })
       if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
       const index = pickKeyIndex(submission.idempotencyKey, queues.length)
       const events = await eventsOf(index)

@@ -17,8 +17,12 @@ export interface PipelineWorkerOptions {
   lockDurationMs: number
   registry: JobRegistry
   runs: RunStore
-  /** Chain access for one run; `onSent` marks the run as sent when its transaction leaves. */
-  chainAccessFor: (requestId: string, onSent: () => Promise<void>) => ChainAccess
+  /**
+   * Chain access for one run; `onSent` marks the run as sent when its transaction leaves. A run that
+   * is `retried` (an earlier delivery failed or its process died) simulates its transactions first:
+   * by now its request may have been answered or cancelled.
+   */
+  chainAccessFor: (requestId: string, onSent: () => Promise<void>, run: { retried: boolean }) => ChainAccess
   /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
   runOptions?: Partial<RunOptions>
   logger: Logger
@@ -27,6 +31,8 @@ export interface PipelineWorkerOptions {
    * instead of recording the run as errored, so the queue runs it again after its backoff.
    */
   retryTransient?: boolean
+  /** This delivery is not the request's first (see chainAccessFor). */
+  retried?: boolean
 }
 
 /** Thrown to hand a request back to the queue: nothing was sent, the failure is the bridge's reachability. */
@@ -62,7 +68,8 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
   const process = (queueJob: QueueJob): Promise<RequestOutcome> => {
     // The last delivery records a transient failure as the run's end; earlier ones hand the request back.
     const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
-    return runRequest(fromRequestPayload(queueJob.data), { ...options, retryTransient: !lastAttempt })
+    const retried = queueJob.attemptsMade > 0 || queueJob.stalledCounter > 0
+    return runRequest(fromRequestPayload(queueJob.data), { ...options, retryTransient: !lastAttempt, retried })
   }
   return new Worker(options.queueName, process, {
     connection: options.connection,
@@ -102,7 +109,7 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
   const result = await runJob(loaded.job, {
     ...options.runOptions,
     runId,
-    chain: options.chainAccessFor(request.requestId, onSent),
+    chain: options.chainAccessFor(request.requestId, onSent, { retried: options.retried === true }),
     jobRun: jobRunVars(request),
     onTask: (outcome) => {
       tasks.push(taskRecord(outcome))

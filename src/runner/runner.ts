@@ -154,7 +154,7 @@ export function createRunner(options: RunnerOptions): Runner {
           lockDurationMs: options.lockDurationMs ?? 30_000,
           registry: options.registry,
           runs,
-          chainAccessFor: (_requestId, onSent) => senderChainAccess(txSender, chainProvider, onSent),
+          chainAccessFor: (_requestId, onSent, run) => senderChainAccess(txSender, chainProvider, onSent, { simulate: run.retried }),
           runOptions: options.runOptions,
           logger: options.logger,
         })

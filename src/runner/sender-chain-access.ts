@@ -7,11 +7,21 @@ export class FulfilmentRevertedError extends Error {
   override readonly name = 'FulfilmentRevertedError'
 }
 
+export interface SenderAccessOptions {
+  /** Simulate every transaction of the run, whatever its ethtx says (a run retried or taken over). */
+  simulate?: boolean
+}
+
 /**
  * The pipeline's ethtx/ethcall, backed by the runner's transaction sender. `onSubmit` lets the run
  * record say `sent` while the transaction is on its way.
  */
-export function senderChainAccess(sender: TxSender, provider: JsonRpcProvider, onSubmit?: (tx: TransactionRequest) => Promise<void>): ChainAccess {
+export function senderChainAccess(
+  sender: TxSender,
+  provider: JsonRpcProvider,
+  onSubmit?: (tx: TransactionRequest) => Promise<void>,
+  options: SenderAccessOptions = {},
+): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
       await onSubmit?.(tx)
@@ -20,6 +30,7 @@ export function senderChainAccess(sender: TxSender, provider: JsonRpcProvider, o
         data: tx.data,
         gasLimit: tx.gasLimit === undefined ? undefined : Number(tx.gasLimit),
         idempotencyKey: tx.idempotencyKey,
+        simulate: tx.simulate === true || options.simulate === true,
       })
       if (result.status === 'reverted') {
         throw new FulfilmentRevertedError(`transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`)

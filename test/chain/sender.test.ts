@@ -52,10 +52,10 @@ describe('transaction sender on anvil (automine)', () => {
     expect(first.status).toBe('mined')
     const nonceAfterFirst = await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest'])
 
-    // The same idempotency key joins the finished job; a new key is stopped by the simulation.
+    // The same idempotency key joins the finished job; a new key that asks for a simulation is stopped by it.
     const joined = await sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: request!.requestId })
     expect(joined).toEqual(first)
-    const again = await sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-retry` })
+    const again = await sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-retry`, simulate: true })
     expect(again.status).toBe('already-fulfilled')
     expect(again.reason).toContain('Must have a valid requestId')
     expect(again.txHash).toBeUndefined()
@@ -65,9 +65,19 @@ describe('transaction sender on anvil (automine)', () => {
   it('reports a simulated revert with its decoded reason and sends nothing', async () => {
     const [request] = await makeRequests(chain, 1)
     const wrongPayment = fulfilUint256({ ...request!, payment: request!.payment + 1n }, 1n)
-    const result = await sender.submit({ to: chain.dev.addresses.operator, data: wrongPayment, idempotencyKey: `${request!.requestId}-bad` })
+    const result = await sender.submit({ to: chain.dev.addresses.operator, data: wrongPayment, idempotencyKey: `${request!.requestId}-bad`, simulate: true })
     expect(result).toMatchObject({ status: 'reverted', reason: 'Params do not match request ID' })
     expect(result.txHash).toBeUndefined()
+  })
+
+  it('without a simulation, sends a fulfilment that reverts and reports the decoded reason from the mined transaction', async () => {
+    const [request] = await makeRequests(chain, 1)
+    const wrongPayment = fulfilUint256({ ...request!, payment: request!.payment + 1n }, 1n)
+    const nonce = Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest']))
+    const result = await sender.submit({ to: chain.dev.addresses.operator, data: wrongPayment, idempotencyKey: `${request!.requestId}-unsimulated` })
+    expect(result).toMatchObject({ status: 'reverted', reason: 'Params do not match request ID', nonce })
+    expect((await receiptOf(chain.dev.provider, result.txHash!)).status).toBe('0x0')
+    expect(Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest']))).toBe(nonce + 1)
   })
 })
 
@@ -187,11 +197,12 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
       await sender.start()
       const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
       // Two different idempotency keys for one request, both simulated before either is mined: the
-      // second reaches the chain and reverts there (the runner never does this; it uses one key per request).
+      // second passes its simulation, reaches the chain and reverts there (the runner never does this;
+      // it uses one key per request).
       await rpc(provider, 'evm_setAutomine', [false])
       const both = [
-        sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-a` }),
-        sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-b` }),
+        sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-a`, simulate: true }),
+        sender.submit({ to: chain.dev.addresses.operator, data, idempotencyKey: `${request!.requestId}-b`, simulate: true }),
       ]
       await waitFor('both transactions in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) >= nonce + 2, 10_000, 10)
       await rpc(provider, 'evm_mine')

@@ -1,5 +1,6 @@
 import { getAddress, isHexString } from 'ethers'
 import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
+import { isPlainObject } from '../values.ts'
 import { describe, integerAttribute } from './convert.ts'
 
 /**
@@ -11,7 +12,19 @@ import { describe, integerAttribute } from './convert.ts'
 export const ethtx: TaskDefinition = {
   type: 'ethtx',
   attributes: ['to', 'from', 'data', 'gasLimit', 'minConfirmations', 'failOnRevert', 'evmChainID', 'txMeta', 'transmitChecker'],
+  jsonAttributes: ['transmitChecker'],
   required: ['to'],
+  check(attributes) {
+    const text = attributes.transmitChecker
+    if (!text || text.includes('$(')) return []
+    try {
+      simulateFirst(JSON.parse(text))
+      return []
+    } catch (error) {
+      // Text that is not JSON is reported by the loader's check of jsonAttributes.
+      return error instanceof TaskError ? [{ attribute: 'transmitChecker', message: error.message.replace(/^transmitChecker:? ?/, '') }] : []
+    }
+  },
   async run(task) {
     const chain = task.context.chain
     if (!chain) throw new TaskError('no chain access configured for ethtx')
@@ -29,6 +42,20 @@ export const ethtx: TaskDefinition = {
       failOnRevert: optionalBoolean(task, 'failOnRevert', false),
       idempotencyKey: `${task.context.runId}:${task.id}`,
       evmChainID: chainId === undefined ? undefined : BigInt(integerAttribute(chainId, 'evmChainID', 0)),
+      ...(simulateFirst(task.json('transmitChecker')) ? { simulate: true } : {}),
     })
   },
+}
+
+/**
+ * Chainlink's `transmitChecker`: `{"CheckerType": "simulate"}` has the transaction run with eth_call
+ * before it is sent. The other checkers belong to VRF jobs.
+ */
+function simulateFirst(checker: unknown): boolean {
+  if (checker === undefined || checker === null) return false
+  if (!isPlainObject(checker)) throw new TaskError(`transmitChecker must be a JSON object such as {"CheckerType": "simulate"}, got ${describe(checker)}`)
+  const type = checker.CheckerType
+  if (type === undefined || type === '') return false
+  if (type === 'simulate') return true
+  throw new TaskError(`transmitChecker: CheckerType ${JSON.stringify(type)} is not supported (only "simulate")`)
 }

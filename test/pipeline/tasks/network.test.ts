@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RecordingChainAccess } from '../../../src/pipeline/index.ts'
+import { ethtx } from '../../../src/pipeline/tasks/ethtx.ts'
 import { isRestrictedAddress } from '../../../src/pipeline/tasks/http.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
 import { runTask } from '../support/task.ts'
@@ -86,6 +87,16 @@ describe('ethtx and ethcall', () => {
     await expect(runTask('ethtx', { to: 'nobody', data: '0x' }, { context: { chain } })).rejects.toThrow('to must be an address')
     await expect(runTask('ethtx', { to: '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512', data: 'hello' }, { context: { chain } })).rejects.toThrow('data must be 0x-hex')
     await expect(runTask('ethtx', { to: '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512', data: '0x' })).rejects.toThrow('no chain access')
+  })
+  it('ethtx asks for a simulation when its transmitChecker says simulate, as on a Chainlink node, and refuses other checkers', async () => {
+    const chain = new RecordingChainAccess()
+    const to = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512'
+    await runTask('ethtx', { to, data: '0x', transmitChecker: '{"CheckerType": "simulate"}' }, { context: { chain } })
+    await runTask('ethtx', { to, data: '0x' }, { context: { chain } })
+    expect(chain.transactions.map((tx) => tx.simulate)).toEqual([true, undefined])
+    await expect(runTask('ethtx', { to, data: '0x', transmitChecker: '{"CheckerType": "vrf_v2"}' }, { context: { chain } })).rejects.toThrow('CheckerType "vrf_v2" is not supported')
+    expect(ethtx.check?.({ to, transmitChecker: '{"CheckerType": "vrf_v2"}' })).toEqual([{ attribute: 'transmitChecker', message: 'CheckerType "vrf_v2" is not supported (only "simulate")' }])
+    expect(ethtx.check?.({ to, transmitChecker: '{"CheckerType": "simulate"}' })).toEqual([])
   })
   it('ethcall returns what the chain answers', async () => {
     const chain = new RecordingChainAccess(async (tx) => (tx.data === '0xabcd' ? '0x' + '00'.repeat(31) + '2a' : '0x'))
