@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import solc from 'solc-0.8.19'
+import type solcModule from 'solc-0.8.19'
 
 /** ABI and creation bytecode of one compiled contract. */
 export interface ContractArtifact {
@@ -17,6 +17,14 @@ export type ArtifactSet = Record<string, ContractArtifact>
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const require = createRequire(import.meta.url)
+
+/** The compiler's package version: part of the cache key, read without loading the compiler. */
+const SOLC_VERSION = (require('solc-0.8.19/package.json') as { version: string }).version
+
+/** solc-js takes ~100 MB once loaded, so it is loaded only when the cache has no build of the sources. */
+function loadSolc(): typeof solcModule {
+  return require('solc-0.8.19') as typeof solcModule
+}
 
 /** Chainlink's own contracts, compiled from `@chainlink/contracts` as published (never copied). */
 export const CHAINLINK_SOURCES = [
@@ -65,7 +73,7 @@ export function compileContracts(
   cacheDir = join(projectRoot, '.cache', 'contracts'),
 ): ArtifactSet {
   const sources = collectSources(entryUnits)
-  const fingerprint = createHash('sha256').update(solc.version())
+  const fingerprint = createHash('sha256').update(SOLC_VERSION)
   for (const [unit, content] of [...sources].sort(([a], [b]) => a.localeCompare(b))) fingerprint.update(unit).update('\0').update(content)
   const cacheFile = join(cacheDir, `${fingerprint.digest('hex').slice(0, 32)}.json`)
   if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, 'utf8')) as ArtifactSet
@@ -78,7 +86,7 @@ export function compileContracts(
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
     },
   }
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput
+  const output = JSON.parse(loadSolc().compile(JSON.stringify(input))) as SolcOutput
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
   if (errors.length > 0) throw new Error(`Solidity compilation failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`)
 
