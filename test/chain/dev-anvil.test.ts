@@ -44,6 +44,27 @@ describe('the dev chain: anvil and its pool backstop', () => {
     expect(backstop.flushes).toBe(0)
   })
 
+  it('sends again a transaction anvil holds as queued although its nonce is its sender\'s next, and leaves a real gap alone', async () => {
+    anvil = await startAnvil()
+    const [stuck, gapped] = [new Wallet(ANVIL_PRIVATE_KEYS[1] as string), new Wallet(ANVIL_PRIVATE_KEYS[3] as string)]
+    const transfer = (wallet: Wallet, nonce: number) =>
+      wallet.signTransaction({ type: 2, chainId: anvil!.chainId, nonce, to: wallet.address, value: 0n, gasLimit: 21_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n })
+    // Nonce 1 while the account is at 0: queued. Moving the account to 1 leaves it queued, and mining does not take it.
+    const hash = await rpc<string>(anvil, 'eth_sendRawTransaction', [await transfer(stuck, 1)])
+    await rpc(anvil, 'anvil_setNonce', [stuck.address, '0x1'])
+    await rpc(anvil, 'evm_mine')
+    expect(await rpc(anvil, 'eth_getTransactionReceipt', [hash])).toBeNull()
+    // A queued transaction behind a real gap (nonce 5 of an account at 0) must stay as it is.
+    await rpc(anvil, 'eth_sendRawTransaction', [await transfer(gapped, 5)])
+
+    backstop = startPoolBackstop(anvil.rpcUrl, { idleMs: 100, checkEveryMs: 50 })
+    const deadline = Date.now() + 5_000
+    while ((await rpc(anvil, 'eth_getTransactionReceipt', [hash])) === null && Date.now() < deadline) await sleep(100)
+    expect(await rpc<{ status: string } | null>(anvil, 'eth_getTransactionReceipt', [hash])).toMatchObject({ status: '0x1' })
+    expect(backstop.resent).toBe(1)
+    expect(await rpc<{ queued: string }>(anvil, 'txpool_status')).toMatchObject({ queued: '0x1' })
+  })
+
   it('a burst of 1,000 requests in JSON-RPC batches leaves nothing in the pool for long', async () => {
     anvil = await startAnvil()
     backstop = startPoolBackstop(anvil.rpcUrl)
