@@ -39,7 +39,7 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { AbiCoder, Wallet, type Log } from 'ethers'
+import { AbiCoder, Transaction, Wallet, type Log } from 'ethers'
 import { Redis } from 'ioredis'
 import { WebSocket, type RawData } from 'ws'
 import { compileContracts, type ArtifactSet } from '../src/chain/artifacts.ts'
@@ -321,6 +321,22 @@ function sampleHeapPeak(metricsUrl: string, everyMs = 1_000): { stop(): Promise<
       return peak
     },
   }
+}
+
+/**
+ * A fixed piece of CPU work, timed while nothing else runs: µs per signed fulfilment transaction.
+ * This VM's speed moves between runs (the same code's runner CPU per request from 9 to 12 ms), so
+ * runs are compared against it.
+ */
+function signingMicros(samples = 300): number {
+  const wallet = new Wallet(RUNNER_KEYS[0] as string)
+  const tx = { type: 2, chainId: 31337, to: wallet.address, data: `0x${'ab'.repeat(260)}`, gasLimit: 500_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n }
+  const started = performance.now()
+  for (let nonce = 0; nonce < samples; nonce++) {
+    const unsigned = Transaction.from({ ...tx, nonce })
+    unsigned.signature = wallet.signingKey.sign(unsigned.unsignedHash)
+  }
+  return Math.round(((performance.now() - started) / samples) * 1000)
 }
 
 // ---------------------------------------------------------------- phases
@@ -673,7 +689,9 @@ async function main(): Promise<void> {
       anvilPeakRssMb: [],
     }
 
-    console.log(`bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
+    signingMicros(50)
+    const speedAtStart = signingMicros()
+    console.log(`bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; this machine signs a fulfilment in ${speedAtStart} µs`)
     const baseline = await runBaseline(ctx)
     console.log(`baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`)
     const plans: PhasePlan[] = KEY_COUNTS.map((keys) => ({ label: `runner, ${keys} key${keys > 1 ? 's' : ''}`, id: `k${keys}`, keys, requests: N }))
@@ -693,6 +711,8 @@ async function main(): Promise<void> {
       ...Object.fromEntries(phases.map((phase) => [`${phase.label.replace('runner, ', 'runner (')}; ${phase.runnerIdleRssMb} MB when started)`, phase.runnerPeakRssMb])),
     }
     printReport(baseline, phases, memory)
+    const speedAtEnd = signingMicros()
+    console.log(`\nmachine speed: a fulfilment signed in ${speedAtStart} µs before the phases, ${speedAtEnd} µs after (compare runs by it)`)
 
     const at = new Date().toISOString().replace(/[:.]/g, '-')
     const file = join(root, 'bench/results', `runner-${at}.json`)
@@ -700,7 +720,7 @@ async function main(): Promise<void> {
     writeFileSync(file, JSON.stringify({
       at: new Date().toISOString(),
       requests: N,
-      machine: { cpus: cpus().length, node: process.version, loadAverageAtEnd: loadavg().map((value) => round(value, 2)) },
+      machine: { cpus: cpus().length, node: process.version, loadAverageAtEnd: loadavg().map((value) => round(value, 2)), signingMicros: { atStart: speedAtStart, atEnd: speedAtEnd } },
       settings: {
         CHAIN_POLL_INTERVAL_MS: baseEnv.CHAIN_POLL_INTERVAL_MS, LOG_LEVEL, runnerRpc: RUNNER_RPC, baselineWindow: BASELINE_WINDOW, requestWindow: REQUEST_WINDOW,
         pacedRate: PACED_RATE, pacedSeconds: PACED_SECONDS, anvilArgs: ANVIL_ARGS, freshChainPerPhase: true,
