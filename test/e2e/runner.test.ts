@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { parseEther, Wallet, type Contract } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildDemoCases, runDemoCases, type DemoCase } from '../../src/dev/demo.ts'
+import { buildDemoCases, matchesExpected, runDemoCases, type DemoCase } from '../../src/dev/demo.ts'
 import { deployFeedConsumer } from '../../src/dev/deploy.ts'
 import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
@@ -62,7 +62,7 @@ describe('the runner end to end: on-chain request -> value stored by the consume
     const demoCase = cases.find((candidate) => candidate.job.name === name)!
     const [result] = await runDemoCases(stack, [demoCase], 30_000)
     expect(result?.actual, `request ${result?.requestId}`).toBeDefined()
-    expect(String(result?.actual)).toBe(String(demoCase.expected))
+    expect(await matchesExpected(demoCase, result?.actual), `stored ${String(result?.actual)}, expected ${String(demoCase.expected)}`).toBe(true)
     const run = await stack.runner!.runs.get(result!.requestId)
     await waitFor('the run to be recorded as fulfilled', async () => (await stack.runner!.runs.get(result!.requestId))?.state === 'fulfilled', 10_000)
     expect(run?.job).toBe(name)

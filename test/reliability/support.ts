@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Wallet, type Provider } from 'ethers'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
+import { matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
@@ -66,6 +67,17 @@ export async function readRuns(stack: DevStack, requestIds: readonly string[]): 
   } finally {
     redis.disconnect()
   }
+}
+
+/** Requests (sent in turn for `cases`, round robin) whose stored value is not their case's expected one. */
+export async function wrongValues(cases: readonly DemoCase[], sent: readonly { requestId: string }[], fulfilled: ReadonlyMap<string, { value: unknown }>): Promise<string[]> {
+  const wrong: string[] = []
+  for (const [index, request] of sent.entries()) {
+    const demoCase = cases[index % cases.length] as DemoCase
+    const value = fulfilled.get(request.requestId)?.value
+    if (!(await matchesExpected(demoCase, value))) wrong.push(`request ${index} (${demoCase.job.name}): ${String(value)}, expected ${String(demoCase.expected)}`)
+  }
+  return wrong
 }
 
 export function isFinalRun(run: RunRecord | undefined): boolean {
