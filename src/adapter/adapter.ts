@@ -69,6 +69,10 @@ export function createAdapter(options: AdapterOptions): CreatedAdapter {
     }),
     config,
   })
+  // The framework looks endpoints up by the request's (lowercased) name in a plain object, so
+  // "__proto__" and "constructor" found Object.prototype's members and the request failed with a 500;
+  // without a prototype they are unknown endpoints (404) like any other name.
+  Object.setPrototypeOf(adapter.endpointsMap, null)
   return { adapter, queue }
 }
 

@@ -88,6 +88,15 @@ describe('adapter error statuses, produced for real', () => {
     expect(feed.requests.length).toBe(before)
   })
 
+  it('answers 404 for an endpoint named after an object\'s own members, and goes on serving (the fuzz test found a 500)', async () => {
+    for (const endpoint of ['__proto__', 'constructor', 'CONSTRUCTOR', 'toString', 'hasOwnProperty']) {
+      const answer = await postAdapter(adapter.url, { endpoint })
+      expect(answer.status, `${endpoint}: ${answer.text}`).toBe(404)
+      expect(answer.text).toContain('does not have a')
+    }
+    expect((await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', date: '2024-13-01' })).status).toBe(400)
+  })
+
   it('answers 400 naming path when the path leads to no value', async () => {
     const answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', path: '$.data.noSuchField' })
     expect(answer.status).toBe(400)
