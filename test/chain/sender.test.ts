@@ -219,6 +219,31 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
     }
   })
 
+  it('a resubmit of a transaction whose job failed for good runs it again', async () => {
+    const provider = chain.dev.provider
+    const [request] = await makeRequests(chain, 1)
+    const latest = await rpc<{ gasLimit: string }>(provider, 'eth_getBlockByNumber', ['latest', false])
+    const blockGasLimit = BigInt(latest.gasLimit)
+    // More gas than a block holds: the node refuses the transaction, every attempt of the job fails.
+    const submission = { to: chain.dev.addresses.operator, data: fulfilUint256(request!, 9n), gasLimit: Number(blockGasLimit + 1_000_000n), idempotencyKey: `${request!.requestId}-too-big` }
+    const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+    const sender = createTxSender({ rpcUrl: chain.anvil.rpcUrl, chainId: chain.dev.chainId, keys: [NODE_KEY], redisUrl: testRedisUrl(), prefix: uniquePrefix('resubmit'), pollIntervalMs: 20 })
+    try {
+      await sender.start()
+      const failed = await sender.submit(submission).then(
+        () => 'mined',
+        (error: Error) => error.message,
+      )
+      expect(failed).toMatch(/gas/i)
+      await rpc(provider, 'evm_setBlockGasLimit', [`0x${(blockGasLimit * 2n).toString(16)}`])
+      expect(await sender.submit(submission)).toMatchObject({ status: 'mined', nonce })
+      expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(9n)
+    } finally {
+      await rpc(provider, 'evm_setBlockGasLimit', [`0x${blockGasLimit.toString(16)}`])
+      await sender.close()
+    }
+  }, 60_000)
+
   it('closes within its close timeout while a receipt does not come, and a sender started later finds that transaction mined, sent once', async () => {
     const provider = chain.dev.provider
     const [request] = await makeRequests(chain, 1)
