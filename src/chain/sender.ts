@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { Wallet, getAddress, keccak256, type JsonRpcProvider } from 'ethers'
@@ -665,7 +666,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
           const worker = keySender.worker
           if (!worker) return
           const closing = worker.close()
-          const finished = await Promise.race([closing.then(() => true), delay(closeTimeoutMs).then(() => false)])
+          const finished = await Promise.race([closing.then(() => true), delay(closeTimeoutMs, false, { ref: false })])
           if (!finished) keySender.failAll(new Error('tx sender closed before the receipt'))
           await closing
         }),
@@ -700,10 +701,6 @@ function fillerTx(address: string): UnsignedTx {
 
 function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new Error(String(reason))
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolveDelay) => setTimeout(resolveDelay, ms).unref())
 }
 
 function maxOf(...values: bigint[]): bigint {

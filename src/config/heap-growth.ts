@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8'
-import { settingsSchema } from './settings.ts'
+import { presentVariables, settingsSchema } from './settings.ts'
 
 /**
  * Sets V8's heap growing factor from HEAP_GROWTH_PERCENT, for the whole process.
@@ -14,6 +14,6 @@ import { settingsSchema } from './settings.ts'
  * A value the schema refuses is left to the settings parse, which names it.
  */
 export function applyHeapGrowth(env: NodeJS.ProcessEnv): void {
-  const parsed = settingsSchema.shape.HEAP_GROWTH_PERCENT.safeParse(env.HEAP_GROWTH_PERCENT?.trim() || undefined)
+  const parsed = settingsSchema.shape.HEAP_GROWTH_PERCENT.safeParse(presentVariables(env).HEAP_GROWTH_PERCENT)
   if (parsed.success && parsed.data > 0) setFlagsFromString(`--heap-growing-percent=${parsed.data}`)
 }

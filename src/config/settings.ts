@@ -112,10 +112,14 @@ export class SettingsError extends Error {
   }
 }
 
+/** The variables that are set: an empty value counts as unset, so the setting takes its default. */
+export function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''))
+}
+
 /** Parses the environment once. Unknown variables are ignored; known ones must be valid. */
 export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
-  const parsed = settingsSchema.safeParse(present)
+  const parsed = settingsSchema.safeParse(presentVariables(env))
   if (parsed.success) return parsed.data
   const problems = parsed.error.issues.map((issue) => {
     const variable = issue.path.join('.')

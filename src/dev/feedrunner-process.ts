@@ -1,4 +1,5 @@
 import { dirname, join, resolve } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { lastChars, startOwnedProcess, type OwnedProcess } from './process.ts'
 
@@ -75,7 +76,7 @@ function waitForReady(part: OwnedProcess, isReady: (text: string) => boolean, ti
     void part.exited.then(async ({ code, signal }) => {
       if (settled) return
       // 'exit' can come before the last output is read; the reason it exited is usually in it.
-      await Promise.race([closed, delay(OUTPUT_DRAIN_MS)])
+      await Promise.race([closed, delay(OUTPUT_DRAIN_MS, undefined, { ref: false })])
       settle(new Error(`exited (${code ?? signal}) before it was ready`))
     })
     function settle(error?: Error) {
@@ -87,9 +88,4 @@ function waitForReady(part: OwnedProcess, isReady: (text: string) => boolean, ti
       else resolveReady()
     }
   })
-}
-
-/** A delay that does not keep this process alive by itself. */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolveDelay) => setTimeout(resolveDelay, ms).unref())
 }

@@ -1,13 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-
-const report = new URL('./fixtures/compile-report.ts', import.meta.url).pathname
+import { runJsonFixture } from '../support/json-fixture.ts'
 
 describe('compileContracts', () => {
   // The global setup has compiled once, so the cache holds this build.
   it('reads a cached build without loading solc (~100 MB once loaded)', () => {
-    const output = execFileSync(process.execPath, ['--import', 'tsx', report], { encoding: 'utf8' })
-    const { contracts, solcLoaded } = JSON.parse(output.trim().split('\n').at(-1) as string) as { contracts: number; solcLoaded: boolean }
+    const { contracts, solcLoaded } = runJsonFixture<{ contracts: number; solcLoaded: boolean }>(new URL('./fixtures/compile-report.ts', import.meta.url))
     expect(contracts).toBeGreaterThanOrEqual(3)
     expect(solcLoaded).toBe(false)
   })

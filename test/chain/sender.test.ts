@@ -4,6 +4,7 @@ import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { startOwnedProcess, waitFor } from '../../src/dev/process.ts'
 import { createTxSender, type TxSender } from '../../src/chain/sender.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { settlesWithin } from '../support/settles-within.ts'
 import { consumerAt, fulfilUint256, makeRequests, receiptOf, rpc, startTestChain, type TestChain } from './support.ts'
 
 const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
@@ -256,9 +257,7 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
       await first.start()
       void first.submit(submission).catch(() => undefined)
       await waitFor('the transaction in the pool', async () => Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) > nonce, 10_000, 10)
-      const closing = first.close().then(() => 'closed')
-      const cutOff = new Promise((resolve) => setTimeout(() => resolve('still closing'), 5_000).unref())
-      expect(await Promise.race([closing, cutOff])).toBe('closed')
+      expect(await settlesWithin(first.close().then(() => 'closed'), 5_000)).toBe('closed')
     } finally {
       await rpc(provider, 'evm_setAutomine', [true])
       await rpc(provider, 'evm_mine')

@@ -1,12 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { parseSettings, SettingsError } from '../../src/config/settings.ts'
-
-const churn = new URL('./fixtures/heap-churn.ts', import.meta.url).pathname
+import { runJsonFixture } from '../support/json-fixture.ts'
 
 function peakHeapMb(growthPercent: string): number {
-  const output = execFileSync(process.execPath, ['--import', 'tsx', churn], { env: { ...process.env, HEAP_GROWTH_PERCENT: growthPercent }, encoding: 'utf8' })
-  return (JSON.parse(output.trim().split('\n').at(-1) as string) as { peakHeapMb: number }).peakHeapMb
+  return runJsonFixture<{ peakHeapMb: number }>(new URL('./fixtures/heap-churn.ts', import.meta.url), { HEAP_GROWTH_PERCENT: growthPercent }).peakHeapMb
 }
 
 describe('HEAP_GROWTH_PERCENT', () => {

@@ -4,17 +4,7 @@ import type { Redis } from 'ioredis'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
-
-/** Resolves to 'timed out' when `promise` has not settled within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timed out'> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
+import { settlesWithin } from '../support/settles-within.ts'
 
 describe('a worker connection closed while Redis is away', () => {
   let redis: PrivateRedis | undefined
@@ -47,9 +37,9 @@ describe('a worker connection closed while Redis is away', () => {
 
     connection.disconnect()
 
-    expect(await within(ended, 2_000)).toBeUndefined()
+    expect(await settlesWithin(ended, 2_000)).toBeUndefined()
     expect(connection.status).toBe('end')
-    expect(await within(held, 2_000)).toMatch(/Connection is closed/)
+    expect(await settlesWithin(held, 2_000)).toMatch(/Connection is closed/)
   })
 
   it('lets a BullMQ worker close in the second after Redis came back (its blocking connection is still waiting to reconnect)', async () => {
@@ -63,7 +53,7 @@ describe('a worker connection closed while Redis is away', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     redis = await startPrivateRedis({ port })
 
-    expect(await within(worker.close(), 5_000)).toBeUndefined()
+    expect(await settlesWithin(worker.close(), 5_000)).toBeUndefined()
     expect(worker.isRunning()).toBe(false)
   })
 
@@ -75,6 +65,6 @@ describe('a worker connection closed while Redis is away', () => {
     await redis.stop()
     await new Promise((resolve) => setTimeout(resolve, 1_500))
 
-    expect(await within(worker.close(), 5_000)).toBeUndefined()
+    expect(await settlesWithin(worker.close(), 5_000)).toBeUndefined()
   })
 })
