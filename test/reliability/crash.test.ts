@@ -6,7 +6,7 @@ import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { isFinalRun, onChainFulfilments, readRuns, recordFigures, seededRandom, startPart, stopPart, wrongValues, type PartKind, type PartProcess } from './support.ts'
+import { runsNotFulfilled, onChainFulfilments, readRuns, recordFigures, seededRandom, startPart, stopPart, wrongValues, type PartKind, type PartProcess } from './support.ts'
 
 const REQUESTS = 200
 const KILLS = 3
@@ -94,9 +94,7 @@ describe('crash safety: SIGKILL of runner, adapter or worker processes under loa
     expect(chain).toEqual({ responses: REQUESTS, uniqueResponses: REQUESTS, nonceDelta: REQUESTS, reverted: 0 })
     // No run left behind in received/running/sent.
     const ids = sent.map((request) => request.requestId)
-    await waitFor('every run to reach a final state', async () => [...(await readRuns(stack, ids)).values()].every(isFinalRun), 30_000, 200)
-    const runs = await readRuns(stack, ids)
-    expect([...runs.values()].filter((run) => run?.state !== 'fulfilled').map((run) => `${run?.requestId}: ${run?.state} ${run?.reason?.slice(-400) ?? ''}`)).toEqual([])
+    expect(await runsNotFulfilled(stack, ids, 30_000), `kills: ${JSON.stringify(kills)}`).toEqual([])
 
     recordFigures('crash', { seed: SEED, requests: REQUESTS, kills, fulfilled: fulfilled.size, oracleResponses: chain.responses, nodeTransactions: chain.nonceDelta, reverted: chain.reverted, nonFinalRuns: 0 })
   }, 200_000)

@@ -10,7 +10,7 @@ import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { uniquePrefix } from '../support/redis.ts'
 import { settlesWithin } from '../support/settles-within.ts'
-import { isFinalRun, onChainFulfilments, readRuns, recordFigures, wrongValues } from './support.ts'
+import { onChainFulfilments, recordFigures, runsNotFulfilled, wrongValues } from './support.ts'
 
 const REQUESTS = 100
 const DOWN_MS = 5_000
@@ -74,9 +74,7 @@ describe('Redis restart under load', () => {
     const chain = await onChainFulfilments(stack, fromBlock, nodeKey, nonceBefore)
     expect(chain).toEqual({ responses: REQUESTS, uniqueResponses: REQUESTS, nonceDelta: REQUESTS, reverted: 0 })
     const ids = sent.map((request) => request.requestId)
-    await waitFor('every run recorded in a final state', async () => [...(await readRuns(stack, ids)).values()].every(isFinalRun), 30_000, 200)
-    const runs = await readRuns(stack, ids)
-    expect([...runs.values()].filter((run) => run?.state !== 'fulfilled').map((run) => `${run?.requestId}: ${run?.state} ${run?.reason ?? ''}`)).toEqual([])
+    expect(await runsNotFulfilled(stack, ids, 30_000)).toEqual([])
     recordFigures('redis-restart', { requests: REQUESTS, redisDownMs: DOWN_MS, fulfilledBeforeOutage: fulfilledWhenStopped, fulfilled: fulfilled.size, oracleResponses: chain.responses, nodeTransactions: chain.nonceDelta, reverted: chain.reverted })
   }, 200_000)
 

@@ -80,6 +80,22 @@ export async function wrongValues(cases: readonly DemoCase[], sent: readonly { r
   return wrong
 }
 
+/**
+ * The runs not recorded as fulfilled once every run is final or `waitMs` has passed, each with its
+ * state, the times of its states and its reason, so a run left behind says where it stopped.
+ */
+export async function runsNotFulfilled(stack: DevStack, requestIds: readonly string[], waitMs: number): Promise<string[]> {
+  const deadline = Date.now() + waitMs
+  let runs = await readRuns(stack, requestIds)
+  while (![...runs.values()].every(isFinalRun) && Date.now() < deadline) {
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, 200))
+    runs = await readRuns(stack, requestIds)
+  }
+  return [...runs.entries()]
+    .filter(([, run]) => run?.state !== 'fulfilled')
+    .map(([id, run]) => `${id}: ${run?.state ?? 'no record'} ${JSON.stringify(run?.times ?? {})} ${run?.reason?.slice(-400) ?? ''}`)
+}
+
 export function isFinalRun(run: RunRecord | undefined): boolean {
   return run !== undefined && FINAL_RUN_STATES.includes(run.state)
 }
