@@ -7,7 +7,7 @@ import { errorClass, observeRun, observeTask, recordRequest, refusalClass, type 
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalReason } from './admission.ts'
 import { fromRequestPayload, requestJobId } from './request-payload.ts'
-import { isFinal, type RunRecord, type RunState, type RunStore, type TaskRecord } from './run-record.ts'
+import { isFinal, type RunRecord, type RunState, type RunStore, type RunSummary, type TaskRecord } from './run-record.ts'
 
 export interface PipelineWorkerOptions {
   queueName: string
@@ -158,7 +158,7 @@ async function finish(
   return outcomeOf(stored)
 }
 
-function outcomeOf(run: RunRecord): RequestOutcome {
+function outcomeOf(run: RunSummary): RequestOutcome {
   return { state: run.state, reason: run.reason, txHash: run.txHash }
 }
 

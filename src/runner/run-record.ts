@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import { z } from 'zod'
 import { luaScript } from '../queue/lua-script.ts'
 
 /**
@@ -37,21 +38,37 @@ export interface RunRecord {
   times: Partial<Record<RunState, number>>
 }
 
+/** What a write answers: enough to tell where the run stands, not the whole record (tasks and all). */
+export type RunSummary = Pick<RunRecord, 'requestId' | 'state'> & Partial<Pick<RunRecord, 'job' | 'txHash' | 'reason'>>
+
+const runSummarySchema = z.object({
+  requestId: z.string(),
+  state: z.enum(RUN_STATES),
+  job: z.string().optional(),
+  txHash: z.string().optional(),
+  reason: z.string().optional(),
+})
+
 const RUN_TTL_SECONDS = 7 * 24 * 3600
 const RECENT_RUNS_KEPT = 10_000
 
 /**
- * Merges `patch` into the stored run unless the stored run is already final, in one atomic step so
- * two processes racing on the same request cannot move a finished run backwards.
+ * Merges `patch` into the stored run unless the stored run is already final (or, with ARGV[6] = '1',
+ * unless a run exists at all), in one atomic step so two processes racing on the same request cannot
+ * move a finished run backwards. Answers a summary: the record with its task outputs is kilobytes,
+ * and every run writes it several times.
  */
 const UPDATE_SCRIPT = luaScript(`
+local function summary(run)
+  return cjson.encode({ requestId = run.requestId, state = run.state, job = run.job, txHash = run.txHash, reason = run.reason })
+end
 local current = redis.call('GET', KEYS[1])
-local patch = cjson.decode(ARGV[1])
 local record
 if current then
   record = cjson.decode(current)
   local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
-  if final[record.state] then return current end
+  if final[record.state] or ARGV[6] == '1' then return summary(record) end
+  local patch = cjson.decode(ARGV[1])
   for k, v in pairs(patch) do
     if k == 'times' then
       for state, at in pairs(v) do record.times[state] = at end
@@ -60,13 +77,12 @@ if current then
     end
   end
 else
-  record = patch
+  record = cjson.decode(ARGV[1])
 end
-local encoded = cjson.encode(record)
-redis.call('SET', KEYS[1], encoded, 'EX', tonumber(ARGV[2]))
+redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
 redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
 redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
-return encoded
+return summary(record)
 `)
 
 /** Run records in Redis: one JSON value per request plus a time-ordered index of recent runs. */
@@ -84,18 +100,28 @@ export class RunStore {
     return `${this.prefix}:runs`
   }
 
-  /** Creates or updates a run; a run in a final state is returned unchanged. */
-  async update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunRecord> {
+  /** Creates or updates a run; a run in a final state is left unchanged. Answers where the run stands now. */
+  update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunSummary> {
+    return this.write(requestId, patch, false)
+  }
+
+  /** Creates the run only when there is none yet (a request seen again keeps the run it has). */
+  create(requestId: string, record: Partial<RunRecord> & { state: RunState }): Promise<RunSummary> {
+    return this.write(requestId, record, true)
+  }
+
+  private async write(requestId: string, patch: Partial<RunRecord> & { state?: RunState }, onlyIfAbsent: boolean): Promise<RunSummary> {
     const now = Date.now()
     const withTime = patch.state ? { ...patch, times: { ...patch.times, [patch.state]: now } } : patch
-    const stored = (await UPDATE_SCRIPT.run(this.redis, [this.runKey(requestId), this.indexKey()], [
+    const answer = (await UPDATE_SCRIPT.run(this.redis, [this.runKey(requestId), this.indexKey()], [
       JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
       String(RUN_TTL_SECONDS),
       String(now),
       requestId.toLowerCase(),
       String(RECENT_RUNS_KEPT),
+      onlyIfAbsent ? '1' : '0',
     ])) as string
-    return decodeRun(stored)
+    return runSummarySchema.parse(JSON.parse(answer))
   }
 
   async get(requestId: string): Promise<RunRecord | undefined> {

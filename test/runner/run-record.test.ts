@@ -21,24 +21,36 @@ describe('run records', () => {
   it('records each state with its time and keeps task outputs', async () => {
     await store.update('0xAA', { ...base, state: 'received' })
     await store.update('0xaa', { state: 'running' })
-    const run = await store.update('0xaa', { state: 'fulfilled', txHash: '0xfeed', tasks: [{ id: 'fetch', type: 'bridge', output: '42' }] })
-    expect(run.state).toBe('fulfilled')
-    expect(run.job).toBe('game-odds')
-    expect(Object.keys(run.times).sort()).toEqual(['fulfilled', 'received', 'running'])
-    expect(run.tasks).toEqual([{ id: 'fetch', type: 'bridge', output: '42' }])
+    const summary = await store.update('0xaa', { state: 'fulfilled', txHash: '0xfeed', tasks: [{ id: 'fetch', type: 'bridge', output: '42' }] })
+    expect(summary).toEqual({ requestId: '0xaa', state: 'fulfilled', job: 'game-odds', txHash: '0xfeed' })
+    const run = await store.get('0xaa')
+    expect(run?.job).toBe('game-odds')
+    expect(Object.keys(run?.times ?? {}).sort()).toEqual(['fulfilled', 'received', 'running'])
+    expect(run?.tasks).toEqual([{ id: 'fetch', type: 'bridge', output: '42' }])
+  })
+
+  it('creates a run only when there is none: a request seen again keeps the run it has', async () => {
+    const created = await store.create('0xdd', { ...base, state: 'received' })
+    expect(created).toEqual({ requestId: '0xdd', state: 'received', job: 'game-odds' })
+    await store.update('0xdd', { state: 'running' })
+    const again = await store.create('0xdd', { ...base, job: 'other', state: 'received' })
+    expect(again).toMatchObject({ state: 'running', job: 'game-odds' })
+    const run = await store.get('0xdd')
+    expect(run?.state).toBe('running')
+    expect(Object.keys(run?.times ?? {}).sort()).toEqual(['received', 'running'])
   })
 
   it('never moves a final run again', async () => {
     await store.update('0xbb', { ...base, state: 'received' })
     await store.update('0xbb', { state: 'cancelled', reason: 'cancelled by requester' })
     const after = await store.update('0xbb', { state: 'running' })
-    expect(after.state).toBe('cancelled')
+    expect(after).toEqual({ requestId: '0xbb', state: 'cancelled', job: 'game-odds', reason: 'cancelled by requester' })
     expect((await store.get('0xbb'))?.reason).toBe('cancelled by requester')
   })
 
   it('lists the newest runs first', async () => {
     await store.update('0xcc', { ...base, state: 'received' })
-    const recent = await store.recent(3)
+    const recent = await store.recent(10)
     expect(recent[0]?.requestId).toBe('0xcc')
     expect(recent.map((run) => run.requestId)).toContain('0xaa')
   })
