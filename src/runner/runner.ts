@@ -93,11 +93,14 @@ export function createRunner(options: RunnerOptions): Runner {
 
   async function enqueue(event: OracleRequestEvent): Promise<void> {
     const jobId = requestJobId(event.chainId, event.operator, event.requestId)
-    const existing = await runs.get(event.requestId)
     const loaded = options.registry.bySpecId(event.specId)
-    if (!existing) await runs.update(event.requestId, { ...baseRecord(event, loaded), state: 'received' })
-    await requestsQueue.add('request', toRequestPayload(event), { jobId })
-    const job = existing?.job ?? loaded?.name
+    // Both at once: the run record is only created when absent (a request delivered again keeps its
+    // run), and a worker that takes the job first creates the run itself.
+    const [run] = await Promise.all([
+      runs.create(event.requestId, { ...baseRecord(event, loaded), state: 'received' }),
+      requestsQueue.add('request', toRequestPayload(event), { jobId }),
+    ])
+    const job = run.job ?? loaded?.name
     recordRequest(job, 'received')
     log.info({ requestId: event.requestId, job }, 'request received')
   }
@@ -154,7 +157,7 @@ export function createRunner(options: RunnerOptions): Runner {
           lockDurationMs: options.lockDurationMs ?? 30_000,
           registry: options.registry,
           runs,
-          chainAccessFor: (_requestId, onSent, run) => senderChainAccess(txSender, chainProvider, onSent, { simulate: run.retried }),
+          chainAccessFor: (_requestId, onSent, run) => senderChainAccess(txSender, chainProvider, onSent, { retried: run.retried }),
           runOptions: options.runOptions,
           logger: options.logger,
         })
