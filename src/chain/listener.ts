@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { ChainableCommander, Redis } from 'ioredis'
 import { getAddress, type Log } from 'ethers'
 import {
   CANCEL_ORACLE_REQUEST_TOPIC,
@@ -215,6 +215,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     if (to < head.number) pause.wake()
     let holdBackFrom = Number.POSITIVE_INFINITY
     let pending = 0
+    // The consumed markers of this scan and its checkpoint leave in one write, markers first: a
+    // checkpoint never passes a log whose marker is not stored.
+    const writes = options.redis.pipeline()
 
     if (from <= to) {
       const events = (await readLogs(from, to))
@@ -248,7 +251,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
           holdBackFrom = Math.min(holdBackFrom, event.blockNumber)
         }
       }
-      const failedAt = await deliver(ready.filter((event) => canonical.has(event)))
+      const failedAt = await deliver(ready.filter((event) => canonical.has(event)), writes)
       holdBackFrom = Math.min(holdBackFrom, failedAt)
     }
 
@@ -257,8 +260,12 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     if (number !== checkpoint.number || !checkpointStored) {
       const hash = number >= 0 ? (knownCanonicalHash(head, number) ?? (await blockHash(number))) : null
       checkpoint = { number, hash }
-      await options.redis.set(checkpointKey(), JSON.stringify(checkpoint))
+      writes.set(checkpointKey(), JSON.stringify(checkpoint))
       checkpointStored = true
+    }
+    if (writes.length > 0) {
+      const failed = (await writes.exec())?.find(([error]) => error !== null)
+      if (failed) throw failed[0] as Error
     }
     scannedHead = Math.max(scannedHead, to)
     for (const waiter of scanWaiters) {
@@ -276,8 +283,11 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     return new Set(events.filter((event) => hashes.get(event.blockNumber) === event.blockHash))
   }
 
-  /** Hands unconsumed events to their handlers; returns the lowest block of a failed one (or Infinity). */
-  async function deliver(events: OperatorEvent[]): Promise<number> {
+  /**
+   * Hands unconsumed events to their handlers and adds a consumed marker for each one handled to
+   * `marks`; returns the lowest block of a failed one (or Infinity).
+   */
+  async function deliver(events: OperatorEvent[], marks: ChainableCommander): Promise<number> {
     if (events.length === 0) return Number.POSITIVE_INFINITY
     const consumed = await options.redis.mget(...events.map(consumedKey))
     const fresh = events.filter((event, index) => {
@@ -297,21 +307,17 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         )),
       )
     }
-    const marks = options.redis.pipeline()
-    let marked = 0
     let failedAt = Number.POSITIVE_INFINITY
     outcomes.forEach((outcome, index) => {
       const event = fresh[index] as OperatorEvent
       if (outcome.status === 'fulfilled') {
         marks.set(consumedKey(event), '1', 'EX', consumedTtlSeconds)
-        marked += 1
         stats.delivered += 1
       } else {
         failedAt = Math.min(failedAt, event.blockNumber)
         reportError(new Error(`handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`))
       }
     })
-    if (marked > 0) await marks.exec()
     return failedAt
   }
 
