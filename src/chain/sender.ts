@@ -43,6 +43,11 @@ export interface TxSubmission {
   idempotencyKey: string
   /** Run it with eth_call before signing and send nothing if that reverts (the result says why). */
   simulate?: boolean
+  /**
+   * This may repeat an earlier submission (a redelivered run): an earlier job of the same key that
+   * failed for good runs again. A first submission skips that look (a Redis script per transaction).
+   */
+  resubmit?: boolean
 }
 
 const jobDataSchema = z.object({
@@ -644,7 +649,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         removeOnFail: { age: 7 * 24 * 3600 },
       })
       // A resubmit joins the existing job; one that failed for good (say the node was down) runs again.
-      if ((await queue.getJobState(jobId)) === 'failed') await (await queue.getJob(jobId))?.retry('failed')
+      if (submission.resubmit === true && (await queue.getJobState(jobId)) === 'failed') await (await queue.getJob(jobId))?.retry('failed')
       return txResultSchema.parse(await job.waitUntilFinished(events, timeoutMs))
     },
     stats() {

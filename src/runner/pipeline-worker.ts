@@ -104,7 +104,11 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
   const startedAt = performance.now()
   const tasks: TaskRecord[] = []
   const onSent = async (): Promise<void> => {
-    await runs.update(request.requestId, { state: 'sent', tasks: [...tasks] })
+    // The record's word for where the run is, written while the transaction is on its way: a failed
+    // write must not fail a transaction that may already be out.
+    await runs.update(request.requestId, { state: 'sent', tasks: [...tasks] }).catch((error: unknown) => {
+      jobLog.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not mark the run as sent')
+    })
   }
   const result = await runJob(loaded.job, {
     ...options.runOptions,

@@ -8,13 +8,17 @@ export class FulfilmentRevertedError extends Error {
 }
 
 export interface SenderAccessOptions {
-  /** Simulate every transaction of the run, whatever its ethtx says (a run retried or taken over). */
-  simulate?: boolean
+  /**
+   * The run was delivered before (retried, or taken over from a process that died): simulate every
+   * transaction whatever its ethtx says, and let a transaction job that failed for good run again.
+   */
+  retried?: boolean
 }
 
 /**
  * The pipeline's ethtx/ethcall, backed by the runner's transaction sender. `onSubmit` lets the run
- * record say `sent` while the transaction is on its way.
+ * record say `sent` while the transaction is on its way; it runs beside the submission, not before it,
+ * so it adds no round trip to a request's latency.
  */
 export function senderChainAccess(
   sender: TxSender,
@@ -24,14 +28,17 @@ export function senderChainAccess(
 ): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
-      await onSubmit?.(tx)
-      const result = await sender.submit({
-        to: tx.to,
-        data: tx.data,
-        gasLimit: tx.gasLimit === undefined ? undefined : Number(tx.gasLimit),
-        idempotencyKey: tx.idempotencyKey,
-        simulate: tx.simulate === true || options.simulate === true,
-      })
+      const [, result] = await Promise.all([
+        onSubmit?.(tx),
+        sender.submit({
+          to: tx.to,
+          data: tx.data,
+          gasLimit: tx.gasLimit === undefined ? undefined : Number(tx.gasLimit),
+          idempotencyKey: tx.idempotencyKey,
+          simulate: tx.simulate === true || options.retried === true,
+          resubmit: options.retried === true,
+        }),
+      ])
       if (result.status === 'reverted') {
         throw new FulfilmentRevertedError(`transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`)
       }

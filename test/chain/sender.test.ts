@@ -220,7 +220,7 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
     }
   })
 
-  it('a resubmit of a transaction whose job failed for good runs it again', async () => {
+  it('a resubmit of a transaction whose job failed for good runs it again; a first submission joins the failed job', async () => {
     const provider = chain.dev.provider
     const [request] = await makeRequests(chain, 1)
     const latest = await rpc<{ gasLimit: string }>(provider, 'eth_getBlockByNumber', ['latest', false])
@@ -237,7 +237,9 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
       )
       expect(failed).toMatch(/gas/i)
       await rpc(provider, 'evm_setBlockGasLimit', [`0x${(blockGasLimit * 2n).toString(16)}`])
-      expect(await sender.submit(submission)).toMatchObject({ status: 'mined', nonce })
+      // A first submission (not a resubmit) joins the job as it is, failed.
+      await expect(sender.submit(submission)).rejects.toThrow(/gas/i)
+      expect(await sender.submit({ ...submission, resubmit: true })).toMatchObject({ status: 'mined', nonce })
       expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(9n)
     } finally {
       await rpc(provider, 'evm_setBlockGasLimit', [`0x${blockGasLimit.toString(16)}`])

@@ -28,7 +28,28 @@ describe('senderChainAccess', () => {
     const provider = {} as JsonRpcProvider
     await senderChainAccess(sender, provider).sendTransaction(tx)
     await senderChainAccess(sender, provider).sendTransaction({ ...tx, simulate: true })
-    await senderChainAccess(sender, provider, undefined, { simulate: true }).sendTransaction(tx)
+    await senderChainAccess(sender, provider, undefined, { retried: true }).sendTransaction(tx)
     expect(submissions.map((submission) => submission.simulate)).toEqual([false, true, true])
+  })
+
+  it('asks the sender to run a failed earlier job again only for a retried run', async () => {
+    const { sender, submissions } = recordingSender()
+    const provider = {} as JsonRpcProvider
+    await senderChainAccess(sender, provider).sendTransaction({ ...tx, simulate: true })
+    await senderChainAccess(sender, provider, undefined, { retried: true }).sendTransaction(tx)
+    expect(submissions.map((submission) => submission.resubmit)).toEqual([false, true])
+  })
+
+  it('submits without waiting for the run record to say sent', async () => {
+    const { sender, submissions } = recordingSender()
+    let marked = false
+    // Resolves only once the sender has the submission: a mark written before submitting never would.
+    const onSubmit = async (): Promise<void> => {
+      while (submissions.length === 0) await new Promise((resolve) => setImmediate(resolve))
+      marked = true
+    }
+    const outcome = await senderChainAccess(sender, {} as JsonRpcProvider, onSubmit).sendTransaction(tx)
+    expect(outcome.status).toBe('confirmed')
+    expect(marked).toBe(true)
   })
 })
