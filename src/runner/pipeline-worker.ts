@@ -90,16 +90,21 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
   const runId = requestJobId(request.chainId, request.operator, request.requestId)
   const log = logger.child({ requestId: request.requestId })
   const loaded = registry.bySpecId(request.specId)
-  const existing = await runs.get(request.requestId)
-  if (existing && isFinal(existing.state)) return outcomeOf(existing)
-
   const base = baseRecord(request, loaded)
-  if (!loaded) return finish(runs, request.requestId, base, 'refused', `no job with spec id ${request.specId}`, log.child({ job: '(unknown)' }), { reason: 'unknown_job' })
+  const refuse = async (reason: string, job: string | undefined, reasonClass: ReasonClass): Promise<RequestOutcome> => {
+    // A run that is final already (a redelivery) is neither written nor counted again.
+    const existing = await runs.get(request.requestId)
+    if (existing && isFinal(existing.state)) return outcomeOf(existing)
+    return finish(runs, request.requestId, base, 'refused', reason, log.child({ job: job ?? '(unknown)' }), { job, reason: reasonClass })
+  }
+  if (!loaded) return refuse(`no job with spec id ${request.specId}`, undefined, 'unknown_job')
   const refusal = refusalReason(loaded.job.spec, request)
-  if (refusal) return finish(runs, request.requestId, base, 'refused', refusal, log.child({ job: loaded.name }), { job: loaded.name, reason: refusalClass(refusal) })
+  if (refusal) return refuse(refusal, loaded.name, refusalClass(refusal))
 
   const jobLog = log.child({ job: loaded.name })
-  await runs.update(request.requestId, { ...base, state: 'running' })
+  // A run that is final already (a late redelivery, a cancel) is left as it is: the write says so.
+  const started = await runs.update(request.requestId, { ...base, state: 'running' })
+  if (isFinal(started.state)) return outcomeOf(started)
   jobLog.info('run started')
   const startedAt = performance.now()
   const tasks: TaskRecord[] = []
