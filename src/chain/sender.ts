@@ -226,7 +226,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   // Nonce allocations and signed attempts of concurrent jobs leave in one write per tick.
   const redis = connect(true)
   const queues = queueNames.map((name) => {
-    const queue = new Queue(name, { connection: connect(), prefix: options.prefix })
+    const queue = new Queue(name, { connection: connect(true), prefix: options.prefix })
     // Every add in flight listens for 'closing'; hundreds of concurrent submits are normal here.
     queue.setMaxListeners(0)
     queue.on('error', () => undefined)
@@ -356,7 +356,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
     start(): void {
       this.worker = new Worker<TxJobData, TxResult>(queueNames[this.index] as string, (job) => this.process(job), {
-        connection: connect(),
+        connection: connect(true),
         prefix: options.prefix,
         concurrency: maxInFlight,
         lockDuration: lockDurationMs,

@@ -17,9 +17,10 @@ class EndableRedis extends Redis {
     if (waitingToReconnect && this.status === 'reconnecting') closeHandler(this)()
   }
 
-  // BullMQ duplicates the connection it is given for its blocking commands: the copy must end too.
+  // BullMQ duplicates the connection it is given for its blocking commands: the copy must end too,
+  // and it does not auto-pipeline (it only ever holds one blocking command).
   override duplicate(override?: Partial<RedisOptions>): Redis {
-    return new EndableRedis({ ...this.options, ...override })
+    return new EndableRedis({ ...this.options, enableAutoPipelining: false, ...override })
   }
 }
 
