@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { applyHeapGrowth } from '../config/heap-growth.ts'
+import { useWasmKeccak } from '../chain/keccak.ts'
 import { register as registerAdapter } from './adapter.ts'
 import { register as registerFeeds } from './feeds.ts'
 import { register as registerJobs } from './jobs.ts'
@@ -10,6 +11,7 @@ import { register as registerDev } from './dev.ts'
 // `register(program: Command): void`; add one import and one call per group below.
 
 applyHeapGrowth(process.env)
+await useWasmKeccak()
 
 const program = new Command()
   .name('feedrunner')
