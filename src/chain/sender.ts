@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq'
 import type { Redis } from 'ioredis'
-import { Wallet, getAddress, keccak256, type JsonRpcProvider } from 'ethers'
+import { getAddress, type JsonRpcProvider } from 'ethers'
 import { z } from 'zod'
 import { createRedisConnection } from '../queue/connection.ts'
 import { ALREADY_FULFILLED_REASON } from './operator.ts'
@@ -11,6 +11,7 @@ import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { revertReasonOf } from './revert.ts'
 import { wakeableSleep } from './wakeable-sleep.ts'
 import { TxStore, type TxAttempt } from './tx-store.ts'
+import { createTxSigner, type TxSigner } from './tx-signer.ts'
 
 export const DEFAULT_GAS_LIMIT = 500_000
 
@@ -209,8 +210,8 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const lockDurationMs = options.lockDurationMs ?? 15_000
   const maxFeeCap = options.maxFeePerGasCapWei ?? 10n ** 13n
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000
-  const wallets = options.keys.map((key) => new Wallet(key))
-  const addresses = wallets.map((wallet) => wallet.address)
+  const signers = options.keys.map(createTxSigner)
+  const addresses = signers.map((signer) => signer.address)
   const queueNames = addresses.map(txQueueName)
 
   // BullMQ does not close connections it was given: every one made here is closed in close().
@@ -313,9 +314,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
     constructor(
       readonly index: number,
-      private readonly wallet: Wallet,
+      private readonly signer: TxSigner,
     ) {
-      this.address = wallet.address
+      this.address = signer.address
       this.store = new TxStore(redis, `${options.prefix}:txstate:${this.address.toLowerCase()}`)
     }
 
@@ -422,7 +423,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
     private async sign(tx: UnsignedTx, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, filler = false): Promise<TxAttempt> {
       const legacy = head?.baseFee === null
-      const raw = await this.wallet.signTransaction({
+      const { raw, hash } = this.signer.sign({
         type: legacy ? 0 : 2,
         chainId,
         nonce,
@@ -433,7 +434,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         ...(legacy ? { gasPrice: fees.maxFeePerGas } : fees),
       })
       return {
-        hash: keccak256(raw),
+        hash,
         raw,
         maxFeePerGas: fees.maxFeePerGas.toString(),
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
@@ -628,7 +629,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       await rpc()
       await readHead()
       await currentFees()
-      wallets.forEach((wallet, index) => keySenders.push(new KeySender(index, wallet)))
+      signers.forEach((signer, index) => keySenders.push(new KeySender(index, signer)))
       await Promise.all(keySenders.map((keySender) => keySender.recover()))
       polling = true
       pollLoop = runPollLoop()
