@@ -75,13 +75,14 @@ export interface RequestListener {
 type HeadRef = HeadHeader
 
 /**
- * The canonical hash at `number` when the head already tells it (the head or its parent), so a scan
- * that follows the chain one block at a time asks the node for no block but the head.
+ * The canonical hash at `number` when the head already tells it (the head or its parent), or the
+ * `newHeads` notifications link down to it, so a scan asks the node for no block but the head, even
+ * one that fell several blocks behind.
  */
-function knownCanonicalHash(head: HeadRef, number: number): string | undefined {
+function knownCanonicalHash(head: HeadRef, number: number, provider: ChainProvider | undefined): string | undefined {
   if (number === head.number) return head.hash
   if (number === head.number - 1) return head.parentHash
-  return undefined
+  return provider instanceof HeadTrackingWebSocketProvider ? provider.canonicalHashFromHeaders(head, number) : undefined
 }
 
 interface Checkpoint {
@@ -163,7 +164,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   async function checkForReorg(head: HeadRef): Promise<void> {
     const current = checkpoint as Checkpoint
     if (current.number < 0) return
-    const canonical = knownCanonicalHash(head, current.number) ?? (current.number < head.number ? await blockHash(current.number) : null)
+    const canonical = knownCanonicalHash(head, current.number, provider) ?? (current.number < head.number ? await blockHash(current.number) : null)
     if (canonical !== null && canonical === current.hash) return
     const number = Math.max(-1, Math.min(current.number, head.number) - rewindDepth)
     checkpoint = { number, hash: number >= 0 ? await blockHash(number) : null }
@@ -258,7 +259,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     stats.pending = pending
     const number = Math.min(to, holdBackFrom - 1)
     if (number !== checkpoint.number || !checkpointStored) {
-      const hash = number >= 0 ? (knownCanonicalHash(head, number) ?? (await blockHash(number))) : null
+      const hash = number >= 0 ? (knownCanonicalHash(head, number, provider) ?? (await blockHash(number))) : null
       checkpoint = { number, hash }
       writes.set(checkpointKey(), JSON.stringify(checkpoint))
       checkpointStored = true
@@ -279,7 +280,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   /** The events whose block is still canonical now, at confirmation time. */
   async function canonicalEvents(events: OperatorEvent[], head: HeadRef): Promise<Set<OperatorEvent>> {
     const numbers = [...new Set(events.map((event) => event.blockNumber))]
-    const hashes = new Map(await Promise.all(numbers.map(async (number) => [number, knownCanonicalHash(head, number) ?? (await blockHash(number))] as const)))
+    const hashes = new Map(await Promise.all(numbers.map(async (number) => [number, knownCanonicalHash(head, number, provider) ?? (await blockHash(number))] as const)))
     return new Set(events.filter((event) => hashes.get(event.blockNumber) === event.blockHash))
   }
 

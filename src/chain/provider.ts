@@ -69,16 +69,43 @@ const headHeader = z.object({
   parentHash: z.string().regex(/^0x[0-9a-f]{64}$/i),
 })
 
+/** Notified headers kept: more than a listener falls behind the head between two scans. */
+const RECENT_HEADS_KEPT = 256
+
 /**
- * A WebSocket provider that keeps the header of the last `newHeads` notification: ethers passes only
+ * A WebSocket provider that keeps the headers of the last `newHeads` notifications: ethers passes only
  * the block number on, and a listener woken by the notification would otherwise ask for the very block
- * it was just told about.
+ * it was just told about, and for each block between its checkpoint and the head when it fell behind.
  */
 export class HeadTrackingWebSocketProvider extends WebSocketProvider {
   lastHead: HeadHeader | undefined
+  private readonly recentHeads = new Map<number, HeadHeader>()
 
   override _getSubscriber(sub: Subscription): Subscriber {
     return sub.type === 'block' ? new HeadTrackingBlockSubscriber(this) : super._getSubscriber(sub)
+  }
+
+  notified(header: HeadHeader): void {
+    this.lastHead = header
+    this.recentHeads.set(header.number, header)
+    // Numbers arrive in order (a reorg rewrites ones already kept): the first kept is the oldest.
+    if (this.recentHeads.size > RECENT_HEADS_KEPT) this.recentHeads.delete(this.recentHeads.keys().next().value as number)
+  }
+
+  /**
+   * The hash of block `number` on the chain ending in `head`, when the notified headers link down to
+   * it parent by parent; undefined when a link is missing. A header of a chain that was reorganised
+   * away never links to the new head, so it cannot answer.
+   */
+  canonicalHashFromHeaders(head: HeadHeader, number: number): string | undefined {
+    if (number === head.number) return head.hash
+    let child = head
+    while (child.number - 1 > number) {
+      const parent = this.recentHeads.get(child.number - 1)
+      if (parent?.hash !== child.parentHash) return undefined
+      child = parent
+    }
+    return child.number - 1 === number ? child.parentHash : undefined
   }
 }
 
@@ -89,7 +116,7 @@ class HeadTrackingBlockSubscriber extends SocketBlockSubscriber {
 
   override async _emit(provider: SocketProvider, message: unknown): Promise<void> {
     const header = headHeader.safeParse(message)
-    if (header.success) this.tracking.lastHead = { number: Number(header.data.number), hash: header.data.hash, parentHash: header.data.parentHash }
+    if (header.success) this.tracking.notified({ number: Number(header.data.number), hash: header.data.hash, parentHash: header.data.parentHash })
     await super._emit(provider, message)
   }
 }

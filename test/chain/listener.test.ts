@@ -4,7 +4,7 @@ import { decode as decodeCbor } from 'cbor-x'
 import type { Redis } from 'ioredis'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { createRequestListener, type RequestListener, type RequestListenerOptions } from '../../src/chain/listener.ts'
-import { connectProvider } from '../../src/chain/provider.ts'
+import { connectProvider, HeadTrackingWebSocketProvider } from '../../src/chain/provider.ts'
 import { ORACLE_REQUEST_TOPIC, specIdAscii, specIdPadded, type CancelRequestEvent, type OracleRequestEvent } from '../../src/chain/operator.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { PAYMENT, TEST_SPEC_ID, ValueType, consumerAt, makeRequests, receiptOf, rpc, startTestChain, type TestChain } from './support.ts'
@@ -147,6 +147,56 @@ describe('request listener on anvil', () => {
     } finally {
       await listener.stop()
       // ethers sends the eth_unsubscribe of off() without waiting for it; destroying at once rejects it.
+      await new Promise((resolveDelay) => setTimeout(resolveDelay, 200))
+      await socketProvider.destroy()
+    }
+  })
+
+  it('fallen several blocks behind the head, reads no block either: the notified headers link the head to its checkpoint', async () => {
+    const socketProvider = await connectProvider(chain.anvil.wsUrl, { chainId: chain.dev.chainId })
+    const blockReads: unknown[] = []
+    const send = socketProvider.send.bind(socketProvider)
+    socketProvider.send = async (method, params) => {
+      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash') blockReads.push((params as unknown[])[0])
+      return send(method, params)
+    }
+    // The first request's handler holds the scan until four more blocks (two with requests) are mined.
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolveHold) => (release = resolveHold))
+    let first = true
+    const { listener, requests } = listen({
+      prefix: uniquePrefix('listener'),
+      provider: socketProvider,
+      pollIntervalMs: 60_000,
+      fromBlock: (await head()) + 1,
+      onRequest: async (event) => {
+        requests.push(event)
+        if (first) {
+          first = false
+          await held
+        }
+      },
+    })
+    try {
+      await listener.start()
+      await listener.whenScanned(await head())
+      blockReads.length = 0
+      const [firstRequest] = await makeRequests(chain, 1)
+      await expect.poll(() => requests.length).toBe(1)
+      const later = [...(await makeRequests(chain, 1)), ...(await makeRequests(chain, 1))]
+      await rpc(provider, 'evm_mine', [])
+      await rpc(provider, 'evm_mine', [])
+      const top = await head()
+      expect(top - firstRequest!.blockNumber).toBeGreaterThanOrEqual(4)
+      // Every header must have been notified before the scan it would answer runs.
+      await expect.poll(() => (socketProvider as HeadTrackingWebSocketProvider).lastHead?.number).toBe(top)
+      release()
+      await listener.whenScanned(top, 4_000)
+      expect(requests.map((event) => event.requestId)).toEqual([firstRequest, ...later].map((request) => request!.requestId))
+      expect(blockReads).toEqual([])
+    } finally {
+      release()
+      await listener.stop()
       await new Promise((resolveDelay) => setTimeout(resolveDelay, 200))
       await socketProvider.destroy()
     }
