@@ -256,17 +256,18 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       holdBackFrom = Math.min(holdBackFrom, failedAt)
     }
 
-    stats.pending = pending
-    const number = Math.min(to, holdBackFrom - 1)
-    if (number !== checkpoint.number || !checkpointStored) {
-      const hash = number >= 0 ? (knownCanonicalHash(head, number, provider) ?? (await blockHash(number))) : null
-      checkpoint = { number, hash }
-      writes.set(checkpointKey(), JSON.stringify(checkpoint))
-      checkpointStored = true
-    }
-    if (writes.length > 0) {
-      const failed = (await writes.exec())?.find(([error]) => error !== null)
-      if (failed) throw failed[0] as Error
+    try {
+      stats.pending = pending
+      const number = Math.min(to, holdBackFrom - 1)
+      if (number !== checkpoint.number || !checkpointStored) {
+        const hash = number >= 0 ? (knownCanonicalHash(head, number, provider) ?? (await blockHash(number))) : null
+        checkpoint = { number, hash }
+        writes.set(checkpointKey(), JSON.stringify(checkpoint))
+        checkpointStored = true
+      }
+    } finally {
+      // The markers leave even when the checkpoint's block could not be read: what was delivered stays consumed.
+      await execAll(writes)
     }
     scannedHead = Math.max(scannedHead, to)
     for (const waiter of scanWaiters) {
@@ -402,6 +403,13 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
 }
 
 const HANDLER_CONCURRENCY = 256
+
+/** Sends a pipeline (if it holds anything) and throws the first command error it met. */
+async function execAll(pipeline: ChainableCommander): Promise<void> {
+  if (pipeline.length === 0) return
+  const failed = (await pipeline.exec())?.find(([error]) => error !== null)
+  if (failed) throw failed[0] as Error
+}
 
 function normalizeSpecIds(specIds: ReadonlyMap<string, SpecFilter>): Map<string, SpecFilter> {
   return new Map([...specIds].map(([specId, filter]) => [specId.toLowerCase(), filter]))
