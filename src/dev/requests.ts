@@ -145,12 +145,24 @@ export async function requestsOfTransactions(
     }
     if (byTx.size === wanted.size) break
     if (Date.now() > deadline) {
-      const missing = hashes.find((hash) => !byTx.has(hash.toLowerCase()))
-      throw new Error(`${wanted.size - byTx.size} of ${wanted.size} request transactions made no OracleRequest by block ${fromBlock - 1} (e.g. ${missing})`)
+      const missing = hashes.find((hash) => !byTx.has(hash.toLowerCase())) as string
+      throw new Error(`${wanted.size - byTx.size} of ${wanted.size} request transactions made no OracleRequest by block ${fromBlock - 1} (e.g. ${missing}: ${await whereIs(provider, missing)})`)
     }
     await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
   }
   return hashes.map((hash, index) => ({ ...(byTx.get(hash.toLowerCase()) as SentRequest), sentAt: sentAt[index] ?? Date.now() }))
+}
+
+/** Where a transaction is, in words for an error: mined (and how), waiting in the node's pool, or unknown to it. */
+async function whereIs(provider: Provider, hash: string): Promise<string> {
+  try {
+    const [receipt, transaction, head] = await Promise.all([provider.getTransactionReceipt(hash), provider.getTransaction(hash), provider.getBlockNumber()])
+    if (receipt) return `mined in block ${receipt.blockNumber} with status ${receipt.status}, ${receipt.logs.length} logs; head ${head}`
+    if (transaction) return `not mined, known to the node (nonce ${transaction.nonce} from ${transaction.from}); head ${head}`
+    return `unknown to the node; head ${head}`
+  } catch (error) {
+    return `could not be looked up: ${error instanceof Error ? error.message : String(error)}`
+  }
 }
 
 /**
