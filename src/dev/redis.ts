@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Socket } from 'node:net'
@@ -26,6 +26,8 @@ export interface PrivateRedis {
   readonly url: string
   readonly port: number
   readonly process: OwnedProcess
+  /** Its working directory: `persistDir`, or a temporary one that stop() removes. */
+  readonly dir: string
   stop(): Promise<void>
 }
 
@@ -70,7 +72,13 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     await waitFor(`redis-server on ${url}`, () => redisAnswers(url))
   } catch (error) {
     await process.stop()
+    if (options.persistDir === undefined) rmSync(dir, { recursive: true, force: true })
     throw new Error(`redis-server did not start: ${(error as Error).message}\n${process.output()}`)
   }
-  return { url, port, process, stop: () => process.stop() }
+  const stop = async (): Promise<void> => {
+    await process.stop()
+    // A directory made here is ours to remove; a persistDir is the caller's.
+    if (options.persistDir === undefined) rmSync(dir, { recursive: true, force: true })
+  }
+  return { url, port, process, dir, stop }
 }
