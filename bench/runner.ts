@@ -628,10 +628,13 @@ async function main(): Promise<void> {
   try {
     // A private redis-server by default: no other load on it, and its command counts are ours alone.
     let redisUrl = process.env.BENCH_REDIS_URL ?? ''
+    // Its CPU per request is counted with the other processes' (a Redis given by URL is not ours to measure).
+    let redisPid: number | undefined
     if (!redisUrl || !(await redisAnswers(redisUrl))) {
       const privateRedis = await startPrivateRedis()
       cleanups.push(() => privateRedis.stop())
       redisUrl = privateRedis.url
+      redisPid = privateRedis.process.pid
     }
     const prefix = `bench-runner-${Date.now().toString(36)}`
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: null })
@@ -685,7 +688,7 @@ async function main(): Promise<void> {
       baseEnv,
       externalJobId: job.externalJobId,
       prefix,
-      pids: { adapter: adapter.child.pid!, worker: worker.child.pid!, feeds: feeds.child.pid!, bench: process.pid },
+      pids: { adapter: adapter.child.pid!, worker: worker.child.pid!, feeds: feeds.child.pid!, bench: process.pid, ...(redisPid === undefined ? {} : { redis: redisPid }) },
       anvilPeakRssMb: [],
     }
 
