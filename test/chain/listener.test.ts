@@ -32,6 +32,18 @@ describe('request listener on anvil', () => {
 
   const head = async () => Number(await rpc<string>(provider, 'eth_blockNumber'))
 
+  /** A WebSocket provider of the test chain that records every block it is asked for. */
+  async function socketProviderCountingBlockReads() {
+    const socketProvider = await connectProvider(chain.anvil.wsUrl, { chainId: chain.dev.chainId })
+    const blockReads: unknown[] = []
+    const send = socketProvider.send.bind(socketProvider)
+    socketProvider.send = async (method, params) => {
+      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash') blockReads.push((params as unknown[])[0])
+      return send(method, params)
+    }
+    return { socketProvider, blockReads }
+  }
+
   function listen(overrides: Partial<RequestListenerOptions> & { prefix: string }) {
     const requests: OracleRequestEvent[] = []
     const cancels: CancelRequestEvent[] = []
@@ -125,13 +137,7 @@ describe('request listener on anvil', () => {
   })
 
   it('woken by newHeads over a WebSocket, reads no block at all: the notification carries the head', async () => {
-    const socketProvider = await connectProvider(chain.anvil.wsUrl, { chainId: chain.dev.chainId })
-    const blockReads: unknown[] = []
-    const send = socketProvider.send.bind(socketProvider)
-    socketProvider.send = async (method, params) => {
-      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash') blockReads.push((params as unknown[])[0])
-      return send(method, params)
-    }
+    const { socketProvider, blockReads } = await socketProviderCountingBlockReads()
     // A 60 s poll interval: every scan below is one a notification woke.
     const { listener, requests } = listen({ prefix: uniquePrefix('listener'), provider: socketProvider, pollIntervalMs: 60_000, fromBlock: (await head()) + 1 })
     try {
@@ -153,13 +159,7 @@ describe('request listener on anvil', () => {
   })
 
   it('fallen several blocks behind the head, reads no block either: the notified headers link the head to its checkpoint', async () => {
-    const socketProvider = await connectProvider(chain.anvil.wsUrl, { chainId: chain.dev.chainId })
-    const blockReads: unknown[] = []
-    const send = socketProvider.send.bind(socketProvider)
-    socketProvider.send = async (method, params) => {
-      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash') blockReads.push((params as unknown[])[0])
-      return send(method, params)
-    }
+    const { socketProvider, blockReads } = await socketProviderCountingBlockReads()
     // The first request's handler holds the scan until four more blocks (two with requests) are mined.
     let release: () => void = () => undefined
     const held = new Promise<void>((resolveHold) => (release = resolveHold))
