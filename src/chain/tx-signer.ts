@@ -15,10 +15,11 @@ export interface TxSigner {
 
 /**
  * A signer that makes the same bytes as ethers' `Wallet.signTransaction` (RFC 6979 signatures are
- * deterministic, and both libraries give the low-S one) at about half its cost: ethers builds and
- * serialises the transaction, and libsecp256k1 compiled to WebAssembly (tiny-secp256k1) signs its
- * hash in ~0.1 ms where ethers' JavaScript curve takes ~0.3 ms and more under load. Signing was the
- * runner's largest single cost per request (README, Performance).
+ * deterministic, and both libraries give the low-S one) at two thirds of its cost with the WebAssembly
+ * Keccak (`npm run bench:signing`): ethers builds and serialises the transaction, and libsecp256k1
+ * compiled to WebAssembly (tiny-secp256k1) signs its hash in ~0.1 ms where ethers' JavaScript curve
+ * takes ~0.3 ms, more under load. Signing was the runner's largest single cost per request (README,
+ * Performance).
  */
 export function createTxSigner(privateKey: string): TxSigner {
   const signingKey = new SigningKey(privateKey)

@@ -10,10 +10,9 @@ import { postJsonRpcBatch, type RpcCall } from '../chain/json-rpc-batch.ts'
  * So while automine is on, a pool holding ready transactions with no block *with transactions* for
  * `idleMs`, and whose number of ready transactions has not changed for as long, is mined with
  * `evm_mine`. The second condition came later: on a loaded machine anvil can spend more than `idleMs`
- * over a burst, and an `evm_mine` while it is still mining lost transactions (anvil 1.7 dropped 936 of
- * 1,000 requests from its pool, never mined, in 1 of 15 bursts with one core kept busy, and once more
- * with a transaction sent instead of the `evm_mine`; in 30 bursts without a backstop none was stuck). A pool that is non-empty while such blocks keep coming is a busy
- * chain, not a stuck one, and is left alone; with automine off (a test driving the chain by hand) the
+ * over a burst, and an `evm_mine` while it is still mining lost transactions (anvil 1.7 dropped most of
+ * a burst of 1,000 from its pool, never mined; README, Performance, What is left). A pool that is
+ * non-empty while such blocks keep coming is a busy chain, not a stuck one, and is left alone; with automine off (a test driving the chain by hand) the
  * pool is the test's business. anvil's own backstop, `--block-time` with `--mixed-mining`, was tried
  * and dropped: its memory grew to 840 MB over 3,000 blocks against 98 MB without it.
  *
