@@ -12,6 +12,16 @@ async function rpc<T>(anvil: Anvil, method: string, params: unknown[] = []): Pro
   return body.result as T
 }
 
+/** EIP-2935's history contract: from Prague on, each block stores its parent's hash there. */
+const HISTORY_CONTRACT = '0x0000F90827F1C53a10cb7A02335B175320002935'
+const ZERO_WORD = `0x${'0'.repeat(64)}`
+
+/** The history contract's slot for block 1's hash, after a few blocks. */
+async function storedHashOfBlock1(anvil: Anvil): Promise<string> {
+  await rpc(anvil, 'anvil_mine', ['0x3'])
+  return rpc<string>(anvil, 'eth_getStorageAt', [HISTORY_CONTRACT, '0x1', 'latest'])
+}
+
 const pending = async (anvil: Anvil) => Number((await rpc<{ pending: string }>(anvil, 'txpool_status')).pending)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -23,6 +33,17 @@ describe('the dev chain: anvil and its pool backstop', () => {
     await anvil?.stop()
     anvil = undefined
     backstop = undefined
+  })
+
+  it('runs without the EIP-2935 block-hash history, whose storage made each anvil block dearer than the last', async () => {
+    anvil = await startAnvil()
+    expect(await storedHashOfBlock1(anvil)).toBe(ZERO_WORD)
+  })
+
+  it('keeps a hardfork given in extraArgs (the bench passes its own)', async () => {
+    anvil = await startAnvil({ extraArgs: ['--hardfork', 'prague'] })
+    const stored = await storedHashOfBlock1(anvil)
+    expect(stored).toBe((await rpc<{ hash: string }>(anvil, 'eth_getBlockByNumber', ['0x1', false])).hash)
   })
 
   it('keeps the recent states for past-block reads (revert replays)', async () => {
