@@ -1,4 +1,8 @@
+import { Agent, request } from 'undici'
 import { z } from 'zod'
+
+/** Keep-alive connections to the node, used by undici's request (lighter than fetch for a call per batch). */
+const nodeConnections = new Agent({ keepAliveTimeout: 10_000 })
 
 /** One call of a batch: the method and its parameters. */
 export type RpcCall = readonly [method: string, params: readonly unknown[]]
@@ -20,14 +24,18 @@ const batchAnswer = z.array(
  * error, timeout, or an answer that is not a batch; a call the node left unanswered is an error outcome.
  */
 export async function postJsonRpcBatch(rpcUrl: string, calls: readonly RpcCall[], timeoutMs = 30_000): Promise<RpcOutcome[]> {
-  const response = await fetch(rpcUrl, {
+  const response = await request(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }))),
     signal: AbortSignal.timeout(timeoutMs),
+    dispatcher: nodeConnections,
   })
-  if (!response.ok) throw new Error(`${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.status}`)
-  const answers = new Map(batchAnswer.parse(await response.json()).map((answer) => [answer.id, answer]))
+  if (response.statusCode < 200 || response.statusCode >= 300) {
+    await response.body.dump()
+    throw new Error(`${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.statusCode}`)
+  }
+  const answers = new Map(batchAnswer.parse(await response.body.json()).map((answer) => [answer.id, answer]))
   return calls.map((_, id): RpcOutcome => {
     const answer = answers.get(id)
     if (!answer) return { ok: false, message: 'the node did not answer this call' }

@@ -9,7 +9,7 @@ import type { Job } from './spec/loader.ts'
  * `req._add` calls would, inside an OracleRequest log with a fake requestId; bridges and HTTP are real;
  * the transaction is recorded, not sent.
  */
-export interface DryRunOptions extends Pick<RunOptions, 'env' | 'fetch' | 'aliases' | 'onTask' | 'signal'> {
+export interface DryRunOptions extends Pick<RunOptions, 'env' | 'aliases' | 'onTask' | 'signal'> {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string
   /** The callback the requester names; default: FeedConsumer's for the spec's value type. */

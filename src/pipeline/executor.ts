@@ -57,7 +57,6 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     chain: options.chain,
     aliases: options.aliases,
     env: options.env ?? process.env,
-    fetch: options.fetch ?? fetch,
     defaultGasLimit: options.defaultGasLimit ?? (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),
   }
   const vars: Vars = { jobSpec: { ...jobSpecVars(job), ...options.jobSpec }, jobRun: { ...options.jobRun } }

@@ -35,8 +35,6 @@ export interface RunContext {
   defaultGasLimit?: bigint
   /** Environment for settings such as BRIDGE_<NAME>_URL. */
   env: NodeJS.ProcessEnv
-  /** HTTP client; global fetch by default (tests may pass their own). */
-  fetch: typeof fetch
 }
 
 export type TaskInput = { ok: true; value: unknown; from: string } | { ok: false; error: Error; from: string }

@@ -34,7 +34,6 @@ export const bridge: TaskDefinition = {
       body: toJsonText(body),
       headers: { 'content-type': 'application/json', ...headerPairs(task.json('headers')) },
       signal: task.signal,
-      fetch: task.context.fetch,
     })
     const adapterStatus = statusInBody(text)
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {

@@ -74,6 +74,11 @@ async function assertPublicHost(url: URL): Promise<void> {
   }
 }
 
+const SUPPORTED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const
+function isSupportedMethod(method: string): method is (typeof SUPPORTED_METHODS)[number] {
+  return (SUPPORTED_METHODS as readonly string[]).includes(method)
+}
+
 export const http: TaskDefinition = {
   type: 'http',
   attributes: ['method', 'url', 'requestData', 'headers', 'allowUnrestrictedNetworkAccess'],
@@ -81,7 +86,7 @@ export const http: TaskDefinition = {
   jsonAttributes: ['requestData', 'headers'],
   async run(task) {
     const method = String(task.value('method') ?? 'GET').toUpperCase()
-    if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].includes(method)) throw new TaskError(`method ${method} is not supported`)
+    if (!isSupportedMethod(method)) throw new TaskError(`method ${method} is not supported`)
     const urlText = String(task.value('url') ?? '')
     let url: URL
     try {
@@ -102,7 +107,6 @@ export const http: TaskDefinition = {
       body: withBody ? toJsonText(requestData) : undefined,
       headers: { ...(withBody ? { 'content-type': 'application/json' } : {}), ...headerPairs(task.json('headers')) },
       signal: task.signal,
-      fetch: task.context.fetch,
       redirect: guarded ? 'error' : 'follow',
     })
     if (status < 200 || status >= 300) {

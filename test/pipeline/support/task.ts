@@ -19,7 +19,7 @@ export async function runTask(
     attributes: { type, ...attributes },
     inputs,
     vars: options.vars ?? {},
-    context: { runId: 'test', env: {}, fetch, ...options.context },
+    context: { runId: 'test', env: {}, ...options.context },
     signal: AbortSignal.timeout(10_000),
   })
   return definition.run(task)

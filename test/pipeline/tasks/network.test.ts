@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RecordingChainAccess } from '../../../src/pipeline/index.ts'
 import { ethtx } from '../../../src/pipeline/tasks/ethtx.ts'
 import { isRestrictedAddress } from '../../../src/pipeline/tasks/http.ts'
+import { exchange } from '../../../src/pipeline/tasks/http-client.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
 import { runTask } from '../support/task.ts'
 
@@ -68,6 +69,28 @@ describe('http', () => {
   it('fails on a non-2xx answer and marks 5xx retryable', async () => {
     await expect(runTask('http', { method: 'GET', url: `${server.url}/flaky` })).rejects.toMatchObject({ retryable: true, message: expect.stringContaining('answered 503: busy') })
     await expect(runTask('http', { method: 'GET', url: 'ftp://example.com/' })).rejects.toThrow('must be http or https')
+  })
+})
+
+describe('the HTTP exchange', () => {
+  it('follows a redirect for a URL the operator wrote, and refuses one in error mode', async () => {
+    const request = { method: 'GET', url: `${server.url}/redirect`, headers: {}, signal: AbortSignal.timeout(5_000) } as const
+    expect(JSON.parse((await exchange(request)).text)).toMatchObject({ result: '144' })
+    await expect(exchange({ ...request, redirect: 'error' })).rejects.toThrow('answered a redirect (302)')
+  })
+  it('names the connection error and marks it retryable', async () => {
+    const closed = await startTestServer(() => undefined)
+    const url = `${closed.url}/adapter`
+    await closed.close()
+    await expect(exchange({ method: 'POST', url, body: '{}', headers: {}, signal: AbortSignal.timeout(5_000) })).rejects.toMatchObject({ retryable: true, message: expect.stringContaining('failed: ECONNREFUSED') })
+  })
+  it('says timed out when its signal ends the exchange', async () => {
+    const silent = await startTestServer(() => undefined)
+    try {
+      await expect(exchange({ method: 'GET', url: `${silent.url}/slow`, headers: {}, signal: AbortSignal.timeout(200) })).rejects.toMatchObject({ retryable: true, message: expect.stringContaining('failed: timed out') })
+    } finally {
+      await silent.close()
+    }
   })
 })
 
