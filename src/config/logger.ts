@@ -25,7 +25,9 @@ export function createLogger(settings: Settings, name = 'feedrunner', destinatio
   if (settings.LOG_FORMAT === 'pretty') {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname' } } })
   }
-  return pino(options)
+  // Asynchronous writes: under load the lines of one write's wait leave in the next write, instead of a
+  // blocking write(2) per line. pino flushes what is left when the process exits.
+  return pino(options, pino.destination({ dest: 1, sync: false }))
 }
 
 export function scrubSecrets(text: string, secrets: readonly string[]): string {

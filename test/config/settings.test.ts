@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { createLogger, parseSettings, required, SettingsError } from '../../src/config/index.ts'
 import { Writable } from 'node:stream'
+import { spawnSync } from 'node:child_process'
+
+/** The stdout lines of a process that logs `lines` lines and then ends as `end` says. */
+function linesLoggedBefore(end: 'exit' | 'throw' | 'return', lines: number): string[] {
+  const fixture = new URL('./fixtures/log-then-exit.ts', import.meta.url).pathname
+  const child = spawnSync(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, END: end, LINES: String(lines) }, encoding: 'utf8' })
+  return child.stdout.split('\n').filter((line) => line.includes('"msg":"line"'))
+}
 
 describe('settings', () => {
   it('applies defaults when the environment is empty', () => {
@@ -42,4 +50,13 @@ describe('settings', () => {
     expect(written).not.toContain(key)
     expect(written).not.toContain('abc')
   })
+
+  // The logger writes asynchronously; what it holds when the process ends must still come out.
+  it('writes every line logged before process.exit, an uncaught error or the end of the program', () => {
+    for (const end of ['exit', 'throw', 'return'] as const) {
+      const lines = linesLoggedBefore(end, 3_000)
+      expect(lines, end).toHaveLength(3_000)
+      expect(JSON.parse(lines.at(-1) as string), end).toMatchObject({ index: 2_999 })
+    }
+  }, 30_000)
 })
