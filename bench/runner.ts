@@ -14,11 +14,11 @@
  *    latency is the runner's own and not time spent queueing behind a burst;
  * and the peak RSS (VmHWM) of every process. Prints a table and writes bench/results/<timestamp>.json.
  *
- * Every phase runs on its own fresh anvil on the same port. anvil's cost per block grows with its
- * chain: plain self-transfers measured 1.3 ms of CPU per block on a fresh chain and 7 ms after 2,000
- * blocks when anvil kept every past state; with the dev chain's 64 (src/dev/anvil.ts) they averaged
- * 1.4 ms over 1,500 blocks and 2.4 ms over 3,000, and a fulfilment block costs more with 1,000 open
- * requests in the Operator's storage. Phases sharing one chain
+ * Every phase runs on its own fresh anvil on the same port. anvil 1.7.1 rebuilds the whole state trie
+ * for every block, so a block costs it more the more storage the chain holds: the consumer keeps 2.6
+ * slots per request before its answer (measured with anvil_dumpState) and one more after, the Operator
+ * one per open request, and under Prague each block also adds one to the EIP-2935 history (the dev
+ * chain runs Cancun for that reason, src/dev/anvil.ts). Phases sharing one chain
  * would be penalised by the phases before them and the baseline would not be comparable. The
  * contracts land at the same addresses on every fresh chain, so the adapter, fetch worker and feed
  * service keep running across phases; each phase starts its own runner process.
@@ -85,7 +85,7 @@ const REQUEST_WINDOW = 32
  * the noise (p50 150-580 ms either way). ws is never worse, so it is the default.
  */
 const RUNNER_RPC = process.env.BENCH_RUNNER_RPC ?? 'ws'
-/** Extra anvil arguments for every phase's chain, e.g. `--hardfork cancun`. */
+/** Extra anvil arguments for every phase's chain, e.g. `--hardfork prague` (the dev chain runs Cancun). */
 const ANVIL_ARGS = (process.env.BENCH_ANVIL_ARGS ?? '').split(' ').filter(Boolean)
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
 /** Node flags for each runner process, e.g. `--max-old-space-size=256` (NODE_OPTIONS would reach every process). */
@@ -467,6 +467,8 @@ interface RunnerPhaseResult {
   anvilFlushes: number
   /** Blocks mined during the phase (requests and fulfilments). */
   blocks: number
+  /** Distinct blocks holding the phase's requests, its fulfilments, and neither (empty or foreign). */
+  blockKinds: { withRequests: number; withFulfilments: number; withNeither: number }
 }
 
 async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
@@ -516,6 +518,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
     const runnerPeakHeap = await heapSampler.stop()
 
+    const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - head
     const requestBlocks = sent.map((item) => item.blockNumber)
     const fulfilBlocks = [...fulfilled.values()].map((item) => item.blockNumber)
     const seen = async (block: number) => watcher.seen(block)
@@ -589,7 +592,12 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
       cpuMsPerRequest,
       redisCommandsPerRequest,
       anvilFlushes: backstop.flushes - flushesBefore,
-      blocks: Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - head,
+      blocks,
+      blockKinds: {
+        withRequests: new Set(requestBlocks).size,
+        withFulfilments: new Set(fulfilBlocks).size,
+        withNeither: blocks - new Set([...requestBlocks, ...fulfilBlocks]).size,
+      },
     }
   } finally {
     stopping = true
@@ -740,13 +748,14 @@ async function main(): Promise<void> {
 }
 
 function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memory: Record<string, number>): void {
-  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'blocks', 'anvil flushes']]
-  rows.push([`baseline (pre-signed, 1 key, batches of ${baseline.window})`, `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.window), '-', '-', String(baseline.blocks), String(baseline.anvilFlushes)])
+  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'blocks', 'with req / ful / neither', 'anvil flushes']]
+  rows.push([`baseline (pre-signed, 1 key, batches of ${baseline.window})`, `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.window), '-', '-', String(baseline.blocks), '-', String(baseline.anvilFlushes)])
   for (const phase of phases) {
     rows.push([
       phase.label, `${phase.fulfilled}/${phase.requests}`, String(phase.fulfilmentsPerSecond), phase.paced ? '-' : String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
       String(phase.latencyMs.p50), String(phase.latencyMs.p95), String(phase.latencyMs.p99), String(phase.requestsPerSecond), String(phase.maxInFlight), phase.exactlyOnce ? 'yes' : 'NO',
-      String(phase.redisCommandsPerRequest), String(phase.blocks), String(phase.anvilFlushes),
+      String(phase.redisCommandsPerRequest), String(phase.blocks),
+      `${phase.blockKinds.withRequests} / ${phase.blockKinds.withFulfilments} / ${phase.blockKinds.withNeither}`, String(phase.anvilFlushes),
     ])
   }
   console.log('\n' + table(rows))
