@@ -6,6 +6,7 @@ import { getAddress, type JsonRpcProvider } from 'ethers'
 import { z } from 'zod'
 import { createRedisConnection } from '../queue/connection.ts'
 import { ALREADY_FULFILLED_REASON } from './operator.ts'
+import { createJsonRpcClient } from './json-rpc-batch.ts'
 import { connectProvider } from './provider.ts'
 import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { revertReasonOf } from './revert.ts'
@@ -252,8 +253,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     return provider
   }
 
-  async function send<T>(method: string, params: unknown[]): Promise<T> {
-    return (await rpc()).send(method, params) as Promise<T>
+  // Raw calls (heads, nonces, receipts, broadcasts) go through a batching client; ethers' provider is
+  // kept for eth_call, whose revert data it decodes.
+  const node = createJsonRpcClient(httpUrlOf(options.rpcUrl))
+  function send<T>(method: string, params: unknown[]): Promise<T> {
+    return node.call<T>(method, params)
   }
 
   async function readHead(): Promise<Head> {
