@@ -42,6 +42,16 @@ return nonce
 `)
 
 /** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
+/**
+ * Stores a job's signed attempts and renews its expiry, together. A script rather than MULTI/EXEC:
+ * ioredis sends a transaction as a write of its own, while scripts join the auto-pipelined write of
+ * the tick, with the nonce allocations and attempts of the other jobs signed in the same batch.
+ */
+const STORE_ATTEMPTS = luaScript(`
+redis.call('HSET', KEYS[1], 'attempts', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+`)
+
 export class TxStore {
   constructor(
     private readonly redis: Redis,
@@ -66,7 +76,7 @@ export class TxStore {
 
   /** Records a signed attempt; called before it is broadcast, so a crash can only lead to a rebroadcast. */
   async addAttempt(jobId: string, attempts: readonly TxAttempt[]): Promise<void> {
-    await this.redis.multi().hset(this.jobKey(jobId), 'attempts', JSON.stringify(attempts)).expire(this.jobKey(jobId), this.ttlSeconds).exec()
+    await STORE_ATTEMPTS.run(this.redis, [this.jobKey(jobId)], [JSON.stringify(attempts), this.ttlSeconds])
   }
 
   /** The job's transaction is final: it no longer blocks anything. */
