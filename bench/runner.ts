@@ -323,6 +323,13 @@ function sampleHeapPeak(metricsUrl: string, everyMs = 1_000): { stop(): Promise<
   }
 }
 
+/** The sum of a counter over its labels (every key's), scraped once; NaN when it cannot be read. */
+async function counterSum(metricsUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text().catch(() => '')
+  const values = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((match) => Number(match[1]))
+  return values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0)
+}
+
 /**
  * A fixed piece of CPU work, timed while nothing else runs: µs per signed fulfilment transaction.
  * This VM's speed moves between runs (the same code's runner CPU per request from 9 to 12 ms), so
@@ -467,6 +474,8 @@ interface RunnerPhaseResult {
   anvilFlushes: number
   /** Blocks mined during the phase (requests and fulfilments). */
   blocks: number
+  /** Fulfilment transactions the runner re-signed with higher fees because they sat unmined for blocks. */
+  bumps: number
   /** Distinct blocks holding the phase's requests, its fulfilments, and neither (empty or foreign). */
   blockKinds: { withRequests: number; withFulfilments: number; withNeither: number }
 }
@@ -517,6 +526,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2)]))
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
     const runnerPeakHeap = await heapSampler.stop()
+    const bumps = await counterSum(`http://127.0.0.1:${operationsPort}/metrics`, 'feedrunner_tx_bumped_total')
 
     const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - head
     const requestBlocks = sent.map((item) => item.blockNumber)
@@ -593,6 +603,7 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
       redisCommandsPerRequest,
       anvilFlushes: backstop.flushes - flushesBefore,
       blocks,
+      bumps,
       blockKinds: {
         withRequests: new Set(requestBlocks).size,
         withFulfilments: new Set(fulfilBlocks).size,
@@ -748,14 +759,14 @@ async function main(): Promise<void> {
 }
 
 function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memory: Record<string, number>): void {
-  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'blocks', 'with req / ful / neither', 'anvil flushes']]
-  rows.push([`baseline (pre-signed, 1 key, batches of ${baseline.window})`, `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.window), '-', '-', String(baseline.blocks), '-', String(baseline.anvilFlushes)])
+  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'blocks', 'with req / ful / neither', 'bumps', 'anvil flushes']]
+  rows.push([`baseline (pre-signed, 1 key, batches of ${baseline.window})`, `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.window), '-', '-', String(baseline.blocks), '-', '-', String(baseline.anvilFlushes)])
   for (const phase of phases) {
     rows.push([
       phase.label, `${phase.fulfilled}/${phase.requests}`, String(phase.fulfilmentsPerSecond), phase.paced ? '-' : String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
       String(phase.latencyMs.p50), String(phase.latencyMs.p95), String(phase.latencyMs.p99), String(phase.requestsPerSecond), String(phase.maxInFlight), phase.exactlyOnce ? 'yes' : 'NO',
       String(phase.redisCommandsPerRequest), String(phase.blocks),
-      `${phase.blockKinds.withRequests} / ${phase.blockKinds.withFulfilments} / ${phase.blockKinds.withNeither}`, String(phase.anvilFlushes),
+      `${phase.blockKinds.withRequests} / ${phase.blockKinds.withFulfilments} / ${phase.blockKinds.withNeither}`, String(phase.bumps), String(phase.anvilFlushes),
     ])
   }
   console.log('\n' + table(rows))
