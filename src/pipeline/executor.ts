@@ -167,18 +167,26 @@ async function attemptTask(
   timeoutMs: number,
   stopSignal: AbortSignal,
 ): Promise<unknown> {
-  const timeout = AbortSignal.timeout(timeoutMs)
-  const signal = AbortSignal.any([timeout, stopSignal])
+  // One controller and one timer per attempt: AbortSignal.timeout and AbortSignal.any each cost more
+  // than the small tasks they guard (they track their signals through weak references).
+  const controller = new AbortController()
+  const abort = (reason: TaskError) => controller.abort(reason)
+  const timer = setTimeout(() => abort(new TaskError(`timed out after ${timeoutMs} ms`, true)), timeoutMs)
+  timer.unref()
+  const onStop = () => abort(new TaskError('stopped: the run was aborted'))
+  if (stopSignal.aborted) onStop()
+  else stopSignal.addEventListener('abort', onStop, { once: true })
+  const signal = controller.signal
   const taskRun = createTaskRun({ id: task.id, type: task.type, attributes: task.attributes, inputs, vars, context, signal })
-  let onAbort: (() => void) | undefined
   const aborted = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(timeout.aborted ? new TaskError(`timed out after ${timeoutMs} ms`, true) : new TaskError('stopped: the run was aborted'))
-    signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) reject(signal.reason as TaskError)
+    else signal.addEventListener('abort', () => reject(signal.reason as TaskError), { once: true })
   })
   try {
     return await Promise.race([run(taskRun), aborted])
   } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort)
+    clearTimeout(timer)
+    stopSignal.removeEventListener('abort', onStop)
     aborted.catch(() => undefined)
   }
 }
