@@ -5,9 +5,9 @@
  * (`useWasmKeccak`). Rounds alternate the two signers so that a change in this machine's speed hits
  * both alike. Bounded: BENCH_SIGNATURES per signer and round (default 2,000), BENCH_ROUNDS rounds (3).
  */
-import { Wallet, getAddress, type TransactionLike } from 'ethers'
+import { Wallet, getAddress } from 'ethers'
 import { useWasmKeccak } from '../src/chain/keccak.ts'
-import { createTxSigner } from '../src/chain/tx-signer.ts'
+import { createTxSigner, type TxToSign } from '../src/chain/tx-signer.ts'
 
 const SIGNATURES = Number(process.env.BENCH_SIGNATURES ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -15,7 +15,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 
 /** A fulfilOracleRequest2 of one uint256, as the game-odds job sends it: 4 + 6 * 32 + 96 bytes of calldata. */
-function fulfilment(nonce: number): TransactionLike<string> {
+function fulfilment(nonce: number): TxToSign {
   return {
     type: 2,
     chainId: 31337n,

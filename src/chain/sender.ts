@@ -426,17 +426,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     }
 
     private async sign(tx: UnsignedTx, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, filler = false): Promise<TxAttempt> {
-      const legacy = head?.baseFee === null
-      const { raw, hash } = this.signer.sign({
-        type: legacy ? 0 : 2,
-        chainId,
-        nonce,
-        to: tx.to,
-        data: tx.data,
-        value: tx.value,
-        gasLimit: tx.gasLimit,
-        ...(legacy ? { gasPrice: fees.maxFeePerGas } : fees),
-      })
+      if (chainId === undefined) throw new Error('the chain id is not known yet: start the sender first')
+      const common = { chainId, nonce, to: tx.to, data: tx.data, value: tx.value, gasLimit: tx.gasLimit }
+      const { raw, hash } = this.signer.sign(head?.baseFee === null ? { ...common, type: 0, gasPrice: fees.maxFeePerGas } : { ...common, type: 2, ...fees })
       return {
         hash,
         raw,

@@ -35,6 +35,26 @@ describe('createTxSigner', () => {
     )
   })
 
+  // RLP drops an integer's leading zero bytes: one in 256 signatures has an r or s that starts with one.
+  it('matches ethers when r or s starts with a zero byte, for both transaction types', async () => {
+    const key = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+    const signer = createTxSigner(key)
+    const wallet = new Wallet(key)
+    for (const type of [2, 0] as const) {
+      let found = 0
+      for (let nonce = 0; found < 2 && nonce < 5_000; nonce++) {
+        const common = { chainId: 31337n, nonce, to: `0x${'1'.repeat(40)}`, data: '0x1234', gasLimit: 50_000n }
+        const tx = type === 2 ? { ...common, type, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n } : { ...common, type, gasPrice: 2n }
+        const signed = signer.sign(tx)
+        const { r, s } = Transaction.from(signed.raw).signature!
+        if (!r.startsWith('0x00') && !s.startsWith('0x00')) continue
+        found += 1
+        expect(signed.raw).toBe(await wallet.signTransaction(tx))
+      }
+      expect(found, `type ${type}`).toBe(2)
+    }
+  })
+
   it('never shows the key: not in its address, its output or its own fields', () => {
     const key = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
     const signer = createTxSigner(key)
