@@ -2,7 +2,7 @@ import { Agent, request } from 'undici'
 import { z } from 'zod'
 
 /** Keep-alive connections to the node, used by undici's request (lighter than fetch for a call per batch). */
-const nodeConnections = new Agent({ keepAliveTimeout: 10_000 })
+const nodeConnections = new Agent()
 
 /** One call of a batch: the method and its parameters. */
 export type RpcCall = readonly [method: string, params: readonly unknown[]]

@@ -9,8 +9,10 @@ const MAX_REDIRECTIONS = 20
  * undici's `request` over one keep-alive pool per origin, rather than `fetch`: the bridge is called
  * once per run, and fetch's WHATWG streams, Request/Response objects and body written as a stream cost
  * ~340 µs of CPU per call on this machine against ~120 µs (a loopback call, client and server in one process).
+ * undici's own idle timeout (4 s, shorter if the server says so): an idle connection the server has
+ * closed meanwhile is not reused for a POST, which undici does not retry.
  */
-const direct: Dispatcher = new Agent({ keepAliveTimeout: 10_000 })
+const direct: Dispatcher = new Agent()
 const following: Dispatcher = direct.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }))
 
 export interface HttpExchange {
