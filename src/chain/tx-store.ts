@@ -41,7 +41,6 @@ redis.call('ZADD', KEYS[3], nonce, ARGV[1])
 return nonce
 `)
 
-/** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
 /**
  * Stores a job's signed attempts and renews its expiry, together. A script rather than MULTI/EXEC:
  * ioredis sends a transaction as a write of its own, while scripts join the auto-pipelined write of
@@ -52,6 +51,7 @@ redis.call('HSET', KEYS[1], 'attempts', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 `)
 
+/** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
 export class TxStore {
   constructor(
     private readonly redis: Redis,
