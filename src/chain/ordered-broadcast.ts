@@ -24,9 +24,19 @@ interface Waiting {
 /** Error text of a JSON-RPC answer that means "nothing to do": the node has it, or the nonce is spent. */
 export type ToleratedError = (message: string) => boolean
 
-export function createOrderedBroadcaster(rpcUrl: string, tolerated: ToleratedError, timeoutMs = 30_000): OrderedBroadcaster {
+export interface OrderedBroadcasterOptions {
+  /** How long the node may take to answer one batch. */
+  timeoutMs?: number
+  /** The least time between two batches leaving: what is signed meanwhile joins the next one. */
+  minIntervalMs?: number
+}
+
+export function createOrderedBroadcaster(rpcUrl: string, tolerated: ToleratedError, options: OrderedBroadcasterOptions = {}): OrderedBroadcaster {
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const minIntervalMs = options.minIntervalMs ?? 0
   const waiting: Waiting[] = []
   let sending = false
+  let lastBatchAt = Number.NEGATIVE_INFINITY
 
   async function post(batch: readonly Waiting[]): Promise<void> {
     const outcomes = await postJsonRpcBatch(rpcUrl, batch.map((item) => ['eth_sendRawTransaction', [item.raw]] as const), timeoutMs)
@@ -41,6 +51,9 @@ export function createOrderedBroadcaster(rpcUrl: string, tolerated: ToleratedErr
     sending = true
     try {
       while (waiting.length > 0) {
+        const wait = lastBatchAt + minIntervalMs - Date.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        lastBatchAt = Date.now()
         const batch = waiting.splice(0, waiting.length)
         await post(batch).catch((error: unknown) => {
           const failure = error instanceof Error ? error : new Error(String(error))

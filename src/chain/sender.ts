@@ -68,6 +68,13 @@ export interface TxSenderOptions {
   redisUrl: string
   /** Prefix of the BullMQ queues and of the sender's own Redis keys. */
   prefix: string
+  /**
+   * The least time between two broadcast batches of one key (default 50 ms); what is signed meanwhile
+   * joins the next batch. On a chain with blocks seconds apart the wait changes no block a transaction
+   * lands in and saves the node requests; on an automining dev chain the batches fill blocks, and fewer
+   * blocks cost the node less (README, Performance: one key's fulfilment blocks 422 -> 279 per 1,000).
+   */
+  broadcastIntervalMs?: number
   /** Blocks a receipt must be deep before a job ends (1 = mined). */
   confirmations?: number
   /** A transaction not mined after this many blocks is re-sent with the same nonce and +20 % fees. */
@@ -207,6 +214,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const bumpAfterBlocks = Math.max(1, options.bumpAfterBlocks ?? 3)
   const defaultGasLimit = options.gasLimit ?? DEFAULT_GAS_LIMIT
   const maxInFlight = options.maxInFlight ?? 64
+  const broadcastIntervalMs = options.broadcastIntervalMs ?? 50
   const pollIntervalMs = options.pollIntervalMs ?? 250
   const lockDurationMs = options.lockDurationMs ?? 15_000
   const maxFeeCap = options.maxFeePerGasCapWei ?? 10n ** 13n
@@ -314,7 +322,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     reverted = 0
     private readonly signingQueue: SigningRequest[] = []
     private signingBusy = false
-    private readonly broadcaster = createOrderedBroadcaster(httpUrlOf(options.rpcUrl), (message) => TOLERATED_BROADCAST_ERRORS.test(message))
+    private readonly broadcaster = createOrderedBroadcaster(httpUrlOf(options.rpcUrl), (message) => TOLERATED_BROADCAST_ERRORS.test(message), { minIntervalMs: broadcastIntervalMs })
 
     constructor(
       readonly index: number,

@@ -75,6 +75,11 @@ export const settingsSchema = z.object({
   RUNNER_CONCURRENCY: positiveInt.default(64),
   /** Blocks a fulfilment's receipt must be deep before its run counts as fulfilled. */
   TX_CONFIRMATIONS: positiveInt.default(1),
+  /**
+   * The least time between two broadcasts of one key (ms); what is signed meanwhile leaves in the same
+   * JSON-RPC batch. 0: as soon as the node has answered the one before (README, Performance).
+   */
+  TX_BROADCAST_INTERVAL_MS: z.coerce.number().int().nonnegative().max(10_000).default(50),
   /** How often the listener and the sender poll an HTTP RPC node for new heads. */
   CHAIN_POLL_INTERVAL_MS: positiveInt.default(1_000),
   /** First block a runner reads when Redis holds no checkpoint yet; default: the current head. */

@@ -35,6 +35,8 @@ export interface RunnerOptions {
   /** First block to read when no checkpoint is stored (default: the head). */
   fromBlock?: number
   txConfirmations?: number
+  /** The least time between two broadcasts of one key (default: the sender's). */
+  txBroadcastIntervalMs?: number
   /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, ... */
   runOptions?: Partial<RunOptions>
   /** Set false for a process that only listens (no pipeline worker, no sender). */
@@ -137,6 +139,7 @@ export function createRunner(options: RunnerOptions): Runner {
           redisUrl: options.redisUrl,
           prefix: options.prefix,
           confirmations: options.txConfirmations,
+          broadcastIntervalMs: options.txBroadcastIntervalMs,
           pollIntervalMs: options.pollIntervalMs,
           // Each run waits for its own transaction: a key takes as many at once as it has runs.
           maxInFlight: options.concurrency ?? 64,

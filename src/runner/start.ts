@@ -37,6 +37,7 @@ export async function startRunnerFromSettings(settings: Settings, logger: Logger
     pollIntervalMs: settings.CHAIN_POLL_INTERVAL_MS,
     fromBlock: settings.RUNNER_FROM_BLOCK,
     txConfirmations: settings.TX_CONFIRMATIONS,
+    txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     runOptions: { env: options.env ?? process.env },
     listen: options.listen,
     work: options.work,

@@ -12,8 +12,9 @@ const KEY = ANVIL_PRIVATE_KEYS[2]
 const tolerated = (message: string) => /already known|nonce too low/i.test(message)
 
 /** A pass-through JSON-RPC proxy in front of anvil that records each HTTP request's calls. */
-async function recordingProxy(target: string): Promise<{ url: string; requests: number[][]; maxInFlight(): number; close(): Promise<void> }> {
+async function recordingProxy(target: string): Promise<{ url: string; requests: number[][]; arrivals: number[]; maxInFlight(): number; close(): Promise<void> }> {
   const requests: number[][] = []
+  const arrivals: number[] = []
   let inFlight = 0
   let maxInFlight = 0
   const server: Server = createServer((req, res) => {
@@ -24,6 +25,7 @@ async function recordingProxy(target: string): Promise<{ url: string; requests: 
       const parsed = JSON.parse(body) as Array<{ method: string; params: string[] }> | { method: string; params: string[] }
       const calls = Array.isArray(parsed) ? parsed : [parsed]
       requests.push(calls.map((call) => Transaction.from(call.params[0] as string).nonce))
+      arrivals.push(Date.now())
       const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
       const text = await answer.text()
       inFlight -= 1
@@ -33,7 +35,7 @@ async function recordingProxy(target: string): Promise<{ url: string; requests: 
   })
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen))
   const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}`, requests, maxInFlight: () => maxInFlight, close: () => new Promise((resolveClose) => server.close(() => resolveClose())) }
+  return { url: `http://127.0.0.1:${port}`, requests, arrivals, maxInFlight: () => maxInFlight, close: () => new Promise((resolveClose) => server.close(() => resolveClose())) }
 }
 
 describe('ordered broadcaster', () => {
@@ -81,6 +83,23 @@ describe('ordered broadcaster', () => {
     }
   })
 
+  it('holds a batch until minIntervalMs after the one before: what is signed meanwhile leaves with it', async () => {
+    const proxy = await recordingProxy(chain.anvil.rpcUrl)
+    try {
+      const broadcaster = createOrderedBroadcaster(proxy.url, tolerated, { minIntervalMs: 400 })
+      const [first, second, third] = await signTransfers(3)
+      await broadcaster.send(first!)
+      const later = [broadcaster.send(second!)]
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      later.push(broadcaster.send(third!))
+      await Promise.all(later)
+      expect(proxy.requests.map((nonces) => nonces.length)).toEqual([1, 2])
+      expect((proxy.arrivals[1] as number) - (proxy.arrivals[0] as number)).toBeGreaterThanOrEqual(390)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it('resolves a transaction the node already has, and rejects only the one the node refuses, with its message', async () => {
     const broadcaster = createOrderedBroadcaster(chain.anvil.rpcUrl, tolerated)
     const [first] = await signTransfers(1)
@@ -96,7 +115,7 @@ describe('ordered broadcaster', () => {
   })
 
   it('rejects every waiting transaction with the reason when the node cannot be reached', async () => {
-    const broadcaster = createOrderedBroadcaster('http://127.0.0.1:9', tolerated, 2_000)
+    const broadcaster = createOrderedBroadcaster('http://127.0.0.1:9', tolerated, { timeoutMs: 2_000 })
     const raws = await signTransfers(3)
     const outcomes = await Promise.allSettled(raws.map((raw) => broadcaster.send(raw)))
     expect(outcomes.every((outcome) => outcome.status === 'rejected')).toBe(true)
