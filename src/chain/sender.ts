@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq'
+import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { getAddress, type JsonRpcProvider } from 'ethers'
 import { z } from 'zod'
@@ -8,6 +8,7 @@ import { createRedisConnection } from '../queue/connection.ts'
 import { ALREADY_FULFILLED_REASON } from './operator.ts'
 import { createJsonRpcClient } from './json-rpc-batch.ts'
 import { connectProvider } from './provider.ts'
+import { isFatalRefusal, isToleratedRefusal } from './node-refusal.ts'
 import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { revertReasonOf } from './revert.ts'
 import { wakeableSleep } from './wakeable-sleep.ts'
@@ -102,6 +103,8 @@ export interface KeyStats {
   sent: number
   bumped: number
   reverted: number
+  /** Nonces spent on a filler because the transaction that held them could never be mined. */
+  filled: number
 }
 
 export interface TxSender {
@@ -189,12 +192,8 @@ interface Signed {
   sending: Promise<void>
 }
 
-/**
- * Broadcast answers that need no action: the transaction (or one with its nonce) is already there, or
- * its fee is below the market, which the tracker resolves by bumping once `bumpAfterBlocks` pass.
- */
-const TOLERATED_BROADCAST_ERRORS =
-  /already known|known transaction|already imported|nonce too low|nonce has already been used|underpriced|fee per gas less than block base fee|fee cap .*too low|max fee per gas less than/i
+/** Records of filler transactions in the tx store are kept under ids with this prefix (never a job's). */
+const FILLER_ID_PREFIX = 'filler-'
 
 /**
  * Sends transactions from one or more keys through BullMQ: one queue and one worker per key.
@@ -291,7 +290,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     try {
       await send('eth_sendRawTransaction', [raw])
     } catch (error) {
-      if (TOLERATED_BROADCAST_ERRORS.test(errorText(error))) return
+      if (isToleratedRefusal(errorText(error))) return
       throw error
     }
   }
@@ -320,9 +319,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     sent = 0
     bumped = 0
     reverted = 0
+    filled = 0
+    /** The block of the last look for nonces nobody is waiting for (see fillHoles). */
+    private holeCheckBlock = Number.NEGATIVE_INFINITY
     private readonly signingQueue: SigningRequest[] = []
     private signingBusy = false
-    private readonly broadcaster = createOrderedBroadcaster(httpUrlOf(options.rpcUrl), (message) => TOLERATED_BROADCAST_ERRORS.test(message), { minIntervalMs: broadcastIntervalMs })
+    private readonly broadcaster = createOrderedBroadcaster(httpUrlOf(options.rpcUrl), isToleratedRefusal, { minIntervalMs: broadcastIntervalMs })
 
     constructor(
       readonly index: number,
@@ -339,12 +341,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         send<string>('eth_getTransactionCount', [this.address, 'latest']).then(Number),
       ])
       let next = pendingCount
-      for (const { jobId, nonce } of await this.store.inflight()) {
-        if (nonce < latestCount) continue
+      for (const { jobId, nonce } of await this.store.inflight(latestCount)) {
         next = Math.max(next, nonce + 1)
         const state = await this.store.load(jobId)
         const last = state.attempts.at(-1) ?? (await this.signOrphan(jobId, nonce))
-        await broadcast(last.raw)
+        // A refusal must not keep the sender from starting: the job's retry meets it again.
+        await this.afterRefusal(jobId, nonce, state.attempts, broadcast(last.raw)).catch(reportError)
       }
       await this.store.setNextNonce(next)
       this.nextNonce = next
@@ -482,14 +484,14 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         nonce = signed.allocated
         attempts = [signed.attempt]
         this.sent += 1
-        await signed.sending
+        await this.afterRefusal(jobId, nonce, [], signed.sending)
       } else {
         // Signed by an earlier run of this job: send the same bytes again, never a new nonce.
+        if (nonce === undefined) throw new Error(`tx job ${jobId}: signed attempts without a nonce`)
         const last = attempts.at(-1) as TxAttempt
         if (last.filler) sentTx = fillerTx(this.address)
-        await broadcast(last.raw)
+        await this.afterRefusal(jobId, nonce, attempts, broadcast(last.raw))
       }
-      if (nonce === undefined) throw new Error(`tx job ${jobId}: signed attempts without a nonce`)
 
       const receipt = await this.track(nonce, jobId, sentTx, attempts)
       await this.store.settle(jobId)
@@ -506,8 +508,83 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       return { status: 'reverted', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address, reason }
     }
 
+    /**
+     * Waits for a broadcast of the job's transaction. Bytes the node refuses for good would leave the
+     * job's nonce unused and every later transaction of the key behind it: the nonce goes to a filler,
+     * and the job fails without retries, with the node's words. Other refusals are thrown as they are
+     * (the job's retry sends the same bytes again).
+     */
+    private async afterRefusal(jobId: string, nonce: number, attempts: readonly TxAttempt[], sending: Promise<void>): Promise<void> {
+      try {
+        await sending
+      } catch (error) {
+        const words = errorText(error).trim()
+        if (!isFatalRefusal(words)) throw error
+        const filled = await this.fillNonce(nonce, { jobId, attempts })
+        const spent = filled ? `; its nonce ${nonce} went to a filler transaction, so the key's later transactions are not held back` : ''
+        throw new UnrecoverableError(`the node refused the transaction for good: ${words}${spent}`)
+      }
+    }
+
+    /**
+     * Spends `nonce` on a filler (a zero-value transfer to the key itself) once the transaction that
+     * held it can never be mined, priced above anything its holder put in the node's pool. False when
+     * the nonce is not to be had: its holder moved on, or another process filled it first. A filler
+     * the node refuses stays recorded and tracked: the stalled key bumps it, a restart sends it again.
+     */
+    private async fillNonce(nonce: number, holder?: { jobId: string; attempts: readonly TxAttempt[] }): Promise<boolean> {
+      const fillerId = `${FILLER_ID_PREFIX}${nonce}-${randomUUID()}`
+      if (!(await this.store.claimForFiller(fillerId, nonce, holder?.jobId))) return false
+      const tx = fillerTx(this.address)
+      const attempt = await this.sign(tx, nonce, feesAbove(holder?.attempts.at(-1), await currentFees()), true)
+      await this.store.addAttempt(fillerId, [attempt])
+      this.filled += 1
+      if (!this.pending.has(nonce)) {
+        this.track(nonce, fillerId, tx, [attempt])
+          .then(
+            () => this.store.settle(fillerId),
+            (error: unknown) => (error instanceof NonceTakenError ? this.store.forget(fillerId) : undefined),
+          )
+          .catch(reportError)
+      }
+      await broadcast(attempt.raw).catch((error: unknown) => reportError(new Error(`the filler for nonce ${nonce} of ${this.address} was refused: ${errorText(error).trim()}`)))
+      wakePollLoop()
+      return true
+    }
+
+    /**
+     * A stalled key whose lowest unmined nonce nobody here waits for may have holes: nonces whose job
+     * failed for good (its transaction refused, or never sent) or whose record is gone. Those up to
+     * the lowest nonce waited for go to fillers. A nonce whose job is queued, retrying or running (in
+     * any process) is left to that job, which bumps it when the key stalls.
+     */
+    private async fillHoles(current: Head, latest: number): Promise<void> {
+      const waited = [...this.pending.keys()].filter((nonce) => nonce >= latest)
+      if (waited.length === 0 || this.pending.has(latest)) return
+      if (current.number - this.progressBlock < bumpAfterBlocks || current.number - this.holeCheckBlock < bumpAfterBlocks) return
+      this.holeCheckBlock = current.number
+      const lowestWaited = Math.min(...waited)
+      const holders = await this.store.inflight(latest, lowestWaited - 1)
+      for (let nonce = latest; nonce < lowestWaited; nonce++) {
+        const holder = holders.find((entry) => entry.nonce === nonce)
+        if (holder && (await this.isLive(holder.jobId))) return
+        const attempts = holder ? (await this.store.load(holder.jobId)).attempts : []
+        if (!(await this.fillNonce(nonce, holder && { jobId: holder.jobId, attempts }))) return
+      }
+    }
+
+    /** A job that will still send or watch its transaction. A filler watched here is in `pending`. */
+    private async isLive(jobId: string): Promise<boolean> {
+      if (jobId.startsWith(FILLER_ID_PREFIX)) return false
+      const state = await (queues[this.index] as Queue<TxJobData, TxResult>).getJobState(jobId)
+      return state !== 'failed' && state !== 'completed' && state !== 'unknown'
+    }
+
     private track(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): Promise<RpcReceipt> {
       return new Promise<RpcReceipt>((resolve, reject) => {
+        // A job retried just as its nonce went to a filler: the job watches the nonce from here on.
+        const earlier = this.pending.get(nonce)
+        if (earlier?.jobId.startsWith(FILLER_ID_PREFIX)) earlier.reject(new NonceTakenError(`nonce ${nonce} of ${this.address} is watched by job ${jobId}`))
         this.pending.set(nonce, { nonce, jobId, tx, attempts, sentAtBlock: head?.number ?? 0, misses: 0, bumping: false, resolve, reject })
       })
     }
@@ -521,6 +598,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         this.progressBlock = current.number
       }
       await Promise.all([...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)))
+      await this.fillHoles(current, latest)
     }
 
     private async checkOne(entry: PendingTx, current: Head, latestNonce: number): Promise<void> {
@@ -573,10 +651,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     /** Re-signs a stuck transaction with the same nonce and at least 20 % higher fees. */
     private async bump(entry: PendingTx, current: Head): Promise<void> {
       const last = entry.attempts.at(-1) as TxAttempt
-      const raise = (value: bigint) => (value * 12n + 9n) / 10n
-      const market = await currentFees()
-      const maxPriorityFeePerGas = maxOf(raise(BigInt(last.maxPriorityFeePerGas)), market.maxPriorityFeePerGas)
-      const maxFeePerGas = maxOf(raise(BigInt(last.maxFeePerGas)), market.maxFeePerGas, maxPriorityFeePerGas)
+      const { maxFeePerGas, maxPriorityFeePerGas } = feesAbove(last, await currentFees())
       if (maxFeePerGas > maxFeeCap) {
         entry.sentAtBlock = current.number
         reportError(new Error(`nonce ${entry.nonce} of ${this.address} is stuck but a bump would pass the fee cap of ${maxFeeCap} wei`))
@@ -665,6 +740,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         sent: keySender.sent,
         bumped: keySender.bumped,
         reverted: keySender.reverted,
+        filled: keySender.filled,
       }))
     },
     async close() {
@@ -702,6 +778,17 @@ function httpUrlOf(rpcUrl: string): string {
 function pricedOut(entry: PendingTx, current: Head): boolean {
   const last = entry.attempts.at(-1)
   return last !== undefined && current.baseFee !== null && BigInt(last.maxFeePerGas) < current.baseFee
+}
+
+/**
+ * Fees for a transaction that replaces `last` in the node's pool (at least 20 % more, the replacement
+ * rule of geth and anvil) and still meets the market; the market alone when nothing is to be replaced.
+ */
+function feesAbove(last: TxAttempt | undefined, market: Fees): Fees {
+  if (!last) return market
+  const raise = (value: bigint) => (value * 12n + 9n) / 10n
+  const maxPriorityFeePerGas = maxOf(raise(BigInt(last.maxPriorityFeePerGas)), market.maxPriorityFeePerGas)
+  return { maxPriorityFeePerGas, maxFeePerGas: maxOf(raise(BigInt(last.maxFeePerGas)), market.maxFeePerGas, maxPriorityFeePerGas) }
 }
 
 /** A 0-value transfer to oneself: spends a nonce without doing anything. */

@@ -51,6 +51,27 @@ redis.call('HSET', KEYS[1], 'attempts', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 `)
 
+/**
+ * Hands a nonce to a filler transaction, once. With an owner (the job that held the nonce and whose
+ * transaction can never be mined), only while that job still holds it: its record goes, so a retry
+ * of the job starts over with a new nonce. A second claim of the same nonce (another process saw the
+ * same hole) finds the owner gone or the filler there, and gets 0.
+ */
+const CLAIM_FOR_FILLER = luaScript(`
+local nonce = tonumber(ARGV[2])
+if ARGV[3] ~= '' then
+  local held = redis.call('ZSCORE', KEYS[1], ARGV[3])
+  if not held or tonumber(held) ~= nonce then return 0 end
+  redis.call('ZREM', KEYS[1], ARGV[3])
+  redis.call('DEL', KEYS[3])
+end
+if redis.call('ZADD', KEYS[1], 'NX', nonce, ARGV[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'nonce', nonce)
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return 1
+`)
+
 /** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
 export class TxStore {
   constructor(
@@ -89,6 +110,12 @@ export class TxStore {
     await this.redis.multi().del(this.jobKey(jobId)).zrem(this.inflightKey(), jobId).exec()
   }
 
+  /** Gives `nonce` to the filler `fillerId` (see CLAIM_FOR_FILLER); false when it is not to be had. */
+  async claimForFiller(fillerId: string, nonce: number, ownerJobId?: string): Promise<boolean> {
+    const keys = [this.inflightKey(), this.jobKey(fillerId), this.jobKey(ownerJobId ?? fillerId)]
+    return Number(await CLAIM_FOR_FILLER.run(this.redis, keys, [fillerId, nonce, ownerJobId ?? '', this.ttlSeconds])) === 1
+  }
+
   async setNextNonce(next: number): Promise<void> {
     await this.redis.set(this.nonceKey(), next)
   }
@@ -98,9 +125,9 @@ export class TxStore {
     return value === null ? undefined : Number(value)
   }
 
-  /** Jobs holding a nonce whose transaction is not final yet, lowest nonce first. */
-  async inflight(): Promise<Array<{ jobId: string; nonce: number }>> {
-    const flat = await this.redis.zrange(this.inflightKey(), 0, -1, 'WITHSCORES')
+  /** Jobs holding a nonce whose transaction is not final yet, lowest nonce first (within the bounds, both included). */
+  async inflight(fromNonce = 0, toNonce = Number.POSITIVE_INFINITY): Promise<Array<{ jobId: string; nonce: number }>> {
+    const flat = await this.redis.zrangebyscore(this.inflightKey(), fromNonce, Number.isFinite(toNonce) ? toNonce : '+inf', 'WITHSCORES')
     const entries: Array<{ jobId: string; nonce: number }> = []
     for (let i = 0; i < flat.length; i += 2) entries.push({ jobId: flat[i] as string, nonce: Number(flat[i + 1]) })
     return entries

@@ -26,6 +26,7 @@ export interface KeyStatsLike {
   sent: number
   bumped: number
   reverted: number
+  filled: number
 }
 
 export interface ListenerSource {
@@ -160,7 +161,7 @@ gauge('feedrunner_queue_oldest_waiting_seconds', 'Age of the oldest job still wa
   )
 })
 
-function senderCounter(name: string, help: string, field: 'sent' | 'bumped' | 'reverted'): Counter {
+function senderCounter(name: string, help: string, field: 'sent' | 'bumped' | 'reverted' | 'filled'): Counter {
   return counter(name, help, ['key'], function collectSender() {
     for (const source of sources.senders) {
       source.stats().forEach((stats, index) => {
@@ -176,6 +177,7 @@ function senderCounter(name: string, help: string, field: 'sent' | 'bumped' | 'r
 senderCounter('feedrunner_tx_sent_total', 'Fulfilment transactions broadcast, by sender key index', 'sent')
 senderCounter('feedrunner_tx_bumped_total', 'Transactions re-sent with higher fees (same nonce), by sender key index', 'bumped')
 senderCounter('feedrunner_tx_reverted_total', 'Transactions that reverted (in simulation or on chain), by sender key index', 'reverted')
+senderCounter('feedrunner_tx_filled_total', 'Nonces spent on a filler transaction because the transaction holding them could never be mined (refused for good by the node), by sender key index', 'filled')
 
 gauge('feedrunner_tx_next_nonce', 'Next nonce each sender key will sign with, by key index', ['key'], function collectNonce() {
   this.reset()

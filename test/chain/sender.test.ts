@@ -239,7 +239,9 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
       await rpc(provider, 'evm_setBlockGasLimit', [`0x${(blockGasLimit * 2n).toString(16)}`])
       // A first submission (not a resubmit) joins the job as it is, failed.
       await expect(sender.submit(submission)).rejects.toThrow(/gas/i)
-      expect(await sender.submit({ ...submission, resubmit: true })).toMatchObject({ status: 'mined', nonce })
+      // The refused transaction's nonce went to a filler (test/chain/sender-refusals.test.ts): the
+      // job starts over with the next one.
+      expect(await sender.submit({ ...submission, resubmit: true })).toMatchObject({ status: 'mined', nonce: nonce + 1 })
       expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(9n)
     } finally {
       await rpc(provider, 'evm_setBlockGasLimit', [`0x${blockGasLimit.toString(16)}`])
