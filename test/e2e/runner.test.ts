@@ -16,9 +16,9 @@ import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 const projectJobs = join(import.meta.dirname, '../../jobs')
 const projectJobNames = (await loadJobRegistry(projectJobs, 31337)).jobs.map((job) => job.name)
 
-/** A copy of a project spec under a new externalJobID, with extra TOML lines (requesters, minimum payment, ...). */
-function variantSpec(dir: string, source: string, name: string, externalJobID: string, extraLines: string): void {
-  const text = readFileSync(join(projectJobs, source), 'utf8')
+/** A copy of a project spec under a new externalJobID, with extra TOML lines (requesters, minimum payment, ...) and edits. */
+function variantSpec(dir: string, source: string, name: string, externalJobID: string, extraLines: string, edit = (text: string) => text): void {
+  const text = edit(readFileSync(join(projectJobs, source), 'utf8'))
     .replace(/^name = .*$/m, `name = "${name}"`)
     .replace(/^externalJobID = .*$/m, `externalJobID = "${externalJobID}"`)
     .replace(/^minContractPaymentLinkJuels = .*\n/m, '')
@@ -41,6 +41,11 @@ describe('the runner end to end: on-chain request -> value stored by the consume
     variantSpec(jobsDir, 'game-odds.toml', 'only-first-consumer', '0b7a1c4e-0000-4000-8000-000000000001', `requesters = ["0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"]\nminContractPaymentLinkJuels = "0"\nminIncomingConfirmations = 1`)
     variantSpec(jobsDir, 'game-odds.toml', 'costs-one-link', '0b7a1c4e-0000-4000-8000-000000000002', `minContractPaymentLinkJuels = "1000000000000000000"\nminIncomingConfirmations = 1`)
     variantSpec(jobsDir, 'game-odds.toml', 'three-confirmations', '0b7a1c4e-0000-4000-8000-000000000003', `minContractPaymentLinkJuels = "0"\nminIncomingConfirmations = 3`)
+    // anvil's blocks hold 30,000,000 gas.
+    variantSpec(jobsDir, 'game-odds.toml', 'over-the-block-gas-limit', '0b7a1c4e-0000-4000-8000-000000000004', `minContractPaymentLinkJuels = "0"\nminIncomingConfirmations = 1`, (text) => {
+      expect(text).toContain('gasLimit="500000"')
+      return text.replace('gasLimit="500000"', 'gasLimit="40000000"')
+    })
     stack = await startDevStack({
       env: { ...process.env, REDIS_URL: testRedisUrl(), JOBS_DIR: jobsDir, LOG_LEVEL: 'warn', EA_PORT: '' },
       prefix: uniquePrefix('e2e'),
@@ -99,6 +104,23 @@ describe('the runner end to end: on-chain request -> value stored by the consume
     await waitFor('the refusal', async () => (await stack.runner!.runs.get(sent!.requestId))?.state === 'refused', 15_000)
     expect((await stack.runner!.runs.get(sent!.requestId))?.reason).toBe('payment 0.1 LINK is below the job\'s minimum of 1.0 LINK')
     expect(await stack.contracts.consumer.getFunction('isFulfilled')(sent!.requestId)).toBe(false)
+  })
+
+  it('errors a run whose fulfilment the node refuses for good, with the node\'s words, and the key\'s next fulfilment is mined', async () => {
+    const refusedJob = stack.runner!.registry.byName('over-the-block-gas-limit')!
+    const job = stack.runner!.registry.byName('datafeed game-odds (uint256)')!
+    const { consumer, deployer, provider } = stack.contracts
+    const [refused] = await sendConsumerRequests(consumer, deployer, [
+      { externalJobId: refusedJob.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n },
+    ])
+    await waitFor('the run to error', async () => (await stack.runner!.runs.get(refused!.requestId))?.state === 'errored', 15_000)
+    expect((await stack.runner!.runs.get(refused!.requestId))?.reason).toMatch(/refused the transaction for good: .*gas_limit > env\.block\.gas_limit.*went to a filler transaction/)
+    // The refused transaction's nonce was spent, so the key's next fulfilment does not wait behind it.
+    const fromBlock = await provider.getBlockNumber()
+    const [next] = await sendConsumerRequests(consumer, deployer, [{ externalJobId: job.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n }])
+    const fulfilled = await waitForFulfilments(consumer, provider, [next!.requestId], { fromBlock, timeoutMs: 30_000 })
+    expect(fulfilled.get(next!.requestId)?.value).toBe(160n)
+    expect(await consumer.getFunction('isFulfilled')(refused!.requestId)).toBe(false)
   })
 
   it('does not fulfil a request cancelled before it was confirmed', async () => {
