@@ -378,6 +378,8 @@ interface BaselineResult {
   allMined: boolean
   /** anvil's CPU time per fulfilment (ms). */
   anvilCpuMsPerTx: number
+  /** anvil's CPU time per request while the baseline's requests were made and mined (ms). */
+  anvilCpuMsPerRequest: number
   blocks: number
   anvilFlushes: number
 }
@@ -390,8 +392,10 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
     const fromBlock = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1
     step(`baseline: making ${N} requests`)
     const requests = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: N }, () => REQUEST(ctx)))
+    const requestCpuBefore = cpuMsOf(anvil.process.pid)
     const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, requests.raws, { window: REQUEST_WINDOW })
     const sent = await requestsOfTransactions(dev.provider, dev.addresses.operator, requests.hashes, sentAt, { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
+    const anvilCpuMsPerRequest = round((cpuMsOf(anvil.process.pid) - requestCpuBefore) / N, 2)
     step('baseline: requests mined, signing the fulfilments')
     const toBlock = Math.max(...sent.map((item) => item.blockNumber))
     const events = (await dev.provider.getLogs({ address: dev.addresses.operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock }))
@@ -422,7 +426,7 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
     const anvilCpuMsPerTx = round((cpuMsOf(anvil.process.pid) - cpuBefore) / N, 2)
     const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - headBefore
     const fulfilled = await waitForFulfilments(dev.consumer, dev.provider, events.map((event) => event.requestId), { fromBlock: toBlock, timeoutMs: 10_000 })
-    return { transactions: N, window: BASELINE_WINDOW, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N, anvilCpuMsPerTx, blocks, anvilFlushes: backstop.flushes - flushesBefore }
+    return { transactions: N, window: BASELINE_WINDOW, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N, anvilCpuMsPerTx, anvilCpuMsPerRequest, blocks, anvilFlushes: backstop.flushes - flushesBefore }
   } finally {
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
@@ -776,10 +780,32 @@ function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memo
   console.log(`\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment)`)
   const processNames = Object.keys(phases[0]?.cpuMsPerRequest ?? {})
   console.log(table([['', ...processNames], ...phases.map((phase) => [phase.label, ...processNames.map((name) => String(phase.cpuMsPerRequest[name]))])]))
+  const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
+  if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   console.log('\npeak RSS (VmHWM) per process')
   console.log(table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]))
   console.log('\nthe runner\'s V8 heap at its largest (sampled each second: used / reserved / external, MB)')
   console.log(table([['', 'used', 'reserved', 'external'], ...phases.map((phase) => [phase.label, String(phase.runnerPeakHeap.usedMb), String(phase.runnerPeakHeap.totalMb), String(phase.runnerPeakHeap.externalMb)])]))
+}
+
+/**
+ * The CPU a request may cost the whole machine at half the baseline's rate, against what the chain
+ * alone takes of it at its cheapest (anvil mining the request in the load generator's batches and the
+ * fulfilment in the baseline's), and what the one-key phase spent in the feedrunner processes and Redis.
+ */
+function halfBaselineBudget(baseline: BaselineResult, oneKey: RunnerPhaseResult): string {
+  const cores = cpus().length
+  const halfRate = baseline.perSecond / 2
+  const budgetMs = (cores * 1_000) / halfRate
+  const chainMs = baseline.anvilCpuMsPerRequest + baseline.anvilCpuMsPerTx
+  const cpu = oneKey.cpuMsPerRequest
+  const feedrunnerMs = ['runner', 'adapter', 'worker', 'feeds', 'redis'].reduce((sum, name) => sum + (cpu[name] ?? 0), 0)
+  return [
+    `half the baseline (${round(halfRate)}/s) leaves ${round(budgetMs, 2)} ms of CPU per request on ${cores} cores, for everything;`,
+    `the chain's share at its cheapest: anvil ${baseline.anvilCpuMsPerRequest} ms mining the request + ${baseline.anvilCpuMsPerTx} ms the fulfilment = ${round(chainMs, 2)} ms,`,
+    `so ${round(budgetMs - chainMs, 2)} ms are left for the runner, adapter, fetch worker, feed service, Redis and load generator`,
+    `(the one-key burst spent ${round(feedrunnerMs, 2)} ms in the feedrunner processes and Redis, ${cpu.runner} ms of it in the runner)`,
+  ].join('\n')
 }
 
 function table(rows: string[][]): string {
