@@ -781,8 +781,9 @@ function pricedOut(entry: PendingTx, current: Head): boolean {
 }
 
 /**
- * Fees for a transaction that replaces `last` in the node's pool (at least 20 % more, the replacement
- * rule of geth and anvil) and still meets the market; the market alone when nothing is to be replaced.
+ * Fees for a transaction that replaces `last` in the node's pool (20 % more, as a Chainlink node bumps;
+ * geth asks at least 10 % of a replacement) and still meets the market; the market alone when nothing
+ * is to be replaced.
  */
 function feesAbove(last: TxAttempt | undefined, market: Fees): Fees {
   if (!last) return market
