@@ -3,7 +3,8 @@ import { Redis } from 'ioredis'
 import { Wallet } from 'ethers'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { waitFor } from '../../src/dev/process.ts'
-import { createTxSender, type TxSubmission } from '../../src/chain/sender.ts'
+import { Queue } from 'bullmq'
+import { createTxSender, jobIdOf, type TxSubmission } from '../../src/chain/sender.ts'
 import { createTxSigner } from '../../src/chain/tx-signer.ts'
 import { TxStore } from '../../src/chain/tx-store.ts'
 import { isFatalRefusal, isToleratedRefusal } from '../../src/chain/node-refusal.ts'
@@ -156,6 +157,41 @@ describe('transaction sender: transactions the node refuses', () => {
       await sender.close()
     }
   }, 40_000)
+
+  it('a stalled key leaves a nonce whose job is still retrying alone, and fills it once that job is gone', async () => {
+    const [held, waiting] = await makeRequests(chain, 2)
+    const provider = chain.dev.provider
+    const prefix = uniquePrefix('live-holder')
+    const fromBlock = await blockNumber(chain)
+    const nonce = await minedNonce(chain)
+    const sender = createTxSender(senderOptions(prefix))
+    // A job of the key that holds the next nonce and waits for its retry (as after a failed broadcast
+    // in another process): queued for later, its nonce allocated, nothing sent.
+    const queue = new Queue(sender.queueNames[0]!, { connection: redis, prefix })
+    const heldJobId = jobIdOf(held!.requestId)
+    const heldJob = await queue.add('tx', { to: chain.dev.addresses.operator, data: fulfilUint256(held!, 1n) }, { jobId: heldJobId, delay: 120_000 })
+    let miner: NodeJS.Timeout | undefined
+    try {
+      await sender.start()
+      // After the start: a nonce held at start without a signed transaction is signed by the recovery.
+      expect(await new TxStore(redis, `${prefix}:txstate:${NODE.toLowerCase()}`).allocateNonce(heldJobId, nonce)).toBe(nonce)
+      const submitted = sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(waiting!, 2n), idempotencyKey: waiting!.requestId })
+      miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 50)
+      // Many times bumpAfterBlocks (2) go by: the nonce stays the retrying job's.
+      const head = await blockNumber(chain)
+      await waitFor('20 blocks', async () => (await blockNumber(chain)) >= head + 20, 10_000, 20)
+      expect(await minedNonce(chain)).toBe(nonce)
+      expect(sender.stats()[0]!.filled).toBe(0)
+      await heldJob.remove()
+      expect(await settlesWithin(submitted, 10_000)).toMatchObject({ status: 'mined', nonce: nonce + 1 })
+      expect(isFiller((await minedByNonce(chain, fromBlock)).get(nonce))).toBe(true)
+      expect(sender.stats()[0]!.filled).toBe(1)
+    } finally {
+      clearInterval(miner)
+      await sender.close()
+      await queue.close()
+    }
+  })
 
   it('a sender whose store holds a transaction the node now refuses for good starts, and fills that nonce', async () => {
     const [request] = await makeRequests(chain, 1)
