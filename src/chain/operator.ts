@@ -1,4 +1,4 @@
-import { Interface, getBytes, hexlify, toUtf8Bytes, zeroPadBytes, type Log } from 'ethers'
+import { Interface, getBytes, hexlify, toUtf8Bytes, zeroPadBytes, type Log, type Provider } from 'ethers'
 import { withFixedHash } from './abi-fragment.ts'
 
 /**
@@ -23,6 +23,26 @@ const FULFILL_ORACLE_REQUEST2 = withFixedHash(operatorInterface.getFunction('ful
 
 export const ORACLE_REQUEST_TOPIC = ORACLE_REQUEST_EVENT.topicHash
 export const CANCEL_ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('CancelOracleRequest')!.topicHash
+
+const IS_AUTHORIZED_SENDER = operatorInterface.getFunction('isAuthorizedSender')!
+
+/**
+ * The addresses among `senders` that the Operator at `operator` does not authorise (a fulfilment
+ * from one reverts with "Not authorized sender"). Throws, naming the address, when nothing there
+ * answers as an Operator.
+ */
+export async function unauthorisedSenders(provider: Provider, operator: string, senders: readonly string[]): Promise<string[]> {
+  const authorised = await Promise.all(
+    senders.map(async (sender) => {
+      const answer = await provider.call({ to: operator, data: operatorInterface.encodeFunctionData(IS_AUTHORIZED_SENDER, [sender]) }).catch((error: unknown) => {
+        throw new Error(`the contract at ${operator} does not answer isAuthorizedSender: ${error instanceof Error ? error.message : String(error)}`)
+      })
+      if (answer === '0x') throw new Error(`no Operator contract answers at ${operator}: nothing is deployed there on this chain`)
+      return operatorInterface.decodeFunctionResult(IS_AUTHORIZED_SENDER, answer)[0] as boolean
+    }),
+  )
+  return senders.filter((_, index) => !authorised[index])
+}
 
 /** The revert reason of a fulfilment whose commitment is gone: already fulfilled or cancelled. */
 export const ALREADY_FULFILLED_REASON = 'Must have a valid requestId'

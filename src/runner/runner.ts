@@ -14,6 +14,7 @@ import type { JobRegistry } from './job-registry.ts'
 import { baseRecord, createPipelineWorker } from './pipeline-worker.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
 import { RunStore } from './run-record.ts'
+import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
 
 export const REQUESTS_QUEUE = 'requests'
@@ -132,6 +133,7 @@ export function createRunner(options: RunnerOptions): Runner {
     async start() {
       provider = (await connectProvider(options.rpcUrl, { chainId: options.chainId, pollingIntervalMs: options.pollIntervalMs })) as JsonRpcProvider
       if (work) {
+        await checkSendersAuthorised(provider, options.registry, options.keys)
         sender = createTxSender({
           rpcUrl: options.rpcUrl,
           chainId: options.chainId,

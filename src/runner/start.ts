@@ -42,6 +42,11 @@ export async function startRunnerFromSettings(settings: Settings, logger: Logger
     listen: options.listen,
     work: options.work,
   })
-  await runner.start()
+  // A runner that could not start (an RPC node away, a sender key the Operator does not know) lets go
+  // of the connections it made.
+  await runner.start().catch(async (error: unknown) => {
+    await runner.stop().catch(() => undefined)
+    throw error
+  })
   return runner
 }
