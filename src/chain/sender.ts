@@ -116,6 +116,8 @@ export interface TxSender {
   /** The queue name of each key: `tx-<address lowercased>`. */
   readonly queueNames: readonly string[]
   stats(): KeyStats[]
+  /** Each key's balance (wei) as the node has it now, in the order of `keys`. */
+  balances(): Promise<bigint[]>
   close(): Promise<void>
 }
 
@@ -742,6 +744,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         reverted: keySender.reverted,
         filled: keySender.filled,
       }))
+    },
+    balances() {
+      return Promise.all(addresses.map((address) => send<string>('eth_getBalance', [address, 'latest']).then(BigInt)))
     },
     async close() {
       // Let running jobs finish their wait for receipts, but not forever (a dead node would hold them).

@@ -21,7 +21,7 @@ export interface RunnerParts {
   requestsQueue: Queue
   /** The `requests` queue's pipeline worker (absent in a listen-only process). */
   worker?: OperatedWorker
-  sender?: { stats(): readonly KeyStatsLike[]; readonly queueNames: readonly string[] }
+  sender?: { stats(): readonly KeyStatsLike[]; balances(): Promise<readonly bigint[]>; readonly queueNames: readonly string[] }
   listener?: { readonly checkpoint: number | undefined; readonly stats: { readonly pending: number } }
 }
 
@@ -50,7 +50,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
     observeWaits(worker, parts.requestsQueue.name)
   }
   if (sender) {
-    closers.push(watchSender(() => sender.stats()))
+    closers.push(watchSender(() => sender.stats(), () => sender.balances()))
     sender.queueNames.forEach((name, index) => {
       const queue = new Queue(name, { connection: environment.connection, prefix: environment.prefix })
       queue.on('error', () => undefined)

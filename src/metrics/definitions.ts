@@ -40,6 +40,8 @@ export interface ListenerSource {
 
 interface SenderSource {
   stats: () => readonly KeyStatsLike[]
+  /** Each key's balance in wei, read from the node at scrape time. */
+  balances?: () => Promise<readonly bigint[]>
   /** What each counter of each key was at the previous scrape (a counter moves by the difference). */
   last: Map<string, number>
 }
@@ -189,6 +191,19 @@ gauge('feedrunner_tx_in_flight', 'Transactions sent and not yet final, by sender
   for (const source of sources.senders) source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.pending))
 })
 
+gauge('feedrunner_tx_key_balance_eth', 'Balance of each sender key in ether (it pays the fulfilments\' gas), by key index', ['key'], async function collectBalances() {
+  this.reset()
+  for (const source of sources.senders) {
+    try {
+      const balances = source.balances ? await withTimeout(source.balances()) : []
+      // Whole gwei: a float of ether holds them exactly up to millions of ether.
+      balances.forEach((wei, index) => this.set({ key: String(index) }, Number(wei / 10n ** 9n) / 1e9))
+    } catch {
+      // RPC node away: no value (readiness says why).
+    }
+  }
+})
+
 gauge('feedrunner_listener_lag_blocks', 'Blocks between the node\'s head and the listener\'s checkpoint (confirmation depth included)', [], async function collectLag() {
   this.reset()
   let lag: number | undefined
@@ -251,8 +266,8 @@ export function watchQueue(label: string, queue: Queue): () => void {
 }
 
 /** Reads a transaction sender's per-key counters at every scrape until the returned function is called. */
-export function watchSender(stats: () => readonly KeyStatsLike[]): () => void {
-  const source: SenderSource = { stats, last: new Map() }
+export function watchSender(stats: () => readonly KeyStatsLike[], balances?: () => Promise<readonly bigint[]>): () => void {
+  const source: SenderSource = { stats, balances, last: new Map() }
   sources.senders.add(source)
   return () => void sources.senders.delete(source)
 }

@@ -67,7 +67,7 @@ describe('instrumented parts', () => {
 
   it('turns a sender\'s running totals into counters that move by the difference, per key index', async () => {
     const stats = [{ nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0, filled: 0 }, { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1, filled: 2 }]
-    const unwatch = watchSender(() => stats)
+    const unwatch = watchSender(() => stats, async () => [15n * 10n ** 17n, 2n * 10n ** 9n])
     try {
       // Each read is a scrape: the counter takes what the sender did since the previous one.
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
@@ -78,6 +78,8 @@ describe('instrumented parts', () => {
       expect(await sampleValue('feedrunner_tx_next_nonce', { key: '0' })).toBe(7)
       expect(await sampleValue('feedrunner_tx_bumped_total', { key: '1' })).toBeGreaterThanOrEqual(1)
       expect(await sampleValue('feedrunner_tx_filled_total', { key: '1' })).toBeGreaterThanOrEqual(2)
+      expect(await sampleValue('feedrunner_tx_key_balance_eth', { key: '0' })).toBe(1.5)
+      expect(await sampleValue('feedrunner_tx_key_balance_eth', { key: '1' })).toBe(2e-9)
     } finally {
       unwatch()
     }

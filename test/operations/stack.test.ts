@@ -114,6 +114,9 @@ describe('operations on the dev stack: metrics, health, dashboard and logs of re
       expect(valueOf(samples, 'feedrunner_queue_oldest_waiting_seconds', { queue: 'requests' })).toBe(0)
       expect(valueOf(samples, 'feedrunner_tx_sent_total', { key: '0' })).toBeGreaterThanOrEqual(1)
       expect(valueOf(samples, 'feedrunner_tx_next_nonce', { key: '0' })).toBeGreaterThanOrEqual(1)
+      // anvil funds its keys with 10,000 ether; the fulfilments' gas comes out of that.
+      expect(valueOf(samples, 'feedrunner_tx_key_balance_eth', { key: '0' })).toBeGreaterThan(9_000)
+      expect(valueOf(samples, 'feedrunner_tx_key_balance_eth', { key: '0' })).toBeLessThan(10_000)
       const lag = samples.find((sample) => sample.name === 'feedrunner_listener_lag_blocks')
       expect(lag).toBeDefined()
       expect(lag!.value).toBeGreaterThanOrEqual(0)

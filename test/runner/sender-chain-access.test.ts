@@ -15,6 +15,7 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
     addresses: [],
     queueNames: [],
     stats: () => [],
+    balances: async () => [],
     close: async () => undefined,
   }
   return { sender, submissions }
