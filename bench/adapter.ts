@@ -22,8 +22,10 @@ const odds = feedCatalog['game-odds']
 
 /** The baseline: the framework's own HttpTransport for game-odds, default result homeMoneyLine. */
 async function runBaselineAdapter(): Promise<void> {
-  const { Adapter, AdapterEndpoint } = await import('@chainlink/external-adapter-framework/adapter/index.js')
-  const { HttpTransport } = await import('@chainlink/external-adapter-framework/transports/index.js')
+  const { Adapter, AdapterEndpoint } =
+    await import('@chainlink/external-adapter-framework/adapter/index.js')
+  const { HttpTransport } =
+    await import('@chainlink/external-adapter-framework/transports/index.js')
   const { expose } = await import('@chainlink/external-adapter-framework')
   const { inputParametersFor } = await import('../src/adapter/input-parameters.ts')
   type Types = {
@@ -37,14 +39,27 @@ async function runBaselineAdapter(): Promise<void> {
     prepareRequests: (params) =>
       params.map((param) => ({
         params: [param],
-        request: { baseURL: feedUrl, url: odds.path, params: { ...(param as unknown as Record<string, string>), key: KEY } },
+        request: {
+          baseURL: feedUrl,
+          url: odds.path,
+          params: { ...(param as unknown as Record<string, string>), key: KEY },
+        },
       })),
     parseResponse: (params, response) =>
-      params.map((param) => ({ params: param, response: { data: response.data, result: Number(response.data.data.homeMoneyLine) } })),
+      params.map((param) => ({
+        params: param,
+        response: { data: response.data, result: Number(response.data.data.homeMoneyLine) },
+      })),
   })
   const adapter = new Adapter({
     name: 'BASELINE',
-    endpoints: [new AdapterEndpoint<Types>({ name: odds.name, inputParameters: inputParametersFor(odds) as never, transport })],
+    endpoints: [
+      new AdapterEndpoint<Types>({
+        name: odds.name,
+        inputParameters: inputParametersFor(odds) as never,
+        transport,
+      }),
+    ],
     rateLimiting: { tiers: { default: { rateLimit1s: 5 } } },
   })
   await expose(adapter)
@@ -58,9 +73,19 @@ interface Spawned {
   stop(): Promise<void>
 }
 
-async function spawnTsx(args: string[], env: Record<string, string>, ready: RegExp): Promise<Spawned> {
-  const profile = process.env.BENCH_PROFILE_DIR && /adapter/.test(args.join(' ')) ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+async function spawnTsx(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<Spawned> {
+  const profile =
+    process.env.BENCH_PROFILE_DIR && /adapter/.test(args.join(' '))
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+      : []
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)))
   child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)))
@@ -88,21 +113,32 @@ async function spawnTsx(args: string[], env: Record<string, string>, ready: RegE
 }
 
 /** Median time the cold jobs waited in the queue and spent in the worker, from the jobs' own timestamps. */
-async function coldStages(redisUrl: string, prefix: string): Promise<{ jobs: number; queued: number; inWorker: number }> {
+async function coldStages(
+  redisUrl: string,
+  prefix: string,
+): Promise<{ jobs: number; queued: number; inWorker: number }> {
   const { Redis } = await import('ioredis')
   const redis = new Redis(redisUrl)
   try {
     const keys: string[] = []
     let cursor = '0'
     do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:fetch-weather:weather-*`, 'COUNT', 1000)
+      const [next, batch] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${prefix}:fetch-weather:weather-*`,
+        'COUNT',
+        1000,
+      )
       cursor = next
       keys.push(...batch.filter((key) => !key.endsWith(':lock') && !key.endsWith(':logs')))
     } while (cursor !== '0')
     const queued: number[] = []
     const inWorker: number[] = []
     for (const key of keys) {
-      const [timestamp, processedOn, finishedOn] = (await redis.hmget(key, 'timestamp', 'processedOn', 'finishedOn')).map(Number)
+      const [timestamp, processedOn, finishedOn] = (
+        await redis.hmget(key, 'timestamp', 'processedOn', 'finishedOn')
+      ).map(Number)
       if (!timestamp || !processedOn || !finishedOn) continue
       queued.push(processedOn - timestamp)
       inWorker.push(finishedOn - processedOn)
@@ -118,7 +154,11 @@ async function coldStages(redisUrl: string, prefix: string): Promise<{ jobs: num
       all.push(...batch)
     } while (cursor !== '0')
     if (all.length > 0) await redis.del(...all)
-    return { jobs: queued.length, queued: percentile(queued, 50), inWorker: percentile(inWorker, 50) }
+    return {
+      jobs: queued.length,
+      queued: percentile(queued, 50),
+      inWorker: percentile(inWorker, 50),
+    }
   } finally {
     redis.disconnect()
   }
@@ -131,15 +171,31 @@ function sleep(ms: number): Promise<void> {
 const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
 
 /** One HTTP call on a kept-alive connection; resolves with status and milliseconds. */
-function call(url: string, method: 'GET' | 'POST', body?: string): Promise<{ status: number; ms: number; text: string }> {
+function call(
+  url: string,
+  method: 'GET' | 'POST',
+  body?: string,
+): Promise<{ status: number; ms: number; text: string }> {
   const started = performance.now()
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (text += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, text }))
-    })
+    const req = request(
+      url,
+      {
+        method,
+        agent,
+        headers: body
+          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+          : {},
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (text += chunk))
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, text }),
+        )
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
@@ -175,7 +231,13 @@ async function load(url: string, body: string): Promise<LoadResult> {
   )
   const seconds = (performance.now() - started) / 1_000
   latencies.sort((a, b) => a - b)
-  return { requests: latencies.length, errors, perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
+  return {
+    requests: latencies.length,
+    errors,
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  }
 }
 
 /** Posts until the answer is 200 (the baseline answers 504 until its background loop has fetched). */
@@ -184,7 +246,8 @@ async function warm(url: string, body: string): Promise<void> {
   for (;;) {
     const answer = await call(url, 'POST', body)
     if (answer.status === 200) return
-    if (Date.now() > deadline) throw new Error(`${url} never answered 200: ${answer.status} ${answer.text}`)
+    if (Date.now() > deadline)
+      throw new Error(`${url} never answered 200: ${answer.status} ${answer.text}`)
     await sleep(100)
   }
 }
@@ -196,7 +259,13 @@ async function main(): Promise<void> {
     privateRedis = await startPrivateRedis()
     redisUrl = privateRedis.url
   }
-  const [feedPort, oursPort, oursMetrics, basePort, baseMetrics] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
+  const [feedPort, oursPort, oursMetrics, basePort, baseMetrics] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ])
   const feedUrl = `http://127.0.0.1:${feedPort}`
   const env = {
     REDIS_URL: redisUrl,
@@ -209,11 +278,32 @@ async function main(): Promise<void> {
   }
   const processes: Spawned[] = []
   try {
-    processes.push(await spawnTsx(['src/cli/main.ts', 'feeds', 'serve', '--port', String(feedPort)], { FEEDS_SERVER_KEYS: KEY }, /feed service listening/))
-    processes.push(await spawnTsx(['src/cli/main.ts', 'worker'], env, /fetch workers running/))
-    processes.push(await spawnTsx(['src/cli/main.ts', 'adapter'], { ...env, EA_PORT: String(oursPort), METRICS_PORT: String(oursMetrics) }, /adapter listening/))
     processes.push(
-      await spawnTsx(['bench/adapter.ts', 'baseline-adapter'], { SPORTS_URL: feedUrl, EA_PORT: String(basePort), METRICS_PORT: String(baseMetrics), LOG_LEVEL: 'warn' }, /baseline adapter listening/),
+      await spawnTsx(
+        ['src/cli/main.ts', 'feeds', 'serve', '--port', String(feedPort)],
+        { FEEDS_SERVER_KEYS: KEY },
+        /feed service listening/,
+      ),
+    )
+    processes.push(await spawnTsx(['src/cli/main.ts', 'worker'], env, /fetch workers running/))
+    processes.push(
+      await spawnTsx(
+        ['src/cli/main.ts', 'adapter'],
+        { ...env, EA_PORT: String(oursPort), METRICS_PORT: String(oursMetrics) },
+        /adapter listening/,
+      ),
+    )
+    processes.push(
+      await spawnTsx(
+        ['bench/adapter.ts', 'baseline-adapter'],
+        {
+          SPORTS_URL: feedUrl,
+          EA_PORT: String(basePort),
+          METRICS_PORT: String(baseMetrics),
+          LOG_LEVEL: 'warn',
+        },
+        /baseline adapter listening/,
+      ),
     )
     const ours = `http://127.0.0.1:${oursPort}/`
     const baseline = `http://127.0.0.1:${basePort}/`
@@ -225,10 +315,13 @@ async function main(): Promise<void> {
     // (on a shared machine the worst runs measure the neighbours, not the adapter).
     const runs: { ours: LoadResult[]; baseline: LoadResult[] } = { ours: [], baseline: [] }
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['ours', 'baseline'] as const) : (['baseline', 'ours'] as const)
-      for (const which of order) runs[which].push(await load(which === 'ours' ? ours : baseline, body))
+      const order =
+        round % 2 === 0 ? (['ours', 'baseline'] as const) : (['baseline', 'ours'] as const)
+      for (const which of order)
+        runs[which].push(await load(which === 'ours' ? ours : baseline, body))
     }
-    const best = (results: LoadResult[]) => results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
+    const best = (results: LoadResult[]) =>
+      results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
     const hitOurs = best(runs.ours)
     const hitBaseline = best(runs.baseline)
     // The baseline's background loop keeps polling the feed service; stop it before timing cold requests.
@@ -246,7 +339,14 @@ async function main(): Promise<void> {
       const d = await call(`${feedUrl}${weather.path}?${directQuery}`, 'GET')
       if (d.status !== 200) throw new Error(`direct GET failed: ${d.status} ${d.text}`)
       direct.push(d.ms)
-      const c = await call(ours, 'POST', JSON.stringify({ id: String(i), data: { endpoint: 'weather', ...geo, latitude, longitude: '11.5' } }))
+      const c = await call(
+        ours,
+        'POST',
+        JSON.stringify({
+          id: String(i),
+          data: { endpoint: 'weather', ...geo, latitude, longitude: '11.5' },
+        }),
+      )
       if (c.status !== 200) throw new Error(`cold adapter request failed: ${c.status} ${c.text}`)
       cold.push(c.ms)
     }
@@ -256,13 +356,24 @@ async function main(): Promise<void> {
 
     const results = {
       when: new Date().toISOString(),
-      machine: { cpus: (await import('node:os')).cpus().length, load: (await import('node:os')).loadavg().map((value) => Number(value.toFixed(2))) },
-      settings: { loadSeconds: LOAD_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, coldRequests: COLD_REQUESTS },
+      machine: {
+        cpus: (await import('node:os')).cpus().length,
+        load: (await import('node:os')).loadavg().map((value) => Number(value.toFixed(2))),
+      },
+      settings: {
+        loadSeconds: LOAD_SECONDS,
+        rounds: ROUNDS,
+        connections: CONNECTIONS,
+        coldRequests: COLD_REQUESTS,
+      },
       cacheHit: {
         feedrunner: hitOurs,
         baseline: hitBaseline,
         throughputRatio: hitOurs.perSecond / hitBaseline.perSecond,
-        runs: { feedrunner: runs.ours.map((run) => Math.round(run.perSecond)), baseline: runs.baseline.map((run) => Math.round(run.perSecond)) },
+        runs: {
+          feedrunner: runs.ours.map((run) => Math.round(run.perSecond)),
+          baseline: runs.baseline.map((run) => Math.round(run.perSecond)),
+        },
       },
       cold: {
         directGet: { p50: percentile(direct, 50), p99: percentile(direct, 99) },
@@ -273,18 +384,41 @@ async function main(): Promise<void> {
       },
     }
     const ms = (value: number) => `${value.toFixed(2)} ms`
-    console.log(`\nCache hits (${CONNECTIONS} connections, ${LOAD_SECONDS} s, best of ${ROUNDS} runs each)`)
-    console.log(`  feedrunner adapter      ${hitOurs.perSecond.toFixed(0).padStart(7)} req/s   p50 ${ms(hitOurs.p50)}   p99 ${ms(hitOurs.p99)}   errors ${hitOurs.errors}`)
-    console.log(`  HttpTransport baseline  ${hitBaseline.perSecond.toFixed(0).padStart(7)} req/s   p50 ${ms(hitBaseline.p50)}   p99 ${ms(hitBaseline.p99)}   errors ${hitBaseline.errors}`)
-    console.log(`  every run (req/s): feedrunner ${results.cacheHit.runs.feedrunner.join(', ')}; baseline ${results.cacheHit.runs.baseline.join(', ')}`)
-    console.log(`  ratio feedrunner/baseline: ${results.cacheHit.throughputRatio.toFixed(2)}x (target >= 0.8x)`)
+    console.log(
+      `\nCache hits (${CONNECTIONS} connections, ${LOAD_SECONDS} s, best of ${ROUNDS} runs each)`,
+    )
+    console.log(
+      `  feedrunner adapter      ${hitOurs.perSecond.toFixed(0).padStart(7)} req/s   p50 ${ms(hitOurs.p50)}   p99 ${ms(hitOurs.p99)}   errors ${hitOurs.errors}`,
+    )
+    console.log(
+      `  HttpTransport baseline  ${hitBaseline.perSecond.toFixed(0).padStart(7)} req/s   p50 ${ms(hitBaseline.p50)}   p99 ${ms(hitBaseline.p99)}   errors ${hitBaseline.errors}`,
+    )
+    console.log(
+      `  every run (req/s): feedrunner ${results.cacheHit.runs.feedrunner.join(', ')}; baseline ${results.cacheHit.runs.baseline.join(', ')}`,
+    )
+    console.log(
+      `  ratio feedrunner/baseline: ${results.cacheHit.throughputRatio.toFixed(2)}x (target >= 0.8x)`,
+    )
     console.log(`\nCold requests (${COLD_REQUESTS}, one at a time)`)
-    console.log(`  direct GET to the feed service   p50 ${ms(results.cold.directGet.p50)}   p99 ${ms(results.cold.directGet.p99)}`)
-    console.log(`  adapter (queue, worker, feed)    p50 ${ms(results.cold.adapter.p50)}   p99 ${ms(results.cold.adapter.p99)}`)
-    console.log(`  added by the adapter: p50 ${ms(results.cold.overheadP50)} (target <= 5 ms), p99 ${ms(results.cold.overheadP99)}`)
-    console.log(`  where a cold request spends its time (medians, Redis clock): waiting for a worker ${stages.queued} ms, in the worker (fetch included) ${stages.inWorker} ms`)
-    console.log(`\nmachine: ${results.machine.cpus} cpus, load average ${results.machine.load.join(' ')}`)
-    writeFileSync(new URL('./results/adapter.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`)
+    console.log(
+      `  direct GET to the feed service   p50 ${ms(results.cold.directGet.p50)}   p99 ${ms(results.cold.directGet.p99)}`,
+    )
+    console.log(
+      `  adapter (queue, worker, feed)    p50 ${ms(results.cold.adapter.p50)}   p99 ${ms(results.cold.adapter.p99)}`,
+    )
+    console.log(
+      `  added by the adapter: p50 ${ms(results.cold.overheadP50)} (target <= 5 ms), p99 ${ms(results.cold.overheadP99)}`,
+    )
+    console.log(
+      `  where a cold request spends its time (medians, Redis clock): waiting for a worker ${stages.queued} ms, in the worker (fetch included) ${stages.inWorker} ms`,
+    )
+    console.log(
+      `\nmachine: ${results.machine.cpus} cpus, load average ${results.machine.load.join(' ')}`,
+    )
+    writeFileSync(
+      new URL('./results/adapter.json', import.meta.url),
+      `${JSON.stringify(results, null, 2)}\n`,
+    )
   } finally {
     agent.destroy()
     for (const spawned of processes.reverse()) await spawned.stop()

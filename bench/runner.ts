@@ -44,7 +44,12 @@ import { Redis } from 'ioredis'
 import { WebSocket, type RawData } from 'ws'
 import { compileContracts, type ArtifactSet } from '../src/chain/artifacts.ts'
 import { allFamilyUrls } from '../src/config/settings.ts'
-import { decodeOperatorLog, encodeFulfillOracleRequest2, ORACLE_REQUEST_TOPIC, type OracleRequestEvent } from '../src/chain/operator.ts'
+import {
+  decodeOperatorLog,
+  encodeFulfillOracleRequest2,
+  ORACLE_REQUEST_TOPIC,
+  type OracleRequestEvent,
+} from '../src/chain/operator.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { startPoolBackstop, type PoolBackstop } from '../src/dev/pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
@@ -52,13 +57,23 @@ import { startFeedrunnerProcess, type FeedrunnerProcess } from '../src/dev/feedr
 import { freePort, isPortFree } from '../src/dev/ports.ts'
 import { waitFor } from '../src/dev/process.ts'
 import { redisAnswers, startPrivateRedis } from '../src/dev/redis.ts'
-import { requestsOfTransactions, sendRawInNonceOrder, signConsumerRequests, waitForFulfilments, waitForNonce, type ConsumerRequest } from '../src/dev/requests.ts'
+import {
+  requestsOfTransactions,
+  sendRawInNonceOrder,
+  signConsumerRequests,
+  waitForFulfilments,
+  waitForNonce,
+  type ConsumerRequest,
+} from '../src/dev/requests.ts'
 import { loadJobRegistry } from '../src/runner/job-registry.ts'
 import { RunStore, type RunRecord } from '../src/runner/run-record.ts'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const N = Number(process.argv[2] ?? process.env.BENCH_REQUESTS ?? 1_000)
-const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4').split(',').filter((item) => item.trim() !== '').map(Number)
+const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4')
+  .split(',')
+  .filter((item) => item.trim() !== '')
+  .map(Number)
 const PACED_RATE = Number(process.env.BENCH_RATE ?? 50)
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10)
 const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
@@ -96,8 +111,13 @@ const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
 const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
 const GAME_ODDS_PARAMS: Array<[string, string]> = [
-  ['region', 'england'], ['sport', 'soccer'], ['league', 'epl'], ['date', '2024-08-16'], ['homeTeam', 'Man United'],
-  ['path', '$.data.homeMoneyLine'], ['times', '100'],
+  ['region', 'england'],
+  ['sport', 'soccer'],
+  ['league', 'epl'],
+  ['date', '2024-08-16'],
+  ['homeTeam', 'Man United'],
+  ['path', '$.data.homeMoneyLine'],
+  ['times', '100'],
 ]
 const EXPECTED_VALUE = 160n
 const RUNNER_KEYS = ANVIL_PRIVATE_KEYS.slice(1, 5)
@@ -109,22 +129,43 @@ function step(what: string): void {
   console.error(`[${((Date.now() - benchStart) / 1000).toFixed(1)} s] ${what}`)
 }
 
-if (!Number.isInteger(N) || N < 1) throw new Error(`N must be a positive integer (got ${process.argv[2] ?? process.env.BENCH_REQUESTS})`)
-if (!KEY_COUNTS.every((keys) => Number.isInteger(keys) && keys >= 1 && keys <= RUNNER_KEYS.length)) throw new Error(`BENCH_KEYS must list key counts from 1 to ${RUNNER_KEYS.length} (got ${process.env.BENCH_KEYS})`)
-if (!(PACED_COUNT >= 0) || !(PACED_RATE > 0)) throw new Error('BENCH_RATE must be above 0 and BENCH_PACED_SECONDS at least 0')
-if (!Number.isInteger(BASELINE_WINDOW) || BASELINE_WINDOW < 1) throw new Error('BENCH_BASELINE_WINDOW must be a positive integer')
-if (RUNNER_RPC !== 'ws' && RUNNER_RPC !== 'http') throw new Error('BENCH_RUNNER_RPC must be ws or http')
+if (!Number.isInteger(N) || N < 1)
+  throw new Error(
+    `N must be a positive integer (got ${process.argv[2] ?? process.env.BENCH_REQUESTS})`,
+  )
+if (!KEY_COUNTS.every((keys) => Number.isInteger(keys) && keys >= 1 && keys <= RUNNER_KEYS.length))
+  throw new Error(
+    `BENCH_KEYS must list key counts from 1 to ${RUNNER_KEYS.length} (got ${process.env.BENCH_KEYS})`,
+  )
+if (!(PACED_COUNT >= 0) || !(PACED_RATE > 0))
+  throw new Error('BENCH_RATE must be above 0 and BENCH_PACED_SECONDS at least 0')
+if (!Number.isInteger(BASELINE_WINDOW) || BASELINE_WINDOW < 1)
+  throw new Error('BENCH_BASELINE_WINDOW must be a positive integer')
+if (RUNNER_RPC !== 'ws' && RUNNER_RPC !== 'http')
+  throw new Error('BENCH_RUNNER_RPC must be ws or http')
 
 // ---------------------------------------------------------------- small helpers
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
+  return sorted[
+    Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  ] as number
 }
 
-function summary(values: readonly number[]): { p50: number; p95: number; p99: number; max: number } {
+function summary(values: readonly number[]): {
+  p50: number
+  p95: number
+  p99: number
+  max: number
+} {
   const sorted = [...values].sort((a, b) => a - b)
-  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN }
+  return {
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? Number.NaN,
+  }
 }
 
 function round(value: number, digits = 1): number {
@@ -133,7 +174,11 @@ function round(value: number, digits = 1): number {
 }
 
 async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
   const body = (await response.json()) as { result?: T; error?: { message: string } }
   if (body.error) throw new Error(`${method}: ${body.error.message}`)
   return body.result as T
@@ -143,7 +188,8 @@ async function rpc<T>(url: string, method: string, params: unknown[] = []): Prom
 function memoryOf(pid: number): { peakMb: number; rssMb: number } | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
+    const kb = (field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
     return { peakMb: round(kb('VmHWM') / 1024), rssMb: round(kb('VmRSS') / 1024) }
   } catch {
     return undefined
@@ -182,7 +228,10 @@ class BlockWatcher {
   private socket: WebSocket | undefined
   private stopping = false
 
-  constructor(private readonly rpcUrl: string, private readonly wsUrl: string) {}
+  constructor(
+    private readonly rpcUrl: string,
+    private readonly wsUrl: string,
+  ) {}
 
   async start(): Promise<void> {
     this.last = Number(await rpc<string>(this.rpcUrl, 'eth_blockNumber'))
@@ -194,18 +243,30 @@ class BlockWatcher {
     })
     socket.on('error', (error) => console.error(`block watcher: ${error.message}`))
     socket.on('close', () => {
-      if (!this.stopping) console.error('block watcher: the WebSocket closed; blocks from now on are not stamped')
+      if (!this.stopping)
+        console.error('block watcher: the WebSocket closed; blocks from now on are not stamped')
     })
     const subscribed = new Promise<void>((resolveSubscribed, reject) => {
       socket.on('message', (data: RawData) => {
         const now = Date.now()
-        const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { result?: { number?: string } }; error?: { message: string } }
-        if (message.id === 1) return message.error ? reject(new Error(`eth_subscribe: ${message.error.message}`)) : resolveSubscribed()
+        const message = JSON.parse(data.toString()) as {
+          id?: number
+          method?: string
+          params?: { result?: { number?: string } }
+          error?: { message: string }
+        }
+        if (message.id === 1)
+          return message.error
+            ? reject(new Error(`eth_subscribe: ${message.error.message}`))
+            : resolveSubscribed()
         const header = message.params?.result
-        if (message.method === 'eth_subscription' && header?.number) this.stamp(Number(header.number), now)
+        if (message.method === 'eth_subscription' && header?.number)
+          this.stamp(Number(header.number), now)
       })
     })
-    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }))
+    socket.send(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
+    )
     await subscribed
   }
 
@@ -218,7 +279,8 @@ class BlockWatcher {
 
   /** Waits until the watcher has stamped `block`. */
   async seen(block: number): Promise<number> {
-    if (!this.seenAt.has(block)) await waitFor(`block ${block} to be seen`, async () => this.seenAt.has(block), 30_000, 5)
+    if (!this.seenAt.has(block))
+      await waitFor(`block ${block} to be seen`, async () => this.seenAt.has(block), 30_000, 5)
     return this.seenAt.get(block) as number
   }
 
@@ -258,7 +320,10 @@ async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
   const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS })
   let dev: DevContracts | undefined
   try {
-    dev = await deployDevContracts(anvil.rpcUrl, { nodeKeys: [...RUNNER_KEYS, BASELINE_KEY], artifacts })
+    dev = await deployDevContracts(anvil.rpcUrl, {
+      nodeKeys: [...RUNNER_KEYS, BASELINE_KEY],
+      artifacts,
+    })
     await fundKeys(dev, [...RUNNER_KEYS, BASELINE_KEY])
     const watcher = new BlockWatcher(anvil.rpcUrl, anvil.wsUrl)
     await watcher.start()
@@ -291,8 +356,16 @@ async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
 // ---------------------------------------------------------------- feedrunner processes
 
 /** `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE; a long phase needs only the end of its output. */
-function startPart(name: string, args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<FeedrunnerProcess> {
-  const profile = process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE) ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`] : []
+function startPart(
+  name: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<FeedrunnerProcess> {
+  const profile =
+    process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE)
+      ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`]
+      : []
   const nodeArgs = args[0] === 'runner' ? [...RUNNER_NODE_ARGS, ...profile] : profile
   return startFeedrunnerProcess({ name, args, env, ready, nodeArgs, keepOutputChars: 20_000 })
 }
@@ -306,12 +379,16 @@ interface HeapPeak {
 /** Polls a runner's /metrics (prom-client's nodejs_* gauges) and keeps the largest heap figures. */
 function sampleHeapPeak(metricsUrl: string, everyMs = 1_000): { stop(): Promise<HeapPeak> } {
   const peak: HeapPeak = { usedMb: 0, totalMb: 0, externalMb: 0 }
-  const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20
+  const gauge = (text: string, name: string) =>
+    Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20
   const sample = async () => {
     const text = await (await fetch(metricsUrl)).text()
     peak.usedMb = Math.max(peak.usedMb, round(gauge(text, 'nodejs_heap_size_used_bytes'), 1))
     peak.totalMb = Math.max(peak.totalMb, round(gauge(text, 'nodejs_heap_size_total_bytes'), 1))
-    peak.externalMb = Math.max(peak.externalMb, round(gauge(text, 'nodejs_external_memory_bytes'), 1))
+    peak.externalMb = Math.max(
+      peak.externalMb,
+      round(gauge(text, 'nodejs_external_memory_bytes'), 1),
+    )
   }
   const timer = setInterval(() => void sample().catch(() => undefined), everyMs)
   return {
@@ -326,7 +403,9 @@ function sampleHeapPeak(metricsUrl: string, everyMs = 1_000): { stop(): Promise<
 /** The sum of a counter over its labels (every key's), scraped once; NaN when it cannot be read. */
 async function counterSum(metricsUrl: string, name: string): Promise<number> {
   const text = await (await fetch(metricsUrl)).text().catch(() => '')
-  const values = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((match) => Number(match[1]))
+  const values = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map(
+    (match) => Number(match[1]),
+  )
   return values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0)
 }
 
@@ -337,7 +416,15 @@ async function counterSum(metricsUrl: string, name: string): Promise<number> {
  */
 function signingMicros(samples = 300): number {
   const wallet = new Wallet(RUNNER_KEYS[0] as string)
-  const tx = { type: 2, chainId: 31337, to: wallet.address, data: `0x${'ab'.repeat(260)}`, gasLimit: 500_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n }
+  const tx = {
+    type: 2,
+    chainId: 31337,
+    to: wallet.address,
+    data: `0x${'ab'.repeat(260)}`,
+    gasLimit: 500_000n,
+    maxFeePerGas: 10n ** 10n,
+    maxPriorityFeePerGas: 10n ** 9n,
+  }
   const started = performance.now()
   for (let nonce = 0; nonce < samples; nonce++) {
     const unsigned = Transaction.from({ ...tx, nonce })
@@ -362,7 +449,12 @@ interface Context {
   anvilPeakRssMb: number[]
 }
 
-const REQUEST: (ctx: Context) => ConsumerRequest = (ctx) => ({ externalJobId: ctx.externalJobId, valueType: 'uint256', params: GAME_ODDS_PARAMS, payment: 0n })
+const REQUEST: (ctx: Context) => ConsumerRequest = (ctx) => ({
+  externalJobId: ctx.externalJobId,
+  valueType: 'uint256',
+  params: GAME_ODDS_PARAMS,
+  payment: 0n,
+})
 
 /** A `send` over plain HTTP, for waitForNonce. */
 function minedSender(rpcUrl: string) {
@@ -391,27 +483,64 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
     const { anvil, dev, backstop } = chain
     const fromBlock = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1
     step(`baseline: making ${N} requests`)
-    const requests = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: N }, () => REQUEST(ctx)))
+    const requests = await signConsumerRequests(
+      dev.consumer,
+      dev.deployer,
+      Array.from({ length: N }, () => REQUEST(ctx)),
+    )
     const requestCpuBefore = cpuMsOf(anvil.process.pid)
-    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, requests.raws, { window: REQUEST_WINDOW })
-    const sent = await requestsOfTransactions(dev.provider, dev.addresses.operator, requests.hashes, sentAt, { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
+    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, requests.raws, {
+      window: REQUEST_WINDOW,
+    })
+    const sent = await requestsOfTransactions(
+      dev.provider,
+      dev.addresses.operator,
+      requests.hashes,
+      sentAt,
+      { fromBlock, timeoutMs: PHASE_TIMEOUT_MS },
+    )
     const anvilCpuMsPerRequest = round((cpuMsOf(anvil.process.pid) - requestCpuBefore) / N, 2)
     step('baseline: requests mined, signing the fulfilments')
     const toBlock = Math.max(...sent.map((item) => item.blockNumber))
-    const events = (await dev.provider.getLogs({ address: dev.addresses.operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock }))
+    const events = (
+      await dev.provider.getLogs({
+        address: dev.addresses.operator,
+        topics: [ORACLE_REQUEST_TOPIC],
+        fromBlock,
+        toBlock,
+      })
+    )
       .map((log: Log) => decodeOperatorLog(log, dev.chainId))
       .filter((event): event is OracleRequestEvent => event?.kind === 'request')
-    if (events.length !== N) throw new Error(`baseline: expected ${N} OracleRequest logs, found ${events.length}`)
+    if (events.length !== N)
+      throw new Error(`baseline: expected ${N} OracleRequest logs, found ${events.length}`)
 
     const wallet = new Wallet(BASELINE_KEY)
-    const nonce = Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'pending']))
-    const block = await rpc<{ baseFeePerGas: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', ['latest', false])
+    const nonce = Number(
+      await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'pending']),
+    )
+    const block = await rpc<{ baseFeePerGas: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', [
+      'latest',
+      false,
+    ])
     const maxFeePerGas = BigInt(block.baseFeePerGas) * 3n + 10n ** 9n
     const raws = await Promise.all(
       events.map((event, index) =>
         wallet.signTransaction({
-          type: 2, chainId: dev.chainId, nonce: nonce + index, to: dev.addresses.operator, gasLimit: 500_000, maxFeePerGas, maxPriorityFeePerGas: 10n ** 9n,
-          data: encodeFulfillOracleRequest2(event, AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [event.requestId, EXPECTED_VALUE])),
+          type: 2,
+          chainId: dev.chainId,
+          nonce: nonce + index,
+          to: dev.addresses.operator,
+          gasLimit: 500_000,
+          maxFeePerGas,
+          maxPriorityFeePerGas: 10n ** 9n,
+          data: encodeFulfillOracleRequest2(
+            event,
+            AbiCoder.defaultAbiCoder().encode(
+              ['bytes32', 'uint256'],
+              [event.requestId, EXPECTED_VALUE],
+            ),
+          ),
         }),
       ),
     )
@@ -425,8 +554,23 @@ async function runBaseline(ctx: Context): Promise<BaselineResult> {
     const seconds = (performance.now() - started) / 1000
     const anvilCpuMsPerTx = round((cpuMsOf(anvil.process.pid) - cpuBefore) / N, 2)
     const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - headBefore
-    const fulfilled = await waitForFulfilments(dev.consumer, dev.provider, events.map((event) => event.requestId), { fromBlock: toBlock, timeoutMs: 10_000 })
-    return { transactions: N, window: BASELINE_WINDOW, seconds: round(seconds, 2), perSecond: round(N / seconds), allMined: fulfilled.size === N, anvilCpuMsPerTx, anvilCpuMsPerRequest, blocks, anvilFlushes: backstop.flushes - flushesBefore }
+    const fulfilled = await waitForFulfilments(
+      dev.consumer,
+      dev.provider,
+      events.map((event) => event.requestId),
+      { fromBlock: toBlock, timeoutMs: 10_000 },
+    )
+    return {
+      transactions: N,
+      window: BASELINE_WINDOW,
+      seconds: round(seconds, 2),
+      perSecond: round(N / seconds),
+      allMined: fulfilled.size === N,
+      anvilCpuMsPerTx,
+      anvilCpuMsPerRequest,
+      blocks,
+      anvilFlushes: backstop.flushes - flushesBefore,
+    }
   } finally {
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
@@ -494,43 +638,92 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
   let stopping = false
   try {
     // Signed now, so the phase itself costs the bench one JSON-RPC call per request (or per batch).
-    const signed = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: count }, () => REQUEST(ctx)))
+    const signed = await signConsumerRequests(
+      dev.consumer,
+      dev.deployer,
+      Array.from({ length: count }, () => REQUEST(ctx)),
+    )
     const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
     const operationsPort = await freePort()
-    const started = await startPart(plan.label, ['runner'], {
-      ...ctx.baseEnv,
-      RPC_URL: RUNNER_RPC === 'ws' ? anvil.wsUrl : anvil.rpcUrl,
-      QUEUE_PREFIX: prefix,
-      NODE_PRIVATE_KEY: nodeKeys[0] as string,
-      ...(plan.keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
-      RUNNER_FROM_BLOCK: String(head + 1),
-      OPERATIONS_PORT: String(operationsPort),
-    }, /runner started/)
+    const started = await startPart(
+      plan.label,
+      ['runner'],
+      {
+        ...ctx.baseEnv,
+        RPC_URL: RUNNER_RPC === 'ws' ? anvil.wsUrl : anvil.rpcUrl,
+        QUEUE_PREFIX: prefix,
+        NODE_PRIVATE_KEY: nodeKeys[0] as string,
+        ...(plan.keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
+        RUNNER_FROM_BLOCK: String(head + 1),
+        OPERATIONS_PORT: String(operationsPort),
+      },
+      /runner started/,
+    )
     runner = started
     started.child.once('exit', (code) => {
-      if (!stopping) console.error(`the runner exited during the phase (code ${code}):\n${started.output().slice(-3_000)}`)
+      if (!stopping)
+        console.error(
+          `the runner exited during the phase (code ${code}):\n${started.output().slice(-3_000)}`,
+        )
     })
     const runnerPid = started.child.pid!
     const addresses = nodeKeys.map((key) => new Wallet(key).address)
-    const noncesBefore = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
-    const pids: Record<string, number> = { runner: runnerPid, ...ctx.pids, anvil: anvil.process.pid }
+    const noncesBefore = await Promise.all(
+      addresses.map(async (address) =>
+        Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest'])),
+      ),
+    )
+    const pids: Record<string, number> = {
+      runner: runnerPid,
+      ...ctx.pids,
+      anvil: anvil.process.pid,
+    }
     const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
     const heapSampler = sampleHeapPeak(`http://127.0.0.1:${operationsPort}/metrics`)
     const commandsBefore = await redisCommandCount(ctx.redis)
     const flushesBefore = backstop.flushes
-    const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
+    const cpuBefore = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]),
+    )
     const fromBlock = head + 1
-    step(`${plan.label}: sending ${count} requests${plan.perSecond ? ` at ${plan.perSecond}/s` : ''}`)
+    step(
+      `${plan.label}: sending ${count} requests${plan.perSecond ? ` at ${plan.perSecond}/s` : ''}`,
+    )
     // Paced: what is due on the clock (one at a time unless anvil falls behind); burst: ordered batches, as fast as anvil takes them.
-    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, signed.raws, { window: REQUEST_WINDOW, perSecond: plan.perSecond })
-    const sent = await requestsOfTransactions(dev.provider, dev.addresses.operator, signed.hashes, sentAt, { fromBlock, timeoutMs: PHASE_TIMEOUT_MS })
+    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, signed.raws, {
+      window: REQUEST_WINDOW,
+      perSecond: plan.perSecond,
+    })
+    const sent = await requestsOfTransactions(
+      dev.provider,
+      dev.addresses.operator,
+      signed.hashes,
+      sentAt,
+      { fromBlock, timeoutMs: PHASE_TIMEOUT_MS },
+    )
     step(`${plan.label}: requests mined, waiting for fulfilments`)
-    const fulfilled = await waitForFulfilments(dev.consumer, dev.provider, sent.map((item) => item.requestId), { fromBlock, timeoutMs: PHASE_TIMEOUT_MS, pollIntervalMs: 250 })
-    const redisCommandsPerRequest = round(((await redisCommandCount(ctx.redis)) - commandsBefore) / count, 1)
-    const cpuMsPerRequest = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2)]))
+    const fulfilled = await waitForFulfilments(
+      dev.consumer,
+      dev.provider,
+      sent.map((item) => item.requestId),
+      { fromBlock, timeoutMs: PHASE_TIMEOUT_MS, pollIntervalMs: 250 },
+    )
+    const redisCommandsPerRequest = round(
+      ((await redisCommandCount(ctx.redis)) - commandsBefore) / count,
+      1,
+    )
+    const cpuMsPerRequest = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [
+        name,
+        round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2),
+      ]),
+    )
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
     const runnerPeakHeap = await heapSampler.stop()
-    const bumps = await counterSum(`http://127.0.0.1:${operationsPort}/metrics`, 'feedrunner_tx_bumped_total')
+    const bumps = await counterSum(
+      `http://127.0.0.1:${operationsPort}/metrics`,
+      'feedrunner_tx_bumped_total',
+    )
 
     const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - head
     const requestBlocks = sent.map((item) => item.blockNumber)
@@ -558,33 +751,77 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
     const seconds = (lastFulfil - firstRequest) / 1000
 
     // Exactly once: one OracleResponse per request, and every runner nonce spent on one of them.
-    const responses = await dev.provider.getLogs({ address: dev.addresses.operator, topics: [dev.operator.interface.getEvent('OracleResponse')!.topicHash], fromBlock })
+    const responses = await dev.provider.getLogs({
+      address: dev.addresses.operator,
+      topics: [dev.operator.interface.getEvent('OracleResponse')!.topicHash],
+      fromBlock,
+    })
     const ours = new Set(sent.map((item) => item.requestId))
-    const responded = responses.map((log) => (log.topics[1] ?? '').toLowerCase()).filter((id) => ours.has(id))
-    const noncesAfter = await Promise.all(addresses.map(async (address) => Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest']))))
-    const txCount = noncesAfter.reduce((sum, after, index) => sum + after - (noncesBefore[index] as number), 0)
-    const exactlyOnce = fulfilled.size === count && responded.length === count && new Set(responded).size === count && txCount === count
+    const responded = responses
+      .map((log) => (log.topics[1] ?? '').toLowerCase())
+      .filter((id) => ours.has(id))
+    const noncesAfter = await Promise.all(
+      addresses.map(async (address) =>
+        Number(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [address, 'latest'])),
+      ),
+    )
+    const txCount = noncesAfter.reduce(
+      (sum, after, index) => sum + after - (noncesBefore[index] as number),
+      0,
+    )
+    const exactlyOnce =
+      fulfilled.size === count &&
+      responded.length === count &&
+      new Set(responded).size === count &&
+      txCount === count
 
     const runs = new RunStore(ctx.redis, `${prefix}:runner`)
-    const records = (await Promise.all(sent.map((item) => runs.get(item.requestId)))).filter((record): record is RunRecord => record !== undefined)
-    const stage = (from: (record: RunRecord) => number | undefined, to: (record: RunRecord) => number | undefined) => {
-      const values = records.map((record) => {
-        const start = from(record)
-        const end = to(record)
-        return start === undefined || end === undefined ? undefined : end - start
-      }).filter((value): value is number => value !== undefined)
+    const records = (await Promise.all(sent.map((item) => runs.get(item.requestId)))).filter(
+      (record): record is RunRecord => record !== undefined,
+    )
+    const stage = (
+      from: (record: RunRecord) => number | undefined,
+      to: (record: RunRecord) => number | undefined,
+    ) => {
+      const values = records
+        .map((record) => {
+          const start = from(record)
+          const end = to(record)
+          return start === undefined || end === undefined ? undefined : end - start
+        })
+        .filter((value): value is number => value !== undefined)
       const { p50, p95 } = summary(values)
       return { p50: round(p50, 0), p95: round(p95, 0) }
     }
-    const blockSeen = new Map(sent.map((item) => [item.requestId, watcher.seenAt.get(item.blockNumber)]))
+    const blockSeen = new Map(
+      sent.map((item) => [item.requestId, watcher.seenAt.get(item.blockNumber)]),
+    )
     const stagesMs = {
-      'block -> received': stage((record) => blockSeen.get(record.requestId), (record) => record.times.received),
-      'received -> running': stage((record) => record.times.received, (record) => record.times.running),
-      'running -> sent': stage((record) => record.times.running, (record) => record.times.sent),
-      'sent -> fulfilled (run record)': stage((record) => record.times.sent, (record) => record.times.fulfilled),
+      'block -> received': stage(
+        (record) => blockSeen.get(record.requestId),
+        (record) => record.times.received,
+      ),
+      'received -> running': stage(
+        (record) => record.times.received,
+        (record) => record.times.running,
+      ),
+      'running -> sent': stage(
+        (record) => record.times.running,
+        (record) => record.times.sent,
+      ),
+      'sent -> fulfilled (run record)': stage(
+        (record) => record.times.sent,
+        (record) => record.times.fulfilled,
+      ),
     }
-    if (watcher.gapFilled > 0) console.error(`${plan.label}: ${watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`)
-    if (fulfilled.size < count) console.error(`${plan.label}: only ${fulfilled.size} of ${count} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${started.output().slice(-3_000)}`)
+    if (watcher.gapFilled > 0)
+      console.error(
+        `${plan.label}: ${watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`,
+      )
+    if (fulfilled.size < count)
+      console.error(
+        `${plan.label}: only ${fulfilled.size} of ${count} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${started.output().slice(-3_000)}`,
+      )
     return {
       label: plan.label,
       keys: plan.keys,
@@ -593,11 +830,18 @@ async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhas
       fulfilled: fulfilled.size,
       exactlyOnce,
       requestsPerSecond: round(count / Math.max(0.001, (lastRequest - firstRequest) / 1000)),
-      sentPerSecond: round(count / Math.max(0.001, ((sentAt.at(-1) ?? 0) - (sentAt[0] ?? 0)) / 1000)),
+      sentPerSecond: round(
+        count / Math.max(0.001, ((sentAt.at(-1) ?? 0) - (sentAt[0] ?? 0)) / 1000),
+      ),
       fulfilmentsPerSecond: round(fulfilled.size / seconds),
       drainPerSecond: round(fulfilled.size / Math.max(0.001, (lastFulfil - firstFulfil) / 1000)),
       seconds: round(seconds, 2),
-      latencyMs: (({ p50, p95, p99, max }) => ({ p50: round(p50, 0), p95: round(p95, 0), p99: round(p99, 0), max: round(max, 0) }))(summary(latencies)),
+      latencyMs: (({ p50, p95, p99, max }) => ({
+        p50: round(p50, 0),
+        p95: round(p95, 0),
+        p99: round(p99, 0),
+        max: round(max, 0),
+      }))(summary(latencies)),
       maxInFlight,
       stagesMs,
       runnerPeakRssMb,
@@ -629,7 +873,9 @@ async function fundKeys(dev: DevContracts, keys: readonly string[]): Promise<voi
   for (const key of keys) {
     const address = new Wallet(key).address
     if ((await dev.provider.getBalance(address)) > 0n) continue
-    const receipt = await (await dev.deployer.sendTransaction({ to: address, value: 10n ** 20n })).wait()
+    const receipt = await (
+      await dev.deployer.sendTransaction({ to: address, value: 10n ** 20n })
+    ).wait()
     if (receipt?.status !== 1) throw new Error(`funding ${address} failed`)
   }
 }
@@ -682,7 +928,12 @@ async function main(): Promise<void> {
     // from its data set, so it needs no chain (--chain is for the blockchain family).
     const feedKey = `bench-${Date.now()}`
     const feedPort = await freePort()
-    const feeds = await startPart('feed service', ['feeds', 'serve', '--port', String(feedPort)], { FEEDS_SERVER_KEYS: feedKey, LOG_LEVEL }, /feed service listening/)
+    const feeds = await startPart(
+      'feed service',
+      ['feeds', 'serve', '--port', String(feedPort)],
+      { FEEDS_SERVER_KEYS: feedKey, LOG_LEVEL },
+      /feed service listening/,
+    )
     cleanups.push(() => feeds.stop())
     const feedUrl = `http://127.0.0.1:${feedPort}`
 
@@ -699,9 +950,23 @@ async function main(): Promise<void> {
       BRIDGE_DATAFEED_URL: `http://127.0.0.1:${adapterPort}`,
       LOG_LEVEL,
     }
-    const adapter = await startPart('adapter', ['adapter'], { ...baseEnv, OPERATIONS_PORT: String(await freePort()) }, /adapter listening/)
+    const adapter = await startPart(
+      'adapter',
+      ['adapter'],
+      { ...baseEnv, OPERATIONS_PORT: String(await freePort()) },
+      /adapter listening/,
+    )
     cleanups.push(() => adapter.stop())
-    const worker = await startPart('worker', ['worker'], { ...baseEnv, METRICS_PORT: String(await freePort()), OPERATIONS_PORT: String(await freePort()) }, /fetch workers running/)
+    const worker = await startPart(
+      'worker',
+      ['worker'],
+      {
+        ...baseEnv,
+        METRICS_PORT: String(await freePort()),
+        OPERATIONS_PORT: String(await freePort()),
+      },
+      /fetch workers running/,
+    )
     cleanups.push(() => worker.stop())
 
     const ctx: Context = {
@@ -711,81 +976,219 @@ async function main(): Promise<void> {
       baseEnv,
       externalJobId: job.externalJobId,
       prefix,
-      pids: { adapter: adapter.child.pid!, worker: worker.child.pid!, feeds: feeds.child.pid!, bench: process.pid, ...(redisPid === undefined ? {} : { redis: redisPid }) },
+      pids: {
+        adapter: adapter.child.pid!,
+        worker: worker.child.pid!,
+        feeds: feeds.child.pid!,
+        bench: process.pid,
+        ...(redisPid === undefined ? {} : { redis: redisPid }),
+      },
       anvilPeakRssMb: [],
     }
 
     signingMicros(50)
     const speedAtStart = signingMicros()
-    console.log(`bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; this machine signs a fulfilment in ${speedAtStart} µs`)
+    console.log(
+      `bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; this machine signs a fulfilment in ${speedAtStart} µs`,
+    )
     const baseline = await runBaseline(ctx)
-    console.log(`baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`)
-    const plans: PhasePlan[] = KEY_COUNTS.map((keys) => ({ label: `runner, ${keys} key${keys > 1 ? 's' : ''}`, id: `k${keys}`, keys, requests: N }))
-    if (PACED_COUNT > 0) plans.push({ label: `runner, 1 key, paced at ${PACED_RATE}/s`, id: 'paced', keys: 1, requests: PACED_COUNT, perSecond: PACED_RATE })
+    console.log(
+      `baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`,
+    )
+    const plans: PhasePlan[] = KEY_COUNTS.map((keys) => ({
+      label: `runner, ${keys} key${keys > 1 ? 's' : ''}`,
+      id: `k${keys}`,
+      keys,
+      requests: N,
+    }))
+    if (PACED_COUNT > 0)
+      plans.push({
+        label: `runner, 1 key, paced at ${PACED_RATE}/s`,
+        id: 'paced',
+        keys: 1,
+        requests: PACED_COUNT,
+        perSecond: PACED_RATE,
+      })
     const phases: RunnerPhaseResult[] = []
     for (const plan of plans) {
       const result = await runRunnerPhase(ctx, plan)
       phases.push(result)
-      console.log(`${plan.label}: ${result.fulfilled}/${result.requests} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms (requests sent at ${result.sentPerSecond}/s, mined at ${result.requestsPerSecond}/s), load average ${loadavg()[0]?.toFixed(1)}`)
+      console.log(
+        `${plan.label}: ${result.fulfilled}/${result.requests} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms (requests sent at ${result.sentPerSecond}/s, mined at ${result.requestsPerSecond}/s), load average ${loadavg()[0]?.toFixed(1)}`,
+      )
     }
     const memory = {
       adapter: memoryOf(adapter.child.pid!)?.peakMb ?? Number.NaN,
       worker: memoryOf(worker.child.pid!)?.peakMb ?? Number.NaN,
       'feed service': memoryOf(feeds.child.pid!)?.peakMb ?? Number.NaN,
-      [`anvil (max of ${ctx.anvilPeakRssMb.length} phases)`]: Math.max(...ctx.anvilPeakRssMb.filter((mb) => !Number.isNaN(mb))),
+      [`anvil (max of ${ctx.anvilPeakRssMb.length} phases)`]: Math.max(
+        ...ctx.anvilPeakRssMb.filter((mb) => !Number.isNaN(mb)),
+      ),
       'bench (load generator)': memoryOf(process.pid)?.peakMb ?? Number.NaN,
-      ...Object.fromEntries(phases.map((phase) => [`${phase.label.replace('runner, ', 'runner (')}; ${phase.runnerIdleRssMb} MB when started)`, phase.runnerPeakRssMb])),
+      ...Object.fromEntries(
+        phases.map((phase) => [
+          `${phase.label.replace('runner, ', 'runner (')}; ${phase.runnerIdleRssMb} MB when started)`,
+          phase.runnerPeakRssMb,
+        ]),
+      ),
     }
     printReport(baseline, phases, memory)
     const speedAtEnd = signingMicros()
-    console.log(`\nmachine speed: a fulfilment signed in ${speedAtStart} µs before the phases, ${speedAtEnd} µs after (compare runs by it)`)
+    console.log(
+      `\nmachine speed: a fulfilment signed in ${speedAtStart} µs before the phases, ${speedAtEnd} µs after (compare runs by it)`,
+    )
 
     const at = new Date().toISOString().replace(/[:.]/g, '-')
     const file = join(root, 'bench/results', `runner-${at}.json`)
     mkdirSync(dirname(file), { recursive: true })
-    writeFileSync(file, JSON.stringify({
-      at: new Date().toISOString(),
-      requests: N,
-      machine: { cpus: cpus().length, node: process.version, loadAverageAtEnd: loadavg().map((value) => round(value, 2)), signingMicros: { atStart: speedAtStart, atEnd: speedAtEnd } },
-      settings: {
-        CHAIN_POLL_INTERVAL_MS: baseEnv.CHAIN_POLL_INTERVAL_MS, LOG_LEVEL, runnerRpc: RUNNER_RPC, baselineWindow: BASELINE_WINDOW, requestWindow: REQUEST_WINDOW,
-        pacedRate: PACED_RATE, pacedSeconds: PACED_SECONDS, anvilArgs: ANVIL_ARGS, freshChainPerPhase: true,
-      },
-      baseline,
-      runner: phases.filter((phase) => !phase.paced).map((phase) => ({ ...phase, ratioToBaseline: round(phase.fulfilmentsPerSecond / baseline.perSecond, 3) })),
-      paced: phases.filter((phase) => phase.paced),
-      peakRssMb: memory,
-    }, null, 2) + '\n')
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          requests: N,
+          machine: {
+            cpus: cpus().length,
+            node: process.version,
+            loadAverageAtEnd: loadavg().map((value) => round(value, 2)),
+            signingMicros: { atStart: speedAtStart, atEnd: speedAtEnd },
+          },
+          settings: {
+            CHAIN_POLL_INTERVAL_MS: baseEnv.CHAIN_POLL_INTERVAL_MS,
+            LOG_LEVEL,
+            runnerRpc: RUNNER_RPC,
+            baselineWindow: BASELINE_WINDOW,
+            requestWindow: REQUEST_WINDOW,
+            pacedRate: PACED_RATE,
+            pacedSeconds: PACED_SECONDS,
+            anvilArgs: ANVIL_ARGS,
+            freshChainPerPhase: true,
+          },
+          baseline,
+          runner: phases
+            .filter((phase) => !phase.paced)
+            .map((phase) => ({
+              ...phase,
+              ratioToBaseline: round(phase.fulfilmentsPerSecond / baseline.perSecond, 3),
+            })),
+          paced: phases.filter((phase) => phase.paced),
+          peakRssMb: memory,
+        },
+        null,
+        2,
+      ) + '\n',
+    )
     console.log(`\nwritten to ${file}`)
   } finally {
     await cleanup()
   }
 }
 
-function printReport(baseline: BaselineResult, phases: RunnerPhaseResult[], memory: Record<string, number>): void {
-  const rows: string[][] = [['', 'fulfilled', 'fulfil/s', 'vs baseline', 'p50 ms', 'p95 ms', 'p99 ms', 'requests/s', 'max in flight', 'exactly once', 'Redis cmds/req', 'blocks', 'with req / ful / neither', 'bumps', 'anvil flushes']]
-  rows.push([`baseline (pre-signed, 1 key, batches of ${baseline.window})`, `${baseline.allMined ? N : '<' + N}`, String(baseline.perSecond), '1', '-', '-', '-', '-', String(baseline.window), '-', '-', String(baseline.blocks), '-', '-', String(baseline.anvilFlushes)])
+function printReport(
+  baseline: BaselineResult,
+  phases: RunnerPhaseResult[],
+  memory: Record<string, number>,
+): void {
+  const rows: string[][] = [
+    [
+      '',
+      'fulfilled',
+      'fulfil/s',
+      'vs baseline',
+      'p50 ms',
+      'p95 ms',
+      'p99 ms',
+      'requests/s',
+      'max in flight',
+      'exactly once',
+      'Redis cmds/req',
+      'blocks',
+      'with req / ful / neither',
+      'bumps',
+      'anvil flushes',
+    ],
+  ]
+  rows.push([
+    `baseline (pre-signed, 1 key, batches of ${baseline.window})`,
+    `${baseline.allMined ? N : '<' + N}`,
+    String(baseline.perSecond),
+    '1',
+    '-',
+    '-',
+    '-',
+    '-',
+    String(baseline.window),
+    '-',
+    '-',
+    String(baseline.blocks),
+    '-',
+    '-',
+    String(baseline.anvilFlushes),
+  ])
   for (const phase of phases) {
     rows.push([
-      phase.label, `${phase.fulfilled}/${phase.requests}`, String(phase.fulfilmentsPerSecond), phase.paced ? '-' : String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
-      String(phase.latencyMs.p50), String(phase.latencyMs.p95), String(phase.latencyMs.p99), String(phase.requestsPerSecond), String(phase.maxInFlight), phase.exactlyOnce ? 'yes' : 'NO',
-      String(phase.redisCommandsPerRequest), String(phase.blocks),
-      `${phase.blockKinds.withRequests} / ${phase.blockKinds.withFulfilments} / ${phase.blockKinds.withNeither}`, String(phase.bumps), String(phase.anvilFlushes),
+      phase.label,
+      `${phase.fulfilled}/${phase.requests}`,
+      String(phase.fulfilmentsPerSecond),
+      phase.paced ? '-' : String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
+      String(phase.latencyMs.p50),
+      String(phase.latencyMs.p95),
+      String(phase.latencyMs.p99),
+      String(phase.requestsPerSecond),
+      String(phase.maxInFlight),
+      phase.exactlyOnce ? 'yes' : 'NO',
+      String(phase.redisCommandsPerRequest),
+      String(phase.blocks),
+      `${phase.blockKinds.withRequests} / ${phase.blockKinds.withFulfilments} / ${phase.blockKinds.withNeither}`,
+      String(phase.bumps),
+      String(phase.anvilFlushes),
     ])
   }
   console.log('\n' + table(rows))
   console.log('\nwhere the time goes (run records, p50 / p95 ms)')
   const stageNames = Object.keys(phases[0]?.stagesMs ?? {})
-  console.log(table([['', ...stageNames], ...phases.map((phase) => [phase.label, ...stageNames.map((name) => `${phase.stagesMs[name]?.p50} / ${phase.stagesMs[name]?.p95}`)])]))
-  console.log(`\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment)`)
+  console.log(
+    table([
+      ['', ...stageNames],
+      ...phases.map((phase) => [
+        phase.label,
+        ...stageNames.map((name) => `${phase.stagesMs[name]?.p50} / ${phase.stagesMs[name]?.p95}`),
+      ]),
+    ]),
+  )
+  console.log(
+    `\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment)`,
+  )
   const processNames = Object.keys(phases[0]?.cpuMsPerRequest ?? {})
-  console.log(table([['', ...processNames], ...phases.map((phase) => [phase.label, ...processNames.map((name) => String(phase.cpuMsPerRequest[name]))])]))
+  console.log(
+    table([
+      ['', ...processNames],
+      ...phases.map((phase) => [
+        phase.label,
+        ...processNames.map((name) => String(phase.cpuMsPerRequest[name])),
+      ]),
+    ]),
+  )
   const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   console.log('\npeak RSS (VmHWM) per process')
-  console.log(table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]))
-  console.log('\nthe runner\'s V8 heap at its largest (sampled each second: used / reserved / external, MB)')
-  console.log(table([['', 'used', 'reserved', 'external'], ...phases.map((phase) => [phase.label, String(phase.runnerPeakHeap.usedMb), String(phase.runnerPeakHeap.totalMb), String(phase.runnerPeakHeap.externalMb)])]))
+  console.log(
+    table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]),
+  )
+  console.log(
+    "\nthe runner's V8 heap at its largest (sampled each second: used / reserved / external, MB)",
+  )
+  console.log(
+    table([
+      ['', 'used', 'reserved', 'external'],
+      ...phases.map((phase) => [
+        phase.label,
+        String(phase.runnerPeakHeap.usedMb),
+        String(phase.runnerPeakHeap.totalMb),
+        String(phase.runnerPeakHeap.externalMb),
+      ]),
+    ]),
+  )
 }
 
 /**
@@ -799,7 +1202,10 @@ function halfBaselineBudget(baseline: BaselineResult, oneKey: RunnerPhaseResult)
   const budgetMs = (cores * 1_000) / halfRate
   const chainMs = baseline.anvilCpuMsPerRequest + baseline.anvilCpuMsPerTx
   const cpu = oneKey.cpuMsPerRequest
-  const feedrunnerMs = ['runner', 'adapter', 'worker', 'feeds', 'redis'].reduce((sum, name) => sum + (cpu[name] ?? 0), 0)
+  const feedrunnerMs = ['runner', 'adapter', 'worker', 'feeds', 'redis'].reduce(
+    (sum, name) => sum + (cpu[name] ?? 0),
+    0,
+  )
   return [
     `half the baseline (${round(halfRate)}/s) leaves ${round(budgetMs, 2)} ms of CPU per request on ${cores} cores, for everything;`,
     `the chain's share at its cheapest: anvil ${baseline.anvilCpuMsPerRequest} ms mining the request + ${baseline.anvilCpuMsPerTx} ms the fulfilment = ${round(chainMs, 2)} ms,`,
@@ -809,8 +1215,12 @@ function halfBaselineBudget(baseline: BaselineResult, oneKey: RunnerPhaseResult)
 }
 
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)))
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] as number)).join('  ')).join('\n')
+  const widths = rows[0]!.map((_, column) =>
+    Math.max(...rows.map((row) => (row[column] ?? '').length)),
+  )
+  return rows
+    .map((row) => row.map((cell, column) => cell.padEnd(widths[column] as number)).join('  '))
+    .join('\n')
 }
 
 await main()

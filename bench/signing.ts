@@ -35,16 +35,22 @@ async function microsecondsPer(count: number, work: (index: number) => unknown):
   return ((performance.now() - started) * 1_000) / count
 }
 
-async function measure(label: string): Promise<{ wallet: number; signer: number; checksum: number }> {
+async function measure(
+  label: string,
+): Promise<{ wallet: number; signer: number; checksum: number }> {
   const wallet = new Wallet(KEY)
   const signer = createTxSigner(KEY)
   const wallets: number[] = []
   const signers: number[] = []
   for (let round = 0; round < ROUNDS; round += 1) {
-    wallets.push(await microsecondsPer(SIGNATURES, (index) => wallet.signTransaction(fulfilment(index))))
+    wallets.push(
+      await microsecondsPer(SIGNATURES, (index) => wallet.signTransaction(fulfilment(index))),
+    )
     signers.push(await microsecondsPer(SIGNATURES, (index) => signer.sign(fulfilment(index))))
   }
-  const checksum = await microsecondsPer(SIGNATURES * 5, () => getAddress('0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0'))
+  const checksum = await microsecondsPer(SIGNATURES * 5, () =>
+    getAddress('0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0'),
+  )
   const result = { wallet: median(wallets), signer: median(signers), checksum }
   console.log(
     `${label.padEnd(26)} ethers Wallet ${result.wallet.toFixed(0).padStart(5)} µs   createTxSigner ${result.signer.toFixed(0).padStart(5)} µs   ` +
@@ -58,7 +64,9 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number
 }
 
-console.log(`signing a fulfilment, median of ${ROUNDS} rounds of ${SIGNATURES} (a fresh nonce each)`)
+console.log(
+  `signing a fulfilment, median of ${ROUNDS} rounds of ${SIGNATURES} (a fresh nonce each)`,
+)
 const javascript = await measure('ethers JavaScript Keccak')
 await useWasmKeccak()
 const wasm = await measure('WebAssembly Keccak')

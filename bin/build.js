@@ -18,13 +18,19 @@ let tsc
 try {
   tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 } catch {
-  console.log('feedrunner build: typescript is not installed; the CLI runs the TypeScript sources through tsx')
+  console.log(
+    'feedrunner build: typescript is not installed; the CLI runs the TypeScript sources through tsx',
+  )
   process.exit(0)
 }
 
 const fingerprint = sourceFingerprint(src)
 rmSync(staging, { recursive: true, force: true })
-const compiled = spawnSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging], { stdio: 'inherit' })
+const compiled = spawnSync(
+  process.execPath,
+  [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging],
+  { stdio: 'inherit' },
+)
 if (compiled.status !== 0) {
   rmSync(staging, { recursive: true, force: true })
   console.error(`feedrunner build: tsc failed (exit ${compiled.status}); dist/ is unchanged`)
@@ -32,7 +38,10 @@ if (compiled.status !== 0) {
 }
 // Data files the sources read next to themselves (the feed service's data set, recorded chain data).
 cpSync(src, staging, { recursive: true, filter: (path) => !path.endsWith('.ts') })
-writeFileSync(`${staging}/BUILD.json`, `${JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }, null, 2)}\n`)
+writeFileSync(
+  `${staging}/BUILD.json`,
+  `${JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }, null, 2)}\n`,
+)
 rmSync(dist, { recursive: true, force: true })
 renameSync(staging, dist)
 console.log('feedrunner build: src/ compiled to dist/')

@@ -12,7 +12,10 @@ function builtFromCurrentSources() {
   const stamp = new URL('dist/BUILD.json', root)
   if (!existsSync(stamp)) return false
   try {
-    return JSON.parse(readFileSync(stamp, 'utf8')).fingerprint === sourceFingerprint(fileURLToPath(new URL('src', root)))
+    return (
+      JSON.parse(readFileSync(stamp, 'utf8')).fingerprint ===
+      sourceFingerprint(fileURLToPath(new URL('src', root)))
+    )
   } catch {
     return false
   }

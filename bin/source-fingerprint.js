@@ -8,7 +8,9 @@ import { join, relative } from 'node:path'
 export function sourceFingerprint(srcDir) {
   const hash = createHash('sha1')
   const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    )) {
       const path = join(dir, entry.name)
       if (entry.isDirectory()) walk(path)
       else {

@@ -1,8 +1,15 @@
 import type { AddressInfo } from 'node:net'
 import { start } from '@chainlink/external-adapter-framework'
 import { Adapter } from '@chainlink/external-adapter-framework/adapter/index.js'
-import { LocalCache, RedisCache, type Cache } from '@chainlink/external-adapter-framework/cache/index.js'
-import { AdapterConfig, type BaseAdapterSettings } from '@chainlink/external-adapter-framework/config/index.js'
+import {
+  LocalCache,
+  RedisCache,
+  type Cache,
+} from '@chainlink/external-adapter-framework/cache/index.js'
+import {
+  AdapterConfig,
+  type BaseAdapterSettings,
+} from '@chainlink/external-adapter-framework/config/index.js'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { createLogger, type Logger } from '../config/logger.ts'
@@ -20,8 +27,16 @@ import { clientKeyFetch } from './upstream.ts'
  * covers them too (our logger also scrubs every secret value from every line).
  */
 const customSettings = {
-  FEED_API_KEY: { type: 'string', description: 'Key of the Data Feed Query Service (used by fetch workers)', sensitive: true },
-  NODE_PRIVATE_KEY: { type: 'string', description: 'Node key (signed ##signKey mode)', sensitive: true },
+  FEED_API_KEY: {
+    type: 'string',
+    description: 'Key of the Data Feed Query Service (used by fetch workers)',
+    sensitive: true,
+  },
+  NODE_PRIVATE_KEY: {
+    type: 'string',
+    description: 'Node key (signed ##signKey mode)',
+    sensitive: true,
+  },
 } as const
 
 export type FrameworkSettings = Partial<BaseAdapterSettings>
@@ -57,7 +72,11 @@ export function createAdapter(options: AdapterOptions): CreatedAdapter {
   const logger = options.logger ?? createLogger(settings, 'adapter')
   const queue = FetchQueueClient.open(settings)
   const config = new AdapterConfig(customSettings, {
-    envDefaultOverrides: { EA_PORT: settings.EA_PORT, LOG_LEVEL: settings.LOG_LEVEL, ...options.framework },
+    envDefaultOverrides: {
+      EA_PORT: settings.EA_PORT,
+      LOG_LEVEL: settings.LOG_LEVEL,
+      ...options.framework,
+    },
   })
   const adapter = new Adapter({
     name: ADAPTER_NAME,
@@ -98,15 +117,26 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
   let cacheClient: Redis | undefined
   let cache: Cache
   if (frameworkSettings.CACHE_TYPE === 'redis') {
-    cacheClient = createRedisConnection(frameworkSettings.CACHE_REDIS_URL ?? options.settings.REDIS_URL, 'client', { enableAutoPipelining: true })
+    cacheClient = createRedisConnection(
+      frameworkSettings.CACHE_REDIS_URL ?? options.settings.REDIS_URL,
+      'client',
+      { enableAutoPipelining: true },
+    )
     cacheClient.on('error', () => undefined)
     cache = new FailFastCache(new RedisCache(cacheClient, frameworkSettings.CACHE_MAX_ITEMS))
   } else {
     cache = new FailFastCache(new LocalCache(frameworkSettings.CACHE_MAX_ITEMS))
   }
-  const dependencies = { cache, loggerFactory: logger, ...(cacheClient ? { redisClient: cacheClient } : {}) }
+  const dependencies = {
+    cache,
+    loggerFactory: logger,
+    ...(cacheClient ? { redisClient: cacheClient } : {}),
+  }
   const { api, metricsApi } = await start(adapter, dependencies)
-  if (!api) throw new Error(`EA_MODE=${frameworkSettings.EA_MODE} serves no requests; feedrunner's adapter needs reader-writer or reader`)
+  if (!api)
+    throw new Error(
+      `EA_MODE=${frameworkSettings.EA_MODE} serves no requests; feedrunner's adapter needs reader-writer or reader`,
+    )
   installRequestPreparation(api as unknown as FastifyInstance)
   const mounted = options.mount ? await options.mount(api as unknown as FastifyInstance) : undefined
   const closeAll = async () => {
@@ -118,16 +148,28 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
   }
   try {
     await api.listen({ port: frameworkSettings.EA_PORT, host: frameworkSettings.EA_HOST })
-    if (metricsApi) await metricsApi.listen({ port: frameworkSettings.METRICS_PORT, host: frameworkSettings.EA_HOST })
+    if (metricsApi)
+      await metricsApi.listen({
+        port: frameworkSettings.METRICS_PORT,
+        host: frameworkSettings.EA_HOST,
+      })
   } catch (error) {
     await closeAll()
     throw error
   }
-  await queue.waitUntilReady().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'Redis is not answering yet; requests get 503 until it does'))
+  await queue
+    .waitUntilReady()
+    .catch((error: unknown) =>
+      logger.warn(
+        { err: (error as Error).message },
+        'Redis is not answering yet; requests get 503 until it does',
+      ),
+    )
   const port = (api.server.address() as AddressInfo).port
   const metricsPort = metricsApi ? (metricsApi.server.address() as AddressInfo).port : undefined
   const url = `http://127.0.0.1:${port}`
-  const metricsUrl = metricsPort !== undefined ? `http://127.0.0.1:${metricsPort}/metrics` : undefined
+  const metricsUrl =
+    metricsPort !== undefined ? `http://127.0.0.1:${metricsPort}/metrics` : undefined
   logger.info({ url, metricsUrl, cache: frameworkSettings.CACHE_TYPE }, 'adapter listening')
   return { adapter, url, port, ...(metricsUrl ? { metricsUrl } : {}), close: closeAll }
 }

@@ -1,4 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify'
 import { SIGN_KEY_PLACEHOLDER } from './input-parameters.ts'
 
 /**
@@ -25,22 +30,29 @@ export function clientKeyOf(request: object): unknown {
  */
 export function installRequestPreparation(api: FastifyInstance): void {
   // Callback style, not async: this runs on every request, a promise per request is measurable.
-  api.addHook('preValidation', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    // The framework assigns `body.data` and answers a JSON number, string, boolean or null body with
-    // a 500 ("Cannot create property 'data' on number '0'"): such a body is the caller's mistake.
-    // Only POST carries a request; GET /health, /live, /ready and the dashboard have no body.
-    if (request.method !== 'POST') return done()
-    if (!isRecord(request.body)) {
-      void reply.code(400).send({
-        status: 'errored',
-        statusCode: 400,
-        error: { name: 'AdapterInputError', message: 'the request body must be a JSON object: {"id": "...", "data": {"endpoint": "...", ...}}' },
-      })
-      return
-    }
-    prepareBody(request)
-    done()
-  })
+  api.addHook(
+    'preValidation',
+    (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      // The framework assigns `body.data` and answers a JSON number, string, boolean or null body with
+      // a 500 ("Cannot create property 'data' on number '0'"): such a body is the caller's mistake.
+      // Only POST carries a request; GET /health, /live, /ready and the dashboard have no body.
+      if (request.method !== 'POST') return done()
+      if (!isRecord(request.body)) {
+        void reply.code(400).send({
+          status: 'errored',
+          statusCode: 400,
+          error: {
+            name: 'AdapterInputError',
+            message:
+              'the request body must be a JSON object: {"id": "...", "data": {"endpoint": "...", ...}}',
+          },
+        })
+        return
+      }
+      prepareBody(request)
+      done()
+    },
+  )
 }
 
 function prepareBody(request: FastifyRequest): void {

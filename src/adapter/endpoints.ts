@@ -2,20 +2,31 @@ import { AdapterEndpoint } from '@chainlink/external-adapter-framework/adapter/i
 import type { Settings } from '../config/settings.ts'
 import { catalogEntries, type CatalogEntry } from '../feeds/catalog/index.ts'
 import { inputParametersFor } from './input-parameters.ts'
-import { attachPrepared, cacheKeyOf, prepareRequest, preparedOf, type PreparedRequest } from './request.ts'
+import {
+  attachPrepared,
+  cacheKeyOf,
+  prepareRequest,
+  preparedOf,
+  type PreparedRequest,
+} from './request.ts'
 import { FeedTransport, type FeedTransportContext, type FeedTransportTypes } from './transport.ts'
 
 export const ADAPTER_NAME = 'FEEDRUNNER'
 
 /** One adapter endpoint per catalog entry: same name, the feed's parameters, the queue transport. */
-export function createEndpoints(context: FeedTransportContext): AdapterEndpoint<FeedTransportTypes>[] {
+export function createEndpoints(
+  context: FeedTransportContext,
+): AdapterEndpoint<FeedTransportTypes>[] {
   return catalogEntries.map((entry) => createEndpoint(entry, context))
 }
 
 /** Prepared requests by their raw data: a cache hit should not pay for validation again. */
 const MEMO_LIMIT = 5_000
 
-function createEndpoint(entry: CatalogEntry, context: FeedTransportContext): AdapterEndpoint<FeedTransportTypes> {
+function createEndpoint(
+  entry: CatalogEntry,
+  context: FeedTransportContext,
+): AdapterEndpoint<FeedTransportTypes> {
   const settings: Settings = context.settings
   const memo = new Map<string, { prepared: PreparedRequest; data: Record<string, unknown> }>()
   return new AdapterEndpoint<FeedTransportTypes>({

@@ -1,4 +1,8 @@
-import { AdapterError, AdapterInputError, AdapterTimeoutError } from '@chainlink/external-adapter-framework/validation/error.js'
+import {
+  AdapterError,
+  AdapterInputError,
+  AdapterTimeoutError,
+} from '@chainlink/external-adapter-framework/validation/error.js'
 import type { FetchFailure } from '../queue/fetch-job.ts'
 import { FetchWaitTimeoutError, QueueUnavailableError } from '../queue/fetch-queue.ts'
 import { ReduceError } from '../reduce/index.ts'
@@ -13,7 +17,13 @@ import { isRedisUnavailable } from '../queue/connection.ts'
  */
 export function failureError(endpoint: string, failure: FetchFailure): AdapterError {
   const providerStatusCode = failure.providerStatus
-  if (failure.kind === 'upstream' && !failure.retryable && providerStatusCode !== undefined && providerStatusCode >= 400 && providerStatusCode < 500) {
+  if (
+    failure.kind === 'upstream' &&
+    !failure.retryable &&
+    providerStatusCode !== undefined &&
+    providerStatusCode >= 400 &&
+    providerStatusCode < 500
+  ) {
     return new AdapterError({
       statusCode: providerStatusCode,
       providerStatusCode,
@@ -31,9 +41,17 @@ export function failureError(endpoint: string, failure: FetchFailure): AdapterEr
     })
   }
   if (failure.kind === 'invalid-response') {
-    return new AdapterError({ statusCode: 502, name: 'FeedServiceInvalidResponse', message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.description}` })
+    return new AdapterError({
+      statusCode: 502,
+      name: 'FeedServiceInvalidResponse',
+      message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.description}`,
+    })
   }
-  return new AdapterError({ statusCode: 500, name: 'FetchError', message: `The ${endpoint} fetch could not be run: ${failure.description}` })
+  return new AdapterError({
+    statusCode: 500,
+    name: 'FetchError',
+    message: `The ${endpoint} fetch could not be run: ${failure.description}`,
+  })
 }
 
 /** The parameter a reduction error is about, for the 400's message. */
@@ -52,12 +70,26 @@ function reduceParam(error: ReduceError): string {
 /** Maps what went wrong while serving a request to the framework error with the right status. */
 export function toAdapterError(endpoint: string, error: unknown): AdapterError {
   if (error instanceof AdapterError) return error
-  if (error instanceof ReduceError) return new AdapterInputError({ statusCode: 400, message: `[Param: ${reduceParam(error)}] ${error.message}` })
-  if (error instanceof FetchWaitTimeoutError) return new AdapterTimeoutError({ statusCode: 504, message: error.message })
-  if (error instanceof QueueUnavailableError) return new AdapterError({ statusCode: 503, name: 'RedisUnavailable', message: error.message })
+  if (error instanceof ReduceError)
+    return new AdapterInputError({
+      statusCode: 400,
+      message: `[Param: ${reduceParam(error)}] ${error.message}`,
+    })
+  if (error instanceof FetchWaitTimeoutError)
+    return new AdapterTimeoutError({ statusCode: 504, message: error.message })
+  if (error instanceof QueueUnavailableError)
+    return new AdapterError({ statusCode: 503, name: 'RedisUnavailable', message: error.message })
   if (isRedisUnavailable(error)) {
-    return new AdapterError({ statusCode: 503, name: 'RedisUnavailable', message: `Redis is unavailable (${(error as Error).message}); retry when Redis is back` })
+    return new AdapterError({
+      statusCode: 503,
+      name: 'RedisUnavailable',
+      message: `Redis is unavailable (${(error as Error).message}); retry when Redis is back`,
+    })
   }
   const message = error instanceof Error ? error.message : String(error)
-  return new AdapterError({ statusCode: 500, name: 'AdapterError', message: `The ${endpoint} request failed: ${message}` })
+  return new AdapterError({
+    statusCode: 500,
+    name: 'AdapterError',
+    message: `The ${endpoint} request failed: ${message}`,
+  })
 }

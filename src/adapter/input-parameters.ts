@@ -1,4 +1,7 @@
-import type { InputParameter, InputParametersDefinition } from '@chainlink/external-adapter-framework/validation/input-params.js'
+import type {
+  InputParameter,
+  InputParametersDefinition,
+} from '@chainlink/external-adapter-framework/validation/input-params.js'
 import { InputParameters } from '@chainlink/external-adapter-framework/validation/index.js'
 import type { CatalogEntry, ParamSpec } from '../feeds/catalog/index.ts'
 import { VALUE_TYPES } from '../reduce/index.ts'
@@ -19,15 +22,18 @@ const reservedDefinition = {
   },
   path: {
     type: 'string',
-    description: "Path to the result in the feed envelope: JSONPath ($.data.homeTeamScore), dot (data.homeTeamScore) or Chainlink's comma form (data,homeTeamScore); field aliases resolve, negative indices count from the end. Default: the endpoint's natural result field",
+    description:
+      "Path to the result in the feed envelope: JSONPath ($.data.homeTeamScore), dot (data.homeTeamScore) or Chainlink's comma form (data,homeTeamScore); field aliases resolve, negative indices count from the end. Default: the endpoint's natural result field",
   },
   times: {
     type: 'string',
-    description: 'Exact decimal multiplier applied to the result (with uint256/int256: multiplied, then floored)',
+    description:
+      'Exact decimal multiplier applied to the result (with uint256/int256: multiplied, then floored)',
   },
   type: {
     type: 'string',
-    description: 'Cast the result: uint256, int256, bool, bytes32, string, address or bytes (Airnode rules)',
+    description:
+      'Cast the result: uint256, int256, bool, bytes32, string, address or bytes (Airnode rules)',
     options: [...VALUE_TYPES],
   },
 } as const satisfies InputParametersDefinition
@@ -37,7 +43,9 @@ const reservedDefinition = {
  * names, descriptions and examples. Values are checked by the catalog's validation afterwards
  * (customInputValidation), which also applies defaults, so none is declared here.
  */
-export function inputParametersFor(entry: CatalogEntry): InputParameters<InputParametersDefinition> {
+export function inputParametersFor(
+  entry: CatalogEntry,
+): InputParameters<InputParametersDefinition> {
   const definition: Record<string, InputParameter> = {}
   for (const spec of Object.values(entry.params)) definition[spec.name] = feedParameter(spec)
   Object.assign(definition, reservedDefinition)
@@ -50,5 +58,7 @@ function feedParameter(spec: ParamSpec): InputParameter {
   if (spec.default !== undefined) details.push(`default ${spec.default}`)
   details.push(`e.g. ${spec.example}`)
   const description = details.join('; ')
-  return spec.required ? { type: 'string', description, required: true } : { type: 'string', description }
+  return spec.required
+    ? { type: 'string', description, required: true }
+    : { type: 'string', description }
 }

@@ -2,7 +2,14 @@ import { createHash, randomUUID } from 'node:crypto'
 import { AdapterInputError } from '@chainlink/external-adapter-framework/validation/error.js'
 import type { CatalogEntry } from '../feeds/catalog/index.ts'
 import { validateParams } from '../feeds/catalog/index.ts'
-import { evaluatePath, isValueType, parseTimes, ReduceError, VALUE_TYPES, type ValueType } from '../reduce/index.ts'
+import {
+  evaluatePath,
+  isValueType,
+  parseTimes,
+  ReduceError,
+  VALUE_TYPES,
+  type ValueType,
+} from '../reduce/index.ts'
 import { CLIENT_KEY_MARKER } from './client-keys.ts'
 import { RESERVED_PARAMS, SIGN_KEY_PLACEHOLDER } from './input-parameters.ts'
 
@@ -43,28 +50,42 @@ export function preparedOf(data: unknown): PreparedRequest | undefined {
  * is a 400 that names the parameter; nothing has been queued yet. The key is checked, then removed
  * from `data` in place (the framework derives cache keys and metric labels from that object).
  */
-export function prepareRequest(entry: CatalogEntry, data: Record<string, unknown>, allowClientKeys: boolean): PreparedRequest | AdapterInputError {
+export function prepareRequest(
+  entry: CatalogEntry,
+  data: Record<string, unknown>,
+  allowClientKeys: boolean,
+): PreparedRequest | AdapterInputError {
   const withClientKey = data.key === CLIENT_KEY_MARKER
   if (withClientKey && !allowClientKeys) {
-    return inputError('key', `only the ${SIGN_KEY_PLACEHOLDER} placeholder is accepted: the adapter fetches with the node's own key (an operator can set ALLOW_CLIENT_KEYS=true to let clients pass theirs)`)
+    return inputError(
+      'key',
+      `only the ${SIGN_KEY_PLACEHOLDER} placeholder is accepted: the adapter fetches with the node's own key (an operator can set ALLOW_CLIENT_KEYS=true to let clients pass theirs)`,
+    )
   }
   delete data.key
 
   const validation = validateParams(entry, data)
   if (!validation.ok) {
     const first = validation.issues[0]
-    return new AdapterInputError({ statusCode: 400, message: `[Param: ${first?.param ?? 'unknown'}] ${validation.message}` })
+    return new AdapterInputError({
+      statusCode: 400,
+      message: `[Param: ${first?.param ?? 'unknown'}] ${validation.message}`,
+    })
   }
   const reduce = prepareReduce(entry, data)
   if (reduce instanceof AdapterInputError) return reduce
 
   // Keep exactly the normalised values in the framework's data, so equal requests share a cache entry.
-  for (const name of Object.keys(data)) if (!(RESERVED_PARAMS as readonly string[]).includes(name)) delete data[name]
+  for (const name of Object.keys(data))
+    if (!(RESERVED_PARAMS as readonly string[]).includes(name)) delete data[name]
   Object.assign(data, validation.params)
   return { entry, params: validation.params, reduce, withClientKey }
 }
 
-function prepareReduce(entry: CatalogEntry, data: Record<string, unknown>): ReduceRequest | AdapterInputError {
+function prepareReduce(
+  entry: CatalogEntry,
+  data: Record<string, unknown>,
+): ReduceRequest | AdapterInputError {
   const reduce: ReduceRequest = {}
   const { path, times, type } = data
   if (path !== undefined && path !== null && path !== '') {
@@ -74,7 +95,8 @@ function prepareReduce(entry: CatalogEntry, data: Record<string, unknown>): Redu
     reduce.path = path
   }
   if (type !== undefined && type !== null && type !== '') {
-    if (typeof type !== 'string' || !isValueType(type)) return inputError('type', `must be one of ${VALUE_TYPES.join(', ')}`)
+    if (typeof type !== 'string' || !isValueType(type))
+      return inputError('type', `must be one of ${VALUE_TYPES.join(', ')}`)
     reduce.type = type
   }
   if (times !== undefined && times !== null && times !== '') {
@@ -82,15 +104,25 @@ function prepareReduce(entry: CatalogEntry, data: Record<string, unknown>): Redu
     try {
       parseTimes(times)
     } catch (error) {
-      return inputError('times', error instanceof Error ? error.message : 'must be a decimal number')
+      return inputError(
+        'times',
+        error instanceof Error ? error.message : 'must be a decimal number',
+      )
     }
     if (reduce.type !== undefined && reduce.type !== 'uint256' && reduce.type !== 'int256') {
       return inputError('times', `applies to uint256 and int256 only, not to ${reduce.type}`)
     }
     reduce.times = times
   }
-  if (reduce.path === undefined && entry.defaultResultPath === undefined && (reduce.type !== undefined || reduce.times !== undefined)) {
-    return inputError('path', `is required with times or type: ${entry.name} has no default result field`)
+  if (
+    reduce.path === undefined &&
+    entry.defaultResultPath === undefined &&
+    (reduce.type !== undefined || reduce.times !== undefined)
+  ) {
+    return inputError(
+      'path',
+      `is required with times or type: ${entry.name} has no default result field`,
+    )
   }
   return reduce
 }
@@ -128,6 +160,12 @@ export function cacheKeyOf(adapterName: string, prepared: PreparedRequest | unde
 
 function computeCacheKey(adapterName: string, prepared: PreparedRequest): string {
   const params = Object.entries(prepared.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  const canonical = JSON.stringify([prepared.entry.name, params, prepared.reduce.path ?? null, prepared.reduce.times ?? null, prepared.reduce.type ?? null])
+  const canonical = JSON.stringify([
+    prepared.entry.name,
+    params,
+    prepared.reduce.path ?? null,
+    prepared.reduce.times ?? null,
+    prepared.reduce.type ?? null,
+  ])
   return `${adapterName}-${prepared.entry.name}-${createHash('sha256').update(canonical).digest('hex').slice(0, 40)}`
 }

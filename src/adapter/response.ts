@@ -13,14 +13,28 @@ export type FeedResponseGenerics = { Data: Record<string, unknown>; Result: stri
  * and scaled as asked; `data` is the feed envelope (with `data` normalised: aliased fields carry their
  * canonical twins). Integers come back as decimal strings (exact for uint256).
  */
-export function buildResponse(prepared: PreparedRequest, envelope: Record<string, unknown>, requestedAt: number): AdapterResponse<FeedResponseGenerics> {
+export function buildResponse(
+  prepared: PreparedRequest,
+  envelope: Record<string, unknown>,
+  requestedAt: number,
+): AdapterResponse<FeedResponseGenerics> {
   const { entry, reduce: options } = prepared
   const data = withoutKey(envelope)
   let value: Reduced = null
   if (options.path !== undefined) {
-    value = reduce(data, { path: options.path, type: options.type, times: options.times, aliases: entry.aliases })
+    value = reduce(data, {
+      path: options.path,
+      type: options.type,
+      times: options.times,
+      aliases: entry.aliases,
+    })
   } else if (entry.defaultResultPath !== undefined) {
-    value = reduce(data.data ?? {}, { path: entry.defaultResultPath, type: options.type, times: options.times, aliases: entry.aliases })
+    value = reduce(data.data ?? {}, {
+      path: entry.defaultResultPath,
+      type: options.type,
+      times: options.times,
+      aliases: entry.aliases,
+    })
   } else if (options.type !== undefined || options.times !== undefined) {
     value = reduce(data, { path: '$', type: options.type, times: options.times })
   }

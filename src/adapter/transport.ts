@@ -1,9 +1,18 @@
 import type { Cache } from '@chainlink/external-adapter-framework/cache/index.js'
 import type { ResponseCache } from '@chainlink/external-adapter-framework/cache/response.js'
 import type { BaseAdapterSettings } from '@chainlink/external-adapter-framework/config/index.js'
-import type { Transport, TransportDependencies } from '@chainlink/external-adapter-framework/transports/index.js'
-import type { AdapterRequest, AdapterResponse } from '@chainlink/external-adapter-framework/util/index.js'
-import type { InputParametersDefinition, TypeFromDefinition } from '@chainlink/external-adapter-framework/validation/input-params.js'
+import type {
+  Transport,
+  TransportDependencies,
+} from '@chainlink/external-adapter-framework/transports/index.js'
+import type {
+  AdapterRequest,
+  AdapterResponse,
+} from '@chainlink/external-adapter-framework/util/index.js'
+import type {
+  InputParametersDefinition,
+  TypeFromDefinition,
+} from '@chainlink/external-adapter-framework/validation/input-params.js'
 import type { Logger } from '../config/logger.ts'
 import { familyCacheTtlMs, type Settings } from '../config/settings.ts'
 import type { CatalogEntry } from '../feeds/catalog/index.ts'
@@ -21,7 +30,11 @@ export type FeedTransportTypes = {
 }
 
 /** Fetches once, in this process, with a key the client sent; throws FetchFailureError. */
-export type DirectFetch = (entry: CatalogEntry, params: Readonly<Record<string, string>>, clientKey: string) => Promise<Record<string, unknown>>
+export type DirectFetch = (
+  entry: CatalogEntry,
+  params: Readonly<Record<string, string>>,
+  clientKey: string,
+) => Promise<Record<string, unknown>>
 
 export interface FeedTransportContext {
   settings: Settings
@@ -47,19 +60,27 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
     private readonly context: FeedTransportContext,
   ) {}
 
-  async initialize(dependencies: TransportDependencies<FeedTransportTypes>, _settings: BaseAdapterSettings, _endpointName: string, transportName: string): Promise<void> {
+  async initialize(
+    dependencies: TransportDependencies<FeedTransportTypes>,
+    _settings: BaseAdapterSettings,
+    _endpointName: string,
+    transportName: string,
+  ): Promise<void> {
     this.responseCache = dependencies.responseCache
     this.cache = dependencies.cache as Cache<AdapterResponse<FeedResponseGenerics>>
     this.name = transportName
   }
 
-  async foregroundExecute(req: AdapterRequest<TypeFromDefinition<InputParametersDefinition>>): Promise<AdapterResponse<FeedResponseGenerics>> {
+  async foregroundExecute(
+    req: AdapterRequest<TypeFromDefinition<InputParametersDefinition>>,
+  ): Promise<AdapterResponse<FeedResponseGenerics>> {
     const prepared = preparedOf(req.requestContext.data)
     if (!prepared) throw toAdapterError(this.entry.name, new Error('the request was not validated'))
     const requestedAt = Date.now()
     const clientKey = prepared.withClientKey ? clientKeyOf(req) : undefined
     try {
-      if (typeof clientKey === 'string') return buildResponse(prepared, await this.fetchDirect(prepared, clientKey), requestedAt)
+      if (typeof clientKey === 'string')
+        return buildResponse(prepared, await this.fetchDirect(prepared, clientKey), requestedAt)
       const response = buildResponse(prepared, await this.fetchQueued(prepared), requestedAt)
       await this.remember(req.requestContext.cacheKey, response)
       return response
@@ -70,12 +91,19 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
 
   private async fetchQueued(prepared: PreparedRequest): Promise<Record<string, unknown>> {
     const { settings, queue } = this.context
-    const outcome = await queue.fetch(this.entry.family, { endpoint: this.entry.name, params: { ...prepared.params } }, settings.ADAPTER_TIMEOUT_MS)
+    const outcome = await queue.fetch(
+      this.entry.family,
+      { endpoint: this.entry.name, params: { ...prepared.params } },
+      settings.ADAPTER_TIMEOUT_MS,
+    )
     if (!outcome.ok) throw failureError(this.entry.name, outcome.failure)
     return outcome.envelope
   }
 
-  private async fetchDirect(prepared: PreparedRequest, clientKey: string): Promise<Record<string, unknown>> {
+  private async fetchDirect(
+    prepared: PreparedRequest,
+    clientKey: string,
+  ): Promise<Record<string, unknown>> {
     try {
       return await this.context.fetchWithClientKey(this.entry, prepared.params, clientKey)
     } catch (error) {
@@ -87,11 +115,21 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
   }
 
   /** Caches the answer for the family's TTL; a cache that cannot be written does not fail the request. */
-  private async remember(cacheKey: string, response: AdapterResponse<FeedResponseGenerics>): Promise<void> {
+  private async remember(
+    cacheKey: string,
+    response: AdapterResponse<FeedResponseGenerics>,
+  ): Promise<void> {
     try {
-      await this.cache.set(cacheKey, response, familyCacheTtlMs(this.context.settings, this.entry.family))
+      await this.cache.set(
+        cacheKey,
+        response,
+        familyCacheTtlMs(this.context.settings, this.entry.family),
+      )
     } catch (error) {
-      this.context.logger.warn({ endpoint: this.entry.name, err: error instanceof Error ? error.message : String(error) }, 'could not cache the response')
+      this.context.logger.warn(
+        { endpoint: this.entry.name, err: error instanceof Error ? error.message : String(error) },
+        'could not cache the response',
+      )
     }
   }
 }

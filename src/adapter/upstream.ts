@@ -10,7 +10,11 @@ import { SIGN_KEY_PLACEHOLDER, SignKeyError } from '../signkey/index.ts'
 export function describeFailure(error: unknown): Omit<FetchFailure, 'attempts'> | undefined {
   if (error instanceof UpstreamError) {
     const providerStatus = error.httpStatus
-    const base = { description: error.description, retryable: error.retryable, ...(providerStatus !== undefined ? { providerStatus } : {}) }
+    const base = {
+      description: error.description,
+      retryable: error.retryable,
+      ...(providerStatus !== undefined ? { providerStatus } : {}),
+    }
     switch (error.kind) {
       case 'timeout':
       case 'network':
@@ -23,9 +27,11 @@ export function describeFailure(error: unknown): Omit<FetchFailure, 'attempts'> 
     }
   }
   // The adapter validated the parameters; a worker of another version may disagree.
-  if (error instanceof FeedParamsError) return { kind: 'internal', description: error.message, retryable: false }
+  if (error instanceof FeedParamsError)
+    return { kind: 'internal', description: error.message, retryable: false }
   // No usable node key (e.g. FEED_API_KEY unset): the message names the setting, never a key.
-  if (error instanceof SignKeyError) return { kind: 'internal', description: error.message, retryable: false }
+  if (error instanceof SignKeyError)
+    return { kind: 'internal', description: error.message, retryable: false }
   return undefined
 }
 
@@ -41,7 +47,11 @@ function asFailure(error: unknown): unknown {
 export function queuedFetch(settings: Settings): FetchFunction {
   return async (data, context) => {
     try {
-      const result = await fetchFeed(data.endpoint, { ...data.params, key: SIGN_KEY_PLACEHOLDER }, { settings, requestId: context.jobId })
+      const result = await fetchFeed(
+        data.endpoint,
+        { ...data.params, key: SIGN_KEY_PLACEHOLDER },
+        { settings, requestId: context.jobId },
+      )
       return result.envelope
     } catch (error) {
       throw asFailure(error)
@@ -51,9 +61,17 @@ export function queuedFetch(settings: Settings): FetchFunction {
 
 /** One in-process fetch with a key the client sent (ALLOW_CLIENT_KEYS=true); nothing is queued. */
 export function clientKeyFetch(settings: Settings) {
-  return async (entry: CatalogEntry, params: Readonly<Record<string, string>>, clientKey: string): Promise<Record<string, unknown>> => {
+  return async (
+    entry: CatalogEntry,
+    params: Readonly<Record<string, string>>,
+    clientKey: string,
+  ): Promise<Record<string, unknown>> => {
     try {
-      const result = await fetchFeed(entry.name, { ...params, key: clientKey }, { settings, timeoutMs: Math.min(settings.FETCH_TIMEOUT_MS, settings.ADAPTER_TIMEOUT_MS) })
+      const result = await fetchFeed(
+        entry.name,
+        { ...params, key: clientKey },
+        { settings, timeoutMs: Math.min(settings.FETCH_TIMEOUT_MS, settings.ADAPTER_TIMEOUT_MS) },
+      )
       return result.envelope
     } catch (error) {
       throw asFailure(error)

@@ -27,7 +27,9 @@ export interface RunningFetchWorkers {
 
 /** The families this process can fetch: those with a base URL configured. */
 export function configuredFamilies(settings: Settings): FeedFamily[] {
-  return FEED_FAMILIES.filter((family) => settings[`${family.toUpperCase()}_URL` as 'SPORTS_URL'] !== undefined)
+  return FEED_FAMILIES.filter(
+    (family) => settings[`${family.toUpperCase()}_URL` as 'SPORTS_URL'] !== undefined,
+  )
 }
 
 /**
@@ -35,12 +37,16 @@ export function configuredFamilies(settings: Settings): FeedFamily[] {
  * (global across all workers), FETCH_WORKER_CONCURRENCY fetches at a time, and retries for
  * timeouts, 5xx and connection errors only.
  */
-export async function startFetchWorkers(options: FetchWorkersOptions): Promise<RunningFetchWorkers> {
+export async function startFetchWorkers(
+  options: FetchWorkersOptions,
+): Promise<RunningFetchWorkers> {
   const { settings } = options
   const logger = options.logger ?? createLogger(settings, 'fetch-worker')
   const families = options.families ?? configuredFamilies(settings)
   if (families.length === 0) {
-    throw new Error('No feed family to fetch: set at least one of SPORTS_URL, BLOCKCHAIN_URL, NFT_URL, WEATHER_URL')
+    throw new Error(
+      'No feed family to fetch: set at least one of SPORTS_URL, BLOCKCHAIN_URL, NFT_URL, WEATHER_URL',
+    )
   }
   // Every call's latency and failure by family and status (feedrunner_fetch_*).
   const fetch = instrumentFetch(options.fetch ?? queuedFetch(settings))
@@ -49,16 +55,38 @@ export async function startFetchWorkers(options: FetchWorkersOptions): Promise<R
   const connection: Redis = createRedisConnection(settings.REDIS_URL, 'worker')
   connection.on('error', () => undefined)
   const workers = families.map((family) => {
-    const worker = createFetchWorker(settings, family, connection, fetchProcessor(family, fetch, scrub))
+    const worker = createFetchWorker(
+      settings,
+      family,
+      connection,
+      fetchProcessor(family, fetch, scrub),
+    )
     worker.on('failed', (job, error) => {
-      logger.warn({ queue: fetchQueueName(family), job: job?.id, attempt: job?.attemptsMade, reason: error.message }, 'fetch failed')
+      logger.warn(
+        {
+          queue: fetchQueueName(family),
+          job: job?.id,
+          attempt: job?.attemptsMade,
+          reason: error.message,
+        },
+        'fetch failed',
+      )
     })
-    worker.on('error', (error) => logger.error({ queue: fetchQueueName(family), err: error.message }, 'fetch worker error'))
+    worker.on('error', (error) =>
+      logger.error({ queue: fetchQueueName(family), err: error.message }, 'fetch worker error'),
+    )
     return worker
   })
   // Readiness (Redis, workers running) and queue waiting times.
   const stopOperating = operateFetchWorkers(workers, settings.REDIS_URL)
-  logger.info({ families, queues: families.map(fetchQueueName), concurrency: settings.FETCH_WORKER_CONCURRENCY }, 'fetch workers started')
+  logger.info(
+    {
+      families,
+      queues: families.map(fetchQueueName),
+      concurrency: settings.FETCH_WORKER_CONCURRENCY,
+    },
+    'fetch workers started',
+  )
   return {
     families,
     workers,

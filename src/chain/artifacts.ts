@@ -60,7 +60,10 @@ function readSource(unitName: string): string {
 
 interface SolcOutput {
   errors?: Array<{ severity: string; formattedMessage: string }>
-  contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>
+  contracts: Record<
+    string,
+    Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>
+  >
 }
 
 /**
@@ -74,7 +77,8 @@ export function compileContracts(
 ): ArtifactSet {
   const sources = collectSources(entryUnits)
   const fingerprint = createHash('sha256').update(SOLC_VERSION)
-  for (const [unit, content] of [...sources].sort(([a], [b]) => a.localeCompare(b))) fingerprint.update(unit).update('\0').update(content)
+  for (const [unit, content] of [...sources].sort(([a], [b]) => a.localeCompare(b)))
+    fingerprint.update(unit).update('\0').update(content)
   const cacheFile = join(cacheDir, `${fingerprint.digest('hex').slice(0, 32)}.json`)
   if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, 'utf8')) as ArtifactSet
 
@@ -88,13 +92,21 @@ export function compileContracts(
   }
   const output = JSON.parse(loadSolc().compile(JSON.stringify(input))) as SolcOutput
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
-  if (errors.length > 0) throw new Error(`Solidity compilation failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`)
+  if (errors.length > 0)
+    throw new Error(
+      `Solidity compilation failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`,
+    )
 
   const artifacts: ArtifactSet = {}
   for (const [sourceName, contracts] of Object.entries(output.contracts)) {
     for (const [contractName, compiled] of Object.entries(contracts)) {
       if (!compiled.evm.bytecode.object) continue
-      artifacts[contractName] = { contractName, sourceName, abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}` }
+      artifacts[contractName] = {
+        contractName,
+        sourceName,
+        abi: compiled.abi,
+        bytecode: `0x${compiled.evm.bytecode.object}`,
+      }
     }
   }
   mkdirSync(cacheDir, { recursive: true })
@@ -113,7 +125,9 @@ function collectSources(entryUnits: readonly string[]): Map<string, string> {
     sources.set(unit, content)
     for (const match of content.matchAll(/^\s*import\s+(?:[^'"]*?\s+from\s+)?["']([^"']+)["']/gm)) {
       const imported = match[1] as string
-      pending.push(imported.startsWith('.') ? normalizeUnit(join(dirname(unit), imported)) : imported)
+      pending.push(
+        imported.startsWith('.') ? normalizeUnit(join(dirname(unit), imported)) : imported,
+      )
     }
   }
   return sources
@@ -126,6 +140,9 @@ function normalizeUnit(path: string): string {
 /** An artifact by contract name, or an error that lists what was compiled. */
 export function artifact(artifacts: ArtifactSet, name: string): ContractArtifact {
   const found = artifacts[name]
-  if (!found) throw new Error(`No compiled contract named ${name}; compiled: ${Object.keys(artifacts).sort().join(', ')}`)
+  if (!found)
+    throw new Error(
+      `No compiled contract named ${name}; compiled: ${Object.keys(artifacts).sort().join(', ')}`,
+    )
   return found
 }

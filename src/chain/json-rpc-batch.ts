@@ -23,11 +23,17 @@ const batchAnswer = z.array(
  * of `calls` (a node may answer a batch in any order). Throws when the exchange itself fails: HTTP
  * error, timeout, or an answer that is not a batch; a call the node left unanswered is an error outcome.
  */
-export async function postJsonRpcBatch(rpcUrl: string, calls: readonly RpcCall[], timeoutMs = 30_000): Promise<RpcOutcome[]> {
+export async function postJsonRpcBatch(
+  rpcUrl: string,
+  calls: readonly RpcCall[],
+  timeoutMs = 30_000,
+): Promise<RpcOutcome[]> {
   const response = await request(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }))),
+    body: JSON.stringify(
+      calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params })),
+    ),
     signal: AbortSignal.timeout(timeoutMs),
     dispatcher: nodeConnections,
   })
@@ -35,7 +41,9 @@ export async function postJsonRpcBatch(rpcUrl: string, calls: readonly RpcCall[]
     await response.body.dump()
     throw new Error(`${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.statusCode}`)
   }
-  const answers = new Map(batchAnswer.parse(await response.body.json()).map((answer) => [answer.id, answer]))
+  const answers = new Map(
+    batchAnswer.parse(await response.body.json()).map((answer) => [answer.id, answer]),
+  )
   return calls.map((_, id): RpcOutcome => {
     const answer = answers.get(id)
     if (!answer) return { ok: false, message: 'the node did not answer this call' }
@@ -67,25 +75,40 @@ export interface JsonRpcClient {
  * to gather a batch.
  */
 export function createJsonRpcClient(rpcUrl: string, timeoutMs = 30_000): JsonRpcClient {
-  let gathering: Array<{ call: RpcCall; resolve: (result: unknown) => void; reject: (error: Error) => void }> = []
+  let gathering: Array<{
+    call: RpcCall
+    resolve: (result: unknown) => void
+    reject: (error: Error) => void
+  }> = []
   const flush = (): void => {
     const batch = gathering
     gathering = []
-    postJsonRpcBatch(rpcUrl, batch.map((item) => item.call), timeoutMs).then(
+    postJsonRpcBatch(
+      rpcUrl,
+      batch.map((item) => item.call),
+      timeoutMs,
+    ).then(
       (outcomes) =>
         batch.forEach((item, index) => {
           const outcome = outcomes[index] as RpcOutcome
           if (outcome.ok) item.resolve(outcome.result)
           else item.reject(new JsonRpcCallError(item.call[0], outcome.message))
         }),
-      (error: unknown) => batch.forEach((item) => item.reject(error instanceof Error ? error : new Error(String(error)))),
+      (error: unknown) =>
+        batch.forEach((item) =>
+          item.reject(error instanceof Error ? error : new Error(String(error))),
+        ),
     )
   }
   return {
     call<T>(method: string, params: readonly unknown[]) {
       return new Promise<T>((resolve, reject) => {
         if (gathering.length === 0) setImmediate(flush)
-        gathering.push({ call: [method, params], resolve: resolve as (result: unknown) => void, reject })
+        gathering.push({
+          call: [method, params],
+          resolve: resolve as (result: unknown) => void,
+          reject,
+        })
       })
     },
   }

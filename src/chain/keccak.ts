@@ -4,7 +4,9 @@ import type { createKeccak as CreateKeccak } from 'hash-wasm'
 
 // The package's index compiles every hash it has: ~12 MB more RSS in each process than this file,
 // which holds Keccak alone (~2 MB).
-const { createKeccak } = createRequire(import.meta.url)('hash-wasm/dist/keccak.umd.min.js') as { createKeccak: typeof CreateKeccak }
+const { createKeccak } = createRequire(import.meta.url)('hash-wasm/dist/keccak.umd.min.js') as {
+  createKeccak: typeof CreateKeccak
+}
 
 let installed: Promise<void> | undefined
 

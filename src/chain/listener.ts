@@ -8,7 +8,13 @@ import {
   type OracleRequestEvent,
 } from './operator.ts'
 import { wakeableSleep } from './wakeable-sleep.ts'
-import { connectProvider, HeadTrackingWebSocketProvider, isWebSocketProvider, type ChainProvider, type HeadHeader } from './provider.ts'
+import {
+  connectProvider,
+  HeadTrackingWebSocketProvider,
+  isWebSocketProvider,
+  type ChainProvider,
+  type HeadHeader,
+} from './provider.ts'
 
 /** What the listener needs to know about one loaded job, by spec id. */
 export interface SpecFilter {
@@ -79,10 +85,16 @@ type HeadRef = HeadHeader
  * `newHeads` notifications link down to it, so a scan asks the node for no block but the head, even
  * one that fell several blocks behind.
  */
-function knownCanonicalHash(head: HeadRef, number: number, provider: ChainProvider | undefined): string | undefined {
+function knownCanonicalHash(
+  head: HeadRef,
+  number: number,
+  provider: ChainProvider | undefined,
+): string | undefined {
   if (number === head.number) return head.hash
   if (number === head.number - 1) return head.parentHash
-  return provider instanceof HeadTrackingWebSocketProvider ? provider.canonicalHashFromHeaders(head, number) : undefined
+  return provider instanceof HeadTrackingWebSocketProvider
+    ? provider.canonicalHashFromHeaders(head, number)
+    : undefined
 }
 
 interface Checkpoint {
@@ -112,7 +124,8 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   const rewindDepth = options.rewindDepth ?? 64
   const consumedTtlSeconds = options.consumedTtlSeconds ?? 7 * 24 * 3600
   const operators = options.operators.map((address) => getAddress(address))
-  if (operators.length === 0) throw new Error('createRequestListener: at least one operator address is required')
+  if (operators.length === 0)
+    throw new Error('createRequestListener: at least one operator address is required')
   let specIds = normalizeSpecIds(options.specIds)
 
   let provider: ChainProvider | undefined = options.provider
@@ -129,16 +142,26 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   const pause = wakeableSleep()
   let scanning: Promise<void> | undefined
   const scanWaiters = new Set<{ blockNumber: number; resolve: () => void }>()
-  const stats: ListenerStats = { pending: 0, delivered: 0, droppedByReorg: 0, cancelledBeforeDelivery: 0, skippedAsConsumed: 0 }
+  const stats: ListenerStats = {
+    pending: 0,
+    delivered: 0,
+    droppedByReorg: 0,
+    cancelledBeforeDelivery: 0,
+    skippedAsConsumed: 0,
+  }
 
   const keyBase = () => `${options.prefix}:listener:${chainId}`
   const checkpointKey = () => `${keyBase()}:${name}:checkpoint`
-  const consumedKey = (event: OperatorEvent) => `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`
+  const consumedKey = (event: OperatorEvent) =>
+    `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`
 
   async function chain(): Promise<ChainProvider> {
     if (!provider) {
       if (!options.rpcUrl) throw new Error('createRequestListener: give a provider or an rpcUrl')
-      provider = await connectProvider(options.rpcUrl, { chainId: options.chainId, pollingIntervalMs: pollIntervalMs })
+      provider = await connectProvider(options.rpcUrl, {
+        chainId: options.chainId,
+        pollingIntervalMs: pollIntervalMs,
+      })
     }
     if (chainId === undefined) chainId = Number((await provider.getNetwork()).chainId)
     return provider
@@ -164,7 +187,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   async function checkForReorg(head: HeadRef): Promise<void> {
     const current = checkpoint as Checkpoint
     if (current.number < 0) return
-    const canonical = knownCanonicalHash(head, current.number, provider) ?? (current.number < head.number ? await blockHash(current.number) : null)
+    const canonical =
+      knownCanonicalHash(head, current.number, provider) ??
+      (current.number < head.number ? await blockHash(current.number) : null)
     if (canonical !== null && canonical === current.hash) return
     const number = Math.max(-1, Math.min(current.number, head.number) - rewindDepth)
     checkpoint = { number, hash: number >= 0 ? await blockHash(number) : null }
@@ -175,7 +200,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     for (let start = from; start <= to; start += maxBlockRange) {
       const end = Math.min(to, start + maxBlockRange - 1)
       logs.push(
-        ...(await (await chain()).getLogs({
+        ...(await (
+          await chain()
+        ).getLogs({
           address: operators,
           topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
           fromBlock: start,
@@ -183,11 +210,14 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         })),
       )
     }
-    return logs.filter((log) => !log.removed).sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index)
+    return logs
+      .filter((log) => !log.removed)
+      .sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index)
   }
 
   function confirmationsFor(event: OperatorEvent): number {
-    if (event.kind === 'request') return Math.max(1, specIds.get(event.specId)?.minConfirmations ?? 1)
+    if (event.kind === 'request')
+      return Math.max(1, specIds.get(event.specId)?.minConfirmations ?? 1)
     // A cancel carries no spec id: it waits as long as the most careful job.
     return Math.max(1, ...[...specIds.values()].map((filter) => filter.minConfirmations))
   }
@@ -198,10 +228,13 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
    */
   async function currentHead(): Promise<HeadRef | undefined> {
     const connected = await chain()
-    const notified = connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
+    const notified =
+      connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
     if (notified && notified.number > lastHeadNumber) return notified
     const block = await connected.getBlock('latest')
-    return block?.hash ? { number: block.number, hash: block.hash, parentHash: block.parentHash } : undefined
+    return block?.hash
+      ? { number: block.number, hash: block.hash, parentHash: block.parentHash }
+      : undefined
   }
 
   async function scan(): Promise<void> {
@@ -223,8 +256,13 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     if (from <= to) {
       const events = (await readLogs(from, to))
         .map((log) => decodeOperatorLog(log, chainId as number))
-        .filter((event): event is OperatorEvent => event !== undefined && (event.kind === 'cancel' || specIds.has(event.specId)))
-      const cancels = new Map(events.filter((event) => event.kind === 'cancel').map((event) => [event.requestId, event]))
+        .filter(
+          (event): event is OperatorEvent =>
+            event !== undefined && (event.kind === 'cancel' || specIds.has(event.specId)),
+        )
+      const cancels = new Map(
+        events.filter((event) => event.kind === 'cancel').map((event) => [event.requestId, event]),
+      )
 
       const ready: OperatorEvent[] = []
       for (const event of events) {
@@ -237,7 +275,8 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         const cancel = event.kind === 'request' ? cancels.get(event.requestId) : undefined
         if (cancel) {
           // Cancelled before it was delivered: nothing to do once the cancel itself is final.
-          if (head.number >= cancel.blockNumber + confirmationsFor(cancel) - 1) stats.cancelledBeforeDelivery += 1
+          if (head.number >= cancel.blockNumber + confirmationsFor(cancel) - 1)
+            stats.cancelledBeforeDelivery += 1
           else holdBackFrom = Math.min(holdBackFrom, event.blockNumber)
           continue
         }
@@ -252,7 +291,10 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
           holdBackFrom = Math.min(holdBackFrom, event.blockNumber)
         }
       }
-      const failedAt = await deliver(ready.filter((event) => canonical.has(event)), writes)
+      const failedAt = await deliver(
+        ready.filter((event) => canonical.has(event)),
+        writes,
+      )
       holdBackFrom = Math.min(holdBackFrom, failedAt)
     }
 
@@ -260,7 +302,10 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       stats.pending = pending
       const number = Math.min(to, holdBackFrom - 1)
       if (number !== checkpoint.number || !checkpointStored) {
-        const hash = number >= 0 ? (knownCanonicalHash(head, number, provider) ?? (await blockHash(number))) : null
+        const hash =
+          number >= 0
+            ? (knownCanonicalHash(head, number, provider) ?? (await blockHash(number)))
+            : null
         checkpoint = { number, hash }
         writes.set(checkpointKey(), JSON.stringify(checkpoint))
         checkpointStored = true
@@ -279,9 +324,22 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   }
 
   /** The events whose block is still canonical now, at confirmation time. */
-  async function canonicalEvents(events: OperatorEvent[], head: HeadRef): Promise<Set<OperatorEvent>> {
+  async function canonicalEvents(
+    events: OperatorEvent[],
+    head: HeadRef,
+  ): Promise<Set<OperatorEvent>> {
     const numbers = [...new Set(events.map((event) => event.blockNumber))]
-    const hashes = new Map(await Promise.all(numbers.map(async (number) => [number, knownCanonicalHash(head, number, provider) ?? (await blockHash(number))] as const)))
+    const hashes = new Map(
+      await Promise.all(
+        numbers.map(
+          async (number) =>
+            [
+              number,
+              knownCanonicalHash(head, number, provider) ?? (await blockHash(number)),
+            ] as const,
+        ),
+      ),
+    )
     return new Set(events.filter((event) => hashes.get(event.blockNumber) === event.blockHash))
   }
 
@@ -317,7 +375,11 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         stats.delivered += 1
       } else {
         failedAt = Math.min(failedAt, event.blockNumber)
-        reportError(new Error(`handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`))
+        reportError(
+          new Error(
+            `handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`,
+          ),
+        )
       }
     })
     return failedAt
@@ -388,7 +450,11 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
         }
         const timer = setTimeout(() => {
           scanWaiters.delete(waiter)
-          rejectScan(new Error(`listener did not scan block ${blockNumber} within ${timeoutMs} ms (scanned ${scannedHead})`))
+          rejectScan(
+            new Error(
+              `listener did not scan block ${blockNumber} within ${timeoutMs} ms (scanned ${scannedHead})`,
+            ),
+          )
         }, timeoutMs)
         scanWaiters.add(waiter)
       })

@@ -1,4 +1,12 @@
-import { Interface, getBytes, hexlify, toUtf8Bytes, zeroPadBytes, type Log, type Provider } from 'ethers'
+import {
+  Interface,
+  getBytes,
+  hexlify,
+  toUtf8Bytes,
+  zeroPadBytes,
+  type Log,
+  type Provider,
+} from 'ethers'
 import { withFixedHash } from './abi-fragment.ts'
 
 /**
@@ -19,10 +27,13 @@ export const operatorInterface = new Interface(OPERATOR_ABI)
 
 // Read for every request: their hashes are computed once (abi-fragment.ts).
 const ORACLE_REQUEST_EVENT = withFixedHash(operatorInterface.getEvent('OracleRequest')!)
-const FULFILL_ORACLE_REQUEST2 = withFixedHash(operatorInterface.getFunction('fulfillOracleRequest2')!)
+const FULFILL_ORACLE_REQUEST2 = withFixedHash(
+  operatorInterface.getFunction('fulfillOracleRequest2')!,
+)
 
 export const ORACLE_REQUEST_TOPIC = ORACLE_REQUEST_EVENT.topicHash
-export const CANCEL_ORACLE_REQUEST_TOPIC = operatorInterface.getEvent('CancelOracleRequest')!.topicHash
+export const CANCEL_ORACLE_REQUEST_TOPIC =
+  operatorInterface.getEvent('CancelOracleRequest')!.topicHash
 
 const IS_AUTHORIZED_SENDER = operatorInterface.getFunction('isAuthorizedSender')!
 
@@ -31,13 +42,27 @@ const IS_AUTHORIZED_SENDER = operatorInterface.getFunction('isAuthorizedSender')
  * from one reverts with "Not authorized sender"). Throws, naming the address, when nothing there
  * answers as an Operator.
  */
-export async function unauthorisedSenders(provider: Provider, operator: string, senders: readonly string[]): Promise<string[]> {
+export async function unauthorisedSenders(
+  provider: Provider,
+  operator: string,
+  senders: readonly string[],
+): Promise<string[]> {
   const authorised = await Promise.all(
     senders.map(async (sender) => {
-      const answer = await provider.call({ to: operator, data: operatorInterface.encodeFunctionData(IS_AUTHORIZED_SENDER, [sender]) }).catch((error: unknown) => {
-        throw new Error(`the contract at ${operator} does not answer isAuthorizedSender: ${error instanceof Error ? error.message : String(error)}`)
-      })
-      if (answer === '0x') throw new Error(`no Operator contract answers at ${operator}: nothing is deployed there on this chain`)
+      const answer = await provider
+        .call({
+          to: operator,
+          data: operatorInterface.encodeFunctionData(IS_AUTHORIZED_SENDER, [sender]),
+        })
+        .catch((error: unknown) => {
+          throw new Error(
+            `the contract at ${operator} does not answer isAuthorizedSender: ${error instanceof Error ? error.message : String(error)}`,
+          )
+        })
+      if (answer === '0x')
+        throw new Error(
+          `no Operator contract answers at ${operator}: nothing is deployed there on this chain`,
+        )
       return operatorInterface.decodeFunctionResult(IS_AUTHORIZED_SENDER, answer)[0] as boolean
     }),
   )
@@ -50,7 +75,8 @@ export const ALREADY_FULFILLED_REASON = 'Must have a valid requestId'
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i
 
 function uuidHex(externalJobId: string): string {
-  if (!UUID.test(externalJobId)) throw new Error(`externalJobID ${JSON.stringify(externalJobId)} is not a UUID`)
+  if (!UUID.test(externalJobId))
+    throw new Error(`externalJobID ${JSON.stringify(externalJobId)} is not a UUID`)
   return externalJobId.replaceAll('-', '').toLowerCase()
 }
 
@@ -79,7 +105,8 @@ export function externalJobIdOfSpecId(specId: string): string | undefined {
   const ascii = Buffer.from(bytes).toString('latin1')
   let hex: string | undefined
   if (/^[0-9a-f]{32}$/i.test(ascii)) hex = ascii.toLowerCase()
-  else if (bytes.slice(16).every((byte) => byte === 0)) hex = Buffer.from(bytes.slice(0, 16)).toString('hex')
+  else if (bytes.slice(16).every((byte) => byte === 0))
+    hex = Buffer.from(bytes.slice(0, 16)).toString('hex')
   if (hex === undefined) return undefined
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
@@ -131,7 +158,10 @@ function positionOf(log: Log, chainId: number): LogPosition {
 }
 
 /** Decodes an Operator log; returns undefined for other events. */
-export function decodeOperatorLog(log: Log, chainId: number): OracleRequestEvent | CancelRequestEvent | undefined {
+export function decodeOperatorLog(
+  log: Log,
+  chainId: number,
+): OracleRequestEvent | CancelRequestEvent | undefined {
   const topic0 = log.topics[0]
   if (topic0 === ORACLE_REQUEST_TOPIC) {
     const parsed = operatorInterface.decodeEventLog(ORACLE_REQUEST_EVENT, log.data, log.topics)
@@ -150,14 +180,25 @@ export function decodeOperatorLog(log: Log, chainId: number): OracleRequestEvent
     }
   }
   if (topic0 === CANCEL_ORACLE_REQUEST_TOPIC) {
-    return { kind: 'cancel', ...positionOf(log, chainId), requestId: (log.topics[1] ?? '0x').toLowerCase() }
+    return {
+      kind: 'cancel',
+      ...positionOf(log, chainId),
+      requestId: (log.topics[1] ?? '0x').toLowerCase(),
+    }
   }
   return undefined
 }
 
 /** A decoded event as JSON-safe values (bigints as decimal strings), e.g. for a queue payload. */
-export function eventToJson(event: OracleRequestEvent | CancelRequestEvent): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(event).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : value]))
+export function eventToJson(
+  event: OracleRequestEvent | CancelRequestEvent,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(event).map(([key, value]) => [
+      key,
+      typeof value === 'bigint' ? value.toString() : value,
+    ]),
+  )
 }
 
 /** The fields of a request that a fulfilment must repeat (the Operator checks their hash). */

@@ -31,7 +31,11 @@ export interface OrderedBroadcasterOptions {
   minIntervalMs?: number
 }
 
-export function createOrderedBroadcaster(rpcUrl: string, tolerated: ToleratedError, options: OrderedBroadcasterOptions = {}): OrderedBroadcaster {
+export function createOrderedBroadcaster(
+  rpcUrl: string,
+  tolerated: ToleratedError,
+  options: OrderedBroadcasterOptions = {},
+): OrderedBroadcaster {
   const timeoutMs = options.timeoutMs ?? 30_000
   const minIntervalMs = options.minIntervalMs ?? 0
   const waiting: Waiting[] = []
@@ -39,10 +43,15 @@ export function createOrderedBroadcaster(rpcUrl: string, tolerated: ToleratedErr
   let lastBatchAt = Number.NEGATIVE_INFINITY
 
   async function post(batch: readonly Waiting[]): Promise<void> {
-    const outcomes = await postJsonRpcBatch(rpcUrl, batch.map((item) => ['eth_sendRawTransaction', [item.raw]] as const), timeoutMs)
+    const outcomes = await postJsonRpcBatch(
+      rpcUrl,
+      batch.map((item) => ['eth_sendRawTransaction', [item.raw]] as const),
+      timeoutMs,
+    )
     batch.forEach((item, index) => {
       const outcome = outcomes[index]
-      if (outcome && !outcome.ok && !tolerated(outcome.message)) item.reject(new Error(`eth_sendRawTransaction: ${outcome.message}`))
+      if (outcome && !outcome.ok && !tolerated(outcome.message))
+        item.reject(new Error(`eth_sendRawTransaction: ${outcome.message}`))
       else item.resolve()
     })
   }

@@ -1,4 +1,13 @@
-import { JsonRpcProvider, Network, SocketBlockSubscriber, WebSocketProvider, type AbstractProvider, type SocketProvider, type Subscriber, type Subscription } from 'ethers'
+import {
+  JsonRpcProvider,
+  Network,
+  SocketBlockSubscriber,
+  WebSocketProvider,
+  type AbstractProvider,
+  type SocketProvider,
+  type Subscriber,
+  type Subscription,
+} from 'ethers'
 import { WebSocket } from 'ws'
 import { z } from 'zod'
 
@@ -30,7 +39,10 @@ export async function fetchChainId(rpcUrl: string): Promise<number> {
  * ethers caches identical calls for 250 ms by default, which returns stale nonces and heads to a
  * process that sends back to back.
  */
-export async function connectProvider(rpcUrl: string, options: ProviderOptions = {}): Promise<ChainProvider> {
+export async function connectProvider(
+  rpcUrl: string,
+  options: ProviderOptions = {},
+): Promise<ChainProvider> {
   const chainId = options.chainId ?? (await fetchChainId(rpcUrl))
   const network = Network.from(chainId)
   if (/^wss?:/.test(rpcUrl)) {
@@ -38,7 +50,10 @@ export async function connectProvider(rpcUrl: string, options: ProviderOptions =
     const socket = new WebSocket(rpcUrl)
     const opened = socketOpened(socket, rpcUrl)
     // ethers starts the provider from the socket's onopen, so it must get the socket before it opens.
-    const provider = new HeadTrackingWebSocketProvider(socket, network, { staticNetwork: network, cacheTimeout: -1 })
+    const provider = new HeadTrackingWebSocketProvider(socket, network, {
+      staticNetwork: network,
+      cacheTimeout: -1,
+    })
     try {
       await opened
     } catch (error) {
@@ -89,7 +104,8 @@ export class HeadTrackingWebSocketProvider extends WebSocketProvider {
     this.lastHead = header
     this.recentHeads.set(header.number, header)
     // Numbers arrive in order (a reorg rewrites ones already kept): the first kept is the oldest.
-    if (this.recentHeads.size > RECENT_HEADS_KEPT) this.recentHeads.delete(this.recentHeads.keys().next().value as number)
+    if (this.recentHeads.size > RECENT_HEADS_KEPT)
+      this.recentHeads.delete(this.recentHeads.keys().next().value as number)
   }
 
   /**
@@ -116,7 +132,12 @@ class HeadTrackingBlockSubscriber extends SocketBlockSubscriber {
 
   override async _emit(provider: SocketProvider, message: unknown): Promise<void> {
     const header = headHeader.safeParse(message)
-    if (header.success) this.tracking.notified({ number: Number(header.data.number), hash: header.data.hash, parentHash: header.data.parentHash })
+    if (header.success)
+      this.tracking.notified({
+        number: Number(header.data.number),
+        hash: header.data.hash,
+        parentHash: header.data.parentHash,
+      })
     await super._emit(provider, message)
   }
 }

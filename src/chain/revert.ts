@@ -11,7 +11,10 @@ export function decodeRevertData(data: string | null | undefined): string | unde
       return AbiCoder.defaultAbiCoder().decode(['string'], `0x${data.slice(10)}`)[0] as string
     }
     if (data.startsWith(PANIC_SELECTOR)) {
-      const code = AbiCoder.defaultAbiCoder().decode(['uint256'], `0x${data.slice(10)}`)[0] as bigint
+      const code = AbiCoder.defaultAbiCoder().decode(
+        ['uint256'],
+        `0x${data.slice(10)}`,
+      )[0] as bigint
       return `panic 0x${code.toString(16)}`
     }
   } catch {

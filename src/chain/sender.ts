@@ -227,7 +227,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   // BullMQ does not close connections it was given: every one made here is closed in close().
   const connections: Redis[] = []
   const connect = (autoPipelining = false): Redis => {
-    const connection = createRedisConnection(options.redisUrl, 'worker', { enableAutoPipelining: autoPipelining })
+    const connection = createRedisConnection(options.redisUrl, 'worker', {
+      enableAutoPipelining: autoPipelining,
+    })
     // While Redis is away the connection reconnects by itself; without a listener ioredis prints an
     // "Unhandled error event" with a stack trace for every attempt. Outages surface through onError.
     connection.on('error', () => undefined)
@@ -251,11 +253,15 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   let pollLoop: Promise<void> | undefined
   let polling = false
   const keySenders: KeySender[] = []
-  const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)))
+  const reportError = (error: unknown) =>
+    options.onError?.(error instanceof Error ? error : new Error(String(error)))
 
   async function rpc(): Promise<JsonRpcProvider> {
     if (!provider) {
-      const connected = await connectProvider(httpUrlOf(options.rpcUrl), { chainId: options.chainId, pollingIntervalMs: pollIntervalMs })
+      const connected = await connectProvider(httpUrlOf(options.rpcUrl), {
+        chainId: options.chainId,
+        pollingIntervalMs: pollIntervalMs,
+      })
       provider = connected as JsonRpcProvider
       chainId ??= Number((await provider.getNetwork()).chainId)
     }
@@ -270,16 +276,26 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   }
 
   async function readHead(): Promise<Head> {
-    const block = await send<{ number: string; hash: string; baseFeePerGas?: string } | null>('eth_getBlockByNumber', ['latest', false])
+    const block = await send<{ number: string; hash: string; baseFeePerGas?: string } | null>(
+      'eth_getBlockByNumber',
+      ['latest', false],
+    )
     if (!block) throw new Error('the node returned no latest block')
-    head = { number: Number(block.number), hash: block.hash, baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null }
+    head = {
+      number: Number(block.number),
+      hash: block.hash,
+      baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
+    }
     return head
   }
 
   async function currentFees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
     const known = head ?? (await readHead())
     if (priorityFee === undefined) {
-      priorityFee = known.baseFee === null ? 0n : BigInt(await send<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))
+      priorityFee =
+        known.baseFee === null
+          ? 0n
+          : BigInt(await send<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))
     }
     if (known.baseFee === null) {
       const gasPrice = BigInt(await send<string>('eth_gasPrice', []))
@@ -298,7 +314,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   }
 
   /** Runs the transaction against the latest state; returns the revert reason, or undefined if it would succeed. */
-  async function simulate(from: string, tx: UnsignedTx, blockTag: string | number = 'latest'): Promise<string | undefined> {
+  async function simulate(
+    from: string,
+    tx: UnsignedTx,
+    blockTag: string | number = 'latest',
+  ): Promise<string | undefined> {
     try {
       await (await rpc()).call({ from, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag })
       return undefined
@@ -326,7 +346,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     private holeCheckBlock = Number.NEGATIVE_INFINITY
     private readonly signingQueue: SigningRequest[] = []
     private signingBusy = false
-    private readonly broadcaster = createOrderedBroadcaster(httpUrlOf(options.rpcUrl), isToleratedRefusal, { minIntervalMs: broadcastIntervalMs })
+    private readonly broadcaster = createOrderedBroadcaster(
+      httpUrlOf(options.rpcUrl),
+      isToleratedRefusal,
+      { minIntervalMs: broadcastIntervalMs },
+    )
 
     constructor(
       readonly index: number,
@@ -348,7 +372,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         const state = await this.store.load(jobId)
         const last = state.attempts.at(-1) ?? (await this.signOrphan(jobId, nonce))
         // A refusal must not keep the sender from starting: the job's retry meets it again.
-        await this.afterRefusal(jobId, nonce, state.attempts, broadcast(last.raw)).catch(reportError)
+        await this.afterRefusal(jobId, nonce, state.attempts, broadcast(last.raw)).catch(
+          reportError,
+        )
       }
       await this.store.setNextNonce(next)
       this.nextNonce = next
@@ -364,7 +390,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       const job = await (queues[this.index] as Queue<TxJobData, TxResult>).getJob(jobId)
       const parsed = job ? jobDataSchema.safeParse(job.data) : undefined
       const tx: UnsignedTx = parsed?.success
-        ? { to: getAddress(parsed.data.to), data: parsed.data.data, gasLimit: parsed.data.gasLimit ?? defaultGasLimit, value: 0n }
+        ? {
+            to: getAddress(parsed.data.to),
+            data: parsed.data.data,
+            gasLimit: parsed.data.gasLimit ?? defaultGasLimit,
+            value: 0n,
+          }
         : fillerTx(this.address)
       const attempt = await this.sign(tx, nonce, await currentFees(), !parsed?.success)
       await this.store.addAttempt(jobId, [attempt])
@@ -372,15 +403,23 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     }
 
     start(): void {
-      this.worker = new Worker<TxJobData, TxResult>(queueNames[this.index] as string, (job) => this.process(job), {
-        connection: connect(true),
-        prefix: options.prefix,
-        concurrency: maxInFlight,
-        lockDuration: lockDurationMs,
-        stalledInterval: lockDurationMs,
-        maxStalledCount: 10,
-      })
-      this.worker.on('failed', (job, error) => reportError(new Error(`tx job ${job?.id ?? '?'} from ${this.address} failed: ${error.message}`)))
+      this.worker = new Worker<TxJobData, TxResult>(
+        queueNames[this.index] as string,
+        (job) => this.process(job),
+        {
+          connection: connect(true),
+          prefix: options.prefix,
+          concurrency: maxInFlight,
+          lockDuration: lockDurationMs,
+          stalledInterval: lockDurationMs,
+          maxStalledCount: 10,
+        },
+      )
+      this.worker.on('failed', (job, error) =>
+        reportError(
+          new Error(`tx job ${job?.id ?? '?'} from ${this.address} failed: ${error.message}`),
+        ),
+      )
       this.worker.on('error', reportError)
     }
 
@@ -401,7 +440,8 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     private async drainSigning(): Promise<void> {
       this.signingBusy = true
       try {
-        while (this.signingQueue.length > 0) await this.signBatch(this.signingQueue.splice(0, this.signingQueue.length))
+        while (this.signingQueue.length > 0)
+          await this.signBatch(this.signingQueue.splice(0, this.signingQueue.length))
       } finally {
         this.signingBusy = false
       }
@@ -409,7 +449,13 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 
     private async signBatch(batch: SigningRequest[]): Promise<void> {
       const fallbackNext = this.nextNonce
-      const nonces = await Promise.allSettled(batch.map((item) => (item.nonce === undefined ? this.store.allocateNonce(item.jobId, fallbackNext) : Promise.resolve(item.nonce))))
+      const nonces = await Promise.allSettled(
+        batch.map((item) =>
+          item.nonce === undefined
+            ? this.store.allocateNonce(item.jobId, fallbackNext)
+            : Promise.resolve(item.nonce),
+        ),
+      )
       const attempts: Array<TxAttempt | Error> = []
       for (const [index, item] of batch.entries()) {
         const nonce = nonces[index] as PromiseSettledResult<number>
@@ -420,27 +466,56 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         this.nextNonce = Math.max(this.nextNonce, nonce.value + 1)
         attempts.push(await this.sign(item.tx, nonce.value, item.fees, item.filler).catch(asError))
       }
-      const recorded = await Promise.allSettled(batch.map((item, index) => {
-        const attempt = attempts[index] as TxAttempt | Error
-        return attempt instanceof Error ? Promise.reject(attempt) : this.store.addAttempt(item.jobId, [attempt])
-      }))
+      const recorded = await Promise.allSettled(
+        batch.map((item, index) => {
+          const attempt = attempts[index] as TxAttempt | Error
+          return attempt instanceof Error
+            ? Promise.reject(attempt)
+            : this.store.addAttempt(item.jobId, [attempt])
+        }),
+      )
       // Handed to the broadcaster in batch order, which is nonce order.
       for (const [index, item] of batch.entries()) {
         const outcome = recorded[index] as PromiseSettledResult<void>
         const attempt = attempts[index]
         if (outcome.status === 'rejected' || !attempt || attempt instanceof Error) {
-          item.reject(outcome.status === 'rejected' ? asError(outcome.reason) : new Error('the transaction was not signed'))
+          item.reject(
+            outcome.status === 'rejected'
+              ? asError(outcome.reason)
+              : new Error('the transaction was not signed'),
+          )
           continue
         }
         const allocated = (nonces[index] as PromiseFulfilledResult<number>).value
-        item.resolve({ allocated, attempt, sending: this.broadcaster.send(attempt.raw).finally(wakePollLoop) })
+        item.resolve({
+          allocated,
+          attempt,
+          sending: this.broadcaster.send(attempt.raw).finally(wakePollLoop),
+        })
       }
     }
 
-    private async sign(tx: UnsignedTx, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, filler = false): Promise<TxAttempt> {
-      if (chainId === undefined) throw new Error('the chain id is not known yet: start the sender first')
-      const common = { chainId, nonce, to: tx.to, data: tx.data, value: tx.value, gasLimit: tx.gasLimit }
-      const { raw, hash } = this.signer.sign(head?.baseFee === null ? { ...common, type: 0, gasPrice: fees.maxFeePerGas } : { ...common, type: 2, ...fees })
+    private async sign(
+      tx: UnsignedTx,
+      nonce: number,
+      fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+      filler = false,
+    ): Promise<TxAttempt> {
+      if (chainId === undefined)
+        throw new Error('the chain id is not known yet: start the sender first')
+      const common = {
+        chainId,
+        nonce,
+        to: tx.to,
+        data: tx.data,
+        value: tx.value,
+        gasLimit: tx.gasLimit,
+      }
+      const { raw, hash } = this.signer.sign(
+        head?.baseFee === null
+          ? { ...common, type: 0, gasPrice: fees.maxFeePerGas }
+          : { ...common, type: 2, ...fees },
+      )
       return {
         hash,
         raw,
@@ -453,7 +528,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     async process(job: Job<TxJobData, TxResult>): Promise<TxResult> {
       const data = jobDataSchema.parse(job.data)
       const jobId = job.id as string
-      const tx: UnsignedTx = { to: getAddress(data.to), data: data.data, gasLimit: data.gasLimit ?? defaultGasLimit, value: 0n }
+      const tx: UnsignedTx = {
+        to: getAddress(data.to),
+        data: data.data,
+        gasLimit: data.gasLimit ?? defaultGasLimit,
+        value: 0n,
+      }
       for (;;) {
         try {
           return await this.runOnce(jobId, tx, data.simulate === true)
@@ -464,7 +544,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       }
     }
 
-    private async runOnce(jobId: string, tx: UnsignedTx, simulateFirst: boolean): Promise<TxResult> {
+    private async runOnce(
+      jobId: string,
+      tx: UnsignedTx,
+      simulateFirst: boolean,
+    ): Promise<TxResult> {
       const state = await this.store.load(jobId)
       let attempts = state.attempts
       let nonce = state.nonce
@@ -473,9 +557,14 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       if (attempts.length === 0) {
         // A job that holds a nonce but no signature lost it in a crash: by now its request may have
         // been answered, and the nonce is spent on a filler rather than on a revert.
-        const reason = simulateFirst || nonce !== undefined ? await simulate(this.address, tx) : undefined
+        const reason =
+          simulateFirst || nonce !== undefined ? await simulate(this.address, tx) : undefined
         if (reason !== undefined) {
-          outcome = { status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted', reason, from: this.address }
+          outcome = {
+            status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted',
+            reason,
+            from: this.address,
+          }
           if (nonce === undefined) return outcome
           // A crash left this job holding a nonce it no longer needs; spend it so later ones can mine.
           sentTx = fillerTx(this.address)
@@ -499,15 +588,37 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       await this.store.settle(jobId)
       const blockNumber = Number(receipt.blockNumber)
       if (attempts.at(-1)?.filler || sentTx !== tx) {
-        return outcome ?? { status: 'already-fulfilled', reason: 'nonce spent by a filler transaction', from: this.address }
+        return (
+          outcome ?? {
+            status: 'already-fulfilled',
+            reason: 'nonce spent by a filler transaction',
+            from: this.address,
+          }
+        )
       }
-      if (receipt.status === '0x1') return { status: 'mined', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address }
+      if (receipt.status === '0x1')
+        return {
+          status: 'mined',
+          txHash: receipt.transactionHash,
+          blockNumber,
+          nonce,
+          from: this.address,
+        }
       this.reverted += 1
       // Replay to learn why: on the state before its block, then (when an earlier transaction of the
       // same block caused the revert) on the state after it.
-      const replay = (blockTag: number) => simulate(this.address, tx, blockTag).catch(() => undefined)
-      const reason = (await replay(blockNumber - 1)) ?? (await replay(blockNumber)) ?? 'reverted on chain'
-      return { status: 'reverted', txHash: receipt.transactionHash, blockNumber, nonce, from: this.address, reason }
+      const replay = (blockTag: number) =>
+        simulate(this.address, tx, blockTag).catch(() => undefined)
+      const reason =
+        (await replay(blockNumber - 1)) ?? (await replay(blockNumber)) ?? 'reverted on chain'
+      return {
+        status: 'reverted',
+        txHash: receipt.transactionHash,
+        blockNumber,
+        nonce,
+        from: this.address,
+        reason,
+      }
     }
 
     /**
@@ -516,14 +627,21 @@ export function createTxSender(options: TxSenderOptions): TxSender {
      * and the job fails without retries, with the node's words. Other refusals are thrown as they are
      * (the job's retry sends the same bytes again).
      */
-    private async afterRefusal(jobId: string, nonce: number, attempts: readonly TxAttempt[], sending: Promise<void>): Promise<void> {
+    private async afterRefusal(
+      jobId: string,
+      nonce: number,
+      attempts: readonly TxAttempt[],
+      sending: Promise<void>,
+    ): Promise<void> {
       try {
         await sending
       } catch (error) {
         const words = errorText(error).trim()
         if (!isFatalRefusal(words)) throw error
         const filled = await this.fillNonce(nonce, { jobId, attempts })
-        const spent = filled ? `; its nonce ${nonce} went to a filler transaction, so the key's later transactions are not held back` : ''
+        const spent = filled
+          ? `; its nonce ${nonce} went to a filler transaction, so the key's later transactions are not held back`
+          : ''
         throw new UnrecoverableError(`the node refused the transaction for good: ${words}${spent}`)
       }
     }
@@ -534,22 +652,37 @@ export function createTxSender(options: TxSenderOptions): TxSender {
      * the nonce is not to be had: its holder moved on, or another process filled it first. A filler
      * the node refuses stays recorded and tracked: the stalled key bumps it, a restart sends it again.
      */
-    private async fillNonce(nonce: number, holder?: { jobId: string; attempts: readonly TxAttempt[] }): Promise<boolean> {
+    private async fillNonce(
+      nonce: number,
+      holder?: { jobId: string; attempts: readonly TxAttempt[] },
+    ): Promise<boolean> {
       const fillerId = `${FILLER_ID_PREFIX}${nonce}-${randomUUID()}`
       if (!(await this.store.claimForFiller(fillerId, nonce, holder?.jobId))) return false
       const tx = fillerTx(this.address)
-      const attempt = await this.sign(tx, nonce, feesAbove(holder?.attempts.at(-1), await currentFees()), true)
+      const attempt = await this.sign(
+        tx,
+        nonce,
+        feesAbove(holder?.attempts.at(-1), await currentFees()),
+        true,
+      )
       await this.store.addAttempt(fillerId, [attempt])
       this.filled += 1
       if (!this.pending.has(nonce)) {
         this.track(nonce, fillerId, tx, [attempt])
           .then(
             () => this.store.settle(fillerId),
-            (error: unknown) => (error instanceof NonceTakenError ? this.store.forget(fillerId) : undefined),
+            (error: unknown) =>
+              error instanceof NonceTakenError ? this.store.forget(fillerId) : undefined,
           )
           .catch(reportError)
       }
-      await broadcast(attempt.raw).catch((error: unknown) => reportError(new Error(`the filler for nonce ${nonce} of ${this.address} was refused: ${errorText(error).trim()}`)))
+      await broadcast(attempt.raw).catch((error: unknown) =>
+        reportError(
+          new Error(
+            `the filler for nonce ${nonce} of ${this.address} was refused: ${errorText(error).trim()}`,
+          ),
+        ),
+      )
       wakePollLoop()
       return true
     }
@@ -563,7 +696,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     private async fillHoles(current: Head, latest: number): Promise<void> {
       const waited = [...this.pending.keys()].filter((nonce) => nonce >= latest)
       if (waited.length === 0 || this.pending.has(latest)) return
-      if (current.number - this.progressBlock < bumpAfterBlocks || current.number - this.holeCheckBlock < bumpAfterBlocks) return
+      if (
+        current.number - this.progressBlock < bumpAfterBlocks ||
+        current.number - this.holeCheckBlock < bumpAfterBlocks
+      )
+        return
       this.holeCheckBlock = current.number
       const lowestWaited = Math.min(...waited)
       const holders = await this.store.inflight(latest, lowestWaited - 1)
@@ -582,12 +719,30 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       return state !== 'failed' && state !== 'completed' && state !== 'unknown'
     }
 
-    private track(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): Promise<RpcReceipt> {
+    private track(
+      nonce: number,
+      jobId: string,
+      tx: UnsignedTx,
+      attempts: TxAttempt[],
+    ): Promise<RpcReceipt> {
       return new Promise<RpcReceipt>((resolve, reject) => {
         // A job retried just as its nonce went to a filler: the job watches the nonce from here on.
         const earlier = this.pending.get(nonce)
-        if (earlier?.jobId.startsWith(FILLER_ID_PREFIX)) earlier.reject(new NonceTakenError(`nonce ${nonce} of ${this.address} is watched by job ${jobId}`))
-        this.pending.set(nonce, { nonce, jobId, tx, attempts, sentAtBlock: head?.number ?? 0, misses: 0, bumping: false, resolve, reject })
+        if (earlier?.jobId.startsWith(FILLER_ID_PREFIX))
+          earlier.reject(
+            new NonceTakenError(`nonce ${nonce} of ${this.address} is watched by job ${jobId}`),
+          )
+        this.pending.set(nonce, {
+          nonce,
+          jobId,
+          tx,
+          attempts,
+          sentAtBlock: head?.number ?? 0,
+          misses: 0,
+          bumping: false,
+          resolve,
+          reject,
+        })
       })
     }
 
@@ -599,7 +754,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         this.minedNonce = latest
         this.progressBlock = current.number
       }
-      await Promise.all([...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)))
+      await Promise.all(
+        [...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)),
+      )
       await this.fillHoles(current, latest)
     }
 
@@ -608,7 +765,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         if (current.number < Number(entry.receipt.blockNumber) + confirmations - 1) return
         if (confirmations > 1) {
           // Deep enough: make sure the block holding it is still the canonical one.
-          const again = await send<RpcReceipt | null>('eth_getTransactionReceipt', [entry.receipt.transactionHash])
+          const again = await send<RpcReceipt | null>('eth_getTransactionReceipt', [
+            entry.receipt.transactionHash,
+          ])
           if (!again || again.blockHash !== entry.receipt.blockHash) {
             entry.receipt = undefined
             return
@@ -619,7 +778,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         return
       }
       if (entry.nonce < latestNonce) {
-        const receipts = await Promise.all(entry.attempts.map((attempt) => send<RpcReceipt | null>('eth_getTransactionReceipt', [attempt.hash])))
+        const receipts = await Promise.all(
+          entry.attempts.map((attempt) =>
+            send<RpcReceipt | null>('eth_getTransactionReceipt', [attempt.hash]),
+          ),
+        )
         const found = receipts.find((receipt): receipt is RpcReceipt => receipt !== null)
         if (found) {
           entry.receipt = found
@@ -628,7 +791,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         entry.misses += 1
         if (entry.misses >= 3) {
           this.pending.delete(entry.nonce)
-          entry.reject(new NonceTakenError(`nonce ${entry.nonce} of ${this.address} was used by another transaction`))
+          entry.reject(
+            new NonceTakenError(
+              `nonce ${entry.nonce} of ${this.address} was used by another transaction`,
+            ),
+          )
         }
         return
       }
@@ -656,10 +823,19 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       const { maxFeePerGas, maxPriorityFeePerGas } = feesAbove(last, await currentFees())
       if (maxFeePerGas > maxFeeCap) {
         entry.sentAtBlock = current.number
-        reportError(new Error(`nonce ${entry.nonce} of ${this.address} is stuck but a bump would pass the fee cap of ${maxFeeCap} wei`))
+        reportError(
+          new Error(
+            `nonce ${entry.nonce} of ${this.address} is stuck but a bump would pass the fee cap of ${maxFeeCap} wei`,
+          ),
+        )
         return
       }
-      const attempt = await this.sign(entry.tx, entry.nonce, { maxFeePerGas, maxPriorityFeePerGas }, last.filler === true)
+      const attempt = await this.sign(
+        entry.tx,
+        entry.nonce,
+        { maxFeePerGas, maxPriorityFeePerGas },
+        last.filler === true,
+      )
       const attempts = [...entry.attempts, attempt]
       await this.store.addAttempt(entry.jobId, attempts)
       entry.attempts = attempts
@@ -695,7 +871,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   async function eventsOf(index: number): Promise<QueueEvents> {
     let events = queueEvents.get(index)
     if (!events) {
-      events = new QueueEvents(queueNames[index] as string, { connection: connect(), prefix: options.prefix })
+      events = new QueueEvents(queueNames[index] as string, {
+        connection: connect(),
+        prefix: options.prefix,
+      })
       events.on('error', () => undefined)
       queueEvents.set(index, events)
       await events.waitUntilReady()
@@ -717,7 +896,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       for (const keySender of keySenders) keySender.start()
     },
     async submit(submission, timeoutMs) {
-      const data = jobDataSchema.parse({ to: submission.to, data: submission.data, gasLimit: submission.gasLimit, simulate: submission.simulate })
+      const data = jobDataSchema.parse({
+        to: submission.to,
+        data: submission.data,
+        gasLimit: submission.gasLimit,
+        simulate: submission.simulate,
+      })
       if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
       const index = pickKeyIndex(submission.idempotencyKey, queues.length)
       const events = await eventsOf(index)
@@ -731,7 +915,8 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         removeOnFail: { age: 7 * 24 * 3600 },
       })
       // A resubmit joins the existing job; one that failed for good (say the node was down) runs again.
-      if (submission.resubmit === true && (await queue.getJobState(jobId)) === 'failed') await (await queue.getJob(jobId))?.retry('failed')
+      if (submission.resubmit === true && (await queue.getJobState(jobId)) === 'failed')
+        await (await queue.getJob(jobId))?.retry('failed')
       return txResultSchema.parse(await job.waitUntilFinished(events, timeoutMs))
     },
     stats() {
@@ -746,7 +931,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       }))
     },
     balances() {
-      return Promise.all(addresses.map((address) => send<string>('eth_getBalance', [address, 'latest']).then(BigInt)))
+      return Promise.all(
+        addresses.map((address) =>
+          send<string>('eth_getBalance', [address, 'latest']).then(BigInt),
+        ),
+      )
     },
     async close() {
       // Let running jobs finish their wait for receipts, but not forever (a dead node would hold them).
@@ -757,7 +946,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
           const worker = keySender.worker
           if (!worker) return
           const closing = worker.close()
-          const finished = await Promise.race([closing.then(() => true), delay(closeTimeoutMs, false, { ref: false })])
+          const finished = await Promise.race([
+            closing.then(() => true),
+            delay(closeTimeoutMs, false, { ref: false }),
+          ])
           if (!finished) keySender.failAll(new Error('tx sender closed before the receipt'))
           await closing
         }),
@@ -768,7 +960,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
       await Promise.all([...queueEvents.values()].map((events) => events.close()))
       await Promise.all(queues.map((queue) => queue.close()))
-      await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())))
+      await Promise.all(
+        connections.map((connection) => connection.quit().catch(() => connection.disconnect())),
+      )
       provider?.destroy()
     },
   }
@@ -782,7 +976,9 @@ function httpUrlOf(rpcUrl: string): string {
 /** The transaction's latest attempt offers less than the current base fee: no block can include it. */
 function pricedOut(entry: PendingTx, current: Head): boolean {
   const last = entry.attempts.at(-1)
-  return last !== undefined && current.baseFee !== null && BigInt(last.maxFeePerGas) < current.baseFee
+  return (
+    last !== undefined && current.baseFee !== null && BigInt(last.maxFeePerGas) < current.baseFee
+  )
 }
 
 /**
@@ -793,8 +989,18 @@ function pricedOut(entry: PendingTx, current: Head): boolean {
 function feesAbove(last: TxAttempt | undefined, market: Fees): Fees {
   if (!last) return market
   const raise = (value: bigint) => (value * 12n + 9n) / 10n
-  const maxPriorityFeePerGas = maxOf(raise(BigInt(last.maxPriorityFeePerGas)), market.maxPriorityFeePerGas)
-  return { maxPriorityFeePerGas, maxFeePerGas: maxOf(raise(BigInt(last.maxFeePerGas)), market.maxFeePerGas, maxPriorityFeePerGas) }
+  const maxPriorityFeePerGas = maxOf(
+    raise(BigInt(last.maxPriorityFeePerGas)),
+    market.maxPriorityFeePerGas,
+  )
+  return {
+    maxPriorityFeePerGas,
+    maxFeePerGas: maxOf(
+      raise(BigInt(last.maxFeePerGas)),
+      market.maxFeePerGas,
+      maxPriorityFeePerGas,
+    ),
+  }
 }
 
 /** A 0-value transfer to oneself: spends a nonce without doing anything. */

@@ -21,7 +21,10 @@ export type TxToSign = {
   data: string
   value?: Quantity
   gasLimit: Quantity
-} & ({ type: 2; maxFeePerGas: Quantity; maxPriorityFeePerGas: Quantity } | { type: 0; gasPrice: Quantity })
+} & (
+  | { type: 2; maxFeePerGas: Quantity; maxPriorityFeePerGas: Quantity }
+  | { type: 0; gasPrice: Quantity }
+)
 
 /** Signs transactions for one key. The key stays inside; nothing here logs or returns it. */
 export interface TxSigner {
@@ -49,7 +52,17 @@ export function createTxSigner(privateKey: string): TxSigner {
       const value = BigInt(tx.value ?? 0n)
       const chainId = BigInt(tx.chainId)
       if (tx.type === 2) {
-        const fields: Input[] = [chainId, tx.nonce, BigInt(tx.maxPriorityFeePerGas), BigInt(tx.maxFeePerGas), BigInt(tx.gasLimit), to, value, data, []]
+        const fields: Input[] = [
+          chainId,
+          tx.nonce,
+          BigInt(tx.maxPriorityFeePerGas),
+          BigInt(tx.maxFeePerGas),
+          BigInt(tx.gasLimit),
+          to,
+          value,
+          data,
+          [],
+        ]
         const { yParity, r, s } = signHash(typed(2, RLP.encode(fields)), key)
         return finished(typed(2, RLP.encode([...fields, yParity, r, s])))
       }
@@ -64,9 +77,14 @@ export function createTxSigner(privateKey: string): TxSigner {
 function signHash(payload: Uint8Array, key: Uint8Array): { yParity: number; r: bigint; s: bigint } {
   const { signature, recoveryId } = signRecoverable(getBytes(keccak256(payload)), key)
   // 2 and 3 mean r overflowed the curve order (odds ~2^-127): no transaction can carry that.
-  if (recoveryId !== 0 && recoveryId !== 1) throw new Error(`signature recovery id ${recoveryId} cannot be sent`)
+  if (recoveryId !== 0 && recoveryId !== 1)
+    throw new Error(`signature recovery id ${recoveryId} cannot be sent`)
   // As integers, so that RLP drops their leading zero bytes as ethers does.
-  return { yParity: recoveryId, r: bigIntOf(signature.subarray(0, 32)), s: bigIntOf(signature.subarray(32, 64)) }
+  return {
+    yParity: recoveryId,
+    r: bigIntOf(signature.subarray(0, 32)),
+    s: bigIntOf(signature.subarray(32, 64)),
+  }
 }
 
 /** An EIP-2718 typed transaction: its type byte, then its RLP payload. */
@@ -78,7 +96,10 @@ function typed(type: number, payload: Uint8Array): Uint8Array {
 }
 
 function finished(bytes: Uint8Array): SignedTx {
-  return { raw: `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`, hash: keccak256(bytes) }
+  return {
+    raw: `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`,
+    hash: keccak256(bytes),
+  }
 }
 
 function bytesOfHex(hex: string): Uint8Array {
@@ -87,5 +108,7 @@ function bytesOfHex(hex: string): Uint8Array {
 }
 
 function bigIntOf(bytes: Uint8Array): bigint {
-  return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`)
+  return BigInt(
+    `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`,
+  )
 }

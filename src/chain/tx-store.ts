@@ -86,18 +86,28 @@ export class TxStore {
 
   async load(jobId: string): Promise<TxJobState> {
     const fields = await this.redis.hgetall(this.jobKey(jobId))
-    const attempts = fields.attempts ? z.array(attemptSchema).parse(JSON.parse(fields.attempts)) : []
+    const attempts = fields.attempts
+      ? z.array(attemptSchema).parse(JSON.parse(fields.attempts))
+      : []
     return { nonce: fields.nonce === undefined ? undefined : Number(fields.nonce), attempts }
   }
 
   async allocateNonce(jobId: string, fallbackNext: number): Promise<number> {
-    const nonce = await ALLOCATE_NONCE.run(this.redis, [this.nonceKey(), this.jobKey(jobId), this.inflightKey()], [jobId, fallbackNext, this.ttlSeconds])
+    const nonce = await ALLOCATE_NONCE.run(
+      this.redis,
+      [this.nonceKey(), this.jobKey(jobId), this.inflightKey()],
+      [jobId, fallbackNext, this.ttlSeconds],
+    )
     return Number(nonce)
   }
 
   /** Records a signed attempt; called before it is broadcast, so a crash can only lead to a rebroadcast. */
   async addAttempt(jobId: string, attempts: readonly TxAttempt[]): Promise<void> {
-    await STORE_ATTEMPTS.run(this.redis, [this.jobKey(jobId)], [JSON.stringify(attempts), this.ttlSeconds])
+    await STORE_ATTEMPTS.run(
+      this.redis,
+      [this.jobKey(jobId)],
+      [JSON.stringify(attempts), this.ttlSeconds],
+    )
   }
 
   /** The job's transaction is final: it no longer blocks anything. */
@@ -113,7 +123,16 @@ export class TxStore {
   /** Gives `nonce` to the filler `fillerId` (see CLAIM_FOR_FILLER); false when it is not to be had. */
   async claimForFiller(fillerId: string, nonce: number, ownerJobId?: string): Promise<boolean> {
     const keys = [this.inflightKey(), this.jobKey(fillerId), this.jobKey(ownerJobId ?? fillerId)]
-    return Number(await CLAIM_FOR_FILLER.run(this.redis, keys, [fillerId, nonce, ownerJobId ?? '', this.ttlSeconds])) === 1
+    return (
+      Number(
+        await CLAIM_FOR_FILLER.run(this.redis, keys, [
+          fillerId,
+          nonce,
+          ownerJobId ?? '',
+          this.ttlSeconds,
+        ]),
+      ) === 1
+    )
   }
 
   async setNextNonce(next: number): Promise<void> {
@@ -126,10 +145,19 @@ export class TxStore {
   }
 
   /** Jobs holding a nonce whose transaction is not final yet, lowest nonce first (within the bounds, both included). */
-  async inflight(fromNonce = 0, toNonce = Number.POSITIVE_INFINITY): Promise<Array<{ jobId: string; nonce: number }>> {
-    const flat = await this.redis.zrangebyscore(this.inflightKey(), fromNonce, Number.isFinite(toNonce) ? toNonce : '+inf', 'WITHSCORES')
+  async inflight(
+    fromNonce = 0,
+    toNonce = Number.POSITIVE_INFINITY,
+  ): Promise<Array<{ jobId: string; nonce: number }>> {
+    const flat = await this.redis.zrangebyscore(
+      this.inflightKey(),
+      fromNonce,
+      Number.isFinite(toNonce) ? toNonce : '+inf',
+      'WITHSCORES',
+    )
     const entries: Array<{ jobId: string; nonce: number }> = []
-    for (let i = 0; i < flat.length; i += 2) entries.push({ jobId: flat[i] as string, nonce: Number(flat[i + 1]) })
+    for (let i = 0; i < flat.length; i += 2)
+      entries.push({ jobId: flat[i] as string, nonce: Number(flat[i + 1]) })
     return entries
   }
 }

@@ -12,14 +12,20 @@ function list(value: string): string[] {
 function addressList(value: string): string[] {
   const addresses = list(value)
   for (const address of addresses) {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new InvalidArgumentError(`expected node addresses (0x and 40 hex digits), got ${JSON.stringify(address)}`)
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address))
+      throw new InvalidArgumentError(
+        `expected node addresses (0x and 40 hex digits), got ${JSON.stringify(address)}`,
+      )
   }
   return addresses
 }
 
 function chainPair(value: string, previous: Record<string, string>): Record<string, string> {
   const match = /^([A-Za-z0-9][A-Za-z0-9_-]*)=((https?|wss?):\/\/.+)$/.exec(value)
-  if (!match) throw new InvalidArgumentError(`expected id=url, e.g. local=http://127.0.0.1:8545 (got ${JSON.stringify(value)})`)
+  if (!match)
+    throw new InvalidArgumentError(
+      `expected id=url, e.g. local=http://127.0.0.1:8545 (got ${JSON.stringify(value)})`,
+    )
   return { ...previous, [match[1]!]: match[2]! }
 }
 
@@ -33,7 +39,8 @@ function faultSpec(value: string): FaultSpec {
 
 function port(value: string): number {
   const number = Number(value)
-  if (!Number.isInteger(number) || number < 0 || number > 65_535) throw new InvalidArgumentError('expected a port number 0-65535')
+  if (!Number.isInteger(number) || number < 0 || number > 65_535)
+    throw new InvalidArgumentError('expected a port number 0-65535')
   return number
 }
 
@@ -50,14 +57,24 @@ async function serve(options: ServeOptions): Promise<void> {
   const keys = options.keys ?? list(process.env.FEEDS_SERVER_KEYS ?? '')
   const signers = options.signers ?? addressList(process.env.FEEDS_SERVER_SIGNERS ?? '')
   if (keys.length === 0 && signers.length === 0) {
-    throw new InvalidArgumentError('give the accepted keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers')
+    throw new InvalidArgumentError(
+      'give the accepted keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers',
+    )
   }
   // Fault mode (reliability tests): a seeded share of calls answered wrongly on purpose.
   const faults = options.faults ? createFaultInjector(options.faults) : undefined
-  const server = createFeedServer({ keys, signers, chains: options.chain, host: options.host, ...(faults ? { intercept: faults.intercept } : {}) })
+  const server = createFeedServer({
+    keys,
+    signers,
+    chains: options.chain,
+    host: options.host,
+    ...(faults ? { intercept: faults.intercept } : {}),
+  })
   const url = await server.listen(options.port)
   // Never print the keys: only how many there are.
-  console.log(`feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)${faults ? ` with faults ${JSON.stringify(faults.spec)}` : ''}`)
+  console.log(
+    `feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)${faults ? ` with faults ${JSON.stringify(faults.spec)}` : ''}`,
+  )
   const stop = () => {
     if (faults) console.log(`faults injected: ${JSON.stringify(faults.stats())}`)
     server.close().then(
@@ -77,18 +94,35 @@ export function register(program: Command): void {
     .option('--port <port>', 'port to listen on (0 = any free port)', port, 8090)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--keys <keys>', 'accepted keys, comma separated (default: FEEDS_SERVER_KEYS)', list)
-    .option('--signers <addresses>', 'node addresses whose signed keys are accepted (default: FEEDS_SERVER_SIGNERS)', addressList)
-    .option('--chain <id=url>', 'a blockchain id and its JSON-RPC URL; repeat for more chains', chainPair, {})
-    .option('--faults <spec>', 'fault mode: rates and seed, e.g. 500=0.1,timeout=0.05,truncated=0.05,shape=0.05,slow=0.05,seed=42', faultSpec)
+    .option(
+      '--signers <addresses>',
+      'node addresses whose signed keys are accepted (default: FEEDS_SERVER_SIGNERS)',
+      addressList,
+    )
+    .option(
+      '--chain <id=url>',
+      'a blockchain id and its JSON-RPC URL; repeat for more chains',
+      chainPair,
+      {},
+    )
+    .option(
+      '--faults <spec>',
+      'fault mode: rates and seed, e.g. 500=0.1,timeout=0.05,truncated=0.05,shape=0.05,slow=0.05,seed=42',
+      faultSpec,
+    )
     .action(serve)
   feeds
     .command('docs')
-    .description("Print the README's Feeds section generated from the catalog (--write updates README.md)")
+    .description(
+      "Print the README's Feeds section generated from the catalog (--write updates README.md)",
+    )
     .option('--write [file]', 'rewrite the section between the feeds markers of this README', false)
     .action(async (options: { write: string | boolean }) => {
       const { feedsReadmeSection, writeFeedsSection } = await import('../feeds/docs.ts')
       if (options.write === false) return console.log(feedsReadmeSection())
       const file = typeof options.write === 'string' ? options.write : 'README.md'
-      console.log(writeFeedsSection(file) ? `updated the Feeds section of ${file}` : `${file} is up to date`)
+      console.log(
+        writeFeedsSection(file) ? `updated the Feeds section of ${file}` : `${file} is up to date`,
+      )
     })
 }

@@ -4,11 +4,14 @@ import type { Command } from 'commander'
 import type { JobSummary, TaskOutcome } from '../pipeline/index.ts'
 
 // The pipeline (ethers, cbor-x, jsonpath) loads only when a jobs command runs, so other commands start fast.
-const pipeline = (): Promise<typeof import('../pipeline/index.ts')> => import('../pipeline/index.ts')
+const pipeline = (): Promise<typeof import('../pipeline/index.ts')> =>
+  import('../pipeline/index.ts')
 
 /** `feedrunner jobs validate [FILES]` and `feedrunner jobs run SPEC --param k=v ...`. */
 export function register(program: Command): void {
-  const jobs = program.command('jobs').description('Chainlink directrequest job specs: check them, run them off chain')
+  const jobs = program
+    .command('jobs')
+    .description('Chainlink directrequest job specs: check them, run them off chain')
   jobs
     .command('validate')
     .description('check job specs; every problem is printed with file, line and task')
@@ -25,12 +28,27 @@ export function register(program: Command): void {
     })
   jobs
     .command('run')
-    .description('run a spec off chain as if a consumer had requested it, and print every task output and the calldata')
+    .description(
+      'run a spec off chain as if a consumer had requested it, and print every task output and the calldata',
+    )
     .argument('<spec>', 'spec file')
-    .option('-p, --param <key=value>', 'a request parameter (repeat; sent as req._add(key, value))', collect, [])
-    .option('--callback <signature>', 'callback the requester names, e.g. "fulfillUint256(bytes32,uint256)" (default: FeedConsumer\'s for the spec\'s value type)')
+    .option(
+      '-p, --param <key=value>',
+      'a request parameter (repeat; sent as req._add(key, value))',
+      collect,
+      [],
+    )
+    .option(
+      '--callback <signature>',
+      'callback the requester names, e.g. "fulfillUint256(bytes32,uint256)" (default: FeedConsumer\'s for the spec\'s value type)',
+    )
     .option('--requester <address>', 'requester and callback address of the simulated request')
-    .option('-b, --bridge <name=url>', 'a bridge URL for this run (repeat), instead of BRIDGE_<NAME>_URL', collect, [])
+    .option(
+      '-b, --bridge <name=url>',
+      'a bridge URL for this run (repeat), instead of BRIDGE_<NAME>_URL',
+      collect,
+      [],
+    )
     .option('--json', 'print the result as JSON')
     .action(async (spec: string, options: RunCommandOptions) => {
       process.exitCode = await run(spec, options)
@@ -44,7 +62,10 @@ function collect(value: string, previous: string[]): string[] {
 async function defaultSpecFiles(): Promise<string[]> {
   const dir = process.env.JOBS_DIR || 'jobs'
   const names = await readdir(dir).catch(() => [] as string[])
-  return names.filter((name) => name.endsWith('.toml')).sort().map((name) => join(dir, name))
+  return names
+    .filter((name) => name.endsWith('.toml'))
+    .sort()
+    .map((name) => join(dir, name))
 }
 
 async function validate(files: readonly string[]): Promise<number> {
@@ -60,7 +81,9 @@ async function validate(files: readonly string[]): Promise<number> {
       failed++
       for (const problem of problems) console.error(formatProblem(problem))
     } else {
-      console.log(`ok ${file}: ${job.spec.name} (${job.spec.externalJobID}, ${job.tasks.length} tasks)`)
+      console.log(
+        `ok ${file}: ${job.spec.name} (${job.spec.externalJobID}, ${job.tasks.length} tasks)`,
+      )
     }
   }
   console.log(`${files.length - failed} of ${files.length} specs valid`)
@@ -99,12 +122,15 @@ interface RunCommandOptions {
 }
 
 async function run(file: string, options: RunCommandOptions): Promise<number> {
-  const { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, toPlain } = await pipeline()
+  const { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, toPlain } =
+    await pipeline()
   const printTask = (outcome: TaskOutcome): void => {
     const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
     const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
     const text = shown.length > 400 ? `${shown.slice(0, 400)}... (${shown.length} chars)` : shown
-    console.log(`${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`)
+    console.log(
+      `${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`,
+    )
   }
   const { job, problems } = await loadJobSpecFile(file)
   if (!job) {
@@ -115,7 +141,8 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   try {
     params = parseParams(options.param, '--param')
-    for (const [name, url] of parseParams(options.bridge, '--bridge')) env[`BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`] = url
+    for (const [name, url] of parseParams(options.bridge, '--bridge'))
+      env[`BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`] = url
   } catch (error) {
     console.error((error as Error).message)
     return 2
@@ -133,7 +160,13 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
       JSON.stringify(
         {
           requestId: request.requestId,
-          tasks: result.tasks.map((task) => ({ id: task.id, type: task.type, ok: task.ok, value: task.ok ? toPlain(task.value) : undefined, error: task.error })),
+          tasks: result.tasks.map((task) => ({
+            id: task.id,
+            type: task.type,
+            ok: task.ok,
+            value: task.ok ? toPlain(task.value) : undefined,
+            error: task.error,
+          })),
           calldata: transaction?.data,
           to: transaction?.to,
           value: dryRun.value === undefined ? undefined : toPlain(dryRun.value),
@@ -152,11 +185,14 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     console.log(transaction.data)
     try {
       const fulfilment = decodeFulfillment(transaction.data)
-      console.log(`fulfillOracleRequest2 requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`)
+      console.log(
+        `fulfillOracleRequest2 requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
+      )
     } catch {
       // not a fulfilment; the raw calldata above says it all
     }
-    if (dryRun.value !== undefined) console.log(`value: ${describeValue(dryRun.value)} (${dryRun.valueType})`)
+    if (dryRun.value !== undefined)
+      console.log(`value: ${describeValue(dryRun.value)} (${dryRun.valueType})`)
   }
   if (!result.ok) {
     console.error(`run failed: ${result.errors.join('; ')}`)

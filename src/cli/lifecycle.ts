@@ -32,7 +32,10 @@ export function stopOnSignal(stop: () => Promise<void>, announce?: string): void
  * /metrics, /live and /ready on OPERATIONS_PORT, for a process that runs no adapter (an adapter
  * process serves them on its own ports); undefined when OPERATIONS_PORT=0.
  */
-export async function startOperationsPort(settings: Settings, logger: Logger): Promise<OperationsServer | undefined> {
+export async function startOperationsPort(
+  settings: Settings,
+  logger: Logger,
+): Promise<OperationsServer | undefined> {
   if (settings.OPERATIONS_PORT === 0) return undefined
   // Loaded here: the commands that share this file start without fastify.
   const { startOperationsServer } = await import('../health/server.ts')
@@ -42,8 +45,13 @@ export async function startOperationsPort(settings: Settings, logger: Logger): P
   } catch (error) {
     // A second runner or worker on one host must still run; it only lacks its own /metrics.
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
-    logger.error({ port: settings.OPERATIONS_PORT }, 'OPERATIONS_PORT is in use: this process serves no /metrics, /live or /ready')
-    console.error(`OPERATIONS_PORT ${settings.OPERATIONS_PORT} is in use: this process serves no metrics or health; give each process on this host its own OPERATIONS_PORT`)
+    logger.error(
+      { port: settings.OPERATIONS_PORT },
+      'OPERATIONS_PORT is in use: this process serves no /metrics, /live or /ready',
+    )
+    console.error(
+      `OPERATIONS_PORT ${settings.OPERATIONS_PORT} is in use: this process serves no metrics or health; give each process on this host its own OPERATIONS_PORT`,
+    )
     return undefined
   }
   collectProcessMetrics()

@@ -9,7 +9,10 @@ import { settingsOrExit, startOperationsPort, stopOnSignal } from './lifecycle.t
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
-export async function runnerStartPart(settings: Settings, logger: Logger): Promise<{ name: string; close(): Promise<void> }> {
+export async function runnerStartPart(
+  settings: Settings,
+  logger: Logger,
+): Promise<{ name: string; close(): Promise<void> }> {
   if (!settings.RPC_URL) {
     logger.warn('RPC_URL not set: this process runs no runner')
     return { name: 'runner (off)', close: async () => undefined }
@@ -22,11 +25,18 @@ export async function runnerStartPart(settings: Settings, logger: Logger): Promi
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
   const settings = settingsOrExit()
   const logger = createLogger(settings, 'feedrunner-runner')
-  const runner = await startRunnerFromSettings(settings, logger, { listen: options.listen, work: options.work }).catch((error: unknown) => {
-    console.error(`feedrunner runner could not start: ${error instanceof Error ? error.message : String(error)}`)
+  const runner = await startRunnerFromSettings(settings, logger, {
+    listen: options.listen,
+    work: options.work,
+  }).catch((error: unknown) => {
+    console.error(
+      `feedrunner runner could not start: ${error instanceof Error ? error.message : String(error)}`,
+    )
     process.exit(1)
   })
-  console.log(`feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'})`)
+  console.log(
+    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'})`,
+  )
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
   stopOnSignal(async () => {
@@ -42,9 +52,21 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
     const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
     if (options.json) console.log(JSON.stringify(report, null, 2))
     else {
-      console.log(renderTable(['queue', 'waiting', 'active', 'delayed', 'failed', 'completed'], report.queues.map((q) => [q.queue, ...[q.waiting, q.active, q.delayed, q.failed, q.completed].map(String)])))
+      console.log(
+        renderTable(
+          ['queue', 'waiting', 'active', 'delayed', 'failed', 'completed'],
+          report.queues.map((q) => [
+            q.queue,
+            ...[q.waiting, q.active, q.delayed, q.failed, q.completed].map(String),
+          ]),
+        ),
+      )
       console.log()
-      console.log(report.runs.length === 0 ? 'no runs yet' : renderTable(['request', 'job', 'state', 'tx', 'reason'], report.runs.map(runRow)))
+      console.log(
+        report.runs.length === 0
+          ? 'no runs yet'
+          : renderTable(['request', 'job', 'state', 'tx', 'reason'], report.runs.map(runRow)),
+      )
     }
   } catch (error) {
     console.error(`cannot read status: ${error instanceof Error ? error.message : String(error)}`)
@@ -69,7 +91,13 @@ export async function runShowAction(requestId: string): Promise<void> {
 }
 
 function runRow(run: RunRecord): string[] {
-  return [run.requestId.slice(0, 18) + '…', run.job, run.state, run.txHash ? run.txHash.slice(0, 14) + '…' : '', run.reason ?? '']
+  return [
+    run.requestId.slice(0, 18) + '…',
+    run.job,
+    run.state,
+    run.txHash ? run.txHash.slice(0, 14) + '…' : '',
+    run.reason ?? '',
+  ]
 }
 
 function exitWith(error: unknown): never {

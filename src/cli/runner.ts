@@ -9,17 +9,23 @@ export function register(program: Command): void {
 
   program
     .command('runner')
-    .description('The job runner alone: listens for OracleRequest logs on RPC_URL, runs the specs in JOBS_DIR, sends fulfilments')
+    .description(
+      'The job runner alone: listens for OracleRequest logs on RPC_URL, runs the specs in JOBS_DIR, sends fulfilments',
+    )
     .option('--no-listen', 'only work on queued requests (another process listens)')
     .option('--no-work', 'only listen and queue requests (other processes work)')
-    .action(async (options: { listen: boolean; work: boolean }) => (await actions()).runnerAction(options))
+    .action(async (options: { listen: boolean; work: boolean }) =>
+      (await actions()).runnerAction(options),
+    )
 
   program
     .command('status')
     .description('Queue depths and the latest runs')
     .option('--runs <n>', 'how many recent runs to show', '20')
     .option('--json', 'print JSON')
-    .action(async (options: { runs: string; json?: boolean }) => (await actions()).statusAction(options))
+    .action(async (options: { runs: string; json?: boolean }) =>
+      (await actions()).statusAction(options),
+    )
 
   program
     .command('runs')

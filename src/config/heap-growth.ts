@@ -14,6 +14,8 @@ import { presentVariables, settingsSchema } from './settings.ts'
  * A value the schema refuses is left to the settings parse, which names it.
  */
 export function applyHeapGrowth(env: NodeJS.ProcessEnv): void {
-  const parsed = settingsSchema.shape.HEAP_GROWTH_PERCENT.safeParse(presentVariables(env).HEAP_GROWTH_PERCENT)
+  const parsed = settingsSchema.shape.HEAP_GROWTH_PERCENT.safeParse(
+    presentVariables(env).HEAP_GROWTH_PERCENT,
+  )
   if (parsed.success && parsed.data > 0) setFlagsFromString(`--heap-growing-percent=${parsed.data}`)
 }

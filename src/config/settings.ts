@@ -41,12 +41,20 @@ export const settingsSchema = z.object({
     .regex(/^[A-Za-z0-9_.:-]+$/, { message: 'expected letters, digits and _.:- only' })
     .default('feedrunner'),
 
-  RPC_URL: z.string().regex(/^(https?|wss?):\/\//, { message: 'expected an http(s):// or ws(s):// JSON-RPC URL' }).optional(),
+  RPC_URL: z
+    .string()
+    .regex(/^(https?|wss?):\/\//, { message: 'expected an http(s):// or ws(s):// JSON-RPC URL' })
+    .optional(),
   NODE_PRIVATE_KEY: privateKey.optional(),
   /** Extra sender keys, comma separated; each gets its own ordered transaction worker. */
   NODE_PRIVATE_KEYS: z
     .string()
-    .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((key) => key.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(privateKey))
     .optional(),
 
@@ -101,7 +109,9 @@ export const settingsSchema = z.object({
   DASHBOARD_ENABLED: boolean.default(false),
   DASHBOARD_PATH: z
     .string()
-    .regex(/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/, { message: 'expected a path such as /dashboard (no trailing slash)' })
+    .regex(/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/, {
+      message: 'expected a path such as /dashboard (no trailing slash)',
+    })
     .default('/dashboard'),
   /** The dashboard shows and never changes (no retry, remove, pause); false lets it act on jobs. */
   DASHBOARD_READ_ONLY: boolean.default(true),
@@ -119,7 +129,11 @@ export class SettingsError extends Error {
 
 /** The variables that are set: an empty value counts as unset, so the setting takes its default. */
 export function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''))
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  )
 }
 
 /** Parses the environment once. Unknown variables are ignored; known ones must be valid. */
@@ -128,7 +142,9 @@ export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (parsed.success) return parsed.data
   const problems = parsed.error.issues.map((issue) => {
     const variable = issue.path.join('.')
-    const shown = SENSITIVE_SETTINGS.includes(variable as (typeof SENSITIVE_SETTINGS)[number]) ? '' : describeValue(env[variable])
+    const shown = SENSITIVE_SETTINGS.includes(variable as (typeof SENSITIVE_SETTINGS)[number])
+      ? ''
+      : describeValue(env[variable])
     return `${variable}: ${issue.message}${shown}`
   })
   throw new SettingsError(problems)
@@ -139,7 +155,11 @@ function describeValue(value: string | undefined): string {
 }
 
 /** Returns a setting that this part of feedrunner cannot run without, or says which one is missing. */
-export function required<K extends keyof Settings>(settings: Settings, name: K, neededFor: string): NonNullable<Settings[K]> {
+export function required<K extends keyof Settings>(
+  settings: Settings,
+  name: K,
+  neededFor: string,
+): NonNullable<Settings[K]> {
   const value = settings[name]
   if (value === undefined || value === null) {
     throw new SettingsError([`${String(name)}: required for ${neededFor} (not set)`])
@@ -149,7 +169,11 @@ export function required<K extends keyof Settings>(settings: Settings, name: K, 
 
 /** Base URL of a feed family, from `<FAMILY>_URL`. */
 export function familyBaseUrl(settings: Settings, family: FeedFamily): string {
-  return required(settings, `${family.toUpperCase()}_URL` as keyof typeof familyUrls, `the ${family} feeds`)
+  return required(
+    settings,
+    `${family.toUpperCase()}_URL` as keyof typeof familyUrls,
+    `the ${family} feeds`,
+  )
 }
 
 export function familyRateLimitPerSecond(settings: Settings, family: FeedFamily): number {
@@ -166,7 +190,10 @@ export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefi
   const value = env[variable]
   if (value === undefined || value === '') return undefined
   const parsed = url.safeParse(value)
-  if (!parsed.success) throw new SettingsError([`${variable}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got ${JSON.stringify(value)})`])
+  if (!parsed.success)
+    throw new SettingsError([
+      `${variable}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got ${JSON.stringify(value)})`,
+    ])
   return parsed.data
 }
 
@@ -174,7 +201,8 @@ export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefi
 export function secretValues(settings: Settings): string[] {
   const values: string[] = []
   if (settings.FEED_API_KEY) values.push(settings.FEED_API_KEY)
-  if (settings.NODE_PRIVATE_KEY) values.push(settings.NODE_PRIVATE_KEY, settings.NODE_PRIVATE_KEY.slice(2))
+  if (settings.NODE_PRIVATE_KEY)
+    values.push(settings.NODE_PRIVATE_KEY, settings.NODE_PRIVATE_KEY.slice(2))
   for (const key of settings.NODE_PRIVATE_KEYS ?? []) values.push(key, key.slice(2))
   return values
 }

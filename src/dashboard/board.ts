@@ -2,7 +2,12 @@ import { createBullBoard } from '@bull-board/api'
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
 import { FastifyAdapter } from '@bull-board/fastify'
 import { Queue } from 'bullmq'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
@@ -28,7 +33,12 @@ export interface Dashboard {
  * one tx queue per sender key; read-only unless DASHBOARD_READ_ONLY=false) at `<DASHBOARD_PATH>/queues`,
  * and the recent runs with the queue depths at `<DASHBOARD_PATH>`. Call before the server listens.
  */
-export async function mountDashboard(api: FastifyInstance, settings: Settings, connection: Redis, logger: Logger): Promise<Dashboard> {
+export async function mountDashboard(
+  api: FastifyInstance,
+  settings: Settings,
+  connection: Redis,
+  logger: Logger,
+): Promise<Dashboard> {
   const path = settings.DASHBOARD_PATH
   const queuesPath = `${path}/queues`
   const readOnlyMode = settings.DASHBOARD_READ_ONLY
@@ -39,7 +49,9 @@ export async function mountDashboard(api: FastifyInstance, settings: Settings, c
   const board = createBullBoard({
     queues: [],
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'feedrunner', miscLinks: [{ text: 'Recent runs', url: path }] } },
+    options: {
+      uiConfig: { boardTitle: 'feedrunner', miscLinks: [{ text: 'Recent runs', url: path }] },
+    },
   })
   const addQueue = (name: string) => {
     if (queues.has(name)) return
@@ -58,12 +70,21 @@ export async function mountDashboard(api: FastifyInstance, settings: Settings, c
     try {
       let cursor = '0'
       do {
-        const [next, keys] = await connection.scan(cursor, 'MATCH', `${prefix}:tx-*:meta`, 'COUNT', 500)
+        const [next, keys] = await connection.scan(
+          cursor,
+          'MATCH',
+          `${prefix}:tx-*:meta`,
+          'COUNT',
+          500,
+        )
         cursor = next
         for (const key of keys) addQueue(key.slice(prefix.length + 1, -':meta'.length))
       } while (cursor !== '0')
     } catch (error) {
-      logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'dashboard could not list the transaction queues')
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'dashboard could not list the transaction queues',
+      )
     }
   }
 
@@ -73,8 +94,21 @@ export async function mountDashboard(api: FastifyInstance, settings: Settings, c
     await scanTxQueues()
     const depths = await Promise.all(
       [...queues].map(async ([name, queue]) => {
-        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')
-        return { queue: name, waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0, completed: counts.completed ?? 0 }
+        const counts = await queue.getJobCounts(
+          'waiting',
+          'active',
+          'delayed',
+          'failed',
+          'completed',
+        )
+        return {
+          queue: name,
+          waiting: counts.waiting ?? 0,
+          active: counts.active ?? 0,
+          delayed: counts.delayed ?? 0,
+          failed: counts.failed ?? 0,
+          completed: counts.completed ?? 0,
+        }
       }),
     )
     return { queues: depths, runs: await runs.recent(50) }
@@ -82,10 +116,13 @@ export async function mountDashboard(api: FastifyInstance, settings: Settings, c
 
   await api.register(async (scope) => {
     // The framework answers everything as JSON; the dashboard's pages and assets carry their own types.
-    scope.addHook('preHandler', (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      reply.removeHeader('content-type')
-      done()
-    })
+    scope.addHook(
+      'preHandler',
+      (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+        reply.removeHeader('content-type')
+        done()
+      },
+    )
     scope.addHook('onRequest', async () => {
       await scanTxQueues()
     })
@@ -93,12 +130,16 @@ export async function mountDashboard(api: FastifyInstance, settings: Settings, c
     scope.get(path, async (_request, reply) => {
       try {
         const report = await readReport()
-        return reply.type('text/html; charset=utf-8').send(renderRunsPage(report, { queuesPath, readOnly: readOnlyMode }))
+        return reply
+          .type('text/html; charset=utf-8')
+          .send(renderRunsPage(report, { queuesPath, readOnly: readOnlyMode }))
       } catch (error) {
         return reply
           .code(503)
           .type('text/plain; charset=utf-8')
-          .send(`feedrunner dashboard: cannot read the queues and runs from Redis (${error instanceof Error ? error.message : String(error)})`)
+          .send(
+            `feedrunner dashboard: cannot read the queues and runs from Redis (${error instanceof Error ? error.message : String(error)})`,
+          )
       }
     })
   })

@@ -1,5 +1,10 @@
 import { Queue } from 'bullmq'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify'
 import { z } from 'zod'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
@@ -21,7 +26,11 @@ export interface MountedOperations {
  * GET /ready, the fetch queues' depths in the process's metrics (the framework serves them on
  * METRICS_PORT), and the dashboard when DASHBOARD_ENABLED=true (loaded only then).
  */
-export async function mountOperations(api: FastifyInstance, settings: Settings, logger: Logger): Promise<MountedOperations> {
+export async function mountOperations(
+  api: FastifyInstance,
+  settings: Settings,
+  logger: Logger,
+): Promise<MountedOperations> {
   registerHealthRoutes(api)
   observeAdapterRequests(api, logger)
   const connection = createRedisConnection(settings.REDIS_URL, 'client')
@@ -32,7 +41,9 @@ export async function mountOperations(api: FastifyInstance, settings: Settings, 
     return queue
   })
   const stopOperating = operateAdapter(fetchQueues, settings.REDIS_URL)
-  const dashboard = settings.DASHBOARD_ENABLED ? await (await import('./board.ts')).mountDashboard(api, settings, connection, logger) : undefined
+  const dashboard = settings.DASHBOARD_ENABLED
+    ? await (await import('./board.ts')).mountDashboard(api, settings, connection, logger)
+    : undefined
   return {
     ...(dashboard ? { dashboardPath: dashboard.path } : {}),
     async close() {
@@ -50,9 +61,21 @@ export async function mountOperations(api: FastifyInstance, settings: Settings, 
  * values of the expected shapes are taken.
  */
 const bridgeBodySchema = z.object({
-  id: z.string().regex(/^[0-9a-fA-F-]{1,64}$/).optional(),
-  data: z.object({ endpoint: z.string().regex(/^[a-z0-9-]{1,64}$/).optional() }).optional(),
-  meta: z.object({ oracleRequest: z.object({ requestId: z.string().regex(/^0x[0-9a-fA-F]{64}$/) }) }),
+  id: z
+    .string()
+    .regex(/^[0-9a-fA-F-]{1,64}$/)
+    .optional(),
+  data: z
+    .object({
+      endpoint: z
+        .string()
+        .regex(/^[a-z0-9-]{1,64}$/)
+        .optional(),
+    })
+    .optional(),
+  meta: z.object({
+    oracleRequest: z.object({ requestId: z.string().regex(/^0x[0-9a-fA-F]{64}$/) }),
+  }),
 })
 
 const endpointSchema = z.object({ data: z.object({ endpoint: z.enum(ENDPOINT_NAMES) }) })
@@ -73,25 +96,49 @@ interface RequestIdentity {
  */
 function observeAdapterRequests(api: FastifyInstance, logger: Logger): void {
   const identities = new WeakMap<FastifyRequest, RequestIdentity>()
-  api.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.method === 'POST') {
-      const endpoint = endpointSchema.safeParse(request.body)
-      const bridge = bridgeBodySchema.safeParse(request.body)
-      identities.set(request, {
-        endpoint: endpoint.success ? endpoint.data.data.endpoint : 'unknown',
-        ...(bridge.success ? { requestId: bridge.data.meta.oracleRequest.requestId, job: bridge.data.id ?? '(none)' } : {}),
-      })
-    }
-    done()
-  })
-  api.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const identity = identities.get(request)
-    if (identity) {
-      observeAdapterRequest(identity.endpoint, fetchStatusLabel(reply.statusCode), reply.elapsedTime / 1_000)
-      if (identity.requestId) {
-        logger.debug({ requestId: identity.requestId, job: identity.job, endpoint: identity.endpoint, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'bridge request answered')
+  api.addHook(
+    'preValidation',
+    (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      if (request.method === 'POST') {
+        const endpoint = endpointSchema.safeParse(request.body)
+        const bridge = bridgeBodySchema.safeParse(request.body)
+        identities.set(request, {
+          endpoint: endpoint.success ? endpoint.data.data.endpoint : 'unknown',
+          ...(bridge.success
+            ? {
+                requestId: bridge.data.meta.oracleRequest.requestId,
+                job: bridge.data.id ?? '(none)',
+              }
+            : {}),
+        })
       }
-    }
-    done()
-  })
+      done()
+    },
+  )
+  api.addHook(
+    'onResponse',
+    (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      const identity = identities.get(request)
+      if (identity) {
+        observeAdapterRequest(
+          identity.endpoint,
+          fetchStatusLabel(reply.statusCode),
+          reply.elapsedTime / 1_000,
+        )
+        if (identity.requestId) {
+          logger.debug(
+            {
+              requestId: identity.requestId,
+              job: identity.job,
+              endpoint: identity.endpoint,
+              status: reply.statusCode,
+              ms: Math.round(reply.elapsedTime),
+            },
+            'bridge request answered',
+          )
+        }
+      }
+      done()
+    },
+  )
 }

@@ -32,7 +32,10 @@ export interface RunsPageOptions {
  */
 export function renderRunsPage(report: StatusReport, options: RunsPageOptions): string {
   const queueRows = report.queues
-    .map((q) => `<tr><td>${escapeHtml(q.queue)}</td><td>${q.waiting}</td><td>${q.active}</td><td>${q.delayed}</td><td>${q.failed}</td><td>${q.completed}</td></tr>`)
+    .map(
+      (q) =>
+        `<tr><td>${escapeHtml(q.queue)}</td><td>${q.waiting}</td><td>${q.active}</td><td>${q.delayed}</td><td>${q.failed}</td><td>${q.completed}</td></tr>`,
+    )
     .join('\n')
   const runRows = report.runs
     .map(

@@ -62,11 +62,23 @@ export function anvilBinary(): string {
 export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   const port = options.port ?? (await freePort())
   const chainId = options.chainId ?? 31337
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent', '--prune-history', String(options.keptStates ?? 64)]
+  const args = [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--chain-id',
+    String(chainId),
+    '--silent',
+    '--prune-history',
+    String(options.keptStates ?? 64),
+  ]
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime))
-  if (options.baseFeePerGas !== undefined) args.push('--block-base-fee-per-gas', options.baseFeePerGas.toString())
+  if (options.baseFeePerGas !== undefined)
+    args.push('--block-base-fee-per-gas', options.baseFeePerGas.toString())
   const extraArgs = options.extraArgs ?? []
-  if (!extraArgs.some((arg) => arg === '--hardfork' || arg.startsWith('--hardfork='))) args.push('--hardfork', options.hardfork ?? DEV_CHAIN_HARDFORK)
+  if (!extraArgs.some((arg) => arg === '--hardfork' || arg.startsWith('--hardfork=')))
+    args.push('--hardfork', options.hardfork ?? DEV_CHAIN_HARDFORK)
   args.push(...extraArgs)
   const process = startOwnedProcess('anvil', anvilBinary(), args)
   const rpcUrl = `http://127.0.0.1:${port}`

@@ -29,35 +29,64 @@ export interface DemoResult extends DemoCase {
  * Request parameters for a job, from the catalog's own examples (real values of the data set). The
  * blockchain family asks the dev chain itself where the stack made a token transfer to look at.
  */
-export function demoFeedParams(shape: FeedJobShape, entry: CatalogEntry, stack: DevStack): Record<string, string> {
+export function demoFeedParams(
+  shape: FeedJobShape,
+  entry: CatalogEntry,
+  stack: DevStack,
+): Record<string, string> {
   const wanted = shape.params.filter((name) => name !== 'path' && name !== 'times')
-  const variant = entry.variants?.find((candidate) => wanted.every((name) => name in candidate.example || name === 'unitOfMeasure') && candidate.params.every((name) => wanted.includes(name)))
+  const variant = entry.variants?.find(
+    (candidate) =>
+      wanted.every((name) => name in candidate.example || name === 'unitOfMeasure') &&
+      candidate.params.every((name) => wanted.includes(name)),
+  )
   const example: Record<string, string> = { ...(variant?.example ?? entry.example) }
   const tokens = stack.demoTokens
   if (tokens && entry.family === 'blockchain') {
-    if (entry.name === 'account-balance') Object.assign(example, { blockchain: DEV_BLOCKCHAIN_ID, address: DEMO_RECIPIENT.toLowerCase() })
+    if (entry.name === 'account-balance')
+      Object.assign(example, {
+        blockchain: DEV_BLOCKCHAIN_ID,
+        address: DEMO_RECIPIENT.toLowerCase(),
+      })
     else Object.assign(example, { blockchain: DEV_BLOCKCHAIN_ID, hash: tokens.erc20.transferTx })
   }
-  return Object.fromEntries(wanted.filter((name) => example[name] !== undefined).map((name) => [name, example[name] as string]))
+  return Object.fromEntries(
+    wanted
+      .filter((name) => example[name] !== undefined)
+      .map((name) => [name, example[name] as string]),
+  )
 }
 
 /** Asks the feed service directly (not through the adapter) for the envelope a request will see. */
-async function fetchEnvelope(stack: DevStack, entry: CatalogEntry, params: Record<string, string>): Promise<unknown> {
+async function fetchEnvelope(
+  stack: DevStack,
+  entry: CatalogEntry,
+  params: Record<string, string>,
+): Promise<unknown> {
   const url = new URL(entry.path, stack.feedServer.url)
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
   url.searchParams.set('key', stack.settings.FEED_API_KEY ?? '')
   const response = await fetch(url)
   const body = (await response.json()) as { data?: unknown; description?: string }
-  if (!response.ok) throw new Error(`feed service answered ${response.status} for ${entry.name}: ${body.description ?? ''}`)
+  if (!response.ok)
+    throw new Error(
+      `feed service answered ${response.status} for ${entry.name}: ${body.description ?? ''}`,
+    )
   return body
 }
 
 /** Builds one case per job: parameters from the data set, a path to the natural result, and `times`. */
-export async function buildDemoCases(stack: DevStack, jobs: readonly LoadedJob[]): Promise<DemoCase[]> {
+export async function buildDemoCases(
+  stack: DevStack,
+  jobs: readonly LoadedJob[],
+): Promise<DemoCase[]> {
   const cases: DemoCase[] = []
   for (const job of jobs) {
     const shape = feedJobShape(job.job)
-    if (!shape.endpoint) throw new Error(`${job.job.file}: its bridge task names no endpoint; the demo cannot build a request for it`)
+    if (!shape.endpoint)
+      throw new Error(
+        `${job.job.file}: its bridge task names no endpoint; the demo cannot build a request for it`,
+      )
     const entry = getEndpoint(shape.endpoint)
     const feedParams = demoFeedParams(shape, entry, stack)
     const envelope = await fetchEnvelope(stack, entry, feedParams)
@@ -70,8 +99,21 @@ export async function buildDemoCases(stack: DevStack, jobs: readonly LoadedJob[]
     if (shape.params.includes('path')) params.push(['path', path])
     if (shape.params.includes('times')) params.push(['times', times])
     const type = shape.answerType === 'string' ? 'string' : shape.answerType
-    const expectedOf = (answer: unknown) => reduce(answer, { path, type, times: shape.params.includes('times') ? times : undefined, aliases: entry.aliases, truncation: 'trunc' })
-    cases.push({ job, shape, params, expected: expectedOf(envelope), expectedNow: async () => expectedOf(await fetchEnvelope(stack, entry, feedParams)) })
+    const expectedOf = (answer: unknown) =>
+      reduce(answer, {
+        path,
+        type,
+        times: shape.params.includes('times') ? times : undefined,
+        aliases: entry.aliases,
+        truncation: 'trunc',
+      })
+    cases.push({
+      job,
+      shape,
+      params,
+      expected: expectedOf(envelope),
+      expectedNow: async () => expectedOf(await fetchEnvelope(stack, entry, feedParams)),
+    })
   }
   return cases
 }
@@ -87,7 +129,11 @@ export async function matchesExpected(demoCase: DemoCase, actual: unknown): Prom
 }
 
 /** Sends every case through the FeedConsumer and waits for the values to be stored on chain. */
-export async function runDemoCases(stack: DevStack, cases: readonly DemoCase[], timeoutMs = 60_000): Promise<DemoResult[]> {
+export async function runDemoCases(
+  stack: DevStack,
+  cases: readonly DemoCase[],
+  timeoutMs = 60_000,
+): Promise<DemoResult[]> {
   const { consumer, deployer, provider } = stack.contracts
   const fromBlock = await provider.getBlockNumber()
   const requests: ConsumerRequest[] = cases.map((demoCase) => ({
@@ -97,7 +143,12 @@ export async function runDemoCases(stack: DevStack, cases: readonly DemoCase[], 
     payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
   }))
   const sent = await sendConsumerRequests(consumer, deployer, requests)
-  const fulfilments = await waitForFulfilments(consumer, provider, sent.map((request) => request.requestId), { fromBlock, timeoutMs })
+  const fulfilments = await waitForFulfilments(
+    consumer,
+    provider,
+    sent.map((request) => request.requestId),
+    { fromBlock, timeoutMs },
+  )
   return Promise.all(
     cases.map(async (demoCase, index) => {
       const request = sent[index]!

@@ -1,4 +1,12 @@
-import { Contract, ContractFactory, Wallet, getAddress, getCreateAddress, parseEther, type InterfaceAbi } from 'ethers'
+import {
+  Contract,
+  ContractFactory,
+  Wallet,
+  getAddress,
+  getCreateAddress,
+  parseEther,
+  type InterfaceAbi,
+} from 'ethers'
 import { artifact, compileContracts, type ArtifactSet } from '../chain/artifacts.ts'
 import { connectProvider, type ChainProvider } from '../chain/provider.ts'
 import { ANVIL_PRIVATE_KEYS } from './anvil.ts'
@@ -54,24 +62,45 @@ export interface DevContracts {
  * LINK and the node keys are the Operator's authorised senders. On a chain where the deployer already
  * deployed them (nonce > 0 and code at the fixed addresses) they are reused, not deployed again.
  */
-export async function deployDevContracts(rpcUrl: string, options: DeployOptions = {}): Promise<DevContracts> {
+export async function deployDevContracts(
+  rpcUrl: string,
+  options: DeployOptions = {},
+): Promise<DevContracts> {
   const provider = options.provider ?? (await connectProvider(rpcUrl, { pollingIntervalMs: 100 }))
   const chainId = Number((await provider.getNetwork()).chainId)
   const artifacts = options.artifacts ?? compileContracts()
   const deployer = new Wallet(options.deployerKey ?? ANVIL_PRIVATE_KEYS[0], provider)
   const nodes = (options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]).map((key) => new Wallet(key).address)
-  const handle = (name: string, address: string) => new Contract(address, artifact(artifacts, name).abi as InterfaceAbi, deployer)
+  const handle = (name: string, address: string) =>
+    new Contract(address, artifact(artifacts, name).abi as InterfaceAbi, deployer)
 
   let nonce = await provider.getTransactionCount(deployer.address, 'pending')
   const expected = [0, 1, 2].map((n) => getCreateAddress({ from: deployer.address, nonce: n }))
   if (nonce > 0) {
     const codes = await Promise.all(expected.map((address) => provider.getCode(address)))
     if (codes.every((code) => code !== '0x')) {
-      const [linkToken, operator, consumer] = [handle('LinkToken', expected[0]!), handle('Operator', expected[1]!), handle('FeedConsumer', expected[2]!)]
+      const [linkToken, operator, consumer] = [
+        handle('LinkToken', expected[0]!),
+        handle('Operator', expected[1]!),
+        handle('FeedConsumer', expected[2]!),
+      ]
       await authorizeNodes(operator, nodes)
       return {
-        addresses: { deployer: deployer.address, linkToken: expected[0]!, operator: expected[1]!, consumer: expected[2]!, nodes },
-        chainId, provider, deployer, linkToken, operator, consumer, reused: true, artifacts,
+        addresses: {
+          deployer: deployer.address,
+          linkToken: expected[0]!,
+          operator: expected[1]!,
+          consumer: expected[2]!,
+          nodes,
+        },
+        chainId,
+        provider,
+        deployer,
+        linkToken,
+        operator,
+        consumer,
+        reused: true,
+        artifacts,
       }
     }
   }
@@ -85,12 +114,23 @@ export async function deployDevContracts(rpcUrl: string, options: DeployOptions 
   }
   const linkToken = await deploy('LinkToken', [])
   const operator = await deploy('Operator', [await linkToken.getAddress(), deployer.address])
-  const consumer = await deploy('FeedConsumer', [await linkToken.getAddress(), await operator.getAddress()])
+  const consumer = await deploy('FeedConsumer', [
+    await linkToken.getAddress(),
+    await operator.getAddress(),
+  ])
 
   const sent = [
     await linkToken.getFunction('grantMintRole')(deployer.address, { nonce: nonce++ }),
-    await linkToken.getFunction('mint')(await consumer.getAddress(), options.consumerLink ?? DEV_CONSUMER_LINK, { nonce: nonce++ }),
-    await linkToken.getFunction('mint')(deployer.address, options.deployerLink ?? DEV_CONSUMER_LINK, { nonce: nonce++ }),
+    await linkToken.getFunction('mint')(
+      await consumer.getAddress(),
+      options.consumerLink ?? DEV_CONSUMER_LINK,
+      { nonce: nonce++ },
+    ),
+    await linkToken.getFunction('mint')(
+      deployer.address,
+      options.deployerLink ?? DEV_CONSUMER_LINK,
+      { nonce: nonce++ },
+    ),
     await operator.getFunction('setAuthorizedSenders')(nodes, { nonce: nonce++ }),
   ]
   for (const tx of sent) {
@@ -104,12 +144,24 @@ export async function deployDevContracts(rpcUrl: string, options: DeployOptions 
     consumer: getAddress(await consumer.getAddress()),
     nodes,
   }
-  return { addresses, chainId, provider, deployer, linkToken, operator, consumer, reused: false, artifacts }
+  return {
+    addresses,
+    chainId,
+    provider,
+    deployer,
+    linkToken,
+    operator,
+    consumer,
+    reused: false,
+    artifacts,
+  }
 }
 
 /** Makes sure every node address may fulfil (setAuthorizedSenders replaces the whole list). */
 async function authorizeNodes(operator: Contract, nodes: readonly string[]): Promise<void> {
-  const authorized = await Promise.all(nodes.map((node) => operator.getFunction('isAuthorizedSender')(node) as Promise<boolean>))
+  const authorized = await Promise.all(
+    nodes.map((node) => operator.getFunction('isAuthorizedSender')(node) as Promise<boolean>),
+  )
   if (authorized.every(Boolean)) return
   const current = (await operator.getFunction('getAuthorizedSenders')()) as string[]
   const all = [...new Set([...current, ...nodes].map((address) => getAddress(address)))]
@@ -121,7 +173,10 @@ async function authorizeNodes(operator: Contract, nodes: readonly string[]): Pro
  * Deploys one more FeedConsumer for the same LINK token and Operator (a second requester, as the
  * Operator sees the consumer contract as the requester) and funds it with LINK from the deployer.
  */
-export async function deployFeedConsumer(dev: DevContracts, fundLink: bigint = parseEther('100')): Promise<Contract> {
+export async function deployFeedConsumer(
+  dev: DevContracts,
+  fundLink: bigint = parseEther('100'),
+): Promise<Contract> {
   const { abi, bytecode } = artifact(dev.artifacts, 'FeedConsumer')
   const factory = new ContractFactory(abi as InterfaceAbi, bytecode, dev.deployer)
   const deployed = await factory.deploy(dev.addresses.linkToken, dev.addresses.operator)

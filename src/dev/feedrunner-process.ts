@@ -36,14 +36,31 @@ export interface FeedrunnerProcessOptions {
 }
 
 /** Starts `bin/feedrunner.js <args>` and resolves once it printed its ready line; rejects (and stops it) if it does not. */
-export async function startFeedrunnerProcess(options: FeedrunnerProcessOptions): Promise<FeedrunnerProcess> {
-  const { name, args, env = {}, ready, nodeArgs = [], keepOutputChars = Number.POSITIVE_INFINITY, readyTimeoutMs = 60_000, stopGraceMs = 10_000 } = options
-  const part = startOwnedProcess(name, process.execPath, [...nodeArgs, FEEDRUNNER_BIN, ...args], { env: { ...process.env, ...env }, keepOutputChars, stopGraceMs })
+export async function startFeedrunnerProcess(
+  options: FeedrunnerProcessOptions,
+): Promise<FeedrunnerProcess> {
+  const {
+    name,
+    args,
+    env = {},
+    ready,
+    nodeArgs = [],
+    keepOutputChars = Number.POSITIVE_INFINITY,
+    readyTimeoutMs = 60_000,
+    stopGraceMs = 10_000,
+  } = options
+  const part = startOwnedProcess(name, process.execPath, [...nodeArgs, FEEDRUNNER_BIN, ...args], {
+    env: { ...process.env, ...env },
+    keepOutputChars,
+    stopGraceMs,
+  })
   try {
     await waitForReady(part, readyTest(ready), readyTimeoutMs)
   } catch (error) {
     await part.stop()
-    throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}; its last output:\n${lastChars(part.output(), ERROR_OUTPUT_CHARS)}`)
+    throw new Error(
+      `${name}: ${error instanceof Error ? error.message : String(error)}; its last output:\n${lastChars(part.output(), ERROR_OUTPUT_CHARS)}`,
+    )
   }
   return part
 }
@@ -56,7 +73,11 @@ function readyTest(ready: RegExp | string): (text: string) => boolean {
 }
 
 /** Resolves once `isReady` holds for the recent text of stdout or stderr; rejects on exit or after `timeoutMs`. */
-function waitForReady(part: OwnedProcess, isReady: (text: string) => boolean, timeoutMs: number): Promise<void> {
+function waitForReady(
+  part: OwnedProcess,
+  isReady: (text: string) => boolean,
+  timeoutMs: number,
+): Promise<void> {
   const { child } = part
   // Streams are checked apart: chunks of one interleaved with the other's could split the line.
   const streams = [child.stdout, child.stderr].filter((stream) => stream !== null)

@@ -53,7 +53,9 @@ export function startPoolBackstop(rpcUrl: string, options: PoolBackstopOptions =
   let checking = false
 
   async function check(): Promise<void> {
-    const [latest, status, automine] = await rpcBatch<[LatestBlock, { pending: string; queued: string }, boolean]>(rpcUrl, [
+    const [latest, status, automine] = await rpcBatch<
+      [LatestBlock, { pending: string; queued: string }, boolean]
+    >(rpcUrl, [
       ['eth_getBlockByNumber', ['latest', false]],
       ['txpool_status', []],
       ['anvil_getAutomine', []],
@@ -119,17 +121,29 @@ async function resendQueuedAtNextNonce(rpcUrl: string): Promise<number> {
   const [content] = await rpcBatch<[PoolContent]>(rpcUrl, [['txpool_content', []]])
   const senders = Object.keys(content.queued)
   if (senders.length === 0) return 0
-  const nonces = await rpcBatch<string[]>(rpcUrl, senders.map((sender) => ['eth_getTransactionCount', [sender, 'latest']] as RpcCall))
+  const nonces = await rpcBatch<string[]>(
+    rpcUrl,
+    senders.map((sender) => ['eth_getTransactionCount', [sender, 'latest']] as RpcCall),
+  )
   let count = 0
   for (const [index, sender] of senders.entries()) {
     const queued = Object.keys(content.queued[sender] ?? {}).map(Number)
     if (Math.min(...queued) !== Number(nonces[index])) continue
     const inPool = { ...content.pending[sender], ...content.queued[sender] }
-    const hashes = Object.entries(inPool).sort(([a], [b]) => Number(a) - Number(b)).map(([, tx]) => tx.hash)
-    const raws = await rpcBatch<string[]>(rpcUrl, hashes.map((hash) => ['eth_getRawTransactionByHash', [hash]] as RpcCall))
+    const hashes = Object.entries(inPool)
+      .sort(([a], [b]) => Number(a) - Number(b))
+      .map(([, tx]) => tx.hash)
+    const raws = await rpcBatch<string[]>(
+      rpcUrl,
+      hashes.map((hash) => ['eth_getRawTransactionByHash', [hash]] as RpcCall),
+    )
     await rpcBatch(rpcUrl, [['anvil_removePoolTransactions', [sender]]])
     // In one batch, in nonce order: anvil takes a batch's transactions in the order given.
-    await postJsonRpcBatch(rpcUrl, raws.map((raw) => ['eth_sendRawTransaction', [raw]] as RpcCall), 5_000)
+    await postJsonRpcBatch(
+      rpcUrl,
+      raws.map((raw) => ['eth_sendRawTransaction', [raw]] as RpcCall),
+      5_000,
+    )
     count += raws.length
   }
   return count

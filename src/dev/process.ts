@@ -28,7 +28,12 @@ export interface OwnedProcessOptions extends SpawnOptions {
 const owned = new Set<OwnedProcess>()
 
 /** Starts `command` and keeps its PID so `stopAll()` (and process exit) can stop it. */
-export function startOwnedProcess(name: string, command: string, args: readonly string[], options: OwnedProcessOptions = {}): OwnedProcess {
+export function startOwnedProcess(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: OwnedProcessOptions = {},
+): OwnedProcess {
   const { keepOutputChars = 8_000, stopGraceMs = 5_000, ...spawnOptions } = options
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions })
   if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`)
@@ -38,7 +43,9 @@ export function startOwnedProcess(name: string, command: string, args: readonly 
   }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
-  const exited = new Promise<ProcessExit>((resolveExit) => child.once('exit', (code, signal) => resolveExit({ code, signal })))
+  const exited = new Promise<ProcessExit>((resolveExit) =>
+    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+  )
   const process: OwnedProcess = {
     name,
     pid: child.pid,
@@ -76,7 +83,12 @@ process.once('exit', () => {
 })
 
 /** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 10_000, intervalMs = 50): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return

@@ -17,8 +17,12 @@ export async function redisAnswers(redisUrl: string, timeoutMs = 500): Promise<b
     }
     socket.setTimeout(timeoutMs, () => done(false))
     socket.once('error', () => done(false))
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG') || data.toString().startsWith('-NOAUTH')))
-    socket.connect(Number(port || 6379), hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', () => socket.write('PING\r\n'))
+    socket.once('data', (data) =>
+      done(data.toString().startsWith('+PONG') || data.toString().startsWith('-NOAUTH')),
+    )
+    socket.connect(Number(port || 6379), hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', () =>
+      socket.write('PING\r\n'),
+    )
   })
 }
 
@@ -65,7 +69,13 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     ? ['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '']
     : ['--appendonly', 'no', '--save', '']
   const process = startOwnedProcess('redis-server', 'redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, ...persistence,
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    ...persistence,
   ])
   const url = `redis://127.0.0.1:${port}`
   try {

@@ -1,4 +1,12 @@
-import { AbiCoder, Contract, keccak256, type JsonRpcProvider, type Provider, type TransactionReceipt, type Wallet } from 'ethers'
+import {
+  AbiCoder,
+  Contract,
+  keccak256,
+  type JsonRpcProvider,
+  type Provider,
+  type TransactionReceipt,
+  type Wallet,
+} from 'ethers'
 import { postJsonRpcBatch } from '../chain/json-rpc-batch.ts'
 import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdAscii } from '../chain/operator.ts'
 
@@ -49,9 +57,17 @@ export interface SignedTransactions {
  * upwards, with fixed fees and gas: a request then costs one JSON-RPC call instead of ethers' per-send
  * round trips for nonce, fee data and network.
  */
-export async function signConsumerRequests(consumer: Contract, signer: Wallet, requests: readonly ConsumerRequest[]): Promise<SignedTransactions> {
+export async function signConsumerRequests(
+  consumer: Contract,
+  signer: Wallet,
+  requests: readonly ConsumerRequest[],
+): Promise<SignedTransactions> {
   const provider = signer.provider as JsonRpcProvider
-  const [network, feeData, firstNonce] = await Promise.all([provider.getNetwork(), provider.getFeeData(), signer.getNonce('pending')])
+  const [network, feeData, firstNonce] = await Promise.all([
+    provider.getNetwork(),
+    provider.getFeeData(),
+    signer.getNonce('pending'),
+  ])
   const to = await consumer.getAddress()
   const maxPriorityFeePerGas = feeData.maxPriorityFeePerGas ?? 1_000_000_000n
   const maxFeePerGas = (feeData.maxFeePerGas ?? feeData.gasPrice ?? 2_000_000_000n) * 2n
@@ -89,7 +105,11 @@ export async function signConsumerRequests(consumer: Contract, signer: Wallet, r
  * call carries the transactions due by then (at most `window`), so a slow answer delays but does not
  * lower the rate. Resolves with the time (ms since the epoch) each transaction was sent.
  */
-export async function sendRawInNonceOrder(rpcUrl: string, raws: readonly string[], options: { window?: number; perSecond?: number } = {}): Promise<number[]> {
+export async function sendRawInNonceOrder(
+  rpcUrl: string,
+  raws: readonly string[],
+  options: { window?: number; perSecond?: number } = {},
+): Promise<number[]> {
   const window = Math.max(1, options.window ?? 1)
   const sentAt: number[] = []
   const started = performance.now()
@@ -104,9 +124,15 @@ export async function sendRawInNonceOrder(rpcUrl: string, raws: readonly string[
     }
     const batch = raws.slice(start, start + size)
     const now = Date.now()
-    const outcomes = await postJsonRpcBatch(rpcUrl, batch.map((raw) => ['eth_sendRawTransaction', [raw]] as const))
+    const outcomes = await postJsonRpcBatch(
+      rpcUrl,
+      batch.map((raw) => ['eth_sendRawTransaction', [raw]] as const),
+    )
     outcomes.forEach((outcome, offset) => {
-      if (!outcome.ok) throw new Error(`eth_sendRawTransaction (transaction ${start + offset} of ${raws.length}): ${outcome.message}`)
+      if (!outcome.ok)
+        throw new Error(
+          `eth_sendRawTransaction (transaction ${start + offset} of ${raws.length}): ${outcome.message}`,
+        )
     })
     sentAt.push(...batch.map(() => now))
     start += size
@@ -135,30 +161,51 @@ export async function requestsOfTransactions(
   while (byTx.size < wanted.size) {
     const toBlock = await provider.getBlockNumber()
     if (toBlock >= fromBlock) {
-      for (const log of await provider.getLogs({ address: operator, topics: [ORACLE_REQUEST_TOPIC], fromBlock, toBlock })) {
+      for (const log of await provider.getLogs({
+        address: operator,
+        topics: [ORACLE_REQUEST_TOPIC],
+        fromBlock,
+        toBlock,
+      })) {
         const txHash = log.transactionHash.toLowerCase()
         if (!wanted.has(txHash)) continue
         const parsed = operatorInterface.decodeEventLog('OracleRequest', log.data, log.topics)
-        byTx.set(txHash, { requestId: String(parsed.requestId).toLowerCase(), txHash: log.transactionHash, blockNumber: log.blockNumber, sentAt: 0 })
+        byTx.set(txHash, {
+          requestId: String(parsed.requestId).toLowerCase(),
+          txHash: log.transactionHash,
+          blockNumber: log.blockNumber,
+          sentAt: 0,
+        })
       }
       fromBlock = toBlock + 1
     }
     if (byTx.size === wanted.size) break
     if (Date.now() > deadline) {
       const missing = hashes.find((hash) => !byTx.has(hash.toLowerCase())) as string
-      throw new Error(`${wanted.size - byTx.size} of ${wanted.size} request transactions made no OracleRequest by block ${fromBlock - 1} (e.g. ${missing}: ${await whereIs(provider, missing)})`)
+      throw new Error(
+        `${wanted.size - byTx.size} of ${wanted.size} request transactions made no OracleRequest by block ${fromBlock - 1} (e.g. ${missing}: ${await whereIs(provider, missing)})`,
+      )
     }
     await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
   }
-  return hashes.map((hash, index) => ({ ...(byTx.get(hash.toLowerCase()) as SentRequest), sentAt: sentAt[index] ?? Date.now() }))
+  return hashes.map((hash, index) => ({
+    ...(byTx.get(hash.toLowerCase()) as SentRequest),
+    sentAt: sentAt[index] ?? Date.now(),
+  }))
 }
 
 /** Where a transaction is, in words for an error: mined (and how), waiting in the node's pool, or unknown to it. */
 async function whereIs(provider: Provider, hash: string): Promise<string> {
   try {
-    const [receipt, transaction, head] = await Promise.all([provider.getTransactionReceipt(hash), provider.getTransaction(hash), provider.getBlockNumber()])
-    if (receipt) return `mined in block ${receipt.blockNumber} with status ${receipt.status}, ${receipt.logs.length} logs; head ${head}`
-    if (transaction) return `not mined, known to the node (nonce ${transaction.nonce} from ${transaction.from}); head ${head}`
+    const [receipt, transaction, head] = await Promise.all([
+      provider.getTransactionReceipt(hash),
+      provider.getTransaction(hash),
+      provider.getBlockNumber(),
+    ])
+    if (receipt)
+      return `mined in block ${receipt.blockNumber} with status ${receipt.status}, ${receipt.logs.length} logs; head ${head}`
+    if (transaction)
+      return `not mined, known to the node (nonce ${transaction.nonce} from ${transaction.from}); head ${head}`
     return `unknown to the node; head ${head}`
   } catch (error) {
     return `could not be looked up: ${error instanceof Error ? error.message : String(error)}`
@@ -169,7 +216,11 @@ async function whereIs(provider: Provider, hash: string): Promise<string> {
  * A mined transaction's receipt. anvil may count a sender's nonce before the block holding the
  * transaction answers queries (seen once in CI), so a missing receipt is asked for again for a while.
  */
-async function receiptOnceQueryable(provider: Provider, hash: string, timeoutMs = 10_000): Promise<TransactionReceipt | null> {
+async function receiptOnceQueryable(
+  provider: Provider,
+  hash: string,
+  timeoutMs = 10_000,
+): Promise<TransactionReceipt | null> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const receipt = await provider.getTransactionReceipt(hash)
@@ -182,7 +233,12 @@ async function receiptOnceQueryable(provider: Provider, hash: string, timeoutMs 
  * Sends `requests` through a FeedConsumer as fast as the chain takes them (see signConsumerRequests)
  * and waits until they are mined.
  */
-export async function sendConsumerRequests(consumer: Contract, signer: Wallet, requests: readonly ConsumerRequest[], onSent?: (sent: SentRequest, index: number) => void): Promise<SentRequest[]> {
+export async function sendConsumerRequests(
+  consumer: Contract,
+  signer: Wallet,
+  requests: readonly ConsumerRequest[],
+  onSent?: (sent: SentRequest, index: number) => void,
+): Promise<SentRequest[]> {
   const provider = signer.provider as JsonRpcProvider
   const { raws: signed, firstNonce } = await signConsumerRequests(consumer, signer, requests)
   const hashes: string[] = []
@@ -190,7 +246,11 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
   for (let start = 0; start < signed.length; start += BROADCAST_BATCH) {
     const batch = signed.slice(start, start + BROADCAST_BATCH)
     const now = Date.now()
-    hashes.push(...(await Promise.all(batch.map((raw) => provider.send('eth_sendRawTransaction', [raw]) as Promise<string>))))
+    hashes.push(
+      ...(await Promise.all(
+        batch.map((raw) => provider.send('eth_sendRawTransaction', [raw]) as Promise<string>),
+      )),
+    )
     sentAt.push(...batch.map(() => now))
   }
   await waitForNonce(provider, signer.address, firstNonce + signed.length)
@@ -198,11 +258,21 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
   const sent: SentRequest[] = []
   for (const [index, hash] of hashes.entries()) {
     const receipt = receipts[index]
-    if (!receipt) throw new Error(`request transaction ${hash} has no receipt although its sender's nonce moved past it`)
+    if (!receipt)
+      throw new Error(
+        `request transaction ${hash} has no receipt although its sender's nonce moved past it`,
+      )
     if (receipt.status !== 1) throw new Error(`request transaction ${hash} reverted`)
-    const event = receipt.logs.map((log) => consumer.interface.parseLog(log)).find((parsed) => parsed?.name === 'DataRequested')
+    const event = receipt.logs
+      .map((log) => consumer.interface.parseLog(log))
+      .find((parsed) => parsed?.name === 'DataRequested')
     if (!event) throw new Error(`request transaction ${hash} emitted no DataRequested event`)
-    const result = { requestId: String(event.args.requestId).toLowerCase(), txHash: hash, blockNumber: receipt.blockNumber, sentAt: sentAt[index] ?? Date.now() }
+    const result = {
+      requestId: String(event.args.requestId).toLowerCase(),
+      txHash: hash,
+      blockNumber: receipt.blockNumber,
+      sentAt: sentAt[index] ?? Date.now(),
+    }
     sent.push(result)
     onSent?.(result, index)
   }
@@ -214,10 +284,18 @@ export async function sendConsumerRequests(consumer: Contract, signer: Wallet, r
  * not used here: a transaction mined between its first receipt check and its block subscription is
  * only noticed at the next block, which never comes on an idle automining chain.
  */
-export async function waitForNonce(provider: Pick<JsonRpcProvider, 'send'>, address: string, nonce: number, timeoutMs = 120_000): Promise<void> {
+export async function waitForNonce(
+  provider: Pick<JsonRpcProvider, 'send'>,
+  address: string,
+  nonce: number,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Number(await provider.send('eth_getTransactionCount', [address, 'latest'])) < nonce) {
-    if (Date.now() > deadline) throw new Error(`transactions of ${address} up to nonce ${nonce - 1} not mined within ${timeoutMs} ms`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `transactions of ${address} up to nonce ${nonce - 1} not mined within ${timeoutMs} ms`,
+      )
     await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
   }
 }
@@ -230,7 +308,12 @@ export async function waitForFulfilments(
   consumer: Contract,
   provider: Provider,
   requestIds: readonly string[],
-  options: { fromBlock: number; timeoutMs: number; pollIntervalMs?: number; onFulfilled?: (fulfilment: Fulfilment) => void },
+  options: {
+    fromBlock: number
+    timeoutMs: number
+    pollIntervalMs?: number
+    onFulfilled?: (fulfilment: Fulfilment) => void
+  },
 ): Promise<Map<string, Fulfilment>> {
   const wanted = new Set(requestIds.map((id) => id.toLowerCase()))
   const found = new Map<string, Fulfilment>()
@@ -247,13 +330,20 @@ export async function waitForFulfilments(
         const requestId = String(parsed?.args.requestId).toLowerCase()
         if (!parsed || !wanted.has(requestId) || found.has(requestId)) continue
         const valueType = VALUE_TYPES[Number(parsed.args.valueType)] ?? 'bytes'
-        const fulfilment = { requestId, value: decodeValue(valueType, String(parsed.args.value)), blockNumber: log.blockNumber, txHash: log.transactionHash, seenAt: Date.now() }
+        const fulfilment = {
+          requestId,
+          value: decodeValue(valueType, String(parsed.args.value)),
+          blockNumber: log.blockNumber,
+          txHash: log.transactionHash,
+          seenAt: Date.now(),
+        }
         found.set(requestId, fulfilment)
         options.onFulfilled?.(fulfilment)
       }
       fromBlock = head + 1
     }
-    if (found.size < wanted.size) await new Promise((resolveDelay) => setTimeout(resolveDelay, options.pollIntervalMs ?? 100))
+    if (found.size < wanted.size)
+      await new Promise((resolveDelay) => setTimeout(resolveDelay, options.pollIntervalMs ?? 100))
   }
   return found
 }

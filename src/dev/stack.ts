@@ -7,7 +7,11 @@ import { startFetchWorkers, type RunningFetchWorkers } from '../adapter/workers.
 import { createLogger, type Logger } from '../config/logger.ts'
 import { mountOperations } from '../dashboard/mount.ts'
 import { allFamilyUrls, parseSettings, type Settings } from '../config/settings.ts'
-import { createFeedServer, type FeedServer, type FeedServerIntercept } from '../feeds/server/index.ts'
+import {
+  createFeedServer,
+  type FeedServer,
+  type FeedServerIntercept,
+} from '../feeds/server/index.ts'
 import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
 import { createRedisConnection } from '../queue/connection.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
@@ -76,13 +80,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     if (!(await redisAnswers(redisUrl))) {
       const redis: PrivateRedis = await startPrivateRedis()
       stops.push(() => redis.stop())
-      logger.info({ redisUrl: redis.url, wanted: bootSettings.REDIS_URL }, 'no Redis answered at REDIS_URL: started a private redis-server')
+      logger.info(
+        { redisUrl: redis.url, wanted: bootSettings.REDIS_URL },
+        'no Redis answered at REDIS_URL: started a private redis-server',
+      )
       redisUrl = redis.url
     }
 
     let rpcUrl = bootSettings.RPC_URL
     if (!rpcUrl) {
-      const anvil: Anvil = await startAnvil({ port: await portIfFree(options.preferredPorts?.anvil) })
+      const anvil: Anvil = await startAnvil({
+        port: await portIfFree(options.preferredPorts?.anvil),
+      })
       stops.push(() => anvil.stop())
       const backstop = startPoolBackstop(anvil.rpcUrl)
       stops.push(async () => backstop.stop())
@@ -100,11 +109,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
     // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
     const signers = nodeKeys.map((key) => new Wallet(key).address)
-    const feedServer = createFeedServer({ keys: [feedKey], signers, chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl }, intercept: options.feedIntercept })
+    const feedServer = createFeedServer({
+      keys: [feedKey],
+      signers,
+      chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl },
+      intercept: options.feedIntercept,
+    })
     const feedUrl = await feedServer.listen(await portIfFree(options.preferredPorts?.feeds))
     stops.push(() => feedServer.close())
 
-    const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : await portIfFree(options.preferredPorts?.adapter)
+    const adapterPort = env.EA_PORT
+      ? Number(env.EA_PORT)
+      : await portIfFree(options.preferredPorts?.adapter)
     const stackEnv: Record<string, string> = {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
@@ -137,12 +153,26 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     let runner: Runner | undefined
     if (options.runner !== false) {
-      runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), { env: { ...env, ...stackEnv } })
+      runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
+        env: { ...env, ...stackEnv },
+      })
       const started = runner
       stops.push(() => started.stop())
     }
 
-    return { settings, env: stackEnv, redisUrl, rpcUrl, contracts, demoTokens, feedServer, adapter, workers, runner, stop }
+    return {
+      settings,
+      env: stackEnv,
+      redisUrl,
+      rpcUrl,
+      contracts,
+      demoTokens,
+      feedServer,
+      adapter,
+      workers,
+      runner,
+      stop,
+    }
   } catch (error) {
     await stop()
     throw error

@@ -49,7 +49,9 @@ export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024
  * than 4 characters are not scrubbed (they would garble every message); real keys are longer.
  */
 function secretForms(key: string): string[] {
-  return [...new Set([key, encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2)])].filter((form) => form.length >= 4)
+  return [
+    ...new Set([key, encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2)]),
+  ].filter((form) => form.length >= 4)
 }
 
 function scrub(text: string, forms: readonly string[]): string {
@@ -57,7 +59,11 @@ function scrub(text: string, forms: readonly string[]): string {
 }
 
 /** The URL of an endpoint for the given query; `key` goes last so logs can cut it easily. */
-export function feedUrl(baseUrl: string, entry: CatalogEntry, query: Readonly<Record<string, string>>): URL {
+export function feedUrl(
+  baseUrl: string,
+  entry: CatalogEntry,
+  query: Readonly<Record<string, string>>,
+): URL {
   const url = new URL(baseUrl.replace(/\/+$/, '') + entry.path)
   const { key, ...rest } = query
   url.search = new URLSearchParams({ ...rest, ...(key !== undefined ? { key } : {}) }).toString()
@@ -67,7 +73,10 @@ export function feedUrl(baseUrl: string, entry: CatalogEntry, query: Readonly<Re
 function errorMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const cause = (error as { cause?: unknown }).cause
-  const causeText = cause instanceof Error ? `${(cause as { code?: string }).code ?? ''} ${cause.message}`.trim() : ''
+  const causeText =
+    cause instanceof Error
+      ? `${(cause as { code?: string }).code ?? ''} ${cause.message}`.trim()
+      : ''
   return causeText ? `${error.message}: ${causeText}` : error.message
 }
 
@@ -83,24 +92,50 @@ async function readBody(entry: CatalogEntry, response: Response): Promise<string
     chunks.push(chunk)
   }
   if (size > MAX_RESPONSE_BYTES) {
-    throw new UpstreamError(entry.name, 'bad-envelope', `the feed service sent more than ${MAX_RESPONSE_BYTES} bytes`, { httpStatus: response.status, retryable: false })
+    throw new UpstreamError(
+      entry.name,
+      'bad-envelope',
+      `the feed service sent more than ${MAX_RESPONSE_BYTES} bytes`,
+      { httpStatus: response.status, retryable: false },
+    )
   }
   return Buffer.concat(chunks).toString('utf8')
 }
 
-async function get(entry: CatalogEntry, url: URL, options: FetchFeedOptions, forms: readonly string[]): Promise<{ status: number; body: string }> {
+async function get(
+  entry: CatalogEntry,
+  url: URL,
+  options: FetchFeedOptions,
+  forms: readonly string[],
+): Promise<{ status: number; body: string }> {
   const timeoutMs = options.timeoutMs ?? options.settings.FETCH_TIMEOUT_MS
   const timeout = AbortSignal.timeout(timeoutMs)
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
   try {
     // No redirects: the key is in the URL and must not follow one to another host.
-    const response = await fetch(url, { signal, headers: { accept: 'application/json' }, redirect: 'error' })
+    const response = await fetch(url, {
+      signal,
+      headers: { accept: 'application/json' },
+      redirect: 'error',
+    })
     return { status: response.status, body: await readBody(entry, response) }
   } catch (error) {
     if (error instanceof UpstreamError) throw error
-    if (timeout.aborted) throw new UpstreamError(entry.name, 'timeout', `no answer from the feed service within ${timeoutMs} ms`, { retryable: true })
-    if (options.signal?.aborted) throw new UpstreamError(entry.name, 'network', 'the call was cancelled', { retryable: false })
-    throw new UpstreamError(entry.name, 'network', scrub(`cannot reach the feed service: ${errorMessage(error)}`, forms), { retryable: true })
+    if (timeout.aborted)
+      throw new UpstreamError(
+        entry.name,
+        'timeout',
+        `no answer from the feed service within ${timeoutMs} ms`,
+        { retryable: true },
+      )
+    if (options.signal?.aborted)
+      throw new UpstreamError(entry.name, 'network', 'the call was cancelled', { retryable: false })
+    throw new UpstreamError(
+      entry.name,
+      'network',
+      scrub(`cannot reach the feed service: ${errorMessage(error)}`, forms),
+      { retryable: true },
+    )
   }
 }
 
@@ -108,34 +143,62 @@ async function get(entry: CatalogEntry, url: URL, options: FetchFeedOptions, for
 function wordsOf(json: unknown): string | undefined {
   if (json === null || typeof json !== 'object') return undefined
   const record = json as Record<string, unknown>
-  const words = [record.description, record.message, record.error].find((value): value is string => typeof value === 'string' && value !== '')
+  const words = [record.description, record.message, record.error].find(
+    (value): value is string => typeof value === 'string' && value !== '',
+  )
   return words?.slice(0, 500)
 }
 
-function parseEnvelope(entry: CatalogEntry, status: number, body: string, forms: readonly string[]): Envelope {
+function parseEnvelope(
+  entry: CatalogEntry,
+  status: number,
+  body: string,
+  forms: readonly string[],
+): Envelope {
   let json: unknown
   try {
     json = JSON.parse(body)
   } catch {
     // A 5xx page or a cut-off body: both transient as far as we can tell.
-    const what = status === 200 ? 'a body that is not JSON (truncated?)' : `HTTP ${status} with a body that is not JSON`
-    throw new UpstreamError(entry.name, status === 200 ? 'invalid-json' : 'upstream-error', `the feed service sent ${what}`, {
-      httpStatus: status,
-      retryable: status === 200 || isRetryableStatus(status),
-    })
+    const what =
+      status === 200
+        ? 'a body that is not JSON (truncated?)'
+        : `HTTP ${status} with a body that is not JSON`
+    throw new UpstreamError(
+      entry.name,
+      status === 200 ? 'invalid-json' : 'upstream-error',
+      `the feed service sent ${what}`,
+      {
+        httpStatus: status,
+        retryable: status === 200 || isRetryableStatus(status),
+      },
+    )
   }
   const envelope = envelopeSchema.safeParse(json)
   if (!envelope.success && status !== 200) {
     // An error without the full envelope: keep whatever words it has.
     const words = wordsOf(json)
-    throw new UpstreamError(entry.name, 'upstream-error', scrub(words ?? `the feed service answered HTTP ${status}`, forms), { httpStatus: status, retryable: isRetryableStatus(status) })
+    throw new UpstreamError(
+      entry.name,
+      'upstream-error',
+      scrub(words ?? `the feed service answered HTTP ${status}`, forms),
+      { httpStatus: status, retryable: isRetryableStatus(status) },
+    )
   }
   if (!envelope.success) {
     const issue = envelope.error.issues[0]
-    throw new UpstreamError(entry.name, 'bad-envelope', scrub(`the feed service answered without its envelope (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`, forms), {
-      httpStatus: status,
-      retryable: false,
-    })
+    throw new UpstreamError(
+      entry.name,
+      'bad-envelope',
+      scrub(
+        `the feed service answered without its envelope (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`,
+        forms,
+      ),
+      {
+        httpStatus: status,
+        retryable: false,
+      },
+    )
   }
   return envelope.data
 }
@@ -152,19 +215,36 @@ function scrubDeep<T>(value: T, forms: readonly string[]): T {
  * last moment, GETs with a timeout, checks the envelope and the `data` shape, normalises aliases.
  * Throws FeedParamsError (bad parameters, 400), SignKeyError (no usable key) or UpstreamError.
  */
-export async function fetchFeed(endpoint: string, params: Readonly<Record<string, unknown>>, options: FetchFeedOptions): Promise<FeedResult> {
+export async function fetchFeed(
+  endpoint: string,
+  params: Readonly<Record<string, unknown>>,
+  options: FetchFeedOptions,
+): Promise<FeedResult> {
   const entry = findEndpoint(endpoint)
-  if (!entry) throw new FeedParamsError(endpoint, [{ param: 'endpoint', message: `is not a feed endpoint (got ${JSON.stringify(String(endpoint).slice(0, 64))})` }])
+  if (!entry)
+    throw new FeedParamsError(endpoint, [
+      {
+        param: 'endpoint',
+        message: `is not a feed endpoint (got ${JSON.stringify(String(endpoint).slice(0, 64))})`,
+      },
+    ])
   const validated = parseParams(entry, params)
   const keyValue = typeof params.key === 'string' ? params.key : undefined
-  const query = await substituteQuery({ ...validated, ...(keyValue !== undefined ? { key: keyValue } : {}) }, {
-    settings: options.settings,
-    endpoint: entry.name,
-    ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
-    ...(options.env !== undefined ? { env: options.env } : {}),
-  })
+  const query = await substituteQuery(
+    { ...validated, ...(keyValue !== undefined ? { key: keyValue } : {}) },
+    {
+      settings: options.settings,
+      endpoint: entry.name,
+      ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
+      ...(options.env !== undefined ? { env: options.env } : {}),
+    },
+  )
   const forms = secretForms(query.key!)
-  const url = feedUrl(options.baseUrl ?? familyBaseUrl(options.settings, entry.family), entry, query)
+  const url = feedUrl(
+    options.baseUrl ?? familyBaseUrl(options.settings, entry.family),
+    entry,
+    query,
+  )
   const safeUrl = scrub(url.toString(), forms)
 
   const { status, body } = await get(entry, url, options, forms)
@@ -172,7 +252,9 @@ export async function fetchFeed(endpoint: string, params: Readonly<Record<string
   if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {
     const httpStatus = status !== 200 ? status : envelope.status
     // The service's own words, bounded: they travel on to logs and to the adapter's answer.
-    const description = envelope.description.slice(0, 500) || `the feed service answered ${envelope.result} (${envelope.status})`
+    const description =
+      envelope.description.slice(0, 500) ||
+      `the feed service answered ${envelope.result} (${envelope.status})`
     throw new UpstreamError(entry.name, 'upstream-error', description, {
       httpStatus,
       retryable: isRetryableStatus(httpStatus),
@@ -183,13 +265,24 @@ export async function fetchFeed(endpoint: string, params: Readonly<Record<string
     data = parseFeedData(entry, envelope.data)
   } catch (error) {
     if (error instanceof FeedDataError) {
-      throw new UpstreamError(entry.name, 'data-drift', `the feed service sent unexpected data: ${error.field} ${error.problem}`, {
-        httpStatus: status,
-        retryable: false,
-        field: error.field,
-      })
+      throw new UpstreamError(
+        entry.name,
+        'data-drift',
+        `the feed service sent unexpected data: ${error.field} ${error.problem}`,
+        {
+          httpStatus: status,
+          retryable: false,
+          field: error.field,
+        },
+      )
     }
     throw error
   }
-  return { endpoint: entry.name, params: validated, envelope: { ...envelope, data }, data, url: safeUrl }
+  return {
+    endpoint: entry.name,
+    params: validated,
+    envelope: { ...envelope, data },
+    data,
+    url: safeUrl,
+  }
 }

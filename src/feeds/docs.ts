@@ -9,14 +9,18 @@ export const README_END = '<!-- feeds:end -->'
 
 function paramCell(spec: ParamSpec): string {
   const name = spec.required ? `\`${spec.name}\`` : `\`${spec.name}\`?`
-  if (spec.options) return `${name} (${spec.options.join(' \\| ')}${spec.default ? `; default ${spec.default}` : ''})`
+  if (spec.options)
+    return `${name} (${spec.options.join(' \\| ')}${spec.default ? `; default ${spec.default}` : ''})`
   return name
 }
 
 function endpointRow(entry: CatalogEntry): string {
   const params = Object.values(entry.params).map(paramCell).join(', ')
   const aliases = Object.entries(entry.aliases)
-    .map(([canonical, others]) => `\`${canonical}\` = ${others.map((other) => `\`${other}\``).join(', ')}`)
+    .map(
+      ([canonical, others]) =>
+        `\`${canonical}\` = ${others.map((other) => `\`${other}\``).join(', ')}`,
+    )
     .join('; ')
   return `| \`${entry.name}\` | ${entry.family} | \`${entry.path}\` | ${params} | ${entry.defaultResultPath ? `\`${entry.defaultResultPath}\`` : '-'} | ${aliases || '-'} |`
 }
@@ -32,7 +36,7 @@ export function feedsReadmeSection(): string {
     '## Feeds',
     '',
     'Every feed endpoint is one entry of the catalog (`src/feeds/catalog/`): upstream path, parameters',
-    '(zod, with the service\'s own names), the zod schema of `data`, field aliases and the default result.',
+    "(zod, with the service's own names), the zod schema of `data`, field aliases and the default result.",
     'The adapter endpoints, the local feed service and this table are derived from it',
     '(`feedrunner feeds docs --write` regenerates this section; a test checks it is current).',
     '`name?` marks an optional parameter; every request also carries `key`.',
@@ -45,7 +49,10 @@ export function feedsReadmeSection(): string {
     '',
     '| variant | parameters | example |',
     '|---|---|---|',
-    ...(weather.variants ?? []).map((variant) => `| ${variant.name} | ${variant.params.map((name) => `\`${name}\``).join(', ')} | \`${exampleQuery(variant.example)}\` |`),
+    ...(weather.variants ?? []).map(
+      (variant) =>
+        `| ${variant.name} | ${variant.params.map((name) => `\`${name}\``).join(', ')} | \`${exampleQuery(variant.example)}\` |`,
+    ),
     '',
     'Parameter rules: `region`, `sport` and `unitOfMeasure` take only their listed values (any case; `+` for',
     'a space); `date` is `YYYY-MM-DD` and a real calendar date; `dateTime` is `YYYY-MM-DDTHH:mm:ss`;',
@@ -58,14 +65,14 @@ export function feedsReadmeSection(): string {
     '- Weather with both an address and coordinates is a 400 (ambiguous). Coordinates need `dateTime`',
     '  (FEEDS.md lists geo-location only as a forecast). `unitOfMeasure` defaults to `metric`.',
     '- `collection_contract_address` is required.',
-    '- Canonical field names are the field table\'s (`windGust`, `goalkeeperGoalAgainst`, `penaltyKicksGoals`,',
+    "- Canonical field names are the field table's (`windGust`, `goalkeeperGoalAgainst`, `penaltyKicksGoals`,",
     '  `periodResult`, `marketplace_version`); the client adds them next to the sample spellings the service',
     '  sends, so a path may use either.',
     '- Where the field table says "string" and the sample has a number (`logIndex`, `owner`, `status` of',
     '  a game, fee basis points), both are accepted; anything else is a data drift error naming the field.',
     '- `drawMoneyLine` is null for sports without a draw (basketball). `startTime` is epoch seconds, as in',
-    '  the service\'s sample.',
-    '- Errors: the envelope with `result: \'error\'`, `status` 400 (bad parameter), 401 (missing or refused',
+    "  the service's sample.",
+    "- Errors: the envelope with `result: 'error'`, `status` 400 (bad parameter), 401 (missing or refused",
     '  key; the key is never echoed), 404 (no such game, collection, address, chain or path), 500; the HTTP',
     '  status is the same. A parameter given twice is a 400; unknown parameters are ignored (and echoed).',
     '',
@@ -94,11 +101,11 @@ export function feedsReadmeSection(): string {
     'node addresses in `--signers`, each key once. Its data set is in `src/feeds/server/data/` (every record keeps its',
     'provenance): EPL 2024-25 gameweek 1 (real results, half-time scores, Bet365 decimal odds, player',
     'minutes/goals/assists/cards/saves for two matches; statistics the sources lack are null), five NBA',
-    'games (real scores, synthetic odds, no quarter scores), eight NFT collections (the service\'s own',
+    "games (real scores, synthetic odds, no quarter scores), eight NFT collections (the service's own",
     'SuperRare contract record, OpenSea records for CryptoKitties and CryptoPunks, synthetic elsewhere) and',
     'eight cities. `homeTeam` matches the full or short name in any case. `region` is checked but does not',
     'select games. Weather readings are synthetic and deterministic: derived from a hash of the place and',
-    'time asked (current weather changes once an hour), within the data set\'s ranges, with sunrise and',
+    "time asked (current weather changes once an hour), within the data set's ranges, with sunrise and",
     'sunset from the sunrise equation; imperial answers convert the metric ones. The blockchain family is',
     'answered live from the `--chain` nodes, and from recorded mainnet records under `ethereum-mainnet`.',
     'GET `/_stats` returns request counts per path. The data files are generated from the research',
@@ -111,7 +118,8 @@ export function feedsReadmeSection(): string {
 export function withFeedsSection(readme: string): string {
   const start = readme.indexOf(README_START)
   const end = readme.indexOf(README_END)
-  if (start === -1 || end === -1 || end < start) throw new Error(`README: markers ${README_START} ... ${README_END} not found`)
+  if (start === -1 || end === -1 || end < start)
+    throw new Error(`README: markers ${README_START} ... ${README_END} not found`)
   return `${readme.slice(0, start + README_START.length)}\n${feedsReadmeSection()}\n${readme.slice(end)}`
 }
 

@@ -75,7 +75,8 @@ export async function rpcHead(rpcUrl: string, timeoutMs = RPC_TIMEOUT_MS): Promi
   }
   if (!response.ok) throw new Error(`the RPC node answered HTTP ${response.status}`)
   const parsed = blockNumberAnswer.safeParse(await response.json().catch(() => undefined))
-  if (!parsed.success) throw new Error('the RPC node answered eth_blockNumber without a block number')
+  if (!parsed.success)
+    throw new Error('the RPC node answered eth_blockNumber without a block number')
   return Number(parsed.data.result)
 }
 
@@ -105,8 +106,11 @@ export function workersCheck(name: string, workers: () => readonly WorkerLike[])
     name,
     live: true,
     async check() {
-      const stopped = workers().filter((worker) => worker.closing !== undefined || !worker.isRunning())
-      if (stopped.length > 0) throw new Error(`not running: ${stopped.map((worker) => worker.name).join(', ')}`)
+      const stopped = workers().filter(
+        (worker) => worker.closing !== undefined || !worker.isRunning(),
+      )
+      if (stopped.length > 0)
+        throw new Error(`not running: ${stopped.map((worker) => worker.name).join(', ')}`)
     },
   }
 }

@@ -69,13 +69,21 @@ export class Health {
   }
 
   liveness(): Promise<HealthReport> {
-    return this.run([...this.checks.values()].map((entry) => entry.check).filter((check) => check.live))
+    return this.run(
+      [...this.checks.values()].map((entry) => entry.check).filter((check) => check.live),
+    )
   }
 
   private async run(checks: HealthCheck[]): Promise<HealthReport> {
-    const results = await Promise.all(checks.map(async (check) => [check.name, await runCheck(check)] as const))
+    const results = await Promise.all(
+      checks.map(async (check) => [check.name, await runCheck(check)] as const),
+    )
     const down = results.filter(([, result]) => !result.ok).map(([name]) => name)
-    return { status: down.length === 0 ? 'ok' : 'unavailable', down, checks: Object.fromEntries(results) }
+    return {
+      status: down.length === 0 ? 'ok' : 'unavailable',
+      down,
+      checks: Object.fromEntries(results),
+    }
   }
 }
 
@@ -83,13 +91,20 @@ async function runCheck(check: HealthCheck): Promise<CheckResult> {
   const started = performance.now()
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS)
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+      CHECK_TIMEOUT_MS,
+    )
   })
   try {
     await Promise.race([check.check(), timeout])
     return { ok: true, ms: Math.round(performance.now() - started) }
   } catch (error) {
-    return { ok: false, ms: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) }
+    return {
+      ok: false,
+      ms: Math.round(performance.now() - started),
+      error: error instanceof Error ? error.message : String(error),
+    }
   } finally {
     clearTimeout(timer)
   }

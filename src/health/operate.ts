@@ -1,6 +1,12 @@
 import { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
-import { observeWaits, watchListener, watchQueue, watchSender, type KeyStatsLike } from '../metrics/index.ts'
+import {
+  observeWaits,
+  watchListener,
+  watchQueue,
+  watchSender,
+  type KeyStatsLike,
+} from '../metrics/index.ts'
 import { redisCheck, rpcCheck, rpcHead, workersCheck, type WorkerLike } from './checks.ts'
 import { processHealth, type Health } from './health.ts'
 
@@ -21,8 +27,15 @@ export interface RunnerParts {
   requestsQueue: Queue
   /** The `requests` queue's pipeline worker (absent in a listen-only process). */
   worker?: OperatedWorker
-  sender?: { stats(): readonly KeyStatsLike[]; balances(): Promise<readonly bigint[]>; readonly queueNames: readonly string[] }
-  listener?: { readonly checkpoint: number | undefined; readonly stats: { readonly pending: number } }
+  sender?: {
+    stats(): readonly KeyStatsLike[]
+    balances(): Promise<readonly bigint[]>
+    readonly queueNames: readonly string[]
+  }
+  listener?: {
+    readonly checkpoint: number | undefined
+    readonly stats: { readonly pending: number }
+  }
 }
 
 export interface RunnerEnvironment {
@@ -42,7 +55,10 @@ export interface RunnerEnvironment {
 export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment): Closer {
   const health = environment.health ?? processHealth
   const closers: Array<() => unknown> = []
-  closers.push(health.add(redisCheck(environment.redisUrl)), health.add(rpcCheck(environment.rpcUrl)))
+  closers.push(
+    health.add(redisCheck(environment.redisUrl)),
+    health.add(rpcCheck(environment.rpcUrl)),
+  )
   closers.push(watchQueue(parts.requestsQueue.name, parts.requestsQueue))
   const { worker, sender, listener } = parts
   if (worker) {
@@ -50,28 +66,53 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
     observeWaits(worker, parts.requestsQueue.name)
   }
   if (sender) {
-    closers.push(watchSender(() => sender.stats(), () => sender.balances()))
+    closers.push(
+      watchSender(
+        () => sender.stats(),
+        () => sender.balances(),
+      ),
+    )
     sender.queueNames.forEach((name, index) => {
-      const queue = new Queue(name, { connection: environment.connection, prefix: environment.prefix })
+      const queue = new Queue(name, {
+        connection: environment.connection,
+        prefix: environment.prefix,
+      })
       queue.on('error', () => undefined)
       closers.push(watchQueue(`tx-key${index}`, queue), () => queue.close())
     })
   }
   if (listener) {
-    closers.push(watchListener({ checkpoint: () => listener.checkpoint, pending: () => listener.stats.pending, head: () => rpcHead(environment.rpcUrl) }))
+    closers.push(
+      watchListener({
+        checkpoint: () => listener.checkpoint,
+        pending: () => listener.stats.pending,
+        head: () => rpcHead(environment.rpcUrl),
+      }),
+    )
   }
   return closeAll(closers)
 }
 
 /** Operations of a process's fetch workers: readiness needs Redis and the workers; waiting times per queue. */
-export function operateFetchWorkers(workers: readonly OperatedWorker[], redisUrl: string, health: Health = processHealth): Closer {
-  const closers: Array<() => unknown> = [health.add(redisCheck(redisUrl)), health.add(workersCheck('fetch-workers', () => workers))]
+export function operateFetchWorkers(
+  workers: readonly OperatedWorker[],
+  redisUrl: string,
+  health: Health = processHealth,
+): Closer {
+  const closers: Array<() => unknown> = [
+    health.add(redisCheck(redisUrl)),
+    health.add(workersCheck('fetch-workers', () => workers)),
+  ]
   for (const worker of workers) observeWaits(worker, worker.name)
   return closeAll(closers)
 }
 
 /** Operations of the adapter: readiness needs Redis; the metrics read the depths of the fetch queues. */
-export function operateAdapter(fetchQueues: readonly Queue[], redisUrl: string, health: Health = processHealth): Closer {
+export function operateAdapter(
+  fetchQueues: readonly Queue[],
+  redisUrl: string,
+  health: Health = processHealth,
+): Closer {
   const closers: Array<() => unknown> = [health.add(redisCheck(redisUrl))]
   for (const queue of fetchQueues) closers.push(watchQueue(queue.name, queue))
   return closeAll(closers)

@@ -13,15 +13,23 @@ export const METRICS_PATH = '/metrics'
 export function registerHealthRoutes(app: FastifyInstance, health: Health = processHealth): void {
   app.get(HEALTH_PATHS.live, async (_request, reply) => {
     const report = await health.liveness()
-    return reply.code(report.status === 'ok' ? 200 : 503).type('application/json; charset=utf-8').send(report)
+    return reply
+      .code(report.status === 'ok' ? 200 : 503)
+      .type('application/json; charset=utf-8')
+      .send(report)
   })
   app.get(HEALTH_PATHS.ready, async (_request, reply) => {
     const report = await health.readiness()
-    return reply.code(report.status === 'ok' ? 200 : 503).type('application/json; charset=utf-8').send(report)
+    return reply
+      .code(report.status === 'ok' ? 200 : 503)
+      .type('application/json; charset=utf-8')
+      .send(report)
   })
 }
 
 /** GET /metrics: the process's Prometheus text (feedrunner's metrics and, in an adapter process, the framework's). */
 export function registerMetricsRoute(app: FastifyInstance): void {
-  app.get(METRICS_PATH, async (_request, reply) => reply.type(METRICS_CONTENT_TYPE).send(await metricsText()))
+  app.get(METRICS_PATH, async (_request, reply) =>
+    reply.type(METRICS_CONTENT_TYPE).send(await metricsText()),
+  )
 }

@@ -23,13 +23,18 @@ export interface OperationsServer {
  * /metrics, /live and /ready of a process that runs no adapter (`feedrunner runner`,
  * `feedrunner worker`): an adapter process serves the same from the framework's servers instead.
  */
-export async function startOperationsServer(options: OperationsServerOptions): Promise<OperationsServer> {
+export async function startOperationsServer(
+  options: OperationsServerOptions,
+): Promise<OperationsServer> {
   const app = Fastify({ logger: false })
   registerHealthRoutes(app, options.health ?? processHealth)
   registerMetricsRoute(app)
   await app.listen({ port: options.port, host: options.host ?? '0.0.0.0' })
   const port = (app.server.address() as AddressInfo).port
   const url = `http://127.0.0.1:${port}`
-  options.logger?.info({ metrics: `${url}/metrics`, live: `${url}/live`, ready: `${url}/ready` }, 'operations endpoints listening')
+  options.logger?.info(
+    { metrics: `${url}/metrics`, live: `${url}/live`, ready: `${url}/ready` },
+    'operations endpoints listening',
+  )
   return { url, port, close: () => app.close() }
 }

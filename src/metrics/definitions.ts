@@ -57,21 +57,46 @@ interface ScrapeSources {
 }
 const SOURCES_KEY = Symbol.for('feedrunner.metrics.sources')
 const holder = globalThis as typeof globalThis & { [SOURCES_KEY]?: ScrapeSources }
-const sources: ScrapeSources = (holder[SOURCES_KEY] ??= { queues: new Map(), senders: new Set(), listeners: new Set() })
+const sources: ScrapeSources = (holder[SOURCES_KEY] ??= {
+  queues: new Map(),
+  senders: new Set(),
+  listeners: new Set(),
+})
 
-function counter(name: string, help: string, labelNames: readonly string[], collect?: (this: Counter) => void | Promise<void>): Counter {
+function counter(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  collect?: (this: Counter) => void | Promise<void>,
+): Counter {
   const existing = metricsRegistry.getSingleMetric(name)
   if (existing) return existing as Counter
-  return new promClient.Counter({ name, help, labelNames, registers: [metricsRegistry], ...(collect ? { collect } : {}) })
+  return new promClient.Counter({
+    name,
+    help,
+    labelNames,
+    registers: [metricsRegistry],
+    ...(collect ? { collect } : {}),
+  })
 }
 
-function gauge(name: string, help: string, labelNames: readonly string[], collect: (this: Gauge) => void | Promise<void>): Gauge {
+function gauge(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  collect: (this: Gauge) => void | Promise<void>,
+): Gauge {
   const existing = metricsRegistry.getSingleMetric(name)
   if (existing) return existing as Gauge
   return new promClient.Gauge({ name, help, labelNames, registers: [metricsRegistry], collect })
 }
 
-function histogram(name: string, help: string, labelNames: readonly string[], buckets: number[]): Histogram {
+function histogram(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  buckets: number[],
+): Histogram {
   const existing = metricsRegistry.getSingleMetric(name)
   if (existing) return existing as Histogram
   return new promClient.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] })
@@ -98,7 +123,7 @@ export const requestsTotal = counter(
 
 export const runDuration = histogram(
   'feedrunner_run_duration_seconds',
-  'Time from a run\'s start to its final state (the whole pipeline, fulfilment included), by job and final state',
+  "Time from a run's start to its final state (the whole pipeline, fulfilment included), by job and final state",
   ['job', 'state'],
   RUN_BUCKETS,
 )
@@ -117,7 +142,11 @@ export const fetchDuration = histogram(
   DURATION_BUCKETS,
 )
 
-export const fetchErrors = counter('feedrunner_fetch_errors_total', 'Failed feed service calls (each attempt) by family and status', ['family', 'status'])
+export const fetchErrors = counter(
+  'feedrunner_fetch_errors_total',
+  'Failed feed service calls (each attempt) by family and status',
+  ['family', 'status'],
+)
 
 export const adapterRequests = counter(
   'feedrunner_adapter_requests_total',
@@ -125,7 +154,12 @@ export const adapterRequests = counter(
   ['endpoint', 'status'],
 )
 
-export const adapterDuration = histogram('feedrunner_adapter_request_duration_seconds', 'Time the adapter took to answer, by endpoint', ['endpoint'], DURATION_BUCKETS)
+export const adapterDuration = histogram(
+  'feedrunner_adapter_request_duration_seconds',
+  'Time the adapter took to answer, by endpoint',
+  ['endpoint'],
+  DURATION_BUCKETS,
+)
 
 export const queueWait = histogram(
   'feedrunner_queue_wait_seconds',
@@ -134,36 +168,60 @@ export const queueWait = histogram(
   WAIT_BUCKETS,
 )
 
-gauge('feedrunner_queue_jobs', 'Jobs per queue and state, read from Redis at scrape time', ['queue', 'state'], async function collectQueueJobs() {
-  this.reset()
-  await Promise.all(
-    [...sources.queues.values()].map(async ({ label, queue }) => {
-      try {
-        const counts = await withTimeout(queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'))
-        for (const [state, count] of Object.entries(counts)) this.set({ queue: label, state }, count)
-      } catch {
-        // Redis is away: no value rather than a stale one (readiness says why).
-      }
-    }),
-  )
-})
+gauge(
+  'feedrunner_queue_jobs',
+  'Jobs per queue and state, read from Redis at scrape time',
+  ['queue', 'state'],
+  async function collectQueueJobs() {
+    this.reset()
+    await Promise.all(
+      [...sources.queues.values()].map(async ({ label, queue }) => {
+        try {
+          const counts = await withTimeout(
+            queue.getJobCounts(
+              'waiting',
+              'active',
+              'delayed',
+              'prioritized',
+              'failed',
+              'completed',
+            ),
+          )
+          for (const [state, count] of Object.entries(counts))
+            this.set({ queue: label, state }, count)
+        } catch {
+          // Redis is away: no value rather than a stale one (readiness says why).
+        }
+      }),
+    )
+  },
+)
 
-gauge('feedrunner_queue_oldest_waiting_seconds', 'Age of the oldest job still waiting in each queue (0 when none waits), read at scrape time', ['queue'], async function collectOldest() {
-  this.reset()
-  const now = Date.now()
-  await Promise.all(
-    [...sources.queues.values()].map(async ({ label, queue }) => {
-      try {
-        const [oldest] = await withTimeout(queue.getJobs(['waiting', 'prioritized'], 0, 0, true))
-        this.set({ queue: label }, oldest ? Math.max(0, (now - oldest.timestamp) / 1_000) : 0)
-      } catch {
-        // as above
-      }
-    }),
-  )
-})
+gauge(
+  'feedrunner_queue_oldest_waiting_seconds',
+  'Age of the oldest job still waiting in each queue (0 when none waits), read at scrape time',
+  ['queue'],
+  async function collectOldest() {
+    this.reset()
+    const now = Date.now()
+    await Promise.all(
+      [...sources.queues.values()].map(async ({ label, queue }) => {
+        try {
+          const [oldest] = await withTimeout(queue.getJobs(['waiting', 'prioritized'], 0, 0, true))
+          this.set({ queue: label }, oldest ? Math.max(0, (now - oldest.timestamp) / 1_000) : 0)
+        } catch {
+          // as above
+        }
+      }),
+    )
+  },
+)
 
-function senderCounter(name: string, help: string, field: 'sent' | 'bumped' | 'reverted' | 'filled'): Counter {
+function senderCounter(
+  name: string,
+  help: string,
+  field: 'sent' | 'bumped' | 'reverted' | 'filled',
+): Counter {
   return counter(name, help, ['key'], function collectSender() {
     for (const source of sources.senders) {
       source.stats().forEach((stats, index) => {
@@ -176,69 +234,130 @@ function senderCounter(name: string, help: string, field: 'sent' | 'bumped' | 'r
   })
 }
 
-senderCounter('feedrunner_tx_sent_total', 'Fulfilment transactions broadcast, by sender key index', 'sent')
-senderCounter('feedrunner_tx_bumped_total', 'Transactions re-sent with higher fees (same nonce), by sender key index', 'bumped')
-senderCounter('feedrunner_tx_reverted_total', 'Transactions that reverted (in simulation or on chain), by sender key index', 'reverted')
-senderCounter('feedrunner_tx_filled_total', 'Nonces spent on a filler transaction because the transaction holding them could never be mined (refused for good by the node), by sender key index', 'filled')
+senderCounter(
+  'feedrunner_tx_sent_total',
+  'Fulfilment transactions broadcast, by sender key index',
+  'sent',
+)
+senderCounter(
+  'feedrunner_tx_bumped_total',
+  'Transactions re-sent with higher fees (same nonce), by sender key index',
+  'bumped',
+)
+senderCounter(
+  'feedrunner_tx_reverted_total',
+  'Transactions that reverted (in simulation or on chain), by sender key index',
+  'reverted',
+)
+senderCounter(
+  'feedrunner_tx_filled_total',
+  'Nonces spent on a filler transaction because the transaction holding them could never be mined (refused for good by the node), by sender key index',
+  'filled',
+)
 
-gauge('feedrunner_tx_next_nonce', 'Next nonce each sender key will sign with, by key index', ['key'], function collectNonce() {
-  this.reset()
-  for (const source of sources.senders) source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.nextNonce))
-})
+gauge(
+  'feedrunner_tx_next_nonce',
+  'Next nonce each sender key will sign with, by key index',
+  ['key'],
+  function collectNonce() {
+    this.reset()
+    for (const source of sources.senders)
+      source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.nextNonce))
+  },
+)
 
-gauge('feedrunner_tx_in_flight', 'Transactions sent and not yet final, by sender key index', ['key'], function collectInFlight() {
-  this.reset()
-  for (const source of sources.senders) source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.pending))
-})
+gauge(
+  'feedrunner_tx_in_flight',
+  'Transactions sent and not yet final, by sender key index',
+  ['key'],
+  function collectInFlight() {
+    this.reset()
+    for (const source of sources.senders)
+      source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.pending))
+  },
+)
 
-gauge('feedrunner_tx_key_balance_eth', 'Balance of each sender key in ether (it pays the fulfilments\' gas), by key index', ['key'], async function collectBalances() {
-  this.reset()
-  for (const source of sources.senders) {
-    try {
-      const balances = source.balances ? await withTimeout(source.balances()) : []
-      // Whole gwei: a float of ether holds them exactly up to millions of ether.
-      balances.forEach((wei, index) => this.set({ key: String(index) }, Number(wei / 10n ** 9n) / 1e9))
-    } catch {
-      // RPC node away: no value (readiness says why).
+gauge(
+  'feedrunner_tx_key_balance_eth',
+  "Balance of each sender key in ether (it pays the fulfilments' gas), by key index",
+  ['key'],
+  async function collectBalances() {
+    this.reset()
+    for (const source of sources.senders) {
+      try {
+        const balances = source.balances ? await withTimeout(source.balances()) : []
+        // Whole gwei: a float of ether holds them exactly up to millions of ether.
+        balances.forEach((wei, index) =>
+          this.set({ key: String(index) }, Number(wei / 10n ** 9n) / 1e9),
+        )
+      } catch {
+        // RPC node away: no value (readiness says why).
+      }
     }
-  }
-})
+  },
+)
 
-gauge('feedrunner_listener_lag_blocks', 'Blocks between the node\'s head and the listener\'s checkpoint (confirmation depth included)', [], async function collectLag() {
-  this.reset()
-  let lag: number | undefined
-  for (const listener of sources.listeners) {
-    const checkpoint = listener.checkpoint()
-    if (checkpoint === undefined) continue
-    try {
-      const behind = Math.max(0, (await withTimeout(listener.head())) - checkpoint)
-      lag = Math.max(lag ?? 0, behind)
-    } catch {
-      // RPC node away: no value (readiness says why).
+gauge(
+  'feedrunner_listener_lag_blocks',
+  "Blocks between the node's head and the listener's checkpoint (confirmation depth included)",
+  [],
+  async function collectLag() {
+    this.reset()
+    let lag: number | undefined
+    for (const listener of sources.listeners) {
+      const checkpoint = listener.checkpoint()
+      if (checkpoint === undefined) continue
+      try {
+        const behind = Math.max(0, (await withTimeout(listener.head())) - checkpoint)
+        lag = Math.max(lag ?? 0, behind)
+      } catch {
+        // RPC node away: no value (readiness says why).
+      }
     }
-  }
-  if (lag !== undefined) this.set(lag)
-})
+    if (lag !== undefined) this.set(lag)
+  },
+)
 
-gauge('feedrunner_listener_pending_logs', 'OracleRequest logs seen and waiting for their confirmations', [], function collectPending() {
-  this.reset()
-  let pending = 0
-  for (const listener of sources.listeners) pending += listener.pending()
-  this.set(pending)
-})
+gauge(
+  'feedrunner_listener_pending_logs',
+  'OracleRequest logs seen and waiting for their confirmations',
+  [],
+  function collectPending() {
+    this.reset()
+    let pending = 0
+    for (const listener of sources.listeners) pending += listener.pending()
+    this.set(pending)
+  },
+)
 
 // ---- what the running parts call ----
 
-export function recordRequest(job: string | undefined, state: RequestMetricState, reason: ReasonClass = 'none'): void {
+export function recordRequest(
+  job: string | undefined,
+  state: RequestMetricState,
+  reason: ReasonClass = 'none',
+): void {
   requestsTotal.inc({ job: jobLabel(job), state, reason })
 }
 
-export function observeRun(job: string | undefined, state: RequestMetricState, seconds: number): void {
+export function observeRun(
+  job: string | undefined,
+  state: RequestMetricState,
+  seconds: number,
+): void {
   runDuration.observe({ job: jobLabel(job), state }, seconds)
 }
 
-export function observeTask(job: string | undefined, taskType: string, ok: boolean, seconds: number): void {
-  taskDuration.observe({ job: jobLabel(job), task_type: taskType.slice(0, 32), outcome: ok ? 'ok' : 'error' }, seconds)
+export function observeTask(
+  job: string | undefined,
+  taskType: string,
+  ok: boolean,
+  seconds: number,
+): void {
+  taskDuration.observe(
+    { job: jobLabel(job), task_type: taskType.slice(0, 32), outcome: ok ? 'ok' : 'error' },
+    seconds,
+  )
 }
 
 export function observeFetch(family: string, status: string, seconds: number, ok: boolean): void {
@@ -253,7 +372,10 @@ export function observeAdapterRequest(endpoint: string, status: string, seconds:
 }
 
 /** Records how long a job waited before this attempt started (BullMQ sets processedOn when it takes it). */
-export function observeQueueWait(queueLabel: string, job: Pick<QueueJob, 'timestamp' | 'processedOn'>): void {
+export function observeQueueWait(
+  queueLabel: string,
+  job: Pick<QueueJob, 'timestamp' | 'processedOn'>,
+): void {
   const started = job.processedOn ?? Date.now()
   queueWait.observe({ queue: queueLabel }, Math.max(0, (started - job.timestamp) / 1_000))
 }
@@ -266,7 +388,10 @@ export function watchQueue(label: string, queue: Queue): () => void {
 }
 
 /** Reads a transaction sender's per-key counters at every scrape until the returned function is called. */
-export function watchSender(stats: () => readonly KeyStatsLike[], balances?: () => Promise<readonly bigint[]>): () => void {
+export function watchSender(
+  stats: () => readonly KeyStatsLike[],
+  balances?: () => Promise<readonly bigint[]>,
+): () => void {
   const source: SenderSource = { stats, balances, last: new Map() }
   sources.senders.add(source)
   return () => void sources.senders.delete(source)

@@ -10,12 +10,19 @@ interface FailureLike {
  * Wraps a fetch worker's fetch function: every call's latency goes to feedrunner_fetch_duration_seconds
  * and every failed call to feedrunner_fetch_errors_total, by family and status class.
  */
-export function instrumentFetch<D, C extends { family: string }, R>(fetch: (data: D, context: C) => Promise<R>): (data: D, context: C) => Promise<R> {
+export function instrumentFetch<D, C extends { family: string }, R>(
+  fetch: (data: D, context: C) => Promise<R>,
+): (data: D, context: C) => Promise<R> {
   return async (data, context) => {
     const started = performance.now()
     try {
       const result = await fetch(data, context)
-      observeFetch(context.family, fetchStatusLabel(200), (performance.now() - started) / 1_000, true)
+      observeFetch(
+        context.family,
+        fetchStatusLabel(200),
+        (performance.now() - started) / 1_000,
+        true,
+      )
       return result
     } catch (error) {
       const failure = (error as FailureLike | undefined)?.failure

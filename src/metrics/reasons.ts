@@ -64,10 +64,20 @@ export function errorClass(tasks: readonly FailedTaskLike[]): ReasonClass {
 const NAMED_STATUSES = new Set([200, 400, 401, 403, 404, 408, 409, 422, 429, 500, 502, 503, 504])
 export type FetchFailureKind = 'upstream' | 'invalid-response' | 'internal'
 
-export function fetchStatusLabel(providerStatus: number | undefined, kind?: FetchFailureKind): string {
+export function fetchStatusLabel(
+  providerStatus: number | undefined,
+  kind?: FetchFailureKind,
+): string {
   if (kind === 'invalid-response') return 'invalid_response'
-  if (providerStatus !== undefined && Number.isInteger(providerStatus) && providerStatus >= 100 && providerStatus <= 599) {
-    return NAMED_STATUSES.has(providerStatus) ? String(providerStatus) : `${Math.floor(providerStatus / 100)}xx`
+  if (
+    providerStatus !== undefined &&
+    Number.isInteger(providerStatus) &&
+    providerStatus >= 100 &&
+    providerStatus <= 599
+  ) {
+    return NAMED_STATUSES.has(providerStatus)
+      ? String(providerStatus)
+      : `${Math.floor(providerStatus / 100)}xx`
   }
   switch (kind) {
     case 'upstream':

@@ -1,7 +1,13 @@
 import { AbiCoder } from 'ethers'
 import { RecordingChainAccess, type TransactionRequest } from './chain-access.ts'
 import { runJob, type RunOptions, type RunResult } from './executor.ts'
-import { buildOracleRequest, decodeFulfillment, oracleRequestMeta, type OracleRequest, type RequestParamValue } from './request.ts'
+import {
+  buildOracleRequest,
+  decodeFulfillment,
+  oracleRequestMeta,
+  type OracleRequest,
+  type RequestParamValue,
+} from './request.ts'
 import type { Job } from './spec/loader.ts'
 
 /**
@@ -56,7 +62,9 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
     externalJobID: job.spec.externalJobID,
     params: options.params,
     requester: options.requester,
-    callbackFunction: options.callbackFunction ?? (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
+    callbackFunction:
+      options.callbackFunction ??
+      (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
     requestId: options.requestId,
   })
   const chain = new RecordingChainAccess()
@@ -64,7 +72,12 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
     ...options,
     chain,
     runId: `dry-run:${request.requestId}`,
-    jobRun: { logData: request.log.data, logTopics: request.log.topics, logAddress: job.spec.contractAddress, meta: oracleRequestMeta(request) },
+    jobRun: {
+      logData: request.log.data,
+      logTopics: request.log.topics,
+      logAddress: job.spec.contractAddress,
+      meta: oracleRequestMeta(request),
+    },
   })
   const transaction = chain.transactions.at(-1)
   const dryRun: DryRun = { request, result, transaction, valueType }

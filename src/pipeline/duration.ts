@@ -2,7 +2,15 @@
  * Go duration strings as Chainlink specs write them (`30s`, `1m30s`, `500ms`, `1h`), in milliseconds.
  * Undefined when the text is not a duration.
  */
-const UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+}
 const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y
 
 export function parseDuration(text: string): number | undefined {

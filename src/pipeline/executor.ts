@@ -57,12 +57,19 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     chain: options.chain,
     aliases: options.aliases,
     env: options.env ?? process.env,
-    defaultGasLimit: options.defaultGasLimit ?? (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),
+    defaultGasLimit:
+      options.defaultGasLimit ??
+      (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),
   }
-  const vars: Vars = { jobSpec: { ...jobSpecVars(job), ...options.jobSpec }, jobRun: { ...options.jobRun } }
+  const vars: Vars = {
+    jobSpec: { ...jobSpecVars(job), ...options.jobSpec },
+    jobRun: { ...options.jobRun },
+  }
   // maxTaskDuration "0s" (Chainlink's docs use it) means no spec-wide limit: the default applies.
-  const specTimeout = job.spec.maxTaskDuration === undefined ? undefined : parseDuration(job.spec.maxTaskDuration)
-  const defaultTimeout = specTimeout === undefined || specTimeout === 0 ? DEFAULT_TASK_TIMEOUT_MS : specTimeout
+  const specTimeout =
+    job.spec.maxTaskDuration === undefined ? undefined : parseDuration(job.spec.maxTaskDuration)
+  const defaultTimeout =
+    specTimeout === undefined || specTimeout === 0 ? DEFAULT_TASK_TIMEOUT_MS : specTimeout
   const stop = new AbortController()
   const external = options.signal
   const onExternalAbort = (): void => stop.abort(external?.reason)
@@ -73,12 +80,20 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
   const start = (task: PipelineTask): Promise<void> =>
     (async () => {
       await Promise.all(task.dependsOn.map((id) => running.get(id)))
-      const outcome = stop.signal.aborted ? skipped(task) : await runTask(task, vars, context, outcomes, defaultTimeout, stop.signal)
+      const outcome = stop.signal.aborted
+        ? skipped(task)
+        : await runTask(task, vars, context, outcomes, defaultTimeout, stop.signal)
       outcomes.set(task.id, outcome)
       // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
-      Object.defineProperty(vars, task.id, { value: outcome.ok ? outcome.value : new Error(outcome.error), enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(vars, task.id, {
+        value: outcome.ok ? outcome.value : new Error(outcome.error),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
       options.onTask?.(outcome)
-      if (!outcome.ok && !outcome.skipped && task.attributes.failEarly === 'true') stop.abort(new Error(`task ${task.id} failed early`))
+      if (!outcome.ok && !outcome.skipped && task.attributes.failEarly === 'true')
+        stop.abort(new Error(`task ${task.id} failed early`))
     })()
   // The order is topological, so every dependency's promise exists before its dependents look it up.
   for (const task of job.tasks) running.set(task.id, start(task))
@@ -87,10 +102,24 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
 
   const tasks = job.tasks.map((task) => outcomes.get(task.id)!)
   const terminal = job.terminal.map((id) => outcomes.get(id)!)
-  const errors = terminal.filter((outcome) => !outcome.ok).map((outcome) => `${outcome.id}: ${outcome.error}`)
-  const failedEarly = tasks.filter((outcome) => !outcome.ok && !outcome.skipped && job.tasks.find((task) => task.id === outcome.id)?.attributes.failEarly === 'true')
-  for (const outcome of failedEarly) if (!errors.some((error) => error.startsWith(`${outcome.id}:`))) errors.unshift(`${outcome.id}: ${outcome.error}`)
-  return { tasks, outputs: terminal.map((outcome) => (outcome.ok ? outcome.value : undefined)), errors, ok: errors.length === 0 }
+  const errors = terminal
+    .filter((outcome) => !outcome.ok)
+    .map((outcome) => `${outcome.id}: ${outcome.error}`)
+  const failedEarly = tasks.filter(
+    (outcome) =>
+      !outcome.ok &&
+      !outcome.skipped &&
+      job.tasks.find((task) => task.id === outcome.id)?.attributes.failEarly === 'true',
+  )
+  for (const outcome of failedEarly)
+    if (!errors.some((error) => error.startsWith(`${outcome.id}:`)))
+      errors.unshift(`${outcome.id}: ${outcome.error}`)
+  return {
+    tasks,
+    outputs: terminal.map((outcome) => (outcome.ok ? outcome.value : undefined)),
+    errors,
+    ok: errors.length === 0,
+  }
 }
 
 function jobSpecVars(job: Job): Record<string, unknown> {
@@ -106,7 +135,16 @@ function jobSpecVars(job: Job): Record<string, unknown> {
 }
 
 function skipped(task: PipelineTask): TaskOutcome {
-  return { id: task.id, type: task.type, ok: false, error: 'not run: the run was stopped', attempts: 0, startedAt: Date.now(), durationMs: 0, skipped: true }
+  return {
+    id: task.id,
+    type: task.type,
+    ok: false,
+    error: 'not run: the run was stopped',
+    attempts: 0,
+    startedAt: Date.now(),
+    durationMs: 0,
+    skipped: true,
+  }
 }
 
 async function runTask(
@@ -121,9 +159,14 @@ async function runTask(
   const definition = TASK_TYPES.get(task.type)
   const inputs: TaskInput[] = task.inputs.map((id) => {
     const outcome = outcomes.get(id)!
-    return outcome.ok ? { ok: true, value: outcome.value, from: id } : { ok: false, error: new Error(outcome.error), from: id }
+    return outcome.ok
+      ? { ok: true, value: outcome.value, from: id }
+      : { ok: false, error: new Error(outcome.error), from: id }
   })
-  const finish = (result: { ok: true; value: unknown } | { ok: false; error: string }, attempts: number): TaskOutcome => ({
+  const finish = (
+    result: { ok: true; value: unknown } | { ok: false; error: string },
+    attempts: number,
+  ): TaskOutcome => ({
     id: task.id,
     type: task.type,
     ...result,
@@ -134,9 +177,15 @@ async function runTask(
   if (!definition) return finish({ ok: false, error: `unknown task type ${task.type}` }, 0)
   const failedInput = inputs.find((input) => !input.ok)
   if (failedInput && !failedInput.ok && !definition.toleratesInputErrors) {
-    return finish({ ok: false, error: `input from ${failedInput.from} failed: ${failedInput.error.message}` }, 0)
+    return finish(
+      { ok: false, error: `input from ${failedInput.from} failed: ${failedInput.error.message}` },
+      0,
+    )
   }
-  const timeoutMs = task.attributes.timeout === undefined ? defaultTimeout : (parseDuration(task.attributes.timeout) ?? defaultTimeout)
+  const timeoutMs =
+    task.attributes.timeout === undefined
+      ? defaultTimeout
+      : (parseDuration(task.attributes.timeout) ?? defaultTimeout)
   const retries = Number(task.attributes.retries ?? '0')
   const minBackoff = parseDuration(task.attributes.minBackoff ?? '') ?? DEFAULT_MIN_BACKOFF_MS
   const maxBackoff = parseDuration(task.attributes.maxBackoff ?? '') ?? DEFAULT_MAX_BACKOFF_MS
@@ -144,7 +193,15 @@ async function runTask(
   for (;;) {
     attempt++
     try {
-      const value = await attemptTask(task, definition.run, inputs, vars, context, timeoutMs, stopSignal)
+      const value = await attemptTask(
+        task,
+        definition.run,
+        inputs,
+        vars,
+        context,
+        timeoutMs,
+        stopSignal,
+      )
       return finish({ ok: true, value }, attempt)
     } catch (error) {
       const retryable = error instanceof TaskError ? error.retryable : false
@@ -171,13 +228,24 @@ async function attemptTask(
   // than the small tasks they guard (they track their signals through weak references).
   const controller = new AbortController()
   const abort = (reason: TaskError) => controller.abort(reason)
-  const timer = setTimeout(() => abort(new TaskError(`timed out after ${timeoutMs} ms`, true)), timeoutMs)
+  const timer = setTimeout(
+    () => abort(new TaskError(`timed out after ${timeoutMs} ms`, true)),
+    timeoutMs,
+  )
   timer.unref()
   const onStop = () => abort(new TaskError('stopped: the run was aborted'))
   if (stopSignal.aborted) onStop()
   else stopSignal.addEventListener('abort', onStop, { once: true })
   const signal = controller.signal
-  const taskRun = createTaskRun({ id: task.id, type: task.type, attributes: task.attributes, inputs, vars, context, signal })
+  const taskRun = createTaskRun({
+    id: task.id,
+    type: task.type,
+    attributes: task.attributes,
+    inputs,
+    vars,
+    context,
+    signal,
+  })
   const aborted = new Promise<never>((_resolve, reject) => {
     if (signal.aborted) reject(signal.reason as TaskError)
     else signal.addEventListener('abort', () => reject(signal.reason as TaskError), { once: true })
@@ -194,9 +262,13 @@ async function attemptTask(
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms)
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer)
-      resolve()
-    }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+      { once: true },
+    )
   })
 }

@@ -1,12 +1,38 @@
 /** The job pipeline: spec loading, the DAG executor, task types, and the dry-run request builder. */
-export { RecordingChainAccess, type CallRequest, type ChainAccess, type TransactionOutcome, type TransactionRequest } from './chain-access.ts'
-export { dryRunJob, FEED_CONSUMER_CALLBACKS, fulfilmentValueType, type DryRun, type DryRunOptions } from './dry-run.ts'
+export {
+  RecordingChainAccess,
+  type CallRequest,
+  type ChainAccess,
+  type TransactionOutcome,
+  type TransactionRequest,
+} from './chain-access.ts'
+export {
+  dryRunJob,
+  FEED_CONSUMER_CALLBACKS,
+  fulfilmentValueType,
+  type DryRun,
+  type DryRunOptions,
+} from './dry-run.ts'
 export { runJob, type RunOptions, type RunResult, type TaskOutcome } from './executor.ts'
-export { loadJobSpec, loadJobSpecFile, parseJobSpecFile, type Job, type PipelineTask } from './spec/loader.ts'
+export {
+  loadJobSpec,
+  loadJobSpecFile,
+  parseJobSpecFile,
+  type Job,
+  type PipelineTask,
+} from './spec/loader.ts'
 export { jobTableMarkdown, summariseJob, type JobSummary } from './spec/describe.ts'
 export { formatProblem, SpecError, type SpecProblem } from './spec/problems.ts'
 export type { JobSpecFields } from './spec/schema.ts'
-export { COMMON_ATTRIBUTES, createTaskRun, TaskError, type RunContext, type TaskDefinition, type TaskInput, type TaskRun } from './task.ts'
+export {
+  COMMON_ATTRIBUTES,
+  createTaskRun,
+  TaskError,
+  type RunContext,
+  type TaskDefinition,
+  type TaskInput,
+  type TaskRun,
+} from './task.ts'
 export { TASK_TYPES } from './tasks/index.ts'
 export {
   buildOracleRequest,

@@ -28,7 +28,11 @@ class Parser {
     if (char === '[') return this.array(depth)
     if (char === '"') return this.string()
     if (char === '-' || (char !== undefined && char >= '0' && char <= '9')) return this.number()
-    for (const [word, value] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, value] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (this.text.startsWith(word, this.at)) {
         this.at += word.length
         return value
@@ -39,7 +43,8 @@ class Parser {
 
   end(): void {
     this.space()
-    if (this.at < this.text.length) this.fail(`unexpected ${JSON.stringify(this.text[this.at])} after the value`)
+    if (this.at < this.text.length)
+      this.fail(`unexpected ${JSON.stringify(this.text[this.at])} after the value`)
   }
 
   private object(depth: number): Record<string, unknown> {
@@ -57,7 +62,12 @@ class Parser {
       this.space()
       if (this.text[this.at] !== ':') this.fail('expected ":"')
       this.at++
-      Object.defineProperty(result, key, { value: this.value(depth + 1), enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(result, key, {
+        value: this.value(depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
       this.space()
       const next = this.text[this.at++]
       if (next === '}') return result

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { Encoder } from 'cbor-x'
 import { AbiCoder, concat, getAddress, getBytes, hexlify, id, type BytesLike } from 'ethers'
-import { OPERATOR_ABI, ORACLE_REQUEST_TOPIC, operatorInterface, specIdAscii, specIdPadded } from '../chain/operator.ts'
+import {
+  OPERATOR_ABI,
+  ORACLE_REQUEST_TOPIC,
+  operatorInterface,
+  specIdAscii,
+  specIdPadded,
+} from '../chain/operator.ts'
 
 /**
  * A direct request as it arrives from chain, built off chain for dry runs and tests: the CBOR buffer
@@ -22,14 +28,24 @@ export type RequestParamValue = string | bigint | Uint8Array | readonly string[]
  * form (`_addInt`/`_addUint`; bignum tags beyond 64 bits), byte string (`_addBytes`), or an
  * indefinite-length array of text strings (`_addStringArray`).
  */
-export function encodeRequestParams(params: ReadonlyArray<readonly [string, RequestParamValue]>): string {
-  return hexlify(concat(params.flatMap(([key, value]) => [encoder.encode(key), encodeParamValue(value)])))
+export function encodeRequestParams(
+  params: ReadonlyArray<readonly [string, RequestParamValue]>,
+): string {
+  return hexlify(
+    concat(params.flatMap(([key, value]) => [encoder.encode(key), encodeParamValue(value)])),
+  )
 }
 
 function encodeParamValue(value: RequestParamValue): Uint8Array {
   if (typeof value === 'bigint') return encodeInteger(value)
   if (typeof value === 'string' || value instanceof Uint8Array) return encoder.encode(value)
-  return getBytes(concat([Uint8Array.of(0x9f), ...value.map((item) => encoder.encode(item)), Uint8Array.of(0xff)]))
+  return getBytes(
+    concat([
+      Uint8Array.of(0x9f),
+      ...value.map((item) => encoder.encode(item)),
+      Uint8Array.of(0xff),
+    ]),
+  )
 }
 
 const UINT64_MAX = (1n << 64n) - 1n
@@ -41,7 +57,9 @@ function encodeInteger(value: bigint): Uint8Array {
   if (magnitude > UINT64_MAX) {
     const hex = magnitude.toString(16)
     const bytes = Uint8Array.from(Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex'))
-    return getBytes(concat([Uint8Array.of(0xc0 | (major === 0 ? 2 : 3)), header(2, BigInt(bytes.length)), bytes]))
+    return getBytes(
+      concat([Uint8Array.of(0xc0 | (major === 0 ? 2 : 3)), header(2, BigInt(bytes.length)), bytes]),
+    )
   }
   return header(major, magnitude)
 }
@@ -49,7 +67,12 @@ function encodeInteger(value: bigint): Uint8Array {
 function header(major: number, length: bigint): Uint8Array {
   const type = major << 5
   if (length < 24n) return Uint8Array.of(type | Number(length))
-  for (const [extra, size] of [[24, 1], [25, 2], [26, 4], [27, 8]] as const) {
+  for (const [extra, size] of [
+    [24, 1],
+    [25, 2],
+    [26, 4],
+    [27, 8],
+  ] as const) {
     if (length < 1n << BigInt(8 * size)) {
       const bytes = new Uint8Array(1 + size)
       bytes[0] = type | extra

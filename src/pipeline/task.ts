@@ -22,7 +22,15 @@ export interface TaskDefinition {
 }
 
 /** Attributes every task accepts (Chainlink's BaseTask). */
-export const COMMON_ATTRIBUTES = ['type', 'index', 'timeout', 'retries', 'minBackoff', 'maxBackoff', 'failEarly'] as const
+export const COMMON_ATTRIBUTES = [
+  'type',
+  'index',
+  'timeout',
+  'retries',
+  'minBackoff',
+  'maxBackoff',
+  'failEarly',
+] as const
 
 /** What a task sees of its environment. */
 export interface RunContext {
@@ -37,7 +45,8 @@ export interface RunContext {
   env: NodeJS.ProcessEnv
 }
 
-export type TaskInput = { ok: true; value: unknown; from: string } | { ok: false; error: Error; from: string }
+export type TaskInput =
+  { ok: true; value: unknown; from: string } | { ok: false; error: Error; from: string }
 
 /** A task failure. `retryable` lets `retries` try again (network errors, 5xx); bad input is final. */
 export class TaskError extends Error {
@@ -81,7 +90,8 @@ export function createTaskRun(init: {
   signal: AbortSignal
 }): TaskRun {
   const { attributes, inputs, vars } = init
-  const raw = (name: string): string | undefined => (Object.hasOwn(attributes, name) ? attributes[name] : undefined)
+  const raw = (name: string): string | undefined =>
+    Object.hasOwn(attributes, name) ? attributes[name] : undefined
   return {
     ...init,
     raw,
@@ -100,11 +110,16 @@ export function createTaskRun(init: {
       if (text === undefined || text.trim() === '') return undefined
       const keypath = wholeVarExpression(text)
       if (keypath !== undefined) return wrapVarError(name, () => getVar(vars, keypath))
-      return wrapVarError(name, () => jsonWithVarExpressions(text, vars, options.tolerateErrors ?? false))
+      return wrapVarError(name, () =>
+        jsonWithVarExpressions(text, vars, options.tolerateErrors ?? false),
+      )
     },
     inputValues(maxErrors = 0) {
       const failed = inputs.filter((input) => !input.ok)
-      if (failed.length > maxErrors) throw new TaskError(`${failed.length} of ${inputs.length} inputs failed (${describeFailures(failed)})`)
+      if (failed.length > maxErrors)
+        throw new TaskError(
+          `${failed.length} of ${inputs.length} inputs failed (${describeFailures(failed)})`,
+        )
       return inputs.flatMap((input) => (input.ok ? [input.value] : []))
     },
   }
@@ -113,7 +128,8 @@ export function createTaskRun(init: {
 function firstInput(inputs: readonly TaskInput[], name: string): unknown {
   const input = inputs[0]
   if (input === undefined) throw new TaskError(`${name}: not given and the task has no input`)
-  if (!input.ok) throw new TaskError(`${name}: input from ${input.from} failed: ${input.error.message}`)
+  if (!input.ok)
+    throw new TaskError(`${name}: input from ${input.from} failed: ${input.error.message}`)
   return input.value
 }
 
@@ -131,12 +147,19 @@ function describeFailures(failed: readonly TaskInput[]): string {
 }
 
 /** The attribute as text (a variable's value is stringified), or a TaskError naming it. */
-export function requireString(task: TaskRun, name: string, options?: { fromInput?: boolean }): string {
+export function requireString(
+  task: TaskRun,
+  name: string,
+  options?: { fromInput?: boolean },
+): string {
   const value = task.value(name, options)
   if (value === undefined || value === null) throw new TaskError(`${name} is required`)
   if (typeof value === 'string') return value
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value)
-  throw new TaskError(`${name} must be text, got ${Array.isArray(value) ? 'an array' : typeof value}`)
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value)
+  throw new TaskError(
+    `${name} must be text, got ${Array.isArray(value) ? 'an array' : typeof value}`,
+  )
 }
 
 /** Chainlink's boolean attributes: "true"/"false" (or a boolean variable). */

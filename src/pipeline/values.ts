@@ -13,7 +13,13 @@ export function isDecimal(value: unknown): value is Decimal {
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array) && !isDecimal(value)
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    !(value instanceof Uint8Array) &&
+    !isDecimal(value)
+  )
 }
 
 /** A JSON-compatible view for printing and for request bodies: bigint and Decimal as numbers in text, bytes as 0x-hex. */
@@ -22,13 +28,17 @@ export function toPlain(value: unknown): unknown {
   if (isDecimal(value)) return value.toFixed()
   if (value instanceof Uint8Array) return hexlify(value)
   if (Array.isArray(value)) return value.map(toPlain)
-  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toPlain(item)]))
+  if (isPlainObject(value))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toPlain(item)]))
   return value
 }
 
 // A per-process random marker, so no string value can pass itself off as a number.
 const BIG_NUMBER_MARK = `\u0000bignum-${randomBytes(8).toString('hex')}:`
-const BIG_NUMBER_PATTERN = new RegExp(`"\\\\u0000${BIG_NUMBER_MARK.slice(1).replace(/[-:]/g, '\\$&')}(-?[0-9.]+)"`, 'g')
+const BIG_NUMBER_PATTERN = new RegExp(
+  `"\\\\u0000${BIG_NUMBER_MARK.slice(1).replace(/[-:]/g, '\\$&')}(-?[0-9.]+)"`,
+  'g',
+)
 
 /**
  * JSON text of a value in which bigints are written as JSON numbers, digit for digit (JSON.stringify

@@ -19,10 +19,13 @@ export function getVar(vars: Vars, keypath: string): unknown {
       if (!(index < current.length)) throw new VarError(`$(${keypath}): index ${key} out of range`)
       current = current[index]
     } else if (isPlainObject(current)) {
-      if (!Object.hasOwn(current, key)) throw new VarError(`$(${keypath}): no ${JSON.stringify(key)} here`)
+      if (!Object.hasOwn(current, key))
+        throw new VarError(`$(${keypath}): no ${JSON.stringify(key)} here`)
       current = current[key]
     } else {
-      throw new VarError(`$(${keypath}): cannot look up ${JSON.stringify(key)} in a ${current === null ? 'null' : typeof current}`)
+      throw new VarError(
+        `$(${keypath}): cannot look up ${JSON.stringify(key)} in a ${current === null ? 'null' : typeof current}`,
+      )
     }
     if (current instanceof Error) throw new VarError(`$(${keypath}): ${current.message}`)
   }
@@ -34,7 +37,8 @@ const VARIABLE = /\$\(([a-zA-Z0-9_.]+)\)/g
 /** The keypath when the whole attribute is one `$(keypath)`, as Chainlink's VarExpr decides. */
 export function wholeVarExpression(text: string): string | undefined {
   const trimmed = text.trim()
-  if (trimmed.split('$').length !== 2 || !trimmed.startsWith('$(') || !trimmed.endsWith(')')) return undefined
+  if (trimmed.split('$').length !== 2 || !trimmed.startsWith('$(') || !trimmed.endsWith(')'))
+    return undefined
   const keypath = trimmed.slice(2, -1).trim()
   return keypath === '' ? undefined : keypath
 }
@@ -51,7 +55,9 @@ const PLACEHOLDER_KEY = '__feedrunner_var_expr__'
  * typed value itself, unquoted, as Chainlink's JSONWithVarExprs: `{"id": $(jobSpec.externalJobID)}`.
  */
 export function jsonWithVarExpressions(text: string, vars: Vars, tolerateErrors = false): unknown {
-  const marked = text.replace(VARIABLE, (_whole, keypath: string) => JSON.stringify({ [PLACEHOLDER_KEY]: keypath }))
+  const marked = text.replace(VARIABLE, (_whole, keypath: string) =>
+    JSON.stringify({ [PLACEHOLDER_KEY]: keypath }),
+  )
   let parsed: unknown
   try {
     parsed = JSON.parse(marked)
@@ -66,8 +72,11 @@ function substitute(value: unknown, vars: Vars, tolerateErrors: boolean): unknow
   if (Array.isArray(value)) return value.map((item) => substitute(item, vars, tolerateErrors))
   if (isPlainObject(value)) {
     const keys = Object.keys(value)
-    if (keys.length === 1 && keys[0] === PLACEHOLDER_KEY) return lookup(vars, String(value[PLACEHOLDER_KEY]), tolerateErrors)
-    return Object.fromEntries(keys.map((key) => [key, substitute(value[key], vars, tolerateErrors)]))
+    if (keys.length === 1 && keys[0] === PLACEHOLDER_KEY)
+      return lookup(vars, String(value[PLACEHOLDER_KEY]), tolerateErrors)
+    return Object.fromEntries(
+      keys.map((key) => [key, substitute(value[key], vars, tolerateErrors)]),
+    )
   }
   return value
 }

@@ -32,7 +32,11 @@ class EndableRedis extends Redis {
  */
 export type ConnectionRole = 'worker' | 'client'
 
-export function createRedisConnection(redisUrl: string, role: ConnectionRole, options: RedisOptions = {}): Redis {
+export function createRedisConnection(
+  redisUrl: string,
+  role: ConnectionRole,
+  options: RedisOptions = {},
+): Redis {
   const base: RedisOptions = {
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
@@ -46,7 +50,9 @@ export function createRedisConnection(redisUrl: string, role: ConnectionRole, op
 /** True when the error says Redis could not be reached (as opposed to a command error). */
 export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false
-  return /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i.test(error.message)
+  return /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i.test(
+    error.message,
+  )
 }
 
 /**
@@ -54,7 +60,10 @@ export function isRedisUnavailable(error: unknown): boolean {
  * fail-fast connection refuses commands sent before it has connected.
  */
 export async function connectClient(redisUrl: string, timeoutMs = 3_000): Promise<Redis> {
-  const redis = createRedisConnection(redisUrl, 'client', { lazyConnect: true, retryStrategy: () => null })
+  const redis = createRedisConnection(redisUrl, 'client', {
+    lazyConnect: true,
+    retryStrategy: () => null,
+  })
   redis.on('error', () => undefined)
   const timer = setTimeout(() => redis.disconnect(), timeoutMs)
   try {
@@ -62,7 +71,9 @@ export async function connectClient(redisUrl: string, timeoutMs = 3_000): Promis
     return redis
   } catch (error) {
     redis.disconnect()
-    throw new Error(`Redis at ${redisUrl.replace(/\/\/[^@/]*@/, '//***@')} does not answer: ${error instanceof Error ? error.message : String(error)}`)
+    throw new Error(
+      `Redis at ${redisUrl.replace(/\/\/[^@/]*@/, '//***@')} does not answer: ${error instanceof Error ? error.message : String(error)}`,
+    )
   } finally {
     clearTimeout(timer)
   }

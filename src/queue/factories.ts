@@ -17,7 +17,11 @@ const MAX_KEPT_JOBS = 5_000
  * (createRedisConnection): it fails fast while Redis is away instead of queueing commands. The
  * connection stays the caller's: close the queue, then the connection.
  */
-export function createFetchQueue(settings: Settings, family: FeedFamily, connection: Redis): FetchQueue {
+export function createFetchQueue(
+  settings: Settings,
+  family: FeedFamily,
+  connection: Redis,
+): FetchQueue {
   return new Queue<FetchJobData, FetchJobResult, string>(fetchQueueName(family), {
     connection,
     prefix: settings.QUEUE_PREFIX,
@@ -29,8 +33,15 @@ export function createFetchQueue(settings: Settings, family: FeedFamily, connect
  * Completion events of a family's queue. `connection` must be a `worker` connection (blocking reads
  * need maxRetriesPerRequest null); BullMQ duplicates it and owns the duplicate.
  */
-export function createFetchQueueEvents(settings: Settings, family: FeedFamily, connection: Redis): QueueEvents {
-  const events = new QueueEvents(fetchQueueName(family), { connection, prefix: settings.QUEUE_PREFIX })
+export function createFetchQueueEvents(
+  settings: Settings,
+  family: FeedFamily,
+  connection: Redis,
+): QueueEvents {
+  const events = new QueueEvents(fetchQueueName(family), {
+    connection,
+    prefix: settings.QUEUE_PREFIX,
+  })
   // Every waiting request listens for its job; many requests may wait at once.
   events.setMaxListeners(0)
   return events
@@ -71,7 +82,10 @@ export function fetchJobOptions(settings: Settings, family: FeedFamily): JobsOpt
   return {
     attempts: settings.FETCH_ATTEMPTS,
     backoff: { type: 'exponential', delay: settings.FETCH_BACKOFF_MS },
-    removeOnComplete: { age: Math.ceil(familyCacheTtlMs(settings, family) / 1_000), count: MAX_KEPT_JOBS },
+    removeOnComplete: {
+      age: Math.ceil(familyCacheTtlMs(settings, family) / 1_000),
+      count: MAX_KEPT_JOBS,
+    },
     removeOnFail: { age: FAILED_JOB_KEEP_SECONDS, count: MAX_KEPT_JOBS },
   }
 }

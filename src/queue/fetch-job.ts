@@ -21,7 +21,10 @@ export type FetchJobResult = z.infer<typeof fetchJobResultSchema>
  * keep their case (the feed service decides whether case matters). Never computed with a key.
  */
 export function fetchJobId(data: FetchJobData): string {
-  const canonical = JSON.stringify([data.endpoint, Object.entries(data.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))])
+  const canonical = JSON.stringify([
+    data.endpoint,
+    Object.entries(data.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ])
   const hash = createHash('sha256').update(canonical).digest('hex').slice(0, 32)
   return `${data.endpoint}-${hash}`
 }

@@ -4,7 +4,13 @@ import type { FeedFamily, Settings } from '../config/settings.ts'
 import { FEED_FAMILIES, familyCacheTtlMs } from '../config/settings.ts'
 import { createRedisConnection, isRedisUnavailable } from './connection.ts'
 import { createFetchQueue, createFetchQueueEvents, type FetchQueue } from './factories.ts'
-import { decodeFetchFailure, fetchJobId, fetchJobResultSchema, type FetchFailure, type FetchJobData } from './fetch-job.ts'
+import {
+  decodeFetchFailure,
+  fetchJobId,
+  fetchJobResultSchema,
+  type FetchFailure,
+  type FetchJobData,
+} from './fetch-job.ts'
 import { fetchQueueName } from './names.ts'
 
 /**
@@ -21,7 +27,9 @@ export type FetchOutcome =
 export class QueueUnavailableError extends Error {
   override readonly name = 'QueueUnavailableError'
   constructor(readonly reason: string) {
-    super(`Redis is unavailable, so the fetch could not be queued (${reason}); retry when Redis is back`)
+    super(
+      `Redis is unavailable, so the fetch could not be queued (${reason}); retry when Redis is back`,
+    )
   }
 }
 
@@ -34,7 +42,9 @@ export class FetchWaitTimeoutError extends Error {
     readonly timeoutMs: number,
     readonly state: string,
   ) {
-    super(`Timed out after ${timeoutMs} ms waiting for the ${family} fetch (queue ${fetchQueueName(family)}, job ${jobId}) to finish: ${describeState(state)}`)
+    super(
+      `Timed out after ${timeoutMs} ms waiting for the ${family} fetch (queue ${fetchQueueName(family)}, job ${jobId}) to finish: ${describeState(state)}`,
+    )
   }
 }
 
@@ -92,10 +102,20 @@ export class FetchQueueClient {
 
   /** Resolves when Redis answers and every event stream listens, or rejects after `timeoutMs`. */
   async waitUntilReady(timeoutMs = 5_000): Promise<void> {
-    const ready = Promise.all([...this.queues.values(), ...this.events.values()].map((item) => item.waitUntilReady()))
+    const ready = Promise.all(
+      [...this.queues.values(), ...this.events.values()].map((item) => item.waitUntilReady()),
+    )
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new QueueUnavailableError(`no answer from ${redactUrl(this.settings.REDIS_URL)} within ${timeoutMs} ms`)), timeoutMs)
+      timer = setTimeout(
+        () =>
+          reject(
+            new QueueUnavailableError(
+              `no answer from ${redactUrl(this.settings.REDIS_URL)} within ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      )
     })
     try {
       await Promise.race([ready, timeout])
@@ -118,13 +138,21 @@ export class FetchQueueClient {
     const jobId = fetchJobId(data)
     const existing = this.inflight.get(jobId)
     if (existing) return existing
-    const outcome = this.enqueueOrJoin(family, data, jobId, timeoutMs).finally(() => this.inflight.delete(jobId))
+    const outcome = this.enqueueOrJoin(family, data, jobId, timeoutMs).finally(() =>
+      this.inflight.delete(jobId),
+    )
     this.inflight.set(jobId, outcome)
     return outcome
   }
 
-  private enqueueOrJoin(family: FeedFamily, data: FetchJobData, jobId: string, timeoutMs: number): Promise<FetchOutcome> {
-    if (!this.connected) return Promise.reject(new QueueUnavailableError(`connection ${this.connection.status}`))
+  private enqueueOrJoin(
+    family: FeedFamily,
+    data: FetchJobData,
+    jobId: string,
+    timeoutMs: number,
+  ): Promise<FetchOutcome> {
+    if (!this.connected)
+      return Promise.reject(new QueueUnavailableError(`connection ${this.connection.status}`))
     // Per-job events (`completed:<id>`) are not in BullMQ's typed event map.
     const events: NodeJS.EventEmitter = this.familyEvents(family)
     return new Promise<FetchOutcome>((resolve, reject) => {
@@ -147,8 +175,10 @@ export class FetchQueueClient {
         else resolve(outcome)
       }
       this.pending.add(settle)
-      const onCompleted = (args: { returnvalue?: unknown }) => settle(completedOutcome(jobId, args.returnvalue))
-      const onFailed = (args: { failedReason?: string }) => settle({ ok: false, jobId, failure: decodeFetchFailure(args.failedReason ?? 'failed') })
+      const onCompleted = (args: { returnvalue?: unknown }) =>
+        settle(completedOutcome(jobId, args.returnvalue))
+      const onFailed = (args: { failedReason?: string }) =>
+        settle({ ok: false, jobId, failure: decodeFetchFailure(args.failedReason ?? 'failed') })
       // Our add met a job with this id (added by another request, maybe finished already): look at it.
       let replaced = 0
       const onDuplicated = () => {
@@ -165,7 +195,14 @@ export class FetchQueueClient {
           .catch(() => undefined)
           .then(async (found) => {
             if (found !== undefined && found !== 'stale') return settle(found)
-            settle(new FetchWaitTimeoutError(family, jobId, timeoutMs, await this.jobState(family, jobId)))
+            settle(
+              new FetchWaitTimeoutError(
+                family,
+                jobId,
+                timeoutMs,
+                await this.jobState(family, jobId),
+              ),
+            )
           })
       }, timeoutMs)
       // Listen first, then add: a job that finishes in between is heard either way.
@@ -190,7 +227,10 @@ export class FetchQueueClient {
    * the family's cache TTL, a failed one within a second), 'stale' when it finished before that,
    * undefined while it is still waiting or running (its completion event will come).
    */
-  private async inspect(family: FeedFamily, jobId: string): Promise<FetchOutcome | 'stale' | undefined> {
+  private async inspect(
+    family: FeedFamily,
+    jobId: string,
+  ): Promise<FetchOutcome | 'stale' | undefined> {
     const job = await Job.fromId(this.queue(family), jobId)
     const outcome = job ? finishedOutcome(job) : undefined
     if (!job || !outcome) return undefined
@@ -231,7 +271,8 @@ export class FetchQueueClient {
 
   /** Stops listening and closes the connections; requests still waiting fail. */
   async close(): Promise<void> {
-    for (const settle of [...this.pending]) settle(new QueueUnavailableError('the adapter is shutting down'))
+    for (const settle of [...this.pending])
+      settle(new QueueUnavailableError('the adapter is shutting down'))
     await Promise.allSettled([...this.events.values()].map((events) => events.close()))
     await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()))
     this.connection.disconnect()
@@ -242,14 +283,24 @@ export class FetchQueueClient {
 function completedOutcome(jobId: string, returnvalue: unknown): FetchOutcome {
   const parsed = fetchJobResultSchema.safeParse(returnvalue)
   if (parsed.success) return { ok: true, jobId, envelope: parsed.data.envelope }
-  return { ok: false, jobId, failure: { kind: 'internal', description: 'the fetch job returned no envelope', retryable: false, attempts: 1 } }
+  return {
+    ok: false,
+    jobId,
+    failure: {
+      kind: 'internal',
+      description: 'the fetch job returned no envelope',
+      retryable: false,
+      attempts: 1,
+    },
+  }
 }
 
 /** The outcome of a job that has finished, or undefined while it is waiting, delayed or running. */
 function finishedOutcome(job: Job): FetchOutcome | undefined {
   if (!job.finishedOn) return undefined
   const jobId = job.id ?? ''
-  if (job.returnvalue !== null && job.returnvalue !== undefined) return completedOutcome(jobId, job.returnvalue)
+  if (job.returnvalue !== null && job.returnvalue !== undefined)
+    return completedOutcome(jobId, job.returnvalue)
   return { ok: false, jobId, failure: decodeFetchFailure(job.failedReason ?? 'failed') }
 }
 

@@ -25,7 +25,10 @@ export interface FetchContext {
 }
 
 /** Runs one fetch and returns the feed envelope; throws FetchFailureError on a known failure. */
-export type FetchFunction = (data: FetchJobData, context: FetchContext) => Promise<Record<string, unknown>>
+export type FetchFunction = (
+  data: FetchJobData,
+  context: FetchContext,
+) => Promise<Record<string, unknown>>
 
 /**
  * Wraps a fetch function as a BullMQ processor. A failure becomes the job's failed reason as JSON
@@ -43,19 +46,31 @@ export function fetchProcessor(
     const attempt = job.attemptsMade + 1
     const parsed = fetchJobDataSchema.safeParse(job.data)
     if (!parsed.success) {
-      const failure: FetchFailure = { kind: 'internal', description: `malformed fetch job: ${parsed.error.issues[0]?.message ?? 'invalid'}`, retryable: false, attempts: attempt }
+      const failure: FetchFailure = {
+        kind: 'internal',
+        description: `malformed fetch job: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+        retryable: false,
+        attempts: attempt,
+      }
       throw new UnrecoverableError(scrub(encodeFetchFailure(failure)))
     }
     try {
       const envelope = await fetch(parsed.data, { family, jobId: job.id ?? '', attempt, attempts })
       const text = JSON.stringify(envelope)
       const clean = scrub(text)
-      return { envelope: clean === text ? envelope : (JSON.parse(clean) as Record<string, unknown>) }
+      return {
+        envelope: clean === text ? envelope : (JSON.parse(clean) as Record<string, unknown>),
+      }
     } catch (error) {
       const failure: FetchFailure =
         error instanceof FetchFailureError
           ? { ...error.failure, attempts: attempt }
-          : { kind: 'internal', description: error instanceof Error ? error.message : String(error), retryable: false, attempts: attempt }
+          : {
+              kind: 'internal',
+              description: error instanceof Error ? error.message : String(error),
+              retryable: false,
+              attempts: attempt,
+            }
       const reason = scrub(encodeFetchFailure(failure))
       if (!failure.retryable || attempt >= attempts) throw new UnrecoverableError(reason)
       throw new Error(reason)

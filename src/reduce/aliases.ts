@@ -13,13 +13,15 @@ const none: AliasResolver = () => []
 /** Turns a map (canonical -> aliases, read in both directions) or a function into a resolver. */
 export function aliasResolver(aliases: Aliases | undefined): AliasResolver {
   if (aliases === undefined) return none
-  if (typeof aliases === 'function') return (name) => aliases(name).filter((other) => other !== name)
+  if (typeof aliases === 'function')
+    return (name) => aliases(name).filter((other) => other !== name)
   const groups = new Map<string, string[]>()
   for (const [canonical, others] of Object.entries(aliases)) {
     const group = [canonical, ...others]
     for (const name of group) {
       const existing = groups.get(name) ?? []
-      for (const other of group) if (other !== name && !existing.includes(other)) existing.push(other)
+      for (const other of group)
+        if (other !== name && !existing.includes(other)) existing.push(other)
       groups.set(name, existing)
     }
   }
@@ -49,7 +51,8 @@ export function withAliasTwins(json: unknown, resolve: AliasResolver, depth = 0)
   if (json === null || typeof json !== 'object') return json
   const source = json as Record<string, unknown>
   const copy: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(source)) copy[key] = withAliasTwins(value, resolve, depth + 1)
+  for (const [key, value] of Object.entries(source))
+    copy[key] = withAliasTwins(value, resolve, depth + 1)
   for (const key of Object.keys(source)) {
     for (const other of resolve(key)) if (!Object.hasOwn(copy, other)) copy[other] = copy[key]
   }

@@ -17,7 +17,15 @@ import { ReduceError } from './errors.ts'
  * - `bytes`: a 0x-hex string (even length) as those bytes, any other string as its UTF-8 bytes. Result: 0x-hex.
  * `times` applies only to the integer types; with another type it is an error (it would be ignored).
  */
-export const VALUE_TYPES = ['uint256', 'int256', 'bool', 'bytes32', 'string', 'address', 'bytes'] as const
+export const VALUE_TYPES = [
+  'uint256',
+  'int256',
+  'bool',
+  'bytes32',
+  'string',
+  'address',
+  'bytes',
+] as const
 export type ValueType = (typeof VALUE_TYPES)[number]
 
 export interface CastOptions {
@@ -26,7 +34,11 @@ export interface CastOptions {
   truncation?: Truncation
 }
 
-export type CastResult<T extends ValueType> = T extends 'uint256' | 'int256' ? bigint : T extends 'bool' ? boolean : string
+export type CastResult<T extends ValueType> = T extends 'uint256' | 'int256'
+  ? bigint
+  : T extends 'bool'
+    ? boolean
+    : string
 
 const UINT256_MAX = (1n << 256n) - 1n
 const INT256_MAX = (1n << 255n) - 1n
@@ -36,10 +48,26 @@ export function isValueType(type: string): type is ValueType {
   return (VALUE_TYPES as readonly string[]).includes(type)
 }
 
-export function castValue<T extends ValueType>(value: unknown, type: T, options?: CastOptions): CastResult<T>
-export function castValue(value: unknown, type: string, options?: CastOptions): bigint | boolean | string
-export function castValue(value: unknown, type: string, options: CastOptions = {}): bigint | boolean | string {
-  if (!isValueType(type)) throw new ReduceError('BAD_TYPE', `unknown type ${JSON.stringify(type)} (expected one of ${VALUE_TYPES.join(', ')})`)
+export function castValue<T extends ValueType>(
+  value: unknown,
+  type: T,
+  options?: CastOptions,
+): CastResult<T>
+export function castValue(
+  value: unknown,
+  type: string,
+  options?: CastOptions,
+): bigint | boolean | string
+export function castValue(
+  value: unknown,
+  type: string,
+  options: CastOptions = {},
+): bigint | boolean | string {
+  if (!isValueType(type))
+    throw new ReduceError(
+      'BAD_TYPE',
+      `unknown type ${JSON.stringify(type)} (expected one of ${VALUE_TYPES.join(', ')})`,
+    )
   if (options.times !== undefined && type !== 'uint256' && type !== 'int256') {
     throw new ReduceError('BAD_TIMES', `times applies to uint256 and int256 only, not to ${type}`)
   }
@@ -62,7 +90,8 @@ export function castValue(value: unknown, type: string, options: CastOptions = {
 
 function castInteger(value: unknown, type: 'uint256' | 'int256', options: CastOptions): bigint {
   const decimal = typeof value === 'boolean' ? new Decimal(value ? 1 : 0) : toDecimal(value)
-  if (decimal === undefined) throw new ReduceError('CAST', `cannot cast ${describe(value)} to ${type}`)
+  if (decimal === undefined)
+    throw new ReduceError('CAST', `cannot cast ${describe(value)} to ${type}`)
   const scaled = options.times === undefined ? decimal : decimal.times(parseTimes(options.times))
   const integer = toBigInt(scaled, options.truncation ?? 'floor')
   const [min, max] = type === 'uint256' ? [0n, UINT256_MAX] : [INT256_MIN, INT256_MAX]
@@ -84,18 +113,27 @@ function castBytes32(value: unknown): string {
   if (typeof value === 'string' && /^0x[0-9a-fA-F]{64}$/.test(value)) return value.toLowerCase()
   const text = scalarText(value, 'bytes32')
   const bytes = toUtf8Bytes(text)
-  if (bytes.length > 32) throw new ReduceError('CAST', `${JSON.stringify(text)} is ${bytes.length} bytes, more than bytes32 holds`)
+  if (bytes.length > 32)
+    throw new ReduceError(
+      'CAST',
+      `${JSON.stringify(text)} is ${bytes.length} bytes, more than bytes32 holds`,
+    )
   return zeroPadBytes(bytes, 32)
 }
 
 function castString(value: unknown): string {
-  if (value === null || value === undefined) throw new ReduceError('CAST', `cannot cast ${describe(value)} to string`)
-  if (typeof value === 'object') return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item))
+  if (value === null || value === undefined)
+    throw new ReduceError('CAST', `cannot cast ${describe(value)} to string`)
+  if (typeof value === 'object')
+    return JSON.stringify(value, (_key, item: unknown) =>
+      typeof item === 'bigint' ? item.toString() : item,
+    )
   return String(value)
 }
 
 function castAddress(value: unknown): string {
-  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value)) throw new ReduceError('CAST', `cannot cast ${describe(value)} to address`)
+  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value))
+    throw new ReduceError('CAST', `cannot cast ${describe(value)} to address`)
   try {
     return getAddress(value)
   } catch {
@@ -106,7 +144,8 @@ function castAddress(value: unknown): string {
 
 function castBytes(value: unknown): string {
   if (typeof value === 'string' && isHexString(value)) {
-    if (value.length % 2 !== 0) throw new ReduceError('CAST', `${value} has an odd number of hex digits`)
+    if (value.length % 2 !== 0)
+      throw new ReduceError('CAST', `${value} has an odd number of hex digits`)
     return value.toLowerCase()
   }
   if (value instanceof Uint8Array) return hexlify(value)
@@ -115,7 +154,8 @@ function castBytes(value: unknown): string {
 
 function scalarText(value: unknown, type: string): string {
   if (typeof value === 'string') return value
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value)
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value)
   throw new ReduceError('CAST', `cannot cast ${describe(value)} to ${type}`)
 }
 
@@ -123,7 +163,10 @@ function describe(value: unknown): string {
   if (value === null) return 'null'
   if (value === undefined) return 'no value'
   if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value)
-  if (typeof value === 'string') return value === '' ? 'an empty string' : JSON.stringify(value.length > 60 ? value.slice(0, 60) + '...' : value)
+  if (typeof value === 'string')
+    return value === ''
+      ? 'an empty string'
+      : JSON.stringify(value.length > 60 ? value.slice(0, 60) + '...' : value)
   if (Array.isArray(value)) return 'an array'
   return `a ${typeof value}`
 }

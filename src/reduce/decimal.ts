@@ -6,7 +6,12 @@ import { ReduceError } from './errors.ts'
  * product of two inputs exact (at most 400 digits), so `times` never rounds; only the explicit
  * truncation at the end of a cast does.
  */
-export const Decimal = DecimalJs.clone({ precision: 1000, rounding: DecimalJs.ROUND_DOWN, toExpPos: 1000, toExpNeg: -1000 })
+export const Decimal = DecimalJs.clone({
+  precision: 1000,
+  rounding: DecimalJs.ROUND_DOWN,
+  toExpPos: 1000,
+  toExpNeg: -1000,
+})
 export type Decimal = InstanceType<typeof Decimal>
 
 const DECIMAL_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,4})?$/
@@ -16,7 +21,8 @@ const MAX_TEXT = 200
 export function toDecimal(value: unknown): Decimal | undefined {
   if (value instanceof DecimalJs) return new Decimal(value)
   if (typeof value === 'bigint') return new Decimal(value.toString())
-  if (typeof value === 'number') return Number.isFinite(value) ? new Decimal(String(value)) : undefined
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? new Decimal(String(value)) : undefined
   if (typeof value === 'string') {
     const text = value.trim()
     if (text.length > MAX_TEXT || !DECIMAL_TEXT.test(text)) return undefined
@@ -28,7 +34,11 @@ export function toDecimal(value: unknown): Decimal | undefined {
 /** `times` as a Decimal; a ReduceError when it is not a finite decimal. */
 export function parseTimes(times: unknown): Decimal {
   const decimal = toDecimal(times)
-  if (decimal === undefined) throw new ReduceError('BAD_TIMES', `times must be a decimal number, got ${JSON.stringify(String(times))}`)
+  if (decimal === undefined)
+    throw new ReduceError(
+      'BAD_TIMES',
+      `times must be a decimal number, got ${JSON.stringify(String(times))}`,
+    )
   return decimal
 }
 

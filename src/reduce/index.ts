@@ -4,11 +4,32 @@ import { parseTimes, toDecimal, type Truncation } from './decimal.ts'
 import { ReduceError } from './errors.ts'
 import { evaluatePath } from './path.ts'
 
-export { aliasResolver, lookupWithAliases, withAliasTwins, type AliasFunction, type AliasMap, type Aliases, type AliasResolver } from './aliases.ts'
-export { castValue, isValueType, VALUE_TYPES, type CastOptions, type CastResult, type ValueType } from './cast.ts'
+export {
+  aliasResolver,
+  lookupWithAliases,
+  withAliasTwins,
+  type AliasFunction,
+  type AliasMap,
+  type Aliases,
+  type AliasResolver,
+} from './aliases.ts'
+export {
+  castValue,
+  isValueType,
+  VALUE_TYPES,
+  type CastOptions,
+  type CastResult,
+  type ValueType,
+} from './cast.ts'
 export { Decimal, parseTimes, toBigInt, toDecimal, type Truncation } from './decimal.ts'
 export { ReduceError, type ReduceErrorCode } from './errors.ts'
-export { evaluatePath, parseSimpleJsonPath, splitPath, type PathOptions, type Segment } from './path.ts'
+export {
+  evaluatePath,
+  parseSimpleJsonPath,
+  splitPath,
+  type PathOptions,
+  type Segment,
+} from './path.ts'
 
 export interface ReduceOptions {
   /** Path to the value; '' or '$' is the whole document. */
@@ -22,7 +43,8 @@ export interface ReduceOptions {
   truncation?: Truncation
 }
 
-export type Reduced = bigint | boolean | string | number | null | readonly unknown[] | Readonly<Record<string, unknown>>
+export type Reduced =
+  bigint | boolean | string | number | null | readonly unknown[] | Readonly<Record<string, unknown>>
 
 /**
  * The value at `path`, cast to `type` and scaled by `times`. Every error is a ReduceError whose
@@ -33,14 +55,26 @@ export type Reduced = bigint | boolean | string | number | null | readonly unkno
 export function reduce(json: unknown, options: ReduceOptions): Reduced {
   const { path } = options
   if (options.type !== undefined && !isValueType(options.type)) {
-    throw new ReduceError('BAD_TYPE', `unknown type ${JSON.stringify(options.type)} (expected one of ${VALUE_TYPES.join(', ')})`, path)
+    throw new ReduceError(
+      'BAD_TYPE',
+      `unknown type ${JSON.stringify(options.type)} (expected one of ${VALUE_TYPES.join(', ')})`,
+      path,
+    )
   }
   const value = evaluatePath(json, path, { aliases: options.aliases, separator: options.separator })
   try {
-    if (options.type !== undefined) return castValue(value, options.type, { times: options.times, truncation: options.truncation })
+    if (options.type !== undefined)
+      return castValue(value, options.type, {
+        times: options.times,
+        truncation: options.truncation,
+      })
     if (options.times === undefined) return value as Reduced
     const decimal = toDecimal(value)
-    if (decimal === undefined) throw new ReduceError('CAST', `cannot multiply ${value === null ? 'null' : JSON.stringify(value)} by times`)
+    if (decimal === undefined)
+      throw new ReduceError(
+        'CAST',
+        `cannot multiply ${value === null ? 'null' : JSON.stringify(value)} by times`,
+      )
     return decimal.times(parseTimes(options.times)).toFixed()
   } catch (error) {
     if (error instanceof ReduceError) throw error.withPath(path)

@@ -1,5 +1,11 @@
 import { JSONPath } from 'jsonpath-plus'
-import { aliasResolver, lookupWithAliases, withAliasTwins, type Aliases, type AliasResolver } from './aliases.ts'
+import {
+  aliasResolver,
+  lookupWithAliases,
+  withAliasTwins,
+  type Aliases,
+  type AliasResolver,
+} from './aliases.ts'
 import { ReduceError } from './errors.ts'
 
 /**
@@ -29,7 +35,12 @@ export type Segment = string | number
 const MAX_PATH_LENGTH = 1000
 
 export function evaluatePath(json: unknown, path: string, options: PathOptions = {}): unknown {
-  if (path.length > MAX_PATH_LENGTH) throw new ReduceError('BAD_PATH', `longer than ${MAX_PATH_LENGTH} characters`, path.slice(0, 40) + '...')
+  if (path.length > MAX_PATH_LENGTH)
+    throw new ReduceError(
+      'BAD_PATH',
+      `longer than ${MAX_PATH_LENGTH} characters`,
+      path.slice(0, 40) + '...',
+    )
   const resolve = aliasResolver(options.aliases)
   if (path.startsWith('$')) {
     const segments = parseSimpleJsonPath(path)
@@ -95,7 +106,12 @@ export function parseSimpleJsonPath(path: string): Segment[] | undefined {
   return segments
 }
 
-function walk(json: unknown, segments: readonly Segment[], path: string, resolve: AliasResolver): unknown {
+function walk(
+  json: unknown,
+  segments: readonly Segment[],
+  path: string,
+  resolve: AliasResolver,
+): unknown {
   let current: unknown = json
   for (const [position, segment] of segments.entries()) {
     const where = describeSegment(segments, position)
@@ -106,20 +122,38 @@ function walk(json: unknown, segments: readonly Segment[], path: string, resolve
       if (!found.found) throw new ReduceError('NO_VALUE', `no value at ${where}`, path)
       current = found.value
     } else {
-      throw new ReduceError('WRONG_SHAPE', `no value at ${where} (${describeValue(current)} has no fields)`, path)
+      throw new ReduceError(
+        'WRONG_SHAPE',
+        `no value at ${where} (${describeValue(current)} has no fields)`,
+        path,
+      )
     }
   }
   if (current === undefined) throw new ReduceError('NO_VALUE', 'no value', path)
   return current
 }
 
-function elementAt(array: readonly unknown[], segment: Segment, path: string, where: string): unknown {
+function elementAt(
+  array: readonly unknown[],
+  segment: Segment,
+  path: string,
+  where: string,
+): unknown {
   const text = String(segment)
-  if (!/^-?\d+$/.test(text)) throw new ReduceError('WRONG_SHAPE', `no value at ${where} (an array needs an integer index)`, path)
+  if (!/^-?\d+$/.test(text))
+    throw new ReduceError(
+      'WRONG_SHAPE',
+      `no value at ${where} (an array needs an integer index)`,
+      path,
+    )
   const raw = Number(text)
   const index = raw < 0 ? array.length + raw : raw
   if (!Number.isSafeInteger(index) || index < 0 || index >= array.length) {
-    throw new ReduceError('NO_VALUE', `no value at ${where} (index ${raw} out of range, length ${array.length})`, path)
+    throw new ReduceError(
+      'NO_VALUE',
+      `no value at ${where} (index ${raw} out of range, length ${array.length})`,
+      path,
+    )
   }
   return array[index]
 }
@@ -139,7 +173,12 @@ function evaluateGeneralJsonPath(json: unknown, path: string, resolve: AliasReso
 }
 
 function describeSegment(segments: readonly Segment[], position: number): string {
-  return JSON.stringify(segments.slice(0, position + 1).map(String).join('.'))
+  return JSON.stringify(
+    segments
+      .slice(0, position + 1)
+      .map(String)
+      .join('.'),
+  )
 }
 
 function describeValue(value: unknown): string {

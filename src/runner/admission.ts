@@ -6,7 +6,10 @@ import type { JobSpecFields } from '../pipeline/index.ts'
  * Why a request must not run, per the job's `requesters` and `minContractPaymentLinkJuels`, or
  * undefined when it may. Refused requests are recorded with this reason, never dropped silently.
  */
-export function refusalReason(spec: JobSpecFields, request: OracleRequestEvent): string | undefined {
+export function refusalReason(
+  spec: JobSpecFields,
+  request: OracleRequestEvent,
+): string | undefined {
   if (spec.requesters && spec.requesters.length > 0) {
     const requester = getAddress(request.requester)
     if (!spec.requesters.some((allowed) => getAddress(allowed) === requester)) {

@@ -25,15 +25,25 @@ export function feedJobShape(job: Job): FeedJobShape {
   for (const task of job.tasks) {
     for (const value of Object.values(task.attributes)) {
       for (const match of value.matchAll(/\$\(\s*([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\s*\)/g)) {
-        if (cborTasks.includes(match[1] as string) && !params.includes(match[2] as string)) params.push(match[2] as string)
+        if (cborTasks.includes(match[1] as string) && !params.includes(match[2] as string))
+          params.push(match[2] as string)
       }
     }
-    if (task.type === 'bridge') endpoint ??= /\\?"endpoint\\?"\s*:\s*\\?"([a-z0-9-]+)\\?"/.exec(task.attributes.requestData ?? '')?.[1]
+    if (task.type === 'bridge')
+      endpoint ??= /\\?"endpoint\\?"\s*:\s*\\?"([a-z0-9-]+)\\?"/.exec(
+        task.attributes.requestData ?? '',
+      )?.[1]
   }
   const answerType = job.tasks
     .filter((task) => task.type === 'ethabiencode')
-    .map((task) => /^\s*\(\s*bytes32\s+\w+\s*,\s*(\w+)\s+\w+\s*\)\s*$/.exec(task.attributes.abi ?? '')?.[1])
+    .map(
+      (task) =>
+        /^\s*\(\s*bytes32\s+\w+\s*,\s*(\w+)\s+\w+\s*\)\s*$/.exec(task.attributes.abi ?? '')?.[1],
+    )
     .find((type): type is AnswerType => (ANSWER_TYPES as readonly string[]).includes(type ?? ''))
-  if (!answerType) throw new Error(`${job.file}: no ethabiencode task of the form "(bytes32 requestId, <type> value)": cannot tell the answer type`)
+  if (!answerType)
+    throw new Error(
+      `${job.file}: no ethabiencode task of the form "(bytes32 requestId, <type> value)": cannot tell the answer type`,
+    )
   return { ...(endpoint ? { endpoint } : {}), answerType, params }
 }

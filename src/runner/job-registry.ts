@@ -45,7 +45,12 @@ export class JobRegistry {
 
 export function registerJob(job: Job): LoadedJob {
   const externalJobId = job.spec.externalJobID.toLowerCase()
-  return { job, name: job.spec.name, externalJobId, specIds: specIdsOfJob(externalJobId).map((id) => id.toLowerCase()) }
+  return {
+    job,
+    name: job.spec.name,
+    externalJobId,
+    specIds: specIdsOfJob(externalJobId).map((id) => id.toLowerCase()),
+  }
 }
 
 /** Thrown when any spec in the directory is broken: the runner never starts with half its jobs. */
@@ -75,7 +80,10 @@ export async function loadJobRegistry(dir: string, chainId?: number): Promise<Jo
     const loaded = registerJob(job)
     const twin = seen.get(loaded.externalJobId)
     if (twin) {
-      problems.push({ file: path, message: `externalJobID ${loaded.externalJobId} is also used by ${twin}` })
+      problems.push({
+        file: path,
+        message: `externalJobID ${loaded.externalJobId} is also used by ${twin}`,
+      })
       continue
     }
     seen.set(loaded.externalJobId, path)

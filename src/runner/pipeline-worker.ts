@@ -3,11 +3,25 @@ import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
 import { runJob, toPlain } from '../pipeline/index.ts'
-import { errorClass, observeRun, observeTask, recordRequest, refusalClass, type ReasonClass } from '../metrics/index.ts'
+import {
+  errorClass,
+  observeRun,
+  observeTask,
+  recordRequest,
+  refusalClass,
+  type ReasonClass,
+} from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalReason } from './admission.ts'
 import { fromRequestPayload, requestJobId } from './request-payload.ts'
-import { isFinal, type RunRecord, type RunState, type RunStore, type RunSummary, type TaskRecord } from './run-record.ts'
+import {
+  isFinal,
+  type RunRecord,
+  type RunState,
+  type RunStore,
+  type RunSummary,
+  type TaskRecord,
+} from './run-record.ts'
 
 export interface PipelineWorkerOptions {
   queueName: string
@@ -22,7 +36,11 @@ export interface PipelineWorkerOptions {
    * is `retried` (an earlier delivery failed or its process died) simulates its transactions first:
    * by now its request may have been answered or cancelled.
    */
-  chainAccessFor: (requestId: string, onSent: () => Promise<void>, run: { retried: boolean }) => ChainAccess
+  chainAccessFor: (
+    requestId: string,
+    onSent: () => Promise<void>,
+    run: { retried: boolean },
+  ) => ChainAccess
   /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
   runOptions?: Partial<RunOptions>
   logger: Logger
@@ -45,15 +63,20 @@ export class TransientRunError extends Error {
  * is down) or 504 (the fetch did not finish in time), or the task timed out. A 502 (the feed service
  * failed after the adapter's own retries) and every 4xx are final.
  */
-const TRANSIENT_BRIDGE_ERROR = /(ECONNREFUSED|ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CONNECT|socket hang up|other side closed|terminated|answered 50[34]|timed out)/i
+const TRANSIENT_BRIDGE_ERROR =
+  /(ECONNREFUSED|ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CONNECT|socket hang up|other side closed|terminated|answered 50[34]|timed out)/i
 
 function transientBridgeFailure(tasks: readonly TaskOutcome[]): string | undefined {
   if (tasks.some((task) => task.type === 'ethtx' && task.ok)) return undefined
-  const failed = tasks.find((task) => task.type === 'bridge' && !task.ok && TRANSIENT_BRIDGE_ERROR.test(task.error ?? ''))
+  const failed = tasks.find(
+    (task) => task.type === 'bridge' && !task.ok && TRANSIENT_BRIDGE_ERROR.test(task.error ?? ''),
+  )
   // An ethtx that timed out may still be mined (its sender job was held by a process that died and
   // is taken over after the lock expires): running the request again joins the same sender job
   // through its idempotency key, so it cannot send twice.
-  const waitedForTx = tasks.find((task) => task.type === 'ethtx' && !task.ok && /timed out/i.test(task.error ?? ''))
+  const waitedForTx = tasks.find(
+    (task) => task.type === 'ethtx' && !task.ok && /timed out/i.test(task.error ?? ''),
+  )
   return (failed ?? waitedForTx)?.error
 }
 
@@ -69,7 +92,11 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
     // The last delivery records a transient failure as the run's end; earlier ones hand the request back.
     const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
     const retried = queueJob.attemptsMade > 0 || queueJob.stalledCounter > 0
-    return runRequest(fromRequestPayload(queueJob.data), { ...options, retryTransient: !lastAttempt, retried })
+    return runRequest(fromRequestPayload(queueJob.data), {
+      ...options,
+      retryTransient: !lastAttempt,
+      retried,
+    })
   }
   return new Worker(options.queueName, process, {
     connection: options.connection,
@@ -85,17 +112,32 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
 }
 
 /** Runs one request to a final state. Exported for `feedrunner jobs run --from-chain`-style use and tests. */
-export async function runRequest(request: OracleRequestEvent, options: PipelineWorkerOptions): Promise<RequestOutcome> {
+export async function runRequest(
+  request: OracleRequestEvent,
+  options: PipelineWorkerOptions,
+): Promise<RequestOutcome> {
   const { registry, runs, logger } = options
   const runId = requestJobId(request.chainId, request.operator, request.requestId)
   const log = logger.child({ requestId: request.requestId })
   const loaded = registry.bySpecId(request.specId)
   const base = baseRecord(request, loaded)
-  const refuse = async (reason: string, job: string | undefined, reasonClass: ReasonClass): Promise<RequestOutcome> => {
+  const refuse = async (
+    reason: string,
+    job: string | undefined,
+    reasonClass: ReasonClass,
+  ): Promise<RequestOutcome> => {
     // A run that is final already (a redelivery) is neither written nor counted again.
     const existing = await runs.get(request.requestId)
     if (existing && isFinal(existing.state)) return outcomeOf(existing)
-    return finish(runs, request.requestId, base, 'refused', reason, log.child({ job: job ?? '(unknown)' }), { job, reason: reasonClass })
+    return finish(
+      runs,
+      request.requestId,
+      base,
+      'refused',
+      reason,
+      log.child({ job: job ?? '(unknown)' }),
+      { job, reason: reasonClass },
+    )
   }
   if (!loaded) return refuse(`no job with spec id ${request.specId}`, undefined, 'unknown_job')
   const refusal = refusalReason(loaded.job.spec, request)
@@ -111,9 +153,14 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
   const onSent = async (): Promise<void> => {
     // The record's word for where the run is, written while the transaction is on its way: a failed
     // write must not fail a transaction that may already be out.
-    await runs.update(request.requestId, { state: 'sent', tasks: [...tasks] }).catch((error: unknown) => {
-      jobLog.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not mark the run as sent')
-    })
+    await runs
+      .update(request.requestId, { state: 'sent', tasks: [...tasks] })
+      .catch((error: unknown) => {
+        jobLog.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'could not mark the run as sent',
+        )
+      })
   }
   const result = await runJob(loaded.job, {
     ...options.runOptions,
@@ -123,7 +170,8 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
     onTask: (outcome) => {
       tasks.push(taskRecord(outcome))
       jobLog.debug({ task: outcome.id, ok: outcome.ok, ms: outcome.durationMs }, 'task finished')
-      if (!outcome.skipped) observeTask(loaded.name, outcome.type, outcome.ok, outcome.durationMs / 1_000)
+      if (!outcome.skipped)
+        observeTask(loaded.name, outcome.type, outcome.ok, outcome.durationMs / 1_000)
     },
   })
   const txHash = sentTxHash(result.tasks)
@@ -135,9 +183,17 @@ export async function runRequest(request: OracleRequestEvent, options: PipelineW
       throw new TransientRunError(transient)
     }
     const reason = result.errors.join('; ') || 'the pipeline failed'
-    return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog, { job: loaded.name, reason: errorClass(result.tasks), startedAt })
+    return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog, {
+      job: loaded.name,
+      reason: errorClass(result.tasks),
+      startedAt,
+    })
   }
-  return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, { job: loaded.name, reason: 'none', startedAt })
+  return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, {
+    job: loaded.name,
+    reason: 'none',
+    startedAt,
+  })
 }
 
 /** What a finished run adds to the metrics: its job, a reason class (never the free text) and its start. */
@@ -158,9 +214,13 @@ async function finish(
 ): Promise<RequestOutcome> {
   const stored = await runs.update(requestId, { ...patch, state, ...(reason ? { reason } : {}) })
   // Counted once, by the delivery that moved the run to its final state (not when it was final already).
-  if (stored.state === state && (state === 'fulfilled' || state === 'errored' || state === 'refused')) {
+  if (
+    stored.state === state &&
+    (state === 'fulfilled' || state === 'errored' || state === 'refused')
+  ) {
     recordRequest(metrics.job, state, metrics.reason)
-    if (metrics.startedAt !== undefined) observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
+    if (metrics.startedAt !== undefined)
+      observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
   }
   if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
   else log.warn({ state, reason }, `run ${state}`)
@@ -172,7 +232,10 @@ function outcomeOf(run: RunSummary): RequestOutcome {
 }
 
 /** The fields of a run record that come from the request itself. */
-export function baseRecord(request: OracleRequestEvent, loaded: LoadedJob | undefined): Partial<RunRecord> {
+export function baseRecord(
+  request: OracleRequestEvent,
+  loaded: LoadedJob | undefined,
+): Partial<RunRecord> {
   return {
     chainId: request.chainId,
     operator: request.operator,

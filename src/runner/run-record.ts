@@ -6,9 +6,22 @@ import { luaScript } from '../queue/lua-script.ts'
  * Where a request is in its life. `fulfilled`, `errored`, `refused` and `cancelled` are final: once a
  * run reaches one, nothing moves it again (a late retry or a second process cannot undo it).
  */
-export const RUN_STATES = ['received', 'running', 'sent', 'fulfilled', 'errored', 'refused', 'cancelled'] as const
+export const RUN_STATES = [
+  'received',
+  'running',
+  'sent',
+  'fulfilled',
+  'errored',
+  'refused',
+  'cancelled',
+] as const
 export type RunState = (typeof RUN_STATES)[number]
-export const FINAL_RUN_STATES: readonly RunState[] = ['fulfilled', 'errored', 'refused', 'cancelled']
+export const FINAL_RUN_STATES: readonly RunState[] = [
+  'fulfilled',
+  'errored',
+  'refused',
+  'cancelled',
+]
 
 export interface TaskRecord {
   id: string
@@ -39,7 +52,8 @@ export interface RunRecord {
 }
 
 /** What a write answers: enough to tell where the run stands, not the whole record (tasks and all). */
-export type RunSummary = Pick<RunRecord, 'requestId' | 'state'> & Partial<Pick<RunRecord, 'job' | 'txHash' | 'reason'>>
+export type RunSummary = Pick<RunRecord, 'requestId' | 'state'> &
+  Partial<Pick<RunRecord, 'job' | 'txHash' | 'reason'>>
 
 const runSummarySchema = z.object({
   requestId: z.string(),
@@ -110,17 +124,27 @@ export class RunStore {
     return this.write(requestId, record, true)
   }
 
-  private async write(requestId: string, patch: Partial<RunRecord> & { state?: RunState }, onlyIfAbsent: boolean): Promise<RunSummary> {
+  private async write(
+    requestId: string,
+    patch: Partial<RunRecord> & { state?: RunState },
+    onlyIfAbsent: boolean,
+  ): Promise<RunSummary> {
     const now = Date.now()
-    const withTime = patch.state ? { ...patch, times: { ...patch.times, [patch.state]: now } } : patch
-    const answer = (await UPDATE_SCRIPT.run(this.redis, [this.runKey(requestId), this.indexKey()], [
-      JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
-      String(RUN_TTL_SECONDS),
-      String(now),
-      requestId.toLowerCase(),
-      String(RECENT_RUNS_KEPT),
-      onlyIfAbsent ? '1' : '0',
-    ])) as string
+    const withTime = patch.state
+      ? { ...patch, times: { ...patch.times, [patch.state]: now } }
+      : patch
+    const answer = (await UPDATE_SCRIPT.run(
+      this.redis,
+      [this.runKey(requestId), this.indexKey()],
+      [
+        JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
+        String(RUN_TTL_SECONDS),
+        String(now),
+        requestId.toLowerCase(),
+        String(RECENT_RUNS_KEPT),
+        onlyIfAbsent ? '1' : '0',
+      ],
+    )) as string
     return runSummarySchema.parse(JSON.parse(answer))
   }
 

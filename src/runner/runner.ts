@@ -65,12 +65,16 @@ export interface Runner {
 export function createRunner(options: RunnerOptions): Runner {
   const log = options.logger.child({ component: 'runner' })
   // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
-  const redis: Redis = createRedisConnection(options.redisUrl, 'worker', { enableAutoPipelining: true })
+  const redis: Redis = createRedisConnection(options.redisUrl, 'worker', {
+    enableAutoPipelining: true,
+  })
   // While Redis is away these connections reconnect by themselves; without a listener ioredis prints
   // every failed attempt as an "Unhandled error event" with a stack trace.
   redis.on('error', () => undefined)
   // Auto-pipelined too: a scan's adds of many requests leave in one write.
-  const queueConnection = createRedisConnection(options.redisUrl, 'worker', { enableAutoPipelining: true })
+  const queueConnection = createRedisConnection(options.redisUrl, 'worker', {
+    enableAutoPipelining: true,
+  })
   queueConnection.on('error', () => undefined)
   const runs = new RunStore(redis, `${options.prefix}:runner`)
   const requestsQueue = new Queue(REQUESTS_QUEUE, {
@@ -112,10 +116,14 @@ export function createRunner(options: RunnerOptions): Runner {
   async function cancel(event: CancelRequestEvent): Promise<void> {
     const jobId = requestJobId(event.chainId, event.operator, event.requestId)
     const existing = await runs.get(event.requestId)
-    await runs.update(event.requestId, { state: 'cancelled', reason: `cancelled by the requester in ${event.txHash}` })
+    await runs.update(event.requestId, {
+      state: 'cancelled',
+      reason: `cancelled by the requester in ${event.txHash}`,
+    })
     // A waiting job can simply go; one already running meets the Operator's "Must have a valid requestId".
     const job = await requestsQueue.getJob(jobId)
-    if (job && (await job.isWaiting() || await job.isDelayed())) await job.remove().catch(() => undefined)
+    if (job && ((await job.isWaiting()) || (await job.isDelayed())))
+      await job.remove().catch(() => undefined)
     recordRequest(existing?.job, 'cancelled', 'cancelled')
     log.info({ requestId: event.requestId, job: existing?.job }, 'request cancelled')
   }
@@ -131,7 +139,10 @@ export function createRunner(options: RunnerOptions): Runner {
       return sender
     },
     async start() {
-      provider = (await connectProvider(options.rpcUrl, { chainId: options.chainId, pollingIntervalMs: options.pollIntervalMs })) as JsonRpcProvider
+      provider = (await connectProvider(options.rpcUrl, {
+        chainId: options.chainId,
+        pollingIntervalMs: options.pollIntervalMs,
+      })) as JsonRpcProvider
       if (work) {
         await checkSendersAuthorised(provider, options.registry, options.keys)
         sender = createTxSender({
@@ -163,14 +174,23 @@ export function createRunner(options: RunnerOptions): Runner {
           lockDurationMs: options.lockDurationMs ?? 30_000,
           registry: options.registry,
           runs,
-          chainAccessFor: (_requestId, onSent, run) => senderChainAccess(txSender, chainProvider, onSent, { retried: run.retried }),
+          chainAccessFor: (_requestId, onSent, run) =>
+            senderChainAccess(txSender, chainProvider, onSent, { retried: run.retried }),
           runOptions: options.runOptions,
           logger: options.logger,
         })
         worker.on('failed', (job, error) => {
           // Every line about a run carries its request id and job (the queue job id embeds the request id).
           const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
-          log.error({ requestId: data.requestId, job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)', jobId: job?.id, err: error.message }, 'request job failed')
+          log.error(
+            {
+              requestId: data.requestId,
+              job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)',
+              jobId: job?.id,
+              err: error.message,
+            },
+            'request job failed',
+          )
         })
         worker.on('error', (error) => log.error({ err: error.message }, 'pipeline worker error'))
         void worker.run()
@@ -192,8 +212,24 @@ export function createRunner(options: RunnerOptions): Runner {
         await listener.start()
       }
       // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
-      stopOperations = operateRunner({ requestsQueue, worker, sender, listener }, { redisUrl: options.redisUrl, rpcUrl: options.rpcUrl, prefix: options.prefix, connection: redis })
-      log.info({ jobs: options.registry.jobs.length, operators: options.registry.operators(), listen, work }, 'runner started')
+      stopOperations = operateRunner(
+        { requestsQueue, worker, sender, listener },
+        {
+          redisUrl: options.redisUrl,
+          rpcUrl: options.rpcUrl,
+          prefix: options.prefix,
+          connection: redis,
+        },
+      )
+      log.info(
+        {
+          jobs: options.registry.jobs.length,
+          operators: options.registry.operators(),
+          listen,
+          work,
+        },
+        'runner started',
+      )
     },
     async stop() {
       await stopOperations?.()

@@ -9,16 +9,28 @@ import type { JobRegistry } from './job-registry.ts'
  * starts, so a misconfigured key or `contractAddress` stops it with what to do, instead of every run
  * erroring on chain. Keys are named by their index and address, never by themselves.
  */
-export async function checkSendersAuthorised(provider: Provider, registry: JobRegistry, keys: readonly string[]): Promise<void> {
+export async function checkSendersAuthorised(
+  provider: Provider,
+  registry: JobRegistry,
+  keys: readonly string[],
+): Promise<void> {
   const addresses = keys.map((key) => computeAddress(key))
   const problems: string[] = []
   for (const operator of registry.operators()) {
-    const jobs = registry.jobs.filter((loaded) => loaded.job.spec.contractAddress === operator).map((loaded) => loaded.name)
-    const missing = await unauthorisedSenders(provider, operator, addresses).catch((error: unknown) => {
-      throw new Error(`${error instanceof Error ? error.message : String(error)} (the contractAddress of jobs: ${jobs.join(', ')})`)
-    })
+    const jobs = registry.jobs
+      .filter((loaded) => loaded.job.spec.contractAddress === operator)
+      .map((loaded) => loaded.name)
+    const missing = await unauthorisedSenders(provider, operator, addresses).catch(
+      (error: unknown) => {
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)} (the contractAddress of jobs: ${jobs.join(', ')})`,
+        )
+      },
+    )
     if (missing.length === 0) continue
-    const named = missing.map((address) => `key ${addresses.indexOf(address)} (${address})`).join(', ')
+    const named = missing
+      .map((address) => `key ${addresses.indexOf(address)} (${address})`)
+      .join(', ')
     problems.push(`${named} not authorised by the Operator ${operator} (jobs: ${jobs.join(', ')})`)
   }
   if (problems.length === 0) return

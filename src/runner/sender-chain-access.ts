@@ -1,6 +1,11 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { TxSender } from '../chain/sender.ts'
-import type { CallRequest, ChainAccess, TransactionOutcome, TransactionRequest } from '../pipeline/index.ts'
+import type {
+  CallRequest,
+  ChainAccess,
+  TransactionOutcome,
+  TransactionRequest,
+} from '../pipeline/index.ts'
 
 /** A fulfilment that reverted on chain: the run errors with the decoded reason. */
 export class FulfilmentRevertedError extends Error {
@@ -40,9 +45,14 @@ export function senderChainAccess(
         }),
       ])
       if (result.status === 'reverted') {
-        throw new FulfilmentRevertedError(`transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`)
+        throw new FulfilmentRevertedError(
+          `transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`,
+        )
       }
-      return { txHash: result.txHash, status: result.status === 'mined' ? 'confirmed' : 'already-done' }
+      return {
+        txHash: result.txHash,
+        status: result.status === 'mined' ? 'confirmed' : 'already-done',
+      }
     },
     async call(request: CallRequest): Promise<string> {
       return provider.call({
@@ -50,7 +60,10 @@ export function senderChainAccess(
         data: request.data,
         from: request.from,
         gasLimit: request.gasLimit,
-        blockTag: request.blockNumber === undefined || request.blockNumber === 'latest' ? 'latest' : request.blockNumber,
+        blockTag:
+          request.blockNumber === undefined || request.blockNumber === 'latest'
+            ? 'latest'
+            : request.blockNumber,
       })
     },
   }

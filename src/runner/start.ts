@@ -6,7 +6,8 @@ import { createRunner, type Runner } from './runner.ts'
 
 /** The sender keys of this node: NODE_PRIVATE_KEYS when set, else NODE_PRIVATE_KEY. */
 export function senderKeys(settings: Settings): string[] {
-  if (settings.NODE_PRIVATE_KEYS && settings.NODE_PRIVATE_KEYS.length > 0) return settings.NODE_PRIVATE_KEYS
+  if (settings.NODE_PRIVATE_KEYS && settings.NODE_PRIVATE_KEYS.length > 0)
+    return settings.NODE_PRIVATE_KEYS
   return [required(settings, 'NODE_PRIVATE_KEY', 'the runner (it signs the fulfilments)')]
 }
 
@@ -18,12 +19,17 @@ export interface RunnerFromSettingsOptions {
 }
 
 /** Builds and starts a runner from the environment's settings and the specs in JOBS_DIR. */
-export async function startRunnerFromSettings(settings: Settings, logger: Logger, options: RunnerFromSettingsOptions = {}): Promise<Runner> {
+export async function startRunnerFromSettings(
+  settings: Settings,
+  logger: Logger,
+  options: RunnerFromSettingsOptions = {},
+): Promise<Runner> {
   const rpcUrl = required(settings, 'RPC_URL', 'the runner')
   const keys = senderKeys(settings)
   const chainId = await fetchChainId(rpcUrl)
   const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
-  if (registry.jobs.length === 0) logger.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
+  if (registry.jobs.length === 0)
+    logger.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
   const runner = createRunner({
     rpcUrl,
     chainId,

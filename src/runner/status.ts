@@ -32,7 +32,11 @@ async function queueNames(redis: Redis, prefix: string): Promise<string[]> {
 }
 
 /** Queue depths and the latest runs, as `feedrunner status` shows them. */
-export async function readStatus(redis: Redis, prefix: string, runLimit = 20): Promise<StatusReport> {
+export async function readStatus(
+  redis: Redis,
+  prefix: string,
+  runLimit = 20,
+): Promise<StatusReport> {
   const queues: QueueDepth[] = []
   for (const name of await queueNames(redis, prefix)) {
     const queue = new Queue(name, { connection: redis, prefix })

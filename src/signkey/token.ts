@@ -85,8 +85,16 @@ export interface VerifySignKeyOptions {
 
 function decodeToken(token: string): { body: string; claims: SignKeyClaims; signature: string } {
   const parts = token.split('.')
-  if (parts.length !== 3 || parts[0] !== VERSION || !/^[A-Za-z0-9_-]+$/.test(parts[1]!) || !/^[A-Za-z0-9_-]+$/.test(parts[2]!)) {
-    throw new SignKeyError('MALFORMED', 'signed key is malformed (expected v1.<claims>.<signature>)')
+  if (
+    parts.length !== 3 ||
+    parts[0] !== VERSION ||
+    !/^[A-Za-z0-9_-]+$/.test(parts[1]!) ||
+    !/^[A-Za-z0-9_-]+$/.test(parts[2]!)
+  ) {
+    throw new SignKeyError(
+      'MALFORMED',
+      'signed key is malformed (expected v1.<claims>.<signature>)',
+    )
   }
   let json: unknown
   try {
@@ -95,10 +103,19 @@ function decodeToken(token: string): { body: string; claims: SignKeyClaims; sign
     throw new SignKeyError('MALFORMED', 'signed key claims are not JSON')
   }
   const claims = claimsSchema.safeParse(json)
-  if (!claims.success) throw new SignKeyError('MALFORMED', `signed key claims are invalid (${claims.error.issues[0]?.path.join('.') ?? '?'})`)
+  if (!claims.success)
+    throw new SignKeyError(
+      'MALFORMED',
+      `signed key claims are invalid (${claims.error.issues[0]?.path.join('.') ?? '?'})`,
+    )
   const signature = Buffer.from(parts[2]!, 'base64url')
-  if (signature.length !== 65) throw new SignKeyError('MALFORMED', 'signed key signature must be 65 bytes')
-  return { body: `${parts[0]}.${parts[1]}`, claims: claims.data, signature: `0x${signature.toString('hex')}` }
+  if (signature.length !== 65)
+    throw new SignKeyError('MALFORMED', 'signed key signature must be 65 bytes')
+  return {
+    body: `${parts[0]}.${parts[1]}`,
+    claims: claims.data,
+    signature: `0x${signature.toString('hex')}`,
+  }
 }
 
 /**
@@ -113,14 +130,26 @@ export function verifySignKey(token: string, options: VerifySignKeyOptions): Sig
   } catch {
     throw new SignKeyError('BAD_SIGNATURE', 'signed key signature cannot be verified')
   }
-  if (signer !== getAddress(claims.node)) throw new SignKeyError('BAD_SIGNATURE', 'signed key was not signed by the node it names (tampered)')
+  if (signer !== getAddress(claims.node))
+    throw new SignKeyError(
+      'BAD_SIGNATURE',
+      'signed key was not signed by the node it names (tampered)',
+    )
   const allowed = options.allowedSigners.map((address) => address.toLowerCase())
-  if (!allowed.includes(signer.toLowerCase())) throw new SignKeyError('UNKNOWN_SIGNER', `signed key signer ${signer} is not an accepted node`)
+  if (!allowed.includes(signer.toLowerCase()))
+    throw new SignKeyError('UNKNOWN_SIGNER', `signed key signer ${signer} is not an accepted node`)
   const now = Math.floor((options.now ?? Date.now()) / 1000)
   if (claims.exp <= now) throw new SignKeyError('EXPIRED', 'signed key has expired')
-  if (claims.iat > now + CLOCK_SKEW_SECONDS) throw new SignKeyError('NOT_YET_VALID', 'signed key is issued in the future')
-  if (claims.exp - claims.iat > (options.maxTtlSeconds ?? 3600)) throw new SignKeyError('TTL_TOO_LONG', 'signed key lifetime is too long')
-  if (claims.ep !== options.endpoint) throw new SignKeyError('WRONG_ENDPOINT', `signed key was issued for endpoint ${claims.ep}, not ${options.endpoint}`)
-  if (claims.ph !== hashParams(options.params)) throw new SignKeyError('PARAMS_MISMATCH', 'signed key was issued for other parameters')
+  if (claims.iat > now + CLOCK_SKEW_SECONDS)
+    throw new SignKeyError('NOT_YET_VALID', 'signed key is issued in the future')
+  if (claims.exp - claims.iat > (options.maxTtlSeconds ?? 3600))
+    throw new SignKeyError('TTL_TOO_LONG', 'signed key lifetime is too long')
+  if (claims.ep !== options.endpoint)
+    throw new SignKeyError(
+      'WRONG_ENDPOINT',
+      `signed key was issued for endpoint ${claims.ep}, not ${options.endpoint}`,
+    )
+  if (claims.ph !== hashParams(options.params))
+    throw new SignKeyError('PARAMS_MISMATCH', 'signed key was issued for other parameters')
   return claims
 }

@@ -7,7 +7,15 @@ import { createLogger } from '../../src/config/logger.ts'
 import { parseSettings } from '../../src/config/settings.ts'
 import { feedCatalog } from '../../src/feeds/catalog/index.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { errorEnvelope, oddsEnvelope, postAdapter, sendJson, startEmulatedFeed, type AdapterAnswer, type EmulatedFeed } from './support.ts'
+import {
+  errorEnvelope,
+  oddsEnvelope,
+  postAdapter,
+  sendJson,
+  startEmulatedFeed,
+  type AdapterAnswer,
+  type EmulatedFeed,
+} from './support.ts'
 
 const CLIENT_KEY = 'CLIENTCANARY-good-4471'
 const WRONG_CLIENT_KEY = 'CLIENTCANARY-wrong-9902'
@@ -28,7 +36,8 @@ describe('ALLOW_CLIENT_KEYS=true: a client key works, in this process only', () 
     // The remote service checks keys and, like a careless service, quotes a refused one.
     feed = await startEmulatedFeed((query, response) => {
       const key = query.get('key') ?? ''
-      if (key !== CLIENT_KEY && key !== NODE_KEY) return sendJson(response, 401, errorEnvelope(401, `key ${key} is not valid`))
+      if (key !== CLIENT_KEY && key !== NODE_KEY)
+        return sendJson(response, 401, errorEnvelope(401, `key ${key} is not valid`))
       sendJson(response, 200, oddsEnvelope(query, { home: 1.6, draw: 4.2, away: 5.25 }))
     })
     const settings = parseSettings({
@@ -46,7 +55,16 @@ describe('ALLOW_CLIENT_KEYS=true: a client key works, in this process only', () 
       },
     })
     const logger = createLogger(settings, 'adapter', destination)
-    adapter = await startAdapter({ settings, logger, framework: { EA_PORT: 0, METRICS_ENABLED: false, CACHE_TYPE: 'redis', CACHE_PREFIX: cachePrefix } })
+    adapter = await startAdapter({
+      settings,
+      logger,
+      framework: {
+        EA_PORT: 0,
+        METRICS_ENABLED: false,
+        CACHE_TYPE: 'redis',
+        CACHE_PREFIX: cachePrefix,
+      },
+    })
     workers = await startFetchWorkers({ settings, logger })
     redis = new Redis(testRedisUrl())
   })
@@ -55,7 +73,10 @@ describe('ALLOW_CLIENT_KEYS=true: a client key works, in this process only', () 
     await adapter?.close()
     await workers?.close()
     await feed?.close()
-    const keys = [...(await redis.keys(`${queuePrefix}:*`)), ...(await redis.keys(`${cachePrefix}*`))]
+    const keys = [
+      ...(await redis.keys(`${queuePrefix}:*`)),
+      ...(await redis.keys(`${cachePrefix}*`)),
+    ]
     if (keys.length > 0) await redis.del(...keys)
     redis?.disconnect()
   })
@@ -67,10 +88,22 @@ describe('ALLOW_CLIENT_KEYS=true: a client key works, in this process only', () 
   }
 
   it('fetches with the client key, without the queue and without caching', async () => {
-    const first = await ask({ ...game, key: CLIENT_KEY, path: 'data.drawMoneyLine', times: '100', type: 'uint256' })
+    const first = await ask({
+      ...game,
+      key: CLIENT_KEY,
+      path: 'data.drawMoneyLine',
+      times: '100',
+      type: 'uint256',
+    })
     expect(first.status, first.text).toBe(200)
     expect(first.body.result).toBe('420')
-    const second = await ask({ ...game, key: CLIENT_KEY, path: 'data.drawMoneyLine', times: '100', type: 'uint256' })
+    const second = await ask({
+      ...game,
+      key: CLIENT_KEY,
+      path: 'data.drawMoneyLine',
+      times: '100',
+      type: 'uint256',
+    })
     expect(second.status).toBe(200)
     // Not cached, not coalesced: each request with a client key is its own upstream call.
     expect(feed.requests.filter((query) => query.get('key') === CLIENT_KEY).length).toBe(2)
@@ -99,14 +132,30 @@ describe('ALLOW_CLIENT_KEYS=true: a client key works, in this process only', () 
     const invalid = await ask({ ...game, date: '2024-02-31', key: CLIENT_KEY })
     expect(invalid.status).toBe(400)
     const stored: string[] = []
-    for (const key of [...(await redis.keys(`${queuePrefix}:*`)), ...(await redis.keys(`${cachePrefix}*`))]) {
+    for (const key of [
+      ...(await redis.keys(`${queuePrefix}:*`)),
+      ...(await redis.keys(`${cachePrefix}*`)),
+    ]) {
       const type = await redis.type(key)
-      stored.push(key, type === 'string' ? String(await redis.get(key)) : type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'stream' ? JSON.stringify(await redis.xrange(key, '-', '+')) : '')
+      stored.push(
+        key,
+        type === 'string'
+          ? String(await redis.get(key))
+          : type === 'hash'
+            ? JSON.stringify(await redis.hgetall(key))
+            : type === 'stream'
+              ? JSON.stringify(await redis.xrange(key, '-', '+'))
+              : '',
+      )
     }
     const logs = logLines.join('')
     expect(logs.length).toBeGreaterThan(0)
     expect(logs).toContain('ErrorCatchingMiddleware')
-    for (const [place, text] of Object.entries({ logs, redis: stored.join('\n'), responses: answers.map((answer) => answer.text).join('\n') })) {
+    for (const [place, text] of Object.entries({
+      logs,
+      redis: stored.join('\n'),
+      responses: answers.map((answer) => answer.text).join('\n'),
+    })) {
       expect(text.includes('CLIENTCANARY'), `a client key appears in ${place}`).toBe(false)
     }
   })

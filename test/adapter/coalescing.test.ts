@@ -42,8 +42,16 @@ describe('coalescing and the per-family rate limit', () => {
   it('answers 50 concurrent equal requests with exactly one upstream call', async () => {
     const path = feedCatalog['game-odds'].path
     const before = feed.requestCount(path)
-    const request = { endpoint: 'game-odds', ...feedCatalog['game-odds'].example, path: '$.data.awayMoneyLine', times: '100', type: 'uint256' }
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, index) => postAdapter(adapter.url, request, String(index))))
+    const request = {
+      endpoint: 'game-odds',
+      ...feedCatalog['game-odds'].example,
+      path: '$.data.awayMoneyLine',
+      times: '100',
+      type: 'uint256',
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, index) => postAdapter(adapter.url, request, String(index))),
+    )
     expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200))
     expect(new Set(answers.map((answer) => answer.body.result))).toEqual(new Set(['525']))
     expect(feed.requestCount(path) - before).toBe(1)
@@ -52,11 +60,18 @@ describe('coalescing and the per-family rate limit', () => {
   it('holds 20 distinct requests to 5 per second, and all succeed', async () => {
     const path = feedCatalog.weather.path
     const before = feed.requestCount(path)
-    const variant = feedCatalog.weather.variants!.find((candidate) => candidate.params.includes('latitude'))!
+    const variant = feedCatalog.weather.variants!.find((candidate) =>
+      candidate.params.includes('latitude'),
+    )!
     const started = Date.now()
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, hour) =>
-        postAdapter(adapter.url, { endpoint: 'weather', ...variant.example, dateTime: `2024-08-17T${String(hour).padStart(2, '0')}:00:00`, path: 'data.temperature' }),
+        postAdapter(adapter.url, {
+          endpoint: 'weather',
+          ...variant.example,
+          dateTime: `2024-08-17T${String(hour).padStart(2, '0')}:00:00`,
+          path: 'data.temperature',
+        }),
       ),
     )
     const took = Date.now() - started

@@ -4,7 +4,15 @@ import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/w
 import { parseSettings, type Settings } from '../../src/config/settings.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { deleteKeys, errorEnvelope, oddsEnvelope, postAdapter, sendJson, startEmulatedFeed, type EmulatedFeed } from './support.ts'
+import {
+  deleteKeys,
+  errorEnvelope,
+  oddsEnvelope,
+  postAdapter,
+  sendJson,
+  startEmulatedFeed,
+  type EmulatedFeed,
+} from './support.ts'
 
 const RIGHT_KEY = 'faults-right-key-7f3a'
 /** Prefixes this file used; their keys are removed from the shared Redis at the end. */
@@ -13,9 +21,19 @@ afterAll(async () => {
   for (const prefix of usedPrefixes) await deleteKeys(testRedisUrl(), `${prefix}:*`)
 })
 
-const game = { endpoint: 'game-odds', region: 'england', sport: 'soccer', league: 'epl', date: '2024-08-16' }
+const game = {
+  endpoint: 'game-odds',
+  region: 'england',
+  sport: 'soccer',
+  league: 'epl',
+  date: '2024-08-16',
+}
 
-function settingsFor(redisUrl: string, feedUrl: string, extra: Record<string, string> = {}): Settings {
+function settingsFor(
+  redisUrl: string,
+  feedUrl: string,
+  extra: Record<string, string> = {},
+): Settings {
   const prefix = uniquePrefix('faults').replace(/:/g, '.')
   if (redisUrl === testRedisUrl()) usedPrefixes.push(prefix)
   return parseSettings({
@@ -39,10 +57,12 @@ function settingsFor(redisUrl: string, feedUrl: string, extra: Record<string, st
 async function startFaultyFeed(): Promise<EmulatedFeed> {
   const flakyCalls = { count: 0 }
   return startEmulatedFeed((query, response) => {
-    if (query.get('key') !== RIGHT_KEY) return sendJson(response, 401, errorEnvelope(401, 'parameter key is not a valid key'))
+    if (query.get('key') !== RIGHT_KEY)
+      return sendJson(response, 401, errorEnvelope(401, 'parameter key is not a valid key'))
     const team = query.get('homeTeam')
     if (team === 'Silent FC') return // never answers
-    if (team === 'Flaky FC' && ++flakyCalls.count === 1) return sendJson(response, 500, errorEnvelope(500, 'internal error, try again'))
+    if (team === 'Flaky FC' && ++flakyCalls.count === 1)
+      return sendJson(response, 500, errorEnvelope(500, 'internal error, try again'))
     sendJson(response, 200, oddsEnvelope(query, { home: 1.6, draw: 4.2, away: 5.25 }))
   })
 }
@@ -70,7 +90,11 @@ describe('adapter error statuses, produced for real', () => {
 
   it('answers 400 naming the parameter, before anything is queued', async () => {
     const before = feed.requests.length
-    const badDate = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', date: '2024-13-01' })
+    const badDate = await postAdapter(adapter.url, {
+      ...game,
+      homeTeam: 'Fulham',
+      date: '2024-13-01',
+    })
     expect(badDate.status).toBe(400)
     expect(badDate.text).toContain('date')
     const missing = await postAdapter(adapter.url, { ...game, homeTeam: undefined })
@@ -79,7 +103,11 @@ describe('adapter error statuses, produced for real', () => {
     const badTimes = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', times: 'ten' })
     expect(badTimes.status).toBe(400)
     expect(badTimes.text).toContain('times')
-    const badPath = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', path: `data.${'x'.repeat(1_000)}` })
+    const badPath = await postAdapter(adapter.url, {
+      ...game,
+      homeTeam: 'Fulham',
+      path: `data.${'x'.repeat(1_000)}`,
+    })
     expect(badPath.status).toBe(400)
     expect(badPath.text).toContain('[Param: path]')
     const badType = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', type: 'uint8' })
@@ -88,24 +116,42 @@ describe('adapter error statuses, produced for real', () => {
     expect(feed.requests.length).toBe(before)
   })
 
-  it('answers 404 for an endpoint named after an object\'s own members, and goes on serving (the fuzz test found a 500)', async () => {
-    for (const endpoint of ['__proto__', 'constructor', 'CONSTRUCTOR', 'toString', 'hasOwnProperty']) {
+  it("answers 404 for an endpoint named after an object's own members, and goes on serving (the fuzz test found a 500)", async () => {
+    for (const endpoint of [
+      '__proto__',
+      'constructor',
+      'CONSTRUCTOR',
+      'toString',
+      'hasOwnProperty',
+    ]) {
       const answer = await postAdapter(adapter.url, { endpoint })
       expect(answer.status, `${endpoint}: ${answer.text}`).toBe(404)
       expect(answer.text).toContain('does not have a')
     }
-    expect((await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', date: '2024-13-01' })).status).toBe(400)
+    expect(
+      (await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', date: '2024-13-01' })).status,
+    ).toBe(400)
   })
 
   it('answers 400 naming path when the path leads to no value', async () => {
-    const answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', path: '$.data.noSuchField' })
+    const answer = await postAdapter(adapter.url, {
+      ...game,
+      homeTeam: 'Fulham',
+      path: '$.data.noSuchField',
+    })
     expect(answer.status).toBe(400)
     expect(answer.text).toContain('[Param: path]')
     expect(answer.text).toContain('noSuchField')
   })
 
   it('retries a 500 and succeeds', async () => {
-    const answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Flaky FC', path: 'data.homeMoneyLine', times: '100', type: 'uint256' })
+    const answer = await postAdapter(adapter.url, {
+      ...game,
+      homeTeam: 'Flaky FC',
+      path: 'data.homeMoneyLine',
+      times: '100',
+      type: 'uint256',
+    })
     expect(answer.status).toBe(200)
     expect(answer.body.result).toBe('160')
     expect(callsFor(feed, 'Flaky FC')).toBe(2)
@@ -126,7 +172,8 @@ describe('adapter error statuses, produced for real', () => {
     // Silent FC keeps timing out; once the job has failed for good a request sees its outcome.
     const deadline = Date.now() + 10_000
     let answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Silent FC' })
-    while (answer.status === 504 && Date.now() < deadline) answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Silent FC' })
+    while (answer.status === 504 && Date.now() < deadline)
+      answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Silent FC' })
     expect(answer.status).toBe(502)
     expect(answer.text).toMatch(/after 3 attempts: no answer from the feed service within 800 ms/)
     expect(callsFor(feed, 'Silent FC')).toBe(3)
@@ -140,7 +187,9 @@ describe('a wrong key', () => {
 
   beforeAll(async () => {
     feed = await startFaultyFeed()
-    const settings = settingsFor(testRedisUrl(), feed.url, { FEED_API_KEY: 'faults-wrong-key-91bc' })
+    const settings = settingsFor(testRedisUrl(), feed.url, {
+      FEED_API_KEY: 'faults-wrong-key-91bc',
+    })
     adapter = await startAdapter({ settings, framework: { EA_PORT: 0, METRICS_ENABLED: false } })
     workers = await startFetchWorkers({ settings })
   })
@@ -169,7 +218,10 @@ describe('Redis going away and coming back', () => {
     redis = await startPrivateRedis()
     feed = await startFaultyFeed()
     const settings = settingsFor(redis.url, feed.url, { ADAPTER_TIMEOUT_MS: '5000' })
-    adapter = await startAdapter({ settings, framework: { EA_PORT: 0, METRICS_ENABLED: false, CACHE_TYPE: 'redis' } })
+    adapter = await startAdapter({
+      settings,
+      framework: { EA_PORT: 0, METRICS_ENABLED: false, CACHE_TYPE: 'redis' },
+    })
     workers = await startFetchWorkers({ settings })
   })
   afterAll(async () => {

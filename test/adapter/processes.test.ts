@@ -43,7 +43,9 @@ describe('two adapter processes and one worker process on one Redis', () => {
   let metricsUrls: string[] = []
 
   async function upstreamCalls(path: string): Promise<number> {
-    const stats = (await (await fetch(`${feedUrl}/_stats`)).json()) as { requests: Record<string, number> }
+    const stats = (await (await fetch(`${feedUrl}/_stats`)).json()) as {
+      requests: Record<string, number>
+    }
     return stats.requests[path] ?? 0
   }
 
@@ -70,10 +72,30 @@ describe('two adapter processes and one worker process on one Redis', () => {
     }
     const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()])
     const [feed, worker, adapterA, adapterB] = await Promise.all([
-      startFeedrunnerProcess({ name: 'feed service', args: ['feeds', 'serve', '--port', String(feedPort)], env: { FEEDS_SERVER_KEYS: FEED_API_KEY }, ready: /feed service listening/ }),
-      startFeedrunnerProcess({ name: 'worker', args: ['worker'], env: common, ready: /fetch workers running/ }),
-      startFeedrunnerProcess({ name: 'adapter A', args: ['adapter'], env: { ...common, EA_PORT: String(ports[0]), METRICS_PORT: String(ports[1]) }, ready: /adapter listening/ }),
-      startFeedrunnerProcess({ name: 'adapter B', args: ['adapter'], env: { ...common, EA_PORT: String(ports[2]), METRICS_PORT: String(ports[3]) }, ready: /adapter listening/ }),
+      startFeedrunnerProcess({
+        name: 'feed service',
+        args: ['feeds', 'serve', '--port', String(feedPort)],
+        env: { FEEDS_SERVER_KEYS: FEED_API_KEY },
+        ready: /feed service listening/,
+      }),
+      startFeedrunnerProcess({
+        name: 'worker',
+        args: ['worker'],
+        env: common,
+        ready: /fetch workers running/,
+      }),
+      startFeedrunnerProcess({
+        name: 'adapter A',
+        args: ['adapter'],
+        env: { ...common, EA_PORT: String(ports[0]), METRICS_PORT: String(ports[1]) },
+        ready: /adapter listening/,
+      }),
+      startFeedrunnerProcess({
+        name: 'adapter B',
+        args: ['adapter'],
+        env: { ...common, EA_PORT: String(ports[2]), METRICS_PORT: String(ports[3]) },
+        ready: /adapter listening/,
+      }),
     ])
     processes.push(feed, worker, adapterA, adapterB)
     adapterUrls = [`http://127.0.0.1:${ports[0]}`, `http://127.0.0.1:${ports[2]}`]
@@ -94,7 +116,13 @@ describe('two adapter processes and one worker process on one Redis', () => {
   it('serves the same requests from both adapters: one upstream call, then the shared cache', async () => {
     const path = feedCatalog['game-odds'].path
     const before = await upstreamCalls(path)
-    const request = { endpoint: 'game-odds', ...feedCatalog['game-odds'].example, path: '$.data.homeMoneyLine', times: '100', type: 'uint256' }
+    const request = {
+      endpoint: 'game-odds',
+      ...feedCatalog['game-odds'].example,
+      path: '$.data.homeMoneyLine',
+      times: '100',
+      type: 'uint256',
+    }
     const fromA = await ask(adapterUrls[0]!, request)
     const fromB = await ask(adapterUrls[1]!, request)
     expect(fromA.status, fromA.text).toBe(200)
@@ -107,14 +135,24 @@ describe('two adapter processes and one worker process on one Redis', () => {
   it('coalesces concurrent equal requests across the two adapters', async () => {
     const path = feedCatalog.boxscores.path
     const before = await upstreamCalls(path)
-    const request = { endpoint: 'boxscores', ...feedCatalog.boxscores.example, path: 'data.sideAScore' }
-    const concurrent = await Promise.all(Array.from({ length: 20 }, (_, index) => ask(adapterUrls[index % 2]!, request)))
+    const request = {
+      endpoint: 'boxscores',
+      ...feedCatalog.boxscores.example,
+      path: 'data.sideAScore',
+    }
+    const concurrent = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => ask(adapterUrls[index % 2]!, request)),
+    )
     expect(concurrent.map((answer) => answer.status)).toEqual(Array(20).fill(200))
     expect((await upstreamCalls(path)) - before).toBe(1)
   })
 
   it('serves every family through the worker process', async () => {
-    for (const entry of [feedCatalog['collection-floor-price'], feedCatalog.weather, feedCatalog.transaction]) {
+    for (const entry of [
+      feedCatalog['collection-floor-price'],
+      feedCatalog.weather,
+      feedCatalog.transaction,
+    ]) {
       const answer = await ask(adapterUrls[1]!, { endpoint: entry.name, ...entry.example })
       expect(answer.status, answer.text).toBe(200)
       expect((answer.body.data as Record<string, unknown>).result).toBe('success')
@@ -122,10 +160,19 @@ describe('two adapter processes and one worker process on one Redis', () => {
   })
 
   it('refuses a client key (even the real one) with 400 and does not echo it', async () => {
-    const answer = await ask(adapterUrls[0]!, { endpoint: 'game-odds', ...feedCatalog['game-odds'].example, key: FEED_API_KEY })
+    const answer = await ask(adapterUrls[0]!, {
+      endpoint: 'game-odds',
+      ...feedCatalog['game-odds'].example,
+      key: FEED_API_KEY,
+    })
     expect(answer.status).toBe(400)
     expect(answer.text).toContain('[Param: key]')
-    const bad = await ask(adapterUrls[0]!, { endpoint: 'game-odds', ...feedCatalog['game-odds'].example, date: 'yesterday', key: FEED_API_KEY })
+    const bad = await ask(adapterUrls[0]!, {
+      endpoint: 'game-odds',
+      ...feedCatalog['game-odds'].example,
+      date: 'yesterday',
+      key: FEED_API_KEY,
+    })
     expect(bad.status).toBe(400)
   })
 
@@ -148,11 +195,16 @@ describe('two adapter processes and one worker process on one Redis', () => {
       'Redis (cache)': cache.text,
       responses: answers.map((answer) => answer.text).join('\n'),
       metrics: metrics.join('\n'),
-      ...Object.fromEntries(processes.map((started, index) => [`log of ${started.name}`, logs[index]!])),
+      ...Object.fromEntries(
+        processes.map((started, index) => [`log of ${started.name}`, logs[index]!]),
+      ),
     }
     for (const [place, text] of Object.entries(places)) {
       expect(text.includes(FEED_API_KEY), `the key appears in ${place}`).toBe(false)
-      expect(text.includes(encodeURIComponent(FEED_API_KEY).slice(0, 20)), `a fragment of the key appears in ${place}`).toBe(false)
+      expect(
+        text.includes(encodeURIComponent(FEED_API_KEY).slice(0, 20)),
+        `a fragment of the key appears in ${place}`,
+      ).toBe(false)
     }
   })
 })

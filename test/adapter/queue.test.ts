@@ -4,8 +4,16 @@ import { parseSettings, type Settings } from '../../src/config/settings.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { createFetchWorker, type FetchWorker } from '../../src/queue/factories.ts'
 import { fetchJobId } from '../../src/queue/fetch-job.ts'
-import { FetchQueueClient, FetchWaitTimeoutError, QueueUnavailableError } from '../../src/queue/fetch-queue.ts'
-import { FetchFailureError, fetchProcessor, type FetchFunction } from '../../src/queue/fetch-worker.ts'
+import {
+  FetchQueueClient,
+  FetchWaitTimeoutError,
+  QueueUnavailableError,
+} from '../../src/queue/fetch-queue.ts'
+import {
+  FetchFailureError,
+  fetchProcessor,
+  type FetchFunction,
+} from '../../src/queue/fetch-worker.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { deleteKeys } from './support.ts'
@@ -19,7 +27,11 @@ afterAll(async () => {
 /** A fetch function whose behaviour each test sets, counting calls per endpoint. */
 function scriptedFetch() {
   const calls = new Map<string, number>()
-  let behaviour: FetchFunction = async (data) => ({ status: 200, result: 'success', data: { echo: data.params } })
+  let behaviour: FetchFunction = async (data) => ({
+    status: 200,
+    result: 'success',
+    data: { echo: data.params },
+  })
   const fetch: FetchFunction = async (data, context) => {
     calls.set(data.endpoint, (calls.get(data.endpoint) ?? 0) + 1)
     return behaviour(data, context)
@@ -36,7 +48,13 @@ function scriptedFetch() {
 function settingsFor(redisUrl: string, extra: Record<string, string> = {}): Settings {
   const prefix = uniquePrefix('queue').replace(/:/g, '.')
   if (redisUrl === testRedisUrl()) usedPrefixes.push(prefix)
-  return parseSettings({ REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, FETCH_BACKOFF_MS: '20', FETCH_ATTEMPTS: '3', ...extra })
+  return parseSettings({
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    FETCH_BACKOFF_MS: '20',
+    FETCH_ATTEMPTS: '3',
+    ...extra,
+  })
 }
 
 describe('fetch queues on real Redis', () => {
@@ -50,7 +68,12 @@ describe('fetch queues on real Redis', () => {
   beforeAll(async () => {
     settings = settingsFor(testRedisUrl(), { CACHE_TTL_SPORTS_MS: '1500' })
     workerConnection = createRedisConnection(settings.REDIS_URL, 'worker')
-    worker = createFetchWorker(settings, 'sports', workerConnection, fetchProcessor('sports', script.fetch, (text) => text))
+    worker = createFetchWorker(
+      settings,
+      'sports',
+      workerConnection,
+      fetchProcessor('sports', script.fetch, (text) => text),
+    )
     clientA = FetchQueueClient.open(settings)
     clientB = FetchQueueClient.open(settings)
     await Promise.all([clientA.waitUntilReady(), clientB.waitUntilReady(), worker.waitUntilReady()])
@@ -95,7 +118,13 @@ describe('fetch queues on real Redis', () => {
 
   it('retries a retryable failure and succeeds', async () => {
     script.set(async (_data, context) => {
-      if (context.attempt < 3) throw new FetchFailureError({ kind: 'upstream', providerStatus: 500, description: 'boom', retryable: true })
+      if (context.attempt < 3)
+        throw new FetchFailureError({
+          kind: 'upstream',
+          providerStatus: 500,
+          description: 'boom',
+          retryable: true,
+        })
       return { status: 200, result: 'success', data: { attempt: context.attempt } }
     })
     const outcome = await clientA.fetch('sports', { endpoint: 'flaky', params: {} }, 5_000)
@@ -105,19 +134,35 @@ describe('fetch queues on real Redis', () => {
 
   it('does not retry an unrecoverable failure and reports it with its words', async () => {
     script.set(async () => {
-      throw new FetchFailureError({ kind: 'upstream', providerStatus: 401, description: 'invalid key', retryable: false })
+      throw new FetchFailureError({
+        kind: 'upstream',
+        providerStatus: 401,
+        description: 'invalid key',
+        retryable: false,
+      })
     })
     const outcome = await clientA.fetch('sports', { endpoint: 'denied', params: {} }, 5_000)
-    expect(outcome).toMatchObject({ ok: false, failure: { kind: 'upstream', providerStatus: 401, description: 'invalid key', attempts: 1 } })
+    expect(outcome).toMatchObject({
+      ok: false,
+      failure: { kind: 'upstream', providerStatus: 401, description: 'invalid key', attempts: 1 },
+    })
     expect(script.calls('denied')).toBe(1)
   })
 
   it('reports exhausted retries with the number of attempts', async () => {
     script.set(async () => {
-      throw new FetchFailureError({ kind: 'upstream', providerStatus: 503, description: 'down for maintenance', retryable: true })
+      throw new FetchFailureError({
+        kind: 'upstream',
+        providerStatus: 503,
+        description: 'down for maintenance',
+        retryable: true,
+      })
     })
     const outcome = await clientA.fetch('sports', { endpoint: 'down', params: {} }, 5_000)
-    expect(outcome).toMatchObject({ ok: false, failure: { providerStatus: 503, retryable: true, attempts: 3 } })
+    expect(outcome).toMatchObject({
+      ok: false,
+      failure: { providerStatus: 503, retryable: true, attempts: 3 },
+    })
     expect(script.calls('down')).toBe(3)
   })
 
@@ -127,10 +172,14 @@ describe('fetch queues on real Redis', () => {
     try {
       await client.waitUntilReady()
       const started = Date.now()
-      const error = await client.fetch('weather', { endpoint: 'nobody', params: {} }, 300).catch((caught: unknown) => caught)
+      const error = await client
+        .fetch('weather', { endpoint: 'nobody', params: {} }, 300)
+        .catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(FetchWaitTimeoutError)
       expect(Date.now() - started).toBeLessThan(2_000)
-      expect((error as Error).message).toMatch(/300 ms waiting for the weather fetch .* no fetch worker has taken the job/)
+      expect((error as Error).message).toMatch(
+        /300 ms waiting for the weather fetch .* no fetch worker has taken the job/,
+      )
     } finally {
       await client.close()
     }
@@ -156,16 +205,28 @@ describe('fetch queues while Redis is away', () => {
     await redis.stop()
     await new Promise((resolve) => setTimeout(resolve, 100))
     const started = Date.now()
-    const error = await client.fetch('nft', { endpoint: 'x', params: {} }, 5_000).catch((caught: unknown) => caught)
+    const error = await client
+      .fetch('nft', { endpoint: 'x', params: {} }, 5_000)
+      .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(QueueUnavailableError)
     expect(Date.now() - started).toBeLessThan(200)
 
     redis = await startPrivateRedis({ port: redis.port })
     const connection = createRedisConnection(redis.url, 'worker')
-    const worker = createFetchWorker(settings, 'nft', connection, fetchProcessor('nft', async () => ({ status: 200, result: 'success', data: { back: true } }), (text) => text))
+    const worker = createFetchWorker(
+      settings,
+      'nft',
+      connection,
+      fetchProcessor(
+        'nft',
+        async () => ({ status: 200, result: 'success', data: { back: true } }),
+        (text) => text,
+      ),
+    )
     try {
       const deadline = Date.now() + 10_000
-      while (!client.connected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      while (!client.connected && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50))
       const outcome = await client.fetch('nft', { endpoint: 'x', params: {} }, 5_000)
       expect(outcome.ok && outcome.envelope.data).toEqual({ back: true })
     } finally {

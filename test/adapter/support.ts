@@ -8,8 +8,16 @@ export interface AdapterAnswer {
 }
 
 /** POSTs one adapter request the way a Chainlink bridge does. */
-export async function postAdapter(url: string, data: Record<string, unknown>, id = '1'): Promise<AdapterAnswer> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, data }) })
+export async function postAdapter(
+  url: string,
+  data: Record<string, unknown>,
+  id = '1',
+): Promise<AdapterAnswer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id, data }),
+  })
   const text = await response.text()
   let body: Record<string, unknown> = {}
   try {
@@ -31,7 +39,9 @@ export interface EmulatedFeed {
  * A stand-in for a misbehaving remote feed service (500s, silence, refusals): only the remote
  * service is emulated; everything on our side is real.
  */
-export async function startEmulatedFeed(handle: (query: URLSearchParams, response: ServerResponse, count: number) => void): Promise<EmulatedFeed> {
+export async function startEmulatedFeed(
+  handle: (query: URLSearchParams, response: ServerResponse, count: number) => void,
+): Promise<EmulatedFeed> {
   const requests: URLSearchParams[] = []
   const sockets = new Set<import('node:net').Socket>()
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -57,7 +67,10 @@ export async function startEmulatedFeed(handle: (query: URLSearchParams, respons
 }
 
 /** A game-odds envelope in the service's format, echoing the query without its key. */
-export function oddsEnvelope(query: URLSearchParams, odds: { home: number; draw: number; away: number }): string {
+export function oddsEnvelope(
+  query: URLSearchParams,
+  odds: { home: number; draw: number; away: number },
+): string {
   const echoed = Object.fromEntries([...query].filter(([name]) => name !== 'key'))
   const now = Date.now()
   return JSON.stringify({
@@ -85,7 +98,13 @@ export function oddsEnvelope(query: URLSearchParams, odds: { home: number; draw:
 
 export function errorEnvelope(status: number, description: string): string {
   const now = Date.now()
-  return JSON.stringify({ status, result: 'error', description, time: new Date(now).toUTCString(), timestamp: now })
+  return JSON.stringify({
+    status,
+    result: 'error',
+    description,
+    time: new Date(now).toUTCString(),
+    timestamp: now,
+  })
 }
 
 export function sendJson(response: ServerResponse, status: number, body: string): void {

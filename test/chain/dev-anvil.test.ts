@@ -3,10 +3,18 @@ import { Wallet } from 'ethers'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { deployDevContracts } from '../../src/dev/deploy.ts'
 import { startPoolBackstop, type PoolBackstop } from '../../src/dev/pool-backstop.ts'
-import { sendRawInNonceOrder, signConsumerRequests, type ConsumerRequest } from '../../src/dev/requests.ts'
+import {
+  sendRawInNonceOrder,
+  signConsumerRequests,
+  type ConsumerRequest,
+} from '../../src/dev/requests.ts'
 
 async function rpc<T>(anvil: Anvil, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  const response = await fetch(anvil.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
   const body = (await response.json()) as { result?: T; error?: { message: string } }
   if (body.error) throw new Error(`${method}: ${body.error.message}`)
   return body.result as T
@@ -22,7 +30,8 @@ async function storedHashOfBlock1(anvil: Anvil): Promise<string> {
   return rpc<string>(anvil, 'eth_getStorageAt', [HISTORY_CONTRACT, '0x1', 'latest'])
 }
 
-const pending = async (anvil: Anvil) => Number((await rpc<{ pending: string }>(anvil, 'txpool_status')).pending)
+const pending = async (anvil: Anvil) =>
+  Number((await rpc<{ pending: string }>(anvil, 'txpool_status')).pending)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('the dev chain: anvil and its pool backstop', () => {
@@ -43,13 +52,18 @@ describe('the dev chain: anvil and its pool backstop', () => {
   it('keeps a hardfork given in extraArgs (the bench passes its own)', async () => {
     anvil = await startAnvil({ extraArgs: ['--hardfork', 'prague'] })
     const stored = await storedHashOfBlock1(anvil)
-    expect(stored).toBe((await rpc<{ hash: string }>(anvil, 'eth_getBlockByNumber', ['0x1', false])).hash)
+    expect(stored).toBe(
+      (await rpc<{ hash: string }>(anvil, 'eth_getBlockByNumber', ['0x1', false])).hash,
+    )
   })
 
   it('keeps the recent states for past-block reads (revert replays)', async () => {
     anvil = await startAnvil()
     await rpc(anvil, 'anvil_mine', ['0x20'])
-    const balanceThen = await rpc<string>(anvil, 'eth_getBalance', [new Wallet(ANVIL_PRIVATE_KEYS[1] as string).address, '0x1'])
+    const balanceThen = await rpc<string>(anvil, 'eth_getBalance', [
+      new Wallet(ANVIL_PRIVATE_KEYS[1] as string).address,
+      '0x1',
+    ])
     expect(BigInt(balanceThen)).toBeGreaterThan(0n)
   })
 
@@ -58,18 +72,39 @@ describe('the dev chain: anvil and its pool backstop', () => {
     backstop = startPoolBackstop(anvil.rpcUrl, { idleMs: 100, checkEveryMs: 50 })
     await rpc(anvil, 'evm_setAutomine', [false])
     const wallet = new Wallet(ANVIL_PRIVATE_KEYS[1] as string)
-    const raw = await wallet.signTransaction({ type: 2, chainId: anvil.chainId, nonce: 0, to: wallet.address, value: 0n, gasLimit: 21_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n })
+    const raw = await wallet.signTransaction({
+      type: 2,
+      chainId: anvil.chainId,
+      nonce: 0,
+      to: wallet.address,
+      value: 0n,
+      gasLimit: 21_000,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    })
     await rpc(anvil, 'eth_sendRawTransaction', [raw])
     await sleep(600)
     expect(await pending(anvil)).toBe(1)
     expect(backstop.flushes).toBe(0)
   })
 
-  it('sends again a transaction anvil holds as queued although its nonce is its sender\'s next, and leaves a real gap alone', async () => {
+  it("sends again a transaction anvil holds as queued although its nonce is its sender's next, and leaves a real gap alone", async () => {
     anvil = await startAnvil()
-    const [stuck, gapped] = [new Wallet(ANVIL_PRIVATE_KEYS[1] as string), new Wallet(ANVIL_PRIVATE_KEYS[3] as string)]
+    const [stuck, gapped] = [
+      new Wallet(ANVIL_PRIVATE_KEYS[1] as string),
+      new Wallet(ANVIL_PRIVATE_KEYS[3] as string),
+    ]
     const transfer = (wallet: Wallet, nonce: number) =>
-      wallet.signTransaction({ type: 2, chainId: anvil!.chainId, nonce, to: wallet.address, value: 0n, gasLimit: 21_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n })
+      wallet.signTransaction({
+        type: 2,
+        chainId: anvil!.chainId,
+        nonce,
+        to: wallet.address,
+        value: 0n,
+        gasLimit: 21_000,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 10n ** 9n,
+      })
     // Nonce 1 while the account is at 0: queued. Moving the account to 1 leaves it queued, and mining does not take it.
     const hash = await rpc<string>(anvil, 'eth_sendRawTransaction', [await transfer(stuck, 1)])
     await rpc(anvil, 'anvil_setNonce', [stuck.address, '0x1'])
@@ -80,8 +115,14 @@ describe('the dev chain: anvil and its pool backstop', () => {
 
     backstop = startPoolBackstop(anvil.rpcUrl, { idleMs: 100, checkEveryMs: 50 })
     const deadline = Date.now() + 5_000
-    while ((await rpc(anvil, 'eth_getTransactionReceipt', [hash])) === null && Date.now() < deadline) await sleep(100)
-    expect(await rpc<{ status: string } | null>(anvil, 'eth_getTransactionReceipt', [hash])).toMatchObject({ status: '0x1' })
+    while (
+      (await rpc(anvil, 'eth_getTransactionReceipt', [hash])) === null &&
+      Date.now() < deadline
+    )
+      await sleep(100)
+    expect(
+      await rpc<{ status: string } | null>(anvil, 'eth_getTransactionReceipt', [hash]),
+    ).toMatchObject({ status: '0x1' })
     expect(backstop.resent).toBe(1)
     expect(await rpc<{ queued: string }>(anvil, 'txpool_status')).toMatchObject({ queued: '0x1' })
   })
@@ -89,16 +130,29 @@ describe('the dev chain: anvil and its pool backstop', () => {
   it('a burst of 1,000 requests in JSON-RPC batches leaves nothing in the pool for long', async () => {
     anvil = await startAnvil()
     backstop = startPoolBackstop(anvil.rpcUrl)
-    const dev = await deployDevContracts(anvil.rpcUrl, { nodeKeys: [ANVIL_PRIVATE_KEYS[1] as string] })
+    const dev = await deployDevContracts(anvil.rpcUrl, {
+      nodeKeys: [ANVIL_PRIVATE_KEYS[1] as string],
+    })
     try {
-      const request: ConsumerRequest = { externalJobId: 'ca98366c-c731-4957-b8c0-12c72f05aeea', valueType: 'uint256', params: [['endpoint', 'game-odds']], payment: 10n ** 17n }
-      const signed = await signConsumerRequests(dev.consumer, dev.deployer, Array.from({ length: 1_000 }, () => request))
+      const request: ConsumerRequest = {
+        externalJobId: 'ca98366c-c731-4957-b8c0-12c72f05aeea',
+        valueType: 'uint256',
+        params: [['endpoint', 'game-odds']],
+        payment: 10n ** 17n,
+      }
+      const signed = await signConsumerRequests(
+        dev.consumer,
+        dev.deployer,
+        Array.from({ length: 1_000 }, () => request),
+      )
       await sendRawInNonceOrder(anvil.rpcUrl, signed.raws, { window: 32 })
       // Without the backstop, anvil's automine left part of such a burst in its pool in 1 to 3 of 7 runs.
       const deadline = Date.now() + 3_000
       while ((await pending(anvil)) > 0 && Date.now() < deadline) await sleep(100)
       expect(await pending(anvil)).toBe(0)
-      const mined = Number(await rpc<string>(anvil, 'eth_getTransactionCount', [dev.deployer.address, 'latest']))
+      const mined = Number(
+        await rpc<string>(anvil, 'eth_getTransactionCount', [dev.deployer.address, 'latest']),
+      )
       expect(mined).toBe(signed.firstNonce + 1_000)
     } finally {
       dev.provider.destroy()

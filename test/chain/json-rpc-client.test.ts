@@ -21,7 +21,9 @@ beforeAll(async () => {
       const batch = JSON.parse(body) as RpcRequest[]
       exchanges.push(batch)
       const answers = batch.map((call) =>
-        call.method === 'bad_method' ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'method not found' } } : { jsonrpc: '2.0', id: call.id, result: call.params },
+        call.method === 'bad_method'
+          ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'method not found' } }
+          : { jsonrpc: '2.0', id: call.id, result: call.params },
       )
       response.writeHead(200, { 'content-type': 'application/json' })
       response.end(JSON.stringify(answers.reverse()))
@@ -36,7 +38,11 @@ describe('createJsonRpcClient', () => {
   it('sends the calls of one tick as one batch and gives each call its own answer', async () => {
     const client = createJsonRpcClient(url)
     const before = exchanges.length
-    const answers = await Promise.all([client.call('a', [1]), client.call('b', [2]), client.call('c', [3])])
+    const answers = await Promise.all([
+      client.call('a', [1]),
+      client.call('b', [2]),
+      client.call('c', [3]),
+    ])
     expect(answers).toEqual([[1], [2], [3]])
     expect(exchanges.length - before).toBe(1)
     expect(exchanges.at(-1)?.map((call) => call.method)).toEqual(['a', 'b', 'c'])
@@ -44,7 +50,10 @@ describe('createJsonRpcClient', () => {
 
   it('rejects only the call the node refused, with the method and the node message', async () => {
     const client = createJsonRpcClient(url)
-    const [good, bad] = await Promise.allSettled([client.call('ok', ['x']), client.call('bad_method', [])])
+    const [good, bad] = await Promise.allSettled([
+      client.call('ok', ['x']),
+      client.call('bad_method', []),
+    ])
     expect(good).toEqual({ status: 'fulfilled', value: ['x'] })
     expect(bad.status).toBe('rejected')
     const error = (bad as PromiseRejectedResult).reason as JsonRpcCallError

@@ -3,11 +3,31 @@ import { Contract, JsonRpcProvider } from 'ethers'
 import { decode as decodeCbor } from 'cbor-x'
 import type { Redis } from 'ioredis'
 import { createRedisConnection } from '../../src/queue/connection.ts'
-import { createRequestListener, type RequestListener, type RequestListenerOptions } from '../../src/chain/listener.ts'
+import {
+  createRequestListener,
+  type RequestListener,
+  type RequestListenerOptions,
+} from '../../src/chain/listener.ts'
 import { connectProvider, HeadTrackingWebSocketProvider } from '../../src/chain/provider.ts'
-import { ORACLE_REQUEST_TOPIC, specIdAscii, specIdPadded, type CancelRequestEvent, type OracleRequestEvent } from '../../src/chain/operator.ts'
+import {
+  ORACLE_REQUEST_TOPIC,
+  specIdAscii,
+  specIdPadded,
+  type CancelRequestEvent,
+  type OracleRequestEvent,
+} from '../../src/chain/operator.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { PAYMENT, TEST_SPEC_ID, ValueType, consumerAt, makeRequests, receiptOf, rpc, startTestChain, type TestChain } from './support.ts'
+import {
+  PAYMENT,
+  TEST_SPEC_ID,
+  ValueType,
+  consumerAt,
+  makeRequests,
+  receiptOf,
+  rpc,
+  startTestChain,
+  type TestChain,
+} from './support.ts'
 
 const JOB_ID = '0eec7e1d-d0d2-476c-a1a8-72dfb6633f47'
 
@@ -38,7 +58,8 @@ describe('request listener on anvil', () => {
     const blockReads: unknown[] = []
     const send = socketProvider.send.bind(socketProvider)
     socketProvider.send = async (method, params) => {
-      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash') blockReads.push((params as unknown[])[0])
+      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash')
+        blockReads.push((params as unknown[])[0])
       return send(method, params)
     }
     return { socketProvider, blockReads }
@@ -68,7 +89,9 @@ describe('request listener on anvil', () => {
 
   it('encodes an externalJobID both ways Chainlink accepts', () => {
     expect(specIdAscii(JOB_ID)).toBe(TEST_SPEC_ID)
-    expect(specIdPadded(JOB_ID)).toBe('0x0eec7e1dd0d2476ca1a872dfb6633f4700000000000000000000000000000000')
+    expect(specIdPadded(JOB_ID)).toBe(
+      '0x0eec7e1dd0d2476ca1a872dfb6633f4700000000000000000000000000000000',
+    )
     expect(() => specIdAscii('not-a-uuid')).toThrow(/not a UUID/)
   })
 
@@ -77,13 +100,23 @@ describe('request listener on anvil', () => {
     const { listener, requests } = listen({ prefix, fromBlock: (await head()) + 1 })
     await listener.start()
     const consumer = consumerAt(chain).connect(chain.dev.deployer) as Contract
-    const tx = await consumer.getFunction('requestDataWithPath')(TEST_SPEC_ID, PAYMENT, ValueType.Int256, ['endpoint', 'homeTeam'], ['game-odds', 'Arsenal'], 'homeOdds', '100')
+    const tx = await consumer.getFunction('requestDataWithPath')(
+      TEST_SPEC_ID,
+      PAYMENT,
+      ValueType.Int256,
+      ['endpoint', 'homeTeam'],
+      ['game-odds', 'Arsenal'],
+      'homeOdds',
+      '100',
+    )
     const receipt = await receiptOf(provider, tx.hash)
     await listener.whenScanned(Number(receipt.blockNumber))
     expect(requests).toHaveLength(1)
     const event = requests[0]!
     const block = await provider.getBlock(Number(receipt.blockNumber))
-    const requestId = (await consumer.getFunction('requestIds')((await consumer.getFunction('requestCount')()) - 1n)) as string
+    const requestId = (await consumer.getFunction('requestIds')(
+      (await consumer.getFunction('requestCount')()) - 1n,
+    )) as string
     const log = receipt.logs.find((entry) => entry.topics[0] === ORACLE_REQUEST_TOPIC)!
     expect(event).toMatchObject({
       kind: 'request',
@@ -104,8 +137,19 @@ describe('request listener on anvil', () => {
       topics: log.topics,
       logData: log.data,
     })
-    const params = decodeCbor(Buffer.concat([Buffer.from([0xbf]), Buffer.from(event.data.slice(2), 'hex'), Buffer.from([0xff])]))
-    expect(params).toEqual({ endpoint: 'game-odds', homeTeam: 'Arsenal', path: 'homeOdds', times: '100' })
+    const params = decodeCbor(
+      Buffer.concat([
+        Buffer.from([0xbf]),
+        Buffer.from(event.data.slice(2), 'hex'),
+        Buffer.from([0xff]),
+      ]),
+    )
+    expect(params).toEqual({
+      endpoint: 'game-odds',
+      homeTeam: 'Arsenal',
+      path: 'homeOdds',
+      times: '100',
+    })
 
     // Later scans see the same log again (it is inside the rescanned range after a restart) but skip it.
     await listener.stop()
@@ -116,14 +160,23 @@ describe('request listener on anvil', () => {
   })
 
   it('following the chain a block at a time, reads no block but the head (its parent hash is the reorg check)', async () => {
-    const counting = new JsonRpcProvider(chain.anvil.rpcUrl, chain.dev.chainId, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 })
+    const counting = new JsonRpcProvider(chain.anvil.rpcUrl, chain.dev.chainId, {
+      staticNetwork: true,
+      cacheTimeout: -1,
+      pollingInterval: 50,
+    })
     const blockReads: unknown[] = []
     const send = counting.send.bind(counting)
     counting.send = async (method, params) => {
-      if (method === 'eth_getBlockByNumber' && (params as unknown[])[0] !== 'latest') blockReads.push((params as unknown[])[0])
+      if (method === 'eth_getBlockByNumber' && (params as unknown[])[0] !== 'latest')
+        blockReads.push((params as unknown[])[0])
       return send(method, params)
     }
-    const { listener, requests } = listen({ prefix: uniquePrefix('listener'), provider: counting, fromBlock: (await head()) + 1 })
+    const { listener, requests } = listen({
+      prefix: uniquePrefix('listener'),
+      provider: counting,
+      fromBlock: (await head()) + 1,
+    })
     await listener.start()
     await listener.whenScanned(await head())
     blockReads.length = 0
@@ -139,7 +192,12 @@ describe('request listener on anvil', () => {
   it('woken by newHeads over a WebSocket, reads no block at all: the notification carries the head', async () => {
     const { socketProvider, blockReads } = await socketProviderCountingBlockReads()
     // A 60 s poll interval: every scan below is one a notification woke.
-    const { listener, requests } = listen({ prefix: uniquePrefix('listener'), provider: socketProvider, pollIntervalMs: 60_000, fromBlock: (await head()) + 1 })
+    const { listener, requests } = listen({
+      prefix: uniquePrefix('listener'),
+      provider: socketProvider,
+      pollIntervalMs: 60_000,
+      fromBlock: (await head()) + 1,
+    })
     try {
       await listener.start()
       await listener.whenScanned(await head())
@@ -189,10 +247,14 @@ describe('request listener on anvil', () => {
       const top = await head()
       expect(top - firstRequest!.blockNumber).toBeGreaterThanOrEqual(4)
       // Every header must have been notified before the scan it would answer runs.
-      await expect.poll(() => (socketProvider as HeadTrackingWebSocketProvider).lastHead?.number).toBe(top)
+      await expect
+        .poll(() => (socketProvider as HeadTrackingWebSocketProvider).lastHead?.number)
+        .toBe(top)
       release()
       await listener.whenScanned(top, 4_000)
-      expect(requests.map((event) => event.requestId)).toEqual([firstRequest, ...later].map((request) => request!.requestId))
+      expect(requests.map((event) => event.requestId)).toEqual(
+        [firstRequest, ...later].map((request) => request!.requestId),
+      )
       expect(blockReads).toEqual([])
     } finally {
       release()
@@ -230,7 +292,9 @@ describe('request listener on anvil', () => {
     const second = listen({ prefix })
     await second.listener.start()
     await second.listener.whenScanned(await head())
-    expect(second.requests.map((event) => event.requestId)).toEqual(requests.map((event) => event.requestId))
+    expect(second.requests.map((event) => event.requestId)).toEqual(
+      requests.map((event) => event.requestId),
+    )
   })
 
   it('backfills a long gap in block ranges and slices, in order', async () => {
@@ -245,13 +309,20 @@ describe('request listener on anvil', () => {
     const second = listen({ prefix, maxBlockRange: 3 })
     await second.listener.start()
     await second.listener.whenScanned(late!.blockNumber)
-    expect(second.requests.map((event) => event.requestId)).toEqual([early!.requestId, late!.requestId])
+    expect(second.requests.map((event) => event.requestId)).toEqual([
+      early!.requestId,
+      late!.requestId,
+    ])
     expect(second.listener.checkpoint).toBeGreaterThanOrEqual(late!.blockNumber)
   })
 
   it('with 2 confirmations, drops a request whose block is reorged away', async () => {
     const prefix = uniquePrefix('listener')
-    const { listener, requests } = listen({ prefix, fromBlock: (await head()) + 1, specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 2 }]]) })
+    const { listener, requests } = listen({
+      prefix,
+      fromBlock: (await head()) + 1,
+      specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 2 }]]),
+    })
     const snapshot = await rpc<string>(provider, 'evm_snapshot')
     const [request] = await makeRequests(chain, 1)
     await listener.poll()
@@ -277,13 +348,20 @@ describe('request listener on anvil', () => {
 
   it('a cancel seen before confirmation stops the request; a later cancel is delivered', async () => {
     const prefix = uniquePrefix('listener')
-    const { listener, requests, cancels } = listen({ prefix, fromBlock: (await head()) + 1, specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 3 }]]) })
+    const { listener, requests, cancels } = listen({
+      prefix,
+      fromBlock: (await head()) + 1,
+      specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 3 }]]),
+    })
     const consumer = consumerAt(chain).connect(chain.dev.deployer) as Contract
     const [request] = await makeRequests(chain, 1)
     await listener.poll()
     expect(listener.stats.pending).toBe(1)
     await rpc(provider, 'evm_increaseTime', [301])
-    const cancelTx = await consumer.getFunction('cancelRequest')(request!.requestId, request!.cancelExpiration)
+    const cancelTx = await consumer.getFunction('cancelRequest')(
+      request!.requestId,
+      request!.cancelExpiration,
+    )
     expect((await receiptOf(provider, cancelTx.hash)).status).toBe('0x1')
     await rpc(provider, 'anvil_mine', ['0x3'])
     await listener.poll()

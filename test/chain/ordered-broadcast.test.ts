@@ -12,7 +12,15 @@ const KEY = ANVIL_PRIVATE_KEYS[2]
 const tolerated = (message: string) => /already known|nonce too low/i.test(message)
 
 /** A pass-through JSON-RPC proxy in front of anvil that records each HTTP request's calls. */
-async function recordingProxy(target: string): Promise<{ url: string; requests: number[][]; arrivals: number[]; maxInFlight(): number; close(): Promise<void> }> {
+async function recordingProxy(
+  target: string,
+): Promise<{
+  url: string
+  requests: number[][]
+  arrivals: number[]
+  maxInFlight(): number
+  close(): Promise<void>
+}> {
   const requests: number[][] = []
   const arrivals: number[] = []
   let inFlight = 0
@@ -22,11 +30,16 @@ async function recordingProxy(target: string): Promise<{ url: string; requests: 
     let body = ''
     req.on('data', (chunk: Buffer) => (body += chunk.toString()))
     req.on('end', async () => {
-      const parsed = JSON.parse(body) as Array<{ method: string; params: string[] }> | { method: string; params: string[] }
+      const parsed = JSON.parse(body) as
+        Array<{ method: string; params: string[] }> | { method: string; params: string[] }
       const calls = Array.isArray(parsed) ? parsed : [parsed]
       requests.push(calls.map((call) => Transaction.from(call.params[0] as string).nonce))
       arrivals.push(Date.now())
-      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      const answer = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
       const text = await answer.text()
       inFlight -= 1
       res.writeHead(answer.status, { 'content-type': 'application/json' })
@@ -35,7 +48,13 @@ async function recordingProxy(target: string): Promise<{ url: string; requests: 
   })
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen))
   const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}`, requests, arrivals, maxInFlight: () => maxInFlight, close: () => new Promise((resolveClose) => server.close(() => resolveClose())) }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    arrivals,
+    maxInFlight: () => maxInFlight,
+    close: () => new Promise((resolveClose) => server.close(() => resolveClose())),
+  }
 }
 
 describe('ordered broadcaster', () => {
@@ -50,10 +69,21 @@ describe('ordered broadcaster', () => {
   })
 
   async function signTransfers(count: number): Promise<string[]> {
-    const nonce = Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'pending']))
+    const nonce = Number(
+      await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'pending']),
+    )
     return Promise.all(
       Array.from({ length: count }, (_, index) =>
-        wallet.signTransaction({ type: 2, chainId: chain.dev.chainId, nonce: nonce + index, to: wallet.address, value: 0n, gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 10n ** 9n }),
+        wallet.signTransaction({
+          type: 2,
+          chainId: chain.dev.chainId,
+          nonce: nonce + index,
+          to: wallet.address,
+          value: 0n,
+          gasLimit: 21_000,
+          maxFeePerGas: 10n ** 11n,
+          maxPriorityFeePerGas: 10n ** 9n,
+        }),
       ),
     )
   }
@@ -66,17 +96,29 @@ describe('ordered broadcaster', () => {
     try {
       const broadcaster = createOrderedBroadcaster(proxy.url, tolerated)
       const raws = await signTransfers(100)
-      const before = Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'latest']))
+      const before = Number(
+        await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [
+          wallet.address,
+          'latest',
+        ]),
+      )
       await Promise.all(raws.map((raw) => broadcaster.send(raw)))
       // The first leaves alone; what was given meanwhile leaves as one batch when it is answered.
       expect(proxy.requests.length).toBeGreaterThanOrEqual(2)
       expect(proxy.requests.length).toBeLessThan(100)
-      expect(proxy.requests.flat()).toEqual(Array.from({ length: 100 }, (_, index) => before + index))
+      expect(proxy.requests.flat()).toEqual(
+        Array.from({ length: 100 }, (_, index) => before + index),
+      )
       expect(proxy.maxInFlight()).toBe(1)
-      const mined = () => rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'latest']).then(Number)
+      const mined = () =>
+        rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [wallet.address, 'latest']).then(
+          Number,
+        )
       await waitFor('all 100 mined', async () => (await mined()) === before + 100, 5_000, 50)
       // Nothing left behind in the pool: no gap, as out-of-order arrival would leave.
-      expect(await rpc<{ pending: string; queued: string }>(chain.dev.provider, 'txpool_status')).toEqual({ pending: '0x0', queued: '0x0' })
+      expect(
+        await rpc<{ pending: string; queued: string }>(chain.dev.provider, 'txpool_status'),
+      ).toEqual({ pending: '0x0', queued: '0x0' })
     } finally {
       backstop.stop()
       await proxy.close()
@@ -94,7 +136,9 @@ describe('ordered broadcaster', () => {
       later.push(broadcaster.send(third!))
       await Promise.all(later)
       expect(proxy.requests.map((nonces) => nonces.length)).toEqual([1, 2])
-      expect((proxy.arrivals[1] as number) - (proxy.arrivals[0] as number)).toBeGreaterThanOrEqual(390)
+      expect((proxy.arrivals[1] as number) - (proxy.arrivals[0] as number)).toBeGreaterThanOrEqual(
+        390,
+      )
     } finally {
       await proxy.close()
     }
@@ -107,15 +151,29 @@ describe('ordered broadcaster', () => {
     // Mined already: the node answers "nonce too low", which means there is nothing to do.
     await expect(broadcaster.send(first!)).resolves.toBeUndefined()
     const broke = Wallet.createRandom()
-    const unfunded = await broke.signTransaction({ type: 2, chainId: chain.dev.chainId, nonce: 0, to: broke.address, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 10n ** 9n })
+    const unfunded = await broke.signTransaction({
+      type: 2,
+      chainId: chain.dev.chainId,
+      nonce: 0,
+      to: broke.address,
+      value: 1n,
+      gasLimit: 21_000,
+      maxFeePerGas: 10n ** 11n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    })
     const [next] = await signTransfers(1)
     const outcomes = await Promise.allSettled([broadcaster.send(unfunded), broadcaster.send(next!)])
-    expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/^eth_sendRawTransaction: .*(funds|balance)/i) } })
+    expect(outcomes[0]).toMatchObject({
+      status: 'rejected',
+      reason: { message: expect.stringMatching(/^eth_sendRawTransaction: .*(funds|balance)/i) },
+    })
     expect(outcomes[1]).toEqual({ status: 'fulfilled', value: undefined })
   })
 
   it('rejects every waiting transaction with the reason when the node cannot be reached', async () => {
-    const broadcaster = createOrderedBroadcaster('http://127.0.0.1:9', tolerated, { timeoutMs: 2_000 })
+    const broadcaster = createOrderedBroadcaster('http://127.0.0.1:9', tolerated, {
+      timeoutMs: 2_000,
+    })
     const raws = await signTransfers(3)
     const outcomes = await Promise.allSettled(raws.map((raw) => broadcaster.send(raw)))
     expect(outcomes.every((outcome) => outcome.status === 'rejected')).toBe(true)

@@ -10,7 +10,14 @@ import { TxStore } from '../../src/chain/tx-store.ts'
 import { isFatalRefusal, isToleratedRefusal } from '../../src/chain/node-refusal.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { settlesWithin } from '../support/settles-within.ts'
-import { consumerAt, fulfilUint256, makeRequests, rpc, startTestChain, type TestChain } from './support.ts'
+import {
+  consumerAt,
+  fulfilUint256,
+  makeRequests,
+  rpc,
+  startTestChain,
+  type TestChain,
+} from './support.ts'
 
 const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
 const NODE = new Wallet(NODE_KEY).address
@@ -29,18 +36,29 @@ async function minedByNonce(chain: TestChain, fromBlock: number): Promise<Map<nu
   const head = Number(await rpc<string>(chain.dev.provider, 'eth_blockNumber'))
   const byNonce = new Map<number, RpcTx>()
   for (let number = fromBlock; number <= head; number++) {
-    const block = await rpc<{ transactions: RpcTx[] }>(chain.dev.provider, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, true])
-    for (const tx of block.transactions) if (tx.from.toLowerCase() === NODE.toLowerCase()) byNonce.set(Number(tx.nonce), tx)
+    const block = await rpc<{ transactions: RpcTx[] }>(chain.dev.provider, 'eth_getBlockByNumber', [
+      `0x${number.toString(16)}`,
+      true,
+    ])
+    for (const tx of block.transactions)
+      if (tx.from.toLowerCase() === NODE.toLowerCase()) byNonce.set(Number(tx.nonce), tx)
   }
   return byNonce
 }
 
 function isFiller(tx: RpcTx | undefined): boolean {
-  return tx !== undefined && tx.to?.toLowerCase() === NODE.toLowerCase() && BigInt(tx.value) === 0n && tx.input === '0x'
+  return (
+    tx !== undefined &&
+    tx.to?.toLowerCase() === NODE.toLowerCase() &&
+    BigInt(tx.value) === 0n &&
+    tx.input === '0x'
+  )
 }
 
-const minedNonce = (chain: TestChain) => rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest']).then(Number)
-const blockNumber = (chain: TestChain) => rpc<string>(chain.dev.provider, 'eth_blockNumber').then(Number)
+const minedNonce = (chain: TestChain) =>
+  rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest']).then(Number)
+const blockNumber = (chain: TestChain) =>
+  rpc<string>(chain.dev.provider, 'eth_blockNumber').then(Number)
 
 describe('node refusals (words of geth, besu, nethermind and anvil)', () => {
   it('tells bytes that can never be mined from refusals that may pass later', () => {
@@ -53,8 +71,15 @@ describe('node refusals (words of geth, besu, nethermind and anvil)', () => {
       'GasLimitExceeded, Gas limit: 30000000, gas limit of rejected tx: 40000000',
       'tx fee (1.50 ether) exceeds the configured cap (1.00 ether)',
       'eth_sendRawTransaction: oversized data',
-    ]) expect(isFatalRefusal(fatal), fatal).toBe(true)
-    for (const passing of ['Insufficient funds for gas * price + value', 'txpool is full', 'nonce too high', 'fetch failed', 'replacement transaction underpriced']) {
+    ])
+      expect(isFatalRefusal(fatal), fatal).toBe(true)
+    for (const passing of [
+      'Insufficient funds for gas * price + value',
+      'txpool is full',
+      'nonce too high',
+      'fetch failed',
+      'replacement transaction underpriced',
+    ]) {
       expect(isFatalRefusal(passing), passing).toBe(false)
     }
     expect(isToleratedRefusal('already known')).toBe(true)
@@ -84,9 +109,13 @@ describe('transaction sender: transactions the node refuses', () => {
     bumpAfterBlocks: 2,
   })
 
-  it('a transaction refused for good fails at once with the node\'s words, and its nonce goes to a filler so the transactions after it are mined', async () => {
+  it("a transaction refused for good fails at once with the node's words, and its nonce goes to a filler so the transactions after it are mined", async () => {
     const [refusedRequest, ...later] = await makeRequests(chain, 3)
-    const { gasLimit } = await rpc<{ gasLimit: string }>(chain.dev.provider, 'eth_getBlockByNumber', ['latest', false])
+    const { gasLimit } = await rpc<{ gasLimit: string }>(
+      chain.dev.provider,
+      'eth_getBlockByNumber',
+      ['latest', false],
+    )
     const fromBlock = await blockNumber(chain)
     const nonce = await minedNonce(chain)
     const sender = createTxSender(senderOptions(uniquePrefix('refused')))
@@ -100,18 +129,31 @@ describe('transaction sender: transactions the node refuses', () => {
       await sender.start()
       const started = Date.now()
       await expect(sender.submit(refused)).rejects.toThrow(
-        new RegExp(`refused the transaction for good: .*gas_limit > env\\.block\\.gas_limit.*its nonce ${nonce} went to a filler`),
+        new RegExp(
+          `refused the transaction for good: .*gas_limit > env\\.block\\.gas_limit.*its nonce ${nonce} went to a filler`,
+        ),
       )
       // No retries: BullMQ's five attempts with back-off would take 7.5 s.
       expect(Date.now() - started).toBeLessThan(5_000)
       // Without the filler these would wait behind the unused nonce for good.
       const results = await settlesWithin(
-        Promise.all(later.map((request, i) => sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request, BigInt(i + 10)), idempotencyKey: request.requestId }))),
+        Promise.all(
+          later.map((request, i) =>
+            sender.submit({
+              to: chain.dev.addresses.operator,
+              data: fulfilUint256(request, BigInt(i + 10)),
+              idempotencyKey: request.requestId,
+            }),
+          ),
+        ),
         20_000,
       )
       expect(results).not.toBe('timed out')
       if (results === 'timed out') return
-      expect(results.map((result) => [result.status, result.nonce])).toEqual([['mined', nonce + 1], ['mined', nonce + 2]])
+      expect(results.map((result) => [result.status, result.nonce])).toEqual([
+        ['mined', nonce + 1],
+        ['mined', nonce + 2],
+      ])
       const mined = await minedByNonce(chain, fromBlock)
       expect(isFiller(mined.get(nonce))).toBe(true)
       expect(sender.stats()[0]!.filled).toBe(1)
@@ -138,12 +180,22 @@ describe('transaction sender: transactions the node refuses', () => {
       await sender.start()
       await rpc(provider, 'anvil_setBalance', [NODE, '0x0'])
       // Not a refusal for good: the job sends the same bytes again on each of its five attempts, then fails.
-      await expect(sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(first!, 1n), idempotencyKey: first!.requestId })).rejects.toThrow(/insufficient funds/i)
+      await expect(
+        sender.submit({
+          to: chain.dev.addresses.operator,
+          data: fulfilUint256(first!, 1n),
+          idempotencyKey: first!.requestId,
+        }),
+      ).rejects.toThrow(/insufficient funds/i)
       await rpc(provider, 'anvil_setBalance', [NODE, balance])
 
       // The next transaction takes the nonce after the failed job's and waits in the pool behind it,
       // while blocks go by (a real chain makes them whether or not the key's transactions are in them).
-      const waiting = sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(second!, 2n), idempotencyKey: second!.requestId })
+      const waiting = sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(second!, 2n),
+        idempotencyKey: second!.requestId,
+      })
       miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 100)
       const result = await settlesWithin(waiting, 20_000)
       expect(result).toMatchObject({ status: 'mined', nonce: nonce + 1 })
@@ -169,13 +221,26 @@ describe('transaction sender: transactions the node refuses', () => {
     // in another process): queued for later, its nonce allocated, nothing sent.
     const queue = new Queue(sender.queueNames[0]!, { connection: redis, prefix })
     const heldJobId = jobIdOf(held!.requestId)
-    const heldJob = await queue.add('tx', { to: chain.dev.addresses.operator, data: fulfilUint256(held!, 1n) }, { jobId: heldJobId, delay: 120_000 })
+    const heldJob = await queue.add(
+      'tx',
+      { to: chain.dev.addresses.operator, data: fulfilUint256(held!, 1n) },
+      { jobId: heldJobId, delay: 120_000 },
+    )
     let miner: NodeJS.Timeout | undefined
     try {
       await sender.start()
       // After the start: a nonce held at start without a signed transaction is signed by the recovery.
-      expect(await new TxStore(redis, `${prefix}:txstate:${NODE.toLowerCase()}`).allocateNonce(heldJobId, nonce)).toBe(nonce)
-      const submitted = sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(waiting!, 2n), idempotencyKey: waiting!.requestId })
+      expect(
+        await new TxStore(redis, `${prefix}:txstate:${NODE.toLowerCase()}`).allocateNonce(
+          heldJobId,
+          nonce,
+        ),
+      ).toBe(nonce)
+      const submitted = sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(waiting!, 2n),
+        idempotencyKey: waiting!.requestId,
+      })
       miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 50)
       // Many times bumpAfterBlocks (2) go by: the nonce stays the retrying job's.
       const head = await blockNumber(chain)
@@ -183,7 +248,10 @@ describe('transaction sender: transactions the node refuses', () => {
       expect(await minedNonce(chain)).toBe(nonce)
       expect(sender.stats()[0]!.filled).toBe(0)
       await heldJob.remove()
-      expect(await settlesWithin(submitted, 10_000)).toMatchObject({ status: 'mined', nonce: nonce + 1 })
+      expect(await settlesWithin(submitted, 10_000)).toMatchObject({
+        status: 'mined',
+        nonce: nonce + 1,
+      })
       expect(isFiller((await minedByNonce(chain, fromBlock)).get(nonce))).toBe(true)
       expect(sender.stats()[0]!.filled).toBe(1)
     } finally {
@@ -198,24 +266,57 @@ describe('transaction sender: transactions the node refuses', () => {
     const prefix = uniquePrefix('recover')
     const fromBlock = await blockNumber(chain)
     const nonce = await minedNonce(chain)
-    const { gasLimit, baseFeePerGas } = await rpc<{ gasLimit: string; baseFeePerGas: string }>(chain.dev.provider, 'eth_getBlockByNumber', ['latest', false])
+    const { gasLimit, baseFeePerGas } = await rpc<{ gasLimit: string; baseFeePerGas: string }>(
+      chain.dev.provider,
+      'eth_getBlockByNumber',
+      ['latest', false],
+    )
     // What a process that died after signing leaves behind: a nonce and an attempt the node will not take.
     const store = new TxStore(redis, `${prefix}:txstate:${NODE.toLowerCase()}`)
     expect(await store.allocateNonce('died-with-it', nonce)).toBe(nonce)
-    const fees = { maxFeePerGas: BigInt(baseFeePerGas) * 2n + 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
-    const signed = createTxSigner(NODE_KEY).sign({ type: 2, chainId: chain.dev.chainId, nonce, to: chain.dev.addresses.operator, data: fulfilUint256(request!, 1n), gasLimit: BigInt(gasLimit) + 1n, ...fees })
-    await store.addAttempt('died-with-it', [{ ...signed, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() }])
+    const fees = {
+      maxFeePerGas: BigInt(baseFeePerGas) * 2n + 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    }
+    const signed = createTxSigner(NODE_KEY).sign({
+      type: 2,
+      chainId: chain.dev.chainId,
+      nonce,
+      to: chain.dev.addresses.operator,
+      data: fulfilUint256(request!, 1n),
+      gasLimit: BigInt(gasLimit) + 1n,
+      ...fees,
+    })
+    await store.addAttempt('died-with-it', [
+      {
+        ...signed,
+        maxFeePerGas: fees.maxFeePerGas.toString(),
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+      },
+    ])
 
     const errors: string[] = []
-    const sender = createTxSender({ ...senderOptions(prefix), onError: (error) => errors.push(error.message) })
+    const sender = createTxSender({
+      ...senderOptions(prefix),
+      onError: (error) => errors.push(error.message),
+    })
     try {
       await sender.start()
       expect(errors.join('\n')).toMatch(/refused the transaction for good/)
-      const result = await sender.submit({ to: chain.dev.addresses.operator, data: fulfilUint256(request!, 3n), idempotencyKey: request!.requestId })
+      const result = await sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(request!, 3n),
+        idempotencyKey: request!.requestId,
+      })
       expect(result).toMatchObject({ status: 'mined', nonce: nonce + 1 })
       expect(isFiller((await minedByNonce(chain, fromBlock)).get(nonce))).toBe(true)
       // The filler's record is settled once it is mined: nothing is left for the next start.
-      await waitFor('no transaction in flight', async () => (await store.inflight()).length === 0, 5_000, 20)
+      await waitFor(
+        'no transaction in flight',
+        async () => (await store.inflight()).length === 0,
+        5_000,
+        20,
+      )
     } finally {
       await sender.close()
     }

@@ -1,11 +1,30 @@
-import { AbiCoder, Contract, Interface, Wallet, type InterfaceAbi, type JsonRpcApiProvider, type Log } from 'ethers'
+import {
+  AbiCoder,
+  Contract,
+  Interface,
+  Wallet,
+  type InterfaceAbi,
+  type JsonRpcApiProvider,
+  type Log,
+} from 'ethers'
 import { artifact } from '../../src/chain/artifacts.ts'
-import { decodeOperatorLog, encodeFulfillOracleRequest2, type OracleRequestEvent } from '../../src/chain/operator.ts'
+import {
+  decodeOperatorLog,
+  encodeFulfillOracleRequest2,
+  type OracleRequestEvent,
+} from '../../src/chain/operator.ts'
 import { startAnvil, type Anvil, type AnvilOptions } from '../../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../../src/dev/deploy.ts'
 
 /** FeedConsumer.ValueType, in the contract's order. */
-export const ValueType = { Uint256: 0, Int256: 1, Bool: 2, String: 3, Bytes32: 4, Bytes: 5 } as const
+export const ValueType = {
+  Uint256: 0,
+  Int256: 1,
+  Bool: 2,
+  String: 3,
+  Bytes32: 4,
+  Bytes: 5,
+} as const
 
 export const TEST_SPEC_ID = '0x' + Buffer.from('0eec7e1dd0d2476ca1a872dfb6633f47').toString('hex')
 export const PAYMENT = 10n ** 17n
@@ -17,11 +36,16 @@ export interface TestChain {
   stop(): Promise<void>
 }
 
-export async function startTestChain(options: AnvilOptions = {}, nodeKeys?: readonly string[]): Promise<TestChain> {
+export async function startTestChain(
+  options: AnvilOptions = {},
+  nodeKeys?: readonly string[],
+): Promise<TestChain> {
   const anvil = await startAnvil(options)
   try {
     const dev = await deployDevContracts(anvil.rpcUrl, nodeKeys ? { nodeKeys } : {})
-    const consumerInterface = new Interface(artifact(dev.artifacts, 'FeedConsumer').abi as InterfaceAbi)
+    const consumerInterface = new Interface(
+      artifact(dev.artifacts, 'FeedConsumer').abi as InterfaceAbi,
+    )
     return {
       anvil,
       dev,
@@ -37,18 +61,34 @@ export async function startTestChain(options: AnvilOptions = {}, nodeKeys?: read
   }
 }
 
-export async function rpc<T>(provider: JsonRpcApiProvider, method: string, params: unknown[] = []): Promise<T> {
+export async function rpc<T>(
+  provider: JsonRpcApiProvider,
+  method: string,
+  params: unknown[] = [],
+): Promise<T> {
   return (await provider.send(method, params)) as T
 }
 
 interface RawReceipt {
   status: string
   blockNumber: string
-  logs: Array<{ address: string; topics: string[]; data: string; blockNumber: string; blockHash: string; transactionHash: string; logIndex: string }>
+  logs: Array<{
+    address: string
+    topics: string[]
+    data: string
+    blockNumber: string
+    blockHash: string
+    transactionHash: string
+    logIndex: string
+  }>
 }
 
 /** Waits for a receipt by polling (no ethers caching, no event subscription). */
-export async function receiptOf(provider: JsonRpcApiProvider, hash: string, timeoutMs = 20_000): Promise<RawReceipt> {
+export async function receiptOf(
+  provider: JsonRpcApiProvider,
+  hash: string,
+  timeoutMs = 20_000,
+): Promise<RawReceipt> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const receipt = await rpc<RawReceipt | null>(provider, 'eth_getTransactionReceipt', [hash])
@@ -71,17 +111,48 @@ export interface RequestOptions {
   signer?: Wallet
 }
 
-export async function makeRequests(chain: TestChain, count: number, options: RequestOptions = {}): Promise<OracleRequestEvent[]> {
-  const { specId = TEST_SPEC_ID, valueType = ValueType.Uint256, keys = ['endpoint'], values = ['game-odds'], consumer = chain.dev.addresses.consumer, signer = chain.dev.deployer } = options
+export async function makeRequests(
+  chain: TestChain,
+  count: number,
+  options: RequestOptions = {},
+): Promise<OracleRequestEvent[]> {
+  const {
+    specId = TEST_SPEC_ID,
+    valueType = ValueType.Uint256,
+    keys = ['endpoint'],
+    values = ['game-odds'],
+    consumer = chain.dev.addresses.consumer,
+    signer = chain.dev.deployer,
+  } = options
   const provider = chain.dev.provider
   const wallet = new Wallet(signer.privateKey)
-  const data = chain.consumerInterface.encodeFunctionData('requestData', [specId, PAYMENT, valueType, keys, values])
-  const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [wallet.address, 'pending']))
-  const block = await rpc<{ baseFeePerGas: string }>(provider, 'eth_getBlockByNumber', ['latest', false])
+  const data = chain.consumerInterface.encodeFunctionData('requestData', [
+    specId,
+    PAYMENT,
+    valueType,
+    keys,
+    values,
+  ])
+  const nonce = Number(
+    await rpc<string>(provider, 'eth_getTransactionCount', [wallet.address, 'pending']),
+  )
+  const block = await rpc<{ baseFeePerGas: string }>(provider, 'eth_getBlockByNumber', [
+    'latest',
+    false,
+  ])
   const maxFeePerGas = BigInt(block.baseFeePerGas) * 3n + 10n ** 9n
   const raws = await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      wallet.signTransaction({ type: 2, chainId: chain.dev.chainId, nonce: nonce + i, to: consumer, data, gasLimit: 600_000, maxFeePerGas, maxPriorityFeePerGas: 10n ** 9n }),
+      wallet.signTransaction({
+        type: 2,
+        chainId: chain.dev.chainId,
+        nonce: nonce + i,
+        to: consumer,
+        data,
+        gasLimit: 600_000,
+        maxFeePerGas,
+        maxPriorityFeePerGas: 10n ** 9n,
+      }),
     ),
   )
   const hashes: string[] = []
@@ -112,7 +183,10 @@ function toLog(raw: RawReceipt['logs'][number]): Log {
 
 /** `fulfillOracleRequest2` calldata answering a uint256 request with `value`. */
 export function fulfilUint256(event: OracleRequestEvent, value: bigint): string {
-  return encodeFulfillOracleRequest2(event, AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [event.requestId, value]))
+  return encodeFulfillOracleRequest2(
+    event,
+    AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [event.requestId, value]),
+  )
 }
 
 export function consumerAt(chain: TestChain, address = chain.dev.addresses.consumer): Contract {

@@ -15,9 +15,16 @@ const common = {
 }
 const eip1559 = fc
   .tuple(fc.record({ ...common, type: fc.constant(2) }), fee, fee)
-  .map(([tx, priority, extra]) => ({ ...tx, maxPriorityFeePerGas: priority, maxFeePerGas: priority + extra }))
+  .map(([tx, priority, extra]) => ({
+    ...tx,
+    maxPriorityFeePerGas: priority,
+    maxFeePerGas: priority + extra,
+  }))
 const legacy = fc.record({ ...common, type: fc.constant(0), gasPrice: fee })
-const privateKey = fc.uint8Array({ minLength: 32, maxLength: 32 }).filter((bytes) => bytes.some((byte) => byte !== 0) && bytes[0]! < 0xff).map((bytes) => hexlify(bytes))
+const privateKey = fc
+  .uint8Array({ minLength: 32, maxLength: 32 })
+  .filter((bytes) => bytes.some((byte) => byte !== 0) && bytes[0]! < 0xff)
+  .map((bytes) => hexlify(bytes))
 
 describe('createTxSigner', () => {
   it('makes the very bytes ethers Wallet.signTransaction makes, for EIP-1559 and legacy transactions', async () => {
@@ -43,8 +50,17 @@ describe('createTxSigner', () => {
     for (const type of [2, 0] as const) {
       let found = 0
       for (let nonce = 0; found < 2 && nonce < 5_000; nonce++) {
-        const common = { chainId: 31337n, nonce, to: `0x${'1'.repeat(40)}`, data: '0x1234', gasLimit: 50_000n }
-        const tx = type === 2 ? { ...common, type, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n } : { ...common, type, gasPrice: 2n }
+        const common = {
+          chainId: 31337n,
+          nonce,
+          to: `0x${'1'.repeat(40)}`,
+          data: '0x1234',
+          gasLimit: 50_000n,
+        }
+        const tx =
+          type === 2
+            ? { ...common, type, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n }
+            : { ...common, type, gasPrice: 2n }
         const signed = signer.sign(tx)
         const { r, s } = Transaction.from(signed.raw).signature!
         if (!r.startsWith('0x00') && !s.startsWith('0x00')) continue
@@ -58,7 +74,16 @@ describe('createTxSigner', () => {
   it('never shows the key: not in its address, its output or its own fields', () => {
     const key = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
     const signer = createTxSigner(key)
-    const signed = signer.sign({ type: 2, chainId: 31337n, nonce: 0, to: `0x${'1'.repeat(40)}`, data: '0x', gasLimit: 21_000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n })
+    const signed = signer.sign({
+      type: 2,
+      chainId: 31337n,
+      nonce: 0,
+      to: `0x${'1'.repeat(40)}`,
+      data: '0x',
+      gasLimit: 21_000n,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+    })
     expect(JSON.stringify({ signer, signed })).not.toContain(key.slice(2))
   })
 })

@@ -14,17 +14,24 @@ function fakeProject(): string {
   symlinkSync(join(projectRoot, 'node_modules'), join(root, 'node_modules'))
   writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n')
   mkdirSync(join(root, 'src/cli'), { recursive: true })
-  writeFileSync(join(root, 'src/cli/main.ts'), "const ran: string = 'sources through tsx'\nconsole.log(ran)\n")
+  writeFileSync(
+    join(root, 'src/cli/main.ts'),
+    "const ran: string = 'sources through tsx'\nconsole.log(ran)\n",
+  )
   return root
 }
 
 function build(root: string): void {
   mkdirSync(join(root, 'dist/cli'), { recursive: true })
   writeFileSync(join(root, 'dist/cli/main.js'), "console.log('compiled dist')\n")
-  writeFileSync(join(root, 'dist/BUILD.json'), JSON.stringify({ fingerprint: sourceFingerprint(join(root, 'src')) }))
+  writeFileSync(
+    join(root, 'dist/BUILD.json'),
+    JSON.stringify({ fingerprint: sourceFingerprint(join(root, 'src')) }),
+  )
 }
 
-const run = (root: string) => execFileSync(process.execPath, [join(root, 'bin/feedrunner.js')], { encoding: 'utf8' }).trim()
+const run = (root: string) =>
+  execFileSync(process.execPath, [join(root, 'bin/feedrunner.js')], { encoding: 'utf8' }).trim()
 
 describe('bin/feedrunner.js', () => {
   const roots: string[] = []
@@ -43,7 +50,10 @@ describe('bin/feedrunner.js', () => {
     expect(run(root)).toBe('sources through tsx')
     build(root)
     expect(run(root)).toBe('compiled dist')
-    writeFileSync(join(root, 'src/cli/main.ts'), "const ran: string = 'sources through tsx'\nconsole.log(ran) // edited\n")
+    writeFileSync(
+      join(root, 'src/cli/main.ts'),
+      "const ran: string = 'sources through tsx'\nconsole.log(ran) // edited\n",
+    )
     expect(run(root)).toBe('sources through tsx')
   })
 })

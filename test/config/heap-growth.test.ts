@@ -3,7 +3,10 @@ import { parseSettings, SettingsError } from '../../src/config/settings.ts'
 import { runJsonFixture } from '../support/json-fixture.ts'
 
 function peakHeapMb(growthPercent: string): number {
-  return runJsonFixture<{ peakHeapMb: number }>(new URL('./fixtures/heap-churn.ts', import.meta.url), { HEAP_GROWTH_PERCENT: growthPercent }).peakHeapMb
+  return runJsonFixture<{ peakHeapMb: number }>(
+    new URL('./fixtures/heap-churn.ts', import.meta.url),
+    { HEAP_GROWTH_PERCENT: growthPercent },
+  ).peakHeapMb
 }
 
 describe('HEAP_GROWTH_PERCENT', () => {

@@ -6,7 +6,10 @@ import { spawnSync } from 'node:child_process'
 /** The stdout lines of a process that logs `lines` lines and then ends as `end` says. */
 function linesLoggedBefore(end: 'exit' | 'throw' | 'return', lines: number): string[] {
   const fixture = new URL('./fixtures/log-then-exit.ts', import.meta.url).pathname
-  const child = spawnSync(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, END: end, LINES: String(lines) }, encoding: 'utf8' })
+  const child = spawnSync(process.execPath, ['--import', 'tsx', fixture], {
+    env: { ...process.env, END: end, LINES: String(lines) },
+    encoding: 'utf8',
+  })
   return child.stdout.split('\n').filter((line) => line.includes('"msg":"line"'))
 }
 
@@ -20,7 +23,9 @@ describe('settings', () => {
 
   it('names the variable and what it expects', () => {
     expect(() => parseSettings({ EA_PORT: 'eighty' })).toThrow(/EA_PORT: .*number.*"eighty"/s)
-    expect(() => parseSettings({ SIGNKEY_MODE: 'loose' })).toThrow(/SIGNKEY_MODE: .*static.*signed/s)
+    expect(() => parseSettings({ SIGNKEY_MODE: 'loose' })).toThrow(
+      /SIGNKEY_MODE: .*static.*signed/s,
+    )
     expect(() => parseSettings({ SPORTS_URL: 'not a url' })).toThrow(/SPORTS_URL: expected a URL/)
   })
 
@@ -36,15 +41,22 @@ describe('settings', () => {
   })
 
   it('says which setting a part needs', () => {
-    expect(() => required(parseSettings({}), 'RPC_URL', 'the runner')).toThrow('RPC_URL: required for the runner')
+    expect(() => required(parseSettings({}), 'RPC_URL', 'the runner')).toThrow(
+      'RPC_URL: required for the runner',
+    )
   })
 
   it('the logger removes secrets by field and by value', () => {
     const key = 'feed-key-1234567890'
     const lines: string[] = []
-    const destination = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) })
+    const destination = new Writable({
+      write: (chunk, _enc, done) => (lines.push(String(chunk)), done()),
+    })
     const logger = createLogger(parseSettings({ FEED_API_KEY: key }), 'test', destination)
-    logger.info({ key, url: `http://x/?key=${key}`, nested: { apiKey: 'abc' } }, `fetched with ${key}`)
+    logger.info(
+      { key, url: `http://x/?key=${key}`, nested: { apiKey: 'abc' } },
+      `fetched with ${key}`,
+    )
     const written = lines.join('')
     expect(written).toContain('fetched with [redacted]')
     expect(written).not.toContain(key)

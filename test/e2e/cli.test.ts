@@ -12,15 +12,24 @@ interface Finished {
   output: string
 }
 
-function runCli(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Finished> {
+function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<Finished> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [bin, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`feedrunner ${args.join(' ')} did not finish in ${timeoutMs} ms:\n${output}`))
+      reject(
+        new Error(`feedrunner ${args.join(' ')} did not finish in ${timeoutMs} ms:\n${output}`),
+      )
     }, timeoutMs)
     child.once('exit', (code) => {
       clearTimeout(timer)
@@ -30,11 +39,15 @@ function runCli(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: numb
 }
 
 describe('anvil accounts', () => {
-  it('every dev key is one of anvil\'s funded accounts', async () => {
+  it("every dev key is one of anvil's funded accounts", async () => {
     const anvil = await startAnvil()
     try {
       const provider = new JsonRpcProvider(anvil.rpcUrl)
-      for (const key of ANVIL_PRIVATE_KEYS) expect(await provider.getBalance(new Wallet(key).address), key.slice(0, 10)).toBeGreaterThan(0n)
+      for (const key of ANVIL_PRIVATE_KEYS)
+        expect(
+          await provider.getBalance(new Wallet(key).address),
+          key.slice(0, 10),
+        ).toBeGreaterThan(0n)
       provider.destroy()
     } finally {
       await anvil.stop()
@@ -50,14 +63,22 @@ describe('the two commands of the README', () => {
 
   it('npm start (feedrunner dev) prints what runs where, a ready line, and stops everything on SIGTERM', async () => {
     const child = spawn(process.execPath, [bin, 'dev'], {
-      env: { ...process.env, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: uniquePrefix('dev-cli'), LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        REDIS_URL: testRedisUrl(),
+        QUEUE_PREFIX: uniquePrefix('dev-cli'),
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     children.push(child)
     let output = ''
     const started = Date.now()
     await new Promise<void>((resolveReady, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ready line within 60 s:\n${output}`)), 60_000)
+      const timer = setTimeout(
+        () => reject(new Error(`no ready line within 60 s:\n${output}`)),
+        60_000,
+      )
       child.stdout!.on('data', (chunk: Buffer) => {
         output += chunk.toString()
         if (output.includes('feedrunner dev ready')) {
@@ -66,22 +87,38 @@ describe('the two commands of the README', () => {
         }
       })
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-      child.once('exit', (code) => reject(new Error(`feedrunner dev exited with ${code}:\n${output}`)))
+      child.once('exit', (code) =>
+        reject(new Error(`feedrunner dev exited with ${code}:\n${output}`)),
+      )
     })
     // The issue's bar is 30 s on a quiet machine; CI shares two cores with other test files.
     expect(Date.now() - started).toBeLessThan(60_000)
-    for (const part of ['Redis', 'chain (anvil)', 'Operator', 'FeedConsumer', 'feed service', 'adapter']) expect(output).toContain(part)
+    for (const part of [
+      'Redis',
+      'chain (anvil)',
+      'Operator',
+      'FeedConsumer',
+      'feed service',
+      'adapter',
+    ])
+      expect(output).toContain(part)
     const rpcUrl = /chain \(anvil\)\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]
     expect(rpcUrl).toBeDefined()
     child.kill('SIGTERM')
-    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolveExit) => child.once('exit', (code, signal) => resolveExit({ code, signal })))
+    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolveExit) =>
+      child.once('exit', (code, signal) => resolveExit({ code, signal })),
+    )
     expect(exit, output.slice(-400)).toEqual({ code: 0, signal: null })
     // anvil was stopped with the stack: its port no longer answers.
     await expect(fetch(rpcUrl!, { method: 'POST', body: '{}' })).rejects.toThrow()
   }, 90_000)
 
   it('feedrunner demo fulfils every job spec with the expected value and exits 0', async () => {
-    const finished = await runCli(['demo'], { ...process.env, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: uniquePrefix('demo-cli') }, 150_000)
+    const finished = await runCli(
+      ['demo'],
+      { ...process.env, REDIS_URL: testRedisUrl(), QUEUE_PREFIX: uniquePrefix('demo-cli') },
+      150_000,
+    )
     expect(finished.output).toMatch(/(\d+) of \1 requests fulfilled with the expected value/)
     expect(finished.output).not.toContain('FAILED')
     expect(finished.code).toBe(0)

@@ -31,23 +31,64 @@ afterAll(async () => {
 
 describe('blockchain feeds over HTTP', () => {
   it('answers token-transfers of the demo ERC721 transfer with the envelope and catalog-valid data', async () => {
-    const result = await fetchFeed('token-transfers', { blockchain: 'local', hash: demo.erc721.transferTx, key: '##signKey' }, { settings })
-    expect(result.envelope).toMatchObject({ status: 200, result: 'success', query: { blockchain: 'local', hash: demo.erc721.transferTx }, provider: { name: expect.any(String) } })
-    expect(result.data).toMatchObject({ amount: demo.erc721.tokenId.toString(), isERC721: true, tokenAddress: demo.erc721.address.toLowerCase() })
+    const result = await fetchFeed(
+      'token-transfers',
+      { blockchain: 'local', hash: demo.erc721.transferTx, key: '##signKey' },
+      { settings },
+    )
+    expect(result.envelope).toMatchObject({
+      status: 200,
+      result: 'success',
+      query: { blockchain: 'local', hash: demo.erc721.transferTx },
+      provider: { name: expect.any(String) },
+    })
+    expect(result.data).toMatchObject({
+      amount: demo.erc721.tokenId.toString(),
+      isERC721: true,
+      tokenAddress: demo.erc721.address.toLowerCase(),
+    })
   })
 
   it('answers transaction and account-balance of the dev chain', async () => {
-    const tx = await fetchFeed('transaction', { blockchain: 'local', hash: demo.erc1155.transferBatchTx, key: '##signKey' }, { settings })
-    expect(tx.data).toMatchObject({ hash: demo.erc1155.transferBatchTx, statusResult: { name: 'successful' }, to: [{ address: demo.erc1155.address.toLowerCase() }] })
-    const balance = await fetchFeed('account-balance', { blockchain: 'local', address: chain.address, key: '##signKey' }, { settings })
+    const tx = await fetchFeed(
+      'transaction',
+      { blockchain: 'local', hash: demo.erc1155.transferBatchTx, key: '##signKey' },
+      { settings },
+    )
+    expect(tx.data).toMatchObject({
+      hash: demo.erc1155.transferBatchTx,
+      statusResult: { name: 'successful' },
+      to: [{ address: demo.erc1155.address.toLowerCase() }],
+    })
+    const balance = await fetchFeed(
+      'account-balance',
+      { blockchain: 'local', address: chain.address, key: '##signKey' },
+      { settings },
+    )
     expect(balance.data.balance).toBe((await chain.provider.getBalance(chain.address)).toString())
   })
 
   it('answers recorded ethereum-mainnet transactions, and a 404 with the reason for the rest', async () => {
-    const recorded = await fetchFeed('transaction', { blockchain: 'ethereum-mainnet', hash: '0x7a3dbdc6f5b8b748d972ee9e35ecea6ff62a624816c944bf2419c430156c54ba', key: '##signKey' }, { settings })
-    expect(recorded.data).toMatchObject({ blockNumber: '6333148', value: '79743700000000000', v: '28' })
+    const recorded = await fetchFeed(
+      'transaction',
+      {
+        blockchain: 'ethereum-mainnet',
+        hash: '0x7a3dbdc6f5b8b748d972ee9e35ecea6ff62a624816c944bf2419c430156c54ba',
+        key: '##signKey',
+      },
+      { settings },
+    )
+    expect(recorded.data).toMatchObject({
+      blockNumber: '6333148',
+      value: '79743700000000000',
+      v: '28',
+    })
 
-    const missing = await fetchFeed('token-transfers', { blockchain: 'ethereum-mainnet', hash: `0x${'ab'.repeat(32)}`, key: '##signKey' }, { settings }).catch((error: unknown) => error)
+    const missing = await fetchFeed(
+      'token-transfers',
+      { blockchain: 'ethereum-mainnet', hash: `0x${'ab'.repeat(32)}`, key: '##signKey' },
+      { settings },
+    ).catch((error: unknown) => error)
     expect(missing).toBeInstanceOf(UpstreamError)
     expect((missing as UpstreamError).message).toMatch(/recorded mainnet data only/)
   })

@@ -3,7 +3,11 @@ import { Wallet, keccak256, parseEther } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/dev/ports.ts'
 import { startAnvil } from '../../src/dev/anvil.ts'
-import { createBlockchainSource, recordedHashes, type BlockchainSource } from '../../src/feeds/server/blockchain/index.ts'
+import {
+  createBlockchainSource,
+  recordedHashes,
+  type BlockchainSource,
+} from '../../src/feeds/server/blockchain/index.ts'
 import { expectCatalogShape } from './blockchain/catalog.ts'
 import { feedError, startTestChain, type TestChain } from './blockchain/chain.ts'
 
@@ -15,7 +19,9 @@ let source: BlockchainSource
 
 beforeAll(async () => {
   chain = await startTestChain()
-  source = createBlockchainSource({ chains: { local: chain.anvil.rpcUrl, 'local-ws': chain.anvil.wsUrl } })
+  source = createBlockchainSource({
+    chains: { local: chain.anvil.rpcUrl, 'local-ws': chain.anvil.wsUrl },
+  })
 })
 
 afterAll(async () => {
@@ -60,7 +66,9 @@ describe('account balance', () => {
 
 describe('blockchain ids', () => {
   it('answers 404 naming the served chains for an unknown blockchain id', async () => {
-    const error = await feedError(source.transaction({ blockchain: 'solana-mainnet', hash: keccak256('0x01') }))
+    const error = await feedError(
+      source.transaction({ blockchain: 'solana-mainnet', hash: keccak256('0x01') }),
+    )
     expect(error.status).toBe(404)
     expect(error.description).toContain("unknown blockchain 'solana-mainnet'")
     expect(error.description).toContain('local')
@@ -75,7 +83,10 @@ describe('blockchain ids', () => {
 
 describe('recorded ethereum-mainnet data', () => {
   it('serves the service sample transaction as recorded', async () => {
-    const data = await source.transaction({ blockchain: 'ethereum-mainnet', hash: '0x133f293b44b2eb632a26e8f7c972ad0f6152ca5c78377102e6804c46ebde6c83' })
+    const data = await source.transaction({
+      blockchain: 'ethereum-mainnet',
+      hash: '0x133f293b44b2eb632a26e8f7c972ad0f6152ca5c78377102e6804c46ebde6c83',
+    })
     expectCatalogShape('transaction', data)
     expect(data).toMatchObject({
       blockNumber: '9061064',
@@ -86,32 +97,61 @@ describe('recorded ethereum-mainnet data', () => {
       index: 55,
       v: '38',
       type: null,
-      to: [{ address: '0xb8c77482e45f1f44de1745f52c74426c631bdd52', nameNormalized: 'Binance Coin' }],
+      to: [
+        { address: '0xb8c77482e45f1f44de1745f52c74426c631bdd52', nameNormalized: 'Binance Coin' },
+      ],
       statusResult: { code: '0x1', confirmed: true, success: true, name: 'successful' },
     })
   })
 
   it('serves the recorded Amberdata records: a creation, a failed and a pending transaction', async () => {
-    const creation = await source.transaction({ blockchain: 'ethereum-mainnet', hash: '0xfa777f6f3c5a985dbc620bb1c152955461d7e63270bd34d4b1cf6b9ed2b2f2a8' })
+    const creation = await source.transaction({
+      blockchain: 'ethereum-mainnet',
+      hash: '0xfa777f6f3c5a985dbc620bb1c152955461d7e63270bd34d4b1cf6b9ed2b2f2a8',
+    })
     expectCatalogShape('transaction', creation)
-    expect(creation).toMatchObject({ to: [{ address: 'null' }], contractAddress: '0xc7b23a1af5f2e999907f7db135a0602f2aaf90a9' })
+    expect(creation).toMatchObject({
+      to: [{ address: 'null' }],
+      contractAddress: '0xc7b23a1af5f2e999907f7db135a0602f2aaf90a9',
+    })
 
-    const failed = await source.transaction({ blockchain: 'ethereum-mainnet', hash: '0x1b8aa428fd5df34c482e44c64d932d52308eeded99f1da672711c5956a0072d0' })
+    const failed = await source.transaction({
+      blockchain: 'ethereum-mainnet',
+      hash: '0x1b8aa428fd5df34c482e44c64d932d52308eeded99f1da672711c5956a0072d0',
+    })
     expectCatalogShape('transaction', failed)
-    expect(failed).toMatchObject({ status: '0x0', statusResult: { name: 'failed', success: false }, fee: '1794075000000000' })
+    expect(failed).toMatchObject({
+      status: '0x0',
+      statusResult: { name: 'failed', success: false },
+      fee: '1794075000000000',
+    })
 
-    const pending = await source.transaction({ blockchain: 'ethereum-mainnet', hash: '0xd74aac4828354dd37daf2091c14006c99da16ceb00b78e4c5b5483a6c42008e0' })
-    expect(pending).toMatchObject({ blockNumber: null, statusResult: { name: 'pending', confirmed: false } })
+    const pending = await source.transaction({
+      blockchain: 'ethereum-mainnet',
+      hash: '0xd74aac4828354dd37daf2091c14006c99da16ceb00b78e4c5b5483a6c42008e0',
+    })
+    expect(pending).toMatchObject({
+      blockNumber: null,
+      statusResult: { name: 'pending', confirmed: false },
+    })
   })
 
   it('serves every recorded hash, and recorded token transfers in the FEEDS.md shape', async () => {
     const { transactions, tokenTransfers } = recordedHashes()
     expect(transactions.length).toBeGreaterThanOrEqual(5)
-    for (const hash of transactions) expect((await source.transaction({ blockchain: 'ethereum-mainnet', hash })).hash).toBe(hash)
+    for (const hash of transactions)
+      expect((await source.transaction({ blockchain: 'ethereum-mainnet', hash })).hash).toBe(hash)
     expect(tokenTransfers.length).toBeGreaterThanOrEqual(4)
-    for (const hash of tokenTransfers) expectCatalogShape('token-transfers', await source.tokenTransfers({ blockchain: 'ethereum-mainnet', hash }))
+    for (const hash of tokenTransfers)
+      expectCatalogShape(
+        'token-transfers',
+        await source.tokenTransfers({ blockchain: 'ethereum-mainnet', hash }),
+      )
 
-    const link = await source.tokenTransfers({ blockchain: 'ethereum-mainnet', hash: '0x39c87b282b46ff70e78ed985a54d93dfee45cf6c8a3c6f900f6fe60023398aae' })
+    const link = await source.tokenTransfers({
+      blockchain: 'ethereum-mainnet',
+      hash: '0x39c87b282b46ff70e78ed985a54d93dfee45cf6c8a3c6f900f6fe60023398aae',
+    })
     expect(link).toMatchObject({
       amount: '249990000000000000000',
       from: '0xfbb1b73c4f0bda4f67dca266ce6ef42f520fbb98',
@@ -133,10 +173,14 @@ describe('recorded ethereum-mainnet data', () => {
   })
 
   it('answers 404 for mainnet data that was not recorded, saying only recorded data is available', async () => {
-    const tx = await feedError(source.transaction({ blockchain: 'ethereum-mainnet', hash: keccak256('0x02') }))
+    const tx = await feedError(
+      source.transaction({ blockchain: 'ethereum-mainnet', hash: keccak256('0x02') }),
+    )
     expect(tx.status).toBe(404)
     expect(tx.description).toMatch(/recorded mainnet data only/)
-    const balance = await feedError(source.accountBalance({ blockchain: 'ethereum-mainnet', address: chain.address }))
+    const balance = await feedError(
+      source.accountBalance({ blockchain: 'ethereum-mainnet', address: chain.address }),
+    )
     expect(balance.status).toBe(404)
     expect(balance.description).toMatch(/recorded mainnet data only/)
   })
@@ -144,10 +188,20 @@ describe('recorded ethereum-mainnet data', () => {
   it('answers ethereum-mainnet live when a node URL is configured for it', async () => {
     const live = createBlockchainSource({ chains: { 'ethereum-mainnet': chain.anvil.rpcUrl } })
     try {
-      const sent = await chain.signer.sendTransaction({ to: Wallet.createRandom().address, value: 1n })
+      const sent = await chain.signer.sendTransaction({
+        to: Wallet.createRandom().address,
+        value: 1n,
+      })
       await sent.wait()
-      expect((await live.transaction({ blockchain: 'ethereum-mainnet', hash: sent.hash })).hash).toBe(sent.hash)
-      const recorded = await feedError(live.transaction({ blockchain: 'ethereum-mainnet', hash: '0x133f293b44b2eb632a26e8f7c972ad0f6152ca5c78377102e6804c46ebde6c83' }))
+      expect(
+        (await live.transaction({ blockchain: 'ethereum-mainnet', hash: sent.hash })).hash,
+      ).toBe(sent.hash)
+      const recorded = await feedError(
+        live.transaction({
+          blockchain: 'ethereum-mainnet',
+          hash: '0x133f293b44b2eb632a26e8f7c972ad0f6152ca5c78377102e6804c46ebde6c83',
+        }),
+      )
       expect(recorded.status).toBe(404)
     } finally {
       await live.close()
@@ -173,7 +227,12 @@ describe('unreachable or broken nodes', () => {
 
   it('answers 503 for a node that refuses connections, without echoing the URL path (it may hold a key)', async () => {
     const port = await freePort()
-    const down = createBlockchainSource({ chains: { down: `http://127.0.0.1:${port}/v3/SECRET-PROJECT-KEY`, 'down-ws': `ws://127.0.0.1:${port}/ws/SECRET-PROJECT-KEY` } })
+    const down = createBlockchainSource({
+      chains: {
+        down: `http://127.0.0.1:${port}/v3/SECRET-PROJECT-KEY`,
+        'down-ws': `ws://127.0.0.1:${port}/ws/SECRET-PROJECT-KEY`,
+      },
+    })
     try {
       for (const blockchain of ['down', 'down-ws']) {
         const started = Date.now()
@@ -195,10 +254,15 @@ describe('unreachable or broken nodes', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
     const address = silent.address()
     const port = typeof address === 'object' && address ? address.port : 0
-    const slow = createBlockchainSource({ chains: { slow: `http://127.0.0.1:${port}` }, rpcTimeoutMs: 400 })
+    const slow = createBlockchainSource({
+      chains: { slow: `http://127.0.0.1:${port}` },
+      rpcTimeoutMs: 400,
+    })
     try {
       const started = Date.now()
-      const error = await feedError(slow.transaction({ blockchain: 'slow', hash: keccak256('0x03') }))
+      const error = await feedError(
+        slow.transaction({ blockchain: 'slow', hash: keccak256('0x03') }),
+      )
       expect(error.status).toBe(503)
       expect(error.description).toMatch(/400 ms/)
       expect(Date.now() - started).toBeLessThan(2_000)
@@ -222,18 +286,35 @@ describe('unreachable or broken nodes', () => {
 
   it('recovers when the node comes back: 503 while it is down, answers again after', async () => {
     const port = await freePort()
-    const flaky = createBlockchainSource({ chains: { flaky: `http://127.0.0.1:${port}`, 'flaky-ws': `ws://127.0.0.1:${port}` } })
+    const flaky = createBlockchainSource({
+      chains: { flaky: `http://127.0.0.1:${port}`, 'flaky-ws': `ws://127.0.0.1:${port}` },
+    })
     const first = await startAnvil({ port })
     try {
-      expect((await flaky.accountBalance({ blockchain: 'flaky', address: chain.address })).balance).toMatch(/^\d+$/)
-      expect((await flaky.accountBalance({ blockchain: 'flaky-ws', address: chain.address })).balance).toMatch(/^\d+$/)
+      expect(
+        (await flaky.accountBalance({ blockchain: 'flaky', address: chain.address })).balance,
+      ).toMatch(/^\d+$/)
+      expect(
+        (await flaky.accountBalance({ blockchain: 'flaky-ws', address: chain.address })).balance,
+      ).toMatch(/^\d+$/)
       await first.stop()
-      expect((await feedError(flaky.accountBalance({ blockchain: 'flaky', address: chain.address }))).status).toBe(503)
-      expect((await feedError(flaky.accountBalance({ blockchain: 'flaky-ws', address: chain.address }))).status).toBe(503)
+      expect(
+        (await feedError(flaky.accountBalance({ blockchain: 'flaky', address: chain.address })))
+          .status,
+      ).toBe(503)
+      expect(
+        (await feedError(flaky.accountBalance({ blockchain: 'flaky-ws', address: chain.address })))
+          .status,
+      ).toBe(503)
       const second = await startAnvil({ port })
       try {
-        expect((await flaky.accountBalance({ blockchain: 'flaky', address: chain.address })).blockNumber).toBe('0')
-        expect((await flaky.accountBalance({ blockchain: 'flaky-ws', address: chain.address })).blockNumber).toBe('0')
+        expect(
+          (await flaky.accountBalance({ blockchain: 'flaky', address: chain.address })).blockNumber,
+        ).toBe('0')
+        expect(
+          (await flaky.accountBalance({ blockchain: 'flaky-ws', address: chain.address }))
+            .blockNumber,
+        ).toBe('0')
       } finally {
         await second.stop()
       }
@@ -246,10 +327,15 @@ describe('unreachable or broken nodes', () => {
   it('answers 503 after close()', async () => {
     const closing = createBlockchainSource({ chains: { local: chain.anvil.rpcUrl } })
     await closing.close()
-    expect((await feedError(closing.accountBalance({ blockchain: 'local', address: chain.address }))).status).toBe(503)
+    expect(
+      (await feedError(closing.accountBalance({ blockchain: 'local', address: chain.address })))
+        .status,
+    ).toBe(503)
   })
 
   it('refuses a chain URL that is not http(s) or ws(s) at creation', () => {
-    expect(() => createBlockchainSource({ chains: { bad: 'ftp://example.org' } })).toThrow(/bad.*http/)
+    expect(() => createBlockchainSource({ chains: { bad: 'ftp://example.org' } })).toThrow(
+      /bad.*http/,
+    )
   })
 })

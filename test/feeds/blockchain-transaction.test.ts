@@ -1,7 +1,20 @@
-import { ContractFactory, Transaction, Wallet, keccak256, parseEther, parseUnits, toBeHex, type BaseContract, type TransactionReceipt } from 'ethers'
+import {
+  ContractFactory,
+  Transaction,
+  Wallet,
+  keccak256,
+  parseEther,
+  parseUnits,
+  toBeHex,
+  type BaseContract,
+  type TransactionReceipt,
+} from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { artifact, type ArtifactSet } from '../../src/chain/artifacts.ts'
-import { createBlockchainSource, type BlockchainSource } from '../../src/feeds/server/blockchain/index.ts'
+import {
+  createBlockchainSource,
+  type BlockchainSource,
+} from '../../src/feeds/server/blockchain/index.ts'
 import { testTokenArtifacts } from '../../src/feeds/server/blockchain/demo-tokens.ts'
 import { expectCatalogShape } from './blockchain/catalog.ts'
 import { feedError, startTestChain, type TestChain } from './blockchain/chain.ts'
@@ -52,7 +65,12 @@ function expectRawMatches(data: Record<string, unknown>, from: string): void {
 
 describe('transaction record from a live node', () => {
   it('describes a plain legacy ETH transfer like the Amberdata sample', async () => {
-    const sent = await chain.signer.sendTransaction({ to: recipient, value: parseEther('0.25'), type: 0, gasPrice: parseUnits('3', 'gwei') })
+    const sent = await chain.signer.sendTransaction({
+      to: recipient,
+      value: parseEther('0.25'),
+      type: 0,
+      gasPrice: parseUnits('3', 'gwei'),
+    })
     const receipt = await mined(sent.hash)
     const block = await chain.provider.getBlock(receipt.blockNumber)
     const node = await nodeTransaction(sent.hash)
@@ -106,7 +124,13 @@ describe('transaction record from a live node', () => {
   it('describes an EIP-1559 transaction: type "2", v = y parity, fee caps as numbers, effective gas price', async () => {
     const maxFeePerGas = parseUnits('7', 'gwei')
     const maxPriorityFeePerGas = parseUnits('2', 'gwei')
-    const sent = await chain.signer.sendTransaction({ to: recipient, value: 5n, type: 2, maxFeePerGas, maxPriorityFeePerGas })
+    const sent = await chain.signer.sendTransaction({
+      to: recipient,
+      value: 5n,
+      type: 2,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+    })
     const receipt = await mined(sent.hash)
     const node = await nodeTransaction(sent.hash)
     const data = await record(sent.hash)
@@ -141,7 +165,11 @@ describe('transaction record from a live node', () => {
 
   it('describes a contract creation: to [{address: "null"}], contractAddress set', async () => {
     const { abi, bytecode } = artifact(artifacts, 'TestERC20')
-    const contract = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy('Creation', 'CRT', 6)) as BaseContract
+    const contract = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy(
+      'Creation',
+      'CRT',
+      6,
+    )) as BaseContract
     await contract.waitForDeployment()
     const hash = contract.deploymentTransaction()?.hash as string
     const data = await record(hash)
@@ -149,13 +177,22 @@ describe('transaction record from a live node', () => {
     expect(data.to).toEqual([{ address: 'null' }])
     expect(data.contractAddress).toBe((await contract.getAddress()).toLowerCase())
     expect(data.input).toMatch(new RegExp(`^${bytecode}`))
-    expect(data.statusResult).toEqual({ code: '0x1', confirmed: true, success: true, name: 'successful' })
+    expect(data.statusResult).toEqual({
+      code: '0x1',
+      confirmed: true,
+      success: true,
+      name: 'successful',
+    })
     expectRawMatches(data, chain.address)
   })
 
   it('describes a failed transaction: status 0x0, statusResult failed, the fee still paid', async () => {
     const { abi, bytecode } = artifact(artifacts, 'TestERC20')
-    const token = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy('Broke', 'BRK', 18)) as BaseContract
+    const token = (await new ContractFactory(abi as never[], bytecode, chain.signer).deploy(
+      'Broke',
+      'BRK',
+      18,
+    )) as BaseContract
     await token.waitForDeployment()
     // Nothing was minted: the transfer reverts. A fixed gas limit skips estimation, so it is mined.
     const sent = await chain.signer.sendTransaction({
@@ -163,12 +200,19 @@ describe('transaction record from a live node', () => {
       data: token.interface.encodeFunctionData('transfer', [recipient, 1n]),
       gasLimit: 100_000n,
     })
-    const receipt = await mined(sent.hash).catch(() => chain.provider.getTransactionReceipt(sent.hash))
+    const receipt = await mined(sent.hash).catch(() =>
+      chain.provider.getTransactionReceipt(sent.hash),
+    )
     expect(receipt?.status).toBe(0)
     const data = await record(sent.hash)
 
     expect(data.status).toBe('0x0')
-    expect(data.statusResult).toEqual({ code: '0x0', confirmed: true, success: false, name: 'failed' })
+    expect(data.statusResult).toEqual({
+      code: '0x0',
+      confirmed: true,
+      success: false,
+      name: 'failed',
+    })
     expect(data.gasLimit).toBe('100000')
     expect(BigInt(data.fee as string)).toBeGreaterThan(0n)
     expect(data.fee).toBe(receipt?.fee.toString())
@@ -191,12 +235,17 @@ describe('transaction record from a live node', () => {
         statusResult: { code: null, confirmed: false, success: null, name: 'pending' },
       })
       expectRawMatches(data, chain.address)
-      const transfers = await feedError(source.tokenTransfers({ blockchain: 'local', hash: sent.hash }))
+      const transfers = await feedError(
+        source.tokenTransfers({ blockchain: 'local', hash: sent.hash }),
+      )
       expect(transfers.status).toBe(404)
       expect(transfers.description).toMatch(/pending/)
 
       await chain.provider.send('evm_mine', [])
-      expect((await record(sent.hash)).statusResult).toMatchObject({ name: 'successful', confirmed: true })
+      expect((await record(sent.hash)).statusResult).toMatchObject({
+        name: 'successful',
+        confirmed: true,
+      })
     } finally {
       await chain.provider.send('evm_setAutomine', [true])
     }

@@ -27,21 +27,43 @@ interface Started {
 async function startServe(name: string, args: readonly string[]): Promise<Started> {
   const port = await freePort()
   const begin = Date.now()
-  const child = startOwnedProcess(name, process.execPath, [...args, '--port', String(port), '--keys', 'cli-key-1,cli-key-2'], { env: { ...process.env, FEEDS_SERVER_KEYS: '' } })
+  const child = startOwnedProcess(
+    name,
+    process.execPath,
+    [...args, '--port', String(port), '--keys', 'cli-key-1,cli-key-2'],
+    { env: { ...process.env, FEEDS_SERVER_KEYS: '' } },
+  )
   started.push(child)
-  await waitFor(`${name} to listen`, async () => child.output().includes('listening on'), 30_000, 10)
-  const result = { base: `http://127.0.0.1:${port}`, wallMs: Date.now() - begin, cpu: cpuSeconds(child.pid) }
+  await waitFor(
+    `${name} to listen`,
+    async () => child.output().includes('listening on'),
+    30_000,
+    10,
+  )
+  const result = {
+    base: `http://127.0.0.1:${port}`,
+    wallMs: Date.now() - begin,
+    cpu: cpuSeconds(child.pid),
+  }
   expect(child.output()).not.toContain('cli-key')
   return result
 }
 
-const mufc = { region: 'england', sport: 'soccer', league: 'epl', date: '2024-08-16', homeTeam: 'manchester+united' }
+const mufc = {
+  region: 'england',
+  sport: 'soccer',
+  league: 'epl',
+  date: '2024-08-16',
+  homeTeam: 'manchester+united',
+}
 
 // The work a start takes is its CPU time, which other load does not change much; the wall-clock
 // bound is only checked on a machine that is not busy (tests run two files at a time).
 function expectQuickStart(what: string, start: Started): void {
   const load = loadavg()[0]! / availableParallelism()
-  console.log(`${what}: listening after ${start.wallMs} ms, ${start.cpu.toFixed(2)} s CPU, load ${load.toFixed(1)} per core`)
+  console.log(
+    `${what}: listening after ${start.wallMs} ms, ${start.cpu.toFixed(2)} s CPU, load ${load.toFixed(1)} per core`,
+  )
   expect(start.cpu, `${what}: CPU seconds before listening`).toBeLessThan(2)
   if (load < 0.5) expect(start.wallMs).toBeLessThan(2_000)
 }
@@ -51,9 +73,20 @@ describe('feedrunner feeds serve', () => {
 
   it('runs as a real process and answers Manchester United v Fulham with the real score and odds', async () => {
     cli = await startServe('feedrunner feeds serve', ['bin/feedrunner.js', 'feeds', 'serve'])
-    const { status, body } = await get(cli.base, feedCatalog['game-odds'].path, { ...mufc, key: 'cli-key-2' })
+    const { status, body } = await get(cli.base, feedCatalog['game-odds'].path, {
+      ...mufc,
+      key: 'cli-key-2',
+    })
     expect(status).toBe(200)
-    expect(body.data).toMatchObject({ homeTeamName: 'Manchester United', awayTeamName: 'Fulham', homeTeamScore: 1, awayTeamScore: 0, homeMoneyLine: 1.6, drawMoneyLine: 4.2, awayMoneyLine: 5.25 })
+    expect(body.data).toMatchObject({
+      homeTeamName: 'Manchester United',
+      awayTeamName: 'Fulham',
+      homeTeamScore: 1,
+      awayTeamScore: 0,
+      homeMoneyLine: 1.6,
+      drawMoneyLine: 4.2,
+      awayMoneyLine: 5.25,
+    })
   })
 
   it('starts in under 2 s through bin/feedrunner.js (issue 2)', () => {
@@ -62,15 +95,34 @@ describe('feedrunner feeds serve', () => {
   })
 
   it('starts in under 2 s on its own (the feeds command group with tsx)', async () => {
-    const script = "const { Command } = await import('commander'); const { register } = await import('./src/cli/feeds.ts'); const program = new Command(); register(program); await program.parseAsync(process.argv)"
-    const alone = await startServe('feeds command group', ['--import', 'tsx', '--input-type=module', '-e', script, 'node', 'feeds', 'serve'])
-    expect((await get(alone.base, feedCatalog['game-odds'].path, { ...mufc, key: 'cli-key-1' })).status).toBe(200)
+    const script =
+      "const { Command } = await import('commander'); const { register } = await import('./src/cli/feeds.ts'); const program = new Command(); register(program); await program.parseAsync(process.argv)"
+    const alone = await startServe('feeds command group', [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+      'node',
+      'feeds',
+      'serve',
+    ])
+    expect(
+      (await get(alone.base, feedCatalog['game-odds'].path, { ...mufc, key: 'cli-key-1' })).status,
+    ).toBe(200)
     expectQuickStart('feeds command group alone', alone)
   })
 
   it('refuses to start without keys or signers, saying how to give them', async () => {
-    const refused = startOwnedProcess('feeds serve without keys', process.execPath, ['bin/feedrunner.js', 'feeds', 'serve', '--port', '0'], { env: { ...process.env, FEEDS_SERVER_KEYS: '' } })
-    const code = await new Promise<number | null>((resolve) => refused.child.once('exit', (exitCode) => resolve(exitCode)))
+    const refused = startOwnedProcess(
+      'feeds serve without keys',
+      process.execPath,
+      ['bin/feedrunner.js', 'feeds', 'serve', '--port', '0'],
+      { env: { ...process.env, FEEDS_SERVER_KEYS: '' } },
+    )
+    const code = await new Promise<number | null>((resolve) =>
+      refused.child.once('exit', (exitCode) => resolve(exitCode)),
+    )
     expect(code).not.toBe(0)
     expect(refused.output()).toContain('--keys')
   })

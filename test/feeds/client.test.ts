@@ -18,11 +18,22 @@ let service: Awaited<ReturnType<typeof startFeedService>>
 let settings: Settings
 
 function settingsFor(url: string, extra: Record<string, string> = {}): Settings {
-  return parseSettings({ SPORTS_URL: url, BLOCKCHAIN_URL: url, NFT_URL: url, WEATHER_URL: url, FEED_API_KEY: TEST_KEY, FETCH_TIMEOUT_MS: '2000', ...extra })
+  return parseSettings({
+    SPORTS_URL: url,
+    BLOCKCHAIN_URL: url,
+    NFT_URL: url,
+    WEATHER_URL: url,
+    FEED_API_KEY: TEST_KEY,
+    FETCH_TIMEOUT_MS: '2000',
+    ...extra,
+  })
 }
 
 beforeAll(async () => {
-  service = await startFeedService({ signers: [new Wallet(nodeKey).address], intercept: (call, response) => intercept?.(call, response) ?? false })
+  service = await startFeedService({
+    signers: [new Wallet(nodeKey).address],
+    intercept: (call, response) => intercept?.(call, response) ?? false,
+  })
   settings = settingsFor(service.url)
 })
 afterAll(async () => {
@@ -45,7 +56,13 @@ describe('upstream client', () => {
   it('fetches, validates and returns the envelope and data (static key)', async () => {
     intercept = undefined
     const result = await fetchFeed('game-odds', mufc, { settings })
-    expect(result.data).toMatchObject({ homeTeamScore: 1, awayTeamScore: 0, homeMoneyLine: 1.6, drawMoneyLine: 4.2, awayMoneyLine: 5.25 })
+    expect(result.data).toMatchObject({
+      homeTeamScore: 1,
+      awayTeamScore: 0,
+      homeMoneyLine: 1.6,
+      drawMoneyLine: 4.2,
+      awayMoneyLine: 5.25,
+    })
     expect(result.envelope).toMatchObject({ status: 200, result: 'success', query: odds })
     expect(result.url).toContain('key=REDACTED')
     expect(JSON.stringify(result)).not.toContain(TEST_KEY)
@@ -53,13 +70,26 @@ describe('upstream client', () => {
 
   it('sends a signed key in signed mode that the service accepts', async () => {
     const signed = settingsFor(service.url, { SIGNKEY_MODE: 'signed', NODE_PRIVATE_KEY: nodeKey })
-    const result = await fetchFeed('collection-floor-price', { ...feedCatalog['collection-floor-price'].example, key: '##signKey' }, { settings: signed, requestId: '0x01' })
+    const result = await fetchFeed(
+      'collection-floor-price',
+      { ...feedCatalog['collection-floor-price'].example, key: '##signKey' },
+      { settings: signed, requestId: '0x01' },
+    )
     expect(result.data).toMatchObject({ floor_price: 48 })
   })
 
   it('normalises aliases to canonical names and keeps the originals', async () => {
-    const player = await fetchFeed('player-boxscores', { ...odds, player: 'Andre Onana' }, { settings })
-    expect(player.data).toMatchObject({ goalkeeperGoalAgainst: 0, goalkeeperGoalsAgainst: 0, penaltyKicksMisses: 0, penaltyKickMisses: 0 })
+    const player = await fetchFeed(
+      'player-boxscores',
+      { ...odds, player: 'Andre Onana' },
+      { settings },
+    )
+    expect(player.data).toMatchObject({
+      goalkeeperGoalAgainst: 0,
+      goalkeeperGoalsAgainst: 0,
+      penaltyKicksMisses: 0,
+      penaltyKickMisses: 0,
+    })
     const weather = await fetchFeed('weather', feedCatalog.weather.example, { settings })
     expect(weather.data.windGust).toBe(weather.data.windgust)
     const box = await fetchFeed('boxscores', odds, { settings })
@@ -68,14 +98,22 @@ describe('upstream client', () => {
 
   it('refuses bad parameters before calling the service', async () => {
     const before = service.server.requestCount()
-    await expect(fetchFeed('game-odds', { ...odds, date: '2024-02-31' }, { settings })).rejects.toThrow(FeedParamsError)
-    await expect(fetchFeed('no-such-feed', {}, { settings })).rejects.toThrow(/parameter endpoint is not a feed endpoint/)
-    await expect(fetchFeed('game-odds', { ...odds, key: 'literal' }, { settings })).rejects.toThrow(SignKeyError)
+    await expect(
+      fetchFeed('game-odds', { ...odds, date: '2024-02-31' }, { settings }),
+    ).rejects.toThrow(FeedParamsError)
+    await expect(fetchFeed('no-such-feed', {}, { settings })).rejects.toThrow(
+      /parameter endpoint is not a feed endpoint/,
+    )
+    await expect(fetchFeed('game-odds', { ...odds, key: 'literal' }, { settings })).rejects.toThrow(
+      SignKeyError,
+    )
     expect(service.server.requestCount()).toBe(before)
   })
 
   it("reports the service's 404 with its words, not retryable", async () => {
-    const error = await failure(fetchFeed('game-odds', { ...odds, date: '2024-08-18' }, { settings }))
+    const error = await failure(
+      fetchFeed('game-odds', { ...odds, date: '2024-08-18' }, { settings }),
+    )
     expect(error).toMatchObject({ kind: 'upstream-error', httpStatus: 404, retryable: false })
     expect(error.description).toContain('homeTeam Manchester United')
   })
@@ -89,31 +127,62 @@ describe('upstream client', () => {
 
   it('treats 5xx, truncated bodies and timeouts as retryable', async () => {
     intercept = (_call, response) => {
-      response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 503, result: 'error', description: 'overloaded', time: new Date().toUTCString(), timestamp: Date.now() }))
+      response
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            status: 503,
+            result: 'error',
+            description: 'overloaded',
+            time: new Date().toUTCString(),
+            timestamp: Date.now(),
+          }),
+        )
       return true
     }
-    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({ kind: 'upstream-error', httpStatus: 503, retryable: true, description: 'overloaded' })
+    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
+      kind: 'upstream-error',
+      httpStatus: 503,
+      retryable: true,
+      description: 'overloaded',
+    })
     intercept = async (call, response) => {
       const { body } = await call.answer()
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body).slice(0, 40))
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(body).slice(0, 40))
       return true
     }
-    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({ kind: 'invalid-json', retryable: true })
+    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
+      kind: 'invalid-json',
+      retryable: true,
+    })
     intercept = () => new Promise<boolean>(() => undefined)
     const started = Date.now()
-    expect(await failure(fetchFeed('game-odds', mufc, { settings, timeoutMs: 300 }))).toMatchObject({ kind: 'timeout', retryable: true })
+    expect(await failure(fetchFeed('game-odds', mufc, { settings, timeoutMs: 300 }))).toMatchObject(
+      { kind: 'timeout', retryable: true },
+    )
     expect(Date.now() - started).toBeLessThan(2000)
     intercept = undefined
   })
 
-  it("keeps the words of an error without the envelope, and refuses a success without one", async () => {
+  it('keeps the words of an error without the envelope, and refuses a success without one', async () => {
     intercept = (_call, response) => {
-      response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'bad gateway upstream' }))
+      response
+        .writeHead(502, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: 'bad gateway upstream' }))
       return true
     }
-    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({ kind: 'upstream-error', httpStatus: 502, retryable: true, description: 'bad gateway upstream' })
+    expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
+      kind: 'upstream-error',
+      httpStatus: 502,
+      retryable: true,
+      description: 'bad gateway upstream',
+    })
     intercept = (_call, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ result: 'success', data: {} }))
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ result: 'success', data: {} }))
       return true
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
@@ -126,18 +195,34 @@ describe('upstream client', () => {
     intercept = async (call, response) => {
       const { body } = await call.answer()
       const data = body.data as Record<string, unknown>
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...body, data: { ...data, homeMoneyLine: 'n/a' } }))
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ...body, data: { ...data, homeMoneyLine: 'n/a' } }))
       return true
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
     intercept = undefined
-    expect(error).toMatchObject({ kind: 'data-drift', field: 'data.homeMoneyLine', retryable: false })
+    expect(error).toMatchObject({
+      kind: 'data-drift',
+      field: 'data.homeMoneyLine',
+      retryable: false,
+    })
   })
 
   it('scrubs the key from whatever the service sends back', async () => {
     intercept = (call, response) => {
       const url = `${call.path}?key=${TEST_KEY}`
-      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 400, result: 'error', description: `bad request ${url}`, time: new Date().toUTCString(), timestamp: Date.now() }))
+      response
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            status: 400,
+            result: 'error',
+            description: `bad request ${url}`,
+            time: new Date().toUTCString(),
+            timestamp: Date.now(),
+          }),
+        )
       return true
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))

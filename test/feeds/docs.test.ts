@@ -1,18 +1,26 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { catalogEntries } from '../../src/feeds/catalog/index.ts'
-import { README_END, README_START, feedsReadmeSection, withFeedsSection } from '../../src/feeds/docs.ts'
+import {
+  README_END,
+  README_START,
+  feedsReadmeSection,
+  withFeedsSection,
+} from '../../src/feeds/docs.ts'
 
 describe("README's Feeds section", () => {
   it('matches the catalog (regenerate with `feedrunner feeds docs --write`)', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-    const section = readme.slice(readme.indexOf(README_START) + README_START.length, readme.indexOf(README_END)).trim()
+    const section = readme
+      .slice(readme.indexOf(README_START) + README_START.length, readme.indexOf(README_END))
+      .trim()
     expect(section).toBe(feedsReadmeSection())
     expect(withFeedsSection(readme)).toBe(readme)
   })
 
   it('lists every endpoint with its path', () => {
     const section = feedsReadmeSection()
-    for (const entry of catalogEntries) expect(section).toContain(`| \`${entry.name}\` | ${entry.family} | \`${entry.path}\` |`)
+    for (const entry of catalogEntries)
+      expect(section).toContain(`| \`${entry.name}\` | ${entry.family} | \`${entry.path}\` |`)
   })
 })

@@ -30,7 +30,12 @@ describe('a process without the adapter serves operations on OPERATIONS_PORT', (
     })
     started.push(child)
     const base = `http://127.0.0.1:${port}`
-    await waitFor('the operations port to answer ready', async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200, 30_000, 100)
+    await waitFor(
+      'the operations port to answer ready',
+      async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200,
+      30_000,
+      100,
+    )
     const ready = (await (await fetch(`${base}/ready`)).json()) as HealthReport
     expect(Object.keys(ready.checks).sort()).toEqual(['fetch-workers', 'redis'])
     const live = await fetch(`${base}/live`)
@@ -40,13 +45,16 @@ describe('a process without the adapter serves operations on OPERATIONS_PORT', (
     expect(names.has('feedrunner_listener_pending_logs')).toBe(true)
     expect(metrics).toContain('# TYPE feedrunner_fetch_duration_seconds histogram')
     // The process's own memory and event loop, as an adapter process has them from the framework.
-    expect(parsePrometheus(metrics).find((sample) => sample.name === 'process_resident_memory_bytes')?.value).toBeGreaterThan(10 * 2 ** 20)
+    expect(
+      parsePrometheus(metrics).find((sample) => sample.name === 'process_resident_memory_bytes')
+        ?.value,
+    ).toBeGreaterThan(10 * 2 ** 20)
     expect(names.has('nodejs_heap_space_size_used_bytes')).toBe(true)
     expect(metrics).not.toContain('ops-cli-never-shown')
     expect(child.output()).toContain(`${base}/metrics`)
   }, 60_000)
 
-  it('feedrunner adapter: /ready on EA_PORT, and on METRICS_PORT bounded adapter metrics beside the framework\'s, no parameter as a label', async () => {
+  it("feedrunner adapter: /ready on EA_PORT, and on METRICS_PORT bounded adapter metrics beside the framework's, no parameter as a label", async () => {
     const [eaPort, metricsPort] = [await freePort(), await freePort()]
     const child = startOwnedProcess('feedrunner adapter', process.execPath, [bin, 'adapter'], {
       env: {
@@ -63,22 +71,47 @@ describe('a process without the adapter serves operations on OPERATIONS_PORT', (
     })
     started.push(child)
     const base = `http://127.0.0.1:${eaPort}`
-    await waitFor('the adapter to answer ready', async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200, 30_000, 100)
-    expect(Object.keys(((await (await fetch(`${base}/ready`)).json()) as HealthReport).checks)).toEqual(['redis'])
+    await waitFor(
+      'the adapter to answer ready',
+      async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200,
+      30_000,
+      100,
+    )
+    expect(
+      Object.keys(((await (await fetch(`${base}/ready`)).json()) as HealthReport).checks),
+    ).toEqual(['redis'])
     const address = '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0'
     const answer = await fetch(base, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ id: '1', data: { endpoint: 'account-balance', blockchain: 'local', address, key: '##signKey' } }),
+      body: JSON.stringify({
+        id: '1',
+        data: { endpoint: 'account-balance', blockchain: 'local', address, key: '##signKey' },
+      }),
     })
     expect(answer.status).toBe(504)
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     const samples = parsePrometheus(metrics)
-    expect(samples.find((sample) => sample.name === 'feedrunner_adapter_requests_total' && sample.labels.endpoint === 'account-balance')?.labels.status).toBe('504')
+    expect(
+      samples.find(
+        (sample) =>
+          sample.name === 'feedrunner_adapter_requests_total' &&
+          sample.labels.endpoint === 'account-balance',
+      )?.labels.status,
+    ).toBe('504')
     // The framework's metrics are on the same port (its own http_requests_total labels by feed id, a known limit).
     expect(samples.some((sample) => sample.name === 'process_cpu_user_seconds_total')).toBe(true)
-    expect(samples.some((sample) => sample.name === 'feedrunner_queue_jobs' && sample.labels.queue === 'fetch-blockchain')).toBe(true)
-    const ours = metrics.split('\n').filter((line) => line.startsWith('feedrunner_')).join('\n').toLowerCase()
+    expect(
+      samples.some(
+        (sample) =>
+          sample.name === 'feedrunner_queue_jobs' && sample.labels.queue === 'fetch-blockchain',
+      ),
+    ).toBe(true)
+    const ours = metrics
+      .split('\n')
+      .filter((line) => line.startsWith('feedrunner_'))
+      .join('\n')
+      .toLowerCase()
     expect(ours).not.toContain(address.slice(2).toLowerCase())
   }, 60_000)
 })

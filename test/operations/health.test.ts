@@ -4,7 +4,15 @@ import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { freePort } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import { Health, redisCheck, rpcCheck, startOperationsServer, workersCheck, type HealthReport, type OperationsServer } from '../../src/health/index.ts'
+import {
+  Health,
+  redisCheck,
+  rpcCheck,
+  startOperationsServer,
+  workersCheck,
+  type HealthReport,
+  type OperationsServer,
+} from '../../src/health/index.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 
 async function getReport(url: string): Promise<{ status: number; report: HealthReport }> {
@@ -23,10 +31,17 @@ describe('liveness and readiness', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis()
     anvil = await startAnvil()
-    worker = new Worker('health-probe', async () => undefined, { connection: createRedisConnection(redis.url, 'worker'), prefix: 'ops-health' })
+    worker = new Worker('health-probe', async () => undefined, {
+      connection: createRedisConnection(redis.url, 'worker'),
+      prefix: 'ops-health',
+    })
     worker.on('error', () => undefined)
     await worker.waitUntilReady()
-    removers.push(health.add(redisCheck(redis.url)), health.add(rpcCheck(anvil.rpcUrl)), health.add(workersCheck('probe-workers', () => [worker])))
+    removers.push(
+      health.add(redisCheck(redis.url)),
+      health.add(rpcCheck(anvil.rpcUrl)),
+      health.add(workersCheck('probe-workers', () => [worker])),
+    )
     server = await startOperationsServer({ port: 0, host: '127.0.0.1', health })
   })
 
@@ -58,13 +73,19 @@ describe('liveness and readiness', () => {
     expect((await getReport(`${server.url}/live`)).status).toBe(200)
 
     redis = await startPrivateRedis({ port })
-    await waitFor('readiness to recover', async () => (await fetch(`${server.url}/ready`)).status === 200, 10_000)
+    await waitFor(
+      'readiness to recover',
+      async () => (await fetch(`${server.url}/ready`)).status === 200,
+      10_000,
+    )
     expect((await getReport(`${server.url}/ready`)).report.down).toEqual([])
   })
 
   it('fails readiness naming the RPC node while it is down, without its URL', async () => {
     const unreachable = new Health()
-    unreachable.add(rpcCheck(`http://user:secret-token@127.0.0.1:${await freePort()}/v3/secret-token`))
+    unreachable.add(
+      rpcCheck(`http://user:secret-token@127.0.0.1:${await freePort()}/v3/secret-token`),
+    )
     const report = await unreachable.readiness()
     expect(report.down).toEqual(['rpc'])
     expect(report.checks.rpc?.error).toMatch(/RPC node does not answer/)

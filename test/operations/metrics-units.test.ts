@@ -21,23 +21,59 @@ async function sampleValue(name: string, labels: Record<string, string>): Promis
 }
 
 describe('reason classes', () => {
-  const request = { requester: '0x1111111111111111111111111111111111111111', payment: 10n } as OracleRequestEvent
+  const request = {
+    requester: '0x1111111111111111111111111111111111111111',
+    payment: 10n,
+  } as OracleRequestEvent
 
-  it('classify the runner\'s own refusal texts', () => {
-    const notAllowed = refusalReason({ requesters: ['0x2222222222222222222222222222222222222222'] } as JobSpecFields, request)
-    const tooLittle = refusalReason({ minContractPaymentLinkJuels: 1000n } as JobSpecFields, request)
+  it("classify the runner's own refusal texts", () => {
+    const notAllowed = refusalReason(
+      { requesters: ['0x2222222222222222222222222222222222222222'] } as JobSpecFields,
+      request,
+    )
+    const tooLittle = refusalReason(
+      { minContractPaymentLinkJuels: 1000n } as JobSpecFields,
+      request,
+    )
     expect(refusalClass(notAllowed)).toBe('requester_not_allowed')
     expect(refusalClass(tooLittle)).toBe('payment_too_low')
     expect(refusalClass('no job with spec id 0x1234')).toBe('unknown_job')
   })
 
   it('classify an errored run by its first failed task', () => {
-    expect(errorClass([{ type: 'cborparse', ok: true }, { type: 'bridge', ok: false, error: 'HTTP 502 from the bridge' }, { type: 'jsonparse', ok: false, error: 'no input' }])).toBe('fetch_failed')
-    expect(errorClass([{ type: 'bridge', ok: false, error: 'timed out after 30000 ms' }])).toBe('timeout')
-    expect(errorClass([{ type: 'ethtx', ok: false, error: 'transaction 0xab reverted: Must have a valid requestId' }])).toBe('tx_reverted')
-    expect(errorClass([{ type: 'jsonparse', ok: false, error: 'path not found' }])).toBe('bad_value')
-    expect(errorClass([{ type: 'ethabidecodelog', ok: false, error: 'bad log' }])).toBe('bad_request_data')
-    for (const reason of ['fetch_failed', 'timeout', 'tx_reverted', 'bad_value', 'bad_request_data']) expect(REASON_CLASSES).toContain(reason)
+    expect(
+      errorClass([
+        { type: 'cborparse', ok: true },
+        { type: 'bridge', ok: false, error: 'HTTP 502 from the bridge' },
+        { type: 'jsonparse', ok: false, error: 'no input' },
+      ]),
+    ).toBe('fetch_failed')
+    expect(errorClass([{ type: 'bridge', ok: false, error: 'timed out after 30000 ms' }])).toBe(
+      'timeout',
+    )
+    expect(
+      errorClass([
+        {
+          type: 'ethtx',
+          ok: false,
+          error: 'transaction 0xab reverted: Must have a valid requestId',
+        },
+      ]),
+    ).toBe('tx_reverted')
+    expect(errorClass([{ type: 'jsonparse', ok: false, error: 'path not found' }])).toBe(
+      'bad_value',
+    )
+    expect(errorClass([{ type: 'ethabidecodelog', ok: false, error: 'bad log' }])).toBe(
+      'bad_request_data',
+    )
+    for (const reason of [
+      'fetch_failed',
+      'timeout',
+      'tx_reverted',
+      'bad_value',
+      'bad_request_data',
+    ])
+      expect(REASON_CLASSES).toContain(reason)
   })
 
   it('name fetch statuses from a small fixed set', () => {
@@ -54,20 +90,43 @@ describe('reason classes', () => {
 
 describe('instrumented parts', () => {
   it('times fetches and counts failures by family and status', async () => {
-    const ok = instrumentFetch(async (_data: unknown, _context: { family: string }) => ({ result: 'success' }))
+    const ok = instrumentFetch(async (_data: unknown, _context: { family: string }) => ({
+      result: 'success',
+    }))
     const refused = instrumentFetch(async (_data: unknown, _context: { family: string }) => {
-      throw new FetchFailureError({ kind: 'upstream', providerStatus: 401, description: 'bad key', retryable: false })
+      throw new FetchFailureError({
+        kind: 'upstream',
+        providerStatus: 401,
+        description: 'bad key',
+        retryable: false,
+      })
     })
-    const errorsBefore = await sampleValue('feedrunner_fetch_errors_total', { family: 'nft', status: '401' })
+    const errorsBefore = await sampleValue('feedrunner_fetch_errors_total', {
+      family: 'nft',
+      status: '401',
+    })
     await ok({}, { family: 'nft' })
     await expect(refused({}, { family: 'nft' })).rejects.toThrow('bad key')
-    expect(await sampleValue('feedrunner_fetch_errors_total', { family: 'nft', status: '401' })).toBe(errorsBefore + 1)
-    expect(await sampleValue('feedrunner_fetch_duration_seconds_count', { family: 'nft', status: '200' })).toBeGreaterThanOrEqual(1)
+    expect(
+      await sampleValue('feedrunner_fetch_errors_total', { family: 'nft', status: '401' }),
+    ).toBe(errorsBefore + 1)
+    expect(
+      await sampleValue('feedrunner_fetch_duration_seconds_count', {
+        family: 'nft',
+        status: '200',
+      }),
+    ).toBeGreaterThanOrEqual(1)
   })
 
-  it('turns a sender\'s running totals into counters that move by the difference, per key index', async () => {
-    const stats = [{ nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0, filled: 0 }, { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1, filled: 2 }]
-    const unwatch = watchSender(() => stats, async () => [15n * 10n ** 17n, 2n * 10n ** 9n])
+  it("turns a sender's running totals into counters that move by the difference, per key index", async () => {
+    const stats = [
+      { nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0, filled: 0 },
+      { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1, filled: 2 },
+    ]
+    const unwatch = watchSender(
+      () => stats,
+      async () => [15n * 10n ** 17n, 2n * 10n ** 9n],
+    )
     try {
       // Each read is a scrape: the counter takes what the sender did since the previous one.
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
@@ -76,8 +135,12 @@ describe('instrumented parts', () => {
       await metricsRegistry.metrics()
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(5)
       expect(await sampleValue('feedrunner_tx_next_nonce', { key: '0' })).toBe(7)
-      expect(await sampleValue('feedrunner_tx_bumped_total', { key: '1' })).toBeGreaterThanOrEqual(1)
-      expect(await sampleValue('feedrunner_tx_filled_total', { key: '1' })).toBeGreaterThanOrEqual(2)
+      expect(await sampleValue('feedrunner_tx_bumped_total', { key: '1' })).toBeGreaterThanOrEqual(
+        1,
+      )
+      expect(await sampleValue('feedrunner_tx_filled_total', { key: '1' })).toBeGreaterThanOrEqual(
+        2,
+      )
       expect(await sampleValue('feedrunner_tx_key_balance_eth', { key: '0' })).toBe(1.5)
       expect(await sampleValue('feedrunner_tx_key_balance_eth', { key: '1' })).toBe(2e-9)
     } finally {

@@ -13,9 +13,19 @@ describe('the recent-runs page', () => {
   } as unknown as RunRecord
 
   it('escapes every value taken from Redis', () => {
-    const html = renderRunsPage({ queues: [{ queue: 'requests<x>', waiting: 1, active: 2, delayed: 3, failed: 4, completed: 5 }], runs: [run] }, { queuesPath: '/dashboard/queues', readOnly: true })
+    const html = renderRunsPage(
+      {
+        queues: [
+          { queue: 'requests<x>', waiting: 1, active: 2, delayed: 3, failed: 4, completed: 5 },
+        ],
+        runs: [run],
+      },
+      { queuesPath: '/dashboard/queues', readOnly: true },
+    )
     expect(html).not.toContain('<script>')
-    expect(html).toContain('upstream said &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quoted&quot;')
+    expect(html).toContain(
+      'upstream said &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quoted&quot;',
+    )
     expect(html).toContain('game &lt;odds&gt;')
     expect(html).toContain('requests&lt;x&gt;')
     expect(html).toContain(`data-request-id="${run.requestId}"`)
@@ -24,6 +34,8 @@ describe('the recent-runs page', () => {
   })
 
   it('says when there is no run yet', () => {
-    expect(renderRunsPage({ queues: [], runs: [] }, { queuesPath: '/q', readOnly: false })).toContain('No runs yet.')
+    expect(
+      renderRunsPage({ queues: [], runs: [] }, { queuesPath: '/q', readOnly: false }),
+    ).toContain('No runs yet.')
   })
 })

@@ -1,6 +1,13 @@
 import { AbiCoder, Interface, toUtf8Bytes, hexlify } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildOracleRequest, parseJobSpecFile, RecordingChainAccess, runJob, selectorOf, type OracleRequest } from '../../src/pipeline/index.ts'
+import {
+  buildOracleRequest,
+  parseJobSpecFile,
+  RecordingChainAccess,
+  runJob,
+  selectorOf,
+  type OracleRequest,
+} from '../../src/pipeline/index.ts'
 import { sendJson, startTestServer, type TestServer } from './support/http-server.ts'
 
 // Chainlink's documented direct-request specs, run against a local HTTP server; the calldata each
@@ -15,22 +22,41 @@ const coder = AbiCoder.defaultAbiCoder()
 let server: TestServer
 beforeAll(async () => {
   server = await startTestServer((request, response) => {
-    if (request.url.startsWith('/data/pricemultifull')) return sendJson(response, 200, { RAW: { ETH: { USD: { VOLUME24HOUR: 1.005, PRICE: 3012.41 } } } })
-    if (request.url.startsWith('/big-api-response.json')) return sendJson(response, 200, { image: 'https://example.com/picture.png', name: 'big' })
-    if (request.url.startsWith('/data/price')) return sendJson(response, 200, { BTC: 0.05123456, USD: 3012.41, EUR: 2801.999999 })
+    if (request.url.startsWith('/data/pricemultifull'))
+      return sendJson(response, 200, {
+        RAW: { ETH: { USD: { VOLUME24HOUR: 1.005, PRICE: 3012.41 } } },
+      })
+    if (request.url.startsWith('/big-api-response.json'))
+      return sendJson(response, 200, { image: 'https://example.com/picture.png', name: 'big' })
+    if (request.url.startsWith('/data/price'))
+      return sendJson(response, 200, { BTC: 0.05123456, USD: 3012.41, EUR: 2801.999999 })
     sendJson(response, 404, { error: 'not found' })
   })
 })
 afterAll(() => server.close())
 
 function expectedCalldata(request: OracleRequest, data: string): string {
-  return operator.encodeFunctionData('fulfillOracleRequest2', [request.requestId, request.payment, request.callbackAddress, request.callbackFunctionId, request.cancelExpiration, data])
+  return operator.encodeFunctionData('fulfillOracleRequest2', [
+    request.requestId,
+    request.payment,
+    request.callbackAddress,
+    request.callbackFunctionId,
+    request.cancelExpiration,
+    data,
+  ])
 }
 
-async function runSpec(file: string, request: OracleRequest): Promise<{ calldata: string; chain: RecordingChainAccess; outputs: unknown[] }> {
+async function runSpec(
+  file: string,
+  request: OracleRequest,
+): Promise<{ calldata: string; chain: RecordingChainAccess; outputs: unknown[] }> {
   const job = await parseJobSpecFile(`test/pipeline/specs/docs/${file}`)
   const chain = new RecordingChainAccess()
-  const result = await runJob(job, { chain, jobRun: { logData: request.log.data, logTopics: request.log.topics }, runId: 'docs-test' })
+  const result = await runJob(job, {
+    chain,
+    jobRun: { logData: request.log.data, logTopics: request.log.topics },
+    runId: 'docs-test',
+  })
   expect(result.errors).toEqual([])
   expect(chain.transactions).toHaveLength(1)
   expect(chain.transactions[0]!.to).toBe(OPERATOR)
@@ -51,9 +77,14 @@ describe("Chainlink's documentation specs", () => {
     })
     const { calldata } = await runSpec('get-uint256.toml', request)
     // 1.005 * 10^18 in float64 arithmetic would be 1004999999999999900; the pipeline is exact.
-    const data = coder.encode(['bytes32', 'uint256'], [request.requestId, 1_005_000_000_000_000_000n])
+    const data = coder.encode(
+      ['bytes32', 'uint256'],
+      [request.requestId, 1_005_000_000_000_000_000n],
+    )
     expect(calldata).toBe(expectedCalldata(request, data))
-    expect(calldata.slice(0, 10)).toBe(selectorOf('fulfillOracleRequest2(bytes32,uint256,address,bytes4,uint256,bytes)'))
+    expect(calldata.slice(0, 10)).toBe(
+      selectorOf('fulfillOracleRequest2(bytes32,uint256,address,bytes4,uint256,bytes)'),
+    )
   })
 
   it('Get > Bytes: the string at `image` as bytes', async () => {
@@ -67,7 +98,10 @@ describe("Chainlink's documentation specs", () => {
       ],
     })
     const { calldata } = await runSpec('get-bytes.toml', request)
-    const data = coder.encode(['bytes32', 'bytes'], [request.requestId, hexlify(toUtf8Bytes('https://example.com/picture.png'))])
+    const data = coder.encode(
+      ['bytes32', 'bytes'],
+      [request.requestId, hexlify(toUtf8Bytes('https://example.com/picture.png'))],
+    )
     expect(calldata).toBe(expectedCalldata(request, data))
   })
 
@@ -87,7 +121,10 @@ describe("Chainlink's documentation specs", () => {
     })
     const { calldata } = await runSpec('multi-word.toml', request)
     // 0.05123456 * 100000 = 5123.456 -> 5123; 2801.999999 * 100000 = 280199999.9 -> 280199999 (toward zero).
-    const data = coder.encode(['bytes32', 'uint256', 'uint256', 'uint256'], [request.requestId, 5123n, 301241000n, 280199999n])
+    const data = coder.encode(
+      ['bytes32', 'uint256', 'uint256', 'uint256'],
+      [request.requestId, 5123n, 301241000n, 280199999n],
+    )
     expect(calldata).toBe(expectedCalldata(request, data))
   })
 })

@@ -26,10 +26,13 @@ let server: TestServer
 let flakyCalls = 0
 beforeAll(async () => {
   server = await startTestServer((request, response) => {
-    if (request.url === '/slow') return setTimeout(() => sendJson(response, 200, { ok: true }), 2_000)
+    if (request.url === '/slow')
+      return setTimeout(() => sendJson(response, 200, { ok: true }), 2_000)
     if (request.url === '/flaky') {
       flakyCalls++
-      return flakyCalls < 3 ? sendJson(response, 503, { error: 'busy' }) : sendJson(response, 200, { value: 7 })
+      return flakyCalls < 3
+        ? sendJson(response, 503, { error: 'busy' })
+        : sendJson(response, 200, { value: 7 })
     }
     if (request.url === '/broken') return sendJson(response, 500, { error: 'always' })
     sendJson(response, 200, { value: 1 })
@@ -113,13 +116,17 @@ describe('executor: values and variables', () => {
 describe('executor: timeouts, retries, failEarly', () => {
   it('a task timeout stops a slow task', async () => {
     const started = Date.now()
-    const result = await runJob(job(`slow [type="http" method="GET" url="${server.url}/slow" timeout="200ms"]`))
+    const result = await runJob(
+      job(`slow [type="http" method="GET" url="${server.url}/slow" timeout="200ms"]`),
+    )
     expect(result.tasks[0]!.error).toMatch(/timed out/)
     expect(Date.now() - started).toBeLessThan(1_500)
   })
 
   it('maxTaskDuration is the default timeout', async () => {
-    const result = await runJob(job(`slow [type="http" method="GET" url="${server.url}/slow"]`, 'maxTaskDuration = "150ms"'))
+    const result = await runJob(
+      job(`slow [type="http" method="GET" url="${server.url}/slow"]`, 'maxTaskDuration = "150ms"'),
+    )
     expect(result.tasks[0]!.error).toMatch(/timed out after 150 ms/)
   })
 
@@ -137,7 +144,9 @@ describe('executor: timeouts, retries, failEarly', () => {
   })
 
   it('gives up after the retries and says how often it tried; bad input is not retried', async () => {
-    const result = await runJob(job(`f [type="http" method="GET" url="${server.url}/broken" retries="2" minBackoff="5ms"]`))
+    const result = await runJob(
+      job(`f [type="http" method="GET" url="${server.url}/broken" retries="2" minBackoff="5ms"]`),
+    )
     expect(result.tasks[0]!.error).toMatch(/answered 500: always \(after 3 attempts\)/)
     const final = await runJob(job(`p [type="jsonparse" path="x" data="{}" retries="5"]`))
     expect(final.tasks[0]!.attempts).toBe(1)
@@ -159,9 +168,17 @@ describe('executor: timeouts, retries, failEarly', () => {
 
   it('ethtx goes through the injected ChainAccess with the run id as idempotency key', async () => {
     const chain = new RecordingChainAccess()
-    const result = await runJob(job(`tx [type="ethtx" to="0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512" data="0x01"]`, 'gasLimit = 450000'), { chain, runId: 'r1' })
+    const result = await runJob(
+      job(
+        `tx [type="ethtx" to="0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512" data="0x01"]`,
+        'gasLimit = 450000',
+      ),
+      { chain, runId: 'r1' },
+    )
     expect(result.ok).toBe(true)
-    expect(chain.transactions).toEqual([expect.objectContaining({ idempotencyKey: 'r1:tx', gasLimit: 450000n, data: '0x01' })])
+    expect(chain.transactions).toEqual([
+      expect.objectContaining({ idempotencyKey: 'r1:tx', gasLimit: 450000n, data: '0x01' }),
+    ])
   })
 })
 

@@ -6,7 +6,9 @@ import { runTask } from './support/task.ts'
 
 describe('parseJsonLossless', () => {
   it('keeps big integers and long decimals exact', () => {
-    const parsed = parseJsonLossless('{"wei": 1234567890123456789012, "small": 12, "price": 0.12345678901234567890, "neg": -9007199254740993, "s": "12345678901234567890"}') as Record<string, unknown>
+    const parsed = parseJsonLossless(
+      '{"wei": 1234567890123456789012, "small": 12, "price": 0.12345678901234567890, "neg": -9007199254740993, "s": "12345678901234567890"}',
+    ) as Record<string, unknown>
     expect(parsed.wei).toBe(1234567890123456789012n)
     expect(parsed.small).toBe(12)
     expect((parsed.price as Decimal).toFixed()).toBe('0.1234567890123456789')
@@ -17,7 +19,10 @@ describe('parseJsonLossless', () => {
     const asNumbers = (value: unknown): unknown => {
       if (typeof value === 'bigint' || Decimal.isDecimal(value)) return Number(value.toString())
       if (Array.isArray(value)) return value.map(asNumbers)
-      if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asNumbers(item)]))
+      if (value !== null && typeof value === 'object')
+        return Object.fromEntries(
+          Object.entries(value).map(([key, item]) => [key, asNumbers(item)]),
+        )
       return value
     }
     fc.assert(
@@ -29,10 +34,21 @@ describe('parseJsonLossless', () => {
     )
   })
   it('refuses what JSON.parse refuses', () => {
-    for (const text of ['{"a": 12345678901234567890', '[1,]', '{"a" 1}', '01234567890123456789', '"\\u12"']) expect(() => parseJsonLossless(text)).toThrow(SyntaxError)
+    for (const text of [
+      '{"a": 12345678901234567890',
+      '[1,]',
+      '{"a" 1}',
+      '01234567890123456789',
+      '"\\u12"',
+    ])
+      expect(() => parseJsonLossless(text)).toThrow(SyntaxError)
   })
   it('feeds jsonparse and multiply without losing digits', async () => {
-    const value = await runTask('jsonparse', { path: 'result' }, { inputs: ['{"result": 123456789012345678901234567890}'] })
+    const value = await runTask(
+      'jsonparse',
+      { path: 'result' },
+      { inputs: ['{"result": 123456789012345678901234567890}'] },
+    )
     expect(value).toBe(123456789012345678901234567890n)
   })
 })

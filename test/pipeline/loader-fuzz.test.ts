@@ -30,14 +30,19 @@ describe('loader under hostile input', () => {
 
   it('a valid spec with random edits gives a job or located problems', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: valid.length }), fc.integer({ min: 0, max: 40 }), fc.string({ maxLength: 20 }), (at, cut, insert) => {
-        const text = valid.slice(0, at) + insert + valid.slice(at + cut)
-        const { job, problems } = loadJobSpec(text, 'fuzz.toml')
-        if (job) expect(problems).toEqual([])
-        else for (const problem of problems) expect(problem.file).toBe('fuzz.toml')
-        // Nothing reaches the catch-all: every problem is one the loader recognises.
-        for (const problem of problems) expect(problem.message).not.toMatch(/^cannot be loaded/)
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: valid.length }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.string({ maxLength: 20 }),
+        (at, cut, insert) => {
+          const text = valid.slice(0, at) + insert + valid.slice(at + cut)
+          const { job, problems } = loadJobSpec(text, 'fuzz.toml')
+          if (job) expect(problems).toEqual([])
+          else for (const problem of problems) expect(problem.file).toBe('fuzz.toml')
+          // Nothing reaches the catch-all: every problem is one the loader recognises.
+          for (const problem of problems) expect(problem.message).not.toMatch(/^cannot be loaded/)
+        },
+      ),
       { numRuns: Number(process.env.FUZZ_RUNS ?? 400) },
     )
   })

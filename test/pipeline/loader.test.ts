@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { formatProblem, loadJobSpec, loadJobSpecFile, type SpecProblem } from '../../src/pipeline/index.ts'
+import {
+  formatProblem,
+  loadJobSpec,
+  loadJobSpecFile,
+  type SpecProblem,
+} from '../../src/pipeline/index.ts'
 
 const dir = 'test/pipeline/specs/broken'
 
@@ -14,14 +19,21 @@ describe('loader: every problem names the file, the line and the task', () => {
   it.each([
     ['unknown-type.toml', 10, 'weird', 'unknown task type "frobnicate"'],
     ['unknown-attribute.toml', 8, 'fetch', 'unknown attribute colour for bridge'],
-    ['missing-task.toml', 12, 'encode', 'data refers to $(multiply), but there is no task multiply'],
+    [
+      'missing-task.toml',
+      12,
+      'encode',
+      'data refers to $(multiply), but there is no task multiply',
+    ],
     ['cycle.toml', 9, 'b', 'tasks form a cycle: b -> c -> b'],
   ])('%s', async (file, line, task, message) => {
     const problems = await problemsOf(file)
     expect(problems).toHaveLength(1)
     expect(problems[0]).toMatchObject({ line, task })
     expect(problems[0]!.message).toContain(message)
-    expect(formatProblem(problems[0]!)).toMatch(new RegExp(`^${dir}/${file}:${line}: task ${task}: `))
+    expect(formatProblem(problems[0]!)).toMatch(
+      new RegExp(`^${dir}/${file}:${line}: task ${task}: `),
+    )
   })
 
   it('reports each missing required attribute on its task', async () => {
@@ -51,7 +63,9 @@ describe('loader: every problem names the file, the line and the task', () => {
       [10, 'parse'],
       [11, 'ghost'],
     ])
-    expect(problems.map((problem) => problem.message).join('\n')).toMatch(/schemaVersion: must be 1[\s\S]*maxTaskDuration[\s\S]*timeout must be a duration[\s\S]*retries must be a non-negative integer[\s\S]*ghost|never declared/)
+    expect(problems.map((problem) => problem.message).join('\n')).toMatch(
+      /schemaVersion: must be 1[\s\S]*maxTaskDuration[\s\S]*timeout must be a duration[\s\S]*retries must be a non-negative integer[\s\S]*ghost|never declared/,
+    )
   })
 
   it('points at the line of a DOT syntax error', async () => {
@@ -63,7 +77,9 @@ describe('loader: every problem names the file, the line and the task', () => {
 
   it('checks JSON attributes and ABIs at load time', async () => {
     const problems = await problemsOf('bad-json-abi.toml')
-    expect(problems.map((problem) => [problem.line, problem.task, problem.message.split(':')[0]])).toEqual([
+    expect(
+      problems.map((problem) => [problem.line, problem.task, problem.message.split(':')[0]]),
+    ).toEqual([
       [8, 'fetch', 'requestData is not valid JSON'],
       [9, 'encode', 'abi'],
     ])
@@ -73,8 +89,12 @@ describe('loader: every problem names the file, the line and the task', () => {
     const broken = loadJobSpec('type = "directrequest"\nname = \n', 'x.toml')
     expect(broken.problems).toEqual([expect.objectContaining({ file: 'x.toml', line: 2 })])
     const extra = loadJobSpec('type = "directrequest"\ncolour = "blue"\n', 'y.toml')
-    expect(extra.problems.find((problem) => problem.message.includes('unknown field colour'))).toMatchObject({ line: 2 })
-    expect(extra.problems.find((problem) => problem.message.startsWith('externalJobID'))?.message).toContain('(missing)')
+    expect(
+      extra.problems.find((problem) => problem.message.includes('unknown field colour')),
+    ).toMatchObject({ line: 2 })
+    expect(
+      extra.problems.find((problem) => problem.message.startsWith('externalJobID'))?.message,
+    ).toContain('(missing)')
   })
 })
 
@@ -106,7 +126,9 @@ observationSource = """
     const late = job!.tasks.find((task) => task.id === 'late')!
     expect(late.inputs).toEqual([])
     expect(late.dependsOn).toEqual(['a'])
-    expect(job!.tasks.map((task) => task.id).indexOf('a')).toBeLessThan(job!.tasks.map((task) => task.id).indexOf('late'))
+    expect(job!.tasks.map((task) => task.id).indexOf('a')).toBeLessThan(
+      job!.tasks.map((task) => task.id).indexOf('late'),
+    )
     expect(job!.terminal).toEqual(['late', 'm'])
   })
 })

@@ -28,7 +28,11 @@ describe('a worker connection closed while Redis is away', () => {
     const connection = workerConnection(redis.url)
     await connection.ping()
     await redis.stop()
-    await waitFor('the connection to wait for a reconnect', async () => connection.status === 'reconnecting', 5_000)
+    await waitFor(
+      'the connection to wait for a reconnect',
+      async () => connection.status === 'reconnecting',
+      5_000,
+    )
     const held = connection.get('any-key').then(
       () => 'answered',
       (error: Error) => error.message,
@@ -45,7 +49,10 @@ describe('a worker connection closed while Redis is away', () => {
   it('lets a BullMQ worker close in the second after Redis came back (its blocking connection is still waiting to reconnect)', async () => {
     redis = await startPrivateRedis()
     const port = redis.port
-    const worker = new Worker('close-probe', async () => undefined, { connection: workerConnection(redis.url), prefix: 'connection-test' })
+    const worker = new Worker('close-probe', async () => undefined, {
+      connection: workerConnection(redis.url),
+      prefix: 'connection-test',
+    })
     worker.on('error', () => undefined)
     await worker.waitUntilReady()
     await redis.stop()
@@ -59,7 +66,10 @@ describe('a worker connection closed while Redis is away', () => {
 
   it('lets a BullMQ worker close while Redis is down', async () => {
     redis = await startPrivateRedis()
-    const worker = new Worker('close-probe', async () => undefined, { connection: workerConnection(redis.url), prefix: 'connection-test' })
+    const worker = new Worker('close-probe', async () => undefined, {
+      connection: workerConnection(redis.url),
+      prefix: 'connection-test',
+    })
     worker.on('error', () => undefined)
     await worker.waitUntilReady()
     await redis.stop()

@@ -17,8 +17,12 @@ describe('castValue: integers', () => {
     expect(castValue('0.1', 'uint256', { times: '3' })).toBe(0n)
     expect(castValue(0.1, 'uint256', { times: 30 })).toBe(3n) // 0.1*30 in floats is 3.0000000000000004
     expect(castValue(1.005, 'uint256', { times: 1000 })).toBe(1005n) // floats say 1004.9999999999999
-    expect(castValue('123456789012345678901234567890.5', 'uint256', { times: '10' })).toBe(1234567890123456789012345678905n)
-    expect(castValue(12n, 'uint256', { times: '1000000000000000000' })).toBe(12_000_000_000_000_000_000n)
+    expect(castValue('123456789012345678901234567890.5', 'uint256', { times: '10' })).toBe(
+      1234567890123456789012345678905n,
+    )
+    expect(castValue(12n, 'uint256', { times: '1000000000000000000' })).toBe(
+      12_000_000_000_000_000_000n,
+    )
     expect(castValue('1e3', 'uint256')).toBe(1000n)
     expect(castValue(' 42 ', 'uint256')).toBe(42n)
   })
@@ -36,10 +40,13 @@ describe('castValue: integers', () => {
     expect(castValue(false, 'int256')).toBe(0n)
   })
 
-  it.each([null, undefined, Number.NaN, '', 'abc', '0x10', {}, [1], Infinity, '1,5'])('refuses %s', (value) => {
-    expect(failure(() => castValue(value, 'uint256')).code).toBe('CAST')
-    expect(failure(() => castValue(value, 'int256')).code).toBe('CAST')
-  })
+  it.each([null, undefined, Number.NaN, '', 'abc', '0x10', {}, [1], Infinity, '1,5'])(
+    'refuses %s',
+    (value) => {
+      expect(failure(() => castValue(value, 'uint256')).code).toBe('CAST')
+      expect(failure(() => castValue(value, 'int256')).code).toBe('CAST')
+    },
+  )
 
   it('refuses negatives into uint256 and values out of range', () => {
     expect(failure(() => castValue(-1, 'uint256')).message).toBe('-1 is negative for uint256')
@@ -59,8 +66,10 @@ describe('castValue: integers', () => {
 
 describe('castValue: other types', () => {
   it('bool is false only for 0, "0", false, "false", null', () => {
-    for (const value of [0, '0', false, 'false', null, 0n]) expect(castValue(value, 'bool')).toBe(false)
-    for (const value of [1, '1', true, 'true', 'no', '', 2, -1, {}, [], 'False']) expect(castValue(value, 'bool')).toBe(true)
+    for (const value of [0, '0', false, 'false', null, 0n])
+      expect(castValue(value, 'bool')).toBe(false)
+    for (const value of [1, '1', true, 'true', 'no', '', 2, -1, {}, [], 'False'])
+      expect(castValue(value, 'bool')).toBe(true)
   })
 
   it('bytes32 right-pads a short string, keeps a 32-byte hex, refuses longer', () => {
@@ -79,8 +88,12 @@ describe('castValue: other types', () => {
     expect(castValue(10n ** 30n, 'string')).toBe('1000000000000000000000000000000')
     expect(castValue({ a: 1n }, 'string')).toBe('{"a":"1"}')
     expect(failure(() => castValue(null, 'string')).code).toBe('CAST')
-    expect(castValue('0xe7f1725e7734ce288f8367e1bb143e90bb3f0512', 'address')).toBe('0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512')
-    expect(failure(() => castValue('0xE7f1725e7734ce288f8367e1bb143e90bb3f0512', 'address')).message).toContain('checksum')
+    expect(castValue('0xe7f1725e7734ce288f8367e1bb143e90bb3f0512', 'address')).toBe(
+      '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    )
+    expect(
+      failure(() => castValue('0xE7f1725e7734ce288f8367e1bb143e90bb3f0512', 'address')).message,
+    ).toContain('checksum')
     expect(failure(() => castValue('0x1234', 'address')).code).toBe('CAST')
     expect(castValue('0xABCD', 'bytes')).toBe('0xabcd')
     expect(castValue('hi', 'bytes')).toBe('0x6869')
@@ -93,11 +106,27 @@ describe('castValue: other types', () => {
 })
 
 describe('reduce', () => {
-  const envelope = { data: { homeMoneyLine: 1.44, homeTeamName: 'Man United', homeTeamScore: null, windgust: '12.5' } }
+  const envelope = {
+    data: {
+      homeMoneyLine: 1.44,
+      homeTeamName: 'Man United',
+      homeTeamScore: null,
+      windgust: '12.5',
+    },
+  }
   it('evaluates, casts and scales', () => {
-    expect(reduce(envelope, { path: '$.data.homeMoneyLine', type: 'uint256', times: 100 })).toBe(144n)
+    expect(reduce(envelope, { path: '$.data.homeMoneyLine', type: 'uint256', times: 100 })).toBe(
+      144n,
+    )
     expect(reduce(envelope, { path: 'data,homeTeamName', type: 'string' })).toBe('Man United')
-    expect(reduce(envelope, { path: 'data.windGust', type: 'int256', times: 10, aliases: { windGust: ['windgust'] } })).toBe(125n)
+    expect(
+      reduce(envelope, {
+        path: 'data.windGust',
+        type: 'int256',
+        times: 10,
+        aliases: { windGust: ['windgust'] },
+      }),
+    ).toBe(125n)
     expect(reduce(envelope, { path: 'data.homeMoneyLine' })).toBe(1.44)
   })
 
@@ -107,9 +136,17 @@ describe('reduce', () => {
   })
 
   it('names the path in cast errors', () => {
-    expect(failure(() => reduce(envelope, { path: '$.data.homeTeamScore', type: 'uint256' })).message).toBe('path $.data.homeTeamScore: cannot cast null to uint256')
-    expect(failure(() => reduce(envelope, { path: '$.data.homeTeamName', times: 2 })).message).toBe('path $.data.homeTeamName: cannot multiply "Man United" by times')
-    expect(failure(() => reduce(envelope, { path: '$.data.x', type: 'uint256' })).message).toBe('path $.data.x: no value at "data.x"')
-    expect(failure(() => reduce(envelope, { path: '$.data.x', type: 'float' })).message).toContain('unknown type "float"')
+    expect(
+      failure(() => reduce(envelope, { path: '$.data.homeTeamScore', type: 'uint256' })).message,
+    ).toBe('path $.data.homeTeamScore: cannot cast null to uint256')
+    expect(failure(() => reduce(envelope, { path: '$.data.homeTeamName', times: 2 })).message).toBe(
+      'path $.data.homeTeamName: cannot multiply "Man United" by times',
+    )
+    expect(failure(() => reduce(envelope, { path: '$.data.x', type: 'uint256' })).message).toBe(
+      'path $.data.x: no value at "data.x"',
+    )
+    expect(failure(() => reduce(envelope, { path: '$.data.x', type: 'float' })).message).toContain(
+      'unknown type "float"',
+    )
   })
 })

@@ -52,7 +52,9 @@ describe('evaluatePath', () => {
   })
 
   it('reports an out-of-range or non-integer index with the path', () => {
-    expect(failure(() => evaluatePath(doc, 'data.items.3')).message).toBe('path data.items.3: no value at "data.items.3" (index 3 out of range, length 3)')
+    expect(failure(() => evaluatePath(doc, 'data.items.3')).message).toBe(
+      'path data.items.3: no value at "data.items.3" (index 3 out of range, length 3)',
+    )
     expect(failure(() => evaluatePath(doc, 'data.items.-4')).code).toBe('NO_VALUE')
     expect(failure(() => evaluatePath(doc, 'data.items.first')).message).toContain('integer index')
     expect(failure(() => evaluatePath(doc, 'data.items.first')).code).toBe('WRONG_SHAPE')
@@ -70,16 +72,24 @@ describe('evaluatePath', () => {
     expect(error.path).toBe('$.data.y')
     expect(error.message).toBe('path $.data.y: no value at "data.y"')
     expect(failure(() => evaluatePath(doc, '$..missing')).message).toBe('path $..missing: no value')
-    expect(failure(() => evaluatePath(doc, 'data.x.deeper')).message).toContain('a number has no fields')
+    expect(failure(() => evaluatePath(doc, 'data.x.deeper')).message).toContain(
+      'a number has no fields',
+    )
   })
 
   it('resolves aliases in both directions, with a map or a function', () => {
     expect(evaluatePath(doc, '$.data.windGust', { aliases })).toBe(31.7)
     expect(evaluatePath(doc, 'data,windGust', { aliases })).toBe(31.7)
     expect(evaluatePath({ data: { windGust: 5 } }, 'data.windgust', { aliases })).toBe(5)
-    expect(evaluatePath({ g: 2 }, 'goalkeeperGoalAgainst', { aliases: (name) => (name === 'goalkeeperGoalAgainst' ? ['g'] : []) })).toBe(2)
+    expect(
+      evaluatePath({ g: 2 }, 'goalkeeperGoalAgainst', {
+        aliases: (name) => (name === 'goalkeeperGoalAgainst' ? ['g'] : []),
+      }),
+    ).toBe(2)
     // General JSONPath expressions see the alias twins too.
-    expect(evaluatePath({ list: [{ windgust: 1 }, { windGust: 2 }] }, '$.list[*].windGust', { aliases })).toEqual([1, 2])
+    expect(
+      evaluatePath({ list: [{ windgust: 1 }, { windGust: 2 }] }, '$.list[*].windGust', { aliases }),
+    ).toEqual([1, 2])
     // Without aliases nothing is guessed.
     expect(failure(() => evaluatePath(doc, '$.data.windGust')).code).toBe('NO_VALUE')
   })

@@ -5,7 +5,11 @@ import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../../src/dev/requests.ts'
+import {
+  sendConsumerRequests,
+  waitForFulfilments,
+  type ConsumerRequest,
+} from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { uniquePrefix } from '../support/redis.ts'
@@ -31,7 +35,13 @@ describe('Redis restart under load', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis({ persistDir })
     stack = await startDevStack({
-      env: { ...process.env, REDIS_URL: redis.url, LOG_LEVEL: 'fatal', EA_PORT: '', RUNNER_LOCK_MS: '5000' },
+      env: {
+        ...process.env,
+        REDIS_URL: redis.url,
+        LOG_LEVEL: 'fatal',
+        EA_PORT: '',
+        RUNNER_LOCK_MS: '5000',
+      },
       prefix: uniquePrefix('rel-redis'),
     })
     cases = await buildDemoCases(stack, stack.runner!.registry.jobs)
@@ -49,12 +59,22 @@ describe('Redis restart under load', () => {
     const fromBlock = (await provider.getBlockNumber()) + 1
     const requests: ConsumerRequest[] = Array.from({ length: REQUESTS }, (_, index) => {
       const demoCase = cases[index % cases.length]!
-      return { externalJobId: demoCase.job.externalJobId, valueType: demoCase.shape.answerType, params: demoCase.params, payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n }
+      return {
+        externalJobId: demoCase.job.externalJobId,
+        valueType: demoCase.shape.answerType,
+        params: demoCase.params,
+        payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+      }
     })
     let fulfilledCount = 0
     let fulfilledWhenStopped = -1
     const outage = (async () => {
-      await waitFor('a third of the requests fulfilled', async () => fulfilledCount >= REQUESTS / 3, 90_000, 20)
+      await waitFor(
+        'a third of the requests fulfilled',
+        async () => fulfilledCount >= REQUESTS / 3,
+        90_000,
+        20,
+      )
       fulfilledWhenStopped = fulfilledCount
       await redis.stop()
       expect(await redisAnswers(redis.url)).toBe(false)
@@ -62,25 +82,48 @@ describe('Redis restart under load', () => {
       redis = await startPrivateRedis({ port: redis.port, persistDir })
     })()
     const sent = await sendConsumerRequests(consumer, deployer, requests)
-    const fulfilled = await waitForFulfilments(consumer, provider, sent.map((request) => request.requestId), {
-      fromBlock,
-      timeoutMs: 150_000,
-      onFulfilled: () => void fulfilledCount++,
-    })
+    const fulfilled = await waitForFulfilments(
+      consumer,
+      provider,
+      sent.map((request) => request.requestId),
+      {
+        fromBlock,
+        timeoutMs: 150_000,
+        onFulfilled: () => void fulfilledCount++,
+      },
+    )
     await outage
     expect(fulfilledWhenStopped).toBeLessThan(REQUESTS)
     expect(fulfilled.size).toBe(REQUESTS)
     expect(await wrongValues(cases, sent, fulfilled)).toEqual([])
     const chain = await onChainFulfilments(stack, fromBlock, nodeKey, nonceBefore)
-    expect(chain).toEqual({ responses: REQUESTS, uniqueResponses: REQUESTS, nonceDelta: REQUESTS, reverted: 0 })
+    expect(chain).toEqual({
+      responses: REQUESTS,
+      uniqueResponses: REQUESTS,
+      nonceDelta: REQUESTS,
+      reverted: 0,
+    })
     const ids = sent.map((request) => request.requestId)
     expect(await runsNotFulfilled(stack, ids, 30_000)).toEqual([])
-    recordFigures('redis-restart', { requests: REQUESTS, redisDownMs: DOWN_MS, fulfilledBeforeOutage: fulfilledWhenStopped, fulfilled: fulfilled.size, oracleResponses: chain.responses, nodeTransactions: chain.nonceDelta, reverted: chain.reverted })
+    recordFigures('redis-restart', {
+      requests: REQUESTS,
+      redisDownMs: DOWN_MS,
+      fulfilledBeforeOutage: fulfilledWhenStopped,
+      fulfilled: fulfilled.size,
+      oracleResponses: chain.responses,
+      nodeTransactions: chain.nonceDelta,
+      reverted: chain.reverted,
+    })
   }, 200_000)
 
   it('stops within 30 s after the Redis restart', async () => {
     // Workers whose connections were still waiting to reconnect once hung their close for good.
     stopping = stack.stop()
-    expect(await settlesWithin(stopping.then(() => 'stopped'), 30_000)).toBe('stopped')
+    expect(
+      await settlesWithin(
+        stopping.then(() => 'stopped'),
+        30_000,
+      ),
+    ).toBe('stopped')
   }, 40_000)
 })

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Wallet, type JsonRpcProvider } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../../src/dev/requests.ts'
+import {
+  sendConsumerRequests,
+  waitForFulfilments,
+  type ConsumerRequest,
+} from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
@@ -13,12 +17,25 @@ const projectJobs = join(import.meta.dirname, '../../jobs')
 const TWO_CONFIRMATIONS_ID = '0b7a1c4e-0000-4000-8000-0000000000c2'
 
 // Home teams of EPL 2024-25 gameweek 1 and their match days (the data set's real fixtures).
-const GAMES: Array<[string, string]> = [['Man United', '2024-08-16'], ['Ipswich', '2024-08-17'], ['Arsenal', '2024-08-17'], ['Everton', '2024-08-17']]
+const GAMES: Array<[string, string]> = [
+  ['Man United', '2024-08-16'],
+  ['Ipswich', '2024-08-17'],
+  ['Arsenal', '2024-08-17'],
+  ['Everton', '2024-08-17'],
+]
 function gameOdds([homeTeam, date]: [string, string], externalJobId: string): ConsumerRequest {
   return {
     externalJobId,
     valueType: 'uint256',
-    params: [['region', 'england'], ['sport', 'soccer'], ['league', 'epl'], ['date', date], ['homeTeam', homeTeam], ['path', '$.data.homeMoneyLine'], ['times', '100']],
+    params: [
+      ['region', 'england'],
+      ['sport', 'soccer'],
+      ['league', 'epl'],
+      ['date', date],
+      ['homeTeam', homeTeam],
+      ['path', '$.data.homeMoneyLine'],
+      ['times', '100'],
+    ],
     payment: 0n,
   }
 }
@@ -42,7 +59,13 @@ describe('reorgs: requests in blocks reorged away', () => {
       .replace(/^minIncomingConfirmations = .*$/m, 'minIncomingConfirmations = 2')
     writeFileSync(join(jobsDir, 'two-confirmations.toml'), text)
     stack = await startDevStack({
-      env: { ...process.env, REDIS_URL: testRedisUrl(), JOBS_DIR: jobsDir, LOG_LEVEL: 'warn', EA_PORT: '' },
+      env: {
+        ...process.env,
+        REDIS_URL: testRedisUrl(),
+        JOBS_DIR: jobsDir,
+        LOG_LEVEL: 'warn',
+        EA_PORT: '',
+      },
       prefix: uniquePrefix('rel-reorg'),
     })
     provider = stack.contracts.provider as JsonRpcProvider
@@ -63,13 +86,28 @@ describe('reorgs: requests in blocks reorged away', () => {
 
     // Four requests in one block (automine off), seen by the listener with one confirmation only.
     await provider.send('evm_setAutomine', [false])
-    const sending = sendConsumerRequests(consumer, deployer, GAMES.map((game) => gameOdds(game, TWO_CONFIRMATIONS_ID)))
-    await waitFor('four requests in the pool', async () => Number(((await provider.send('txpool_status', [])) as { pending: string }).pending) >= GAMES.length, 10_000)
+    const sending = sendConsumerRequests(
+      consumer,
+      deployer,
+      GAMES.map((game) => gameOdds(game, TWO_CONFIRMATIONS_ID)),
+    )
+    await waitFor(
+      'four requests in the pool',
+      async () =>
+        Number(((await provider.send('txpool_status', [])) as { pending: string }).pending) >=
+        GAMES.length,
+      10_000,
+    )
     await provider.send('evm_mine', [])
     const sent = await sending
     const oldBlock = sent[0]!.blockNumber
     expect(new Set(sent.map((request) => request.blockNumber))).toEqual(new Set([base + 1]))
-    const raws = await Promise.all(sent.map((request) => provider.send('eth_getRawTransactionByHash', [request.txHash]) as Promise<string>))
+    const raws = await Promise.all(
+      sent.map(
+        (request) =>
+          provider.send('eth_getRawTransactionByHash', [request.txHash]) as Promise<string>,
+      ),
+    )
     await listener.whenScanned(oldBlock, 15_000)
     const oldHash = (await provider.getBlock(oldBlock))!.hash
 
@@ -80,7 +118,9 @@ describe('reorgs: requests in blocks reorged away', () => {
     for (const raw of raws.slice(0, 2)) await provider.send('eth_sendRawTransaction', [raw])
     await provider.send('evm_mine', [])
     const newBlock = base + 2
-    const receipts = await Promise.all(sent.slice(0, 2).map((request) => provider.getTransactionReceipt(request.txHash)))
+    const receipts = await Promise.all(
+      sent.slice(0, 2).map((request) => provider.getTransactionReceipt(request.txHash)),
+    )
     expect(receipts.map((receipt) => receipt?.blockNumber)).toEqual([newBlock, newBlock])
     expect((await provider.getBlock(oldBlock))!.hash).not.toBe(oldHash)
     // Confirmations come with further blocks; fulfilments are mined as they are sent.
@@ -89,15 +129,26 @@ describe('reorgs: requests in blocks reorged away', () => {
 
     const reincluded = sent.slice(0, 2).map((request) => request.requestId)
     const orphaned = sent.slice(2).map((request) => request.requestId)
-    const fulfilled = await waitForFulfilments(consumer, provider, reincluded, { fromBlock: base + 1, timeoutMs: 60_000 })
+    const fulfilled = await waitForFulfilments(consumer, provider, reincluded, {
+      fromBlock: base + 1,
+      timeoutMs: 60_000,
+    })
     expect(fulfilled.size).toBe(2)
     for (const fulfilment of fulfilled.values()) expect(typeof fulfilment.value).toBe('bigint')
     // Let the listener pass several more blocks: the orphaned requests must still not be served.
     for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
     await listener.whenScanned(await provider.getBlockNumber(), 15_000)
-    await waitFor('the re-included runs to be recorded fulfilled', async () => [...(await readRuns(stack, reincluded)).values()].every((run) => run?.state === 'fulfilled'), 15_000)
+    await waitFor(
+      'the re-included runs to be recorded fulfilled',
+      async () =>
+        [...(await readRuns(stack, reincluded)).values()].every(
+          (run) => run?.state === 'fulfilled',
+        ),
+      15_000,
+    )
     const orphanRuns = await readRuns(stack, orphaned)
-    for (const id of orphaned) expect(orphanRuns.get(id)?.state, `orphaned request ${id}`).not.toBe('fulfilled')
+    for (const id of orphaned)
+      expect(orphanRuns.get(id)?.state, `orphaned request ${id}`).not.toBe('fulfilled')
     expect(await consumer.getFunction('isFulfilled')(orphaned[0])).toBe(false)
 
     const chain = await onChainFulfilments(stack, base + 1, nodeKey, nonceBefore)

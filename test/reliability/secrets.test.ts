@@ -27,7 +27,10 @@ function occurrences(haystack: string): number {
 }
 
 /** An HTTP relay that keeps what passes: the adapter's responses, or the keys a worker sends upstream. */
-async function startRelay(target: () => string, record: (request: IncomingMessage, responseText: string) => void): Promise<{ url: string; server: Server }> {
+async function startRelay(
+  target: () => string,
+  record: (request: IncomingMessage, responseText: string) => void,
+): Promise<{ url: string; server: Server }> {
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -41,7 +44,9 @@ async function startRelay(target: () => string, record: (request: IncomingMessag
         async (answer) => {
           const text = await answer.text()
           record(request, text)
-          response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })
+          response.writeHead(answer.status, {
+            'content-type': answer.headers.get('content-type') ?? 'application/json',
+          })
           response.end(text)
         },
         (error: unknown) => {
@@ -71,19 +76,42 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
 
   beforeAll(async () => {
     const env = { ...process.env, REDIS_URL: testRedisUrl(), LOG_LEVEL: 'debug', EA_PORT: '' }
-    logger = createLogger(parseSettings({ ...env, FEED_API_KEY: FEED_KEY, NODE_PRIVATE_KEY: NODE_KEY }), 'secrets', { write: (line: string) => void logLines.push(line) })
-    stack = await startDevStack({ env, prefix: uniquePrefix('rel-secrets'), runner: false, nodeKeys: [NODE_KEY], feedKey: FEED_KEY, logger })
+    logger = createLogger(
+      parseSettings({ ...env, FEED_API_KEY: FEED_KEY, NODE_PRIVATE_KEY: NODE_KEY }),
+      'secrets',
+      { write: (line: string) => void logLines.push(line) },
+    )
+    stack = await startDevStack({
+      env,
+      prefix: uniquePrefix('rel-secrets'),
+      runner: false,
+      nodeKeys: [NODE_KEY],
+      feedKey: FEED_KEY,
+      logger,
+    })
     // Parts of our own: an adapter with metrics on, a worker process, and the runner behind a recording bridge relay.
     await stack.adapter.close()
     await stack.workers.close()
-    adapter = await startAdapter({ settings: stack.settings, logger: logger.child({ part: 'adapter' }), framework: { METRICS_ENABLED: true, METRICS_PORT: await freePort() } })
-    bridgeRelay = await startRelay(() => adapter.url, (_request, text) => void adapterResponses.push(text))
-    feedRelay = await startRelay(() => stack.feedServer.url, (request) => {
-      const url = new URL(request.url ?? '/', 'http://relay')
-      capturedKeys.push({ path: url.pathname, query: url.searchParams })
+    adapter = await startAdapter({
+      settings: stack.settings,
+      logger: logger.child({ part: 'adapter' }),
+      framework: { METRICS_ENABLED: true, METRICS_PORT: await freePort() },
     })
+    bridgeRelay = await startRelay(
+      () => adapter.url,
+      (_request, text) => void adapterResponses.push(text),
+    )
+    feedRelay = await startRelay(
+      () => stack.feedServer.url,
+      (request) => {
+        const url = new URL(request.url ?? '/', 'http://relay')
+        capturedKeys.push({ path: url.pathname, query: url.searchParams })
+      },
+    )
     worker = await startPart('worker', { ...stack.env, LOG_LEVEL: 'debug' })
-    runner = await startRunnerFromSettings(stack.settings, logger.child({ part: 'runner' }), { env: { ...process.env, ...stack.env, BRIDGE_DATAFEED_URL: bridgeRelay.url } })
+    runner = await startRunnerFromSettings(stack.settings, logger.child({ part: 'runner' }), {
+      env: { ...process.env, ...stack.env, BRIDGE_DATAFEED_URL: bridgeRelay.url },
+    })
     cases = await buildDemoCases(stack, runner.registry.jobs)
   }, 120_000)
 
@@ -91,16 +119,30 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
     await runner?.stop()
     await stopPart(worker)
     await adapter?.close()
-    for (const relay of [bridgeRelay, feedRelay]) if (relay) await new Promise((resolve) => relay.server.close(resolve))
+    for (const relay of [bridgeRelay, feedRelay])
+      if (relay) await new Promise((resolve) => relay.server.close(resolve))
     await stack?.stop()
   })
 
   it('zero occurrences in logs, process output, Redis, metrics, adapter responses and on chain', async () => {
     const results = await runDemoCases(stack, cases, 90_000)
-    expect(results.filter((result) => !result.ok).map((result) => `${result.job.name}: ${String(result.actual)} != ${String(result.expected)}`)).toEqual([])
+    expect(
+      results
+        .filter((result) => !result.ok)
+        .map(
+          (result) => `${result.job.name}: ${String(result.actual)} != ${String(result.expected)}`,
+        ),
+    ).toEqual([])
     // Hostile callers try to read secrets through the adapter; their answers are scanned too.
     for (const key of ['##env:NODE_PRIVATE_KEY', '##env:FEED_API_KEY', FEED_KEY, '##env:PATH']) {
-      const response = await fetch(bridgeRelay.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: '1', data: { endpoint: 'game-odds', ...getEndpoint('game-odds').example, key } }) })
+      const response = await fetch(bridgeRelay.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: '1',
+          data: { endpoint: 'game-odds', ...getEndpoint('game-odds').example, key },
+        }),
+      })
       await response.text()
     }
     await stopPart(worker)
@@ -108,7 +150,10 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
     worker = undefined
 
     const redisText = await dumpKeyspace(stack.redisUrl, stack.settings.QUEUE_PREFIX)
-    const metricsText = [adapter.metricsUrl ? await (await fetch(adapter.metricsUrl)).text() : '', await promRegister.metrics()].join('\n')
+    const metricsText = [
+      adapter.metricsUrl ? await (await fetch(adapter.metricsUrl)).text() : '',
+      await promRegister.metrics(),
+    ].join('\n')
     const chainText = await dumpChain(stack)
     const scanned = {
       logLines: logLines.length,
@@ -130,8 +175,20 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
       adapterResponses: occurrences(adapterResponses.join('\n')),
       chain: occurrences(chainText),
     }
-    expect(found).toEqual({ logs: 0, childOutput: 0, redis: 0, metrics: 0, adapterResponses: 0, chain: 0 })
-    recordFigures('secrets', { demoRequests: results.length, fulfilled: results.filter((result) => result.ok).length, scanned, occurrences: found })
+    expect(found).toEqual({
+      logs: 0,
+      childOutput: 0,
+      redis: 0,
+      metrics: 0,
+      adapterResponses: 0,
+      chain: 0,
+    })
+    recordFigures('secrets', {
+      demoRequests: results.length,
+      fulfilled: results.filter((result) => result.ok).length,
+      scanned,
+      occurrences: found,
+    })
   }, 180_000)
 
   it('signed mode: every token is verified by the feed service; a captured token is refused for another request and on replay', async () => {
@@ -139,14 +196,31 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
     // relay; their fetch queues live under a prefix of their own, so no finished fetch is reused.
     const fetchPrefix = `${stack.settings.QUEUE_PREFIX}-signed`
     await adapter.close()
-    adapter = await startAdapter({ settings: { ...stack.settings, QUEUE_PREFIX: fetchPrefix }, logger: logger.child({ part: 'adapter' }), framework: { METRICS_ENABLED: false } })
-    const feedUrls = { SPORTS_URL: feedRelay.url, BLOCKCHAIN_URL: feedRelay.url, NFT_URL: feedRelay.url, WEATHER_URL: feedRelay.url }
-    worker = await startPart('worker', { ...stack.env, ...feedUrls, QUEUE_PREFIX: fetchPrefix, SIGNKEY_MODE: 'signed', LOG_LEVEL: 'warn' })
+    adapter = await startAdapter({
+      settings: { ...stack.settings, QUEUE_PREFIX: fetchPrefix },
+      logger: logger.child({ part: 'adapter' }),
+      framework: { METRICS_ENABLED: false },
+    })
+    const feedUrls = {
+      SPORTS_URL: feedRelay.url,
+      BLOCKCHAIN_URL: feedRelay.url,
+      NFT_URL: feedRelay.url,
+      WEATHER_URL: feedRelay.url,
+    }
+    worker = await startPart('worker', {
+      ...stack.env,
+      ...feedUrls,
+      QUEUE_PREFIX: fetchPrefix,
+      SIGNKEY_MODE: 'signed',
+      LOG_LEVEL: 'warn',
+    })
     const before = capturedKeys.length
     const results = await runDemoCases(stack, cases, 90_000)
     expect(results.filter((result) => !result.ok).map((result) => result.job.name)).toEqual([])
     const calls = capturedKeys.slice(before)
-    expect(calls.length).toBeGreaterThanOrEqual(new Set(cases.map((demoCase) => JSON.stringify(demoCase.params))).size - 2)
+    expect(calls.length).toBeGreaterThanOrEqual(
+      new Set(cases.map((demoCase) => JSON.stringify(demoCase.params))).size - 2,
+    )
     for (const call of calls) {
       expect(call.query.get('key'), call.path).toMatch(/^v1\./)
       expect(call.query.get('key')).not.toContain(FEED_KEY)
@@ -163,12 +237,20 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
     const forAnother = await fetch(other)
     expect([400, 401]).toContain(forAnother.status)
     const anotherEndpoint = new URL(getEndpoint('weather').path, stack.feedServer.url)
-    for (const [name, value] of Object.entries(getEndpoint('weather').example)) anotherEndpoint.searchParams.set(name, value)
+    for (const [name, value] of Object.entries(getEndpoint('weather').example))
+      anotherEndpoint.searchParams.set(name, value)
     anotherEndpoint.searchParams.set('key', captured.query.get('key')!)
     const onAnotherEndpoint = await fetch(anotherEndpoint)
     expect(onAnotherEndpoint.status).toBe(401)
     expect(occurrences(worker.output())).toBe(0)
-    recordFigures('signed-keys', { demoRequests: results.length, fulfilled: results.filter((result) => result.ok).length, signedCallsVerified: calls.length, replaySameStatus: sameAgain.status, replayOtherParamsStatus: forAnother.status, replayOtherEndpointStatus: onAnotherEndpoint.status })
+    recordFigures('signed-keys', {
+      demoRequests: results.length,
+      fulfilled: results.filter((result) => result.ok).length,
+      signedCallsVerified: calls.length,
+      replaySameStatus: sameAgain.status,
+      replayOtherParamsStatus: forAnother.status,
+      replayOtherEndpointStatus: onAnotherEndpoint.status,
+    })
   }, 180_000)
 
   /** Every key under the prefix and its whole value, whatever the type (BullMQ job data and return values included). */
@@ -187,7 +269,8 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
           else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)))
           else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)))
           else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)))
-          else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES')))
+          else if (type === 'zset')
+            parts.push(JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES')))
           else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')))
         }
       } while (cursor !== '0')
@@ -206,7 +289,8 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
       const block = await provider.getBlock(number, true)
       for (const tx of block?.prefetchedTransactions ?? []) parts.push(tx.data)
     }
-    for (const log of await provider.getLogs({ fromBlock: 0, toBlock: head })) parts.push(log.data, ...log.topics)
+    for (const log of await provider.getLogs({ fromBlock: 0, toBlock: head }))
+      parts.push(log.data, ...log.topics)
     return parts.join('\n')
   }
 })

@@ -1,13 +1,26 @@
 import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
-import { sendConsumerRequests, waitForFulfilments, type SentRequest } from '../../src/dev/requests.ts'
+import {
+  sendConsumerRequests,
+  waitForFulfilments,
+  type SentRequest,
+} from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import type { FeedCall } from '../../src/feeds/server/index.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { isFinalRun, onChainFulfilments, readRuns, recordFigures, startPart, stopPart, type PartKind, type PartProcess } from './support.ts'
+import {
+  isFinalRun,
+  onChainFulfilments,
+  readRuns,
+  recordFigures,
+  startPart,
+  stopPart,
+  type PartKind,
+  type PartProcess,
+} from './support.ts'
 
 const SLOW_FEED_MS = 1_500
 const EXIT_LIMIT_MS = 10_000
@@ -43,7 +56,12 @@ describe('graceful shutdown on SIGTERM with work in flight', () => {
       },
     })
     const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
-    geo = (await buildDemoCases(stack, registry.jobs.filter((job) => job.name === 'datafeed weather-forecast-geo (int256)')))[0]!
+    geo = (
+      await buildDemoCases(
+        stack,
+        registry.jobs.filter((job) => job.name === 'datafeed weather-forecast-geo (int256)'),
+      )
+    )[0]!
     await stack.adapter.close()
     await stack.workers.close()
     partEnv = { ...stack.env, RUNNER_LOCK_MS: '4000', LOG_LEVEL: 'warn' }
@@ -62,16 +80,39 @@ describe('graceful shutdown on SIGTERM with work in flight', () => {
     const requests = Array.from({ length: BATCH }, (_, offset) => ({
       externalJobId: geo.job.externalJobId,
       valueType: 'int256' as const,
-      params: geo.params.map(([name, value]): [string, string] => [name, name === 'latitude' ? (-60 + (first + offset) * 1.5).toFixed(4) : value]),
+      params: geo.params.map(([name, value]): [string, string] => [
+        name,
+        name === 'latitude' ? (-60 + (first + offset) * 1.5).toFixed(4) : value,
+      ]),
       payment: 0n,
     }))
     // The first fetch of the batch may start before every request's receipt is back.
-    return { sent: sendConsumerRequests(stack.contracts.consumer, stack.contracts.deployer, requests), firstCall }
+    return {
+      sent: sendConsumerRequests(stack.contracts.consumer, stack.contracts.deployer, requests),
+      firstCall,
+    }
   }
 
   /** SIGTERM once a feed call is in progress; resolves with how long the process took to exit and how. */
-  async function terminateInFlight(part: PartProcess, batch: { sent: Promise<SentRequest[]>; firstCall: Promise<void> }, sent: SentRequest[]): Promise<{ part: PartKind; exitMs: number; code: number | null; inFlightAtSignal: number }> {
-    await Promise.race([batch.firstCall, new Promise((_, reject) => setTimeout(() => reject(new Error(`no feed call within 30 s before stopping ${part.kind}; its output:\n${part.output().slice(-3000)}\nother parts:\n${[...parts.values()].map((other) => `${other.kind}: ${other.output().slice(-1500)}`).join('\n')}`)), 30_000))])
+  async function terminateInFlight(
+    part: PartProcess,
+    batch: { sent: Promise<SentRequest[]>; firstCall: Promise<void> },
+    sent: SentRequest[],
+  ): Promise<{ part: PartKind; exitMs: number; code: number | null; inFlightAtSignal: number }> {
+    await Promise.race([
+      batch.firstCall,
+      new Promise((_, reject) =>
+        setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no feed call within 30 s before stopping ${part.kind}; its output:\n${part.output().slice(-3000)}\nother parts:\n${[...parts.values()].map((other) => `${other.kind}: ${other.output().slice(-1500)}`).join('\n')}`,
+              ),
+            ),
+          30_000,
+        ),
+      ),
+    ])
     const inFlightAtSignal = inFlight
     const started = Date.now()
     part.child.kill('SIGTERM')
@@ -93,7 +134,8 @@ describe('graceful shutdown on SIGTERM with work in flight', () => {
     exits.push(await terminateInFlight(start, sendBatch(), sent))
 
     // 2. The parts as processes of their own; a worker, then the runner, stopped mid-work and replaced.
-    for (const kind of ['adapter', 'worker', 'runner'] as const) parts.set(kind, await startPart(kind, partEnv))
+    for (const kind of ['adapter', 'worker', 'runner'] as const)
+      parts.set(kind, await startPart(kind, partEnv))
     exits.push(await terminateInFlight(parts.get('worker')!, sendBatch(), sent))
     parts.set('worker', await startPart('worker', partEnv))
     exits.push(await terminateInFlight(parts.get('runner')!, sendBatch(), sent))
@@ -104,13 +146,36 @@ describe('graceful shutdown on SIGTERM with work in flight', () => {
       expect(exit.exitMs, `${exit.part} exit time`).toBeLessThan(EXIT_LIMIT_MS)
     }
     const ids = sent.map((request) => request.requestId)
-    const fulfilled = await waitForFulfilments(stack.contracts.consumer, provider, ids, { fromBlock, timeoutMs: 120_000 })
+    const fulfilled = await waitForFulfilments(stack.contracts.consumer, provider, ids, {
+      fromBlock,
+      timeoutMs: 120_000,
+    })
     expect(fulfilled.size).toBe(ids.length)
     const chain = await onChainFulfilments(stack, fromBlock, nodeKey, nonceBefore)
-    expect(chain).toEqual({ responses: ids.length, uniqueResponses: ids.length, nonceDelta: ids.length, reverted: 0 })
-    await waitFor('every run in a final state', async () => [...(await readRuns(stack, ids)).values()].every(isFinalRun), 30_000, 200)
+    expect(chain).toEqual({
+      responses: ids.length,
+      uniqueResponses: ids.length,
+      nonceDelta: ids.length,
+      reverted: 0,
+    })
+    await waitFor(
+      'every run in a final state',
+      async () => [...(await readRuns(stack, ids)).values()].every(isFinalRun),
+      30_000,
+      200,
+    )
     const runs = await readRuns(stack, ids)
-    expect([...runs.values()].filter((run) => run?.state !== 'fulfilled').map((run) => `${run?.requestId}: ${run?.state}`)).toEqual([])
-    recordFigures('shutdown', { requests: ids.length, slowFeedMs: SLOW_FEED_MS, exits, fulfilled: fulfilled.size, nodeTransactions: chain.nonceDelta })
+    expect(
+      [...runs.values()]
+        .filter((run) => run?.state !== 'fulfilled')
+        .map((run) => `${run?.requestId}: ${run?.state}`),
+    ).toEqual([])
+    recordFigures('shutdown', {
+      requests: ids.length,
+      slowFeedMs: SLOW_FEED_MS,
+      exits,
+      fulfilled: fulfilled.size,
+      nodeTransactions: chain.nonceDelta,
+    })
   }, 240_000)
 })

@@ -24,10 +24,21 @@ export interface PartProcess extends FeedrunnerProcess {
   readonly kind: PartKind
 }
 
-export async function startPart(kind: PartKind, env: Record<string, string>, timeoutMs = 60_000): Promise<PartProcess> {
+export async function startPart(
+  kind: PartKind,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<PartProcess> {
   // Several parts share this machine (and other test files run beside them): no fixed metrics or health ports.
   const partEnv = { LOG_LEVEL: 'warn', OPERATIONS_PORT: '0', METRICS_ENABLED: 'false', ...env }
-  const part = await startFeedrunnerProcess({ name: `feedrunner ${kind}`, args: [kind], env: partEnv, ready: READY[kind], readyTimeoutMs: timeoutMs, stopGraceMs: 12_000 })
+  const part = await startFeedrunnerProcess({
+    name: `feedrunner ${kind}`,
+    args: [kind],
+    env: partEnv,
+    ready: READY[kind],
+    readyTimeoutMs: timeoutMs,
+    stopGraceMs: 12_000,
+  })
   return { ...part, kind }
 }
 
@@ -52,12 +63,20 @@ export function seededRandom(seed: number): () => number {
 export function recordFigures(name: string, figures: Record<string, unknown>): void {
   mkdirSync(FIGURES_DIR, { recursive: true })
   const record = { name, at: new Date().toISOString(), ...figures }
-  writeFileSync(join(FIGURES_DIR, `${name}.json`), `${JSON.stringify(record, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n`)
-  console.log(`[reliability] ${name}: ${JSON.stringify(figures, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}`)
+  writeFileSync(
+    join(FIGURES_DIR, `${name}.json`),
+    `${JSON.stringify(record, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n`,
+  )
+  console.log(
+    `[reliability] ${name}: ${JSON.stringify(figures, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value))}`,
+  )
 }
 
 /** Every run of the given requests, read from the RunStore under the stack's prefix. */
-export async function readRuns(stack: DevStack, requestIds: readonly string[]): Promise<Map<string, RunRecord | undefined>> {
+export async function readRuns(
+  stack: DevStack,
+  requestIds: readonly string[],
+): Promise<Map<string, RunRecord | undefined>> {
   const redis = createRedisConnection(stack.redisUrl, 'worker')
   try {
     const store = new RunStore(redis, `${stack.settings.QUEUE_PREFIX}:runner`)
@@ -70,12 +89,19 @@ export async function readRuns(stack: DevStack, requestIds: readonly string[]): 
 }
 
 /** Requests (sent in turn for `cases`, round robin) whose stored value is not their case's expected one. */
-export async function wrongValues(cases: readonly DemoCase[], sent: readonly { requestId: string }[], fulfilled: ReadonlyMap<string, { value: unknown }>): Promise<string[]> {
+export async function wrongValues(
+  cases: readonly DemoCase[],
+  sent: readonly { requestId: string }[],
+  fulfilled: ReadonlyMap<string, { value: unknown }>,
+): Promise<string[]> {
   const wrong: string[] = []
   for (const [index, request] of sent.entries()) {
     const demoCase = cases[index % cases.length] as DemoCase
     const value = fulfilled.get(request.requestId)?.value
-    if (!(await matchesExpected(demoCase, value))) wrong.push(`request ${index} (${demoCase.job.name}): ${String(value)}, expected ${String(demoCase.expected)}`)
+    if (!(await matchesExpected(demoCase, value)))
+      wrong.push(
+        `request ${index} (${demoCase.job.name}): ${String(value)}, expected ${String(demoCase.expected)}`,
+      )
   }
   return wrong
 }
@@ -84,7 +110,11 @@ export async function wrongValues(cases: readonly DemoCase[], sent: readonly { r
  * The runs not recorded as fulfilled once every run is final or `waitMs` has passed, each with its
  * state, the times of its states and its reason, so a run left behind says where it stopped.
  */
-export async function runsNotFulfilled(stack: DevStack, requestIds: readonly string[], waitMs: number): Promise<string[]> {
+export async function runsNotFulfilled(
+  stack: DevStack,
+  requestIds: readonly string[],
+  waitMs: number,
+): Promise<string[]> {
   const deadline = Date.now() + waitMs
   let runs = await readRuns(stack, requestIds)
   while (![...runs.values()].every(isFinalRun) && Date.now() < deadline) {
@@ -93,7 +123,10 @@ export async function runsNotFulfilled(stack: DevStack, requestIds: readonly str
   }
   return [...runs.entries()]
     .filter(([, run]) => run?.state !== 'fulfilled')
-    .map(([id, run]) => `${id}: ${run?.state ?? 'no record'} ${JSON.stringify(run?.times ?? {})} ${run?.reason?.slice(-400) ?? ''}`)
+    .map(
+      ([id, run]) =>
+        `${id}: ${run?.state ?? 'no record'} ${JSON.stringify(run?.times ?? {})} ${run?.reason?.slice(-400) ?? ''}`,
+    )
 }
 
 export function isFinalRun(run: RunRecord | undefined): boolean {
@@ -101,17 +134,35 @@ export function isFinalRun(run: RunRecord | undefined): boolean {
 }
 
 /** The Operator's OracleResponse logs since `fromBlock` and the node's transactions, for exactly-once checks. */
-export async function onChainFulfilments(stack: DevStack, fromBlock: number, nodeKey: string, nonceBefore: number): Promise<{ responses: number; uniqueResponses: number; nonceDelta: number; reverted: number }> {
+export async function onChainFulfilments(
+  stack: DevStack,
+  fromBlock: number,
+  nodeKey: string,
+  nonceBefore: number,
+): Promise<{ responses: number; uniqueResponses: number; nonceDelta: number; reverted: number }> {
   const { operator, provider } = stack.contracts
-  const logs = await provider.getLogs({ address: await operator.getAddress(), topics: [operator.interface.getEvent('OracleResponse')!.topicHash], fromBlock })
+  const logs = await provider.getLogs({
+    address: await operator.getAddress(),
+    topics: [operator.interface.getEvent('OracleResponse')!.topicHash],
+    fromBlock,
+  })
   const node = new Wallet(nodeKey).address
   const nonceAfter = await provider.getTransactionCount(node)
   const reverted = await countRevertedFrom(provider, node, fromBlock)
-  return { responses: logs.length, uniqueResponses: new Set(logs.map((log) => log.topics[1])).size, nonceDelta: nonceAfter - nonceBefore, reverted }
+  return {
+    responses: logs.length,
+    uniqueResponses: new Set(logs.map((log) => log.topics[1])).size,
+    nonceDelta: nonceAfter - nonceBefore,
+    reverted,
+  }
 }
 
 /** Transactions from `address` since `fromBlock` whose receipt says they reverted. */
-export async function countRevertedFrom(provider: Provider, address: string, fromBlock: number): Promise<number> {
+export async function countRevertedFrom(
+  provider: Provider,
+  address: string,
+  fromBlock: number,
+): Promise<number> {
   const head = await provider.getBlockNumber()
   let reverted = 0
   for (let number = fromBlock; number <= head; number++) {

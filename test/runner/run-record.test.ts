@@ -8,8 +8,14 @@ describe('run records', () => {
   const prefix = uniquePrefix('runs')
   const store = new RunStore(redis, prefix)
   const base = {
-    chainId: 31337, operator: '0xop', job: 'game-odds', externalJobId: 'x', requester: '0xr', payment: '1',
-    blockNumber: 1, requestTxHash: '0xt',
+    chainId: 31337,
+    operator: '0xop',
+    job: 'game-odds',
+    externalJobId: 'x',
+    requester: '0xr',
+    payment: '1',
+    blockNumber: 1,
+    requestTxHash: '0xt',
   }
 
   afterAll(async () => {
@@ -21,8 +27,17 @@ describe('run records', () => {
   it('records each state with its time and keeps task outputs', async () => {
     await store.update('0xAA', { ...base, state: 'received' })
     await store.update('0xaa', { state: 'running' })
-    const summary = await store.update('0xaa', { state: 'fulfilled', txHash: '0xfeed', tasks: [{ id: 'fetch', type: 'bridge', output: '42' }] })
-    expect(summary).toEqual({ requestId: '0xaa', state: 'fulfilled', job: 'game-odds', txHash: '0xfeed' })
+    const summary = await store.update('0xaa', {
+      state: 'fulfilled',
+      txHash: '0xfeed',
+      tasks: [{ id: 'fetch', type: 'bridge', output: '42' }],
+    })
+    expect(summary).toEqual({
+      requestId: '0xaa',
+      state: 'fulfilled',
+      job: 'game-odds',
+      txHash: '0xfeed',
+    })
     const run = await store.get('0xaa')
     expect(run?.job).toBe('game-odds')
     expect(Object.keys(run?.times ?? {}).sort()).toEqual(['fulfilled', 'received', 'running'])
@@ -44,7 +59,12 @@ describe('run records', () => {
     await store.update('0xbb', { ...base, state: 'received' })
     await store.update('0xbb', { state: 'cancelled', reason: 'cancelled by requester' })
     const after = await store.update('0xbb', { state: 'running' })
-    expect(after).toEqual({ requestId: '0xbb', state: 'cancelled', job: 'game-odds', reason: 'cancelled by requester' })
+    expect(after).toEqual({
+      requestId: '0xbb',
+      state: 'cancelled',
+      job: 'game-odds',
+      reason: 'cancelled by requester',
+    })
     expect((await store.get('0xbb'))?.reason).toBe('cancelled by requester')
   })
 

@@ -10,7 +10,13 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
     start: async () => undefined,
     submit: async (submission) => {
       submissions.push(submission)
-      return { status: 'mined', txHash: `0x${'1'.repeat(64)}`, blockNumber: 1, nonce: 0, from: `0x${'2'.repeat(40)}` }
+      return {
+        status: 'mined',
+        txHash: `0x${'1'.repeat(64)}`,
+        blockNumber: 1,
+        nonce: 0,
+        from: `0x${'2'.repeat(40)}`,
+      }
     },
     addresses: [],
     queueNames: [],
@@ -49,7 +55,11 @@ describe('senderChainAccess', () => {
       while (submissions.length === 0) await new Promise((resolve) => setImmediate(resolve))
       marked = true
     }
-    const outcome = await senderChainAccess(sender, {} as JsonRpcProvider, onSubmit).sendTransaction(tx)
+    const outcome = await senderChainAccess(
+      sender,
+      {} as JsonRpcProvider,
+      onSubmit,
+    ).sendTransaction(tx)
     expect(outcome.status).toBe('confirmed')
     expect(marked).toBe(true)
   })

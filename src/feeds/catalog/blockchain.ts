@@ -5,7 +5,8 @@ import type { CatalogEntry } from './types.ts'
 
 const blockchain = chainIdParam({
   name: 'blockchain',
-  description: 'Chain identifier, e.g. ethereum-mainnet (the local service also serves the chains it is given, e.g. local)',
+  description:
+    'Chain identifier, e.g. ethereum-mainnet (the local service also serves the chains it is given, e.g. local)',
   example: 'ethereum-mainnet',
 })
 const hash = hashParam({
@@ -21,9 +22,16 @@ export const accountBalance: CatalogEntry = {
   description: 'Balance of an address at the latest block, in the smallest unit',
   params: {
     blockchain,
-    address: addressParam({ name: 'address', description: 'Account address, 0x and 40 hex digits', example: '0x06012c8cf97bead5deae237070f9587f8e7a266d' }),
+    address: addressParam({
+      name: 'address',
+      description: 'Account address, 0x and 40 hex digits',
+      example: '0x06012c8cf97bead5deae237070f9587f8e7a266d',
+    }),
   },
-  example: { blockchain: 'ethereum-mainnet', address: '0x06012c8cf97bead5deae237070f9587f8e7a266d' },
+  example: {
+    blockchain: 'ethereum-mainnet',
+    address: '0x06012c8cf97bead5deae237070f9587f8e7a266d',
+  },
   identity: ['blockchain', 'address'],
   data: z.looseObject({
     address: z.string(),
@@ -44,7 +52,10 @@ export const tokenTransfers: CatalogEntry = {
   description: 'Token transfer made by a transaction (ERC20 amount, or the token id for ERC721)',
   params: { blockchain, hash },
   // A LINK transfer on mainnet (recorded in the local service's data).
-  example: { blockchain: 'ethereum-mainnet', hash: '0x39c87b282b46ff70e78ed985a54d93dfee45cf6c8a3c6f900f6fe60023398aae' },
+  example: {
+    blockchain: 'ethereum-mainnet',
+    hash: '0x39c87b282b46ff70e78ed985a54d93dfee45cf6c8a3c6f900f6fe60023398aae',
+  },
   identity: ['blockchain', 'hash'],
   data: z.looseObject({
     amount: integerString,
@@ -110,7 +121,12 @@ export const transaction: CatalogEntry = {
     type: z.union([z.string(), z.number()]).nullable(),
     v: numberLike,
     value: integerString,
-    statusResult: z.looseObject({ code: z.string().nullable(), confirmed: z.boolean(), success: z.boolean().nullable(), name: z.string() }),
+    statusResult: z.looseObject({
+      code: z.string().nullable(),
+      confirmed: z.boolean(),
+      success: z.boolean().nullable(),
+      name: z.string(),
+    }),
   }),
   aliases: {},
   defaultResultPath: 'statusResult.success',

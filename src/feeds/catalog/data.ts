@@ -17,7 +17,10 @@ export class FeedDataError extends Error {
  * A copy of `data` that also carries each aliased field under its canonical name (the originals
  * stay), so paths written with either spelling find the value.
  */
-export function normaliseData(entry: CatalogEntry, data: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function normaliseData(
+  entry: CatalogEntry,
+  data: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...data }
   for (const [canonical, aliases] of Object.entries(entry.aliases)) {
     if (Object.hasOwn(copy, canonical)) continue
@@ -44,6 +47,11 @@ export function parseFeedData(entry: CatalogEntry, data: unknown): Record<string
   const issue = parsed.error.issues[0]
   const path = ['data', ...(issue?.path ?? []).map(String)].join('.')
   let received: unknown = normalised
-  for (const segment of issue?.path ?? []) received = (received as Record<PropertyKey, unknown> | undefined)?.[segment as PropertyKey]
-  throw new FeedDataError(entry.name, path, `${issue?.message ?? 'is invalid'} (got ${describeReceived(received)})`)
+  for (const segment of issue?.path ?? [])
+    received = (received as Record<PropertyKey, unknown> | undefined)?.[segment as PropertyKey]
+  throw new FeedDataError(
+    entry.name,
+    path,
+    `${issue?.message ?? 'is invalid'} (got ${describeReceived(received)})`,
+  )
 }

@@ -24,9 +24,14 @@ export const envelopeSchema = z.looseObject({
 })
 export type Envelope = z.infer<typeof envelopeSchema>
 
-const httpDate = z.string().regex(/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/, {
-  message: 'expected an HTTP-date',
-})
+const httpDate = z
+  .string()
+  .regex(
+    /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/,
+    {
+      message: 'expected an HTTP-date',
+    },
+  )
 
 /** A successful envelope exactly as the given endpoint sends it (provider flags, lastUpdated, data). */
 export function successEnvelopeSchema(entry: CatalogEntry) {
@@ -34,7 +39,9 @@ export function successEnvelopeSchema(entry: CatalogEntry) {
     status: z.literal(200),
     result: z.literal('success'),
     description: z.string().min(1),
-    query: z.record(z.string(), z.string()).refine((query) => !Object.hasOwn(query, 'key'), { message: 'must not echo key' }),
+    query: z
+      .record(z.string(), z.string())
+      .refine((query) => !Object.hasOwn(query, 'key'), { message: 'must not echo key' }),
     provider: entry.providerFlags
       ? z.object({ name: z.string(), subscription: z.boolean(), institutionGrade: z.boolean() })
       : z.object({ name: z.string() }),

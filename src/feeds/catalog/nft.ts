@@ -47,7 +47,9 @@ export const assetContract: CatalogEntry = {
     address: z.string(),
     asset_contract_type: z.string(),
     // Listed as one of arbitrum, avalanche, ethereum, klaytn, matic, optimism; absent in older records.
-    chain_identifier: z.enum(['arbitrum', 'avalanche', 'ethereum', 'klaytn', 'matic', 'optimism']).optional(),
+    chain_identifier: z
+      .enum(['arbitrum', 'avalanche', 'ethereum', 'klaytn', 'matic', 'optimism'])
+      .optional(),
     created_date: z.string(),
     name: z.string(),
     nft_version: z.string().nullable(),

@@ -12,7 +12,11 @@ interface Base {
   default?: string
 }
 
-function spec(base: Base, schema: z.ZodType<string, string>, options?: readonly string[]): ParamSpec {
+function spec(
+  base: Base,
+  schema: z.ZodType<string, string>,
+  options?: readonly string[],
+): ParamSpec {
   return {
     name: base.name,
     description: base.description,
@@ -49,33 +53,53 @@ export function enumParam(base: Base, options: readonly string[]): ParamSpec {
 export function codeParam(base: Base): ParamSpec {
   return spec(
     base,
-    nonEmpty.regex(/^[A-Za-z0-9]{2,12}$/, { message: 'must be a code of 2 to 12 letters or digits, e.g. epl' }).transform((value) => value.toLowerCase()),
+    nonEmpty
+      .regex(/^[A-Za-z0-9]{2,12}$/, {
+        message: 'must be a code of 2 to 12 letters or digits, e.g. epl',
+      })
+      .transform((value) => value.toLowerCase()),
   )
 }
 
 /** True when the numbers form a date that exists in the calendar (no 2024-02-30). */
 export function isCalendarDate(year: number, month: number, day: number): boolean {
   const date = new Date(Date.UTC(year, month - 1, day))
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  return (
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  )
 }
 
 /** YYYY-MM-DD and a real calendar date. */
 export function dateParam(base: Base): ParamSpec {
   const schema = nonEmpty
     .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date in the form YYYY-MM-DD' })
-    .refine((value) => isCalendarDate(Number(value.slice(0, 4)), Number(value.slice(5, 7)), Number(value.slice(8, 10))), {
-      message: 'must be a real calendar date',
-    })
+    .refine(
+      (value) =>
+        isCalendarDate(
+          Number(value.slice(0, 4)),
+          Number(value.slice(5, 7)),
+          Number(value.slice(8, 10)),
+        ),
+      {
+        message: 'must be a real calendar date',
+      },
+    )
   return spec(base, schema)
 }
 
 /** YYYY-MM-DDTHH:mm:ss, a real date and a real time of day. */
 export function dateTimeParam(base: Base): ParamSpec {
   const schema = nonEmpty
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, { message: 'must be a date and time in the form YYYY-MM-DDTHH:mm:ss' })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, {
+      message: 'must be a date and time in the form YYYY-MM-DDTHH:mm:ss',
+    })
     .refine(
       (value) =>
-        isCalendarDate(Number(value.slice(0, 4)), Number(value.slice(5, 7)), Number(value.slice(8, 10))) &&
+        isCalendarDate(
+          Number(value.slice(0, 4)),
+          Number(value.slice(5, 7)),
+          Number(value.slice(8, 10)),
+        ) &&
         Number(value.slice(11, 13)) < 24 &&
         Number(value.slice(14, 16)) < 60 &&
         Number(value.slice(17, 19)) < 60,
@@ -88,7 +112,9 @@ export function dateTimeParam(base: Base): ParamSpec {
 export function decimalParam(base: Base, min: number, max: number): ParamSpec {
   const schema = nonEmpty
     .regex(/^[+-]?(\d+(\.\d+)?|\.\d+)$/, { message: 'must be a decimal number' })
-    .refine((value) => Number(value) >= min && Number(value) <= max, { message: `must be between ${min} and ${max}` })
+    .refine((value) => Number(value) >= min && Number(value) <= max, {
+      message: `must be between ${min} and ${max}`,
+    })
   return spec(base, schema)
 }
 
@@ -96,7 +122,9 @@ export function decimalParam(base: Base, min: number, max: number): ParamSpec {
 export function addressParam(base: Base): ParamSpec {
   return spec(
     base,
-    nonEmpty.regex(/^0x[0-9a-fA-F]{40}$/, { message: 'must be a 0x-prefixed address of 40 hex digits' }).transform((value) => value.toLowerCase()),
+    nonEmpty
+      .regex(/^0x[0-9a-fA-F]{40}$/, { message: 'must be a 0x-prefixed address of 40 hex digits' })
+      .transform((value) => value.toLowerCase()),
   )
 }
 
@@ -104,7 +132,11 @@ export function addressParam(base: Base): ParamSpec {
 export function hashParam(base: Base): ParamSpec {
   return spec(
     base,
-    nonEmpty.regex(/^0x[0-9a-fA-F]{64}$/, { message: 'must be a 0x-prefixed transaction hash of 64 hex digits' }).transform((value) => value.toLowerCase()),
+    nonEmpty
+      .regex(/^0x[0-9a-fA-F]{64}$/, {
+        message: 'must be a 0x-prefixed transaction hash of 64 hex digits',
+      })
+      .transform((value) => value.toLowerCase()),
   )
 }
 
@@ -113,7 +145,9 @@ export function chainIdParam(base: Base): ParamSpec {
   return spec(
     base,
     nonEmpty
-      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, { message: 'must be a chain identifier of letters, digits, - and _, e.g. ethereum-mainnet' })
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, {
+        message: 'must be a chain identifier of letters, digits, - and _, e.g. ethereum-mainnet',
+      })
       .transform((value) => value.toLowerCase()),
   )
 }
@@ -124,7 +158,9 @@ export function tokenIdParam(base: Base): ParamSpec {
     base,
     nonEmpty
       .regex(/^\d{1,78}$/, { message: 'must be a non-negative integer token id' })
-      .refine((value) => !/^\d+$/.test(value) || BigInt(value) < 2n ** 256n, { message: 'must fit in uint256' })
+      .refine((value) => !/^\d+$/.test(value) || BigInt(value) < 2n ** 256n, {
+        message: 'must fit in uint256',
+      })
       .transform((value) => BigInt(value).toString()),
   )
 }

@@ -3,18 +3,50 @@ import { codeParam, dateParam, enumParam, textParam } from './params.ts'
 import { nullableNumber, numberLike } from './fields.ts'
 import type { CatalogEntry, ParamSpec } from './types.ts'
 
-export const SPORTS_REGIONS = ['world', 'europe', 'africa', 'asia', 'usa', 'england', 'germany', 'italy', 'spain', 'france'] as const
+export const SPORTS_REGIONS = [
+  'world',
+  'europe',
+  'africa',
+  'asia',
+  'usa',
+  'england',
+  'germany',
+  'italy',
+  'spain',
+  'france',
+] as const
 export const SPORTS = ['soccer', 'basketball', 'american football'] as const
 
 const gameParams: Record<string, ParamSpec> = {
-  region: enumParam({ name: 'region', description: 'Region of the league', example: 'england' }, SPORTS_REGIONS),
+  region: enumParam(
+    { name: 'region', description: 'Region of the league', example: 'england' },
+    SPORTS_REGIONS,
+  ),
   sport: enumParam({ name: 'sport', description: 'Sport of the game', example: 'soccer' }, SPORTS),
-  league: codeParam({ name: 'league', description: 'League code, e.g. epl, itsa, esp, deb, frl1, nba', example: 'epl' }),
-  date: dateParam({ name: 'date', description: 'Date of the game, YYYY-MM-DD', example: '2024-08-16' }),
-  homeTeam: textParam({ name: 'homeTeam', description: 'Short or full name of the home team', example: 'Manchester United' }),
+  league: codeParam({
+    name: 'league',
+    description: 'League code, e.g. epl, itsa, esp, deb, frl1, nba',
+    example: 'epl',
+  }),
+  date: dateParam({
+    name: 'date',
+    description: 'Date of the game, YYYY-MM-DD',
+    example: '2024-08-16',
+  }),
+  homeTeam: textParam({
+    name: 'homeTeam',
+    description: 'Short or full name of the home team',
+    example: 'Manchester United',
+  }),
 }
 
-const gameExample = { region: 'england', sport: 'soccer', league: 'epl', date: '2024-08-16', homeTeam: 'Manchester United' }
+const gameExample = {
+  region: 'england',
+  sport: 'soccer',
+  league: 'epl',
+  date: '2024-08-16',
+  homeTeam: 'Manchester United',
+}
 const gameIdentity = ['region', 'sport', 'league', 'date', 'homeTeam']
 
 /** 1 Scheduled, 2 Live/Ongoing, 3 Completed, 4 Cancelled; a number in the sample, "string" in the docs. */
@@ -46,7 +78,11 @@ export const gameOdds: CatalogEntry = {
   hasLastUpdated: true,
 }
 
-const periodResult = z.looseObject({ period: z.string(), sideAScore: numberLike, sideBScore: numberLike })
+const periodResult = z.looseObject({
+  period: z.string(),
+  sideAScore: numberLike,
+  sideBScore: numberLike,
+})
 
 export const boxscores: CatalogEntry = {
   name: 'boxscores',
@@ -73,10 +109,34 @@ export const boxscores: CatalogEntry = {
 
 /** Player statistics: numbers, null when unavailable. Canonical names are the field table's. */
 const playerStatFields = [
-  'minutes', 'goals', 'assists', 'shots', 'shotsOnGoal', 'yellowCards', 'redCards', 'crosses', 'tacklesWon',
-  'interceptions', 'ownGoals', 'fouls', 'fouled', 'offsides', 'passes', 'passesCompleted', 'lastManTackle',
-  'cornersWon', 'blockedShots', 'touches', 'defenderCleanSheets', 'goalkeeperSaves', 'goalkeeperGoalAgainst',
-  'penaltyKicksGoals', 'penaltyKicksMisses', 'penaltyKickSaves', 'penaltiesWon', 'penaltiesConceded',
+  'minutes',
+  'goals',
+  'assists',
+  'shots',
+  'shotsOnGoal',
+  'yellowCards',
+  'redCards',
+  'crosses',
+  'tacklesWon',
+  'interceptions',
+  'ownGoals',
+  'fouls',
+  'fouled',
+  'offsides',
+  'passes',
+  'passesCompleted',
+  'lastManTackle',
+  'cornersWon',
+  'blockedShots',
+  'touches',
+  'defenderCleanSheets',
+  'goalkeeperSaves',
+  'goalkeeperGoalAgainst',
+  'penaltyKicksGoals',
+  'penaltyKicksMisses',
+  'penaltyKickSaves',
+  'penaltiesWon',
+  'penaltiesConceded',
 ] as const
 
 export const playerBoxscores: CatalogEntry = {
@@ -86,7 +146,11 @@ export const playerBoxscores: CatalogEntry = {
   description: "One player's statistics in a game",
   params: {
     ...gameParams,
-    player: textParam({ name: 'player', description: 'Name of the player', example: 'Joshua Zirkzee' }),
+    player: textParam({
+      name: 'player',
+      description: 'Name of the player',
+      example: 'Joshua Zirkzee',
+    }),
   },
   example: { ...gameExample, player: 'Joshua Zirkzee' },
   identity: [...gameIdentity, 'player'],

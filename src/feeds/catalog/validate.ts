@@ -43,7 +43,10 @@ function asString(value: unknown): string | undefined | { wrongType: string } {
  * Checks every declared parameter of `entry` (unknown ones, `key` included, are left out of the
  * result) and the entry's cross-parameter rules. Returns the normalised values, defaults applied.
  */
-export function validateParams(entry: CatalogEntry, raw: Readonly<Record<string, unknown>>): ParamsValidation {
+export function validateParams(
+  entry: CatalogEntry,
+  raw: Readonly<Record<string, unknown>>,
+): ParamsValidation {
   const issues: ParamIssue[] = []
   const params: ValidatedParams = {}
   for (const [name, spec] of Object.entries(entry.params)) {
@@ -59,11 +62,17 @@ export function validateParams(entry: CatalogEntry, raw: Readonly<Record<string,
     }
     const parsed = spec.schema.safeParse(value)
     if (parsed.success) params[name] = parsed.data
-    else issues.push({ param: name, message: `${parsed.error.issues[0]?.message ?? 'is invalid'}${shown(value)}` })
+    else
+      issues.push({
+        param: name,
+        message: `${parsed.error.issues[0]?.message ?? 'is invalid'}${shown(value)}`,
+      })
   }
   if (issues.length === 0 && entry.refine) {
     // Defaults do not count as "given" for the variant rules.
-    const given = Object.fromEntries(Object.entries(params).filter(([name]) => asString(raw[name]) !== undefined))
+    const given = Object.fromEntries(
+      Object.entries(params).filter(([name]) => asString(raw[name]) !== undefined),
+    )
     issues.push(...entry.refine(given))
   }
   if (issues.length > 0) return { ok: false, issues, message: formatIssues(issues) }
@@ -71,7 +80,10 @@ export function validateParams(entry: CatalogEntry, raw: Readonly<Record<string,
 }
 
 /** Like validateParams, but throws FeedParamsError. */
-export function parseParams(entry: CatalogEntry, raw: Readonly<Record<string, unknown>>): ValidatedParams {
+export function parseParams(
+  entry: CatalogEntry,
+  raw: Readonly<Record<string, unknown>>,
+): ValidatedParams {
   const result = validateParams(entry, raw)
   if (!result.ok) throw new FeedParamsError(entry.name, result.issues)
   return result.params
@@ -81,11 +93,18 @@ export function parseParams(entry: CatalogEntry, raw: Readonly<Record<string, un
  * The same rules as one zod schema over the whole query object (for callers that compose zod
  * schemas); each issue's path is the parameter's name.
  */
-export function paramsSchema(entry: CatalogEntry): z.ZodType<ValidatedParams, Record<string, unknown>> {
+export function paramsSchema(
+  entry: CatalogEntry,
+): z.ZodType<ValidatedParams, Record<string, unknown>> {
   return z.record(z.string(), z.unknown()).transform((raw, context) => {
     const result = validateParams(entry, raw)
     if (result.ok) return result.params
-    for (const issue of result.issues) context.addIssue({ code: 'custom', path: [issue.param], message: `parameter ${issue.param} ${issue.message}` })
+    for (const issue of result.issues)
+      context.addIssue({
+        code: 'custom',
+        path: [issue.param],
+        message: `parameter ${issue.param} ${issue.message}`,
+      })
     return z.NEVER
   })
 }

@@ -6,7 +6,8 @@ export const UNITS_OF_MEASURE = ['metric', 'imperial'] as const
 const ADDRESS_PARAMS = ['area', 'state', 'country'] as const
 const COORDINATE_PARAMS = ['latitude', 'longitude'] as const
 
-export type WeatherVariantName = 'current-by-address' | 'forecast-by-address' | 'forecast-by-geo-location'
+export type WeatherVariantName =
+  'current-by-address' | 'forecast-by-address' | 'forecast-by-geo-location'
 
 export const weatherVariants: readonly EndpointVariant[] = [
   {
@@ -19,19 +20,33 @@ export const weatherVariants: readonly EndpointVariant[] = [
     name: 'forecast-by-address',
     description: 'Forecast for an address at a date and time',
     params: ['area', 'state', 'country', 'dateTime', 'unitOfMeasure'],
-    example: { area: 'London', state: 'England', country: 'United Kingdom', dateTime: '2024-08-16T19:00:00', unitOfMeasure: 'imperial' },
+    example: {
+      area: 'London',
+      state: 'England',
+      country: 'United Kingdom',
+      dateTime: '2024-08-16T19:00:00',
+      unitOfMeasure: 'imperial',
+    },
   },
   {
     name: 'forecast-by-geo-location',
     description: 'Forecast for a latitude/longitude at a date and time',
     params: ['latitude', 'longitude', 'dateTime', 'unitOfMeasure'],
-    example: { latitude: '40.4168', longitude: '-3.7038', dateTime: '2024-08-17T12:00:00', unitOfMeasure: 'metric' },
+    example: {
+      latitude: '40.4168',
+      longitude: '-3.7038',
+      dateTime: '2024-08-17T12:00:00',
+      unitOfMeasure: 'metric',
+    },
   },
 ]
 
 /** Which of the three parameter sets a (valid) weather query uses. */
-export function weatherVariant(params: Readonly<Record<string, string | undefined>>): WeatherVariantName {
-  if (params.latitude !== undefined || params.longitude !== undefined) return 'forecast-by-geo-location'
+export function weatherVariant(
+  params: Readonly<Record<string, string | undefined>>,
+): WeatherVariantName {
+  if (params.latitude !== undefined || params.longitude !== undefined)
+    return 'forecast-by-geo-location'
   return params.dateTime !== undefined ? 'forecast-by-address' : 'current-by-address'
 }
 
@@ -43,11 +58,22 @@ function checkWeatherVariant(params: Readonly<Record<string, string>>): ParamIss
   const addressGiven = ADDRESS_PARAMS.filter((name) => params[name] !== undefined)
   const coordinatesGiven = COORDINATE_PARAMS.filter((name) => params[name] !== undefined)
   if (addressGiven.length > 0 && coordinatesGiven.length > 0) {
-    return [{ param: coordinatesGiven[0]!, message: `is ambiguous together with ${addressGiven.join(', ')}: pass either area/state/country or latitude/longitude` }]
+    return [
+      {
+        param: coordinatesGiven[0]!,
+        message: `is ambiguous together with ${addressGiven.join(', ')}: pass either area/state/country or latitude/longitude`,
+      },
+    ]
   }
   if (coordinatesGiven.length > 0) {
-    const issues: ParamIssue[] = COORDINATE_PARAMS.filter((name) => params[name] === undefined).map((name) => ({ param: name, message: 'is required with latitude/longitude' }))
-    if (params.dateTime === undefined) issues.push({ param: 'dateTime', message: 'is required for a forecast by latitude/longitude' })
+    const issues: ParamIssue[] = COORDINATE_PARAMS.filter((name) => params[name] === undefined).map(
+      (name) => ({ param: name, message: 'is required with latitude/longitude' }),
+    )
+    if (params.dateTime === undefined)
+      issues.push({
+        param: 'dateTime',
+        message: 'is required for a forecast by latitude/longitude',
+      })
     return issues
   }
   return ADDRESS_PARAMS.filter((name) => params[name] === undefined).map((name) => ({
@@ -65,14 +91,58 @@ export const weather: CatalogEntry = {
   path: '/api/v1/weather',
   description: 'Current weather or forecast for an address or a geo-location',
   params: {
-    area: textParam({ name: 'area', description: 'Town, city or administrative area', example: 'Ruiru', required: false }),
-    state: textParam({ name: 'state', description: 'State, province or county', example: 'Kiambu', required: false }),
-    country: textParam({ name: 'country', description: 'Country of the area', example: 'Kenya', required: false }),
-    latitude: decimalParam({ name: 'latitude', description: 'Latitude in degrees, -90 to 90', example: '40.4168', required: false }, -90, 90),
-    longitude: decimalParam({ name: 'longitude', description: 'Longitude in degrees, -180 to 180', example: '-3.7038', required: false }, -180, 180),
-    dateTime: dateTimeParam({ name: 'dateTime', description: 'Forecast date and time, YYYY-MM-DDTHH:mm:ss', example: '2024-08-17T12:00:00', required: false }),
+    area: textParam({
+      name: 'area',
+      description: 'Town, city or administrative area',
+      example: 'Ruiru',
+      required: false,
+    }),
+    state: textParam({
+      name: 'state',
+      description: 'State, province or county',
+      example: 'Kiambu',
+      required: false,
+    }),
+    country: textParam({
+      name: 'country',
+      description: 'Country of the area',
+      example: 'Kenya',
+      required: false,
+    }),
+    latitude: decimalParam(
+      {
+        name: 'latitude',
+        description: 'Latitude in degrees, -90 to 90',
+        example: '40.4168',
+        required: false,
+      },
+      -90,
+      90,
+    ),
+    longitude: decimalParam(
+      {
+        name: 'longitude',
+        description: 'Longitude in degrees, -180 to 180',
+        example: '-3.7038',
+        required: false,
+      },
+      -180,
+      180,
+    ),
+    dateTime: dateTimeParam({
+      name: 'dateTime',
+      description: 'Forecast date and time, YYYY-MM-DDTHH:mm:ss',
+      example: '2024-08-17T12:00:00',
+      required: false,
+    }),
     unitOfMeasure: enumParam(
-      { name: 'unitOfMeasure', description: 'metric or imperial (default metric)', example: 'metric', required: false, default: 'metric' },
+      {
+        name: 'unitOfMeasure',
+        description: 'metric or imperial (default metric)',
+        example: 'metric',
+        required: false,
+        default: 'metric',
+      },
       UNITS_OF_MEASURE,
     ),
   },

@@ -5,7 +5,9 @@ export type Provider = { name: string; subscription?: boolean; institutionGrade?
 
 /** The provider block: sports and NFT feeds also say whether they are subscription and institution grade. */
 export function providerOf(entry: CatalogEntry): Provider {
-  return entry.providerFlags ? { name: 'feedrunner-local', subscription: false, institutionGrade: false } : { name: 'feedrunner-local' }
+  return entry.providerFlags
+    ? { name: 'feedrunner-local', subscription: false, institutionGrade: false }
+    : { name: 'feedrunner-local' }
 }
 
 function times(now: number): { time: string; timestamp: number } {
@@ -13,7 +15,12 @@ function times(now: number): { time: string; timestamp: number } {
 }
 
 /** The success envelope of FEEDS.md, fields in its order. */
-export function successEnvelope(entry: CatalogEntry, query: Record<string, string>, answer: Answer, now: number): Record<string, unknown> {
+export function successEnvelope(
+  entry: CatalogEntry,
+  query: Record<string, string>,
+  answer: Answer,
+  now: number,
+): Record<string, unknown> {
   return {
     status: 200,
     result: 'success',
@@ -22,12 +29,20 @@ export function successEnvelope(entry: CatalogEntry, query: Record<string, strin
     provider: providerOf(entry),
     data: answer.data,
     ...times(now),
-    ...(entry.hasLastUpdated && answer.lastUpdated !== undefined ? { lastUpdated: answer.lastUpdated } : {}),
+    ...(entry.hasLastUpdated && answer.lastUpdated !== undefined
+      ? { lastUpdated: answer.lastUpdated }
+      : {}),
   }
 }
 
 /** The error envelope: same shape with `result: 'error'` and no data; `status` equals the HTTP status. */
-export function errorEnvelope(status: number, description: string, query: Record<string, string> | undefined, entry: CatalogEntry | undefined, now: number): Record<string, unknown> {
+export function errorEnvelope(
+  status: number,
+  description: string,
+  query: Record<string, string> | undefined,
+  entry: CatalogEntry | undefined,
+  now: number,
+): Record<string, unknown> {
   return {
     status,
     result: 'error',

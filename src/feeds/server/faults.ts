@@ -29,25 +29,40 @@ const SETTINGS = ['seed', 'slowMs', 'hangMs'] as const
 
 /** Parses `500=0.1,timeout=0.05,truncated=0.05,shape=0.05,slow=0.05,seed=42,slowMs=300,hangMs=30000`. */
 export function parseFaultSpec(text: string): FaultSpec {
-  const spec: FaultSpec = { rates: { '500': 0, timeout: 0, truncated: 0, shape: 0, slow: 0 }, seed: 1, slowMs: 300, hangMs: 30_000 }
-  for (const part of text.split(',').map((item) => item.trim()).filter(Boolean)) {
+  const spec: FaultSpec = {
+    rates: { '500': 0, timeout: 0, truncated: 0, shape: 0, slow: 0 },
+    seed: 1,
+    slowMs: 300,
+    hangMs: 30_000,
+  }
+  for (const part of text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)) {
     const match = /^([A-Za-z0-9]+)=([0-9.]+)$/.exec(part)
-    if (!match) throw new FaultSpecError(`--faults: expected name=number, got ${JSON.stringify(part)}`)
+    if (!match)
+      throw new FaultSpecError(`--faults: expected name=number, got ${JSON.stringify(part)}`)
     const [, name, raw] = match as unknown as [string, string, string]
     const value = Number(raw)
-    if (!Number.isFinite(value)) throw new FaultSpecError(`--faults: ${name} is not a number (got ${JSON.stringify(raw)})`)
+    if (!Number.isFinite(value))
+      throw new FaultSpecError(`--faults: ${name} is not a number (got ${JSON.stringify(raw)})`)
     if ((FAULT_KINDS as readonly string[]).includes(name)) {
-      if (value < 0 || value > 1) throw new FaultSpecError(`--faults: rate ${name} must be within 0..1 (got ${raw})`)
+      if (value < 0 || value > 1)
+        throw new FaultSpecError(`--faults: rate ${name} must be within 0..1 (got ${raw})`)
       spec.rates[name as FaultKind] = value
     } else if ((SETTINGS as readonly string[]).includes(name)) {
-      if (!Number.isInteger(value) || value < 0 || value > 600_000) throw new FaultSpecError(`--faults: ${name} must be a whole number 0..600000 (got ${raw})`)
+      if (!Number.isInteger(value) || value < 0 || value > 600_000)
+        throw new FaultSpecError(`--faults: ${name} must be a whole number 0..600000 (got ${raw})`)
       spec[name as (typeof SETTINGS)[number]] = value
     } else {
-      throw new FaultSpecError(`--faults: unknown name ${JSON.stringify(name)} (expected ${[...FAULT_KINDS, ...SETTINGS].join(', ')})`)
+      throw new FaultSpecError(
+        `--faults: unknown name ${JSON.stringify(name)} (expected ${[...FAULT_KINDS, ...SETTINGS].join(', ')})`,
+      )
     }
   }
   const total = FAULT_KINDS.reduce((sum, kind) => sum + spec.rates[kind], 0)
-  if (total > 1 + 1e-9) throw new FaultSpecError(`--faults: the rates add up to ${total.toFixed(3)}, more than 1`)
+  if (total > 1 + 1e-9)
+    throw new FaultSpecError(`--faults: the rates add up to ${total.toFixed(3)}, more than 1`)
   return spec
 }
 
@@ -57,11 +72,18 @@ export interface FaultInjector {
   /** Faults injected so far, per kind, and calls seen. */
   stats(): { calls: number; injected: Record<FaultKind, number> }
   /** The fault (or none) the n-th attempt of a call gets: what the intercept will do, for tests. */
-  faultFor(endpoint: string, query: Readonly<Record<string, string>>, attempt: number): FaultKind | undefined
+  faultFor(
+    endpoint: string,
+    query: Readonly<Record<string, string>>,
+    attempt: number,
+  ): FaultKind | undefined
 }
 
 function callKey(endpoint: string, query: Readonly<Record<string, string>>): string {
-  return `${endpoint}?${Object.keys(query).sort().map((name) => `${name}=${query[name]}`).join('&')}`
+  return `${endpoint}?${Object.keys(query)
+    .sort()
+    .map((name) => `${name}=${query[name]}`)
+    .join('&')}`
 }
 
 /** A number in [0, 1) from the seed and the text, stable across runs and machines. */
@@ -71,10 +93,20 @@ function unitHash(seed: number, text: string): number {
 
 export function createFaultInjector(spec: FaultSpec): FaultInjector {
   const attempts = new Map<string, number>()
-  const injected: Record<FaultKind, number> = { '500': 0, timeout: 0, truncated: 0, shape: 0, slow: 0 }
+  const injected: Record<FaultKind, number> = {
+    '500': 0,
+    timeout: 0,
+    truncated: 0,
+    shape: 0,
+    slow: 0,
+  }
   let calls = 0
 
-  function faultFor(endpoint: string, query: Readonly<Record<string, string>>, attempt: number): FaultKind | undefined {
+  function faultFor(
+    endpoint: string,
+    query: Readonly<Record<string, string>>,
+    attempt: number,
+  ): FaultKind | undefined {
     let draw = unitHash(spec.seed, `${callKey(endpoint, query)}#${attempt}`)
     for (const kind of FAULT_KINDS) {
       if (draw < spec.rates[kind]) return kind
@@ -93,7 +125,12 @@ export function createFaultInjector(spec: FaultSpec): FaultInjector {
     injected[kind]++
     switch (kind) {
       case '500':
-        sendJson(response, 500, { status: 500, result: 'error', description: 'injected fault: internal error of the feed service', query: call.query })
+        sendJson(response, 500, {
+          status: 500,
+          result: 'error',
+          description: 'injected fault: internal error of the feed service',
+          query: call.query,
+        })
         return true
       case 'timeout':
         await hang(response, spec.hangMs)
@@ -108,7 +145,10 @@ export function createFaultInjector(spec: FaultSpec): FaultInjector {
       }
       case 'shape': {
         const { httpStatus, body } = await call.answer()
-        sendJson(response, httpStatus, { ...body, data: driftedData(body.data, unitHash(spec.seed, `shape:${key}#${attempt}`)) })
+        sendJson(response, httpStatus, {
+          ...body,
+          data: driftedData(body.data, unitHash(spec.seed, `shape:${key}#${attempt}`)),
+        })
         return true
       }
       case 'slow':
@@ -122,16 +162,26 @@ export function createFaultInjector(spec: FaultSpec): FaultInjector {
 
 /** `data` in a shape the catalog does not expect: fields renamed, numbers turned into words, or a list. */
 function driftedData(data: unknown, draw: number): unknown {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { unexpected: data ?? null }
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    return { unexpected: data ?? null }
   const entries = Object.entries(data as Record<string, unknown>)
   if (draw < 1 / 3) return Object.fromEntries(entries.map(([name, value]) => [`${name}_v2`, value]))
-  if (draw < 2 / 3) return Object.fromEntries(entries.map(([name, value]) => [name, typeof value === 'number' || typeof value === 'string' ? { value } : value]))
+  if (draw < 2 / 3)
+    return Object.fromEntries(
+      entries.map(([name, value]) => [
+        name,
+        typeof value === 'number' || typeof value === 'string' ? { value } : value,
+      ]),
+    )
   return [Object.fromEntries(entries)]
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body)
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  })
   response.end(text)
 }
 

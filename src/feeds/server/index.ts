@@ -1,6 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { entryByPath, validateParams, type CatalogEntry, type EndpointName } from '../catalog/index.ts'
+import {
+  entryByPath,
+  validateParams,
+  type CatalogEntry,
+  type EndpointName,
+} from '../catalog/index.ts'
 import { checkKey, UsedSignedKeys } from './auth.ts'
 import type { BlockchainSource } from './blockchain/index.ts'
 import { loadDataSet, type FeedDataSet } from './data/index.ts'
@@ -24,7 +29,10 @@ export interface FeedCall {
  * Fault hook (issue 7's `--faults`): may answer the call itself (an error, a delay, a broken body,
  * a mangled answer) and then returns true; returning false lets the service answer normally.
  */
-export type FeedServerIntercept = (call: FeedCall, response: ServerResponse) => Promise<boolean> | boolean
+export type FeedServerIntercept = (
+  call: FeedCall,
+  response: ServerResponse,
+) => Promise<boolean> | boolean
 
 export interface FeedServerOptions {
   /** Static keys accepted in `key`. */
@@ -59,7 +67,11 @@ export interface FeedServer {
 
 function send(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body)
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' })
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  })
   response.end(text)
 }
 
@@ -86,14 +98,19 @@ function parseQuery(searchParams: URLSearchParams): ParsedQuery {
 export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
   const keys = options.keys ?? []
   const signers = options.signers ?? []
-  if (keys.length === 0 && signers.length === 0) throw new Error('feed service: give at least one key (--keys) or signer (--signers)')
+  if (keys.length === 0 && signers.length === 0)
+    throw new Error('feed service: give at least one key (--keys) or signer (--signers)')
   const now = options.now ?? Date.now
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const data = options.dataSet ?? loadDataSet()
-  let blockchainSource: Promise<BlockchainSource> | undefined = options.blockchain ? Promise.resolve(options.blockchain) : undefined
+  let blockchainSource: Promise<BlockchainSource> | undefined = options.blockchain
+    ? Promise.resolve(options.blockchain)
+    : undefined
   // Loaded on the first blockchain request, so the service starts fast.
   const blockchain = (): Promise<BlockchainSource> => {
-    blockchainSource ??= import('./blockchain/index.ts').then(({ createBlockchainSource }) => createBlockchainSource({ chains: options.chains ?? {} }))
+    blockchainSource ??= import('./blockchain/index.ts').then(({ createBlockchainSource }) =>
+      createBlockchainSource({ chains: options.chains ?? {} }),
+    )
     return blockchainSource
   }
   const counts = new Map<string, number>()
@@ -101,10 +118,17 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
   let server: Server | undefined
   let url = ''
 
-  async function answer(entry: CatalogEntry, query: Record<string, string>): Promise<{ httpStatus: number; body: Record<string, unknown> }> {
+  async function answer(
+    entry: CatalogEntry,
+    query: Record<string, string>,
+  ): Promise<{ httpStatus: number; body: Record<string, unknown> }> {
     const validation = validateParams(entry, query)
     if (!validation.ok) throw new FeedServiceError(400, validation.message)
-    const result = await routeHandlers[entry.name](validation.params, { data, blockchain, now: now() })
+    const result = await routeHandlers[entry.name](validation.params, {
+      data,
+      blockchain,
+      now: now(),
+    })
     return { httpStatus: 200, body: successEnvelope(entry, query, result, now()) }
   }
 
@@ -117,19 +141,42 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
     let query: Record<string, string> | undefined
     try {
       if (!entry) throw new FeedServiceError(404, `no endpoint at ${path.slice(0, 100)}`)
-      if (request.method !== 'GET') throw new FeedServiceError(400, `method ${request.method} is not supported: use GET`)
+      if (request.method !== 'GET')
+        throw new FeedServiceError(400, `method ${request.method} is not supported: use GET`)
       const parsed = parseQuery(requestUrl.searchParams)
       query = parsed.query
-      await checkKey({ keys, signers, used: usedSignedKeys }, parsed.key, entry.name, parsed.query, now())
+      await checkKey(
+        { keys, signers, used: usedSignedKeys },
+        parsed.key,
+        entry.name,
+        parsed.query,
+        now(),
+      )
       const given = parsed.query
-      const call: FeedCall = { endpoint: entry.name, path, query: given, answer: () => answer(entry, given) }
+      const call: FeedCall = {
+        endpoint: entry.name,
+        path,
+        query: given,
+        answer: () => answer(entry, given),
+      }
       if (options.intercept && (await options.intercept(call, response))) return
       const { httpStatus, body } = await call.answer()
       send(response, httpStatus, body)
     } catch (error) {
-      if (error instanceof FeedServiceError) return send(response, error.status, errorEnvelope(error.status, error.description, query, entry, now()))
-      log(`feed service: unexpected error on ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-      send(response, 500, errorEnvelope(500, 'internal error of the feed service', query, entry, now()))
+      if (error instanceof FeedServiceError)
+        return send(
+          response,
+          error.status,
+          errorEnvelope(error.status, error.description, query, entry, now()),
+        )
+      log(
+        `feed service: unexpected error on ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      )
+      send(
+        response,
+        500,
+        errorEnvelope(500, 'internal error of the feed service', query, entry, now()),
+      )
     }
   }
 
@@ -142,7 +189,12 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       server = createServer((request, response) => {
         handle(request, response).catch((error: unknown) => {
           log(`feed service: ${String(error)}`)
-          if (!response.headersSent) send(response, 500, errorEnvelope(500, 'internal error of the feed service', undefined, undefined, now()))
+          if (!response.headersSent)
+            send(
+              response,
+              500,
+              errorEnvelope(500, 'internal error of the feed service', undefined, undefined, now()),
+            )
           else response.destroy()
         })
       })

@@ -22,18 +22,25 @@ export const routeHandlers: Record<EndpointName, Handler> = {
   'player-boxscores': (params, { data }) => playerBoxscoresAnswer(data.games, params),
   'account-balance': async (params, { blockchain }) => ({
     description: `Balance of ${params.address} on ${params.blockchain}`,
-    data: await (await blockchain()).accountBalance({ blockchain: params.blockchain!, address: params.address! }),
+    data: await (
+      await blockchain()
+    ).accountBalance({ blockchain: params.blockchain!, address: params.address! }),
   }),
   'token-transfers': async (params, { blockchain }) => ({
     description: `Token transfer of transaction ${params.hash} on ${params.blockchain}`,
-    data: await (await blockchain()).tokenTransfers({ blockchain: params.blockchain!, hash: params.hash! }),
+    data: await (
+      await blockchain()
+    ).tokenTransfers({ blockchain: params.blockchain!, hash: params.hash! }),
   }),
   transaction: async (params, { blockchain }) => ({
     description: `Transaction ${params.hash} on ${params.blockchain}`,
-    data: await (await blockchain()).transaction({ blockchain: params.blockchain!, hash: params.hash! }),
+    data: await (
+      await blockchain()
+    ).transaction({ blockchain: params.blockchain!, hash: params.hash! }),
   }),
   'asset-floor-price': (params, { data }) => assetFloorPriceAnswer(data.collections, params),
   'asset-contract': (params, { data }) => assetContractAnswer(data.collections, params),
-  'collection-floor-price': (params, { data }) => collectionFloorPriceAnswer(data.collections, params),
+  'collection-floor-price': (params, { data }) =>
+    collectionFloorPriceAnswer(data.collections, params),
   weather: (params, { data, now }) => weatherAnswer(data.cities, data.weatherRanges, params, now),
 }

@@ -12,10 +12,14 @@ export function findGame(games: readonly Game[], params: ValidatedParams): Game 
       candidate.date === params.date &&
       candidate.league === params.league &&
       candidate.sport === params.sport &&
-      (normaliseName(candidate.homeTeam) === team || normaliseName(candidate.homeTeamShort) === team),
+      (normaliseName(candidate.homeTeam) === team ||
+        normaliseName(candidate.homeTeamShort) === team),
   )
   if (!game) {
-    throw new FeedServiceError(404, `no ${params.sport} game with homeTeam ${params.homeTeam} on date ${params.date} in league ${params.league}`)
+    throw new FeedServiceError(
+      404,
+      `no ${params.sport} game with homeTeam ${params.homeTeam} on date ${params.date} in league ${params.league}`,
+    )
   }
   return game
 }
@@ -68,19 +72,28 @@ function findPlayer(game: Game, query: string): PlayerLine {
   const wanted = normaliseName(query)
   const exact = game.players.find((player) => normaliseName(player.name) === wanted)
   if (exact) return exact
-  const partial = game.players.filter((player) => ` ${normaliseName(player.name)} `.includes(` ${wanted} `))
+  const partial = game.players.filter((player) =>
+    ` ${normaliseName(player.name)} `.includes(` ${wanted} `),
+  )
   if (partial.length === 1) return partial[0]!
-  if (partial.length > 1) throw new FeedServiceError(400, `parameter player ${query} matches several players: ${partial.map((player) => player.name).join(', ')}`)
+  if (partial.length > 1)
+    throw new FeedServiceError(
+      400,
+      `parameter player ${query} matches several players: ${partial.map((player) => player.name).join(', ')}`,
+    )
   throw new FeedServiceError(404, `no statistics for player ${query} in ${title(game)}`)
 }
 
 function slug(text: string): string {
-  return normaliseName(text).replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
+  return normaliseName(text)
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
 }
 
 export function playerBoxscoresAnswer(games: readonly Game[], params: ValidatedParams): Answer {
   const game = findGame(games, params)
-  if (game.players.length === 0) throw new FeedServiceError(404, `no player statistics for ${title(game)} in this data set`)
+  if (game.players.length === 0)
+    throw new FeedServiceError(404, `no player statistics for ${title(game)} in this data set`)
   const player = findPlayer(game, params.player!)
   // Statistics the data set does not have are null, as the service does for unavailable values.
   return {

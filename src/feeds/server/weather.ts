@@ -22,15 +22,36 @@ interface Place {
 
 function findCity(cities: readonly City[], params: ValidatedParams): Place {
   const [area, state, country] = [params.area!, params.state!, params.country!].map(normaliseName)
-  const city = cities.find((candidate) => normaliseName(candidate.area) === area && normaliseName(candidate.state) === state && normaliseName(candidate.country) === country)
-  if (!city) throw new FeedServiceError(404, `no weather for area ${params.area}, state ${params.state}, country ${params.country}: unknown address`)
-  return { label: `${city.area}, ${city.state}, ${city.country}`, key: `${area}|${state}|${country}`, latitude: city.latitude, longitude: city.longitude, tzoffset: city.tzoffset }
+  const city = cities.find(
+    (candidate) =>
+      normaliseName(candidate.area) === area &&
+      normaliseName(candidate.state) === state &&
+      normaliseName(candidate.country) === country,
+  )
+  if (!city)
+    throw new FeedServiceError(
+      404,
+      `no weather for area ${params.area}, state ${params.state}, country ${params.country}: unknown address`,
+    )
+  return {
+    label: `${city.area}, ${city.state}, ${city.country}`,
+    key: `${area}|${state}|${country}`,
+    latitude: city.latitude,
+    longitude: city.longitude,
+    tzoffset: city.tzoffset,
+  }
 }
 
 function coordinatePlace(params: ValidatedParams): Place {
   const latitude = Number(params.latitude)
   const longitude = Number(params.longitude)
-  return { label: `${latitude}, ${longitude}`, key: `${latitude.toFixed(4)},${longitude.toFixed(4)}`, latitude, longitude, tzoffset: Math.round(longitude / 15) }
+  return {
+    label: `${latitude}, ${longitude}`,
+    key: `${latitude.toFixed(4)},${longitude.toFixed(4)}`,
+    latitude,
+    longitude,
+    tzoffset: Math.round(longitude / 15),
+  }
 }
 
 /** A number in [0, 1) derived from the seed and the field name. */
@@ -38,43 +59,72 @@ function unit(seed: string, field: string): number {
   return createHash('sha256').update(`${seed}|${field}`).digest().readUInt32BE(0) / 2 ** 32
 }
 
-const clamp = (value: number, [min, max]: readonly [number, number]) => Math.min(max, Math.max(min, value))
+const clamp = (value: number, [min, max]: readonly [number, number]) =>
+  Math.min(max, Math.max(min, value))
 const round = (value: number, digits = 1) => Number(value.toFixed(digits))
 
 function dayOfYear(date: string): number {
-  return (Date.parse(`${date}T00:00:00Z`) - Date.parse(`${date.slice(0, 4)}-01-01T00:00:00Z`)) / 86_400_000 + 1
+  return (
+    (Date.parse(`${date}T00:00:00Z`) - Date.parse(`${date.slice(0, 4)}-01-01T00:00:00Z`)) /
+      86_400_000 +
+    1
+  )
 }
 
 /** Sine of the sun's elevation (0 when below the horizon) at a local hour: drives radiation and UV. */
 function sunElevationSine(place: Place, localDate: string, localHour: number): number {
-  const declination = -23.44 * Math.cos((2 * Math.PI * (dayOfYear(localDate) + 10)) / 365) * (Math.PI / 180)
+  const declination =
+    -23.44 * Math.cos((2 * Math.PI * (dayOfYear(localDate) + 10)) / 365) * (Math.PI / 180)
   const solarHour = localHour - place.tzoffset + place.longitude / 15
   const hourAngle = ((solarHour - 12) * 15 * Math.PI) / 180
   const latitude = (place.latitude * Math.PI) / 180
-  return Math.max(0, Math.sin(latitude) * Math.sin(declination) + Math.cos(latitude) * Math.cos(declination) * Math.cos(hourAngle))
+  return Math.max(
+    0,
+    Math.sin(latitude) * Math.sin(declination) +
+      Math.cos(latitude) * Math.cos(declination) * Math.cos(hourAngle),
+  )
 }
 
 /** Metric readings for a place at a local date and hour. */
-function metricReadings(place: Place, localDate: string, localHour: number, seed: string, ranges: WeatherRanges['metric']) {
+function metricReadings(
+  place: Place,
+  localDate: string,
+  localHour: number,
+  seed: string,
+  ranges: WeatherRanges['metric'],
+) {
   const u = (field: string) => unit(seed, field)
   // The day's own values (its mean, high and low) depend on the place and date only.
   const daySeed = `${place.key}|${localDate}`
   const absLatitude = Math.abs(place.latitude)
-  const season = Math.cos((2 * Math.PI * (dayOfYear(localDate) - 196)) / 365) * Math.sign(place.latitude || 1)
+  const season =
+    Math.cos((2 * Math.PI * (dayOfYear(localDate) - 196)) / 365) * Math.sign(place.latitude || 1)
   const daily = 4 * Math.cos((2 * Math.PI * (localHour - 15)) / 24)
-  const dayMean = 27 - 0.35 * absLatitude + season * Math.min(12, absLatitude * 0.22) + (unit(daySeed, 'temp') - 0.5) * 6
+  const dayMean =
+    27 -
+    0.35 * absLatitude +
+    season * Math.min(12, absLatitude * 0.22) +
+    (unit(daySeed, 'temp') - 0.5) * 6
   const high = clamp(dayMean + 4 + unit(daySeed, 'high') * 2, ranges.temp_C)
   const low = clamp(dayMean - 4 - unit(daySeed, 'low') * 2, ranges.temp_C)
   const temperature = clamp(dayMean + daily + (u('temp') - 0.5) * 2, [low, high])
   const cloudCover = clamp(u('cloud') * 100, ranges.cloudcover_pct)
   const precProbability = clamp(Math.round(u('precprob') * cloudCover), ranges.precipprob_pct)
-  const precipitation = precProbability < 40 ? 0 : clamp(u('precip') ** 2 * (precProbability / 100) * 30, ranges.precip_mm)
+  const precipitation =
+    precProbability < 40
+      ? 0
+      : clamp(u('precip') ** 2 * (precProbability / 100) * 30, ranges.precip_mm)
   const windSpeed = clamp(u('wind') ** 2 * 45, ranges.windspeed_kmh)
   const sun = sunTimes(localDate, place.latitude, place.longitude)
-  const solarRadiation = clamp(sunElevationSine(place, localDate, localHour) * 1000 * (1 - cloudCover / 150), [0, 1000])
+  const solarRadiation = clamp(
+    sunElevationSine(place, localDate, localHour) * 1000 * (1 - cloudCover / 150),
+    [0, 1000],
+  )
   return {
     temperature: round(temperature),
-    feelsLike: round(clamp(temperature + (u('feels') - 0.5) * 10, [temperature - 5, temperature + 5])),
+    feelsLike: round(
+      clamp(temperature + (u('feels') - 0.5) * 10, [temperature - 5, temperature + 5]),
+    ),
     high: round(high),
     low: round(low),
     precProbability,
@@ -82,7 +132,9 @@ function metricReadings(place: Place, localDate: string, localHour: number, seed
     twentyFourHourRain: round(clamp(precipitation * (1 + u('rain24')), ranges.precip_mm)),
     humidity: round(clamp(30 + u('humidity') * 40 + precProbability * 0.3, ranges.humidity_pct)),
     cloudCover: round(cloudCover),
-    visibility: round(clamp(24.1 - precipitation * 0.8 - u('visibility') * 6, ranges.visibility_km)),
+    visibility: round(
+      clamp(24.1 - precipitation * 0.8 - u('visibility') * 6, ranges.visibility_km),
+    ),
     windSpeed: round(windSpeed),
     windGust: round(Math.min(120, windSpeed + u('gust') * (windSpeed + 20))),
     windDir: Math.round(clamp(u('winddir') * 360, ranges.winddir_deg)),
@@ -118,9 +170,15 @@ function toImperial(metric: Readings): Readings {
   }
 }
 
-export function weatherAnswer(cities: readonly City[], ranges: WeatherRanges, params: ValidatedParams, now: number): Answer {
+export function weatherAnswer(
+  cities: readonly City[],
+  ranges: WeatherRanges,
+  params: ValidatedParams,
+  now: number,
+): Answer {
   const variant = weatherVariant(params)
-  const place = variant === 'forecast-by-geo-location' ? coordinatePlace(params) : findCity(cities, params)
+  const place =
+    variant === 'forecast-by-geo-location' ? coordinatePlace(params) : findCity(cities, params)
   let localDate: string
   let localHour: number
   let timeKey: string
@@ -135,9 +193,16 @@ export function weatherAnswer(cities: readonly City[], ranges: WeatherRanges, pa
     localHour = local.getUTCHours()
     timeKey = `current:${local.toISOString().slice(0, 13)}`
   }
-  const metric = metricReadings(place, localDate, localHour, `${place.key}|${timeKey}`, ranges.metric)
+  const metric = metricReadings(
+    place,
+    localDate,
+    localHour,
+    `${place.key}|${timeKey}`,
+    ranges.metric,
+  )
   const readings = params.unitOfMeasure === 'imperial' ? toImperial(metric) : metric
-  const what = variant === 'current-by-address' ? 'Current weather' : `Forecast for ${params.dateTime}`
+  const what =
+    variant === 'current-by-address' ? 'Current weather' : `Forecast for ${params.dateTime}`
   return {
     description: `${what} at ${place.label} (${params.unitOfMeasure})`,
     data: {

@@ -22,17 +22,30 @@ export interface JobSummary {
 const CBOR_VARIABLE = /^\$\((\w+)\.(\w+)\)$/
 
 export function summariseJob(job: Job): JobSummary {
-  const summary: JobSummary = { file: job.file, name: job.spec.name, externalJobID: job.spec.externalJobID, literals: {}, requestParams: {}, valueType: fulfilmentValueType(job) }
+  const summary: JobSummary = {
+    file: job.file,
+    name: job.spec.name,
+    externalJobID: job.spec.externalJobID,
+    literals: {},
+    requestParams: {},
+    valueType: fulfilmentValueType(job),
+  }
   const bridgeTask = job.tasks.find((task) => task.type === 'bridge')
   if (!bridgeTask) return summary
   summary.bridge = bridgeTask.attributes.name
-  const cborTasks = new Set(job.tasks.filter((task) => task.type === 'cborparse').map((task) => task.id))
-  const marked = (bridgeTask.attributes.requestData ?? '{}').replace(/\$\(([\w.]+)\)/g, (_whole, keypath: string) => JSON.stringify(`$(${keypath})`))
+  const cborTasks = new Set(
+    job.tasks.filter((task) => task.type === 'cborparse').map((task) => task.id),
+  )
+  const marked = (bridgeTask.attributes.requestData ?? '{}').replace(
+    /\$\(([\w.]+)\)/g,
+    (_whole, keypath: string) => JSON.stringify(`$(${keypath})`),
+  )
   const requestData = JSON.parse(marked) as { data?: Record<string, unknown> }
   for (const [field, value] of Object.entries(requestData.data ?? {})) {
     if (typeof value !== 'string') continue
     const variable = CBOR_VARIABLE.exec(value)
-    if (variable && cborTasks.has(variable[1] ?? '')) summary.requestParams[field] = variable[2] ?? field
+    if (variable && cborTasks.has(variable[1] ?? ''))
+      summary.requestParams[field] = variable[2] ?? field
     else if (!variable) summary.literals[field] = value
   }
   return summary
@@ -41,8 +54,14 @@ export function summariseJob(job: Job): JobSummary {
 /** The README's job table, one row per spec. */
 export function jobTableMarkdown(summaries: readonly JobSummary[]): string {
   const rows = summaries.map((summary) => {
-    const params = Object.values(summary.requestParams).map((param) => `\`${param}\``).join(', ')
+    const params = Object.values(summary.requestParams)
+      .map((param) => `\`${param}\``)
+      .join(', ')
     return `| \`${summary.file}\` | \`${summary.literals.endpoint ?? '-'}\` | ${params} | \`${summary.valueType ?? '-'}\` | \`${summary.externalJobID}\` |`
   })
-  return ['| spec | adapter endpoint | request parameters (`req._add`) | callback value | externalJobID |', '|---|---|---|---|---|', ...rows].join('\n')
+  return [
+    '| spec | adapter endpoint | request parameters (`req._add`) | callback value | externalJobID |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n')
 }

@@ -22,7 +22,14 @@ export interface DotEdge {
   line: number
 }
 
-export type DotParse = { ok: true; tasks: DotTask[]; edges: DotEdge[]; unsupported: { line: number; message: string }[] } | { ok: false; line: number; message: string }
+export type DotParse =
+  | {
+      ok: true
+      tasks: DotTask[]
+      edges: DotEdge[]
+      unsupported: { line: number; message: string }[]
+    }
+  | { ok: false; line: number; message: string }
 
 export function parseObservationSource(source: string, lineOffset: number): DotParse {
   // Wrapped as Chainlink does; the wrapper line is line 0, so DOT line n is source line n.
@@ -35,7 +42,11 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
     const location = (error as { location?: { start?: { line?: number } } }).location
     // Line 1 of the wrapped text is the `digraph {` added above.
     const line = (location?.start?.line ?? 2) - 2
-    return { ok: false, line: lineOffset + Math.max(line, 0), message: `observationSource is not valid DOT: ${(error as Error).message}` }
+    return {
+      ok: false,
+      line: lineOffset + Math.max(line, 0),
+      message: `observationSource is not valid DOT: ${(error as Error).message}`,
+    }
   }
   const locator = new Locator(source, lineOffset)
   const tasks = new Map<string, DotTask>()
@@ -44,7 +55,14 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
   const taskFor = (id: string, declared: boolean): DotTask => {
     let task = tasks.get(id)
     if (!task) {
-      task = { id, attributes: {}, attributeLines: {}, line: declared ? locator.nodeLine(id) : locator.edgeLine(id), declared, duplicateAttributes: [] }
+      task = {
+        id,
+        attributes: {},
+        attributeLines: {},
+        line: declared ? locator.nodeLine(id) : locator.edgeLine(id),
+        declared,
+        duplicateAttributes: [],
+      }
       tasks.set(id, task)
     }
     if (declared && !task.declared) {
@@ -66,7 +84,10 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
       const ids: string[] = []
       for (const item of statement.edge_list) {
         if (item.type !== 'node_id') {
-          unsupported.push({ line: locator.lineOf(0), message: 'subgraphs are not supported in edges' })
+          unsupported.push({
+            line: locator.lineOf(0),
+            message: 'subgraphs are not supported in edges',
+          })
           continue
         }
         ids.push(String(item.id))
@@ -79,7 +100,10 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
         edges.push({ from, to, line: locator.edgeLine(from, to) })
       }
     } else {
-      unsupported.push({ line: lineOffset, message: `${statement.type} statements are not supported in observationSource` })
+      unsupported.push({
+        line: lineOffset,
+        message: `${statement.type} statements are not supported in observationSource`,
+      })
     }
   }
   return { ok: true, tasks: [...tasks.values()], edges, unsupported }
@@ -113,14 +137,19 @@ class Locator {
   }
 
   edgeLine(from: string, to?: string): number {
-    const pattern = to === undefined ? `"?${escape(from)}"?\\s*->|->\\s*"?${escape(from)}"?` : `"?${escape(from)}"?\\s*->\\s*"?${escape(to)}"?(?![\\w"])`
+    const pattern =
+      to === undefined
+        ? `"?${escape(from)}"?\\s*->|->\\s*"?${escape(from)}"?`
+        : `"?${escape(from)}"?\\s*->\\s*"?${escape(to)}"?(?![\\w"])`
     const match = new RegExp(pattern).exec(this.source)
     return this.lineOf(match ? match.index : 0)
   }
 
   attributeLine(nodeLine: number, name: string): number {
     const start = this.lineStarts[nodeLine - this.lineOffset] ?? 0
-    const match = new RegExp(`(^|[\\s\\[,;])${escape(name)}\\s*=`, 'm').exec(this.source.slice(start))
+    const match = new RegExp(`(^|[\\s\\[,;])${escape(name)}\\s*=`, 'm').exec(
+      this.source.slice(start),
+    )
     return this.lineOf(match ? start + match.index + match[1]!.length : start)
   }
 }

@@ -39,7 +39,9 @@ const MAX_SPEC_CHARS = 1_000_000
 const MAX_TASKS = 500
 
 /** Reads and validates a spec file; all problems, never only the first. */
-export async function loadJobSpecFile(file: string): Promise<{ job?: Job; problems: SpecProblem[] }> {
+export async function loadJobSpecFile(
+  file: string,
+): Promise<{ job?: Job; problems: SpecProblem[] }> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
@@ -67,20 +69,35 @@ export function loadJobSpec(text: string, file: string): { job?: Job; problems: 
 
 function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems: SpecProblem[] } {
   const problems: SpecProblem[] = []
-  if (text.length > MAX_SPEC_CHARS) return { problems: [{ file, message: `the spec is ${text.length} characters, more than ${MAX_SPEC_CHARS}` }] }
+  if (text.length > MAX_SPEC_CHARS)
+    return {
+      problems: [
+        { file, message: `the spec is ${text.length} characters, more than ${MAX_SPEC_CHARS}` },
+      ],
+    }
   let document: Record<string, unknown>
   try {
     document = parseToml(text) as Record<string, unknown>
   } catch (error) {
     const line = error instanceof TomlError ? error.line : undefined
-    return { problems: [{ file, line, message: `not valid TOML: ${(error as Error).message.split('\n')[0]}` }] }
+    return {
+      problems: [
+        { file, line, message: `not valid TOML: ${(error as Error).message.split('\n')[0]}` },
+      ],
+    }
   }
   const fields = jobSpecFields.safeParse(document)
   if (!fields.success) {
     for (const issue of fields.error.issues) {
       const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path[0]
-      const name = issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}` : `${issue.path.join('.')}`
-      const message = issue.code === 'unrecognized_keys' ? name : `${name}: ${issue.message}${issue.code === 'invalid_type' && document[String(key)] === undefined ? ' (missing)' : ''}`
+      const name =
+        issue.code === 'unrecognized_keys'
+          ? `unknown field ${issue.keys.join(', ')}`
+          : `${issue.path.join('.')}`
+      const message =
+        issue.code === 'unrecognized_keys'
+          ? name
+          : `${name}: ${issue.message}${issue.code === 'invalid_type' && document[String(key)] === undefined ? ' (missing)' : ''}`
       problems.push({ file, line: keyLine(text, String(key ?? '')), message })
     }
   }
@@ -88,19 +105,33 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
   if (typeof source !== 'string') return { problems }
   const tasks = buildTasks(source, observationSourceLine(text), file, problems)
   if (!fields.success || problems.length > 0 || tasks === undefined) return { problems }
-  return { job: { file, spec: fields.data, tasks: tasks.ordered, terminal: tasks.terminal }, problems }
+  return {
+    job: { file, spec: fields.data, tasks: tasks.ordered, terminal: tasks.terminal },
+    problems,
+  }
 }
 
-function buildTasks(source: string, lineOffset: number, file: string, problems: SpecProblem[]): { ordered: PipelineTask[]; terminal: string[] } | undefined {
+function buildTasks(
+  source: string,
+  lineOffset: number,
+  file: string,
+  problems: SpecProblem[],
+): { ordered: PipelineTask[]; terminal: string[] } | undefined {
   const parsed = parseObservationSource(source, lineOffset)
   if (!parsed.ok) {
     problems.push({ file, line: parsed.line, message: parsed.message })
     return undefined
   }
-  for (const item of parsed.unsupported) problems.push({ file, line: item.line, message: item.message })
-  if (parsed.tasks.length === 0) problems.push({ file, line: lineOffset, message: 'observationSource has no tasks' })
+  for (const item of parsed.unsupported)
+    problems.push({ file, line: item.line, message: item.message })
+  if (parsed.tasks.length === 0)
+    problems.push({ file, line: lineOffset, message: 'observationSource has no tasks' })
   if (parsed.tasks.length > MAX_TASKS) {
-    problems.push({ file, line: lineOffset, message: `observationSource has ${parsed.tasks.length} tasks, more than ${MAX_TASKS}` })
+    problems.push({
+      file,
+      line: lineOffset,
+      message: `observationSource has ${parsed.tasks.length} tasks, more than ${MAX_TASKS}`,
+    })
     return undefined
   }
   const ids = new Set(parsed.tasks.map((task) => task.id))
@@ -111,29 +142,54 @@ function buildTasks(source: string, lineOffset: number, file: string, problems: 
   }
   for (const edge of parsed.edges) {
     const target = tasks.get(edge.to)!
-    if (edge.from === edge.to) problems.push({ file, line: edge.line, task: edge.from, message: 'an edge from the task to itself' })
-    if (target.inputs.includes(edge.from)) problems.push({ file, line: edge.line, task: edge.to, message: `edge ${edge.from} -> ${edge.to} is given twice` })
+    if (edge.from === edge.to)
+      problems.push({
+        file,
+        line: edge.line,
+        task: edge.from,
+        message: 'an edge from the task to itself',
+      })
+    if (target.inputs.includes(edge.from))
+      problems.push({
+        file,
+        line: edge.line,
+        task: edge.to,
+        message: `edge ${edge.from} -> ${edge.to} is given twice`,
+      })
     target.inputs.push(edge.from)
     if (!target.dependsOn.includes(edge.from)) target.dependsOn.push(edge.from)
   }
   const ordered = topologicalOrder([...tasks.values()], file, problems)
   if (!ordered) return undefined
   const hasSuccessor = new Set(ordered.flatMap((task) => task.dependsOn))
-  const terminal = ordered.filter((task) => !hasSuccessor.has(task.id)).sort((a, b) => a.index - b.index).map((task) => task.id)
+  const terminal = ordered
+    .filter((task) => !hasSuccessor.has(task.id))
+    .sort((a, b) => a.index - b.index)
+    .map((task) => task.id)
   return { ordered, terminal }
 }
 
-function checkTask(dotTask: DotTask, ids: ReadonlySet<string>, file: string, problems: SpecProblem[]): PipelineTask {
+function checkTask(
+  dotTask: DotTask,
+  ids: ReadonlySet<string>,
+  file: string,
+  problems: SpecProblem[],
+): PipelineTask {
   const report = (message: string, line = dotTask.line): void => {
     problems.push({ file, line, task: dotTask.id, message })
   }
   const type = dotTask.attributes.type
   const definition = type === undefined ? undefined : TASK_TYPES.get(type)
-  if (RESERVED_TASK_IDS.has(dotTask.id)) report(`the task id ${dotTask.id} is reserved (${[...RESERVED_TASK_IDS].join(', ')})`)
+  if (RESERVED_TASK_IDS.has(dotTask.id))
+    report(`the task id ${dotTask.id} is reserved (${[...RESERVED_TASK_IDS].join(', ')})`)
   if (!dotTask.declared) report('is named in an edge but never declared with a type')
   else if (type === undefined) report('has no type attribute')
-  else if (!definition) report(`unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`)
-  for (const name of dotTask.duplicateAttributes) report(`attribute ${name} is given twice`, dotTask.attributeLines[name])
+  else if (!definition)
+    report(
+      `unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`,
+    )
+  for (const name of dotTask.duplicateAttributes)
+    report(`attribute ${name} is given twice`, dotTask.attributeLines[name])
   if (definition) canonicaliseAttributeNames(dotTask, definition)
   if (definition) checkAttributes(dotTask, definition, report)
   checkCommonAttributes(dotTask, report)
@@ -142,13 +198,29 @@ function checkTask(dotTask: DotTask, ids: ReadonlySet<string>, file: string, pro
     for (const keypath of referencedKeypaths(value)) {
       const root = keypath.split('.')[0] ?? ''
       if (VARIABLE_ROOTS.has(root)) continue
-      if (root === dotTask.id) report(`${name} refers to the task's own output $(${keypath})`, dotTask.attributeLines[name])
-      else if (!ids.has(root)) report(`${name} refers to $(${keypath}), but there is no task ${root}`, dotTask.attributeLines[name])
+      if (root === dotTask.id)
+        report(
+          `${name} refers to the task's own output $(${keypath})`,
+          dotTask.attributeLines[name],
+        )
+      else if (!ids.has(root))
+        report(
+          `${name} refers to $(${keypath}), but there is no task ${root}`,
+          dotTask.attributeLines[name],
+        )
       else if (!dependsOn.includes(root)) dependsOn.push(root)
     }
   }
   const index = Number(dotTask.attributes.index ?? '0')
-  return { id: dotTask.id, type: type ?? '', attributes: dotTask.attributes, line: dotTask.line, inputs: [], dependsOn, index: Number.isInteger(index) ? index : 0 }
+  return {
+    id: dotTask.id,
+    type: type ?? '',
+    attributes: dotTask.attributes,
+    line: dotTask.line,
+    inputs: [],
+    dependsOn,
+    index: Number.isInteger(index) ? index : 0,
+  }
 }
 
 /**
@@ -156,10 +228,13 @@ function checkTask(dotTask: DotTask, ids: ReadonlySet<string>, file: string, pro
  * `allowunrestrictednetworkaccess`), so names are matched the same way and stored in their canonical spelling.
  */
 function canonicaliseAttributeNames(dotTask: DotTask, definition: TaskDefinition): void {
-  const canonical = new Map([...COMMON_ATTRIBUTES, ...definition.attributes].map((name) => [name.toLowerCase(), name]))
+  const canonical = new Map(
+    [...COMMON_ATTRIBUTES, ...definition.attributes].map((name) => [name.toLowerCase(), name]),
+  )
   for (const name of Object.keys(dotTask.attributes)) {
     const proper = canonical.get(name.toLowerCase())
-    if (proper === undefined || proper === name || Object.hasOwn(dotTask.attributes, proper)) continue
+    if (proper === undefined || proper === name || Object.hasOwn(dotTask.attributes, proper))
+      continue
     dotTask.attributes[proper] = dotTask.attributes[name]!
     dotTask.attributeLines[proper] = dotTask.attributeLines[name]!
     delete dotTask.attributes[name]
@@ -167,48 +242,87 @@ function canonicaliseAttributeNames(dotTask: DotTask, definition: TaskDefinition
   }
 }
 
-function checkAttributes(dotTask: DotTask, definition: TaskDefinition, report: (message: string, line?: number) => void): void {
+function checkAttributes(
+  dotTask: DotTask,
+  definition: TaskDefinition,
+  report: (message: string, line?: number) => void,
+): void {
   for (const name of definition.jsonAttributes ?? []) {
     const text = dotTask.attributes[name]
     if (text === undefined || text.trim() === '' || wholeVarExpression(text) !== undefined) continue
     const problem = jsonProblem(text)
     if (problem) report(`${name} is not valid JSON: ${problem}`, dotTask.attributeLines[name])
   }
-  for (const problem of definition.check?.(dotTask.attributes) ?? []) report(`${problem.attribute}: ${problem.message}`, dotTask.attributeLines[problem.attribute])
+  for (const problem of definition.check?.(dotTask.attributes) ?? [])
+    report(`${problem.attribute}: ${problem.message}`, dotTask.attributeLines[problem.attribute])
   const known = new Set<string>([...COMMON_ATTRIBUTES, ...definition.attributes])
   for (const name of Object.keys(dotTask.attributes)) {
-    if (!known.has(name)) report(`unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'})`, dotTask.attributeLines[name])
+    if (!known.has(name))
+      report(
+        `unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'})`,
+        dotTask.attributeLines[name],
+      )
   }
   for (const name of definition.required ?? []) {
-    if ((dotTask.attributes[name] ?? '').trim() === '') report(`${definition.type} needs the attribute ${name}`)
+    if ((dotTask.attributes[name] ?? '').trim() === '')
+      report(`${definition.type} needs the attribute ${name}`)
   }
 }
 
-function checkCommonAttributes(dotTask: DotTask, report: (message: string, line?: number) => void): void {
+function checkCommonAttributes(
+  dotTask: DotTask,
+  report: (message: string, line?: number) => void,
+): void {
   const attributes = dotTask.attributes
   for (const name of ['timeout', 'minBackoff', 'maxBackoff'] as const) {
     const value = attributes[name]
-    if (value !== undefined && parseDuration(value) === undefined) report(`${name} must be a duration such as "10s", got ${JSON.stringify(value)}`, dotTask.attributeLines[name])
+    if (value !== undefined && parseDuration(value) === undefined)
+      report(
+        `${name} must be a duration such as "10s", got ${JSON.stringify(value)}`,
+        dotTask.attributeLines[name],
+      )
   }
   for (const name of ['retries', 'index'] as const) {
     const value = attributes[name]
-    if (value !== undefined && !/^\d+$/.test(value.trim())) report(`${name} must be a non-negative integer, got ${JSON.stringify(value)}`, dotTask.attributeLines[name])
+    if (value !== undefined && !/^\d+$/.test(value.trim()))
+      report(
+        `${name} must be a non-negative integer, got ${JSON.stringify(value)}`,
+        dotTask.attributeLines[name],
+      )
   }
   const failEarly = attributes.failEarly
-  if (failEarly !== undefined && failEarly !== 'true' && failEarly !== 'false') report(`failEarly must be true or false, got ${JSON.stringify(failEarly)}`, dotTask.attributeLines.failEarly)
+  if (failEarly !== undefined && failEarly !== 'true' && failEarly !== 'false')
+    report(
+      `failEarly must be true or false, got ${JSON.stringify(failEarly)}`,
+      dotTask.attributeLines.failEarly,
+    )
 }
 
 /** Kahn's algorithm, taking ready tasks in declaration order; a cycle is reported with its path. */
-function topologicalOrder(tasks: PipelineTask[], file: string, problems: SpecProblem[]): PipelineTask[] | undefined {
+function topologicalOrder(
+  tasks: PipelineTask[],
+  file: string,
+  problems: SpecProblem[],
+): PipelineTask[] | undefined {
   const byId = new Map(tasks.map((task) => [task.id, task]))
   const done = new Set<string>()
   const ordered: PipelineTask[] = []
   while (ordered.length < tasks.length) {
-    const ready = tasks.find((task) => !done.has(task.id) && task.dependsOn.every((id) => done.has(id)))
+    const ready = tasks.find(
+      (task) => !done.has(task.id) && task.dependsOn.every((id) => done.has(id)),
+    )
     if (!ready) {
-      const cycle = findCycle(tasks.filter((task) => !done.has(task.id)), byId)
+      const cycle = findCycle(
+        tasks.filter((task) => !done.has(task.id)),
+        byId,
+      )
       const first = byId.get(cycle[0] ?? '')
-      problems.push({ file, line: first?.line, task: first?.id, message: `tasks form a cycle: ${cycle.join(' -> ')}` })
+      problems.push({
+        file,
+        line: first?.line,
+        task: first?.id,
+        message: `tasks form a cycle: ${cycle.join(' -> ')}`,
+      })
       return undefined
     }
     done.add(ready.id)
@@ -224,7 +338,9 @@ function findCycle(remaining: PipelineTask[], byId: ReadonlyMap<string, Pipeline
   let current: PipelineTask | undefined = start
   while (current && !path.includes(current.id)) {
     path.push(current.id)
-    const next: string | undefined = current.dependsOn.find((id) => remaining.some((task) => task.id === id))
+    const next: string | undefined = current.dependsOn.find((id) =>
+      remaining.some((task) => task.id === id),
+    )
     current = next === undefined ? undefined : byId.get(next)
   }
   if (!current) return path
@@ -245,7 +361,9 @@ function jsonProblem(text: string): string | undefined {
 function keyLine(text: string, key: string): number | undefined {
   if (key === '') return undefined
   const lines = text.split('\n')
-  const index = lines.findIndex((line) => new RegExp(`^\\s*"?${key.replace(/[^\w]/g, '')}"?\\s*=`).test(line))
+  const index = lines.findIndex((line) =>
+    new RegExp(`^\\s*"?${key.replace(/[^\w]/g, '')}"?\\s*=`).test(line),
+  )
   return index === -1 ? undefined : index + 1
 }
 

@@ -6,8 +6,17 @@ import { parseDuration } from '../duration.ts'
 const address = z.string().refine((text) => /^0x[0-9a-fA-F]{40}$/.test(text) && isAddress(text), {
   message: 'must be a 0x-prefixed 20-byte address with a valid EIP-55 checksum',
 })
-const unsignedInteger = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/, 'must be a non-negative integer')]).transform((value) => BigInt(value))
-const duration = z.string().refine((text) => parseDuration(text) !== undefined, { message: 'must be a duration such as "30s" or "1m"' })
+const unsignedInteger = z
+  .union([
+    z.number().int().nonnegative(),
+    z.string().regex(/^\d+$/, 'must be a non-negative integer'),
+  ])
+  .transform((value) => BigInt(value))
+const duration = z
+  .string()
+  .refine((text) => parseDuration(text) !== undefined, {
+    message: 'must be a duration such as "30s" or "1m"',
+  })
 
 export const jobSpecFields = z.strictObject({
   type: z.literal('directrequest', { message: 'must be "directrequest"' }),
@@ -16,8 +25,13 @@ export const jobSpecFields = z.strictObject({
   // Chainlink's UUID parser takes the 32 hex digits with or without dashes.
   externalJobID: z
     .string()
-    .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'must be a UUID such as 0eec7e1d-d0d2-476c-a1a8-72dfb6633f46')
-    .transform((text) => text.toLowerCase().replace(/^(.{8})-?(.{4})-?(.{4})-?(.{4})-?(.{12})$/, '$1-$2-$3-$4-$5')),
+    .regex(
+      /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/,
+      'must be a UUID such as 0eec7e1d-d0d2-476c-a1a8-72dfb6633f46',
+    )
+    .transform((text) =>
+      text.toLowerCase().replace(/^(.{8})-?(.{4})-?(.{4})-?(.{4})-?(.{12})$/, '$1-$2-$3-$4-$5'),
+    ),
   contractAddress: address,
   evmChainID: unsignedInteger,
   minIncomingConfirmations: z.number().int().min(0).max(1000).optional(),

@@ -8,10 +8,20 @@ import { decimalOf, integerAttribute } from './convert.ts'
  * more than `allowedFaults` (default: all but one) fails the task, as does having no value at all.
  */
 export function gatherValues(task: TaskRun): unknown[] {
-  const entries = task.raw('values') === undefined ? task.inputs.map((input) => (input.ok ? input.value : input.error)) : listAttribute(task)
+  const entries =
+    task.raw('values') === undefined
+      ? task.inputs.map((input) => (input.ok ? input.value : input.error))
+      : listAttribute(task)
   const faults = entries.filter((entry) => entry instanceof Error).length
-  const allowed = integerAttribute(task.value('allowedFaults'), 'allowedFaults', Math.max(entries.length - 1, 0))
-  if (faults > allowed) throw new TaskError(`${faults} of ${entries.length} values failed, more than allowedFaults ${allowed}`)
+  const allowed = integerAttribute(
+    task.value('allowedFaults'),
+    'allowedFaults',
+    Math.max(entries.length - 1, 0),
+  )
+  if (faults > allowed)
+    throw new TaskError(
+      `${faults} of ${entries.length} values failed, more than allowedFaults ${allowed}`,
+    )
   const values = entries.filter((entry) => !(entry instanceof Error))
   if (values.length === 0) throw new TaskError('no values to aggregate')
   return values

@@ -18,13 +18,22 @@ export const bridge: TaskDefinition = {
   jsonAttributes: ['requestData', 'headers'],
   async run(task) {
     const name = String(task.value('name') ?? '').trim()
-    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new TaskError(`name must be a bridge name such as "datafeed", got ${JSON.stringify(name)}`)
+    if (!/^[A-Za-z0-9_-]+$/.test(name))
+      throw new TaskError(
+        `name must be a bridge name such as "datafeed", got ${JSON.stringify(name)}`,
+      )
     const url = bridgeUrl(task.context.env, name)
-    if (url === undefined) throw new TaskError(`bridge ${name}: BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL is not set`)
+    if (url === undefined)
+      throw new TaskError(
+        `bridge ${name}: BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL is not set`,
+      )
     const requestData = task.json('requestData') ?? {}
     if (!isPlainObject(requestData)) throw new TaskError('requestData must be a JSON object')
     const body: Record<string, unknown> = { ...requestData }
-    const meta = task.vars.jobRun !== undefined && isPlainObject(task.vars.jobRun) ? task.vars.jobRun.meta : undefined
+    const meta =
+      task.vars.jobRun !== undefined && isPlainObject(task.vars.jobRun)
+        ? task.vars.jobRun.meta
+        : undefined
     if (isPlainObject(meta)) body.meta = meta
     const includeAt = task.raw('includeInputAtKey')
     if (includeAt) body[includeAt] = task.inputValues()[0]
@@ -38,7 +47,10 @@ export const bridge: TaskDefinition = {
     const adapterStatus = statusInBody(text)
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
       const reason = adapterErrorMessage(text) ?? text.slice(0, 200)
-      throw new TaskError(`bridge ${name} (${redactUrl(url)}) answered ${adapterStatus ?? status}: ${reason}`, isRetryableStatus(adapterStatus ?? status))
+      throw new TaskError(
+        `bridge ${name} (${redactUrl(url)}) answered ${adapterStatus ?? status}: ${reason}`,
+        isRetryableStatus(adapterStatus ?? status),
+      )
     }
     return text
   },
@@ -47,7 +59,11 @@ export const bridge: TaskDefinition = {
 /** Chainlink's `headers` attribute: a flat list ["Name", "value", ...]. */
 export function headerPairs(value: unknown): Record<string, string> {
   if (value === undefined) return {}
-  if (!Array.isArray(value) || value.length % 2 !== 0 || value.some((item) => typeof item !== 'string')) {
+  if (
+    !Array.isArray(value) ||
+    value.length % 2 !== 0 ||
+    value.some((item) => typeof item !== 'string')
+  ) {
     throw new TaskError('headers must be a list of name, value pairs such as ["X-Key", "value"]')
   }
   const headers: Record<string, string> = {}

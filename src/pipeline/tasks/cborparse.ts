@@ -17,11 +17,16 @@ export const cborparse: TaskDefinition = {
   attributes: ['data', 'mode'],
   async run(task) {
     const mode = task.value('mode') ?? 'diet'
-    if (mode !== 'diet' && mode !== 'standard') throw new TaskError(`mode must be diet or standard, got ${JSON.stringify(mode)}`)
+    if (mode !== 'diet' && mode !== 'standard')
+      throw new TaskError(`mode must be diet or standard, got ${JSON.stringify(mode)}`)
     const data = bytesOf(task.value('data', { fromInput: true }), 'data')
-    if (data.length > MAX_CBOR_BYTES) throw new TaskError(`data is ${data.length} bytes, more than ${MAX_CBOR_BYTES}`)
+    if (data.length > MAX_CBOR_BYTES)
+      throw new TaskError(`data is ${data.length} bytes, more than ${MAX_CBOR_BYTES}`)
     if (mode === 'diet' && data.length === 0) return {}
-    const buffer = mode === 'diet' ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])]) : Buffer.from(data)
+    const buffer =
+      mode === 'diet'
+        ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])])
+        : Buffer.from(data)
     let decoded: unknown
     try {
       decoded = decoder.decode(buffer)
@@ -35,9 +40,15 @@ export const cborparse: TaskDefinition = {
 /** Maps become objects with text keys; depth is bounded against hostile input. */
 function normalise(value: unknown, depth: number): unknown {
   if (depth > 32) throw new TaskError('data nests deeper than 32 levels')
-  if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([key, item]) => [String(key), normalise(item, depth + 1)]))
+  if (value instanceof Map)
+    return Object.fromEntries(
+      [...value.entries()].map(([key, item]) => [String(key), normalise(item, depth + 1)]),
+    )
   if (value instanceof Uint8Array) return new Uint8Array(value)
   if (Array.isArray(value)) return value.map((item) => normalise(item, depth + 1))
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, normalise(item, depth + 1)]))
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, normalise(item, depth + 1)]),
+    )
   return value
 }

@@ -34,15 +34,18 @@ export function hexOf(value: unknown, name: string): string {
 export function integerAttribute(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback
   const number = typeof value === 'bigint' ? Number(value) : Number(value)
-  if (!Number.isSafeInteger(number) || number < 0) throw new TaskError(`${name} must be a non-negative integer, got ${describe(value)}`)
+  if (!Number.isSafeInteger(number) || number < 0)
+    throw new TaskError(`${name} must be a non-negative integer, got ${describe(value)}`)
   return number
 }
 
 export function describe(value: unknown): string {
   if (value === null) return 'null'
   if (value === undefined) return 'nothing'
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? value.slice(0, 80) + '...' : value)
-  if (typeof value === 'bigint' || typeof value === 'number' || typeof value === 'boolean') return String(value)
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 80 ? value.slice(0, 80) + '...' : value)
+  if (typeof value === 'bigint' || typeof value === 'number' || typeof value === 'boolean')
+    return String(value)
   if (isDecimal(value)) return value.toFixed()
   if (value instanceof Uint8Array) return `${value.length} bytes`
   return Array.isArray(value) ? 'an array' : 'an object'

@@ -24,22 +24,35 @@ export const ethabidecodelog: TaskDefinition = {
     })
     const data = hexOf(task.value('data', { fromInput: true }), 'data')
     const topics = task.value('topics')
-    if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string')) throw new TaskError('topics must be an array of 0x-hex strings')
+    if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string'))
+      throw new TaskError('topics must be an array of 0x-hex strings')
     if (!fragment.anonymous && topics[0]?.toLowerCase() !== topicHash) {
-      throw new TaskError(`topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${topicHash})`)
+      throw new TaskError(
+        `topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${topicHash})`,
+      )
     }
     let decoded: Result
     try {
       decoded = iface.decodeEventLog(fragment, data, topics as string[])
     } catch (error) {
-      throw new TaskError(`cannot decode the log as ${fragment.format('sighash')}: ${(error as Error).message}`)
+      throw new TaskError(
+        `cannot decode the log as ${fragment.format('sighash')}: ${(error as Error).message}`,
+      )
     }
-    return Object.fromEntries(fragment.inputs.map((input, index) => [input.name || String(index), plain(decoded[index], input)]))
+    return Object.fromEntries(
+      fragment.inputs.map((input, index) => [
+        input.name || String(index),
+        plain(decoded[index], input),
+      ]),
+    )
   },
 }
 
 /** Parsed event ABIs by their text (see memoizedAbi). */
-const eventCache = new Map<string, { fragment: EventFragment; iface: Interface; topicHash: string }>()
+const eventCache = new Map<
+  string,
+  { fragment: EventFragment; iface: Interface; topicHash: string }
+>()
 
 function eventFragment(abi: string): EventFragment {
   try {
@@ -51,9 +64,15 @@ function eventFragment(abi: string): EventFragment {
 
 function plain(value: unknown, type: ParamType): unknown {
   if (type.baseType === 'bytes') return getBytes(value as string)
-  if (type.isArray() && Array.isArray(value)) return value.map((item) => plain(item, type.arrayChildren))
+  if (type.isArray() && Array.isArray(value))
+    return value.map((item) => plain(item, type.arrayChildren))
   if (type.isTuple() && value instanceof Result) {
-    return Object.fromEntries(type.components.map((component, index) => [component.name || String(index), plain(value[index], component)]))
+    return Object.fromEntries(
+      type.components.map((component, index) => [
+        component.name || String(index),
+        plain(value[index], component),
+      ]),
+    )
   }
   return value
 }

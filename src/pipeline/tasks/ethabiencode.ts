@@ -1,4 +1,11 @@
-import { AbiCoder, FunctionFragment, getAddress, Interface, toUtf8Bytes, type ParamType } from 'ethers'
+import {
+  AbiCoder,
+  FunctionFragment,
+  getAddress,
+  Interface,
+  toUtf8Bytes,
+  type ParamType,
+} from 'ethers'
 import { toBigInt } from '../../reduce/index.ts'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
@@ -23,17 +30,22 @@ export const ethabiencode: TaskDefinition = {
   async run(task) {
     const { fragment, iface } = parsedFunction(task.raw('abi') ?? '')
     const data = task.json('data') ?? {}
-    if (!isPlainObject(data)) throw new TaskError('data must be a JSON object of argument values by name')
+    if (!isPlainObject(data))
+      throw new TaskError('data must be a JSON object of argument values by name')
     const values = fragment.inputs.map((input, index) => {
       const name = input.name || String(index)
-      if (!Object.hasOwn(data, name)) throw new TaskError(`data: no value for argument ${name} (${input.type})`)
+      if (!Object.hasOwn(data, name))
+        throw new TaskError(`data: no value for argument ${name} (${input.type})`)
       return convert(data[name], input, `data.${name}`)
     })
     try {
-      if (fragment.name === 'anonymous__') return AbiCoder.defaultAbiCoder().encode(fragment.inputs, values)
+      if (fragment.name === 'anonymous__')
+        return AbiCoder.defaultAbiCoder().encode(fragment.inputs, values)
       return iface.encodeFunctionData(fragment, values)
     } catch (error) {
-      throw new TaskError(`cannot encode ${fragment.format('sighash')}: ${(error as Error).message}`)
+      throw new TaskError(
+        `cannot encode ${fragment.format('sighash')}: ${(error as Error).message}`,
+      )
     }
   },
 }
@@ -84,13 +96,20 @@ function functionFragment(abi: string): FunctionFragment {
 /** One argument in the form ethers expects, converted by the ABI type. */
 export function convert(value: unknown, type: ParamType, where: string): unknown {
   if (type.isArray()) {
-    if (!Array.isArray(value)) throw new TaskError(`${where}: expected an array for ${type.format()}, got ${describe(value)}`)
-    if (type.arrayLength >= 0 && value.length !== type.arrayLength) throw new TaskError(`${where}: expected ${type.arrayLength} elements, got ${value.length}`)
+    if (!Array.isArray(value))
+      throw new TaskError(
+        `${where}: expected an array for ${type.format()}, got ${describe(value)}`,
+      )
+    if (type.arrayLength >= 0 && value.length !== type.arrayLength)
+      throw new TaskError(`${where}: expected ${type.arrayLength} elements, got ${value.length}`)
     return value.map((item, index) => convert(item, type.arrayChildren, `${where}[${index}]`))
   }
   if (type.isTuple()) {
-    if (!isPlainObject(value)) throw new TaskError(`${where}: expected an object for ${type.format()}`)
-    return type.components.map((component) => convert(value[component.name], component, `${where}.${component.name}`))
+    if (!isPlainObject(value))
+      throw new TaskError(`${where}: expected an object for ${type.format()}`)
+    return type.components.map((component) =>
+      convert(value[component.name], component, `${where}.${component.name}`),
+    )
   }
   const base = type.type
   if (/^u?int\d*$/.test(base)) return integer(value, base, where)
@@ -105,10 +124,16 @@ export function convert(value: unknown, type: ParamType, where: string): unknown
 function integer(value: unknown, base: string, where: string): bigint {
   const bits = Number(base.replace(/^u?int/, '') || '256')
   const unsigned = base.startsWith('u')
-  const number = typeof value === 'boolean' ? BigInt(value) : typeof value === 'bigint' ? value : toBigInt(decimalOf(value, where), 'trunc')
+  const number =
+    typeof value === 'boolean'
+      ? BigInt(value)
+      : typeof value === 'bigint'
+        ? value
+        : toBigInt(decimalOf(value, where), 'trunc')
   const min = unsigned ? 0n : -(1n << BigInt(bits - 1))
   const max = unsigned ? (1n << BigInt(bits)) - 1n : (1n << BigInt(bits - 1)) - 1n
-  if (number < min || number > max) throw new TaskError(`${where}: ${number} is out of range for ${base}`)
+  if (number < min || number > max)
+    throw new TaskError(`${where}: ${number} is out of range for ${base}`)
   return number
 }
 
@@ -121,13 +146,15 @@ function boolean(value: unknown, where: string): boolean {
 
 function address(value: unknown, where: string): string {
   const hex = value instanceof Uint8Array ? hexOf(value, where) : value
-  if (typeof hex !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(hex)) throw new TaskError(`${where}: expected an address, got ${describe(value)}`)
+  if (typeof hex !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(hex))
+    throw new TaskError(`${where}: expected an address, got ${describe(value)}`)
   return getAddress(hex.toLowerCase())
 }
 
 function text(value: unknown, where: string): string {
   if (typeof value === 'string') return value
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value)
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value)
   if (isDecimal(value)) return value.toFixed()
   if (value instanceof Uint8Array) return new TextDecoder().decode(value)
   throw new TaskError(`${where}: expected a string, got ${describe(value)}`)
@@ -136,15 +163,21 @@ function text(value: unknown, where: string): string {
 function fixedBytes(value: unknown, size: number, where: string): string {
   // As Chainlink: a 0x string is hex; any other string must be exactly `size` bytes long and is taken as they are.
   if (typeof value === 'string' && !value.startsWith('0x') && toUtf8Bytes(value).length !== size) {
-    throw new TaskError(`${where}: expected ${size} bytes (0x-hex, or text of exactly ${size} bytes), got ${describe(value)}`)
+    throw new TaskError(
+      `${where}: expected ${size} bytes (0x-hex, or text of exactly ${size} bytes), got ${describe(value)}`,
+    )
   }
   const bytes = bytesOf(value, where)
-  if (bytes.length !== size) throw new TaskError(`${where}: expected ${size} bytes, got ${bytes.length}`)
+  if (bytes.length !== size)
+    throw new TaskError(`${where}: expected ${size} bytes, got ${bytes.length}`)
   return hexOf(bytes, where)
 }
 
 /** ethers' messages carry a long tail of diagnostics; the first clause says what is wrong. */
 export function shortReason(error: unknown): string {
-  const message = (error as { shortMessage?: string; message?: string }).shortMessage ?? (error as Error).message ?? String(error)
+  const message =
+    (error as { shortMessage?: string; message?: string }).shortMessage ??
+    (error as Error).message ??
+    String(error)
   return message.split(' (argument=')[0] ?? message
 }

@@ -11,7 +11,17 @@ import { describe, integerAttribute } from './convert.ts'
  */
 export const ethtx: TaskDefinition = {
   type: 'ethtx',
-  attributes: ['to', 'from', 'data', 'gasLimit', 'minConfirmations', 'failOnRevert', 'evmChainID', 'txMeta', 'transmitChecker'],
+  attributes: [
+    'to',
+    'from',
+    'data',
+    'gasLimit',
+    'minConfirmations',
+    'failOnRevert',
+    'evmChainID',
+    'txMeta',
+    'transmitChecker',
+  ],
   jsonAttributes: ['transmitChecker'],
   required: ['to'],
   check(attributes) {
@@ -22,26 +32,37 @@ export const ethtx: TaskDefinition = {
       return []
     } catch (error) {
       // Text that is not JSON is reported by the loader's check of jsonAttributes.
-      return error instanceof TaskError ? [{ attribute: 'transmitChecker', message: error.message.replace(/^transmitChecker:? ?/, '') }] : []
+      return error instanceof TaskError
+        ? [
+            {
+              attribute: 'transmitChecker',
+              message: error.message.replace(/^transmitChecker:? ?/, ''),
+            },
+          ]
+        : []
     }
   },
   async run(task) {
     const chain = task.context.chain
     if (!chain) throw new TaskError('no chain access configured for ethtx')
     const to = task.value('to')
-    if (typeof to !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(to)) throw new TaskError(`to must be an address, got ${describe(to)}`)
+    if (typeof to !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(to))
+      throw new TaskError(`to must be an address, got ${describe(to)}`)
     const data = task.value('data', { fromInput: true })
-    if (typeof data !== 'string' || !isHexString(data)) throw new TaskError(`data must be 0x-hex calldata, got ${describe(data)}`)
+    if (typeof data !== 'string' || !isHexString(data))
+      throw new TaskError(`data must be 0x-hex calldata, got ${describe(data)}`)
     const gasLimit = task.value('gasLimit') ?? task.context.defaultGasLimit
     const chainId = task.value('evmChainID')
     return chain.sendTransaction({
       to: getAddress(to.toLowerCase()),
       data,
-      gasLimit: gasLimit === undefined ? undefined : BigInt(integerAttribute(gasLimit, 'gasLimit', 0)),
+      gasLimit:
+        gasLimit === undefined ? undefined : BigInt(integerAttribute(gasLimit, 'gasLimit', 0)),
       minConfirmations: integerAttribute(task.value('minConfirmations'), 'minConfirmations', 0),
       failOnRevert: optionalBoolean(task, 'failOnRevert', false),
       idempotencyKey: `${task.context.runId}:${task.id}`,
-      evmChainID: chainId === undefined ? undefined : BigInt(integerAttribute(chainId, 'evmChainID', 0)),
+      evmChainID:
+        chainId === undefined ? undefined : BigInt(integerAttribute(chainId, 'evmChainID', 0)),
       ...(simulateFirst(task.json('transmitChecker')) ? { simulate: true } : {}),
     })
   },
@@ -53,9 +74,14 @@ export const ethtx: TaskDefinition = {
  */
 function simulateFirst(checker: unknown): boolean {
   if (checker === undefined || checker === null) return false
-  if (!isPlainObject(checker)) throw new TaskError(`transmitChecker must be a JSON object such as {"CheckerType": "simulate"}, got ${describe(checker)}`)
+  if (!isPlainObject(checker))
+    throw new TaskError(
+      `transmitChecker must be a JSON object such as {"CheckerType": "simulate"}, got ${describe(checker)}`,
+    )
   const type = checker.CheckerType
   if (type === undefined || type === '') return false
   if (type === 'simulate') return true
-  throw new TaskError(`transmitChecker: CheckerType ${JSON.stringify(type)} is not supported (only "simulate")`)
+  throw new TaskError(
+    `transmitChecker: CheckerType ${JSON.stringify(type)} is not supported (only "simulate")`,
+  )
 }

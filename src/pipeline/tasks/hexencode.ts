@@ -15,7 +15,8 @@ export const hexencode: TaskDefinition = {
     if (typeof input === 'string') return hexlify(toUtf8Bytes(input))
     if (input instanceof Uint8Array) return hexlify(input)
     const integer = toInteger(input)
-    if (integer === undefined) throw new TaskError(`input cannot be hex-encoded: ${describe(input)}`)
+    if (integer === undefined)
+      throw new TaskError(`input cannot be hex-encoded: ${describe(input)}`)
     if (integer < 0n) throw new TaskError(`input is negative: ${integer}`)
     return '0x' + integer.toString(16)
   },

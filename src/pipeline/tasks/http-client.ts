@@ -13,7 +13,9 @@ const MAX_REDIRECTIONS = 20
  * closed meanwhile is not reused for a POST, which undici does not retry.
  */
 const direct: Dispatcher = new Agent()
-const following: Dispatcher = direct.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }))
+const following: Dispatcher = direct.compose(
+  interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
+)
 
 export interface HttpExchange {
   method: Dispatcher.HttpMethod
@@ -36,13 +38,22 @@ export async function exchange(request: HttpExchange): Promise<{ status: number;
       dispatcher: request.redirect === 'error' ? direct : following,
     })
   } catch (error) {
-    const reason = request.signal.aborted ? 'timed out' : ((error as { code?: string }).code ?? (error as Error).message)
+    const reason = request.signal.aborted
+      ? 'timed out'
+      : ((error as { code?: string }).code ?? (error as Error).message)
     throw new TaskError(`${request.method} ${redactUrl(request.url)} failed: ${reason}`, true)
   }
   const { statusCode, headers, body } = response
-  if (request.redirect === 'error' && statusCode >= 300 && statusCode < 400 && headers.location !== undefined) {
+  if (
+    request.redirect === 'error' &&
+    statusCode >= 300 &&
+    statusCode < 400 &&
+    headers.location !== undefined
+  ) {
     discard(body)
-    throw new TaskError(`${request.method} ${redactUrl(request.url)} answered a redirect (${statusCode}), which a URL from a variable may not follow`)
+    throw new TaskError(
+      `${request.method} ${redactUrl(request.url)} answered a redirect (${statusCode}), which a URL from a variable may not follow`,
+    )
   }
   const length = Number(headers['content-length'] ?? '0')
   if (length > MAX_RESPONSE_BYTES) {
@@ -50,7 +61,8 @@ export async function exchange(request: HttpExchange): Promise<{ status: number;
     throw new TaskError(`response of ${length} bytes is larger than ${MAX_RESPONSE_BYTES}`)
   }
   const text = await body.text()
-  if (text.length > MAX_RESPONSE_BYTES) throw new TaskError(`response larger than ${MAX_RESPONSE_BYTES} bytes`)
+  if (text.length > MAX_RESPONSE_BYTES)
+    throw new TaskError(`response larger than ${MAX_RESPONSE_BYTES} bytes`)
   return { status: statusCode, text }
 }
 /** Drops an unread body (and its connection): destroying it unread errors it, which is expected here. */

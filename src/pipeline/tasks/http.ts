@@ -14,10 +14,28 @@ import { adapterErrorMessage, exchange, isRetryableStatus, redactUrl } from './h
  * cannot bounce the request inward. A literal URL written by the operator is trusted.
  */
 const restricted = new BlockList()
-for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
   restricted.addSubnet(net, prefix, 'ipv4')
 }
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) restricted.addSubnet(net, prefix, 'ipv6')
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  restricted.addSubnet(net, prefix, 'ipv6')
 
 export function isRestrictedAddress(address: string): boolean {
   const family = isIP(address)
@@ -37,11 +55,13 @@ export function isRestrictedAddress(address: string): boolean {
 function embeddedIpv4(address: string): string | undefined {
   const words = ipv6Words(address)
   if (!words) return undefined
-  const quad = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
+  const quad = (high: number, low: number) =>
+    `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
   const zeroUntil = (end: number) => words.slice(0, end).every((word) => word === 0)
   if (zeroUntil(5) && words[5] === 0xffff) return quad(words[6]!, words[7]!)
   if (zeroUntil(6) && (words[6] !== 0 || words[7]! > 1)) return quad(words[6]!, words[7]!)
-  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return quad(words[6]!, words[7]!)
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0))
+    return quad(words[6]!, words[7]!)
   if (words[0] === 0x2002) return quad(words[1]!, words[2]!)
   return undefined
 }
@@ -57,20 +77,31 @@ function ipv6Words(address: string): number[] | undefined {
   }
   const halves = text.split('::')
   if (halves.length > 2) return undefined
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((word) => Number.parseInt(word, 16)))
+  const parse = (part: string) =>
+    part === '' ? [] : part.split(':').map((word) => Number.parseInt(word, 16))
   const head = parse(halves[0]!)
   const tail = halves.length === 2 ? parse(halves[1]!) : []
-  const words = halves.length === 2 ? [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail] : head
-  return words.length === 8 && words.every((word) => Number.isInteger(word) && word >= 0 && word <= 0xffff) ? words : undefined
+  const words =
+    halves.length === 2
+      ? [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail]
+      : head
+  return words.length === 8 &&
+    words.every((word) => Number.isInteger(word) && word >= 0 && word <= 0xffff)
+    ? words
+    : undefined
 }
 
 async function assertPublicHost(url: URL): Promise<void> {
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address)
+  const addresses = isIP(host)
+    ? [host]
+    : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address)
   if (addresses.length === 0) throw new TaskError(`url: cannot resolve ${host}`, true)
   const inward = addresses.find(isRestrictedAddress)
   if (inward !== undefined) {
-    throw new TaskError(`url: ${host} resolves to ${inward}, a private or loopback address; a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess="true"`)
+    throw new TaskError(
+      `url: ${host} resolves to ${inward}, a private or loopback address; a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess="true"`,
+    )
   }
 }
 
@@ -94,7 +125,8 @@ export const http: TaskDefinition = {
     } catch {
       throw new TaskError(`url is not a valid URL: ${JSON.stringify(urlText.slice(0, 80))}`)
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TaskError(`url must be http or https, got ${url.protocol}`)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new TaskError(`url must be http or https, got ${url.protocol}`)
     const fromVariable = wholeVarExpression(task.raw('url') ?? '') !== undefined
     const unrestricted = optionalBoolean(task, 'allowUnrestrictedNetworkAccess', false)
     const guarded = fromVariable && !unrestricted
@@ -105,12 +137,18 @@ export const http: TaskDefinition = {
       method,
       url: url.toString(),
       body: withBody ? toJsonText(requestData) : undefined,
-      headers: { ...(withBody ? { 'content-type': 'application/json' } : {}), ...headerPairs(task.json('headers')) },
+      headers: {
+        ...(withBody ? { 'content-type': 'application/json' } : {}),
+        ...headerPairs(task.json('headers')),
+      },
       signal: task.signal,
       redirect: guarded ? 'error' : 'follow',
     })
     if (status < 200 || status >= 300) {
-      throw new TaskError(`${method} ${redactUrl(url.toString())} answered ${status}: ${adapterErrorMessage(text) ?? text.slice(0, 200)}`, isRetryableStatus(status))
+      throw new TaskError(
+        `${method} ${redactUrl(url.toString())} answered ${status}: ${adapterErrorMessage(text) ?? text.slice(0, 200)}`,
+        isRetryableStatus(status),
+      )
     }
     return text
   },

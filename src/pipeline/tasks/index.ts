@@ -20,7 +20,24 @@ import { uppercase } from './uppercase.ts'
 
 /** Every task type the pipeline knows, by its DOT `type`. */
 export const TASK_TYPES: ReadonlyMap<string, TaskDefinition> = new Map(
-  [ethabidecodelog, cborparse, bridge, http, jsonparse, multiply, divide, ethabiencode, ethtx, ethcall, any, median, mean, mode, sum, lowercase, uppercase, hexencode].map(
-    (task) => [task.type, task],
-  ),
+  [
+    ethabidecodelog,
+    cborparse,
+    bridge,
+    http,
+    jsonparse,
+    multiply,
+    divide,
+    ethabiencode,
+    ethtx,
+    ethcall,
+    any,
+    median,
+    mean,
+    mode,
+    sum,
+    lowercase,
+    uppercase,
+    hexencode,
+  ].map((task) => [task.type, task]),
 )

@@ -25,7 +25,10 @@ export const jsonparse: TaskDefinition = {
     const separator = String(task.value('separator') ?? ',')
     const lax = optionalBoolean(task, 'lax', false)
     try {
-      return evaluatePath(json, path, { separator: path.startsWith('$') ? undefined : separator, aliases: task.context.aliases })
+      return evaluatePath(json, path, {
+        separator: path.startsWith('$') ? undefined : separator,
+        aliases: task.context.aliases,
+      })
     } catch (error) {
       if (error instanceof ReduceError && error.code === 'NO_VALUE' && lax) return null
       if (error instanceof ReduceError) throw new TaskError(error.message)
@@ -37,7 +40,8 @@ export const jsonparse: TaskDefinition = {
 function parseJson(data: unknown): unknown {
   if (typeof data === 'string' || data instanceof Uint8Array) {
     const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
-    if (text.length > MAX_JSON_TEXT) throw new TaskError(`data is longer than ${MAX_JSON_TEXT} characters`)
+    if (text.length > MAX_JSON_TEXT)
+      throw new TaskError(`data is longer than ${MAX_JSON_TEXT} characters`)
     try {
       return parseJsonLossless(text)
     } catch (error) {

@@ -11,8 +11,12 @@ export const mean: TaskDefinition = {
   toleratesInputErrors: true,
   async run(task) {
     const values = decimals(gatherValues(task))
-    const average = values.reduce((total, value) => total.plus(value), new Decimal(0)).dividedBy(values.length)
+    const average = values
+      .reduce((total, value) => total.plus(value), new Decimal(0))
+      .dividedBy(values.length)
     const precision = task.value('precision')
-    return precision === undefined ? average : average.toDecimalPlaces(integerAttribute(precision, 'precision', 0), Decimal.ROUND_HALF_UP)
+    return precision === undefined
+      ? average
+      : average.toDecimalPlaces(integerAttribute(precision, 'precision', 0), Decimal.ROUND_HALF_UP)
   },
 }

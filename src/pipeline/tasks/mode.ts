@@ -32,7 +32,13 @@ export const mode: TaskDefinition = {
 }
 
 function comparable(value: unknown): string {
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
+  if (
+    typeof value === 'string' ||
+    typeof value === 'number' ||
+    typeof value === 'boolean' ||
+    typeof value === 'bigint'
+  )
+    return String(value)
   if (isDecimal(value)) return value.toFixed()
   if (value instanceof Uint8Array) return new TextDecoder().decode(value)
   return toJsonText(value)

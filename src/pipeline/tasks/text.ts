@@ -3,6 +3,7 @@ import { describe } from './convert.ts'
 
 export function textInput(task: TaskRun): string {
   const input = task.value('input', { fromInput: true })
-  if (typeof input !== 'string') throw new TaskError(`input must be a string, got ${describe(input)}`)
+  if (typeof input !== 'string')
+    throw new TaskError(`input must be a string, got ${describe(input)}`)
   return input
 }

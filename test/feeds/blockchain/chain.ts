@@ -14,10 +14,16 @@ export interface TestChain {
   stop(): Promise<void>
 }
 
-export async function startTestChain(options: Parameters<typeof startAnvil>[0] = {}): Promise<TestChain> {
+export async function startTestChain(
+  options: Parameters<typeof startAnvil>[0] = {},
+): Promise<TestChain> {
   const anvil = await startAnvil(options)
   const network = Network.from(anvil.chainId)
-  const provider = new JsonRpcProvider(anvil.rpcUrl, network, { staticNetwork: network, cacheTimeout: -1, pollingInterval: 50 })
+  const provider = new JsonRpcProvider(anvil.rpcUrl, network, {
+    staticNetwork: network,
+    cacheTimeout: -1,
+    pollingInterval: 50,
+  })
   const wallet = new Wallet(ANVIL_PRIVATE_KEYS[0], provider)
   return {
     anvil,
@@ -47,7 +53,10 @@ export async function feedError(call: Promise<unknown>): Promise<FeedServiceErro
  * Puts an ERC1820 registry (contracts/test/TestERC1820Registry.sol) at the canonical EIP-1820
  * address of the dev chain: deployed normally, then its runtime code copied with anvil_setCode.
  */
-export async function installErc1820Registry(chain: TestChain, artifacts: ArtifactSet): Promise<void> {
+export async function installErc1820Registry(
+  chain: TestChain,
+  artifacts: ArtifactSet,
+): Promise<void> {
   const { abi, bytecode } = artifact(artifacts, 'TestERC1820Registry')
   const deployed = await new ContractFactory(abi as never[], bytecode, chain.signer).deploy()
   await deployed.waitForDeployment()

@@ -8,7 +8,10 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-export type Handler = (request: { method: string; url: string; body: string }, response: ServerResponse) => void
+export type Handler = (
+  request: { method: string; url: string; body: string },
+  response: ServerResponse,
+) => void
 
 export async function startTestServer(handler: Handler): Promise<TestServer> {
   const requests: TestServer['requests'] = []
@@ -16,7 +19,11 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      const entry = { method: request.method ?? '', url: request.url ?? '', body: Buffer.concat(chunks).toString('utf8') }
+      const entry = {
+        method: request.method ?? '',
+        url: request.url ?? '',
+        body: Buffer.concat(chunks).toString('utf8'),
+      }
       requests.push(entry)
       handler(entry, response)
     })

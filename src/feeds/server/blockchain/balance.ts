@@ -15,9 +15,19 @@ export interface AccountBalanceRecord {
  * The balance at the latest block. The block is fixed first and the balance read AT that block, so
  * `blockNumber`, `timestamp` and `balance` always describe the same state, even while blocks arrive.
  */
-export async function readAccountBalance(provider: AbstractProvider, blockchain: string, address: string): Promise<AccountBalanceRecord> {
+export async function readAccountBalance(
+  provider: AbstractProvider,
+  blockchain: string,
+  address: string,
+): Promise<AccountBalanceRecord> {
   const block = await provider.getBlock('latest')
-  if (block === null) throw new FeedServiceError(502, `blockchain '${blockchain}' returned no latest block`)
+  if (block === null)
+    throw new FeedServiceError(502, `blockchain '${blockchain}' returned no latest block`)
   const balance = await provider.getBalance(address, block.number)
-  return { address, blockNumber: decimal(block.number), timestamp: isoTime(block.timestamp), balance: decimal(balance) }
+  return {
+    address,
+    blockNumber: decimal(block.number),
+    timestamp: isoTime(block.timestamp),
+    balance: decimal(balance),
+  }
 }

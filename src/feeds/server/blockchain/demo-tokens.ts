@@ -1,4 +1,10 @@
-import { ContractFactory, NonceManager, type BaseContract, type ContractTransactionResponse, type Signer } from 'ethers'
+import {
+  ContractFactory,
+  NonceManager,
+  type BaseContract,
+  type ContractTransactionResponse,
+  type Signer,
+} from 'ethers'
 import { artifact, compileContracts, type ArtifactSet } from '../../../chain/artifacts.ts'
 
 // Test tokens (contracts/test) deployed on a dev chain, with one transfer of each kind, so the
@@ -50,11 +56,17 @@ async function send(contract: BaseContract, method: string, ...args: unknown[]):
   const fn = contract.getFunction(method)
   const tx = (await fn(...args)) as ContractTransactionResponse
   const receipt = await tx.wait()
-  if (receipt === null || receipt.status !== 1) throw new Error(`demo token ${method} failed (tx ${tx.hash})`)
+  if (receipt === null || receipt.status !== 1)
+    throw new Error(`demo token ${method} failed (tx ${tx.hash})`)
   return tx.hash
 }
 
-async function deploy(artifacts: ArtifactSet, name: string, signer: Signer, args: unknown[]): Promise<BaseContract> {
+async function deploy(
+  artifacts: ArtifactSet,
+  name: string,
+  signer: Signer,
+  args: unknown[],
+): Promise<BaseContract> {
   const { abi, bytecode } = artifact(artifacts, name)
   const contract = await new ContractFactory(abi as never[], bytecode, signer).deploy(...args)
   await contract.waitForDeployment()
@@ -67,15 +79,25 @@ async function deploy(artifacts: ArtifactSet, name: string, signer: Signer, args
  * Transactions go one after another through a NonceManager (ethers' call cache can hand out a
  * stale nonce to back-to-back sends).
  */
-export async function deployDemoTokens(signer: Signer, options: { recipient?: string; artifacts?: ArtifactSet } = {}): Promise<DemoTokens> {
+export async function deployDemoTokens(
+  signer: Signer,
+  options: { recipient?: string; artifacts?: ArtifactSet } = {},
+): Promise<DemoTokens> {
   const artifacts = options.artifacts ?? testTokenArtifacts()
   const recipient = options.recipient ?? DEMO_RECIPIENT
   const sender = signer instanceof NonceManager ? signer : new NonceManager(signer)
   const owner = await sender.getAddress()
   const { erc20: erc20Details, erc721: erc721Details, erc1155: erc1155Details } = DEMO_TOKEN_DETAILS
 
-  const erc20 = await deploy(artifacts, 'TestERC20', sender, [erc20Details.name, erc20Details.symbol, erc20Details.decimals])
-  const erc721 = await deploy(artifacts, 'TestERC721', sender, [erc721Details.name, erc721Details.symbol])
+  const erc20 = await deploy(artifacts, 'TestERC20', sender, [
+    erc20Details.name,
+    erc20Details.symbol,
+    erc20Details.decimals,
+  ])
+  const erc721 = await deploy(artifacts, 'TestERC721', sender, [
+    erc721Details.name,
+    erc721Details.symbol,
+  ])
   const erc1155 = await deploy(artifacts, 'TestERC1155', sender, [erc1155Details.uri])
 
   const amount = 1_500_000_000_000_000_000n
@@ -89,13 +111,35 @@ export async function deployDemoTokens(signer: Signer, options: { recipient?: st
   const single = { id: 1n, amount: 5n }
   const batch = { ids: [2n, 3n], amounts: [10n, 20n] }
   await send(erc1155, 'mintBatch', owner, [1n, 2n, 3n], [100n, 100n, 100n])
-  const singleTx = await send(erc1155, 'safeTransferFrom', owner, recipient, single.id, single.amount, '0x')
-  const batchTx = await send(erc1155, 'safeBatchTransferFrom', owner, recipient, batch.ids, batch.amounts, '0x')
+  const singleTx = await send(
+    erc1155,
+    'safeTransferFrom',
+    owner,
+    recipient,
+    single.id,
+    single.amount,
+    '0x',
+  )
+  const batchTx = await send(
+    erc1155,
+    'safeBatchTransferFrom',
+    owner,
+    recipient,
+    batch.ids,
+    batch.amounts,
+    '0x',
+  )
 
   return {
     recipient,
     erc20: { address: await erc20.getAddress(), transferTx: erc20Tx, amount },
     erc721: { address: await erc721.getAddress(), transferTx: erc721Tx, tokenId },
-    erc1155: { address: await erc1155.getAddress(), transferSingleTx: singleTx, transferBatchTx: batchTx, single, batch },
+    erc1155: {
+      address: await erc1155.getAddress(),
+      transferSingleTx: singleTx,
+      transferBatchTx: batchTx,
+      single,
+      batch,
+    },
   }
 }

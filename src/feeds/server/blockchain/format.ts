@@ -32,11 +32,19 @@ const TX_HASH = /^0x[0-9a-fA-F]{64}$/
 
 /** The catalog validates parameters before they reach us; this is the last line of defence. */
 export function checkAddress(address: string): string {
-  if (!ADDRESS.test(address)) throw new FeedServiceError(400, `address must be a 0x-prefixed address of 40 hex digits (got ${JSON.stringify(address.slice(0, 80))})`)
+  if (!ADDRESS.test(address))
+    throw new FeedServiceError(
+      400,
+      `address must be a 0x-prefixed address of 40 hex digits (got ${JSON.stringify(address.slice(0, 80))})`,
+    )
   return address.toLowerCase()
 }
 
 export function checkTxHash(hash: string): string {
-  if (!TX_HASH.test(hash)) throw new FeedServiceError(400, `hash must be a 0x-prefixed transaction hash of 64 hex digits (got ${JSON.stringify(hash.slice(0, 80))})`)
+  if (!TX_HASH.test(hash))
+    throw new FeedServiceError(
+      400,
+      `hash must be a 0x-prefixed transaction hash of 64 hex digits (got ${JSON.stringify(hash.slice(0, 80))})`,
+    )
   return hash.toLowerCase()
 }

@@ -1,7 +1,12 @@
 import { FeedServiceError } from '../errors.ts'
 import { readAccountBalance } from './balance.ts'
 import { checkAddress, checkTxHash } from './format.ts'
-import { RECORDED_BLOCKCHAIN, recordedAccountBalance, recordedTokenTransfers, recordedTransaction } from './recorded.ts'
+import {
+  RECORDED_BLOCKCHAIN,
+  recordedAccountBalance,
+  recordedTokenTransfers,
+  recordedTransaction,
+} from './recorded.ts'
 import { ChainRpc, DEFAULT_RPC_TIMEOUT_MS } from './rpc.ts'
 import { readTransaction } from './transaction.ts'
 import { readTokenTransfers } from './transfers.ts'
@@ -17,7 +22,9 @@ export { RECORDED_BLOCKCHAIN, recordedHashes } from './recorded.ts'
  * deployDemoTokens of ./demo-tokens.ts, loaded on first use: it compiles Solidity, and loading
  * solc costs seconds that `feeds serve` must not pay at start.
  */
-export async function deployDemoTokens(...args: Parameters<typeof import('./demo-tokens.ts').deployDemoTokens>): Promise<import('./demo-tokens.ts').DemoTokens> {
+export async function deployDemoTokens(
+  ...args: Parameters<typeof import('./demo-tokens.ts').deployDemoTokens>
+): Promise<import('./demo-tokens.ts').DemoTokens> {
   const { deployDemoTokens: deploy } = await import('./demo-tokens.ts')
   return deploy(...args)
 }
@@ -42,7 +49,10 @@ export function createBlockchainSource(options: BlockchainSourceOptions): Blockc
   const nodes = new Map<string, ChainRpc>()
   for (const [id, url] of Object.entries(options.chains)) {
     const blockchain = id.toLowerCase()
-    if (!/^(https?|wss?):\/\//i.test(url)) throw new Error(`chain '${id}': the JSON-RPC URL must start with http://, https://, ws:// or wss://`)
+    if (!/^(https?|wss?):\/\//i.test(url))
+      throw new Error(
+        `chain '${id}': the JSON-RPC URL must start with http://, https://, ws:// or wss://`,
+      )
     nodes.set(blockchain, new ChainRpc(blockchain, url, timeoutMs))
   }
 
@@ -51,8 +61,14 @@ export function createBlockchainSource(options: BlockchainSourceOptions): Blockc
     const id = blockchain.toLowerCase()
     const node = nodes.get(id)
     if (node !== undefined || id === RECORDED_BLOCKCHAIN) return node
-    const served = [...nodes.keys(), ...(nodes.has(RECORDED_BLOCKCHAIN) ? [] : [`${RECORDED_BLOCKCHAIN} (recorded data)`])]
-    throw new FeedServiceError(404, `unknown blockchain '${blockchain}': this service serves ${served.join(', ')}`)
+    const served = [
+      ...nodes.keys(),
+      ...(nodes.has(RECORDED_BLOCKCHAIN) ? [] : [`${RECORDED_BLOCKCHAIN} (recorded data)`]),
+    ]
+    throw new FeedServiceError(
+      404,
+      `unknown blockchain '${blockchain}': this service serves ${served.join(', ')}`,
+    )
   }
 
   return {
@@ -60,19 +76,27 @@ export function createBlockchainSource(options: BlockchainSourceOptions): Blockc
       const node = nodeFor(blockchain)
       const checked = checkAddress(address)
       if (node === undefined) return recordedAccountBalance(checked)
-      return { ...(await node.use(`the balance of ${checked}`, (provider) => readAccountBalance(provider, node.blockchain, checked))) }
+      return {
+        ...(await node.use(`the balance of ${checked}`, (provider) =>
+          readAccountBalance(provider, node.blockchain, checked),
+        )),
+      }
     },
     async tokenTransfers({ blockchain, hash }) {
       const node = nodeFor(blockchain)
       const checked = checkTxHash(hash)
       if (node === undefined) return recordedTokenTransfers(checked)
-      return node.use(`the token transfers of ${checked}`, (provider) => readTokenTransfers(provider, node.blockchain, checked))
+      return node.use(`the token transfers of ${checked}`, (provider) =>
+        readTokenTransfers(provider, node.blockchain, checked),
+      )
     },
     async transaction({ blockchain, hash }) {
       const node = nodeFor(blockchain)
       const checked = checkTxHash(hash)
       if (node === undefined) return recordedTransaction(checked)
-      return node.use(`transaction ${checked}`, (provider) => readTransaction(provider, node.blockchain, checked))
+      return node.use(`transaction ${checked}`, (provider) =>
+        readTransaction(provider, node.blockchain, checked),
+      )
     },
     async close() {
       await Promise.all([...nodes.values()].map((node) => node.close()))

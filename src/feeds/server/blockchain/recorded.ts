@@ -8,7 +8,8 @@ import { FeedServiceError } from '../errors.ts'
 
 export const RECORDED_BLOCKCHAIN = 'ethereum-mainnet'
 
-const recordFile = <T extends z.ZodType>(record: T) => z.object({ about: z.string(), records: z.array(record) })
+const recordFile = <T extends z.ZodType>(record: T) =>
+  z.object({ about: z.string(), records: z.array(record) })
 
 const transactionsFile = recordFile(
   z.object({
@@ -29,7 +30,8 @@ const tokenTransfersFile = recordFile(
 function load<T extends z.ZodType>(name: string, schema: T): z.output<T> {
   const url = new URL(`./recorded/${name}`, import.meta.url)
   const parsed = schema.safeParse(JSON.parse(readFileSync(url, 'utf8')))
-  if (!parsed.success) throw new Error(`recorded blockchain data ${name} is malformed: ${parsed.error.message}`)
+  if (!parsed.success)
+    throw new Error(`recorded blockchain data ${name} is malformed: ${parsed.error.message}`)
   return parsed.data
 }
 
@@ -39,8 +41,18 @@ class Recording {
   readonly tokenTransfers: ReadonlyMap<string, Record<string, unknown>>
 
   constructor() {
-    this.transactions = new Map(load('transactions.json', transactionsFile).records.map((record) => [record.data.hash, record.data]))
-    this.tokenTransfers = new Map(load('token-transfers.json', tokenTransfersFile).records.map((record) => [record.hash, record.data]))
+    this.transactions = new Map(
+      load('transactions.json', transactionsFile).records.map((record) => [
+        record.data.hash,
+        record.data,
+      ]),
+    )
+    this.tokenTransfers = new Map(
+      load('token-transfers.json', tokenTransfersFile).records.map((record) => [
+        record.hash,
+        record.data,
+      ]),
+    )
   }
 }
 
@@ -70,7 +82,8 @@ export function recordedTransaction(hash: string): Record<string, unknown> {
 
 export function recordedTokenTransfers(hash: string): Record<string, unknown> {
   const record = loaded().tokenTransfers.get(hash.toLowerCase())
-  if (record === undefined) throw notRecorded(`token transfers of transaction ${hash}`, loaded().tokenTransfers.keys())
+  if (record === undefined)
+    throw notRecorded(`token transfers of transaction ${hash}`, loaded().tokenTransfers.keys())
   return copy(record)
 }
 
@@ -83,5 +96,8 @@ export function recordedAccountBalance(address: string): never {
 
 /** Hashes of the recorded transactions and token transfers (for tests and documentation). */
 export function recordedHashes(): { transactions: string[]; tokenTransfers: string[] } {
-  return { transactions: [...loaded().transactions.keys()], tokenTransfers: [...loaded().tokenTransfers.keys()] }
+  return {
+    transactions: [...loaded().transactions.keys()],
+    tokenTransfers: [...loaded().tokenTransfers.keys()],
+  }
 }

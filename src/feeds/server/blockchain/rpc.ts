@@ -1,5 +1,12 @@
 import { createRequire } from 'node:module'
-import { FetchRequest, JsonRpcProvider, Network, WebSocketProvider, type AbstractProvider, type WebSocketLike } from 'ethers'
+import {
+  FetchRequest,
+  JsonRpcProvider,
+  Network,
+  WebSocketProvider,
+  type AbstractProvider,
+  type WebSocketLike,
+} from 'ethers'
 import { z } from 'zod'
 import { FeedServiceError } from '../errors.ts'
 
@@ -75,7 +82,18 @@ const neverLost = (): (() => void) => () => undefined
 
 const chainIdAnswer = z.object({ result: z.string().regex(/^0x[0-9a-fA-F]+$/) })
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'TIMEOUT', 'NETWORK_ERROR'])
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'TIMEOUT',
+  'NETWORK_ERROR',
+])
 
 class Unreachable extends Error {
   override readonly name = 'Unreachable'
@@ -103,11 +121,15 @@ export class ChainRpc {
    * or 502 (the node answered with an error).
    */
   async use<T>(what: string, work: (provider: AbstractProvider) => Promise<T>): Promise<T> {
-    if (this.closed) throw new FeedServiceError(503, `${this.label} is closed: the service is shutting down`)
+    if (this.closed)
+      throw new FeedServiceError(503, `${this.label} is closed: the service is shutting down`)
     let timer: NodeJS.Timeout | undefined
     let unsubscribe = (): unknown => undefined
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Unreachable(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs)
+      timer = setTimeout(
+        () => reject(new Unreachable(`no answer within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      )
     })
     try {
       const connection = await Promise.race([this.connect(), deadline])
@@ -157,13 +179,19 @@ export class ChainRpc {
     request.body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })
     request.setHeader('content-type', 'application/json')
     const response = await request.send()
-    if (!response.ok()) throw new Error(`eth_chainId answered HTTP ${response.statusCode} ${response.statusMessage}`)
+    if (!response.ok())
+      throw new Error(`eth_chainId answered HTTP ${response.statusCode} ${response.statusMessage}`)
     const answer = chainIdAnswer.safeParse(response.bodyJson)
-    if (!answer.success) throw new Error('eth_chainId did not answer a chain id: this is not an EVM JSON-RPC node')
+    if (!answer.success)
+      throw new Error('eth_chainId did not answer a chain id: this is not an EVM JSON-RPC node')
     const connection = new FetchRequest(this.url)
     connection.timeout = this.timeoutMs
     const network = Network.from(BigInt(answer.data.result))
-    const provider = new JsonRpcProvider(connection, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 20 })
+    const provider = new JsonRpcProvider(connection, network, {
+      staticNetwork: network,
+      cacheTimeout: -1,
+      batchMaxCount: 20,
+    })
     return { provider, onLost: neverLost }
   }
 
@@ -191,7 +219,10 @@ export class ChainRpc {
       })
     })
     // Handed over before it opens: ethers starts the provider from the socket's `onopen`.
-    const provider = new WebSocketProvider(socket, undefined, { staticNetwork: true, cacheTimeout: -1 })
+    const provider = new WebSocketProvider(socket, undefined, {
+      staticNetwork: true,
+      cacheTimeout: -1,
+    })
     let unsubscribe = (): unknown => undefined
     try {
       await opening
@@ -209,7 +240,10 @@ export class ChainRpc {
   private describe(what: string, error: unknown): FeedServiceError {
     if (error instanceof FeedServiceError) return error
     if (error instanceof Unreachable || isUnreachable(error)) {
-      return new FeedServiceError(503, `${this.label} cannot be reached (${what}): ${errorText(error)}`)
+      return new FeedServiceError(
+        503,
+        `${this.label} cannot be reached (${what}): ${errorText(error)}`,
+      )
     }
     return new FeedServiceError(502, `${this.label} failed to answer ${what}: ${errorText(error)}`)
   }
@@ -228,8 +262,12 @@ function isUnreachable(error: unknown): boolean {
  */
 function errorText(error: unknown): string {
   if (typeof error !== 'object' || error === null) return String(error)
-  const { shortMessage, message, error: rpcError } = error as { shortMessage?: unknown; message?: unknown; error?: { message?: unknown } }
+  const {
+    shortMessage,
+    message,
+    error: rpcError,
+  } = error as { shortMessage?: unknown; message?: unknown; error?: { message?: unknown } }
   const rpcMessage = typeof rpcError?.message === 'string' ? `: ${rpcError.message}` : ''
   if (typeof shortMessage === 'string') return `${shortMessage}${rpcMessage}`
-  return typeof message === 'string' ? message.split(' (')[0] ?? message : 'unknown error'
+  return typeof message === 'string' ? (message.split(' (')[0] ?? message) : 'unknown error'
 }

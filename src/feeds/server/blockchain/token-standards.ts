@@ -42,9 +42,18 @@ export interface InterfaceSupport {
 }
 
 /** The raw answer of an eth_call, or undefined when the call reverted or the node refused it. */
-async function tryCall(provider: AbstractProvider, to: string, data: string, gasLimit?: bigint): Promise<string | undefined> {
+async function tryCall(
+  provider: AbstractProvider,
+  to: string,
+  data: string,
+  gasLimit?: bigint,
+): Promise<string | undefined> {
   try {
-    const result = await provider.call({ to, data, ...(gasLimit !== undefined ? { gasLimit } : {}) })
+    const result = await provider.call({
+      to,
+      data,
+      ...(gasLimit !== undefined ? { gasLimit } : {}),
+    })
     return result === '0x' ? undefined : result
   } catch (error) {
     if (isRevert(error)) return undefined
@@ -60,11 +69,22 @@ async function tryCall(provider: AbstractProvider, to: string, data: string, gas
 function isRevert(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown }
   if (code === 'CALL_EXCEPTION' || code === 'BAD_DATA') return true
-  return code === 'UNKNOWN_ERROR' && /revert|execution|invalid opcode|out of gas/i.test(String(message))
+  return (
+    code === 'UNKNOWN_ERROR' && /revert|execution|invalid opcode|out of gas/i.test(String(message))
+  )
 }
 
-async function supportsInterface(provider: AbstractProvider, token: string, interfaceId: string): Promise<boolean> {
-  const answer = await tryCall(provider, token, probes.encodeFunctionData('supportsInterface', [interfaceId]), ERC165_GAS)
+async function supportsInterface(
+  provider: AbstractProvider,
+  token: string,
+  interfaceId: string,
+): Promise<boolean> {
+  const answer = await tryCall(
+    provider,
+    token,
+    probes.encodeFunctionData('supportsInterface', [interfaceId]),
+    ERC165_GAS,
+  )
   if (answer === undefined || answer.length < 66) return false
   // EIP-165: the answer is a bool, exactly 0 or 1 in a 32-byte word.
   return BigInt(answer.slice(0, 66)) === 1n
@@ -74,7 +94,10 @@ async function supportsInterface(provider: AbstractProvider, token: string, inte
  * The EIP-165 detection procedure: the contract must claim ERC165 itself and deny the invalid id
  * 0xffffffff (so a fallback that answers "true" to everything is not taken at its word).
  */
-export async function detectInterfaces(provider: AbstractProvider, token: string): Promise<InterfaceSupport> {
+export async function detectInterfaces(
+  provider: AbstractProvider,
+  token: string,
+): Promise<InterfaceSupport> {
   const [erc165, invalid, erc721, erc1155, erc777] = await Promise.all([
     supportsInterface(provider, token, INTERFACE_IDS.erc165),
     supportsInterface(provider, token, INTERFACE_IDS.invalid),
@@ -93,7 +116,11 @@ export async function detectInterfaces(provider: AbstractProvider, token: string
 export async function isErc777(provider: AbstractProvider, token: string): Promise<boolean> {
   const registryCode = await provider.getCode(ERC1820_REGISTRY)
   if (registryCode === '0x') return false
-  const answer = await tryCall(provider, ERC1820_REGISTRY, probes.encodeFunctionData('getInterfaceImplementer', [token, ERC777_INTERFACE_HASH]))
+  const answer = await tryCall(
+    provider,
+    ERC1820_REGISTRY,
+    probes.encodeFunctionData('getInterfaceImplementer', [token, ERC777_INTERFACE_HASH]),
+  )
   if (answer === undefined || answer.length < 66) return false
   const implementer = abi.decode(['address'], answer.slice(0, 66))[0] as string
   return implementer.toLowerCase() === token.toLowerCase()
@@ -121,7 +148,10 @@ function decodeDecimals(answer: string | undefined): string {
 }
 
 /** name, symbol and decimals; a missing function reads as '' (name, symbol) or '0' (decimals). */
-export async function readTokenMetadata(provider: AbstractProvider, token: string): Promise<TokenMetadata> {
+export async function readTokenMetadata(
+  provider: AbstractProvider,
+  token: string,
+): Promise<TokenMetadata> {
   const [name, symbol, decimals] = await Promise.all([
     tryCall(provider, token, probes.encodeFunctionData('name')),
     tryCall(provider, token, probes.encodeFunctionData('symbol')),

@@ -1,4 +1,10 @@
-import { Transaction, type AbstractProvider, type TransactionLike, type TransactionReceipt, type TransactionResponse } from 'ethers'
+import {
+  Transaction,
+  type AbstractProvider,
+  type TransactionLike,
+  type TransactionReceipt,
+  type TransactionResponse,
+} from 'ethers'
 import { FeedServiceError } from '../errors.ts'
 import { decimal, exactNumber, isoTime, lowerAddress } from './format.ts'
 
@@ -20,7 +26,9 @@ export interface StatusResult {
 export function statusResult(status: number | null | undefined): StatusResult {
   if (status === undefined) return { code: null, confirmed: false, success: null, name: 'pending' }
   if (status === null) return { code: null, confirmed: true, success: null, name: 'unknown' }
-  return status === 1 ? { code: '0x1', confirmed: true, success: true, name: 'successful' } : { code: '0x0', confirmed: true, success: false, name: 'failed' }
+  return status === 1
+    ? { code: '0x1', confirmed: true, success: true, name: 'successful' }
+    : { code: '0x0', confirmed: true, success: false, name: 'failed' }
 }
 
 /**
@@ -97,7 +105,12 @@ function signedFields(tx: TransactionResponse) {
 }
 
 /** The record of a mined transaction. */
-export function minedRecord(tx: TransactionResponse, receipt: TransactionReceipt, blockTimestamp: number, head: number): Record<string, unknown> {
+export function minedRecord(
+  tx: TransactionResponse,
+  receipt: TransactionReceipt,
+  blockTimestamp: number,
+  head: number,
+): Record<string, unknown> {
   const signed = signedFields(tx)
   const result = statusResult(receipt.status)
   return {
@@ -105,7 +118,8 @@ export function minedRecord(tx: TransactionResponse, receipt: TransactionReceipt
     blockHash: receipt.blockHash,
     // ethers' TransactionReceipt.confirmations(): the block itself counts as the first confirmation.
     confirmations: decimal(Math.max(head - receipt.blockNumber + 1, 1)),
-    contractAddress: receipt.contractAddress === null ? 'null' : lowerAddress(receipt.contractAddress),
+    contractAddress:
+      receipt.contractAddress === null ? 'null' : lowerAddress(receipt.contractAddress),
     cumulativeGasUsed: decimal(receipt.cumulativeGasUsed),
     fee: decimal(receipt.fee),
     from: signed.from,
@@ -140,7 +154,10 @@ export function minedRecord(tx: TransactionResponse, receipt: TransactionReceipt
  * are no confirmations, and `timestamp` is the time of this answer (Amberdata gives the time it
  * first saw the transaction, which a node does not tell).
  */
-export function pendingRecord(tx: TransactionResponse, now: Date = new Date()): Record<string, unknown> {
+export function pendingRecord(
+  tx: TransactionResponse,
+  now: Date = new Date(),
+): Record<string, unknown> {
   const signed = signedFields(tx)
   return {
     blockNumber: null,
@@ -176,11 +193,24 @@ export function pendingRecord(tx: TransactionResponse, now: Date = new Date()): 
 }
 
 /** The full record of a transaction; 404 when the node does not know it. */
-export async function readTransaction(provider: AbstractProvider, blockchain: string, hash: string): Promise<Record<string, unknown>> {
-  const [tx, receipt, head] = await Promise.all([provider.getTransaction(hash), provider.getTransactionReceipt(hash), provider.getBlockNumber()])
-  if (tx === null) throw new FeedServiceError(404, `transaction ${hash} not found on blockchain '${blockchain}'`)
+export async function readTransaction(
+  provider: AbstractProvider,
+  blockchain: string,
+  hash: string,
+): Promise<Record<string, unknown>> {
+  const [tx, receipt, head] = await Promise.all([
+    provider.getTransaction(hash),
+    provider.getTransactionReceipt(hash),
+    provider.getBlockNumber(),
+  ])
+  if (tx === null)
+    throw new FeedServiceError(404, `transaction ${hash} not found on blockchain '${blockchain}'`)
   if (receipt === null) return pendingRecord(tx)
   const block = await provider.getBlock(receipt.blockHash)
-  if (block === null) throw new FeedServiceError(502, `blockchain '${blockchain}' has a receipt for ${hash} but not its block ${receipt.blockNumber} (reorganised?)`)
+  if (block === null)
+    throw new FeedServiceError(
+      502,
+      `blockchain '${blockchain}' has a receipt for ${hash} but not its block ${receipt.blockNumber} (reorganised?)`,
+    )
   return minedRecord(tx, receipt, block.timestamp, Math.max(head, receipt.blockNumber))
 }

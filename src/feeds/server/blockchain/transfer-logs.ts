@@ -37,7 +37,8 @@ export interface LogLike {
 const abi = AbiCoder.defaultAbiCoder()
 
 function topicAddress(topic: string | undefined): string {
-  if (topic === undefined || !/^0x0{24}[0-9a-fA-F]{40}$/.test(topic)) throw new Error('not an address topic')
+  if (topic === undefined || !/^0x0{24}[0-9a-fA-F]{40}$/.test(topic))
+    throw new Error('not an address topic')
   return getAddress(`0x${topic.slice(26)}`).toLowerCase()
 }
 
@@ -56,26 +57,75 @@ export function decodeTransferLog(log: LogLike): DecodedTransfer[] {
   const base = { tokenAddress, logIndex: log.index }
   try {
     if (topic0 === TOPICS.transfer && log.topics.length === 3 && wordCount(log.data) === 1) {
-      return [{ ...base, shape: 'erc20', from: topicAddress(log.topics[1]), to: topicAddress(log.topics[2]), amount: word(log.data, 0), tokenId: undefined }]
+      return [
+        {
+          ...base,
+          shape: 'erc20',
+          from: topicAddress(log.topics[1]),
+          to: topicAddress(log.topics[2]),
+          amount: word(log.data, 0),
+          tokenId: undefined,
+        },
+      ]
     }
     if (topic0 === TOPICS.transfer && log.topics.length === 4 && wordCount(log.data) === 0) {
       const tokenId = BigInt(log.topics[3] as string)
-      return [{ ...base, shape: 'erc721', from: topicAddress(log.topics[1]), to: topicAddress(log.topics[2]), amount: tokenId, tokenId }]
+      return [
+        {
+          ...base,
+          shape: 'erc721',
+          from: topicAddress(log.topics[1]),
+          to: topicAddress(log.topics[2]),
+          amount: tokenId,
+          tokenId,
+        },
+      ]
     }
     if (topic0 === TOPICS.transfer && log.topics.length === 1 && wordCount(log.data) === 3) {
-      const [from, to, value] = abi.decode(['address', 'address', 'uint256'], log.data) as unknown as [string, string, bigint]
-      return [{ ...base, shape: 'unindexed', from: from.toLowerCase(), to: to.toLowerCase(), amount: value, tokenId: undefined }]
+      const [from, to, value] = abi.decode(
+        ['address', 'address', 'uint256'],
+        log.data,
+      ) as unknown as [string, string, bigint]
+      return [
+        {
+          ...base,
+          shape: 'unindexed',
+          from: from.toLowerCase(),
+          to: to.toLowerCase(),
+          amount: value,
+          tokenId: undefined,
+        },
+      ]
     }
     if (topic0 === TOPICS.transferSingle && log.topics.length === 4 && wordCount(log.data) === 2) {
       const [tokenId, value] = [word(log.data, 0), word(log.data, 1)]
-      return [{ ...base, shape: 'erc1155', from: topicAddress(log.topics[2]), to: topicAddress(log.topics[3]), amount: value, tokenId }]
+      return [
+        {
+          ...base,
+          shape: 'erc1155',
+          from: topicAddress(log.topics[2]),
+          to: topicAddress(log.topics[3]),
+          amount: value,
+          tokenId,
+        },
+      ]
     }
     if (topic0 === TOPICS.transferBatch && log.topics.length === 4) {
-      const [ids, values] = abi.decode(['uint256[]', 'uint256[]'], log.data) as unknown as [bigint[], bigint[]]
+      const [ids, values] = abi.decode(['uint256[]', 'uint256[]'], log.data) as unknown as [
+        bigint[],
+        bigint[],
+      ]
       if (ids.length !== values.length) return []
       const from = topicAddress(log.topics[2])
       const to = topicAddress(log.topics[3])
-      return ids.map((tokenId, i) => ({ ...base, shape: 'erc1155' as const, from, to, amount: values[i] as bigint, tokenId }))
+      return ids.map((tokenId, i) => ({
+        ...base,
+        shape: 'erc1155' as const,
+        from,
+        to,
+        amount: values[i] as bigint,
+        tokenId,
+      }))
     }
   } catch {
     // A log that only looks like a transfer (same topic, malformed body) is not a token transfer.

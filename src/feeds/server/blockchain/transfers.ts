@@ -1,7 +1,12 @@
 import type { AbstractProvider } from 'ethers'
 import { FeedServiceError } from '../errors.ts'
 import { decimal } from './format.ts'
-import { detectInterfaces, readTokenMetadata, type InterfaceSupport, type TokenMetadata } from './token-standards.ts'
+import {
+  detectInterfaces,
+  readTokenMetadata,
+  type InterfaceSupport,
+  type TokenMetadata,
+} from './token-standards.ts'
 import { decodeTransfers, type DecodedTransfer } from './transfer-logs.ts'
 
 // The `token-transfers` record. FEEDS.md's `data` is ONE transfer object, while a transaction can
@@ -58,27 +63,47 @@ export function transferRecord(transfer: DecodedTransfer, facts: TokenFacts): To
 }
 
 async function tokenFacts(provider: AbstractProvider, token: string): Promise<TokenFacts> {
-  const [metadata, interfaces] = await Promise.all([readTokenMetadata(provider, token), detectInterfaces(provider, token)])
+  const [metadata, interfaces] = await Promise.all([
+    readTokenMetadata(provider, token),
+    detectInterfaces(provider, token),
+  ])
   return { metadata, interfaces }
 }
 
 /** The token transfers of a mined transaction; 404 for an unknown, pending or transfer-less one. */
-export async function readTokenTransfers(provider: AbstractProvider, blockchain: string, hash: string): Promise<Record<string, unknown>> {
+export async function readTokenTransfers(
+  provider: AbstractProvider,
+  blockchain: string,
+  hash: string,
+): Promise<Record<string, unknown>> {
   const receipt = await provider.getTransactionReceipt(hash)
   if (receipt === null) {
     const pending = await provider.getTransaction(hash)
-    if (pending === null) throw new FeedServiceError(404, `transaction ${hash} not found on blockchain '${blockchain}'`)
-    throw new FeedServiceError(404, `transaction ${hash} on blockchain '${blockchain}' is still pending: its token transfers are known once it is mined`)
+    if (pending === null)
+      throw new FeedServiceError(404, `transaction ${hash} not found on blockchain '${blockchain}'`)
+    throw new FeedServiceError(
+      404,
+      `transaction ${hash} on blockchain '${blockchain}' is still pending: its token transfers are known once it is mined`,
+    )
   }
   const transfers = decodeTransfers(receipt.logs)
   if (transfers.length === 0) {
     const why = receipt.status === 0 ? ' (it failed, so it moved nothing)' : ''
-    throw new FeedServiceError(404, `transaction ${hash} on blockchain '${blockchain}' made no token transfer${why}: no ERC20/ERC721 Transfer or ERC1155 TransferSingle/TransferBatch log`)
+    throw new FeedServiceError(
+      404,
+      `transaction ${hash} on blockchain '${blockchain}' made no token transfer${why}: no ERC20/ERC721 Transfer or ERC1155 TransferSingle/TransferBatch log`,
+    )
   }
   // One set of calls per token contract, however many of its transfers the transaction made.
   const tokens = [...new Set(transfers.map((transfer) => transfer.tokenAddress))]
-  const facts = new Map(await Promise.all(tokens.map(async (token) => [token, await tokenFacts(provider, token)] as const)))
-  const records = transfers.map((transfer) => transferRecord(transfer, facts.get(transfer.tokenAddress) as TokenFacts))
+  const facts = new Map(
+    await Promise.all(
+      tokens.map(async (token) => [token, await tokenFacts(provider, token)] as const),
+    ),
+  )
+  const records = transfers.map((transfer) =>
+    transferRecord(transfer, facts.get(transfer.tokenAddress) as TokenFacts),
+  )
   const [first] = records as [TokenTransferRecord, ...TokenTransferRecord[]]
   return { ...first, transfers: records }
 }

@@ -11,7 +11,8 @@ const referenceDir = process.argv[2] ?? '../shared/reference'
 const outDir = new URL('.', import.meta.url).pathname
 
 type Json = Record<string, unknown>
-const read = (path: string): Json => JSON.parse(readFileSync(join(referenceDir, path), 'utf8')) as Json
+const read = (path: string): Json =>
+  JSON.parse(readFileSync(join(referenceDir, path), 'utf8')) as Json
 const reference = read('fixtures-draft.json') as {
   soccer: Json[]
   nba: Json[]
@@ -23,11 +24,15 @@ const reference = read('fixtures-draft.json') as {
 function csvRows(path: string): Record<string, string>[] {
   const [header, ...lines] = readFileSync(join(referenceDir, path), 'utf8').trim().split('\n')
   const names = header!.split(',')
-  return lines.map((line) => Object.fromEntries(line.split(',').map((value, index) => [names[index]!, value])))
+  return lines.map((line) =>
+    Object.fromEntries(line.split(',').map((value, index) => [names[index]!, value])),
+  )
 }
 
 // Penalties missed/saved are in the FPL excerpt (same players as the reference's player lists).
-const fplByName = new Map(csvRows('samples/fpl_2024-25_gw1_fixtures1-2_players_excerpt.csv').map((row) => [row.name!, row]))
+const fplByName = new Map(
+  csvRows('samples/fpl_2024-25_gw1_fixtures1-2_players_excerpt.csv').map((row) => [row.name!, row]),
+)
 
 function soccerGame(match: Json) {
   const half = match.halfTime as { home: number; away: number }
@@ -56,7 +61,14 @@ function soccerGame(match: Json) {
       goalkeeperGoalsAgainst: player.position === 'GK' && minutes >= 90 ? opponentScore : null,
       // Derived: a defender on the pitch 60+ minutes of a match the opponent did not score in kept a
       // clean sheet; one who played all 90 of a match with goals against did not; otherwise unknown.
-      defenderCleanSheets: player.position !== 'DEF' || minutes < 60 ? null : opponentScore === 0 ? 1 : minutes >= 90 ? 0 : null,
+      defenderCleanSheets:
+        player.position !== 'DEF' || minutes < 60
+          ? null
+          : opponentScore === 0
+            ? 1
+            : minutes >= 90
+              ? 0
+              : null,
     }
   })
   return {
@@ -77,15 +89,27 @@ function soccerGame(match: Json) {
     awayTeamScore: awayScore,
     periods: [
       { key: 'firstPeriod', period: 'first half', sideAScore: half.home, sideBScore: half.away },
-      { key: 'secondPeriod', period: 'second half', sideAScore: homeScore - half.home, sideBScore: awayScore - half.away },
+      {
+        key: 'secondPeriod',
+        period: 'second half',
+        sideAScore: homeScore - half.home,
+        sideBScore: awayScore - half.away,
+      },
     ],
-    odds: { homeMoneyLine: odds.homeMoneyLine, drawMoneyLine: odds.drawMoneyLine, awayMoneyLine: odds.awayMoneyLine },
+    odds: {
+      homeMoneyLine: odds.homeMoneyLine,
+      drawMoneyLine: odds.drawMoneyLine,
+      awayMoneyLine: odds.awayMoneyLine,
+    },
     players,
     provenance: {
       game: match.provenance,
       startTime: 'REAL kick-off (FPL fixtures), epoch seconds as in the service sample',
       lastUpdated: 'SYNTHETIC: kick-off + 2 h 15 min',
-      players: players.length > 0 ? `${match.playersProvenance as string} goalkeeperGoalsAgainst/defenderCleanSheets derived from the score; penalties from the FPL excerpt; other statistics unavailable (null).` : 'no player data in the reference',
+      players:
+        players.length > 0
+          ? `${match.playersProvenance as string} goalkeeperGoalsAgainst/defenderCleanSheets derived from the score; penalties from the FPL excerpt; other statistics unavailable (null).`
+          : 'no player data in the reference',
     },
   }
 }
@@ -110,12 +134,17 @@ function nbaGame(game: Json) {
     awayTeamScore: game.awayTeamScore,
     // Quarter scores are not in the reference: none are invented.
     periods: [],
-    odds: { homeMoneyLine: odds.homeMoneyLine, drawMoneyLine: odds.drawMoneyLine, awayMoneyLine: odds.awayMoneyLine },
+    odds: {
+      homeMoneyLine: odds.homeMoneyLine,
+      drawMoneyLine: odds.drawMoneyLine,
+      awayMoneyLine: odds.awayMoneyLine,
+    },
     players: [],
     provenance: {
       game: game.provenance,
       odds: odds.provenance,
-      startTime: 'SYNTHETIC: midnight UTC of the game day (tip-off time not in the reference; the service sample uses midnight UTC)',
+      startTime:
+        'SYNTHETIC: midnight UTC of the game day (tip-off time not in the reference; the service sample uses midnight UTC)',
       lastUpdated: 'SYNTHETIC: start + 24 h',
       shortNames: 'SYNTHETIC: last word of the team name (e.g. Celtics)',
     },
@@ -127,17 +156,38 @@ const gora = read('samples/gora_algokit_feed_examples.json')
 const cryptoKitties = read('samples/opensea_v1_asset_contract_cryptokitties.json')
 const cryptoPunk = read('samples/opensea_v1_asset_cryptopunk1.json')
 const realContracts: Record<string, { record: Json; provenance: string }> = {
-  '0xb932a70a57673d89f4acffbe830e8ed7f75fb9e0': { record: gora.nft_asset_contract as Json, provenance: 'REAL: the service sample (Gora feed_examples.json nft_asset_contract)' },
-  '0x06012c8cf97bead5deae237070f9587f8e7a266d': { record: cryptoKitties, provenance: 'REAL: OpenSea v1 asset_contract sample' },
+  '0xb932a70a57673d89f4acffbe830e8ed7f75fb9e0': {
+    record: gora.nft_asset_contract as Json,
+    provenance: 'REAL: the service sample (Gora feed_examples.json nft_asset_contract)',
+  },
+  '0x06012c8cf97bead5deae237070f9587f8e7a266d': {
+    record: cryptoKitties,
+    provenance: 'REAL: OpenSea v1 asset_contract sample',
+  },
   '0xb47e3cd837ddf8e4c57f05d70ab865de6e193bbb': {
-    record: { collection: { ...(cryptoPunk.collection as Json), primary_asset_contracts: undefined, payment_tokens: undefined, stats: undefined }, ...(cryptoPunk.asset_contract as Json) },
+    record: {
+      collection: {
+        ...(cryptoPunk.collection as Json),
+        primary_asset_contracts: undefined,
+        payment_tokens: undefined,
+        stats: undefined,
+      },
+      ...(cryptoPunk.asset_contract as Json),
+    },
     provenance: 'REAL: OpenSea v1 asset sample (asset_contract and collection)',
   },
 }
 
 function syntheticContract(collection: Json): Json {
   return {
-    collection: { name: collection.name, slug: collection.slug, description: `${collection.name as string} collection`, image_url: '', banner_image_url: '', fees: {} },
+    collection: {
+      name: collection.name,
+      slug: collection.slug,
+      description: `${collection.name as string} collection`,
+      image_url: '',
+      banner_image_url: '',
+      fees: {},
+    },
     address: collection.contract,
     asset_contract_type: collection.schema === 'ERC1155' ? 'semi-fungible' : 'non-fungible',
     chain_identifier: 'ethereum',
@@ -178,8 +228,12 @@ const nft = reference.nftCollections.map((collection) => {
     assets: sample ? { '1': { name: sample.name, creator: sample.creator } } : {},
     provenance: {
       floorPrice: collection.floorProvenance,
-      contract: real?.provenance ?? `SYNTHETIC record built from ${collection.contractProvenance as string}`,
-      assets: sample ? 'REAL name/creator (service sample); token id 1 SYNTHETIC; other token ids get SYNTHETIC names "<collection> #<id>"' : 'SYNTHETIC names "<collection> #<id>", creator = collection name',
+      contract:
+        real?.provenance ??
+        `SYNTHETIC record built from ${collection.contractProvenance as string}`,
+      assets: sample
+        ? 'REAL name/creator (service sample); token id 1 SYNTHETIC; other token ids get SYNTHETIC names "<collection> #<id>"'
+        : 'SYNTHETIC names "<collection> #<id>", creator = collection name',
     },
   }
 })
@@ -187,13 +241,17 @@ const nft = reference.nftCollections.map((collection) => {
 const weather = {
   cities: reference.weatherCities,
   ranges: reference.weatherGenerationRanges,
-  provenance: 'Cities from the reference (query triples REAL, coordinates approximate). Readings SYNTHETIC, derived deterministically from the query within ranges.',
+  provenance:
+    'Cities from the reference (query triples REAL, coordinates approximate). Readings SYNTHETIC, derived deterministically from the query within ranges.',
 }
 
 const sports = { games: [...reference.soccer.map(soccerGame), ...reference.nba.map(nbaGame)] }
 
-const write = (name: string, value: unknown) => writeFileSync(join(outDir, name), `${JSON.stringify(value, null, 1)}\n`)
+const write = (name: string, value: unknown) =>
+  writeFileSync(join(outDir, name), `${JSON.stringify(value, null, 1)}\n`)
 write('sports.json', sports)
 write('nft.json', { collections: nft })
 write('weather.json', weather)
-console.log(`wrote ${sports.games.length} games, ${nft.length} NFT collections, ${weather.cities.length} cities to ${outDir}`)
+console.log(
+  `wrote ${sports.games.length} games, ${nft.length} NFT collections, ${weather.cities.length} cities to ${outDir}`,
+)

@@ -39,8 +39,19 @@ const gameSchema = z.object({
   status: z.number().int().min(1).max(4),
   homeTeamScore: nullableNumber,
   awayTeamScore: nullableNumber,
-  periods: z.array(z.object({ key: z.string(), period: z.string(), sideAScore: z.number(), sideBScore: z.number() })),
-  odds: z.object({ homeMoneyLine: z.number(), drawMoneyLine: nullableNumber, awayMoneyLine: z.number() }),
+  periods: z.array(
+    z.object({
+      key: z.string(),
+      period: z.string(),
+      sideAScore: z.number(),
+      sideBScore: z.number(),
+    }),
+  ),
+  odds: z.object({
+    homeMoneyLine: z.number(),
+    drawMoneyLine: nullableNumber,
+    awayMoneyLine: z.number(),
+  }),
   players: z.array(playerSchema),
   provenance: z.record(z.string(), z.unknown()),
 })
@@ -116,7 +127,8 @@ export function loadDataSet(): FeedDataSet {
     const weather = load('./weather.json', weatherSchema)
     cached = {
       games: load('./sports.json', z.object({ games: z.array(gameSchema) })).games,
-      collections: load('./nft.json', z.object({ collections: z.array(collectionSchema) })).collections,
+      collections: load('./nft.json', z.object({ collections: z.array(collectionSchema) }))
+        .collections,
       cities: weather.cities,
       weatherRanges: weather.ranges,
     }
