@@ -8,7 +8,7 @@ import {
   type OracleRequest,
   type RequestParamValue,
 } from './request.ts'
-import type { Job } from './spec/loader.ts'
+import type { Job } from './job-spec/loader.ts'
 
 /**
  * A job run off chain, as if its request came from chain: the parameters CBOR-encoded as a consumer's

@@ -1,5 +1,5 @@
 import { parseDuration } from './duration.ts'
-import type { Job, PipelineTask } from './spec/loader.ts'
+import type { Job, PipelineTask } from './job-spec/loader.ts'
 import { createTaskRun, TaskError, type RunContext, type TaskInput } from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
 import type { Vars } from './vars.ts'

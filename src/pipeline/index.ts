@@ -20,10 +20,10 @@ export {
   parseJobSpecFile,
   type Job,
   type PipelineTask,
-} from './spec/loader.ts'
-export { jobTableMarkdown, summariseJob, type JobSummary } from './spec/describe.ts'
-export { formatProblem, SpecError, type SpecProblem } from './spec/problems.ts'
-export type { JobSpecFields } from './spec/schema.ts'
+} from './job-spec/loader.ts'
+export { jobTableMarkdown, summariseJob, type JobSummary } from './job-spec/describe.ts'
+export { formatProblem, SpecError, type SpecProblem } from './job-spec/problems.ts'
+export type { JobSpecFields } from './job-spec/schema.ts'
 export {
   COMMON_ATTRIBUTES,
   createTaskRun,

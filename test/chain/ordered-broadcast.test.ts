@@ -12,9 +12,7 @@ const KEY = ANVIL_PRIVATE_KEYS[2]
 const tolerated = (message: string) => /already known|nonce too low/i.test(message)
 
 /** A pass-through JSON-RPC proxy in front of anvil that records each HTTP request's calls. */
-async function recordingProxy(
-  target: string,
-): Promise<{
+async function recordingProxy(target: string): Promise<{
   url: string
   requests: number[][]
   arrivals: number[]

@@ -127,17 +127,15 @@ describe('upstream client', () => {
 
   it('treats 5xx, truncated bodies and timeouts as retryable', async () => {
     intercept = (_call, response) => {
-      response
-        .writeHead(503, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            status: 503,
-            result: 'error',
-            description: 'overloaded',
-            time: new Date().toUTCString(),
-            timestamp: Date.now(),
-          }),
-        )
+      response.writeHead(503, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          status: 503,
+          result: 'error',
+          description: 'overloaded',
+          time: new Date().toUTCString(),
+          timestamp: Date.now(),
+        }),
+      )
       return true
     }
     expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
@@ -212,17 +210,15 @@ describe('upstream client', () => {
   it('scrubs the key from whatever the service sends back', async () => {
     intercept = (call, response) => {
       const url = `${call.path}?key=${TEST_KEY}`
-      response
-        .writeHead(400, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            status: 400,
-            result: 'error',
-            description: `bad request ${url}`,
-            time: new Date().toUTCString(),
-            timestamp: Date.now(),
-          }),
-        )
+      response.writeHead(400, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          status: 400,
+          result: 'error',
+          description: `bad request ${url}`,
+          time: new Date().toUTCString(),
+          timestamp: Date.now(),
+        }),
+      )
       return true
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))

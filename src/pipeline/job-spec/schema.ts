@@ -12,11 +12,9 @@ const unsignedInteger = z
     z.string().regex(/^\d+$/, 'must be a non-negative integer'),
   ])
   .transform((value) => BigInt(value))
-const duration = z
-  .string()
-  .refine((text) => parseDuration(text) !== undefined, {
-    message: 'must be a duration such as "30s" or "1m"',
-  })
+const duration = z.string().refine((text) => parseDuration(text) !== undefined, {
+  message: 'must be a duration such as "30s" or "1m"',
+})
 
 export const jobSpecFields = z.strictObject({
   type: z.literal('directrequest', { message: 'must be "directrequest"' }),
