@@ -1,2 +1,3 @@
 export * from './settings.ts'
 export * from './logger.ts'
+export * from './errors.ts'

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { FeedrunnerError } from './errors.ts'
 
 /** The four feed families of the Data Feed Query Service; each has its own base URL and limits. */
 export const FEED_FAMILIES = ['sports', 'blockchain', 'nft', 'weather'] as const
@@ -120,10 +121,10 @@ export const settingsSchema = z.object({
 export type Settings = z.infer<typeof settingsSchema>
 
 /** A setting that is missing or malformed; the message names the variable and what it expects. */
-export class SettingsError extends Error {
+export class SettingsError extends FeedrunnerError {
   override readonly name = 'SettingsError'
   constructor(readonly problems: readonly string[]) {
-    super(`Invalid settings:\n  ${problems.join('\n  ')}`)
+    super(`Invalid settings:\n  ${problems.join('\n  ')}`, { kind: 'config' })
   }
 }
 

@@ -1,0 +1,229 @@
+import { z } from 'zod'
+
+/**
+ * The one failure model of feedrunner. Every error the project throws is a `FeedrunnerError` (or a
+ * subclass) with:
+ *
+ * - `kind`, one of ERROR_KINDS: what failed, for decisions (retry, metric labels, run-record reasons,
+ *   CLI output). Decisions read the kind and `retryable`, never the message: a reworded message must
+ *   not change a retry or a label.
+ * - `retryable`: whether trying the same thing again later can succeed. Defaults by kind (`timeout`
+ *   and `unavailable` are retryable, the rest are not); pass it to say otherwise (a 503 from upstream).
+ * - the standard `cause`: the error this one wraps. The message of the outermost error says where
+ *   (a task, a job, a request); the root cause says what went wrong at the bottom.
+ *
+ * The API, kept small on purpose:
+ *
+ * ```ts
+ * throw new FeedrunnerError('the feed service answered 404: no match', { kind: 'upstream' })
+ * throw new FeedrunnerError('task fetch', { kind: errorKindOf(error), cause: error })   // or:
+ * throw withContext('task fetch', error)        // same kind and retryable as `error`, `error` as cause
+ * errorKindOf(error)      // the kind of any thrown value ('internal' for what is not ours)
+ * isRetryable(error)      // its retryable flag
+ * rootCauseFirst(error)   // "the feed service answered 404: no match; task fetch, job x, request 0x4f"
+ * serialiseError(error)   // {kind, message, retryable, causes} for Redis (run records, queue reasons)
+ * reviveError(stored)     // back to a FeedrunnerError of the same kind, with its chain of causes
+ * ```
+ *
+ * Subclasses add fields and fix the kind (`class SettingsError extends FeedrunnerError`); a new error
+ * picks an existing kind rather than adding one: the union is closed so that every decision covers it.
+ */
+export const ERROR_KINDS = [
+  /** What a caller gave is wrong (request parameters, a request's CBOR, a value that does not cast). */
+  'bad_input',
+  /** The operator's setup is wrong (a setting, a job spec, a jobs folder, a chains file). */
+  'config',
+  /** A service we called answered with an error, or with something we cannot use. */
+  'upstream',
+  /** Something did not finish in time. */
+  'timeout',
+  /** The chain node refused a transaction or a call (nonce, funds, gas limit, a bad transaction). */
+  'node_refused',
+  /** A transaction or a simulated call reverted on chain. */
+  'reverted',
+  /** Not allowed: a bad feed key, a sender key that is not authorised, a requester not admitted. */
+  'not_authorised',
+  /** Something we need cannot be reached now (Redis, a node, the adapter, a worker). */
+  'unavailable',
+  /** A bug or a state we did not expect; also every error that is not a FeedrunnerError. */
+  'internal',
+] as const
+export type ErrorKind = (typeof ERROR_KINDS)[number]
+
+const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorKind> = new Set(['timeout', 'unavailable'])
+
+export interface FeedrunnerErrorOptions {
+  kind: ErrorKind
+  /** Defaults by kind: true for `timeout` and `unavailable`. */
+  retryable?: boolean
+  cause?: unknown
+}
+
+export class FeedrunnerError extends Error {
+  readonly kind: ErrorKind
+  readonly retryable: boolean
+
+  constructor(message: string, options: FeedrunnerErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'FeedrunnerError'
+    this.kind = options.kind
+    this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(options.kind)
+  }
+}
+
+/**
+ * Error codes of Node's network stack and undici (stable identifiers, not words), for errors that are
+ * not ours: a refused connection is `unavailable`, a connect or read timeout is `timeout`.
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+])
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+])
+
+function foreignKind(error: unknown): ErrorKind | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const { code, name } = error as { code?: unknown; name?: unknown }
+  if (name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code)))
+    return 'timeout'
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return 'unavailable'
+  return undefined
+}
+
+/** The errors of a chain, outermost first, the root cause last (at most 20: a cycle cannot loop). */
+function chainOf(error: unknown): unknown[] {
+  const chain: unknown[] = []
+  for (let at = error; at !== undefined && at !== null && chain.length < 20;) {
+    if (chain.includes(at)) break
+    chain.push(at)
+    at = at instanceof Error ? at.cause : undefined
+  }
+  return chain
+}
+
+/**
+ * The kind of any thrown value: a FeedrunnerError's own; for anything else, the kind its network
+ * error code says (in it or in its causes: `fetch` wraps the socket error), or `internal`.
+ */
+export function errorKindOf(error: unknown): ErrorKind {
+  if (error instanceof FeedrunnerError) return error.kind
+  for (const link of chainOf(error)) {
+    if (link instanceof FeedrunnerError) return link.kind
+    const kind = foreignKind(link)
+    if (kind) return kind
+  }
+  return 'internal'
+}
+
+/** Whether trying again later can help: a FeedrunnerError's flag, else by the kind errorKindOf finds. */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof FeedrunnerError) return error.retryable
+  for (const link of chainOf(error)) if (link instanceof FeedrunnerError) return link.retryable
+  return RETRYABLE_BY_DEFAULT.has(errorKindOf(error))
+}
+
+/** Wraps `error` with where it happened ("task fetch"), keeping its kind and retryable flag. */
+export function withContext(where: string, error: unknown): FeedrunnerError {
+  return new FeedrunnerError(where, {
+    kind: errorKindOf(error),
+    retryable: isRetryable(error),
+    cause: error,
+  })
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message
+  if (typeof error === 'string') return error
+  return String(error)
+}
+
+/**
+ * The chain as one line, root cause first, then where it happened from the nearest place outwards:
+ * "the feed service answered 404: no match; task fetch, job game-odds, request 0x4f1c". A wrapper
+ * whose message repeats its cause's (`requestData: ${cause.message}`) adds only its own words.
+ */
+export function rootCauseFirst(error: unknown): string {
+  const messages = chainOf(error).map(messageOf)
+  const root = messages.at(-1) ?? ''
+  const places: string[] = []
+  for (let index = messages.length - 2; index >= 0; index--) {
+    const own = ownWords(messages[index]!, messages[index + 1]!)
+    if (own !== '') places.push(own)
+  }
+  return places.length === 0 ? root : `${root}; ${places.join(', ')}`
+}
+
+/** A message without its cause's message in it (and the separators around it). */
+function ownWords(message: string, causeMessage: string): string {
+  if (causeMessage === '' || !message.includes(causeMessage)) return message.trim()
+  return message
+    .replace(causeMessage, ' ')
+    .replace(/\(\s*\)/g, ' ')
+    .replace(/[\s:;,(-]+$/, '')
+    .replace(/^[\s:;,)-]+/, '')
+    .replace(/\s{2,}/g, ' ')
+    .trim()
+}
+
+const serialisedLinkSchema = z.object({
+  kind: z.enum(ERROR_KINDS),
+  message: z.string(),
+  retryable: z.boolean(),
+})
+
+/** An error as it is stored in Redis: the outermost error, then its causes outermost first. */
+export const serialisedErrorSchema = serialisedLinkSchema.extend({
+  causes: z.array(serialisedLinkSchema).default([]),
+})
+export type SerialisedError = z.infer<typeof serialisedErrorSchema>
+
+function linkOf(error: unknown): z.infer<typeof serialisedLinkSchema> {
+  return { kind: errorKindOf(error), message: messageOf(error), retryable: isRetryable(error) }
+}
+
+/** `{kind, message, retryable, causes}` of any thrown value (JSON-safe; a stack never leaves). */
+export function serialiseError(error: unknown): SerialisedError {
+  const [top, ...causes] = chainOf(error)
+  return { ...linkOf(top), causes: causes.map(linkOf) }
+}
+
+/**
+ * A stored error back as a FeedrunnerError of the same kind, with its causes as its `cause` chain.
+ * What does not parse (a reason written by an older version, a crash's text) becomes `internal`,
+ * its text the message.
+ */
+export function reviveError(stored: unknown): FeedrunnerError {
+  const parsed = serialisedErrorSchema.safeParse(stored)
+  if (!parsed.success) {
+    if (stored instanceof FeedrunnerError) return stored
+    return new FeedrunnerError(typeof stored === 'string' ? stored : JSON.stringify(stored), {
+      kind: 'internal',
+    })
+  }
+  const { causes, ...top } = parsed.data
+  let cause: FeedrunnerError | undefined
+  for (const link of [...causes].reverse())
+    cause = new FeedrunnerError(link.message, { kind: link.kind, retryable: link.retryable, cause })
+  return new FeedrunnerError(top.message, { kind: top.kind, retryable: top.retryable, cause })
+}
+
+/** A stored error that may be JSON text (a queue job's failed reason) revived; see reviveError. */
+export function reviveErrorText(text: string): FeedrunnerError {
+  try {
+    return reviveError(JSON.parse(text))
+  } catch {
+    return reviveError(text)
+  }
+}
