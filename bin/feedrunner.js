@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs dist/ (src/ compiled by `npm install` or `npm run build`) when it was built from src/ as it is
 // now, else the TypeScript sources through tsx, so an edit takes effect without a build. Compiled
-// JavaScript spares each process tsx's loader thread: ~40 MB of RSS on Node 20 (README, Performance).
+// JavaScript spares each process tsx's loader thread: ~40 MB of RSS (measured on Node 20; docs/performance.md).
 import { existsSync, readFileSync } from 'node:fs'
 import { URL, fileURLToPath } from 'node:url'
 import { sourceFingerprint } from './source-fingerprint.js'
