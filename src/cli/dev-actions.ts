@@ -124,7 +124,12 @@ function printStack(stack: DevStack): void {
       ['job', 'externalJobID', 'answer', 'request parameters'],
       jobs.map((loaded) => {
         const shape = feedJobShape(loaded.job)
-        return [loaded.name, loaded.externalJobId, shape.answerType, shape.params.join(', ')]
+        return [
+          loaded.name,
+          `${loaded.externalJobId}${loaded.job.externalJobIDDerived ? ' (derived)' : ''}`,
+          shape.answerType,
+          shape.params.join(', '),
+        ]
       }),
     ),
   )

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import type { JobSummary, TaskOutcome } from '../pipeline/index.ts'
+import type { Job, JobSummary, TaskOutcome } from '../pipeline/index.ts'
 
 // The pipeline (ethers, cbor-x, jsonpath) loads only when a jobs command runs, so other commands start fast.
 const pipeline = (): Promise<typeof import('../pipeline/index.ts')> =>
@@ -69,25 +69,35 @@ async function defaultSpecFiles(): Promise<string[]> {
 }
 
 async function validate(files: readonly string[]): Promise<number> {
-  const { formatProblem, loadJobSpecFile } = await pipeline()
+  const { duplicateJobIdProblems, formatProblem, loadJobSpecFile } = await pipeline()
   if (files.length === 0) {
     console.error('no job spec files given or found')
     return 1
   }
-  let failed = 0
+  const failed = new Set<string>()
+  const jobs: Job[] = []
   for (const file of files) {
     const { job, problems } = await loadJobSpecFile(file)
     if (problems.length > 0 || !job) {
-      failed++
+      failed.add(file)
       for (const problem of problems) console.error(formatProblem(problem))
-    } else {
-      console.log(
-        `ok ${file}: ${job.spec.name} (${job.spec.externalJobID}, ${job.tasks.length} tasks)`,
-      )
+      continue
     }
+    jobs.push(job)
+    const id = `externalJobID ${job.spec.externalJobID}${job.externalJobIDDerived ? ' (derived from the name and file name)' : ''}`
+    const chain =
+      job.spec.evmChainID === undefined
+        ? "no evmChainID: runs on the runner's only chain"
+        : `chain ${job.spec.evmChainID}`
+    console.log(`ok ${file}: ${job.spec.name}, ${id}, ${chain}, ${job.tasks.length} tasks`)
   }
-  console.log(`${files.length - failed} of ${files.length} specs valid`)
-  return failed === 0 ? 0 : 1
+  // Specs a runner would load together must not share an id.
+  for (const problem of duplicateJobIdProblems(jobs)) {
+    failed.add(problem.file)
+    console.error(formatProblem(problem))
+  }
+  console.log(`${files.length - failed.size} of ${files.length} specs valid`)
+  return failed.size === 0 ? 0 : 1
 }
 
 async function list(files: readonly string[]): Promise<number> {

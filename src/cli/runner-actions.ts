@@ -3,6 +3,7 @@ import { createLogger } from '../config/logger.ts'
 import type { Settings } from '../config/settings.ts'
 import { connectClient } from '../queue/connection.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
+import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
 import { settingsOrExit, startOperationsPort, stopOnSignal } from './lifecycle.ts'
@@ -62,6 +63,8 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
         ),
       )
       console.log()
+      console.log(await jobsTable(settings.JOBS_DIR))
+      console.log()
       console.log(
         report.runs.length === 0
           ? 'no runs yet'
@@ -87,6 +90,23 @@ export async function runShowAction(requestId: string): Promise<void> {
     } else console.log(JSON.stringify(run, null, 2))
   } finally {
     redis.disconnect()
+  }
+}
+
+/** The jobs in JOBS_DIR with the externalJobID a consumer must use (given, or derived). */
+async function jobsTable(dir: string): Promise<string> {
+  try {
+    const { jobs } = await loadJobRegistry(dir)
+    return renderTable(
+      ['job', 'externalJobID', 'chain'],
+      jobs.map(({ job, name, externalJobId }) => [
+        name,
+        `${externalJobId}${job.externalJobIDDerived ? ' (derived)' : ''}`,
+        job.spec.evmChainID === undefined ? "(the runner's)" : String(job.spec.evmChainID),
+      ]),
+    )
+  } catch (error) {
+    return `jobs in ${dir}: ${error instanceof Error ? error.message : String(error)}`
   }
 }
 

@@ -129,7 +129,7 @@ function jobSpecVars(job: Job): Record<string, unknown> {
     externalJobID: spec.externalJobID,
     contractAddress: spec.contractAddress,
     // Chainlink passes the chain id as text.
-    evmChainID: spec.evmChainID.toString(),
+    evmChainID: spec.evmChainID?.toString(),
     gasLimit: spec.gasLimit === undefined ? undefined : BigInt(spec.gasLimit),
   }
 }

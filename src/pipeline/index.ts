@@ -21,9 +21,10 @@ export {
   type Job,
   type PipelineTask,
 } from './job-spec/loader.ts'
+export { duplicateJobIdProblems } from './job-spec/duplicates.ts'
 export { jobTableMarkdown, summariseJob, type JobSummary } from './job-spec/describe.ts'
 export { formatProblem, SpecError, type SpecProblem } from './job-spec/problems.ts'
-export type { JobSpecFields } from './job-spec/schema.ts'
+export type { JobSpec, JobSpecFields } from './job-spec/schema.ts'
 export {
   COMMON_ATTRIBUTES,
   createTaskRun,

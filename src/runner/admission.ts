@@ -7,7 +7,7 @@ import type { JobSpecFields } from '../pipeline/index.ts'
  * undefined when it may. Refused requests are recorded with this reason, never dropped silently.
  */
 export function refusalReason(
-  spec: JobSpecFields,
+  spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
   request: OracleRequestEvent,
 ): string | undefined {
   if (spec.requesters && spec.requesters.length > 0) {

@@ -1,7 +1,14 @@
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { specIdsOfJob } from '../chain/operator.ts'
-import { formatProblem, loadJobSpecFile, type Job, type SpecProblem } from '../pipeline/index.ts'
+import {
+  duplicateJobIdProblems,
+  formatProblem,
+  loadJobSpecFile,
+  type Job,
+  type SpecProblem,
+} from '../pipeline/index.ts'
+import { chooseChain } from './chain-choice.ts'
 
 /** A job spec the runner serves, with the spec ids a request may carry for it. */
 export interface LoadedJob {
@@ -15,7 +22,14 @@ export interface LoadedJob {
 export class JobRegistry {
   private readonly bySpec = new Map<string, LoadedJob>()
 
-  constructor(readonly jobs: readonly LoadedJob[]) {
+  /**
+   * @param notices what the runner says once at start about these jobs (a spec without evmChainID
+   * put on the one chain it serves).
+   */
+  constructor(
+    readonly jobs: readonly LoadedJob[],
+    readonly notices: readonly string[] = [],
+  ) {
     for (const loaded of jobs) for (const specId of loaded.specIds) this.bySpec.set(specId, loaded)
   }
 
@@ -62,33 +76,40 @@ export class JobsDirError extends Error {
 }
 
 /**
- * Loads every `*.toml` in `dir` for the chain `chainId`. Specs for other chains are left out; two
- * specs with one externalJobID are refused, since a request could not tell them apart.
+ * Loads every `*.toml` in `dir` for the chains `chainIds` serves (one today: RPC_URL's). Specs for
+ * other chains are left out; a spec without evmChainID runs on the only chain, or is refused when
+ * there are several; two specs with one externalJobID are refused, since a request could not tell
+ * them apart. Without `chainIds`, every valid spec is loaded as it is.
  */
-export async function loadJobRegistry(dir: string, chainId?: number): Promise<JobRegistry> {
+export async function loadJobRegistry(
+  dir: string,
+  chainIds?: number | readonly number[],
+): Promise<JobRegistry> {
   const root = resolve(dir)
   const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
+  const configured = chainIds === undefined ? undefined : [chainIds].flat()
   const problems: SpecProblem[] = []
-  const jobs: LoadedJob[] = []
-  const seen = new Map<string, string>()
+  const notices: string[] = []
+  const jobs: Job[] = []
   for (const file of files) {
     const path = join(root, file)
     const { job, problems: fileProblems } = await loadJobSpecFile(path)
     problems.push(...fileProblems)
     if (!job) continue
-    if (chainId !== undefined && job.spec.evmChainID !== BigInt(chainId)) continue
-    const loaded = registerJob(job)
-    const twin = seen.get(loaded.externalJobId)
-    if (twin) {
-      problems.push({
-        file: path,
-        message: `externalJobID ${loaded.externalJobId} is also used by ${twin}`,
-      })
+    if (configured === undefined) {
+      jobs.push(job)
       continue
     }
-    seen.set(loaded.externalJobId, path)
-    jobs.push(loaded)
+    const choice = chooseChain(job.spec, configured)
+    if (choice.kind === 'refuse')
+      problems.push({ file: path, field: 'evmChainID', message: choice.message })
+    if (choice.kind !== 'serve') continue
+    if (choice.notice) notices.push(`${path}: ${choice.notice}`)
+    // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
+    jobs.push({ ...job, spec: { ...job.spec, evmChainID: BigInt(choice.chainId) } })
   }
+  const duplicates = duplicateJobIdProblems(jobs)
+  problems.push(...duplicates)
   if (problems.length > 0) throw new JobsDirError(problems)
-  return new JobRegistry(jobs)
+  return new JobRegistry(jobs.map(registerJob), notices)
 }

@@ -27,7 +27,9 @@ export async function startRunnerFromSettings(
   const rpcUrl = required(settings, 'RPC_URL', 'the runner')
   const keys = senderKeys(settings)
   const chainId = await fetchChainId(rpcUrl)
-  const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
+  // One chain today (RPC_URL's); a multi-chain configuration passes all its chain ids here.
+  const registry = await loadJobRegistry(settings.JOBS_DIR, [chainId])
+  for (const notice of registry.notices) logger.warn({ chainId }, notice)
   if (registry.jobs.length === 0)
     logger.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
   const runner = createRunner({

@@ -243,10 +243,10 @@ describe('feedrunner jobs (the CLI, spawned)', () => {
   it('`jobs validate` exits non-zero and prints every problem of broken specs', () => {
     expect(broken.code).toBe(1)
     expect(broken.stderr).toContain(
-      'test/pipeline/specs/broken/cycle.toml:9: task b: tasks form a cycle',
+      'test/pipeline/specs/broken/cycle.toml:9 (observationSource line 2): task b: tasks form a cycle',
     )
     expect(broken.stderr).toContain(
-      'test/pipeline/specs/broken/unknown-type.toml:10: task weird: unknown task type',
+      'test/pipeline/specs/broken/unknown-type.toml:10 (observationSource line 3): task weird: unknown task type',
     )
     expect(broken.stdout).toContain('1 of 3 specs valid')
   })

@@ -32,7 +32,7 @@ describe('loader: every problem names the file, the line and the task', () => {
     expect(problems[0]).toMatchObject({ line, task })
     expect(problems[0]!.message).toContain(message)
     expect(formatProblem(problems[0]!)).toMatch(
-      new RegExp(`^${dir}/${file}:${line}: task ${task}: `),
+      new RegExp(`^${dir}/${file}:${line} \\(observationSource line \\d+\\): task ${task}: `),
     )
   })
 
@@ -46,10 +46,10 @@ describe('loader: every problem names the file, the line and the task', () => {
 
   it('reports bad UUID and addresses on their TOML lines', async () => {
     const problems = await problemsOf('bad-fields.toml')
-    expect(problems.map((problem) => [problem.line, problem.message.split(':')[0]])).toEqual([
+    expect(problems.map((problem) => [problem.line, problem.message.split(' ')[0]])).toEqual([
       [4, 'externalJobID'],
       [5, 'contractAddress'],
-      [7, 'requesters.0'],
+      [7, 'requesters[0]'],
     ])
     expect(problems[1]!.message).toContain('EIP-55')
   })
@@ -64,7 +64,7 @@ describe('loader: every problem names the file, the line and the task', () => {
       [11, 'ghost'],
     ])
     expect(problems.map((problem) => problem.message).join('\n')).toMatch(
-      /schemaVersion: must be 1[\s\S]*maxTaskDuration[\s\S]*timeout must be a duration[\s\S]*retries must be a non-negative integer[\s\S]*ghost|never declared/,
+      /schemaVersion must be 1[\s\S]*maxTaskDuration[\s\S]*timeout must be a duration[\s\S]*retries must be a non-negative integer[\s\S]*ghost|never declared/,
     )
   })
 
@@ -93,8 +93,10 @@ describe('loader: every problem names the file, the line and the task', () => {
       extra.problems.find((problem) => problem.message.includes('unknown field colour')),
     ).toMatchObject({ line: 2 })
     expect(
-      extra.problems.find((problem) => problem.message.startsWith('externalJobID'))?.message,
-    ).toContain('(missing)')
+      extra.problems.find((problem) => problem.message.startsWith('contractAddress'))?.message,
+    ).toBe(
+      'contractAddress is required: the Operator contract whose OracleRequest logs this job answers',
+    )
   })
 })
 

@@ -5,8 +5,11 @@ import { TASK_TYPES } from '../tasks/index.ts'
 import { parseDuration } from '../duration.ts'
 import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
+import { topologicalOrder } from './graph.ts'
+import { deriveExternalJobID } from './external-job-id.ts'
+import { checkFields } from './fields.ts'
 import { SpecError, type SpecProblem } from './problems.ts'
-import { jobSpecFields, type JobSpecFields } from './schema.ts'
+import type { JobSpec } from './schema.ts'
 
 /** A validated job: the spec's fields and its tasks in a topological order. */
 export interface PipelineTask {
@@ -24,14 +27,29 @@ export interface PipelineTask {
 
 export interface Job {
   file: string
-  spec: JobSpecFields
+  spec: JobSpec
+  /** The spec gives no externalJobID: spec.externalJobID was derived from its name and file name. */
+  externalJobIDDerived: boolean
   /** Topological order; ties keep the order of declaration. */
   tasks: PipelineTask[]
   /** Tasks nothing depends on, by `index`: their outputs are the run's final outputs. */
   terminal: string[]
 }
 
-const VARIABLE_ROOTS = new Set(['jobSpec', 'jobRun'])
+/** The run variables a directrequest run has (what the runner and `jobs run` set). */
+const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
+  jobSpec: ['name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
+  jobRun: [
+    'logData',
+    'logTopics',
+    'logAddress',
+    'logBlockHash',
+    'logBlockNumber',
+    'logTxHash',
+    'meta',
+  ],
+}
+const VARIABLE_ROOTS = new Set(Object.keys(RUN_VARIABLES))
 /** Task ids become variable names: they may not shadow the run's own variables or object internals. */
 const RESERVED_TASK_IDS = new Set([...VARIABLE_ROOTS, '__proto__', 'constructor', 'prototype'])
 /** Limits against hostile or accidental giant specs. */
@@ -86,32 +104,39 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
       ],
     }
   }
-  const fields = jobSpecFields.safeParse(document)
-  if (!fields.success) {
-    for (const issue of fields.error.issues) {
-      const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path[0]
-      const name =
-        issue.code === 'unrecognized_keys'
-          ? `unknown field ${issue.keys.join(', ')}`
-          : `${issue.path.join('.')}`
-      const message =
-        issue.code === 'unrecognized_keys'
-          ? name
-          : `${name}: ${issue.message}${issue.code === 'invalid_type' && document[String(key)] === undefined ? ' (missing)' : ''}`
-      problems.push({ file, line: keyLine(text, String(key ?? '')), message })
-    }
-  }
+  const { fields, problems: fieldProblems } = checkFields(document, text, file)
+  problems.push(...fieldProblems)
   const source = document.observationSource
   if (typeof source !== 'string') return { problems }
   const tasks = buildTasks(source, observationSourceLine(text), file, problems)
-  if (!fields.success || problems.length > 0 || tasks === undefined) return { problems }
+  if (!fields || problems.length > 0 || tasks === undefined) return { problems }
+  const externalJobIDDerived = fields.externalJobID === undefined
+  const spec: JobSpec = {
+    ...fields,
+    externalJobID: fields.externalJobID ?? deriveExternalJobID(fields.name, file),
+  }
   return {
-    job: { file, spec: fields.data, tasks: tasks.ordered, terminal: tasks.terminal },
+    job: { file, spec, externalJobIDDerived, tasks: tasks.ordered, terminal: tasks.terminal },
     problems,
   }
 }
 
+/** The pipeline's tasks; its problems also name their line inside observationSource. */
 function buildTasks(
+  source: string,
+  lineOffset: number,
+  file: string,
+  problems: SpecProblem[],
+): { ordered: PipelineTask[]; terminal: string[] } | undefined {
+  const first = problems.length
+  const built = buildTaskGraph(source, lineOffset, file, problems)
+  for (const problem of problems.slice(first))
+    if (problem.line !== undefined && problem.line >= lineOffset)
+      problem.sourceLine = problem.line - lineOffset + 1
+  return built
+}
+
+function buildTaskGraph(
   source: string,
   lineOffset: number,
   file: string,
@@ -182,8 +207,12 @@ function checkTask(
   const definition = type === undefined ? undefined : TASK_TYPES.get(type)
   if (RESERVED_TASK_IDS.has(dotTask.id))
     report(`the task id ${dotTask.id} is reserved (${[...RESERVED_TASK_IDS].join(', ')})`)
-  if (!dotTask.declared) report('is named in an edge but never declared with a type')
-  else if (type === undefined) report('has no type attribute')
+  if (!dotTask.declared)
+    report(
+      `is named in an edge but never declared: declare it (${dotTask.id} [type="..."]) or remove the edge`,
+    )
+  else if (type === undefined)
+    report('has no type attribute: every task needs one, such as type="http" or type="jsonparse"')
   else if (!definition)
     report(
       `unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`,
@@ -196,8 +225,14 @@ function checkTask(
   const dependsOn: string[] = []
   for (const [name, value] of Object.entries(dotTask.attributes)) {
     for (const keypath of referencedKeypaths(value)) {
-      const root = keypath.split('.')[0] ?? ''
-      if (VARIABLE_ROOTS.has(root)) continue
+      const [root = '', member = ''] = keypath.split('.')
+      const known = Object.hasOwn(RUN_VARIABLES, root) ? RUN_VARIABLES[root] : undefined
+      if (known && !known.includes(member))
+        report(
+          `${name} refers to $(${keypath}), but a directrequest run has no ${root}.${member} (it has ${known.map((key) => `${root}.${key}`).join(', ')})`,
+          dotTask.attributeLines[name],
+        )
+      if (known) continue
       if (root === dotTask.id)
         report(
           `${name} refers to the task's own output $(${keypath})`,
@@ -298,56 +333,6 @@ function checkCommonAttributes(
     )
 }
 
-/** Kahn's algorithm, taking ready tasks in declaration order; a cycle is reported with its path. */
-function topologicalOrder(
-  tasks: PipelineTask[],
-  file: string,
-  problems: SpecProblem[],
-): PipelineTask[] | undefined {
-  const byId = new Map(tasks.map((task) => [task.id, task]))
-  const done = new Set<string>()
-  const ordered: PipelineTask[] = []
-  while (ordered.length < tasks.length) {
-    const ready = tasks.find(
-      (task) => !done.has(task.id) && task.dependsOn.every((id) => done.has(id)),
-    )
-    if (!ready) {
-      const cycle = findCycle(
-        tasks.filter((task) => !done.has(task.id)),
-        byId,
-      )
-      const first = byId.get(cycle[0] ?? '')
-      problems.push({
-        file,
-        line: first?.line,
-        task: first?.id,
-        message: `tasks form a cycle: ${cycle.join(' -> ')}`,
-      })
-      return undefined
-    }
-    done.add(ready.id)
-    ordered.push(ready)
-  }
-  return ordered
-}
-
-function findCycle(remaining: PipelineTask[], byId: ReadonlyMap<string, PipelineTask>): string[] {
-  const start = remaining[0]
-  if (!start) return []
-  const path: string[] = []
-  let current: PipelineTask | undefined = start
-  while (current && !path.includes(current.id)) {
-    path.push(current.id)
-    const next: string | undefined = current.dependsOn.find((id) =>
-      remaining.some((task) => task.id === id),
-    )
-    current = next === undefined ? undefined : byId.get(next)
-  }
-  if (!current) return path
-  // Walked backwards along dependencies; show it in the direction data flows.
-  return [...path.slice(path.indexOf(current.id)), current.id].reverse()
-}
-
 /** JSON attributes are checked with every `$(...)` standing for null, as the executor will parse them. */
 function jsonProblem(text: string): string | undefined {
   try {
@@ -356,15 +341,6 @@ function jsonProblem(text: string): string | undefined {
   } catch (error) {
     return (error as Error).message
   }
-}
-
-function keyLine(text: string, key: string): number | undefined {
-  if (key === '') return undefined
-  const lines = text.split('\n')
-  const index = lines.findIndex((line) =>
-    new RegExp(`^\\s*"?${key.replace(/[^\w]/g, '')}"?\\s*=`).test(line),
-  )
-  return index === -1 ? undefined : index + 1
 }
 
 /** The TOML line holding the first line of the DOT text. */

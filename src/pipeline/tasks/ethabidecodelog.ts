@@ -14,7 +14,10 @@ export const ethabidecodelog: TaskDefinition = {
   attributes: ['abi', 'data', 'topics'],
   required: ['abi'],
   check(attributes) {
-    return abiProblem(() => eventFragment(attributes.abi ?? ''))
+    return abiProblem(
+      () => eventFragment(attributes.abi ?? ''),
+      'an event such as "OracleRequest(bytes32 indexed specId, address requester, ...)", in Solidity types',
+    )
   },
   async run(task) {
     const abi = task.raw('abi') ?? ''

@@ -25,7 +25,10 @@ export const ethabiencode: TaskDefinition = {
   required: ['abi'],
   jsonAttributes: ['data'],
   check(attributes) {
-    return abiProblem(() => functionFragment(attributes.abi ?? ''))
+    return abiProblem(
+      () => functionFragment(attributes.abi ?? ''),
+      'a function such as "fulfill(bytes32 requestId, uint256 value)" or an argument list such as "(bytes32 requestId, uint256 value)", in Solidity types',
+    )
   },
   async run(task) {
     const { fragment, iface } = parsedFunction(task.raw('abi') ?? '')
@@ -50,13 +53,17 @@ export const ethabiencode: TaskDefinition = {
   },
 }
 
-/** A static ABI check for the loader: an empty list when the ABI text parses. */
-export function abiProblem(parse: () => unknown): { attribute: string; message: string }[] {
+/** A static ABI check for the loader: an empty list when the ABI text parses, else what it must be. */
+export function abiProblem(
+  parse: () => unknown,
+  expected: string,
+): { attribute: string; message: string }[] {
   try {
     parse()
     return []
   } catch (error) {
-    return [{ attribute: 'abi', message: (error as Error).message.replace(/^abi: /, '') }]
+    const reason = (error as Error).message.replace(/^abi: /, '')
+    return [{ attribute: 'abi', message: `${reason}; it must be ${expected}` }]
   }
 }
 
