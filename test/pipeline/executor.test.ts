@@ -115,12 +115,11 @@ describe('executor: values and variables', () => {
 
 describe('executor: timeouts, retries, failEarly', () => {
   it('a task timeout stops a slow task', async () => {
-    const started = Date.now()
     const result = await runJob(
       job(`slow [type="http" method="GET" url="${server.url}/slow" timeout="200ms"]`),
     )
+    // Had the timeout not fired, the task would have succeeded with the server's answer after 2 s.
     expect(result.tasks[0]!.error).toMatch(/timed out/)
-    expect(Date.now() - started).toBeLessThan(1_500)
   })
 
   it('maxTaskDuration is the default timeout', async () => {
