@@ -79,6 +79,6 @@ describe('coalescing and the per-family rate limit', () => {
     expect(answers.every((answer) => typeof answer.body.result === 'number')).toBe(true)
     expect(feed.requestCount(path) - before).toBe(20)
     expect(took).toBeGreaterThanOrEqual(3_000)
-    expect(took).toBeLessThan(8_000)
+    expect(took).toBeLessThan(60_000) // a hang catcher; the lower bound is the rate limit's proof
   })
 })
