@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import { FeedrunnerError } from '../config/errors.ts'
 import { specIdsOfJob } from '../chain/operator.ts'
 import {
   duplicateJobIdProblems,
@@ -68,10 +69,12 @@ export function registerJob(job: Job): LoadedJob {
 }
 
 /** Thrown when any spec in the directory is broken: the runner never starts with half its jobs. */
-export class JobsDirError extends Error {
+export class JobsDirError extends FeedrunnerError {
   override readonly name = 'JobsDirError'
   constructor(readonly problems: readonly SpecProblem[]) {
-    super(`Job specs have problems:\n  ${problems.map(formatProblem).join('\n  ')}`)
+    super(`Job specs have problems:\n  ${problems.map(formatProblem).join('\n  ')}`, {
+      kind: 'config',
+    })
   }
 }
 

@@ -1,3 +1,5 @@
+import { FeedrunnerError } from '../../config/errors.ts'
+
 /** One problem found in a job spec: where (file, line, field or task) and what. */
 export interface SpecProblem {
   file: string
@@ -21,10 +23,10 @@ export function formatProblem(problem: SpecProblem): string {
   return `${where}${inSource}:${task} ${problem.message}`
 }
 
-/** Thrown by loadJobSpec when a spec has problems; carries all of them. */
-export class SpecError extends Error {
+/** Thrown by parseJobSpecFile when a spec has problems; carries all of them (the operator's setup). */
+export class SpecError extends FeedrunnerError {
   override readonly name = 'SpecError'
   constructor(readonly problems: readonly SpecProblem[]) {
-    super(problems.map(formatProblem).join('\n'))
+    super(problems.map(formatProblem).join('\n'), { kind: 'config' })
   }
 }
