@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Compiles src/ to plain JavaScript in dist/ (npm install runs it as `prepare`; `npm run build` by hand).
+// Compiles src/ to plain JavaScript in dist/ and the Solidity contracts into .cache/contracts (npm install
+// runs it as `prepare`; `npm run build` by hand).
 // bin/feedrunner.js runs dist/ only while it matches src/ (see source-fingerprint.js), so a stale or
 // missing build never runs: the CLI then runs the sources through tsx. Without typescript (a production
 // install without dev dependencies) there is nothing to build and the sources run through tsx.
@@ -45,3 +46,21 @@ writeFileSync(
 rmSync(dist, { recursive: true, force: true })
 renameSync(staging, dist)
 console.log('feedrunner build: src/ compiled to dist/')
+
+// The Solidity contracts the dev stack deploys, compiled now so the first `npm start` reads them from
+// .cache/contracts instead of loading solc for 5-25 s (issue 19). Same function and cache key as at
+// run time, so an edited contract is still compiled when it is next used.
+try {
+  const { compileContracts } = await import(`${dist}/chain/artifacts.js`)
+  const { testTokenArtifacts } = await import(`${dist}/feeds/server/blockchain/demo-tokens.js`)
+  const progress = (line) => console.log(`feedrunner build: ${line}`)
+  const contracts = Object.keys(compileContracts(undefined, undefined, progress)).length
+  const tokens = Object.keys(testTokenArtifacts(progress)).length
+  console.log(`feedrunner build: ${contracts + tokens} contracts ready in .cache/contracts`)
+} catch (error) {
+  // The sources are what is wrong, and the dev stack says so again when it needs them; the install
+  // itself (dependencies, dist/) is fine.
+  console.error(
+    `feedrunner build: contracts not compiled (${error instanceof Error ? error.message : String(error)}); the dev stack compiles them when it starts`,
+  )
+}

@@ -18,6 +18,9 @@ export type ArtifactSet = Record<string, ContractArtifact>
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const require = createRequire(import.meta.url)
 
+/** Where compiled contracts are kept, keyed by their sources (git ignores it; `npm run build` fills it). */
+export const CONTRACTS_CACHE_DIR = join(projectRoot, '.cache', 'contracts')
+
 /** The compiler's package version: part of the cache key, read without loading the compiler. */
 const SOLC_VERSION = (require('solc-0.8.19/package.json') as { version: string }).version
 
@@ -70,10 +73,12 @@ interface SolcOutput {
  * Compiles the given source units with solc 0.8.19 (the version Operator.sol pins) and returns every
  * contract that has bytecode. Results are cached under `.cache/contracts`, keyed by the content of
  * every file that took part, so an edited source is rebuilt and an unchanged one costs a file read.
+ * A cache miss prints a progress line through `progress` (stderr by default).
  */
 export function compileContracts(
   entryUnits: readonly string[] = [...CHAINLINK_SOURCES, ...projectSources()],
-  cacheDir = join(projectRoot, '.cache', 'contracts'),
+  cacheDir = CONTRACTS_CACHE_DIR,
+  progress: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): ArtifactSet {
   const sources = collectSources(entryUnits)
   const fingerprint = createHash('sha256').update(SOLC_VERSION)
@@ -90,6 +95,12 @@ export function compileContracts(
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
     },
   }
+  // A cold compile takes 4-5 s here (20 s on a loaded machine): say so rather than sit silent.
+  // `npm install` compiles ahead (bin/build.js), so a first `npm start` normally reads the cache.
+  const started = Date.now()
+  progress(
+    `compiling ${entryUnits.length} Solidity source(s) (${sources.size} files with imports) with solc ${SOLC_VERSION}; once, then cached in ${cacheDir}`,
+  )
   const output = JSON.parse(loadSolc().compile(JSON.stringify(input))) as SolcOutput
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
   if (errors.length > 0)
@@ -109,8 +120,16 @@ export function compileContracts(
       }
     }
   }
-  mkdirSync(cacheDir, { recursive: true })
-  writeFileSync(cacheFile, JSON.stringify(artifacts))
+  progress(`compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  try {
+    mkdirSync(cacheDir, { recursive: true })
+    writeFileSync(cacheFile, JSON.stringify(artifacts))
+  } catch (error) {
+    // A read-only install (a container's root filesystem) still runs; it compiles on every start.
+    progress(
+      `could not cache the compiled contracts in ${cacheDir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): the next start compiles them again; build them ahead with \`npm run build\``,
+    )
+  }
   return artifacts
 }
 

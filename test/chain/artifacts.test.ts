@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { compileContracts } from '../../src/chain/artifacts.ts'
 import { runJsonFixture } from '../support/json-fixture.ts'
 
 describe('compileContracts', () => {
@@ -10,4 +14,33 @@ describe('compileContracts', () => {
     expect(contracts).toBeGreaterThanOrEqual(3)
     expect(solcLoaded).toBe(false)
   })
+
+  const scratch = mkdtempSync(join(tmpdir(), 'feedrunner-artifacts-'))
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+  const units = ['contracts/test/TestERC20.sol']
+
+  it('says that it compiles and how long it took on a miss, and nothing on a hit', () => {
+    const lines: string[] = []
+    const cacheDir = join(scratch, 'cache')
+    const first = compileContracts(units, cacheDir, (line) => lines.push(line))
+    expect(first.TestERC20?.bytecode).toMatch(/^0x[0-9a-f]{100,}$/)
+    expect(lines[0]).toMatch(/^compiling 1 Solidity source\(s\) \(\d+ files with imports\)/)
+    expect(lines[0]).toContain(cacheDir)
+    expect(lines[1]).toMatch(/^compiled in \d+\.\d s$/)
+
+    const again: string[] = []
+    expect(compileContracts(units, cacheDir, (line) => again.push(line))).toEqual(first)
+    expect(again).toEqual([])
+  }, 120_000)
+
+  it('still returns the contracts when the cache cannot be written (a read-only install)', () => {
+    const blocker = join(scratch, 'a-file')
+    writeFileSync(blocker, '')
+    const lines: string[] = []
+    const compiled = compileContracts(units, join(blocker, 'contracts'), (line) => lines.push(line))
+    expect(Object.keys(compiled)).toContain('TestERC20')
+    expect(lines.at(-1)).toMatch(
+      /^could not cache the compiled contracts in .*a-file\/contracts \(ENOTDIR\)/,
+    )
+  }, 120_000)
 })

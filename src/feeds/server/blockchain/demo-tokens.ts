@@ -47,8 +47,8 @@ export interface DemoTokens {
   }
 }
 
-export function testTokenArtifacts(): ArtifactSet {
-  return compileContracts([...TEST_TOKEN_SOURCES])
+export function testTokenArtifacts(progress?: (line: string) => void): ArtifactSet {
+  return compileContracts([...TEST_TOKEN_SOURCES], undefined, progress)
 }
 
 /** ethers' typed-less Contract method call, checked to return a transaction. */
