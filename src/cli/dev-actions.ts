@@ -18,7 +18,7 @@ const DEV_PORTS = { anvil: 8545, adapter: 8080, feeds: 8090 }
 export async function devAction(): Promise<void> {
   const started = Date.now()
   // On a developer's machine the dashboard is on unless DASHBOARD_ENABLED says otherwise.
-  const stack = await startStack({ LOG_FORMAT: 'pretty', DASHBOARD_ENABLED: 'true' })
+  const stack = await startStack({ DASHBOARD_ENABLED: 'true' })
   stopOnSignal(() => stack.stop(), '\nstopping...')
   printStack(stack)
   console.log(
@@ -163,9 +163,9 @@ async function sendRequests(
       `job ${loaded.name} does not read ${unknown.join(', ')} (it reads ${shape.params.join(', ')})`,
     )
 
-  const requesterKey = process.env.REQUESTER_PRIVATE_KEY ?? ANVIL_PRIVATE_KEYS[0]
+  const requesterKey = settings.REQUESTER_PRIVATE_KEY ?? ANVIL_PRIVATE_KEYS[0]
   const signer = new Wallet(requesterKey, provider)
-  const consumerAddress = process.env.CONSUMER_ADDRESS ?? DEV_CONSUMER_ADDRESS
+  const consumerAddress = settings.CONSUMER_ADDRESS ?? DEV_CONSUMER_ADDRESS
   const consumer = new Contract(
     consumerAddress,
     artifact(compileContracts(), 'FeedConsumer').abi as InterfaceAbi,

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { createFeedServer } from '../feeds/server/index.ts'
+import { settingsOrExit } from './lifecycle.ts'
 import { createFaultInjector, parseFaultSpec, type FaultSpec } from '../feeds/server/faults.ts'
 
 function list(value: string): string[] {
@@ -54,8 +55,9 @@ interface ServeOptions {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const keys = options.keys ?? list(process.env.FEEDS_SERVER_KEYS ?? '')
-  const signers = options.signers ?? addressList(process.env.FEEDS_SERVER_SIGNERS ?? '')
+  const settings = settingsOrExit()
+  const keys = options.keys ?? settings.FEEDS_SERVER_KEYS ?? []
+  const signers = options.signers ?? settings.FEEDS_SERVER_SIGNERS ?? []
   if (keys.length === 0 && signers.length === 0) {
     throw new InvalidArgumentError(
       'give the accepted keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers',

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
+import { settingsOrExit } from './lifecycle.ts'
 import type { Job, JobSummary, TaskOutcome } from '../pipeline/index.ts'
 
 // The pipeline (ethers, cbor-x, jsonpath) loads only when a jobs command runs, so other commands start fast.
@@ -60,7 +61,7 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 async function defaultSpecFiles(): Promise<string[]> {
-  const dir = process.env.JOBS_DIR || 'jobs'
+  const dir = settingsOrExit().JOBS_DIR
   const names = await readdir(dir).catch(() => [] as string[])
   return names
     .filter((name) => name.endsWith('.toml'))

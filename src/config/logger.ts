@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino'
 import type { Settings } from './settings.ts'
-import { secretValues } from './settings.ts'
+import { secretValues, SENSITIVE_SETTINGS } from './settings.ts'
 
 export type { Logger }
 
@@ -11,9 +11,8 @@ const SECRET_FIELDS = [
   'key',
   'apiKey',
   'privateKey',
-  'FEED_API_KEY',
-  'NODE_PRIVATE_KEY',
   'headers.authorization',
+  ...SENSITIVE_SETTINGS,
 ]
 
 /**
@@ -33,15 +32,33 @@ export function createLogger(
     hooks: { streamWrite: (line: string) => scrubSecrets(line, secrets) },
   }
   if (destination) return pino(options, destination)
-  if (settings.LOG_FORMAT === 'pretty') {
+  if (logFormat(settings, process.stdout) === 'pretty') {
     return pino({
       ...options,
-      transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname' } },
+      transport: {
+        target: 'pino-pretty',
+        // Colours only for a person at a terminal who has not asked for none (no-color.org).
+        options: {
+          colorize: process.stdout.isTTY === true && settings.NO_COLOR === undefined,
+          ignore: 'pid,hostname',
+        },
+      },
     })
   }
   // Asynchronous writes: under load the lines of one write's wait leave in the next write, instead of a
   // blocking write(2) per line. pino flushes what is left when the process exits.
   return pino(options, pino.destination({ dest: 1, sync: false }))
+}
+
+/**
+ * LOG_FORMAT when it is set; otherwise pretty for a person at a terminal and JSON for a pipe, a
+ * file or a container log, which a program reads (and where colour codes would be noise).
+ */
+export function logFormat(
+  settings: Pick<Settings, 'LOG_FORMAT'>,
+  stdout: { isTTY?: boolean },
+): 'json' | 'pretty' {
+  return settings.LOG_FORMAT ?? (stdout.isTTY ? 'pretty' : 'json')
 }
 
 export function scrubSecrets(text: string, secrets: readonly string[]): string {

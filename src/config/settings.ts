@@ -1,124 +1,40 @@
 import { z } from 'zod'
 import { FeedrunnerError } from './errors.ts'
+import {
+  declaredSettings,
+  FEED_FAMILIES,
+  type FeedFamily,
+  type SettingInfo,
+} from './settings-declared.ts'
 
-/** The four feed families of the Data Feed Query Service; each has its own base URL and limits. */
-export const FEED_FAMILIES = ['sports', 'blockchain', 'nft', 'weather'] as const
-export type FeedFamily = (typeof FEED_FAMILIES)[number]
+export { FEED_FAMILIES, SETTING_PATTERNS, type FeedFamily } from './settings-declared.ts'
+export type { SettingGroup, SettingInfo } from './settings-declared.ts'
 
-/** Settings whose values must never reach a log line, a queue payload, a metric or a response. */
-export const SENSITIVE_SETTINGS = ['FEED_API_KEY', 'NODE_PRIVATE_KEY', 'NODE_PRIVATE_KEYS'] as const
-
-const url = z.url({ message: 'expected a URL such as http://127.0.0.1:8080' })
-const positiveInt = z.coerce.number().int().positive()
-const boolean = z
-  .enum(['true', 'false', '1', '0'], { message: 'expected true or false' })
-  .transform((value) => value === 'true' || value === '1')
-const privateKey = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{64}$/, { message: 'expected a 0x-prefixed 32-byte hex private key' })
-
-const familyUrls = {
-  SPORTS_URL: url.optional(),
-  BLOCKCHAIN_URL: url.optional(),
-  NFT_URL: url.optional(),
-  WEATHER_URL: url.optional(),
-}
+type Declared = typeof declaredSettings
+export type SettingName = keyof Declared
 
 /**
- * Every setting feedrunner reads. Parts that need a setting ask for it with `required()`, so a
- * process that only serves feeds does not demand a node key.
+ * Every setting feedrunner reads, declared once in `settings-declared.ts` with its description,
+ * default, unit and sensitivity. Parts that need a setting ask for it with `required()`, so a process
+ * that only serves feeds does not demand a node key.
  */
-export const settingsSchema = z.object({
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
-
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, { message: 'expected redis://host:port[/db] or rediss://...' })
-    .default('redis://127.0.0.1:6379'),
-  /** Prefix of every BullMQ key, so several feedrunner installations can share one Redis. */
-  QUEUE_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]+$/, { message: 'expected letters, digits and _.:- only' })
-    .default('feedrunner'),
-
-  RPC_URL: z
-    .string()
-    .regex(/^(https?|wss?):\/\//, { message: 'expected an http(s):// or ws(s):// JSON-RPC URL' })
-    .optional(),
-  NODE_PRIVATE_KEY: privateKey.optional(),
-  /** Extra sender keys, comma separated; each gets its own ordered transaction worker. */
-  NODE_PRIVATE_KEYS: z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((key) => key.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(privateKey))
-    .optional(),
-
-  ...familyUrls,
-  FEED_API_KEY: z.string().min(1, { message: 'expected a non-empty key' }).optional(),
-  SIGNKEY_MODE: z.enum(['static', 'signed']).default('static'),
-  SIGNKEY_TTL_SECONDS: positiveInt.default(300),
-  ALLOW_CLIENT_KEYS: boolean.default(false),
-
-  // Attempts x timeout + backoff (3 x 5 s + 0.6 s) stays inside ADAPTER_TIMEOUT_MS, which stays inside the specs' bridge timeout (20 s).
-  FETCH_TIMEOUT_MS: positiveInt.default(5_000),
-  FETCH_ATTEMPTS: positiveInt.default(3),
-  FETCH_BACKOFF_MS: positiveInt.default(200),
-  RATE_LIMIT_SPORTS_PER_SECOND: positiveInt.default(50),
-  RATE_LIMIT_BLOCKCHAIN_PER_SECOND: positiveInt.default(50),
-  RATE_LIMIT_NFT_PER_SECOND: positiveInt.default(50),
-  RATE_LIMIT_WEATHER_PER_SECOND: positiveInt.default(50),
-  CACHE_TTL_SPORTS_MS: positiveInt.default(30_000),
-  CACHE_TTL_BLOCKCHAIN_MS: positiveInt.default(5_000),
-  CACHE_TTL_NFT_MS: positiveInt.default(60_000),
-  CACHE_TTL_WEATHER_MS: positiveInt.default(300_000),
-  FETCH_WORKER_CONCURRENCY: positiveInt.default(32),
-
-  JOBS_DIR: z.string().min(1).default('jobs'),
-  /** Requests one runner process works on at once. */
-  RUNNER_CONCURRENCY: positiveInt.default(64),
-  /** Blocks a fulfilment's receipt must be deep before its run counts as fulfilled. */
-  TX_CONFIRMATIONS: positiveInt.default(1),
-  /**
-   * The least time between two broadcasts of one key (ms); what is signed meanwhile leaves in the same
-   * JSON-RPC batch. 0: as soon as the node has answered the one before (README, Performance).
-   */
-  TX_BROADCAST_INTERVAL_MS: z.coerce.number().int().nonnegative().max(10_000).default(50),
-  /** How often the listener and the sender poll an HTTP RPC node for new heads. */
-  CHAIN_POLL_INTERVAL_MS: positiveInt.default(1_000),
-  /** First block a runner reads when Redis holds no checkpoint yet; default: the current head. */
-  RUNNER_FROM_BLOCK: z.coerce.number().int().nonnegative().optional(),
-  /** A request held by a crashed runner process is taken over after about this long. */
-  RUNNER_LOCK_MS: positiveInt.default(30_000),
-  EA_PORT: positiveInt.default(8080),
-  /** How long an adapter request waits for its queued fetch (including retries) before answering 504. */
-  ADAPTER_TIMEOUT_MS: positiveInt.default(18_000),
-
-  /**
-   * How far V8 lets a process's heap grow past its live objects before the next full collection, in
-   * percent; 0 keeps V8's own factor, up to 4x on a machine with several GB (src/config/heap-growth.ts).
-   */
-  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(300).default(30),
-  /** /metrics, /live and /ready of a process that runs no adapter (`feedrunner runner`, `feedrunner worker`); 0 = off. */
-  OPERATIONS_PORT: z.coerce.number().int().min(0).max(65_535).default(9090),
-  /** The queues-and-runs dashboard on the adapter's server. */
-  DASHBOARD_ENABLED: boolean.default(false),
-  DASHBOARD_PATH: z
-    .string()
-    .regex(/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/, {
-      message: 'expected a path such as /dashboard (no trailing slash)',
-    })
-    .default('/dashboard'),
-  /** The dashboard shows and never changes (no retry, remove, pause); false lets it act on jobs. */
-  DASHBOARD_READ_ONLY: boolean.default(true),
-})
+export const settingsSchema = z.object(
+  Object.fromEntries(
+    Object.entries(declaredSettings).map(([name, declared]) => [name, declared.schema]),
+  ) as { [K in SettingName]: Declared[K]['schema'] },
+)
 
 export type Settings = z.infer<typeof settingsSchema>
+
+/** What each setting is, for the docs, `.env.example` and redaction (`settings-docs.ts`). */
+export const SETTINGS: { readonly [K in SettingName]: SettingInfo } = Object.fromEntries(
+  Object.entries(declaredSettings).map(([name, declared]) => [name, declared.info]),
+) as { [K in SettingName]: SettingInfo }
+
+/** Settings whose values must never reach a log line, a queue payload, a metric or a response. */
+export const SENSITIVE_SETTINGS: readonly SettingName[] = (
+  Object.keys(SETTINGS) as SettingName[]
+).filter((name) => SETTINGS[name].sensitive)
 
 /** A setting that is missing or malformed; the message names the variable and what it expects. */
 export class SettingsError extends FeedrunnerError {
@@ -137,22 +53,70 @@ export function presentVariables(env: NodeJS.ProcessEnv): Record<string, string>
   )
 }
 
-/** Parses the environment once. Unknown variables are ignored; known ones must be valid. */
+/**
+ * Reads `.env` from the working directory into `process.env`, once, before the settings are parsed.
+ * A variable already in the environment wins over the file (Node's own `process.loadEnvFile` never
+ * overwrites one). Returns the file's path when there was one.
+ */
+export function loadDotEnv(path = '.env'): string | undefined {
+  try {
+    process.loadEnvFile(path)
+    return path
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new SettingsError([
+      `${path}: could not be read (${(error as Error).message}); fix or remove the file`,
+    ])
+  }
+}
+
+/**
+ * Parses the environment once (a process's composition root calls this and hands the result on).
+ * Unknown variables are ignored; known ones must be valid. Every problem is reported at once, each
+ * naming the variable; a sensitive value is never repeated, and a URL only as its host and port.
+ */
 export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const parsed = settingsSchema.safeParse(presentVariables(env))
   if (parsed.success) return parsed.data
   const problems = parsed.error.issues.map((issue) => {
-    const variable = issue.path.join('.')
-    const shown = SENSITIVE_SETTINGS.includes(variable as (typeof SENSITIVE_SETTINGS)[number])
-      ? ''
-      : describeValue(env[variable])
-    return `${variable}: ${issue.message}${shown}`
+    const variable = String(issue.path[0])
+    const item = typeof issue.path[1] === 'number' ? ` (item ${issue.path[1] + 1})` : ''
+    // "NODE_PRIVATE_KEY is not a valid ...", "EA_PORT: expected a number ..."
+    const joint = issue.message.startsWith('is ') ? ' ' : ': '
+    return `${variable}${item}${joint}${issue.message}${shownValue(variable, env[variable])}`
   })
   throw new SettingsError(problems)
 }
 
-function describeValue(value: string | undefined): string {
-  return value === undefined ? ' (not set)' : ` (got ${JSON.stringify(value)})`
+function shownValue(variable: string, value: string | undefined): string {
+  if (value === undefined) return ' (not set)'
+  const info = SETTINGS[variable as SettingName] as SettingInfo | undefined
+  if (info?.sensitive) return ''
+  if (info?.unit === 'URL') return ` (got ${endpointOf(value)})`
+  return ` (got ${JSON.stringify(value)})`
+}
+
+/**
+ * `host:port` of a URL, the only part of it a message shows: an RPC or Redis URL may carry an API key
+ * in its path, query or user info.
+ */
+export function endpointOf(url: string): string {
+  try {
+    const parsed = new URL(url)
+    const port = parsed.port || DEFAULT_PORTS[parsed.protocol] || ''
+    return port ? `${parsed.hostname}:${port}` : parsed.hostname || 'a URL without a host'
+  } catch {
+    return 'a value that is not a URL'
+  }
+}
+
+const DEFAULT_PORTS: Record<string, string> = {
+  'http:': '80',
+  'https:': '443',
+  'ws:': '80',
+  'wss:': '443',
+  'redis:': '6379',
+  'rediss:': '6379',
 }
 
 /** Returns a setting that this part of feedrunner cannot run without, or says which one is missing. */
@@ -170,11 +134,11 @@ export function required<K extends keyof Settings>(
 
 /** Base URL of a feed family, from `<FAMILY>_URL`. */
 export function familyBaseUrl(settings: Settings, family: FeedFamily): string {
-  return required(
-    settings,
-    `${family.toUpperCase()}_URL` as keyof typeof familyUrls,
-    `the ${family} feeds`,
-  )
+  return required(settings, familyUrlSetting(family), `the ${family} feeds`)
+}
+
+export function familyUrlSetting(family: FeedFamily): 'SPORTS_URL' {
+  return `${family.toUpperCase()}_URL` as 'SPORTS_URL'
 }
 
 export function familyRateLimitPerSecond(settings: Settings, family: FeedFamily): number {
@@ -185,15 +149,20 @@ export function familyCacheTtlMs(settings: Settings, family: FeedFamily): number
   return settings[`CACHE_TTL_${family.toUpperCase()}_MS` as `CACHE_TTL_SPORTS_MS`]
 }
 
+/** The variable that holds a job spec bridge's URL: `BRIDGE_<NAME>_URL`. */
+export function bridgeUrlSetting(name: string): string {
+  return `BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`
+}
+
 /** `BRIDGE_<NAME>_URL` for a job spec's `bridge name="..."`; names are matched case-insensitively. */
 export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const variable = `BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`
+  const variable = bridgeUrlSetting(name)
   const value = env[variable]
   if (value === undefined || value === '') return undefined
-  const parsed = url.safeParse(value)
+  const parsed = z.url().safeParse(value)
   if (!parsed.success)
     throw new SettingsError([
-      `${variable}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got ${JSON.stringify(value)})`,
+      `${variable}: expected a URL such as http://127.0.0.1:8080 (got ${endpointOf(value)})`,
     ])
   return parsed.data
 }
@@ -201,14 +170,18 @@ export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefi
 /** Every secret value currently configured, for redaction and for the leak tests. */
 export function secretValues(settings: Settings): string[] {
   const values: string[] = []
-  if (settings.FEED_API_KEY) values.push(settings.FEED_API_KEY)
-  if (settings.NODE_PRIVATE_KEY)
-    values.push(settings.NODE_PRIVATE_KEY, settings.NODE_PRIVATE_KEY.slice(2))
-  for (const key of settings.NODE_PRIVATE_KEYS ?? []) values.push(key, key.slice(2))
+  for (const name of SENSITIVE_SETTINGS) {
+    const value = settings[name] as string | readonly string[] | undefined
+    for (const secret of typeof value === 'string' ? [value] : (value ?? [])) {
+      values.push(secret)
+      // A hex key also leaks without its 0x.
+      if (/^0x[0-9a-fA-F]+$/.test(secret)) values.push(secret.slice(2))
+    }
+  }
   return values
 }
 
 /** `<FAMILY>_URL` for every family, all pointing at one service (the local feed service serves them all). */
 export function allFamilyUrls(baseUrl: string): Record<string, string> {
-  return Object.fromEntries(FEED_FAMILIES.map((family) => [`${family.toUpperCase()}_URL`, baseUrl]))
+  return Object.fromEntries(FEED_FAMILIES.map((family) => [familyUrlSetting(family), baseUrl]))
 }

@@ -1,0 +1,379 @@
+import { z } from 'zod'
+
+/** The four feed families of the Data Feed Query Service; each has its own base URL and limits. */
+export const FEED_FAMILIES = ['sports', 'blockchain', 'nft', 'weather'] as const
+export type FeedFamily = (typeof FEED_FAMILIES)[number]
+
+/** Sections of the configuration table and of `.env.example`, in this order. */
+export type SettingGroup =
+  | 'logging'
+  | 'redis'
+  | 'chain'
+  | 'feeds'
+  | 'fetch'
+  | 'adapter'
+  | 'feed-service'
+  | 'dev'
+  | 'operations'
+
+export interface SettingInfo {
+  group: SettingGroup
+  description: string
+  /** What the number or text measures: `ms`, `s`, `blocks`, `percent`, `URL`, ... */
+  unit?: string
+  /** A secret: never in a log line, an error message, a queue payload, a metric or a response. */
+  sensitive?: boolean
+  /** The default as the docs show it, when the schema holds one (set by `setting()`). */
+  default?: string
+  /** For a setting without a fixed default: what happens when it is not set. */
+  whenUnset?: string
+  /** A value `.env.example` shows (commented out) for a setting without a default. */
+  example?: string
+}
+
+interface Declared<T extends z.ZodType> {
+  schema: T
+  info: SettingInfo
+}
+
+/** A setting with a default: declared here and nowhere else. */
+function withDefault<T extends z.ZodType>(
+  type: T,
+  value: z.output<T> & NonNullable<unknown>,
+  info: Omit<SettingInfo, 'default' | 'whenUnset'>,
+): Declared<z.ZodDefault<T>> {
+  const shown = Array.isArray(value) ? value.join(',') : String(value)
+  return { schema: type.default(value as never), info: { ...info, default: shown } }
+}
+
+/** A setting without a default; `whenUnset` says what its absence means. */
+function optional<T extends z.ZodType>(
+  type: T,
+  info: Omit<SettingInfo, 'default'> & { whenUnset: string },
+): Declared<z.ZodOptional<T>> {
+  return { schema: type.optional(), info }
+}
+
+const url = z.url({ message: 'expected a URL such as http://127.0.0.1:8080' })
+const positiveInt = z.coerce.number().int().positive()
+const boolean = z
+  .enum(['true', 'false', '1', '0'], { message: 'expected true or false' })
+  .transform((value) => value === 'true' || value === '1')
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected an address: 0x and 40 hex digits' })
+const port = z.coerce.number().int().min(0).max(65_535)
+
+/** The order of the secp256k1 group: a private key is a number in [1, n). */
+const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+
+const privateKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, { message: 'expected a 0x-prefixed 32-byte hex private key' })
+  .superRefine((value, context) => {
+    // The format check above has already reported a value that is not 32 hex bytes.
+    if (!/^0x[0-9a-fA-F]{64}$/.test(value)) return
+    const number = BigInt(value)
+    if (number === 0n)
+      context.addIssue({
+        code: 'custom',
+        message:
+          'is not a valid secp256k1 private key (it is zero); give the 0x-prefixed 32-byte key of an account the Operator authorises',
+      })
+    else if (number >= SECP256K1_ORDER)
+      context.addIssue({
+        code: 'custom',
+        message:
+          'is not a valid secp256k1 private key (it is not below the curve order); give the 0x-prefixed 32-byte key of an account the Operator authorises',
+      })
+  })
+
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+)
+
+const familyUrl = (family: string) =>
+  optional(url, {
+    group: 'feeds',
+    unit: 'URL',
+    description: `Base URL of the ${family} family of the Data Feed Query Service.`,
+    whenUnset: `no ${family} fetch worker in this process`,
+    example: 'http://127.0.0.1:8090',
+  })
+
+const rateLimit = (family: string) =>
+  withDefault(positiveInt, 50, {
+    group: 'fetch',
+    unit: 'calls/s',
+    description: `Calls to the ${family} family, for all fetch workers together (kept in Redis).`,
+  })
+
+const cacheTtl = (family: string, ms: number) =>
+  withDefault(positiveInt, ms, {
+    group: 'fetch',
+    unit: 'ms',
+    description: `How long a ${family} answer is shared by equal requests.`,
+  })
+
+/**
+ * Every setting feedrunner reads, with its description, default, unit and sensitivity. The docs'
+ * configuration table and `.env.example` are generated from this (`npm run docs:config`); add a
+ * setting here and nowhere else.
+ */
+export const declaredSettings = {
+  LOG_LEVEL: withDefault(
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    'info',
+    {
+      group: 'logging',
+      description: 'Least severity written: fatal, error, warn, info, debug, trace or silent.',
+    },
+  ),
+  LOG_FORMAT: optional(z.enum(['json', 'pretty']), {
+    group: 'logging',
+    description: 'json (one object a line) or pretty (for people).',
+    whenUnset: 'pretty on a terminal, json otherwise (a pipe, a file, a container log)',
+  }),
+  NO_COLOR: optional(z.string(), {
+    group: 'logging',
+    description: 'Any value turns colours off in pretty logs (no-color.org).',
+    whenUnset: 'colours on a terminal',
+  }),
+
+  REDIS_URL: withDefault(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, { message: 'expected redis://host:port[/db] or rediss://...' }),
+    'redis://127.0.0.1:6379',
+    { group: 'redis', unit: 'URL', description: 'The Redis that holds queues and run records.' },
+  ),
+  QUEUE_PREFIX: withDefault(
+    z.string().regex(/^[A-Za-z0-9_.:-]+$/, { message: 'expected letters, digits and _.:- only' }),
+    'feedrunner',
+    {
+      group: 'redis',
+      description: 'Prefix of every key, so several feedrunner installations can share one Redis.',
+    },
+  ),
+  OUTAGE_REPORT_INTERVAL_MS: withDefault(positiveInt, 60_000, {
+    group: 'operations',
+    unit: 'ms',
+    description:
+      'While a dependency (Redis, an RPC node, the feed service, a bridge) stays down, one line this often with the count of failed calls.',
+  }),
+
+  RPC_URL: optional(
+    z
+      .string()
+      .regex(/^(https?|wss?):\/\//, { message: 'expected an http(s):// or ws(s):// JSON-RPC URL' }),
+    {
+      group: 'chain',
+      unit: 'URL',
+      description:
+        'JSON-RPC endpoint of the chain the runner watches and sends on. Messages show only its host and port (a path may carry an API key).',
+      whenUnset: 'no runner',
+      example: 'http://127.0.0.1:8545',
+    },
+  ),
+  NODE_PRIVATE_KEY: optional(privateKey, {
+    group: 'chain',
+    sensitive: true,
+    description:
+      'The node key (0x + 64 hex): signs fulfilments, and signed ##signKey tokens (SIGNKEY_MODE=signed).',
+    whenUnset: 'no runner, no signed keys',
+  }),
+  NODE_PRIVATE_KEYS: optional(commaList.pipe(z.array(privateKey)), {
+    group: 'chain',
+    sensitive: true,
+    description:
+      'Sender keys, comma separated; each gets its own ordered transaction sender. Wins over NODE_PRIVATE_KEY for sending.',
+    whenUnset: 'NODE_PRIVATE_KEY sends',
+  }),
+  JOBS_DIR: withDefault(z.string().min(1), 'jobs', {
+    group: 'chain',
+    description:
+      'Folder of the job specs (directrequest TOML) the runner serves; the runner watches the Operators they name.',
+  }),
+  RUNNER_CONCURRENCY: withDefault(positiveInt, 64, {
+    group: 'chain',
+    unit: 'requests',
+    description:
+      'Requests one runner process works on at once, per sender key (a run holds its slot until mined).',
+  }),
+  RUNNER_FROM_BLOCK: optional(z.coerce.number().int().nonnegative(), {
+    group: 'chain',
+    unit: 'block',
+    description: 'First block a runner reads when Redis holds no checkpoint yet.',
+    whenUnset: 'the current head',
+  }),
+  RUNNER_LOCK_MS: withDefault(positiveInt, 30_000, {
+    group: 'chain',
+    unit: 'ms',
+    description: 'A request held by a crashed runner process is taken over after about this long.',
+  }),
+  TX_CONFIRMATIONS: withDefault(positiveInt, 1, {
+    group: 'chain',
+    unit: 'blocks',
+    description: "How deep a fulfilment's receipt must be before its run counts as fulfilled.",
+  }),
+  TX_BROADCAST_INTERVAL_MS: withDefault(z.coerce.number().int().nonnegative().max(10_000), 50, {
+    group: 'chain',
+    unit: 'ms',
+    description:
+      'Least time between two broadcasts of one key; what is signed meanwhile leaves in one JSON-RPC batch. 0: as soon as the node answered the one before.',
+  }),
+  CHAIN_POLL_INTERVAL_MS: withDefault(positiveInt, 1_000, {
+    group: 'chain',
+    unit: 'ms',
+    description: 'How often the listener and the sender poll an HTTP RPC node for new heads.',
+  }),
+
+  SPORTS_URL: familyUrl('sports'),
+  BLOCKCHAIN_URL: familyUrl('blockchain'),
+  NFT_URL: familyUrl('NFT'),
+  WEATHER_URL: familyUrl('weather'),
+  FEED_API_KEY: optional(z.string().min(1, { message: 'expected a non-empty key' }), {
+    group: 'feeds',
+    sensitive: true,
+    description: 'Key of the Data Feed Query Service, sent in place of ##signKey (static mode).',
+    whenUnset: 'requests that need a key fail upstream',
+  }),
+  SIGNKEY_MODE: withDefault(z.enum(['static', 'signed']), 'static', {
+    group: 'feeds',
+    description:
+      'static: ##signKey becomes FEED_API_KEY; signed: a short-lived token signed with NODE_PRIVATE_KEY.',
+  }),
+  SIGNKEY_TTL_SECONDS: withDefault(positiveInt, 300, {
+    group: 'feeds',
+    unit: 's',
+    description: 'Lifetime of a signed token.',
+  }),
+  ALLOW_CLIENT_KEYS: withDefault(boolean, false, {
+    group: 'feeds',
+    description: 'Accept a literal key in a request instead of ##signKey.',
+  }),
+
+  // Attempts x timeout + backoff (3 x 5 s + 0.6 s) stays inside ADAPTER_TIMEOUT_MS, which stays inside the specs' bridge timeout (20 s).
+  FETCH_TIMEOUT_MS: withDefault(positiveInt, 5_000, {
+    group: 'fetch',
+    unit: 'ms',
+    description: 'One call to the feed service.',
+  }),
+  FETCH_ATTEMPTS: withDefault(positiveInt, 3, {
+    group: 'fetch',
+    unit: 'attempts',
+    description: 'Tries of a fetch (timeouts, 5xx and connection errors are retried; 4xx never).',
+  }),
+  FETCH_BACKOFF_MS: withDefault(positiveInt, 200, {
+    group: 'fetch',
+    unit: 'ms',
+    description: 'First wait before a retry; doubles each time.',
+  }),
+  FETCH_WORKER_CONCURRENCY: withDefault(positiveInt, 32, {
+    group: 'fetch',
+    unit: 'fetches',
+    description: 'Fetches one worker process runs at once, per family.',
+  }),
+  RATE_LIMIT_SPORTS_PER_SECOND: rateLimit('sports'),
+  RATE_LIMIT_BLOCKCHAIN_PER_SECOND: rateLimit('blockchain'),
+  RATE_LIMIT_NFT_PER_SECOND: rateLimit('NFT'),
+  RATE_LIMIT_WEATHER_PER_SECOND: rateLimit('weather'),
+  CACHE_TTL_SPORTS_MS: cacheTtl('sports', 30_000),
+  CACHE_TTL_BLOCKCHAIN_MS: cacheTtl('blockchain', 5_000),
+  CACHE_TTL_NFT_MS: cacheTtl('NFT', 60_000),
+  CACHE_TTL_WEATHER_MS: cacheTtl('weather', 300_000),
+
+  EA_PORT: withDefault(positiveInt, 8080, {
+    group: 'adapter',
+    unit: 'port',
+    description:
+      "The adapter's HTTP port (the EA framework's own setting; feedrunner gives it this default).",
+  }),
+  ADAPTER_TIMEOUT_MS: withDefault(positiveInt, 18_000, {
+    group: 'adapter',
+    unit: 'ms',
+    description:
+      'How long an adapter request waits for its queued fetch (with retries) before answering 504.',
+  }),
+
+  FEEDS_SERVER_KEYS: optional(commaList, {
+    group: 'feed-service',
+    sensitive: true,
+    description: 'Keys the local feed service (feedrunner feeds serve) accepts, comma separated.',
+    whenUnset: '--keys, or only signed keys (FEEDS_SERVER_SIGNERS)',
+  }),
+  FEEDS_SERVER_SIGNERS: optional(commaList.pipe(z.array(address)), {
+    group: 'feed-service',
+    description:
+      'Node addresses whose signed keys the local feed service accepts, comma separated.',
+    whenUnset: '--signers, or none',
+  }),
+
+  REQUESTER_PRIVATE_KEY: optional(privateKey, {
+    group: 'dev',
+    sensitive: true,
+    description: 'The account `feedrunner request` sends requests from.',
+    whenUnset: "the dev chain's first funded account",
+  }),
+  CONSUMER_ADDRESS: optional(address, {
+    group: 'dev',
+    description: 'The FeedConsumer `feedrunner request` sends through.',
+    whenUnset: "the dev stack's FeedConsumer",
+  }),
+
+  HEAP_GROWTH_PERCENT: withDefault(z.coerce.number().int().min(0).max(300), 30, {
+    group: 'operations',
+    unit: 'percent',
+    description:
+      "How far V8 lets the heap grow past its live objects before the next full collection; 0 keeps V8's own (up to 4x; src/config/heap-growth.ts).",
+  }),
+  OPERATIONS_PORT: withDefault(port, 9090, {
+    group: 'operations',
+    unit: 'port',
+    description:
+      '/metrics, /live and /ready of a process without the adapter (runner, worker); 0 = off.',
+  }),
+  DASHBOARD_ENABLED: withDefault(boolean, false, {
+    group: 'operations',
+    description: "Queues (Bull Board) and recent runs at DASHBOARD_PATH on the adapter's server.",
+  }),
+  DASHBOARD_PATH: withDefault(
+    z.string().regex(/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/, {
+      message: 'expected a path such as /dashboard (no trailing slash)',
+    }),
+    '/dashboard',
+    { group: 'operations', description: 'Where the dashboard is served.' },
+  ),
+  DASHBOARD_READ_ONLY: withDefault(boolean, true, {
+    group: 'operations',
+    description:
+      'The dashboard shows and never changes (no retry, remove, pause); false lets it act on jobs.',
+  }),
+}
+
+/** Families of variables named by pattern: documented, read where they are used. */
+export const SETTING_PATTERNS: ReadonlyArray<{
+  pattern: string
+  group: SettingGroup
+  description: string
+  sensitive?: boolean
+  example: string
+}> = [
+  {
+    pattern: 'BRIDGE_<NAME>_URL',
+    group: 'chain',
+    description:
+      'URL of a job spec\'s `bridge name="<name>"` (name upper-cased, other characters as _).',
+    example: 'BRIDGE_DATAFEED_URL=http://127.0.0.1:8080',
+  },
+  {
+    pattern: 'FEED_KEY_<NAME>',
+    group: 'feeds',
+    sensitive: true,
+    description: 'Extra feed keys a request may name as key=##env:FEED_KEY_<NAME>.',
+    example: 'FEED_KEY_PARTNER=',
+  },
+]
