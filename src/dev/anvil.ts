@@ -26,7 +26,7 @@ export interface AnvilOptions {
   /**
    * States anvil keeps for queries at past blocks (`--prune-history`), default 64. Without a bound
    * anvil keeps 500 in memory and writes every older one to disk, one per block: measured on this
-   * machine (bench/runner.ts, paced phase), a request's share of anvil's CPU was 11.8 ms without and
+   * machine (bench/runner/, paced phase), a request's share of anvil's CPU was 11.8 ms without and
    * 8.7 ms with 64 states, and anvil's peak memory over a whole bench 566 MB against 257 MB.
    * feedrunner reads past state only a block or two back (a revert replayed on the block before its
    * receipt); blocks, logs and receipts are kept whatever this says.

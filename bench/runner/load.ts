@@ -1,0 +1,148 @@
+/**
+ * What the phases stand on: one fresh chain per phase (anvil, the contracts, a block watcher, the pool
+ * backstop), the feedrunner processes, and the requests the load generator makes.
+ *
+ * Every phase runs on its own fresh anvil on the same port. anvil 1.7.1 rebuilds the whole state trie
+ * for every block, so a block costs it more the more storage the chain holds: the consumer keeps 2.6
+ * slots per request before its answer (measured with anvil_dumpState) and one more after, the Operator
+ * one per open request, and under Prague each block also adds one to the EIP-2935 history (the dev
+ * chain runs Cancun for that reason, src/dev/anvil.ts). Phases sharing one chain
+ * would be penalised by the phases before them and the baseline would not be comparable. The
+ * contracts land at the same addresses on every fresh chain, so the adapter, fetch worker and feed
+ * service keep running across phases; each phase starts its own runner process.
+ */
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Wallet } from 'ethers'
+import type { Redis } from 'ioredis'
+import type { ArtifactSet } from '../../src/chain/artifacts.ts'
+import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
+import { deployDevContracts, type DevContracts } from '../../src/dev/deploy.ts'
+import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
+import { startPoolBackstop, type PoolBackstop } from '../../src/dev/pool-backstop.ts'
+import { isPortFree } from '../../src/dev/ports.ts'
+import { waitFor } from '../../src/dev/process.ts'
+import type { ConsumerRequest } from '../../src/dev/requests.ts'
+import { BlockWatcher, memoryOf, rpc } from './measure.ts'
+import {
+  ANVIL_ARGS,
+  BASELINE_KEY,
+  GAME_ODDS_PARAMS,
+  RUNNER_KEYS,
+  RUNNER_NODE_ARGS,
+} from './settings.ts'
+
+export interface Chain {
+  anvil: Anvil
+  dev: DevContracts
+  watcher: BlockWatcher
+  /** Mines what anvil's automine left in its pool, as `feedrunner dev` does; counts it. */
+  backstop: PoolBackstop
+  /** Peak RSS of this phase's anvil, read just before it stops. */
+  peakRssMb: number
+  stop(): Promise<void>
+}
+
+/** The chain of the running phase, stopped by the bench's cleanup if the bench is interrupted. */
+let currentChain: Chain | undefined
+
+/**
+ * Starts anvil on `port` (the previous phase's anvil must have let go of it), deploys the contracts
+ * (same addresses every time), funds the keys and starts a block watcher.
+ */
+export async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
+  await currentChain?.stop()
+  await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
+  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS })
+  let dev: DevContracts | undefined
+  try {
+    dev = await deployDevContracts(anvil.rpcUrl, {
+      nodeKeys: [...RUNNER_KEYS, BASELINE_KEY],
+      artifacts,
+    })
+    await fundKeys(dev, [...RUNNER_KEYS, BASELINE_KEY])
+    const watcher = new BlockWatcher(anvil.rpcUrl, anvil.wsUrl)
+    await watcher.start()
+    const backstop = startPoolBackstop(anvil.rpcUrl)
+    const opened = dev
+    const chain: Chain = {
+      anvil,
+      dev: opened,
+      watcher,
+      backstop,
+      peakRssMb: Number.NaN,
+      async stop() {
+        if (currentChain === chain) currentChain = undefined
+        chain.peakRssMb = memoryOf(anvil.process.pid)?.peakMb ?? chain.peakRssMb
+        backstop.stop()
+        await watcher.stop()
+        await opened.provider.destroy()
+        await anvil.stop()
+      },
+    }
+    currentChain = chain
+    return chain
+  } catch (error) {
+    await dev?.provider.destroy()
+    await anvil.stop()
+    throw error
+  }
+}
+
+/** `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE; a long phase needs only the end of its output. */
+export function startPart(
+  name: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<FeedrunnerProcess> {
+  const profile =
+    process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE)
+      ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`]
+      : []
+  const nodeArgs = args[0] === 'runner' ? [...RUNNER_NODE_ARGS, ...profile] : profile
+  return startFeedrunnerProcess({ name, args, env, ready, nodeArgs, keepOutputChars: 20_000 })
+}
+
+/** What stays the same across phases; each phase brings its own chain. */
+export interface Context {
+  anvilPort: number
+  artifacts: ArtifactSet
+  redis: Redis
+  baseEnv: Record<string, string>
+  externalJobId: string
+  prefix: string
+  /** Long-lived processes whose CPU time is accounted per phase, besides the runner and anvil. */
+  pids: Record<string, number>
+  /** Peak RSS of each phase's anvil. */
+  anvilPeakRssMb: number[]
+}
+
+export const REQUEST: (ctx: Context) => ConsumerRequest = (ctx) => ({
+  externalJobId: ctx.externalJobId,
+  valueType: 'uint256',
+  params: GAME_ODDS_PARAMS,
+  payment: 0n,
+})
+
+/** A `send` over plain HTTP, for waitForNonce. */
+export function minedSender(rpcUrl: string) {
+  return { send: (method: string, params: unknown[]) => rpc<unknown>(rpcUrl, method, params) }
+}
+
+/** Gives every key without ether 100 ETH from the deployer (not every listed dev key is a funded anvil account). */
+export async function fundKeys(dev: DevContracts, keys: readonly string[]): Promise<void> {
+  for (const key of keys) {
+    const address = new Wallet(key).address
+    if ((await dev.provider.getBalance(address)) > 0n) continue
+    const receipt = await (
+      await dev.deployer.sendTransaction({ to: address, value: 10n ** 20n })
+    ).wait()
+    if (receipt?.status !== 1) throw new Error(`funding ${address} failed`)
+  }
+}
+
+/** Stops the running phase's chain, if any (the bench's cleanup, when it is interrupted). */
+export async function stopCurrentChain(): Promise<void> {
+  await currentChain?.stop()
+}

@@ -1,0 +1,146 @@
+/**
+ * The baseline: N requests are made first, then N pre-signed `fulfillOracleRequest2` transactions for
+ * them are sent straight to anvil from one authorised key, in nonce order, as JSON-RPC batches of
+ * BENCH_BASELINE_WINDOW: the chain's own limit.
+ */
+import { AbiCoder, Wallet, type Log } from 'ethers'
+import {
+  decodeOperatorLog,
+  encodeFulfillOracleRequest2,
+  ORACLE_REQUEST_TOPIC,
+  type OracleRequestEvent,
+} from '../../../src/chain/operator.ts'
+import {
+  requestsOfTransactions,
+  sendRawInNonceOrder,
+  signConsumerRequests,
+  waitForFulfilments,
+  waitForNonce,
+} from '../../../src/dev/requests.ts'
+import { minedSender, openChain, REQUEST, type Context } from '../load.ts'
+import { cpuMsOf, round, rpc } from '../measure.ts'
+import {
+  BASELINE_KEY,
+  BASELINE_WINDOW,
+  EXPECTED_VALUE,
+  N,
+  PHASE_TIMEOUT_MS,
+  REQUEST_WINDOW,
+  step,
+} from '../settings.ts'
+
+export interface BaselineResult {
+  transactions: number
+  /** Transactions per JSON-RPC batch, sent one batch after another. */
+  window: number
+  seconds: number
+  perSecond: number
+  allMined: boolean
+  /** anvil's CPU time per fulfilment (ms). */
+  anvilCpuMsPerTx: number
+  /** anvil's CPU time per request while the baseline's requests were made and mined (ms). */
+  anvilCpuMsPerRequest: number
+  blocks: number
+  anvilFlushes: number
+}
+
+/** N pre-signed fulfilments of real requests, straight to the chain from one key. */
+export async function runBaseline(ctx: Context): Promise<BaselineResult> {
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  try {
+    const { anvil, dev, backstop } = chain
+    const fromBlock = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1
+    step(`baseline: making ${N} requests`)
+    const requests = await signConsumerRequests(
+      dev.consumer,
+      dev.deployer,
+      Array.from({ length: N }, () => REQUEST(ctx)),
+    )
+    const requestCpuBefore = cpuMsOf(anvil.process.pid)
+    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, requests.raws, {
+      window: REQUEST_WINDOW,
+    })
+    const sent = await requestsOfTransactions(
+      dev.provider,
+      dev.addresses.operator,
+      requests.hashes,
+      sentAt,
+      { fromBlock, timeoutMs: PHASE_TIMEOUT_MS },
+    )
+    const anvilCpuMsPerRequest = round((cpuMsOf(anvil.process.pid) - requestCpuBefore) / N, 2)
+    step('baseline: requests mined, signing the fulfilments')
+    const toBlock = Math.max(...sent.map((item) => item.blockNumber))
+    const events = (
+      await dev.provider.getLogs({
+        address: dev.addresses.operator,
+        topics: [ORACLE_REQUEST_TOPIC],
+        fromBlock,
+        toBlock,
+      })
+    )
+      .map((log: Log) => decodeOperatorLog(log, dev.chainId))
+      .filter((event): event is OracleRequestEvent => event?.kind === 'request')
+    if (events.length !== N)
+      throw new Error(`baseline: expected ${N} OracleRequest logs, found ${events.length}`)
+
+    const wallet = new Wallet(BASELINE_KEY)
+    const nonce = Number(
+      await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [wallet.address, 'pending']),
+    )
+    const block = await rpc<{ baseFeePerGas: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', [
+      'latest',
+      false,
+    ])
+    const maxFeePerGas = BigInt(block.baseFeePerGas) * 3n + 10n ** 9n
+    const raws = await Promise.all(
+      events.map((event, index) =>
+        wallet.signTransaction({
+          type: 2,
+          chainId: dev.chainId,
+          nonce: nonce + index,
+          to: dev.addresses.operator,
+          gasLimit: 500_000,
+          maxFeePerGas,
+          maxPriorityFeePerGas: 10n ** 9n,
+          data: encodeFulfillOracleRequest2(
+            event,
+            AbiCoder.defaultAbiCoder().encode(
+              ['bytes32', 'uint256'],
+              [event.requestId, EXPECTED_VALUE],
+            ),
+          ),
+        }),
+      ),
+    )
+    step('baseline: sending')
+    const flushesBefore = backstop.flushes
+    const headBefore = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    const cpuBefore = cpuMsOf(anvil.process.pid)
+    const started = performance.now()
+    await sendRawInNonceOrder(anvil.rpcUrl, raws, { window: BASELINE_WINDOW })
+    await waitForNonce(minedSender(anvil.rpcUrl), wallet.address, nonce + N, 60_000)
+    const seconds = (performance.now() - started) / 1000
+    const anvilCpuMsPerTx = round((cpuMsOf(anvil.process.pid) - cpuBefore) / N, 2)
+    const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - headBefore
+    const fulfilled = await waitForFulfilments(
+      dev.consumer,
+      dev.provider,
+      events.map((event) => event.requestId),
+      { fromBlock: toBlock, timeoutMs: 10_000 },
+    )
+    return {
+      transactions: N,
+      window: BASELINE_WINDOW,
+      seconds: round(seconds, 2),
+      perSecond: round(N / seconds),
+      allMined: fulfilled.size === N,
+      anvilCpuMsPerTx,
+      anvilCpuMsPerRequest,
+      blocks,
+      anvilFlushes: backstop.flushes - flushesBefore,
+    }
+  } finally {
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}

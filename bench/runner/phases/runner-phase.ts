@@ -1,0 +1,221 @@
+/**
+ * The runner's phases: the runner with one sender key, then with several (BENCH_KEYS), N pre-signed
+ * requests sent as fast as the consumer can; then one key, paced (BENCH_RATE requests per second for
+ * BENCH_PACED_SECONDS), so the latency is the runner's own and not time spent queueing behind a burst
+ * (a burst of N is queueing: its latency is about N/2 / throughput). Each phase starts its own runner
+ * process (`bin/feedrunner.js runner`) on its own fresh chain; the adapter, the fetch worker and the
+ * feed service keep running across phases.
+ */
+import type { FeedrunnerProcess } from '../../../src/dev/feedrunner-process.ts'
+import { freePort } from '../../../src/dev/ports.ts'
+import type { SentRequest } from '../../../src/dev/requests.ts'
+import { RunStore, type RunRecord } from '../../../src/runner/run-record.ts'
+import { openChain, startPart, type Chain, type Context } from '../load.ts'
+import {
+  counterSum,
+  cpuMsOf,
+  memoryOf,
+  redisCommandCount,
+  round,
+  rpc,
+  sampleHeapPeak,
+  summary,
+  type HeapPeak,
+} from '../measure.ts'
+import { PHASE_TIMEOUT_MS, RUNNER_KEYS, RUNNER_RPC } from '../settings.ts'
+import {
+  addressesOf,
+  minedNonces,
+  outcomeOf,
+  sendAndAwaitFulfilments,
+  signRequests,
+  type Outcome,
+} from './outcome.ts'
+
+export interface PhasePlan {
+  /** Row label and queue prefix suffix. */
+  label: string
+  id: string
+  keys: number
+  requests: number
+  /** Requests per second; undefined = as fast as the consumer can (a burst). */
+  perSecond?: number
+}
+
+export interface RunnerPhaseResult extends Outcome {
+  label: string
+  keys: number
+  paced: boolean
+  /** Where the time went, from the run records (p50 / p95, ms). */
+  stagesMs: Record<string, { p50: number; p95: number }>
+  runnerPeakRssMb: number
+  /** The runner's RSS once started, before any request. */
+  runnerIdleRssMb: number
+  /** The most the runner's V8 heap held and had reserved, sampled from its /metrics every second (MB). */
+  runnerPeakHeap: HeapPeak
+  /** CPU time each process used during the phase, per request (ms). */
+  cpuMsPerRequest: Record<string, number>
+  /** Redis commands (all processes, Lua scripts count once) per request. */
+  redisCommandsPerRequest: number
+  /** Times anvil left transactions in its pool and the bench mined them (the pool backstop). */
+  anvilFlushes: number
+  /** Fulfilment transactions the runner re-signed with higher fees because they sat unmined for blocks. */
+  bumps: number
+}
+
+/** A runner process for the phase, reading the chain from `fromBlock`. */
+async function startRunner(
+  ctx: Context,
+  chain: Chain,
+  plan: PhasePlan,
+  fromBlock: number,
+): Promise<{ runner: FeedrunnerProcess; operationsPort: number; stopping: () => void }> {
+  const nodeKeys = RUNNER_KEYS.slice(0, plan.keys)
+  const operationsPort = await freePort()
+  const runner = await startPart(
+    plan.label,
+    ['runner'],
+    {
+      ...ctx.baseEnv,
+      RPC_URL: RUNNER_RPC === 'ws' ? chain.anvil.wsUrl : chain.anvil.rpcUrl,
+      QUEUE_PREFIX: `${ctx.prefix}-${plan.id}`,
+      NODE_PRIVATE_KEY: nodeKeys[0] as string,
+      ...(plan.keys > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
+      RUNNER_FROM_BLOCK: String(fromBlock),
+      OPERATIONS_PORT: String(operationsPort),
+    },
+    /runner started/,
+  )
+  let stopping = false
+  runner.child.once('exit', (code) => {
+    if (!stopping)
+      console.error(
+        `the runner exited during the phase (code ${code}):\n${runner.output().slice(-3_000)}`,
+      )
+  })
+  return { runner, operationsPort, stopping: () => (stopping = true) }
+}
+
+export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  const { anvil, backstop } = chain
+  let started: Awaited<ReturnType<typeof startRunner>> | undefined
+  try {
+    const signed = await signRequests(ctx, chain, plan.requests)
+    const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    started = await startRunner(ctx, chain, plan, head + 1)
+    const { runner, operationsPort } = started
+    const runnerPid = runner.child.pid!
+    const addresses = addressesOf(RUNNER_KEYS.slice(0, plan.keys))
+    const noncesBefore = await minedNonces(chain, addresses)
+    const pids: Record<string, number> = {
+      runner: runnerPid,
+      ...ctx.pids,
+      anvil: anvil.process.pid,
+    }
+    const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
+    const metricsUrl = `http://127.0.0.1:${operationsPort}/metrics`
+    const heapSampler = sampleHeapPeak(metricsUrl)
+    const commandsBefore = await redisCommandCount(ctx.redis)
+    const flushesBefore = backstop.flushes
+    const cpuBefore = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]),
+    )
+    const delivered = await sendAndAwaitFulfilments(chain, signed, {
+      label: plan.label,
+      fromBlock: head + 1,
+      perSecond: plan.perSecond,
+    })
+    const count = plan.requests
+    const redisCommandsPerRequest = round(
+      ((await redisCommandCount(ctx.redis)) - commandsBefore) / count,
+      1,
+    )
+    const cpuMsPerRequest = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [
+        name,
+        round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2),
+      ]),
+    )
+    const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
+    const runnerPeakHeap = await heapSampler.stop()
+    const bumps = await counterSum(metricsUrl, 'feedrunner_tx_bumped_total')
+    const outcome = await outcomeOf(chain, delivered, { head, addresses, noncesBefore })
+    const stagesMs = await stagesOf(ctx, chain, plan, delivered.sent)
+    if (chain.watcher.gapFilled > 0)
+      console.error(
+        `${plan.label}: ${chain.watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`,
+      )
+    if (outcome.fulfilled < count)
+      console.error(
+        `${plan.label}: only ${outcome.fulfilled} of ${count} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`,
+      )
+    return {
+      label: plan.label,
+      keys: plan.keys,
+      paced: plan.perSecond !== undefined,
+      ...outcome,
+      stagesMs,
+      runnerPeakRssMb,
+      runnerIdleRssMb,
+      runnerPeakHeap,
+      cpuMsPerRequest,
+      redisCommandsPerRequest,
+      anvilFlushes: backstop.flushes - flushesBefore,
+      bumps,
+    }
+  } finally {
+    started?.stopping()
+    await started?.runner.stop()
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}
+
+/** Where the time went, from the runner's run records (p50 / p95 of each stage, ms). */
+async function stagesOf(
+  ctx: Context,
+  chain: Chain,
+  plan: PhasePlan,
+  sent: readonly SentRequest[],
+): Promise<Record<string, { p50: number; p95: number }>> {
+  const runs = new RunStore(ctx.redis, `${ctx.prefix}-${plan.id}:runner`)
+  const records = (await Promise.all(sent.map((item) => runs.get(item.requestId)))).filter(
+    (record): record is RunRecord => record !== undefined,
+  )
+  const stage = (
+    from: (record: RunRecord) => number | undefined,
+    to: (record: RunRecord) => number | undefined,
+  ) => {
+    const values = records
+      .map((record) => {
+        const start = from(record)
+        const end = to(record)
+        return start === undefined || end === undefined ? undefined : end - start
+      })
+      .filter((value): value is number => value !== undefined)
+    const { p50, p95 } = summary(values)
+    return { p50: round(p50, 0), p95: round(p95, 0) }
+  }
+  const blockSeen = new Map(
+    sent.map((item) => [item.requestId, chain.watcher.seenAt.get(item.blockNumber)]),
+  )
+  return {
+    'block -> received': stage(
+      (record) => blockSeen.get(record.requestId),
+      (record) => record.times.received,
+    ),
+    'received -> running': stage(
+      (record) => record.times.received,
+      (record) => record.times.running,
+    ),
+    'running -> sent': stage(
+      (record) => record.times.running,
+      (record) => record.times.sent,
+    ),
+    'sent -> fulfilled (run record)': stage(
+      (record) => record.times.sent,
+      (record) => record.times.fulfilled,
+    ),
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The bench's settings, from the environment (and N from the first argument), checked once: every
+ * other module of `bench/runner/` reads them from here.
+ */
+import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
+
+export const N = Number(process.argv[2] ?? process.env.BENCH_REQUESTS ?? 1_000)
+export const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4')
+  .split(',')
+  .filter((item) => item.trim() !== '')
+  .map(Number)
+export const PACED_RATE = Number(process.env.BENCH_RATE ?? 50)
+export const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10)
+export const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
+/**
+ * Fulfilments per JSON-RPC batch in the baseline, the window that gave the highest rate. Measured
+ * (1,000 fulfilments of 1,000 open requests on a fresh chain, shared 2-core machine): one per call
+ * 24-42/s (a block per transaction at ~30 ms each); the previous 16 concurrent calls 87-100/s; ordered
+ * batches of 16 ~200/s, 64 220-390/s, 256 715-920/s with no flush; all 1,000 in one batch 540-580/s,
+ * because anvil left part of it in its pool (3 flushes by the pool backstop, each after 300 ms idle).
+ */
+export const BASELINE_WINDOW = Number(process.env.BENCH_BASELINE_WINDOW ?? 256)
+/**
+ * Requests per JSON-RPC batch in the burst phases ("as fast as the consumer can": 1,000 requests on a
+ * fresh chain went in at 240-360/s, against 58-70/s one per call). A call is answered once its requests
+ * are mined, so at most this many of them wait in anvil's pool, fewer than fit one block (30M block
+ * gas / 600k gas limit = 50): a batch does not leave requests behind.
+ */
+export const REQUEST_WINDOW = 32
+/**
+ * `ws` or `http`: the RPC_URL the runner gets. Over ws its listener is woken by each new head instead
+ * of polling every CHAIN_POLL_INTERVAL_MS (its sender still uses http). Measured on the paced phase at
+ * 5/s: block -> received p50 11-14 ms over ws, 81-91 ms over http, latency p50 43-58 ms against
+ * 127-143 ms; at 20/s, with the runner near saturation on a shared 2-core machine, the two were within
+ * the noise (p50 150-580 ms either way). ws is never worse, so it is the default.
+ */
+export const RUNNER_RPC = process.env.BENCH_RUNNER_RPC ?? 'ws'
+/** Extra anvil arguments for every phase's chain, e.g. `--hardfork prague` (the dev chain runs Cancun). */
+export const ANVIL_ARGS = (process.env.BENCH_ANVIL_ARGS ?? '').split(' ').filter(Boolean)
+export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
+/** Node flags for each runner process, e.g. `--max-old-space-size=256` (NODE_OPTIONS would reach every process). */
+export const RUNNER_NODE_ARGS = (process.env.BENCH_RUNNER_NODE_ARGS ?? '')
+  .split(' ')
+  .filter(Boolean)
+export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
+const PHASE_COUNT = 1 + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
+export const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
+export const JOB_NAME = 'datafeed game-odds (uint256)'
+/** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
+export const GAME_ODDS_PARAMS: Array<[string, string]> = [
+  ['region', 'england'],
+  ['sport', 'soccer'],
+  ['league', 'epl'],
+  ['date', '2024-08-16'],
+  ['homeTeam', 'Man United'],
+  ['path', '$.data.homeMoneyLine'],
+  ['times', '100'],
+]
+export const EXPECTED_VALUE = 160n
+export const RUNNER_KEYS = ANVIL_PRIVATE_KEYS.slice(1, 5)
+export const BASELINE_KEY = ANVIL_PRIVATE_KEYS[5] as string
+const benchStart = Date.now()
+/** Progress on stderr, with seconds since the start. */
+export function step(what: string): void {
+  console.error(`[${((Date.now() - benchStart) / 1000).toFixed(1)} s] ${what}`)
+}
+
+/** Throws, naming the setting, when one is out of range. */
+export function checkSettings(): void {
+  if (!Number.isInteger(N) || N < 1)
+    throw new Error(
+      `N must be a positive integer (got ${process.argv[2] ?? process.env.BENCH_REQUESTS})`,
+    )
+  if (
+    !KEY_COUNTS.every((keys) => Number.isInteger(keys) && keys >= 1 && keys <= RUNNER_KEYS.length)
+  )
+    throw new Error(
+      `BENCH_KEYS must list key counts from 1 to ${RUNNER_KEYS.length} (got ${process.env.BENCH_KEYS})`,
+    )
+  if (!(PACED_COUNT >= 0) || !(PACED_RATE > 0))
+    throw new Error('BENCH_RATE must be above 0 and BENCH_PACED_SECONDS at least 0')
+  if (!Number.isInteger(BASELINE_WINDOW) || BASELINE_WINDOW < 1)
+    throw new Error('BENCH_BASELINE_WINDOW must be a positive integer')
+  if (RUNNER_RPC !== 'ws' && RUNNER_RPC !== 'http')
+    throw new Error('BENCH_RUNNER_RPC must be ws or http')
+}
