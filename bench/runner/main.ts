@@ -6,11 +6,14 @@
  *
  * 1. baseline (`phases/baseline.ts`): N pre-signed fulfilments of N open requests, straight to anvil:
  *    the chain's own limit;
- * 2. the runner with one sender key, then with four (BENCH_KEYS), N requests sent as fast as the
+ * 2. the bare fulfiller (`phases/bare.ts`, `bare-fulfiller.ts`; BENCH_BARE=0 leaves it out): N requests
+ *    answered by one process with one key and no adapter, queue or Redis, the ceiling of a fulfiller
+ *    for this job on this chain;
+ * 3. the runner with one sender key, then with four (BENCH_KEYS), N requests sent as fast as the
  *    consumer can; then one key paced at BENCH_RATE/s for BENCH_PACED_SECONDS
  *    (`phases/runner-phase.ts`);
- * and the peak RSS (VmHWM) of every process. Prints tables (`report.ts`) and writes
- * bench/results/runner-<timestamp>.json.
+ * and the peak RSS (VmHWM) of every process. Prints tables and issue 20's targets as ratios of this
+ * run's figures (`report.ts`), and writes bench/results/runner-<timestamp>.json.
  *
  * Transactions are signed before a phase and sent in nonce order, each JSON-RPC call answered before
  * the next (a sender's transactions arriving out of order can stay in anvil's pool:
@@ -32,11 +35,13 @@ import { redisAnswers, startPrivateRedis } from '../../src/dev/redis.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { startPart, stopCurrentChain, type Context } from './load.ts'
 import { memoryOf, round, signingMicros } from './measure.ts'
+import { runBare, type BareResult } from './phases/bare.ts'
 import { runBaseline, type BaselineResult } from './phases/baseline.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
-import { printReport } from './report.ts'
+import { printReport, printTargets, targetsOf } from './report.ts'
 import {
   ANVIL_ARGS,
+  BARE,
   BASELINE_WINDOW,
   BENCH_TIMEOUT_MS,
   checkSettings,
@@ -167,6 +172,7 @@ function phasePlans(): PhasePlan[] {
 
 interface Run {
   baseline: BaselineResult
+  bare: BareResult | undefined
   phases: RunnerPhaseResult[]
 }
 
@@ -175,6 +181,11 @@ async function runPhases(ctx: Context): Promise<Run> {
   console.log(
     `baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`,
   )
+  const bare = BARE ? await runBare(ctx) : undefined
+  if (bare)
+    console.log(
+      `bare fulfiller: ${bare.fulfilled}/${bare.requests} fulfilled, ${bare.fulfilmentsPerSecond}/s, ${bare.cpuMsPerFulfilment} ms of its own CPU per fulfilment, p50 ${bare.latencyMs.p50} ms, load average ${loadavg()[0]?.toFixed(1)}`,
+    )
   const phases: RunnerPhaseResult[] = []
   for (const plan of phasePlans()) {
     const result = await runRunnerPhase(ctx, plan)
@@ -183,7 +194,7 @@ async function runPhases(ctx: Context): Promise<Run> {
       `${plan.label}: ${result.fulfilled}/${result.requests} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms (requests sent at ${result.sentPerSecond}/s, mined at ${result.requestsPerSecond}/s), load average ${loadavg()[0]?.toFixed(1)}`,
     )
   }
-  return { baseline, phases }
+  return { baseline, bare, phases }
 }
 
 function peakMemory(ctx: Context, run: Run): Record<string, number> {
@@ -197,6 +208,7 @@ function peakMemory(ctx: Context, run: Run): Record<string, number> {
       ...ctx.anvilPeakRssMb.filter((mb) => !Number.isNaN(mb)),
     ),
     'bench (load generator)': peak(process.pid),
+    ...(run.bare ? { 'bare fulfiller': run.bare.peakRssMb } : {}),
     ...Object.fromEntries(
       run.phases.map((phase) => [
         `${phase.label.replace('runner, ', 'runner (')}; ${phase.runnerIdleRssMb} MB when started)`,
@@ -212,7 +224,7 @@ function writeResults(
   memory: Record<string, number>,
   speed: { atStart: number; atEnd: number },
 ): string {
-  const { baseline, phases } = run
+  const { baseline, bare, phases } = run
   const at = new Date().toISOString().replace(/[:.]/g, '-')
   const file = join(root, 'bench/results', `runner-${at}.json`)
   mkdirSync(dirname(file), { recursive: true })
@@ -245,6 +257,16 @@ function writeResults(
       })),
     paced: phases.filter((phase) => phase.paced),
     peakRssMb: memory,
+    ...(bare
+      ? {
+          bare: {
+            fulfilmentsPerSecond: bare.fulfilmentsPerSecond,
+            cpuMsPerFulfilment: bare.cpuMsPerFulfilment,
+          },
+          barePhase: bare,
+        }
+      : {}),
+    targets: targetsOf(bare, phases),
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
   return file
@@ -274,7 +296,8 @@ async function main(): Promise<void> {
     )
     const run = await runPhases(ctx)
     const memory = peakMemory(ctx, run)
-    printReport(run.baseline, run.phases, memory)
+    printReport(run.baseline, run.bare, run.phases, memory)
+    printTargets(targetsOf(run.bare, run.phases))
     const speedAtEnd = signingMicros()
     console.log(
       `\nmachine speed: a fulfilment signed in ${speedAtStart} µs before the phases, ${speedAtEnd} µs after (compare runs by it)`,

@@ -1,7 +1,11 @@
-/** What the bench prints: a table per view. */
+/**
+ * What the bench prints (a table per view, then issue 20's targets as ratios of this run's own figures)
+ * and the results JSON it writes to bench/results/.
+ */
 import { cpus } from 'node:os'
 import { round } from './measure.ts'
-import { N } from './settings.ts'
+import { N, PACED_RATE } from './settings.ts'
+import type { BareResult } from './phases/bare.ts'
 import type { BaselineResult } from './phases/baseline.ts'
 import type { RunnerPhaseResult } from './phases/runner-phase.ts'
 
@@ -32,7 +36,11 @@ const PHASE_COLUMNS = [
   'anvil flushes',
 ]
 
-function phaseRows(baseline: BaselineResult, phases: readonly RunnerPhaseResult[]): string[][] {
+function phaseRows(
+  baseline: BaselineResult,
+  bare: BareResult | undefined,
+  phases: readonly RunnerPhaseResult[],
+): string[][] {
   const rows: string[][] = [PHASE_COLUMNS]
   rows.push([
     `baseline (pre-signed, 1 key, batches of ${baseline.window})`,
@@ -46,7 +54,7 @@ function phaseRows(baseline: BaselineResult, phases: readonly RunnerPhaseResult[
     ...['-', '-'],
     String(baseline.anvilFlushes),
   ])
-  const chainColumns = (phase: RunnerPhaseResult) => [
+  const chainColumns = (phase: BareResult | RunnerPhaseResult) => [
     `${phase.fulfilled}/${phase.requests}`,
     String(phase.fulfilmentsPerSecond),
     String(round(phase.fulfilmentsPerSecond / baseline.perSecond, 2)),
@@ -57,6 +65,15 @@ function phaseRows(baseline: BaselineResult, phases: readonly RunnerPhaseResult[
     String(phase.maxInFlight),
     phase.exactlyOnce ? 'yes' : 'NO',
   ]
+  if (bare)
+    rows.push([
+      'bare fulfiller (1 key, no Redis)',
+      ...chainColumns(bare),
+      '-',
+      String(bare.blocks),
+      `${bare.blockKinds.withRequests} / ${bare.blockKinds.withFulfilments} / ${bare.blockKinds.withNeither}`,
+      ...['-', '-'],
+    ])
   for (const phase of phases) {
     const columns = chainColumns(phase)
     if (phase.paced) columns[2] = '-'
@@ -75,10 +92,11 @@ function phaseRows(baseline: BaselineResult, phases: readonly RunnerPhaseResult[
 
 export function printReport(
   baseline: BaselineResult,
+  bare: BareResult | undefined,
   phases: RunnerPhaseResult[],
   memory: Record<string, number>,
 ): void {
-  console.log('\n' + table(phaseRows(baseline, phases)))
+  console.log('\n' + table(phaseRows(baseline, bare, phases)))
   console.log('\nwhere the time goes (run records, p50 / p95 ms)')
   const stageNames = Object.keys(phases[0]?.stagesMs ?? {})
   console.log(
@@ -91,7 +109,7 @@ export function printReport(
     ]),
   )
   console.log(
-    `\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment)`,
+    `\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment${bare ? `; bare fulfiller: ${bare.cpuMsPerFulfilment} ms its own, anvil ${bare.anvilCpuMsPerRequest} ms` : ''})`,
   )
   const processNames = Object.keys(phases[0]?.cpuMsPerRequest ?? {})
   console.log(
@@ -149,4 +167,115 @@ function halfBaselineBudget(baseline: BaselineResult, oneKey: RunnerPhaseResult)
     `so ${round(budgetMs - chainMs, 2)} ms are left for the runner, adapter, fetch worker, feed service, Redis and load generator`,
     `(the one-key burst spent ${round(feedrunnerMs, 2)} ms in the feedrunner processes and Redis, ${cpu.runner} ms of it in the runner)`,
   ].join('\n')
+}
+
+export interface Target {
+  target: string
+  /** The figures the value is made of. */
+  figures: string
+  /** The value compared with the limit (a ratio of two figures of this run, or a figure); undefined = not measured. */
+  value: number | undefined
+  /** The limit, e.g. `>= 0.6` or `<= 40`. */
+  limit: string
+  /** value / limit: below 1 is inside an "at most" limit, above 1 inside an "at least" one. */
+  ofLimit: number | undefined
+  met: boolean | undefined
+}
+
+function target(
+  name: string,
+  value: number | undefined,
+  limit: number,
+  atMost: boolean,
+  figures: string,
+): Target {
+  const measured = value !== undefined && !Number.isNaN(value)
+  return {
+    target: name,
+    figures,
+    value: measured ? round(value, 2) : undefined,
+    limit: `${atMost ? '<=' : '>='} ${limit}`,
+    ofLimit: measured ? round(value / limit, 2) : undefined,
+    met: measured ? (atMost ? value <= limit : value >= limit) : undefined,
+  }
+}
+
+/** Issue 20's targets, each from this run's own figures. */
+export function targetsOf(
+  bare: BareResult | undefined,
+  phases: readonly RunnerPhaseResult[],
+): Target[] {
+  const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
+  const paced = phases.find((phase) => phase.paced)
+  const feedrunnerCpu = oneKey
+    ? FEEDRUNNER_PROCESSES.reduce(
+        (sum, name) => sum + (oneKey.cpuMsPerRequest[name] ?? Number.NaN),
+        0,
+      )
+    : undefined
+  const worstCommands = Math.max(...phases.map((phase) => phase.redisCommandsPerRequest))
+  const worstRss = Math.max(...phases.map((phase) => phase.runnerPeakRssMb))
+  const pacedAt = paced
+    ? ` (paced at ${PACED_RATE}/s${PACED_RATE === 50 ? '' : '; the target is for 50/s'})`
+    : ''
+  const allOnce = [...(bare ? [bare] : []), ...phases].every((phase) => phase.exactlyOnce)
+  return [
+    target(
+      'one key >= 0.6 x bare rate',
+      oneKey && bare ? oneKey.fulfilmentsPerSecond / bare.fulfilmentsPerSecond : undefined,
+      0.6,
+      false,
+      `one key ${oneKey?.fulfilmentsPerSecond}/s / bare ${bare?.fulfilmentsPerSecond}/s`,
+    ),
+    target(
+      'CPU per fulfilment (runner+adapter+worker+Redis) <= 2.5 x bare',
+      feedrunnerCpu !== undefined && bare ? feedrunnerCpu / bare.cpuMsPerFulfilment : undefined,
+      2.5,
+      true,
+      `${round(feedrunnerCpu ?? Number.NaN, 2)} ms / bare ${bare?.cpuMsPerFulfilment} ms`,
+    ),
+    target(
+      '<= 40 Redis commands per request',
+      phases.length > 0 ? worstCommands : undefined,
+      40,
+      true,
+      `most of any phase`,
+    ),
+    {
+      target: 'exactly once in every phase',
+      figures: `${[...(bare ? [bare] : []), ...phases].filter((phase) => phase.exactlyOnce).length} of ${phases.length + (bare ? 1 : 0)} phases`,
+      value: undefined,
+      limit: 'every phase',
+      ofLimit: undefined,
+      met: allOnce,
+    },
+    target(
+      'runner peak RSS <= 200 MB',
+      phases.length > 0 ? worstRss : undefined,
+      200,
+      true,
+      'MB, most of any phase',
+    ),
+    target('paced p50 <= 100 ms', paced?.latencyMs.p50, 100, true, `p50 ms${pacedAt}`),
+    target('paced p99 <= 400 ms', paced?.latencyMs.p99, 400, true, `p99 ms${pacedAt}`),
+  ]
+}
+
+export function printTargets(targets: readonly Target[]): void {
+  console.log(
+    "\nissue 20's targets (ratios from this run; the machine is shared, compare over runs)",
+  )
+  console.log(
+    table([
+      ['target', 'from', 'value', 'limit', 'value / limit', 'met'],
+      ...targets.map((item) => [
+        item.target,
+        item.figures,
+        item.value === undefined ? '-' : String(item.value),
+        item.limit,
+        item.ofLimit === undefined ? '-' : String(item.ofLimit),
+        item.met === undefined ? 'not measured' : item.met ? 'met' : 'NOT met',
+      ]),
+    ]),
+  )
 }

@@ -12,6 +12,8 @@ export const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4')
 export const PACED_RATE = Number(process.env.BENCH_RATE ?? 50)
 export const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10)
 export const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
+/** `0` leaves the bare-fulfiller phase out (its figures and the ratios against it are then missing). */
+export const BARE = process.env.BENCH_BARE !== '0'
 /**
  * Fulfilments per JSON-RPC batch in the baseline, the window that gave the highest rate. Measured
  * (1,000 fulfilments of 1,000 open requests on a fresh chain, shared 2-core machine): one per call
@@ -43,7 +45,7 @@ export const RUNNER_NODE_ARGS = (process.env.BENCH_RUNNER_NODE_ARGS ?? '')
   .split(' ')
   .filter(Boolean)
 export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
-const PHASE_COUNT = 1 + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
+const PHASE_COUNT = 1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
 export const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
 export const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
@@ -59,6 +61,9 @@ export const GAME_ODDS_PARAMS: Array<[string, string]> = [
 export const EXPECTED_VALUE = 160n
 export const RUNNER_KEYS = ANVIL_PRIVATE_KEYS.slice(1, 5)
 export const BASELINE_KEY = ANVIL_PRIVATE_KEYS[5] as string
+/** The bare fulfiller's key: the one-key runner's (each phase has a fresh chain, so like for like). */
+export const BARE_KEY = RUNNER_KEYS[0] as string
+
 const benchStart = Date.now()
 /** Progress on stderr, with seconds since the start. */
 export function step(what: string): void {

@@ -1,0 +1,244 @@
+/**
+ * The bare fulfiller (`node --import tsx bench/runner/bare-fulfiller.ts`, started by the bench's bare
+ * phase): the ceiling of "a fulfiller for this job on this chain", one process and one key with no
+ * adapter, no queue and no Redis. It does what a request needs and nothing else, as fast as it can:
+ *
+ * - OracleRequest logs of the job arrive over one `eth_subscribe` `logs` subscription on the chain's
+ *   WebSocket (no polling); the logs of one tick are handled together;
+ * - parameters are decoded from the request's CBOR (cbor-x, as the `cborparse` task does), the feed is
+ *   fetched from the local feed service over HTTP with the project's client (`fetchFeed`: parameters,
+ *   `##signKey`, envelope and data checked), equal parameters fetched once per the family's cache TTL as
+ *   the adapter's cache does, the value reduced with `src/reduce` (path, uint256, times);
+ * - each fulfilment is signed with the project's signer (`createTxSigner`) on a local nonce counter, and
+ *   what was signed while a batch was out leaves as the next JSON-RPC batch, in nonce order (anvil
+ *   answers `eth_sendRawTransaction` once it mined, and a later nonce sent first can stay in its pool:
+ *   foundry-rs/foundry#10122); the receipts of a batch are asked for in one batch once it is answered.
+ *
+ * No sleeps: every step waits only for the answer it needs. Settings come from the environment:
+ * BARE_RPC_URL (http), BARE_WS_URL, BARE_KEY, BARE_OPERATOR, BARE_EXTERNAL_JOB_ID, BARE_CHAIN_ID, and
+ * feedrunner's own SPORTS_URL (and the other families') and FEED_API_KEY.
+ */
+import { AbiCoder } from 'ethers'
+import { Decoder } from 'cbor-x'
+import { WebSocket, type RawData } from 'ws'
+import { postJsonRpcBatch } from '../../src/chain/json-rpc-batch.ts'
+import {
+  encodeFulfillOracleRequest2,
+  operatorInterface,
+  ORACLE_REQUEST_TOPIC,
+  specIdsOfJob,
+} from '../../src/chain/operator.ts'
+import { createTxSigner } from '../../src/chain/tx-signer.ts'
+import { familyCacheTtlMs, parseSettings, type Settings } from '../../src/config/settings.ts'
+import { getEndpoint } from '../../src/feeds/catalog/index.ts'
+import { fetchFeed } from '../../src/feeds/client.ts'
+import { reduce } from '../../src/reduce/index.ts'
+
+const ENDPOINT = getEndpoint('game-odds')
+const GAS_LIMIT = 500_000
+const PRIORITY_FEE = 10n ** 9n
+const cbor = new Decoder({ mapsAsObjects: false, useRecords: false })
+
+interface RpcLog {
+  topics: string[]
+  data: string
+}
+
+function env(name: string): string {
+  const value = process.env[name]
+  if (!value) throw new Error(`${name} is not set (the bench's bare phase sets it)`)
+  return value
+}
+
+/** The request's parameters: the CBOR map body, decoded as the `cborparse` task's diet mode does. */
+function paramsOf(cborHex: string): Record<string, unknown> {
+  const body = Buffer.from(cborHex.slice(2), 'hex')
+  const decoded = cbor.decode(Buffer.concat([Buffer.from([0xbf]), body, Buffer.from([0xff])]))
+  return Object.fromEntries(decoded instanceof Map ? decoded : Object.entries(decoded))
+}
+
+/** Fetches a game's feed once per cache TTL for equal parameters (in flight or done), as the adapter's cache does. */
+function cachedFeed(settings: Settings): (params: Record<string, unknown>) => Promise<unknown> {
+  const ttlMs = familyCacheTtlMs(settings, ENDPOINT.family)
+  const cache = new Map<string, { at: number; envelope: Promise<unknown> }>()
+  return (params) => {
+    const query = Object.fromEntries(ENDPOINT.identity.map((name) => [name, params[name]]))
+    const cacheKey = JSON.stringify(query)
+    const hit = cache.get(cacheKey)
+    if (hit && performance.now() - hit.at < ttlMs) return hit.envelope
+    const envelope = fetchFeed(ENDPOINT.name, { ...query, key: '##signKey' }, { settings }).then(
+      (result) => result.envelope,
+    )
+    envelope.catch(() => cache.delete(cacheKey))
+    cache.set(cacheKey, { at: performance.now(), envelope })
+    return envelope
+  }
+}
+
+async function main(): Promise<void> {
+  const settings = parseSettings(process.env)
+  const rpcUrl = env('BARE_RPC_URL')
+  const operator = env('BARE_OPERATOR')
+  const chainId = Number(env('BARE_CHAIN_ID'))
+  const signer = createTxSigner(env('BARE_KEY'))
+  const feed = cachedFeed(settings)
+  const [nonceAnswer, blockAnswer] = await postJsonRpcBatch(rpcUrl, [
+    ['eth_getTransactionCount', [signer.address, 'pending']],
+    ['eth_getBlockByNumber', ['latest', false]],
+  ])
+  if (!nonceAnswer?.ok || !blockAnswer?.ok)
+    throw new Error('the node did not give a nonce and fees')
+  let nonce = Number(nonceAnswer.result)
+  const maxFeePerGas =
+    BigInt((blockAnswer.result as { baseFeePerGas: string }).baseFeePerGas) * 3n + PRIORITY_FEE
+  const counts = { fulfilled: 0, failed: 0 }
+
+  // Signed, waiting for the batch in flight to be answered; sent in signing (nonce) order.
+  const signed: string[] = []
+  let sending = false
+  const send = async (): Promise<void> => {
+    if (sending || signed.length === 0) return
+    sending = true
+    const batch = signed.splice(0)
+    try {
+      const outcomes = await postJsonRpcBatch(
+        rpcUrl,
+        batch.map((raw) => ['eth_sendRawTransaction', [raw]] as const),
+      )
+      const hashes = outcomes.flatMap((outcome) => {
+        if (outcome.ok) return [outcome.result as string]
+        console.error(`eth_sendRawTransaction: ${outcome.message}`)
+        counts.failed++
+        return []
+      })
+      void countReceipts(rpcUrl, hashes, counts)
+    } finally {
+      sending = false
+      void send()
+    }
+  }
+
+  const fulfil = async (log: RpcLog): Promise<void> => {
+    const event = operatorInterface.decodeEventLog('OracleRequest', log.data, log.topics)
+    const params = paramsOf(event.data as string)
+    const value = reduce(await feed(params), {
+      path: String(params.path),
+      type: 'uint256',
+      times: params.times,
+      aliases: ENDPOINT.aliases,
+    })
+    const target = {
+      requestId: event.requestId as string,
+      payment: event.payment as bigint,
+      callbackAddr: event.callbackAddr as string,
+      callbackFunctionId: event.callbackFunctionId as string,
+      cancelExpiration: event.cancelExpiration as bigint,
+    }
+    const data = encodeFulfillOracleRequest2(
+      target,
+      AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [target.requestId, value]),
+    )
+    const tx = signer.sign({
+      type: 2,
+      chainId,
+      nonce: nonce++,
+      to: operator,
+      data,
+      gasLimit: GAS_LIMIT,
+      maxFeePerGas,
+      maxPriorityFeePerGas: PRIORITY_FEE,
+    })
+    signed.push(tx.raw)
+  }
+
+  // The logs of one tick are handled together: equal parameters share a fetch, signatures share a batch.
+  let arrived: RpcLog[] = []
+  const handleArrived = async (): Promise<void> => {
+    const logs = arrived
+    arrived = []
+    // Nonces are taken in log order once every value of the tick is known.
+    const prepared = await Promise.allSettled(logs.map((log) => fulfil(log)))
+    for (const result of prepared)
+      if (result.status === 'rejected') {
+        counts.failed++
+        console.error(`request not fulfilled: ${String(result.reason)}`)
+      }
+    void send()
+  }
+  await subscribeToRequests(env('BARE_WS_URL'), operator, env('BARE_EXTERNAL_JOB_ID'), (log) => {
+    if (arrived.length === 0) setImmediate(() => void handleArrived())
+    arrived.push(log)
+  })
+  console.log(`bare fulfiller listening as ${signer.address}`)
+  process.once('SIGTERM', () => {
+    console.log(`bare fulfiller: ${counts.fulfilled} fulfilled, ${counts.failed} failed`)
+    process.exit(0)
+  })
+}
+
+/** Counts the batch's receipts; a receipt not there yet is asked for again with the next look. */
+async function countReceipts(
+  rpcUrl: string,
+  hashes: readonly string[],
+  counts: { fulfilled: number; failed: number },
+): Promise<void> {
+  let waiting = [...hashes]
+  while (waiting.length > 0) {
+    const outcomes = await postJsonRpcBatch(
+      rpcUrl,
+      waiting.map((hash) => ['eth_getTransactionReceipt', [hash]] as const),
+    )
+    waiting = waiting.filter((_, index) => {
+      const outcome = outcomes[index]
+      const receipt = outcome?.ok ? (outcome.result as { status?: string } | null) : null
+      if (!receipt) return true
+      if (receipt.status === '0x1') counts.fulfilled++
+      else counts.failed++
+      return false
+    })
+    // anvil answers a send once it mined, so a missing receipt is rare: ask again on the next tick.
+    if (waiting.length > 0) await new Promise((resolveTick) => setImmediate(resolveTick))
+  }
+}
+
+/** One `logs` subscription for the job's OracleRequest logs on the Operator; resolves once it is live. */
+function subscribeToRequests(
+  wsUrl: string,
+  operator: string,
+  externalJobId: string,
+  onLog: (log: RpcLog) => void,
+): Promise<void> {
+  const socket = new WebSocket(wsUrl)
+  return new Promise((resolveLive, reject) => {
+    socket.once('error', reject)
+    socket.once('close', () => reject(new Error(`${wsUrl} closed the subscription`)))
+    socket.once('open', () =>
+      socket.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'eth_subscribe',
+          params: [
+            'logs',
+            { address: operator, topics: [ORACLE_REQUEST_TOPIC, specIdsOfJob(externalJobId)] },
+          ],
+        }),
+      ),
+    )
+    socket.on('message', (raw: RawData) => {
+      const message = JSON.parse(raw.toString()) as {
+        id?: number
+        error?: { message: string }
+        params?: { result?: RpcLog & { removed?: boolean } }
+      }
+      if (message.id === 1)
+        return message.error
+          ? reject(new Error(`eth_subscribe: ${message.error.message}`))
+          : resolveLive()
+      const log = message.params?.result
+      if (log && !log.removed) onLog(log)
+    })
+  })
+}
+
+await main()
