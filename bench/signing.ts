@@ -7,7 +7,7 @@
  */
 import { Wallet, getAddress } from 'ethers'
 import { useWasmKeccak } from '../src/chain/keccak.ts'
-import { createTxSigner, type TxToSign } from '../src/chain/tx-signer.ts'
+import { createTxSigner, type TxToSign } from '../src/chain/sender/tx-signer.ts'
 
 const SIGNATURES = Number(process.env.BENCH_SIGNATURES ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)

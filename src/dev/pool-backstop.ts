@@ -1,4 +1,4 @@
-import { postJsonRpcBatch, type RpcCall } from '../chain/json-rpc-batch.ts'
+import { postJsonRpcBatch, type RpcCall } from '../chain/sender/json-rpc-batch.ts'
 
 /**
  * anvil's automine can leave ready transactions in its pool: it mines one block per wake-up, so what

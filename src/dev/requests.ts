@@ -7,7 +7,7 @@ import {
   type TransactionReceipt,
   type Wallet,
 } from 'ethers'
-import { postJsonRpcBatch } from '../chain/json-rpc-batch.ts'
+import { postJsonRpcBatch } from '../chain/sender/json-rpc-batch.ts'
 import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdAscii } from '../chain/operator.ts'
 
 /** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */

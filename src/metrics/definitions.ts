@@ -19,7 +19,7 @@ const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300]
 /** A scrape must not hang on a Redis or RPC node that does not answer. */
 const SCRAPE_TIMEOUT_MS = 1_000
 
-/** Structural view of a sender key's counters (src/chain/sender.ts KeyStats, minus the address). */
+/** Structural view of a sender key's counters (src/chain/sender/types.ts KeyStats, minus the address). */
 export interface KeyStatsLike {
   nextNonce: number
   pending: number

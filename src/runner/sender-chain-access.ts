@@ -1,5 +1,5 @@
 import type { JsonRpcProvider } from 'ethers'
-import type { TxSender } from '../chain/sender.ts'
+import type { TxSender } from '../chain/sender/index.ts'
 import type {
   CallRequest,
   ChainAccess,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createJsonRpcClient, JsonRpcCallError } from '../../src/chain/json-rpc-batch.ts'
+import { createJsonRpcClient, JsonRpcCallError } from '../../src/chain/sender/json-rpc-batch.ts'
 
 interface RpcRequest {
   id: number

@@ -7,7 +7,7 @@ import {
   createRequestListener,
   type RequestListener,
   type RequestListenerOptions,
-} from '../../src/chain/listener.ts'
+} from '../../src/chain/listener/index.ts'
 import { connectProvider, HeadTrackingWebSocketProvider } from '../../src/chain/provider.ts'
 import {
   ORACLE_REQUEST_TOPIC,

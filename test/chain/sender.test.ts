@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Wallet } from 'ethers'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { startOwnedProcess, waitFor } from '../../src/dev/process.ts'
-import { createTxSender, type TxSender } from '../../src/chain/sender.ts'
+import { createTxSender, type TxSender } from '../../src/chain/sender/index.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { settlesWithin } from '../support/settles-within.ts'
 import {

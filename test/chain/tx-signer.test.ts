@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { Transaction, Wallet, hexlify, keccak256 } from 'ethers'
 import { describe, expect, it } from 'vitest'
-import { createTxSigner } from '../../src/chain/tx-signer.ts'
+import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 
 const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((bytes) => hexlify(bytes))
 const fee = fc.bigInt({ min: 1n, max: 10n ** 13n })

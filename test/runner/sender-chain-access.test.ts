@@ -1,6 +1,6 @@
 import type { JsonRpcProvider } from 'ethers'
 import { describe, expect, it } from 'vitest'
-import type { TxSender, TxSubmission } from '../../src/chain/sender.ts'
+import type { TxSender, TxSubmission } from '../../src/chain/sender/index.ts'
 import { senderChainAccess } from '../../src/runner/sender-chain-access.ts'
 
 /** A sender that records what it is given and answers every submission as mined. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
-import { luaScript } from '../queue/lua-script.ts'
+import { luaScript } from '../../queue/lua-script.ts'
 
 /** One signed transaction for a job's nonce; a bump adds another with the same nonce. */
 export interface TxAttempt {

@@ -1,0 +1,134 @@
+import type { Log } from 'ethers'
+import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_REQUEST_TOPIC } from '../operator.ts'
+import {
+  connectProvider,
+  HeadTrackingWebSocketProvider,
+  type ChainProvider,
+  type HeadHeader,
+} from '../provider.ts'
+
+/** The head a scan works from; its own and its parent's hash answer most canonical-hash questions. */
+export type HeadRef = HeadHeader
+
+/** What the listener reads from the chain: heads, block hashes and the Operators' logs. */
+export interface ChainReader {
+  /** The provider (connected on first use) and the chain id it serves. */
+  provider(): Promise<ChainProvider>
+  readonly chainId: number | undefined
+  /** True when the listener made the provider itself (and so destroys it). */
+  readonly ownsProvider: boolean
+  /** The provider if one is connected, without connecting. */
+  readonly connected: ChainProvider | undefined
+  blockHash(number: number): Promise<string | null>
+  /** The canonical hash at `number`, from the head when it tells, else from the node. */
+  canonicalHash(head: HeadRef, number: number): Promise<string | null>
+  /** The canonical hash at `number` when the head (or its `newHeads` chain) already tells it. */
+  knownCanonicalHash(head: HeadRef, number: number): string | undefined
+  currentHead(): Promise<HeadRef | undefined>
+  /** The Operators' request and cancel logs of the range, in chain order. */
+  readLogs(from: number, to: number): Promise<Log[]>
+}
+
+export interface ChainReaderOptions {
+  provider?: ChainProvider
+  rpcUrl?: string
+  chainId?: number
+  operators: readonly string[]
+  pollIntervalMs: number
+  maxBlockRange: number
+}
+
+export function createChainReader(options: ChainReaderOptions): ChainReader {
+  let provider = options.provider
+  const ownsProvider = provider === undefined
+  let chainId = options.chainId
+  /** The highest head a scan has worked from. */
+  let lastHeadNumber = -1
+
+  async function chain(): Promise<ChainProvider> {
+    if (!provider) {
+      if (!options.rpcUrl) throw new Error('createRequestListener: give a provider or an rpcUrl')
+      provider = await connectProvider(options.rpcUrl, {
+        chainId: options.chainId,
+        pollingIntervalMs: options.pollIntervalMs,
+      })
+    }
+    if (chainId === undefined) chainId = Number((await provider.getNetwork()).chainId)
+    return provider
+  }
+
+  async function blockHash(number: number): Promise<string | null> {
+    const block = await (await chain()).getBlock(number)
+    return block?.hash ?? null
+  }
+
+  /**
+   * The canonical hash at `number` when the head already tells it (the head or its parent), or the
+   * `newHeads` notifications link down to it, so a scan asks the node for no block but the head, even
+   * one that fell several blocks behind.
+   */
+  function knownCanonicalHash(head: HeadRef, number: number): string | undefined {
+    if (number === head.number) return head.hash
+    if (number === head.number - 1) return head.parentHash
+    return provider instanceof HeadTrackingWebSocketProvider
+      ? provider.canonicalHashFromHeaders(head, number)
+      : undefined
+  }
+
+  /**
+   * The chain's head: the one the last `newHeads` notification carried when it is newer than the head
+   * of the previous scan (the scan it woke), else the node's answer for `latest`.
+   */
+  async function currentHead(): Promise<HeadRef | undefined> {
+    const connected = await chain()
+    const notified =
+      connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
+    const head = notified && notified.number > lastHeadNumber ? notified : await latest(connected)
+    if (head) lastHeadNumber = Math.max(lastHeadNumber, head.number)
+    return head
+  }
+
+  async function readLogs(from: number, to: number): Promise<Log[]> {
+    const logs: Log[] = []
+    for (let start = from; start <= to; start += options.maxBlockRange) {
+      const end = Math.min(to, start + options.maxBlockRange - 1)
+      logs.push(
+        ...(await (
+          await chain()
+        ).getLogs({
+          address: [...options.operators],
+          topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
+          fromBlock: start,
+          toBlock: end,
+        })),
+      )
+    }
+    return logs
+      .filter((log) => !log.removed)
+      .sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index)
+  }
+
+  return {
+    provider: chain,
+    get chainId() {
+      return chainId
+    },
+    ownsProvider,
+    get connected() {
+      return provider
+    },
+    blockHash,
+    canonicalHash: async (head, number) =>
+      knownCanonicalHash(head, number) ?? (await blockHash(number)),
+    knownCanonicalHash,
+    currentHead,
+    readLogs,
+  }
+}
+
+async function latest(provider: ChainProvider): Promise<HeadRef | undefined> {
+  const block = await provider.getBlock('latest')
+  return block?.hash
+    ? { number: block.number, hash: block.hash, parentHash: block.parentHash }
+    : undefined
+}

@@ -1,0 +1,74 @@
+import type { ChainableCommander, Redis } from 'ioredis'
+import type { CancelRequestEvent, OracleRequestEvent } from '../operator.ts'
+import type { ListenerStats, OperatorEvent } from './types.ts'
+
+const HANDLER_CONCURRENCY = 256
+
+export interface DeliveryOptions {
+  redis: Redis
+  /** The consumed marker's key of an event. */
+  consumedKey: (event: OperatorEvent) => string
+  consumedTtlSeconds: number
+  onRequest: (event: OracleRequestEvent) => Promise<void> | void
+  onCancel?: (event: CancelRequestEvent) => Promise<void> | void
+  stats: ListenerStats
+  reportError: (error: Error) => void
+}
+
+/**
+ * Hands unconsumed events to their handlers and adds a consumed marker for each one handled to
+ * `marks`; returns the lowest block of a failed one (or Infinity).
+ */
+export async function deliver(
+  events: OperatorEvent[],
+  marks: ChainableCommander,
+  options: DeliveryOptions,
+): Promise<number> {
+  if (events.length === 0) return Number.POSITIVE_INFINITY
+  const { stats } = options
+  const consumed = await options.redis.mget(...events.map(options.consumedKey))
+  const fresh = events.filter((event, index) => {
+    if (consumed[index] === null) return true
+    stats.skippedAsConsumed += 1
+    return false
+  })
+  const outcomes: PromiseSettledResult<void>[] = []
+  // Handlers run concurrently, a bounded number at a time (a backfill can hold thousands of logs).
+  for (let start = 0; start < fresh.length; start += HANDLER_CONCURRENCY) {
+    outcomes.push(
+      ...(await Promise.allSettled(
+        fresh.slice(start, start + HANDLER_CONCURRENCY).map(async (event) => {
+          if (event.kind === 'request') await options.onRequest(event)
+          else await options.onCancel?.(event)
+        }),
+      )),
+    )
+  }
+  let failedAt = Number.POSITIVE_INFINITY
+  outcomes.forEach((outcome, index) => {
+    const event = fresh[index] as OperatorEvent
+    if (outcome.status === 'fulfilled') {
+      marks.set(options.consumedKey(event), '1', 'EX', options.consumedTtlSeconds)
+      stats.delivered += 1
+    } else {
+      failedAt = Math.min(failedAt, event.blockNumber)
+      options.reportError(
+        new Error(
+          `handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`,
+        ),
+      )
+    }
+  })
+  return failedAt
+}
+
+/** Sends a pipeline (if it holds anything) and throws the first command error it met. */
+export async function execAll(pipeline: ChainableCommander): Promise<void> {
+  if (pipeline.length === 0) return
+  const failed = (await pipeline.exec())?.find(([error]) => error !== null)
+  if (failed) throw failed[0] as Error
+}
+
+function errorMessage(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason)
+}

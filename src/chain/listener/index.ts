@@ -1,0 +1,187 @@
+import { getAddress } from 'ethers'
+import { isWebSocketProvider } from '../provider.ts'
+import { wakeableSleep } from '../wakeable-sleep.ts'
+import { createChainReader } from './chain-reader.ts'
+import { CheckpointKeeper } from './checkpoint.ts'
+import type { DeliveryOptions } from './delivery.ts'
+import { scanOnce } from './scan.ts'
+import type {
+  ListenerStats,
+  OperatorEvent,
+  RequestListener,
+  RequestListenerOptions,
+  SpecFilter,
+} from './types.ts'
+
+export type { ListenerStats, RequestListener, RequestListenerOptions, SpecFilter } from './types.ts'
+
+/**
+ * Watches Operator contracts for `OracleRequest` and `CancelOracleRequest` logs and delivers each
+ * one exactly once to its handler after enough confirmations.
+ *
+ * Every scan reads the logs from the checkpoint + 1 to the head. Logs that are not confirmed yet hold
+ * the checkpoint back, so the next scan reads them again from the chain as it is then: a log whose
+ * block was reorged away simply no longer appears, and a request re-included elsewhere appears with
+ * its new block. Before delivery the block hash is checked once more against the canonical chain. A
+ * consumed marker per (block hash, log index) in Redis, written after the handler resolved, keeps a
+ * restart or a rescan from delivering a log twice; the checkpoint (number and hash) in Redis tells a
+ * restarted listener where to backfill from.
+ */
+export function createRequestListener(options: RequestListenerOptions): RequestListener {
+  const name = options.name ?? 'default'
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000
+  const maxBlockRange = options.maxBlockRange ?? 1_000
+  const operators = options.operators.map((address) => getAddress(address))
+  if (operators.length === 0)
+    throw new Error('createRequestListener: at least one operator address is required')
+  let specIds = normalizeSpecIds(options.specIds)
+  const reader = createChainReader({ ...options, operators, pollIntervalMs, maxBlockRange })
+  const stats: ListenerStats = {
+    pending: 0,
+    delivered: 0,
+    droppedByReorg: 0,
+    cancelledBeforeDelivery: 0,
+    skippedAsConsumed: 0,
+  }
+  const keyBase = () => `${options.prefix}:listener:${reader.chainId}`
+  const checkpoint = new CheckpointKeeper(
+    options.redis,
+    () => `${keyBase()}:${name}:checkpoint`,
+    reader,
+    options.fromBlock,
+    options.rewindDepth ?? 64,
+  )
+  const delivery: DeliveryOptions = {
+    redis: options.redis,
+    consumedKey: (event: OperatorEvent) =>
+      `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`,
+    consumedTtlSeconds: options.consumedTtlSeconds ?? 7 * 24 * 3600,
+    onRequest: options.onRequest,
+    onCancel: options.onCancel,
+    stats,
+    reportError: (error) => options.onError?.(error),
+  }
+  // A new head, or a scan that stopped short of the head, starts the next scan at once.
+  const pause = wakeableSleep()
+  const scanned = scanWaiters()
+  let running = false
+  let loop: Promise<void> | undefined
+  let scanning: Promise<void> | undefined
+
+  async function scan(): Promise<void> {
+    const to = await scanOnce({
+      reader,
+      checkpoint,
+      delivery,
+      stats,
+      specIds: () => specIds,
+      maxBlocksPerScan: maxBlockRange * 10,
+      moreToScan: () => pause.wake(),
+    })
+    if (to !== undefined) scanned.reached(to)
+  }
+
+  async function poll(): Promise<void> {
+    // One scan at a time: a caller's poll() joins the one in progress, then runs its own.
+    while (scanning) await scanning.catch(() => undefined)
+    scanning = scan()
+    try {
+      await scanning
+    } finally {
+      scanning = undefined
+    }
+  }
+
+  async function runLoop(): Promise<void> {
+    while (running) {
+      try {
+        await poll()
+      } catch (error) {
+        delivery.reportError(error instanceof Error ? error : new Error(String(error)))
+      }
+      if (!running) break
+      // A head that arrived during the scan is not lost: the next scan starts at once.
+      await pause.sleep(pollIntervalMs)
+    }
+  }
+
+  const onBlock = () => pause.wake()
+
+  return {
+    async start() {
+      if (running) return
+      const connected = await reader.provider()
+      running = true
+      if (isWebSocketProvider(connected)) await connected.on('block', onBlock)
+      loop = runLoop()
+    },
+    async stop() {
+      running = false
+      pause.wake()
+      await loop
+      while (scanning) await scanning.catch(() => undefined)
+      // Destroying a provider we made ends its subscription too; unsubscribing first races the destroy.
+      const provider = reader.connected
+      if (reader.ownsProvider) provider?.destroy()
+      else if (provider && isWebSocketProvider(provider)) await provider.off('block', onBlock)
+      scanned.releaseAll()
+    },
+    setSpecIds(next) {
+      specIds = normalizeSpecIds(next)
+    },
+    poll,
+    whenScanned: scanned.whenScanned,
+    get checkpoint() {
+      return checkpoint.current?.number
+    },
+    get stats() {
+      return stats
+    },
+  }
+}
+
+/** The callers waiting for a block to be scanned, and the highest block scanned so far. */
+function scanWaiters() {
+  let scannedHead = -1
+  const waiters = new Set<{ blockNumber: number; resolve: () => void }>()
+  return {
+    reached(to: number): void {
+      scannedHead = Math.max(scannedHead, to)
+      for (const waiter of waiters) {
+        if (scannedHead >= waiter.blockNumber) {
+          waiters.delete(waiter)
+          waiter.resolve()
+        }
+      }
+    },
+    releaseAll(): void {
+      for (const waiter of waiters) waiter.resolve()
+      waiters.clear()
+    },
+    whenScanned(blockNumber: number, timeoutMs = 10_000): Promise<void> {
+      if (scannedHead >= blockNumber) return Promise.resolve()
+      return new Promise<void>((resolveScan, rejectScan) => {
+        const waiter = {
+          blockNumber,
+          resolve: () => {
+            clearTimeout(timer)
+            resolveScan()
+          },
+        }
+        const timer = setTimeout(() => {
+          waiters.delete(waiter)
+          rejectScan(
+            new Error(
+              `listener did not scan block ${blockNumber} within ${timeoutMs} ms (scanned ${scannedHead})`,
+            ),
+          )
+        }, timeoutMs)
+        waiters.add(waiter)
+      })
+    },
+  }
+}
+
+function normalizeSpecIds(specIds: ReadonlyMap<string, SpecFilter>): Map<string, SpecFilter> {
+  return new Map([...specIds].map(([specId, filter]) => [specId.toLowerCase(), filter]))
+}

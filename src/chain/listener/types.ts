@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis'
+import type { CancelRequestEvent, OracleRequestEvent } from '../operator.ts'
+import type { ChainProvider } from '../provider.ts'
+
+/** What the listener needs to know about one loaded job, by spec id. */
+export interface SpecFilter {
+  /** The job's `minIncomingConfirmations`; values below 1 count as 1. */
+  minConfirmations: number
+}
+
+export interface RequestListenerOptions {
+  /** An ethers provider (HTTP or WebSocket), or `rpcUrl` to make one. */
+  provider?: ChainProvider
+  rpcUrl?: string
+  chainId?: number
+  /** Operator contracts whose logs are read. */
+  operators: readonly string[]
+  /** Spec ids (lowercase 0x hex, either externalJobID encoding) of the loaded jobs. */
+  specIds: ReadonlyMap<string, SpecFilter>
+  redis: Redis
+  /** Key prefix in Redis; the checkpoint and the consumed markers live under it. */
+  prefix: string
+  /** Distinguishes listeners that share a prefix but watch different things. */
+  name?: string
+  /** Called once per confirmed request (again only if it threw). The log is marked consumed after it resolves. */
+  onRequest: (event: OracleRequestEvent) => Promise<void> | void
+  onCancel?: (event: CancelRequestEvent) => Promise<void> | void
+  onError?: (error: Error) => void
+  /** Milliseconds between head polls (WebSocket providers are also woken by new heads). */
+  pollIntervalMs?: number
+  /** First block to read when no checkpoint is stored; default: the current head (only new requests). */
+  fromBlock?: number
+  /** Widest `eth_getLogs` block range. */
+  maxBlockRange?: number
+  /** How far back to rescan when the checkpoint's block was reorged away. */
+  rewindDepth?: number
+  /** How long a consumed marker is kept; it only needs to outlive any rescan of its block. */
+  consumedTtlSeconds?: number
+}
+
+export interface ListenerStats {
+  /** Logs seen but still waiting for confirmations. */
+  pending: number
+  delivered: number
+  /** Logs skipped because their block was no longer canonical at confirmation time. */
+  droppedByReorg: number
+  /** Requests not delivered because a cancel for them was seen first. */
+  cancelledBeforeDelivery: number
+  skippedAsConsumed: number
+}
+
+export interface RequestListener {
+  start(): Promise<void>
+  stop(): Promise<void>
+  /** Replaces the set of jobs (after a reload of `jobs/`). */
+  setSpecIds(specIds: ReadonlyMap<string, SpecFilter>): void
+  /** Runs one scan now (also what the poll loop runs). */
+  poll(): Promise<void>
+  /** Resolves once the logs up to `blockNumber` have been read (delivered if they were confirmed). */
+  whenScanned(blockNumber: number, timeoutMs?: number): Promise<void>
+  /** Last block whose logs are all settled (delivered, dropped or not ours); undefined before start. */
+  readonly checkpoint: number | undefined
+  readonly stats: Readonly<ListenerStats>
+}
+
+export type OperatorEvent = OracleRequestEvent | CancelRequestEvent

@@ -1,0 +1,171 @@
+import { bumpIsDue } from './fee-policy.ts'
+import {
+  FILLER_ID_PREFIX,
+  NonceTakenError,
+  type Head,
+  type RpcReceipt,
+  type UnsignedTx,
+} from './model.ts'
+import type { SenderNode } from './node-client.ts'
+import type { TxAttempt } from './tx-store.ts'
+
+/** A transaction of the key that is sent and watched until it is deep enough (or its nonce is taken). */
+export interface PendingTx {
+  nonce: number
+  jobId: string
+  tx: UnsignedTx
+  attempts: TxAttempt[]
+  sentAtBlock: number
+  misses: number
+  bumping: boolean
+  receipt?: RpcReceipt
+  resolve: (receipt: RpcReceipt) => void
+  reject: (error: Error) => void
+}
+
+/** What the confirmer does about a key that does not move: the resender's and the fillers' part. */
+export interface StuckHandlers {
+  /** Re-signs a stuck transaction with higher fees. */
+  bump(entry: PendingTx, current: Head): Promise<void>
+  /** Spends nonces below the lowest one waited for that nobody will send. */
+  fillHoles(current: Head, latestNonce: number): Promise<void>
+}
+
+export interface ConfirmerSettings {
+  /** Blocks a receipt must be deep before its job ends (1 = mined). */
+  confirmations: number
+  bumpAfterBlocks: number
+}
+
+/**
+ * A key's confirmer (Chainlink's confirmer): finds the receipts of what the key sent, waits until
+ * they are deep enough, checks the block holding one is still canonical before it counts (a reorg
+ * sends it back to waiting), and hands a key that stopped moving to the resender and the fillers.
+ */
+export class Confirmer {
+  readonly pending = new Map<number, PendingTx>()
+  /** The key's mined nonce count at the last check, and the block where it last moved. */
+  private minedNonce = -1
+  private progress = 0
+
+  constructor(
+    private readonly address: string,
+    private readonly node: Pick<SenderNode, 'send' | 'head'>,
+    private readonly settings: ConfirmerSettings,
+    private readonly stuck: StuckHandlers,
+  ) {}
+
+  /** The block where the key's mined nonce count last moved. */
+  get progressBlock(): number {
+    return this.progress
+  }
+
+  /** Watches `nonce` for the job until its receipt is deep enough; rejects with NonceTakenError. */
+  track(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): Promise<RpcReceipt> {
+    return new Promise<RpcReceipt>((resolve, reject) => {
+      // A job retried just as its nonce went to a filler: the job watches the nonce from here on.
+      const earlier = this.pending.get(nonce)
+      if (earlier?.jobId.startsWith(FILLER_ID_PREFIX))
+        earlier.reject(
+          new NonceTakenError(`nonce ${nonce} of ${this.address} is watched by job ${jobId}`),
+        )
+      this.pending.set(nonce, {
+        nonce,
+        jobId,
+        tx,
+        attempts,
+        sentAtBlock: this.node.head?.number ?? 0,
+        misses: 0,
+        bumping: false,
+        resolve,
+        reject,
+      })
+    })
+  }
+
+  /** One look at the chain for this key: receipts, confirmations, stuck transactions. */
+  async check(current: Head): Promise<void> {
+    if (this.pending.size === 0) return
+    const latest = Number(
+      await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
+    )
+    if (latest !== this.minedNonce) {
+      this.minedNonce = latest
+      this.progress = current.number
+    }
+    await Promise.all(
+      [...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)),
+    )
+    await this.stuck.fillHoles(current, latest)
+  }
+
+  failAll(error: Error): void {
+    for (const entry of this.pending.values()) entry.reject(error)
+    this.pending.clear()
+  }
+
+  private async checkOne(entry: PendingTx, current: Head, latestNonce: number): Promise<void> {
+    if (entry.receipt) return this.confirm(entry, entry.receipt, current)
+    if (entry.nonce < latestNonce) {
+      const found = await this.receiptOf(entry)
+      if (found) {
+        entry.receipt = found
+        return this.confirm(entry, found, current)
+      }
+      entry.misses += 1
+      if (entry.misses >= 3) {
+        this.pending.delete(entry.nonce)
+        entry.reject(
+          new NonceTakenError(
+            `nonce ${entry.nonce} of ${this.address} was used by another transaction`,
+          ),
+        )
+      }
+      return
+    }
+    if (entry.bumping) return
+    const due = bumpIsDue({
+      nonce: entry.nonce,
+      lowestUnmined: latestNonce,
+      last: entry.attempts.at(-1),
+      current,
+      sentAtBlock: entry.sentAtBlock,
+      progressBlock: this.progress,
+      bumpAfterBlocks: this.settings.bumpAfterBlocks,
+    })
+    if (!due) return
+    entry.bumping = true
+    try {
+      await this.stuck.bump(entry, current)
+    } finally {
+      entry.bumping = false
+    }
+  }
+
+  /** The receipt of whichever of the job's attempts was mined, if one was. */
+  private async receiptOf(entry: PendingTx): Promise<RpcReceipt | undefined> {
+    const receipts = await Promise.all(
+      entry.attempts.map((attempt) =>
+        this.node.send<RpcReceipt | null>('eth_getTransactionReceipt', [attempt.hash]),
+      ),
+    )
+    return receipts.find((receipt): receipt is RpcReceipt => receipt !== null)
+  }
+
+  private async confirm(entry: PendingTx, receipt: RpcReceipt, current: Head): Promise<void> {
+    const { confirmations } = this.settings
+    if (current.number < Number(receipt.blockNumber) + confirmations - 1) return
+    if (confirmations > 1) {
+      // Deep enough: make sure the block holding it is still the canonical one.
+      const again = await this.node.send<RpcReceipt | null>('eth_getTransactionReceipt', [
+        receipt.transactionHash,
+      ])
+      if (!again || again.blockHash !== receipt.blockHash) {
+        entry.receipt = undefined
+        return
+      }
+    }
+    this.pending.delete(entry.nonce)
+    entry.resolve(receipt)
+  }
+}

@@ -1,0 +1,261 @@
+import { UnrecoverableError } from 'bullmq'
+import { getAddress } from 'ethers'
+import { ALREADY_FULFILLED_REASON } from '../operator.ts'
+import { Confirmer } from './confirmer.ts'
+import { Fillers } from './fillers.ts'
+import {
+  errorText,
+  fillerTx,
+  NonceTakenError,
+  type KeyCounters,
+  type RpcReceipt,
+  type SenderSettings,
+  type UnsignedTx,
+} from './model.ts'
+import type { SenderNode } from './node-client.ts'
+import { isFatalRefusal, isToleratedRefusal } from './node-refusal.ts'
+import { createOrderedBroadcaster } from './ordered-broadcast.ts'
+import { SigningLine } from './ordered-signing.ts'
+import { createResender } from './resender.ts'
+import { attemptSigner, type SignAttempt } from './signing.ts'
+import { TxStore, type TxAttempt } from './tx-store.ts'
+import type { TxSigner } from './tx-signer.ts'
+import { jobDataSchema, type KeyStats, type TxJobData, type TxResult } from './types.ts'
+
+/** What a key's sender needs to know about the jobs that carry its transactions. */
+export interface TxJobLookup {
+  /** The job's submitted data, if the job is still there (unchecked). */
+  dataOf(jobId: string): Promise<unknown>
+  /** A job that will still send or watch its transaction (queued, retrying or running anywhere). */
+  isLive(jobId: string): Promise<boolean>
+}
+
+export interface KeySenderParts {
+  signer: TxSigner
+  node: SenderNode
+  /** The connection of the key's tx store (auto-pipelined). */
+  store: TxStore
+  jobs: TxJobLookup
+  settings: SenderSettings
+  rpcUrl: string
+  /** Wakes the poll loop: a broadcast was answered, its receipt may be there. */
+  wake: () => void
+  reportError: (error: Error) => void
+}
+
+/**
+ * One key's ordered sender. A job runs in two parts: the ordered part (the signing line: allocate the
+ * nonce in Redis, sign with a cached fee, record the signed bytes, broadcast) one job at a time per
+ * key, and the wait for its receipt, shared through the key's confirmer, so many jobs wait at once.
+ *
+ * Crash safety: a job's nonce and signed transaction are in Redis before the transaction leaves, so
+ * a retried job broadcasts the same bytes again instead of signing a second transaction with a new
+ * nonce, and a restarted sender re-broadcasts what a crash left signed (recover).
+ */
+export class KeySender {
+  readonly address: string
+  readonly confirmer: Confirmer
+  readonly counters: KeyCounters = { sent: 0, bumped: 0, reverted: 0, filled: 0 }
+  private readonly store: TxStore
+  private readonly sign: SignAttempt
+  private readonly line: SigningLine
+  private readonly fillers: Fillers
+
+  constructor(private readonly parts: KeySenderParts) {
+    const { signer, node, settings, store, reportError, wake } = parts
+    this.address = signer.address
+    this.store = store
+    this.sign = attemptSigner(signer, node)
+    const common = { address: this.address, node, sign: this.sign, store, reportError }
+    const bump = createResender({
+      ...common,
+      maxFeeCap: settings.maxFeeCap,
+      counters: this.counters,
+    })
+    this.confirmer = new Confirmer(this.address, node, settings, {
+      bump,
+      fillHoles: (current, latest) => this.fillers.fillHoles(current, latest),
+    })
+    this.fillers = new Fillers({
+      ...common,
+      confirmer: this.confirmer,
+      bumpAfterBlocks: settings.bumpAfterBlocks,
+      counters: this.counters,
+      isJobLive: (jobId) => parts.jobs.isLive(jobId),
+      onBroadcast: wake,
+    })
+    const broadcaster = createOrderedBroadcaster(parts.rpcUrl, isToleratedRefusal, {
+      minIntervalMs: settings.broadcastIntervalMs,
+    })
+    this.line = new SigningLine({ store, sign: this.sign, broadcaster, onBroadcast: wake })
+  }
+
+  stats(): KeyStats {
+    return {
+      address: this.address,
+      nextNonce: this.line.nextNonce,
+      pending: this.confirmer.pending.size,
+      ...this.counters,
+    }
+  }
+
+  /** Nonce from the chain, raised past anything still in flight; re-broadcasts what a crash left signed. */
+  async recover(): Promise<void> {
+    const { node } = this.parts
+    const [pendingCount, latestCount] = await Promise.all([
+      node.send<string>('eth_getTransactionCount', [this.address, 'pending']).then(Number),
+      node.send<string>('eth_getTransactionCount', [this.address, 'latest']).then(Number),
+    ])
+    let next = pendingCount
+    for (const { jobId, nonce } of await this.store.inflight(latestCount)) {
+      next = Math.max(next, nonce + 1)
+      const state = await this.store.load(jobId)
+      const last = state.attempts.at(-1) ?? (await this.signOrphan(jobId, nonce))
+      // A refusal must not keep the sender from starting: the job's retry meets it again.
+      await this.afterRefusal(jobId, nonce, state.attempts, node.broadcast(last.raw)).catch(
+        this.parts.reportError,
+      )
+    }
+    await this.store.setNextNonce(next)
+    this.line.nextNonce = next
+  }
+
+  /**
+   * A crash between allocating a nonce and recording the signed transaction leaves a hole that
+   * blocks every later nonce, and the later jobs hold the worker's slots while they wait: sign the
+   * job's transaction now (from its queued data), or a filler if the job is gone. Its retry then
+   * finds the attempt and only waits for it.
+   */
+  private async signOrphan(jobId: string, nonce: number): Promise<TxAttempt> {
+    const data = await this.parts.jobs.dataOf(jobId)
+    const parsed = data === undefined ? undefined : jobDataSchema.safeParse(data)
+    const tx = parsed?.success ? this.unsignedTx(parsed.data) : fillerTx(this.address)
+    const attempt = await this.sign(
+      tx,
+      nonce,
+      await this.parts.node.currentFees(),
+      !parsed?.success,
+    )
+    await this.store.addAttempt(jobId, [attempt])
+    return attempt
+  }
+
+  /** Runs one job's transaction to its end: sent (or joined), mined and deep enough. */
+  async process(jobId: string, jobData: unknown): Promise<TxResult> {
+    const data = jobDataSchema.parse(jobData)
+    const tx = this.unsignedTx(data)
+    for (;;) {
+      try {
+        return await this.runOnce(jobId, tx, data.simulate === true)
+      } catch (error) {
+        if (!(error instanceof NonceTakenError)) throw error
+        await this.store.forget(jobId)
+      }
+    }
+  }
+
+  failAll(error: Error): void {
+    this.confirmer.failAll(error)
+  }
+
+  private unsignedTx(data: TxJobData): UnsignedTx {
+    return {
+      to: getAddress(data.to),
+      data: data.data,
+      gasLimit: data.gasLimit ?? this.parts.settings.defaultGasLimit,
+      value: 0n,
+    }
+  }
+
+  private async runOnce(jobId: string, tx: UnsignedTx, simulateFirst: boolean): Promise<TxResult> {
+    const state = await this.store.load(jobId)
+    let attempts = state.attempts
+    let nonce = state.nonce
+    let outcome: TxResult | undefined
+    let sentTx = tx
+    if (attempts.length === 0) {
+      // A job that holds a nonce but no signature lost it in a crash: by now its request may have
+      // been answered, and the nonce is spent on a filler rather than on a revert.
+      const reason =
+        simulateFirst || nonce !== undefined
+          ? await this.parts.node.simulate(this.address, tx)
+          : undefined
+      if (reason !== undefined) {
+        outcome = {
+          status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted',
+          reason,
+          from: this.address,
+        }
+        if (nonce === undefined) return outcome
+        // A crash left this job holding a nonce it no longer needs; spend it so later ones can mine.
+        sentTx = fillerTx(this.address)
+      }
+      const filler = outcome !== undefined
+      const fees = await this.parts.node.currentFees()
+      const signed = await this.line.signInOrder({ jobId, tx: sentTx, nonce, fees, filler })
+      nonce = signed.allocated
+      attempts = [signed.attempt]
+      this.counters.sent += 1
+      await this.afterRefusal(jobId, nonce, [], signed.sending)
+    } else {
+      // Signed by an earlier run of this job: send the same bytes again, never a new nonce.
+      if (nonce === undefined) throw new Error(`tx job ${jobId}: signed attempts without a nonce`)
+      const last = attempts.at(-1) as TxAttempt
+      if (last.filler) sentTx = fillerTx(this.address)
+      await this.afterRefusal(jobId, nonce, attempts, this.parts.node.broadcast(last.raw))
+    }
+
+    const receipt = await this.confirmer.track(nonce, jobId, sentTx, attempts)
+    await this.store.settle(jobId)
+    if (attempts.at(-1)?.filler || sentTx !== tx) {
+      return (
+        outcome ?? {
+          status: 'already-fulfilled',
+          reason: 'nonce spent by a filler transaction',
+          from: this.address,
+        }
+      )
+    }
+    return this.resultOf(receipt, nonce, tx)
+  }
+
+  /** The job's result from its mined receipt; a revert is replayed to learn its reason. */
+  private async resultOf(receipt: RpcReceipt, nonce: number, tx: UnsignedTx): Promise<TxResult> {
+    const blockNumber = Number(receipt.blockNumber)
+    const mined = { txHash: receipt.transactionHash, blockNumber, nonce, from: this.address }
+    if (receipt.status === '0x1') return { status: 'mined', ...mined }
+    this.counters.reverted += 1
+    // Replay to learn why: on the state before its block, then (when an earlier transaction of the
+    // same block caused the revert) on the state after it.
+    const replay = (blockTag: number) =>
+      this.parts.node.simulate(this.address, tx, blockTag).catch(() => undefined)
+    const reason =
+      (await replay(blockNumber - 1)) ?? (await replay(blockNumber)) ?? 'reverted on chain'
+    return { status: 'reverted', ...mined, reason }
+  }
+
+  /**
+   * Waits for a broadcast of the job's transaction. Bytes the node refuses for good would leave the
+   * job's nonce unused and every later transaction of the key behind it: the nonce goes to a filler,
+   * and the job fails without retries, with the node's words. Other refusals are thrown as they are
+   * (the job's retry sends the same bytes again).
+   */
+  private async afterRefusal(
+    jobId: string,
+    nonce: number,
+    attempts: readonly TxAttempt[],
+    sending: Promise<void>,
+  ): Promise<void> {
+    try {
+      await sending
+    } catch (error) {
+      const words = errorText(error).trim()
+      if (!isFatalRefusal(words)) throw error
+      const filled = await this.fillers.fillNonce(nonce, { jobId, attempts })
+      const spent = filled
+        ? `; its nonce ${nonce} went to a filler transaction, so the key's later transactions are not held back`
+        : ''
+      throw new UnrecoverableError(`the node refused the transaction for good: ${words}${spent}`)
+    }
+  }
+}

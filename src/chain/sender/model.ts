@@ -1,0 +1,87 @@
+import type { TxSenderOptions } from './types.ts'
+import { DEFAULT_GAS_LIMIT } from './types.ts'
+
+/** The latest block as the sender sees it; `baseFee` is null on a chain without EIP-1559. */
+export interface Head {
+  number: number
+  hash: string
+  baseFee: bigint | null
+}
+
+export interface RpcReceipt {
+  transactionHash: string
+  blockNumber: string
+  blockHash: string
+  status: string
+}
+
+export interface UnsignedTx {
+  to: string
+  data: string
+  gasLimit: number
+  value: bigint
+}
+
+export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
+
+/** A key's counters, shared by the parts of its sender that move them. */
+export interface KeyCounters {
+  sent: number
+  bumped: number
+  reverted: number
+  filled: number
+}
+
+/** The sender's options with their defaults applied, read once. */
+export interface SenderSettings {
+  prefix: string
+  confirmations: number
+  bumpAfterBlocks: number
+  defaultGasLimit: number
+  maxInFlight: number
+  broadcastIntervalMs: number
+  pollIntervalMs: number
+  lockDurationMs: number
+  maxFeeCap: bigint
+  closeTimeoutMs: number
+}
+
+export function senderSettings(options: TxSenderOptions): SenderSettings {
+  return {
+    prefix: options.prefix,
+    confirmations: Math.max(1, options.confirmations ?? 1),
+    bumpAfterBlocks: Math.max(1, options.bumpAfterBlocks ?? 3),
+    defaultGasLimit: options.gasLimit ?? DEFAULT_GAS_LIMIT,
+    maxInFlight: options.maxInFlight ?? 64,
+    broadcastIntervalMs: options.broadcastIntervalMs ?? 50,
+    pollIntervalMs: options.pollIntervalMs ?? 250,
+    lockDurationMs: options.lockDurationMs ?? 15_000,
+    maxFeeCap: options.maxFeePerGasCapWei ?? 10n ** 13n,
+    closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
+  }
+}
+
+/** Another transaction used the nonce this job had signed for: the job must start over. */
+export class NonceTakenError extends Error {
+  override readonly name = 'NonceTakenError'
+}
+
+/** Records of filler transactions in the tx store are kept under ids with this prefix (never a job's). */
+export const FILLER_ID_PREFIX = 'filler-'
+
+/** A 0-value transfer to oneself: spends a nonce without doing anything. */
+export function fillerTx(address: string): UnsignedTx {
+  return { to: address, data: '0x', gasLimit: 21_000, value: 0n }
+}
+
+export function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason))
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const nested = (error as Error & { error?: { message?: string } }).error?.message
+    return `${error.message} ${nested ?? ''}`
+  }
+  return String(error)
+}

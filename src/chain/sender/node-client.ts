@@ -1,0 +1,134 @@
+import type { JsonRpcProvider } from 'ethers'
+import { connectProvider } from '../provider.ts'
+import { revertReasonOf } from '../revert.ts'
+import { dynamicFees, legacyFees } from './fee-policy.ts'
+import { createJsonRpcClient } from './json-rpc-batch.ts'
+import { errorText, type Fees, type Head, type UnsignedTx } from './model.ts'
+import { isToleratedRefusal } from './node-refusal.ts'
+
+/** What the sender asks of the chain's node, and the little it remembers of its answers. */
+export interface SenderNode {
+  /** The last head read (undefined before the first). */
+  readonly head: Head | undefined
+  /** The chain id, known once connected (or given). */
+  readonly chainId: number | undefined
+  /** Connects ethers' provider (for eth_call) and learns the chain id. */
+  connect(): Promise<void>
+  /** One raw JSON-RPC call, batched with the others of the same tick. */
+  send<T>(method: string, params: unknown[]): Promise<T>
+  readHead(): Promise<Head>
+  /** The market's fees now (the priority fee is asked once, then kept). */
+  currentFees(): Promise<Fees>
+  /** Sends signed bytes; a refusal that means "nothing to do" counts as sent. */
+  broadcast(raw: string): Promise<void>
+  /** Runs the transaction against the state at `blockTag`; the revert reason, or undefined if it would succeed. */
+  simulate(from: string, tx: UnsignedTx, blockTag?: string | number): Promise<string | undefined>
+  balanceOf(address: string): Promise<bigint>
+  destroy(): void
+}
+
+export interface SenderNodeOptions {
+  rpcUrl: string
+  chainId?: number
+  pollIntervalMs: number
+  priorityFeeWei?: bigint
+}
+
+export function createSenderNode(options: SenderNodeOptions): SenderNode {
+  const url = httpUrlOf(options.rpcUrl)
+  let provider: JsonRpcProvider | undefined
+  let chainId = options.chainId
+  let priorityFee = options.priorityFeeWei
+  let head: Head | undefined
+
+  async function rpc(): Promise<JsonRpcProvider> {
+    if (!provider) {
+      const connected = await connectProvider(url, {
+        chainId: options.chainId,
+        pollingIntervalMs: options.pollIntervalMs,
+      })
+      provider = connected as JsonRpcProvider
+      chainId ??= Number((await provider.getNetwork()).chainId)
+    }
+    return provider
+  }
+
+  // Raw calls (heads, nonces, receipts, broadcasts) go through a batching client; ethers' provider is
+  // kept for eth_call, whose revert data it decodes.
+  const client = createJsonRpcClient(url)
+  function send<T>(method: string, params: unknown[]): Promise<T> {
+    return client.call<T>(method, params)
+  }
+
+  async function readHead(): Promise<Head> {
+    const block = await send<{ number: string; hash: string; baseFeePerGas?: string } | null>(
+      'eth_getBlockByNumber',
+      ['latest', false],
+    )
+    if (!block) throw new Error('the node returned no latest block')
+    head = {
+      number: Number(block.number),
+      hash: block.hash,
+      baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
+    }
+    return head
+  }
+
+  async function currentFees(): Promise<Fees> {
+    const known = head ?? (await readHead())
+    if (priorityFee === undefined) {
+      priorityFee =
+        known.baseFee === null
+          ? 0n
+          : BigInt(await send<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))
+    }
+    if (known.baseFee === null) return legacyFees(BigInt(await send<string>('eth_gasPrice', [])))
+    return dynamicFees(known.baseFee, priorityFee)
+  }
+
+  async function broadcast(raw: string): Promise<void> {
+    try {
+      await send('eth_sendRawTransaction', [raw])
+    } catch (error) {
+      if (isToleratedRefusal(errorText(error))) return
+      throw error
+    }
+  }
+
+  async function simulate(
+    from: string,
+    tx: UnsignedTx,
+    blockTag: string | number = 'latest',
+  ): Promise<string | undefined> {
+    try {
+      await (await rpc()).call({ from, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag })
+      return undefined
+    } catch (error) {
+      const reason = revertReasonOf(error)
+      if (reason === undefined) throw error
+      return reason
+    }
+  }
+
+  return {
+    get head() {
+      return head
+    },
+    get chainId() {
+      return chainId
+    },
+    connect: async () => void (await rpc()),
+    send,
+    readHead,
+    currentFees,
+    broadcast,
+    simulate,
+    balanceOf: (address) => send<string>('eth_getBalance', [address, 'latest']).then(BigInt),
+    destroy: () => provider?.destroy(),
+  }
+}
+
+/** The sender polls and sends over HTTP whatever the configured URL: a WebSocket adds nothing to either. */
+export function httpUrlOf(rpcUrl: string): string {
+  return rpcUrl.replace(/^ws(s?):/, 'http$1:')
+}

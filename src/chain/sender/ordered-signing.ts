@@ -1,0 +1,118 @@
+import { asError, type Fees, type UnsignedTx } from './model.ts'
+import type { OrderedBroadcaster } from './ordered-broadcast.ts'
+import type { SignAttempt } from './signing.ts'
+import type { TxAttempt, TxStore } from './tx-store.ts'
+
+/** A job waiting for its turn in a key's ordered part. */
+export interface SigningRequest {
+  jobId: string
+  tx: UnsignedTx
+  /** Set when the job already holds a nonce (a crash left it allocated but unsigned). */
+  nonce: number | undefined
+  fees: Fees
+  filler: boolean
+}
+
+export interface Signed {
+  allocated: number
+  attempt: TxAttempt
+  /** The broadcast, under way. */
+  sending: Promise<void>
+}
+
+interface Waiting extends SigningRequest {
+  resolve: (signed: Signed) => void
+  reject: (error: Error) => void
+}
+
+export interface SigningLineParts {
+  store: TxStore
+  sign: SignAttempt
+  broadcaster: OrderedBroadcaster
+  /** Called once a broadcast is answered (the receipt may be there now). */
+  onBroadcast: () => void
+}
+
+/**
+ * A key's ordered part (Chainlink's broadcaster and nonce tracker): allocates a job's nonce (unless
+ * it holds one), signs and records its attempt, and hands it to the broadcaster, in the order jobs
+ * arrive here. Jobs that arrive while a batch is being signed form the next batch: its nonce
+ * allocations and its recorded attempts each leave for Redis in one write (the store's connection
+ * pipelines commands issued together, and Redis runs them in order), so a key is not limited to one
+ * transaction per two Redis round trips.
+ */
+export class SigningLine {
+  /** The next nonce this process expects to hand out (the store's counter decides). */
+  nextNonce = 0
+  private readonly queue: Waiting[] = []
+  private busy = false
+
+  constructor(private readonly parts: SigningLineParts) {}
+
+  signInOrder(request: SigningRequest): Promise<Signed> {
+    return new Promise<Signed>((resolve, reject) => {
+      this.queue.push({ ...request, resolve, reject })
+      if (!this.busy) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true
+    try {
+      while (this.queue.length > 0) await this.signBatch(this.queue.splice(0, this.queue.length))
+    } finally {
+      this.busy = false
+    }
+  }
+
+  private async signBatch(batch: Waiting[]): Promise<void> {
+    const { store } = this.parts
+    const fallbackNext = this.nextNonce
+    const nonces = await Promise.allSettled(
+      batch.map((item) =>
+        item.nonce === undefined
+          ? store.allocateNonce(item.jobId, fallbackNext)
+          : Promise.resolve(item.nonce),
+      ),
+    )
+    const attempts: Array<TxAttempt | Error> = []
+    for (const [index, item] of batch.entries()) {
+      const nonce = nonces[index] as PromiseSettledResult<number>
+      if (nonce.status === 'rejected') {
+        attempts.push(asError(nonce.reason))
+        continue
+      }
+      this.nextNonce = Math.max(this.nextNonce, nonce.value + 1)
+      attempts.push(
+        await this.parts.sign(item.tx, nonce.value, item.fees, item.filler).catch(asError),
+      )
+    }
+    const recorded = await Promise.allSettled(
+      batch.map((item, index) => {
+        const attempt = attempts[index] as TxAttempt | Error
+        return attempt instanceof Error
+          ? Promise.reject(attempt)
+          : store.addAttempt(item.jobId, [attempt])
+      }),
+    )
+    // Handed to the broadcaster in batch order, which is nonce order.
+    for (const [index, item] of batch.entries()) {
+      const outcome = recorded[index] as PromiseSettledResult<void>
+      const attempt = attempts[index]
+      if (outcome.status === 'rejected' || !attempt || attempt instanceof Error) {
+        item.reject(
+          outcome.status === 'rejected'
+            ? asError(outcome.reason)
+            : new Error('the transaction was not signed'),
+        )
+        continue
+      }
+      const allocated = (nonces[index] as PromiseFulfilledResult<number>).value
+      item.resolve({
+        allocated,
+        attempt,
+        sending: this.parts.broadcaster.send(attempt.raw).finally(this.parts.onBroadcast),
+      })
+    }
+  }
+}

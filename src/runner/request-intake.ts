@@ -1,0 +1,54 @@
+import type { Queue } from 'bullmq'
+import type { Logger } from '../config/logger.ts'
+import type { CancelRequestEvent, OracleRequestEvent } from '../chain/operator.ts'
+import { recordRequest } from '../metrics/index.ts'
+import type { JobRegistry } from './job-registry.ts'
+import { baseRecord } from './pipeline-worker.ts'
+import { requestJobId, toRequestPayload } from './request-payload.ts'
+import type { RunStore } from './run-record.ts'
+
+export interface RequestIntake {
+  /** A confirmed OracleRequest: its run record and its `requests` job. */
+  onRequest(event: OracleRequestEvent): Promise<void>
+  /** A confirmed CancelOracleRequest: the run is cancelled, a job still waiting goes. */
+  onCancel(event: CancelRequestEvent): Promise<void>
+}
+
+/** What the listener hands over: requests become `requests` jobs (one per request), cancels end them. */
+export function createRequestIntake(parts: {
+  runs: RunStore
+  requestsQueue: Queue
+  registry: JobRegistry
+  log: Logger
+}): RequestIntake {
+  const { runs, requestsQueue, registry, log } = parts
+  return {
+    async onRequest(event) {
+      const jobId = requestJobId(event.chainId, event.operator, event.requestId)
+      const loaded = registry.bySpecId(event.specId)
+      // Both at once: the run record is only created when absent (a request delivered again keeps its
+      // run), and a worker that takes the job first creates the run itself.
+      const [run] = await Promise.all([
+        runs.create(event.requestId, { ...baseRecord(event, loaded), state: 'received' }),
+        requestsQueue.add('request', toRequestPayload(event), { jobId }),
+      ])
+      const job = run.job ?? loaded?.name
+      recordRequest(job, 'received')
+      log.info({ requestId: event.requestId, job }, 'request received')
+    },
+    async onCancel(event) {
+      const jobId = requestJobId(event.chainId, event.operator, event.requestId)
+      const existing = await runs.get(event.requestId)
+      await runs.update(event.requestId, {
+        state: 'cancelled',
+        reason: `cancelled by the requester in ${event.txHash}`,
+      })
+      // A waiting job can simply go; one already running meets the Operator's "Must have a valid requestId".
+      const job = await requestsQueue.getJob(jobId)
+      if (job && ((await job.isWaiting()) || (await job.isDelayed())))
+        await job.remove().catch(() => undefined)
+      recordRequest(existing?.job, 'cancelled', 'cancelled')
+      log.info({ requestId: event.requestId, job: existing?.job }, 'request cancelled')
+    },
+  }
+}

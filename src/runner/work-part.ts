@@ -1,0 +1,90 @@
+import type { JsonRpcProvider } from 'ethers'
+import type { Redis } from 'ioredis'
+import type { Logger } from '../config/logger.ts'
+import { createTxSender, type TxSender } from '../chain/sender/index.ts'
+import { createRedisConnection } from '../queue/connection.ts'
+import { createPipelineWorker } from './pipeline-worker.ts'
+import type { RunStore } from './run-record.ts'
+import { checkSendersAuthorised } from './sender-authorisation.ts'
+import { senderChainAccess } from './sender-chain-access.ts'
+import { REQUESTS_QUEUE } from './requests-queue.ts'
+import type { RunnerOptions } from './runner-options.ts'
+
+export type PipelineWorker = ReturnType<typeof createPipelineWorker>
+
+/** The working half of a runner: the transaction sender and the pipeline worker that feeds it. */
+export interface WorkPart {
+  sender: TxSender
+  worker: PipelineWorker
+}
+
+/**
+ * Checks the keys are authorised senders, starts the transaction sender, then the `requests` worker
+ * whose runs send through it.
+ */
+export async function startWorkPart(
+  options: RunnerOptions,
+  provider: JsonRpcProvider,
+  runs: RunStore,
+  log: Logger,
+): Promise<WorkPart> {
+  await checkSendersAuthorised(provider, options.registry, options.keys)
+  const sender = createTxSender({
+    rpcUrl: options.rpcUrl,
+    chainId: options.chainId,
+    keys: options.keys,
+    redisUrl: options.redisUrl,
+    prefix: options.prefix,
+    confirmations: options.txConfirmations,
+    broadcastIntervalMs: options.txBroadcastIntervalMs,
+    pollIntervalMs: options.pollIntervalMs,
+    // Each run waits for its own transaction: a key takes as many at once as it has runs.
+    maxInFlight: options.concurrency ?? 64,
+    // A crashed process's transactions are taken over after lock + stalled check: keep that
+    // well inside a run's ethtx timeout (maxTaskDuration) (found by the crash test).
+    lockDurationMs: Math.min(options.lockDurationMs ?? 15_000, 15_000),
+    onError: (error) => log.error({ err: error.message }, 'transaction sender error'),
+  })
+  await sender.start()
+  const worker = createPipelineWorker({
+    queueName: REQUESTS_QUEUE,
+    connection: quietConnection(options.redisUrl),
+    prefix: options.prefix,
+    // A run holds its slot until its fulfilment is mined, so the slots bound the fulfilments in
+    // flight: per key, or a second key would add nothing (measured: bench/runner.ts).
+    concurrency: (options.concurrency ?? 64) * Math.max(1, options.keys.length),
+    lockDurationMs: options.lockDurationMs ?? 30_000,
+    registry: options.registry,
+    runs,
+    chainAccessFor: (_requestId, onSent, run) =>
+      senderChainAccess(sender, provider, onSent, { retried: run.retried }),
+    runOptions: options.runOptions,
+    logger: options.logger,
+  })
+  worker.on('failed', (job, error) => {
+    // Every line about a run carries its request id and job (the queue job id embeds the request id).
+    const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
+    log.error(
+      {
+        requestId: data.requestId,
+        job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)',
+        jobId: job?.id,
+        err: error.message,
+      },
+      'request job failed',
+    )
+  })
+  worker.on('error', (error) => log.error({ err: error.message }, 'pipeline worker error'))
+  void worker.run()
+  return { sender, worker }
+}
+
+/**
+ * A worker connection whose reconnection errors are left to BullMQ's own 'error' event. Auto-pipelined:
+ * the job moves of the runs that finish in one tick leave in one write (its blocking copy is not).
+ */
+function quietConnection(redisUrl: string): Redis {
+  const connection = createRedisConnection(redisUrl, 'worker', { enableAutoPipelining: true })
+  connection.on('error', () => undefined)
+  return connection
+}
