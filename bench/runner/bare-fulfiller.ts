@@ -21,14 +21,14 @@
 import { AbiCoder } from 'ethers'
 import { Decoder } from 'cbor-x'
 import { WebSocket, type RawData } from 'ws'
-import { postJsonRpcBatch } from '../../src/chain/json-rpc-batch.ts'
+import { postJsonRpcBatch } from '../../src/chain/sender/json-rpc-batch.ts'
 import {
   encodeFulfillOracleRequest2,
   operatorInterface,
   ORACLE_REQUEST_TOPIC,
   specIdsOfJob,
 } from '../../src/chain/operator.ts'
-import { createTxSigner } from '../../src/chain/tx-signer.ts'
+import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 import { familyCacheTtlMs, parseSettings, type Settings } from '../../src/config/settings.ts'
 import { getEndpoint } from '../../src/feeds/catalog/index.ts'
 import { fetchFeed } from '../../src/feeds/client.ts'
