@@ -3,10 +3,20 @@ import {
   AdapterInputError,
   AdapterTimeoutError,
 } from '@chainlink/external-adapter-framework/validation/error.js'
+import type { ErrorKind } from '../config/errors.ts'
 import type { FetchFailure } from '../queue/fetch-job.ts'
 import { FetchWaitTimeoutError, QueueUnavailableError } from '../queue/fetch-queue.ts'
 import { ReduceError } from '../reduce/index.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
+
+/** Kinds of a failure that come from the feed service (it answered an error or did not answer). */
+const SERVICE_KINDS: ReadonlySet<ErrorKind> = new Set([
+  'upstream',
+  'timeout',
+  'unavailable',
+  'not_authorised',
+  'bad_input',
+])
 
 /**
  * The answer to a failed fetch:
@@ -17,8 +27,16 @@ import { isRedisUnavailable } from '../queue/connection.ts'
  */
 export function failureError(endpoint: string, failure: FetchFailure): AdapterError {
   const providerStatusCode = failure.providerStatus
+  const fromService = SERVICE_KINDS.has(failure.kind)
+  if (failure.invalidResponse === true) {
+    return new AdapterError({
+      statusCode: 502,
+      name: 'FeedServiceInvalidResponse',
+      message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.message}`,
+    })
+  }
   if (
-    failure.kind === 'upstream' &&
+    fromService &&
     !failure.retryable &&
     providerStatusCode !== undefined &&
     providerStatusCode >= 400 &&
@@ -28,29 +46,22 @@ export function failureError(endpoint: string, failure: FetchFailure): AdapterEr
       statusCode: providerStatusCode,
       providerStatusCode,
       name: 'FeedServiceRefused',
-      message: `The feed service refused the ${endpoint} request (${providerStatusCode}): ${failure.description}`,
+      message: `The feed service refused the ${endpoint} request (${providerStatusCode}): ${failure.message}`,
     })
   }
-  if (failure.kind === 'upstream') {
+  if (fromService) {
     const attempts = failure.attempts === 1 ? '1 attempt' : `${failure.attempts} attempts`
     return new AdapterError({
       statusCode: 502,
       ...(providerStatusCode !== undefined ? { providerStatusCode } : {}),
       name: 'FeedServiceFailed',
-      message: `The feed service failed the ${endpoint} request after ${attempts}: ${failure.description}`,
-    })
-  }
-  if (failure.kind === 'invalid-response') {
-    return new AdapterError({
-      statusCode: 502,
-      name: 'FeedServiceInvalidResponse',
-      message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.description}`,
+      message: `The feed service failed the ${endpoint} request after ${attempts}: ${failure.message}`,
     })
   }
   return new AdapterError({
     statusCode: 500,
     name: 'FetchError',
-    message: `The ${endpoint} fetch could not be run: ${failure.description}`,
+    message: `The ${endpoint} fetch could not be run: ${failure.message}`,
   })
 }
 

@@ -109,8 +109,8 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
     } catch (error) {
       if (!(error instanceof FetchFailureError)) throw error
       // The upstream may quote the key it refused; the client's key goes no further than this.
-      const description = error.failure.description.split(clientKey).join('[key]')
-      throw failureError(this.entry.name, { ...error.failure, description, attempts: 1 })
+      const message = error.failure.message.split(clientKey).join('[key]')
+      throw failureError(this.entry.name, { ...error.failure, message, causes: [], attempts: 1 })
     }
   }
 

@@ -1,43 +1,41 @@
 import type { Settings } from '../config/settings.ts'
 import { fetchFeed } from '../feeds/client.ts'
 import { FeedParamsError, type CatalogEntry } from '../feeds/catalog/index.ts'
-import { UpstreamError } from '../feeds/upstream-error.ts'
-import type { FetchFailure } from '../queue/fetch-job.ts'
+import { UpstreamError, type UpstreamErrorKind } from '../feeds/upstream-error.ts'
+import type { FetchFailureInit } from '../queue/fetch-job.ts'
 import { FetchFailureError, type FetchFunction } from '../queue/fetch-worker.ts'
 import { SIGN_KEY_PLACEHOLDER, SignKeyError } from '../signkey/index.ts'
 
+/** The service answered, but not with a valid envelope or with data of the wrong shape. */
+const INVALID_RESPONSES: ReadonlySet<UpstreamErrorKind> = new Set([
+  'invalid-json',
+  'bad-envelope',
+  'data-drift',
+])
+
 /** How a failed upstream call is reported through the queue (see FetchFailure). */
-export function describeFailure(error: unknown): Omit<FetchFailure, 'attempts'> | undefined {
+export function describeFailure(error: unknown): FetchFailureInit | undefined {
   if (error instanceof UpstreamError) {
     const providerStatus = error.httpStatus
-    const base = {
-      description: error.description,
+    return {
+      kind: error.kind,
+      message: error.description,
       retryable: error.retryable,
       ...(providerStatus !== undefined ? { providerStatus } : {}),
-    }
-    switch (error.kind) {
-      case 'timeout':
-      case 'network':
-      case 'upstream-error':
-        return { kind: 'upstream', ...base }
-      case 'invalid-json':
-      case 'bad-envelope':
-      case 'data-drift':
-        return { kind: 'invalid-response', ...base }
+      ...(INVALID_RESPONSES.has(error.problem) ? { invalidResponse: true } : {}),
     }
   }
   // The adapter validated the parameters; a worker of another version may disagree.
-  if (error instanceof FeedParamsError)
-    return { kind: 'internal', description: error.message, retryable: false }
   // No usable node key (e.g. FEED_API_KEY unset): the message names the setting, never a key.
-  if (error instanceof SignKeyError)
-    return { kind: 'internal', description: error.message, retryable: false }
+  // Either way the worker could not run the fetch: `internal`, whatever the error's own kind.
+  if (error instanceof FeedParamsError || error instanceof SignKeyError)
+    return { kind: 'internal', message: error.message, retryable: false }
   return undefined
 }
 
 function asFailure(error: unknown): unknown {
   const failure = describeFailure(error)
-  return failure ? new FetchFailureError(failure) : error
+  return failure ? new FetchFailureError(failure, error) : error
 }
 
 /**

@@ -175,6 +175,7 @@ function ownWords(message: string, causeMessage: string): string {
     .replace(/^[\s:;,)-]+/, '')
     .replace(/\s{2,}/g, ' ')
     .trim()
+    .replace(/^\((.*)\)$/, '$1')
 }
 
 const serialisedLinkSchema = z.object({

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Socket } from 'node:net'
 import { freePort } from './ports.ts'
 import { startOwnedProcess, waitFor, type OwnedProcess } from './process.ts'
+import { FeedrunnerError } from '../config/errors.ts'
 
 /** True when something at `redisUrl` answers PING with PONG. */
 export async function redisAnswers(redisUrl: string, timeoutMs = 500): Promise<boolean> {
@@ -35,12 +36,13 @@ export interface PrivateRedis {
   stop(): Promise<void>
 }
 
-export class RedisServerMissingError extends Error {
+export class RedisServerMissingError extends FeedrunnerError {
   override readonly name = 'RedisServerMissingError'
   constructor() {
     super(
       'No Redis answers at REDIS_URL and redis-server is not installed. Install it (Debian/Ubuntu: ' +
         '`sudo apt-get install -y redis-server`, macOS: `brew install redis`) or set REDIS_URL to a running Redis.',
+      { kind: 'config' },
     )
   }
 }

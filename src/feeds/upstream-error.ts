@@ -1,3 +1,5 @@
+import { FeedrunnerError, type ErrorKind } from '../config/errors.ts'
+
 /** What went wrong with a call to the Data Feed Query Service. */
 export type UpstreamErrorKind =
   /** No answer within the timeout. */
@@ -17,11 +19,12 @@ export type UpstreamErrorKind =
  * A failed upstream call. `description` carries the service's own words when it sent any;
  * nothing here ever contains the key.
  */
-export class UpstreamError extends Error {
+export class UpstreamError extends FeedrunnerError {
   override readonly name = 'UpstreamError'
   constructor(
     readonly endpoint: string,
-    readonly kind: UpstreamErrorKind,
+    /** What went wrong in the call; `kind` is its meaning in the project's failure model. */
+    readonly problem: UpstreamErrorKind,
     readonly description: string,
     readonly details: {
       /** HTTP status of the response, when there was one. */
@@ -32,20 +35,26 @@ export class UpstreamError extends Error {
       field?: string
     },
   ) {
-    super(`${endpoint}: ${description}`)
+    super(`${endpoint}: ${description}`, {
+      kind: upstreamKind(problem, details.httpStatus),
+      retryable: details.retryable,
+    })
   }
 
   get httpStatus(): number | undefined {
     return this.details.httpStatus
   }
 
-  get retryable(): boolean {
-    return this.details.retryable
-  }
-
   get field(): string | undefined {
     return this.details.field
   }
+}
+
+function upstreamKind(problem: UpstreamErrorKind, httpStatus: number | undefined): ErrorKind {
+  if (problem === 'timeout') return 'timeout'
+  if (problem === 'network') return 'unavailable'
+  if (httpStatus === 401 || httpStatus === 403) return 'not_authorised'
+  return 'upstream'
 }
 
 /** Retry policy by HTTP status: server trouble and rate limiting are transient, other 4xx are not. */

@@ -1,9 +1,18 @@
+import type { ErrorKind } from '../config/errors.ts'
 import { observeFetch, observeQueueWait } from './definitions.ts'
 import { fetchStatusLabel, type FetchFailureKind } from './reasons.ts'
 
 /** The failure a fetch function throws (src/queue/fetch-worker.ts FetchFailureError), seen structurally. */
 interface FailureLike {
-  failure?: { kind?: FetchFailureKind; providerStatus?: number }
+  failure?: { kind?: ErrorKind; providerStatus?: number; invalidResponse?: boolean }
+}
+
+/** The label's failure class: the service answered wrongly, failed or did not answer, or we failed. */
+function failureClass(failure: FailureLike['failure']): FetchFailureKind {
+  if (failure?.invalidResponse === true) return 'invalid-response'
+  if (failure?.kind === undefined || failure.kind === 'internal' || failure.kind === 'config')
+    return 'internal'
+  return 'upstream'
 }
 
 /**
@@ -26,7 +35,7 @@ export function instrumentFetch<D, C extends { family: string }, R>(
       return result
     } catch (error) {
       const failure = (error as FailureLike | undefined)?.failure
-      const status = fetchStatusLabel(failure?.providerStatus, failure?.kind ?? 'internal')
+      const status = fetchStatusLabel(failure?.providerStatus, failureClass(failure))
       observeFetch(context.family, status, (performance.now() - started) / 1_000, false)
       throw error
     }

@@ -1,6 +1,7 @@
+import { errorKindOf, FeedrunnerError, isRetryable, withContext } from '../config/errors.ts'
 import { parseDuration } from './duration.ts'
 import type { Job, PipelineTask } from './job-spec/loader.ts'
-import { createTaskRun, TaskError, type RunContext, type TaskInput } from './task.ts'
+import { createTaskRun, TaskError, withCause, type RunContext, type TaskInput } from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
 import type { Vars } from './vars.ts'
 
@@ -17,7 +18,10 @@ export interface TaskOutcome {
   type: string
   ok: boolean
   value?: unknown
+  /** The failure in words, as the task saw it. */
   error?: string
+  /** The failure itself: its kind and retryable flag, its chain of causes (see TaskFailure). */
+  failure?: TaskFailure
   attempts: number
   startedAt: number
   durationMs: number
@@ -32,7 +36,37 @@ export interface RunResult {
   outputs: unknown[]
   /** Errors of terminal tasks (empty when the run succeeded). */
   errors: string[]
+  /** The same failures as `errors`, in the same order, as errors with their kinds and causes. */
+  failures: TaskFailure[]
   ok: boolean
+}
+
+/**
+ * A task's failure, saying which task: its message is the task's error in words (TaskOutcome.error),
+ * its cause the error the task threw (for a task whose input failed, that error's cause is the input
+ * task's TaskFailure). Kind and retryable are the cause's.
+ */
+export class TaskFailure extends FeedrunnerError {
+  override readonly name = 'TaskFailure'
+  constructor(
+    readonly taskId: string,
+    message: string,
+    cause: unknown,
+  ) {
+    super(message, { kind: errorKindOf(cause), retryable: isRetryable(cause), cause })
+  }
+}
+
+/**
+ * Where a failure began: the innermost task failure in its chain (a task whose input failed passes
+ * on its input's failure), wrapped with the words `task <id>`, so that `rootCauseFirst` of it says what
+ * failed, then in which task.
+ */
+export function originOf(failure: TaskFailure): FeedrunnerError {
+  let origin = failure
+  for (let at: unknown = failure.cause; at instanceof Error; at = at.cause)
+    if (at instanceof TaskFailure) origin = at
+  return withContext(`task ${origin.taskId}`, origin)
 }
 
 export interface RunOptions extends Partial<Omit<RunContext, 'runId'>> {
@@ -86,7 +120,7 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
       outcomes.set(task.id, outcome)
       // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
       Object.defineProperty(vars, task.id, {
-        value: outcome.ok ? outcome.value : new Error(outcome.error),
+        value: outcome.ok ? outcome.value : outcome.failure,
         enumerable: true,
         writable: true,
         configurable: true,
@@ -102,23 +136,23 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
 
   const tasks = job.tasks.map((task) => outcomes.get(task.id)!)
   const terminal = job.terminal.map((id) => outcomes.get(id)!)
-  const errors = terminal
-    .filter((outcome) => !outcome.ok)
-    .map((outcome) => `${outcome.id}: ${outcome.error}`)
+  const failed = terminal.filter((outcome) => !outcome.ok)
   const failedEarly = tasks.filter(
     (outcome) =>
       !outcome.ok &&
       !outcome.skipped &&
       job.tasks.find((task) => task.id === outcome.id)?.attributes.failEarly === 'true',
   )
-  for (const outcome of failedEarly)
-    if (!errors.some((error) => error.startsWith(`${outcome.id}:`)))
-      errors.unshift(`${outcome.id}: ${outcome.error}`)
+  for (const outcome of failedEarly) if (!failed.includes(outcome)) failed.unshift(outcome)
   return {
     tasks,
     outputs: terminal.map((outcome) => (outcome.ok ? outcome.value : undefined)),
-    errors,
-    ok: errors.length === 0,
+    errors: failed.map((outcome) => `${outcome.id}: ${outcome.error}`),
+    failures: failed.map(
+      (outcome) =>
+        outcome.failure ?? new TaskFailure(outcome.id, outcome.error ?? 'failed', undefined),
+    ),
+    ok: failed.length === 0,
   }
 }
 
@@ -135,11 +169,13 @@ function jobSpecVars(job: Job): Record<string, unknown> {
 }
 
 function skipped(task: PipelineTask): TaskOutcome {
+  const error = 'not run: the run was stopped'
   return {
     id: task.id,
     type: task.type,
     ok: false,
-    error: 'not run: the run was stopped',
+    error,
+    failure: new TaskFailure(task.id, error, new FeedrunnerError(error, { kind: 'internal' })),
     attempts: 0,
     startedAt: Date.now(),
     durationMs: 0,
@@ -161,25 +197,36 @@ async function runTask(
     const outcome = outcomes.get(id)!
     return outcome.ok
       ? { ok: true, value: outcome.value, from: id }
-      : { ok: false, error: new Error(outcome.error), from: id }
+      : { ok: false, error: outcome.failure ?? new TaskError(outcome.error ?? 'failed'), from: id }
   })
   const finish = (
-    result: { ok: true; value: unknown } | { ok: false; error: string },
+    result: { ok: true; value: unknown } | { ok: false; error: string; cause: unknown },
     attempts: number,
   ): TaskOutcome => ({
     id: task.id,
     type: task.type,
-    ...result,
+    ...(result.ok
+      ? result
+      : {
+          ok: false,
+          error: result.error,
+          failure: new TaskFailure(task.id, result.error, result.cause),
+        }),
     attempts,
     startedAt,
     durationMs: Date.now() - startedAt,
   })
-  if (!definition) return finish({ ok: false, error: `unknown task type ${task.type}` }, 0)
+  const failWith = (error: FeedrunnerError): TaskOutcome =>
+    finish({ ok: false, error: error.message, cause: error }, 0)
+  if (!definition)
+    return failWith(new TaskError(`unknown task type ${task.type}`, { kind: 'config' }))
   const failedInput = inputs.find((input) => !input.ok)
   if (failedInput && !failedInput.ok && !definition.toleratesInputErrors) {
-    return finish(
-      { ok: false, error: `input from ${failedInput.from} failed: ${failedInput.error.message}` },
-      0,
+    return failWith(
+      new TaskError(
+        `input from ${failedInput.from} failed: ${failedInput.error.message}`,
+        withCause(failedInput.error),
+      ),
     )
   }
   const timeoutMs =
@@ -204,11 +251,10 @@ async function runTask(
       )
       return finish({ ok: true, value }, attempt)
     } catch (error) {
-      const retryable = error instanceof TaskError ? error.retryable : false
       const message = error instanceof Error ? error.message : String(error)
-      if (!retryable || attempt > retries || stopSignal.aborted) {
+      if (!isRetryable(error) || attempt > retries || stopSignal.aborted) {
         const suffix = attempt > 1 ? ` (after ${attempt} attempts)` : ''
-        return finish({ ok: false, error: message + suffix }, attempt)
+        return finish({ ok: false, error: message + suffix, cause: error }, attempt)
       }
       await delay(Math.min(maxBackoff, minBackoff * 2 ** (attempt - 1)), stopSignal)
     }
@@ -229,11 +275,11 @@ async function attemptTask(
   const controller = new AbortController()
   const abort = (reason: TaskError) => controller.abort(reason)
   const timer = setTimeout(
-    () => abort(new TaskError(`timed out after ${timeoutMs} ms`, true)),
+    () => abort(new TaskError(`timed out after ${timeoutMs} ms`, { kind: 'timeout' })),
     timeoutMs,
   )
   timer.unref()
-  const onStop = () => abort(new TaskError('stopped: the run was aborted'))
+  const onStop = () => abort(new TaskError('stopped: the run was aborted', { kind: 'internal' }))
   if (stopSignal.aborted) onStop()
   else stopSignal.addEventListener('abort', onStop, { once: true })
   const signal = controller.signal

@@ -13,7 +13,14 @@ export {
   type DryRun,
   type DryRunOptions,
 } from './dry-run.ts'
-export { runJob, type RunOptions, type RunResult, type TaskOutcome } from './executor.ts'
+export {
+  originOf,
+  runJob,
+  TaskFailure,
+  type RunOptions,
+  type RunResult,
+  type TaskOutcome,
+} from './executor.ts'
 export {
   loadJobSpec,
   loadJobSpecFile,

@@ -1,3 +1,9 @@
+import {
+  errorKindOf,
+  FeedrunnerError,
+  isRetryable,
+  type FeedrunnerErrorOptions,
+} from '../config/errors.ts'
 import type { Aliases } from '../reduce/index.ts'
 import type { ChainAccess } from './chain-access.ts'
 import { getVar, jsonWithVarExpressions, VarError, wholeVarExpression, type Vars } from './vars.ts'
@@ -48,14 +54,14 @@ export interface RunContext {
 export type TaskInput =
   { ok: true; value: unknown; from: string } | { ok: false; error: Error; from: string }
 
-/** A task failure. `retryable` lets `retries` try again (network errors, 5xx); bad input is final. */
-export class TaskError extends Error {
+/**
+ * A task failure. `retryable` lets `retries` try again (network errors, 5xx); bad input is final.
+ * Without a kind it is `bad_input`: the task's input or attributes are not what it needs.
+ */
+export class TaskError extends FeedrunnerError {
   override readonly name = 'TaskError'
-  constructor(
-    message: string,
-    readonly retryable = false,
-  ) {
-    super(message)
+  constructor(message: string, options: Partial<FeedrunnerErrorOptions> = {}) {
+    super(message, { ...options, kind: options.kind ?? 'bad_input' })
   }
 }
 
@@ -129,7 +135,10 @@ function firstInput(inputs: readonly TaskInput[], name: string): unknown {
   const input = inputs[0]
   if (input === undefined) throw new TaskError(`${name}: not given and the task has no input`)
   if (!input.ok)
-    throw new TaskError(`${name}: input from ${input.from} failed: ${input.error.message}`)
+    throw new TaskError(
+      `${name}: input from ${input.from} failed: ${input.error.message}`,
+      withCause(input.error),
+    )
   return input.value
 }
 
@@ -137,9 +146,15 @@ function wrapVarError(name: string, read: () => unknown): unknown {
   try {
     return read()
   } catch (error) {
-    if (error instanceof VarError) throw new TaskError(`${name}: ${error.message}`)
+    if (error instanceof VarError)
+      throw new TaskError(`${name}: ${error.message}`, withCause(error))
     throw error
   }
+}
+
+/** Options that keep the kind and retryable flag of the error a TaskError wraps. */
+export function withCause(cause: unknown): Partial<FeedrunnerErrorOptions> {
+  return { kind: errorKindOf(cause), retryable: isRetryable(cause), cause }
 }
 
 function describeFailures(failed: readonly TaskInput[]): string {

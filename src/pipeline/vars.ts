@@ -1,4 +1,5 @@
 import { isPlainObject } from './values.ts'
+import { errorKindOf, FeedrunnerError } from '../config/errors.ts'
 
 /**
  * Run variables, as Chainlink's `Vars`: `jobSpec.*`, `jobRun.*`, and one entry per finished task
@@ -6,8 +7,13 @@ import { isPlainObject } from './values.ts'
  */
 export type Vars = Record<string, unknown>
 
-export class VarError extends Error {
+/** A variable a task reads is missing or failed: the request's data lacks it, so `bad_input`. */
+export class VarError extends FeedrunnerError {
   override readonly name = 'VarError'
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    const causeKind = errorKindOf(options.cause)
+    super(message, { kind: causeKind === 'internal' ? 'bad_input' : causeKind, ...options })
+  }
 }
 
 /** The value at a dot keypath, or a VarError naming the keypath. An errored task's var rethrows its error. */
@@ -27,7 +33,8 @@ export function getVar(vars: Vars, keypath: string): unknown {
         `$(${keypath}): cannot look up ${JSON.stringify(key)} in a ${current === null ? 'null' : typeof current}`,
       )
     }
-    if (current instanceof Error) throw new VarError(`$(${keypath}): ${current.message}`)
+    if (current instanceof Error)
+      throw new VarError(`$(${keypath}): ${current.message}`, { cause: current })
   }
   return current
 }

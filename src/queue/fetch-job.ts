@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { reviveErrorText, serialisedErrorSchema, serialiseError } from '../config/errors.ts'
 
 /**
  * What travels through a fetch queue: the endpoint and its normalised parameters, never a key.
@@ -30,26 +31,30 @@ export function fetchJobId(data: FetchJobData): string {
 }
 
 /**
- * Why a fetch failed, as the worker saw it. It travels as the failed job's reason (JSON), so an
- * adapter in another process can answer with the right status and the upstream's own words.
- * - `upstream`: the feed service answered with an error (`providerStatus`) or did not answer.
- * - `invalid-response`: it answered, but not with a valid envelope or with data of the wrong shape.
- * - `internal`: the worker could not run the fetch (a bug or a version mismatch).
+ * Why a fetch failed, as the worker saw it: a stored error (`{kind, message, retryable, causes}`, see
+ * src/config/errors.ts) with what the adapter needs besides. It travels as the failed job's reason
+ * (JSON), so an adapter in another process can answer with the right status and the upstream's words.
+ * - kind `upstream`, `timeout`, `unavailable`, `not_authorised`, `bad_input`: the feed service
+ *   answered with an error (`providerStatus`) or did not answer;
+ * - `invalidResponse`: it answered, but not with a valid envelope or with data of the wrong shape;
+ * - kind `internal` (or `config`): the worker could not run the fetch (a bug, a version mismatch, no key).
  */
-export const fetchFailureSchema = z.object({
-  kind: z.enum(['upstream', 'invalid-response', 'internal']),
+export const fetchFailureSchema = serialisedErrorSchema.extend({
   providerStatus: z.number().int().optional(),
-  description: z.string(),
-  retryable: z.boolean(),
+  invalidResponse: z.boolean().optional(),
   attempts: z.number().int().positive(),
 })
 export type FetchFailure = z.infer<typeof fetchFailureSchema>
+
+/** What a fetch function reports; the worker adds `attempts`, and `causes` default to none. */
+export type FetchFailureInit = Omit<FetchFailure, 'attempts' | 'causes'> &
+  Partial<Pick<FetchFailure, 'causes'>>
 
 export function encodeFetchFailure(failure: FetchFailure): string {
   return JSON.stringify(failure)
 }
 
-/** The failure a failed job carries; a reason that is not ours (a stalled job, a crash) becomes `internal`. */
+/** The failure a failed job carries; a reason that is not ours (a stalled job, a crash) is revived as it says. */
 export function decodeFetchFailure(reason: string): FetchFailure {
   try {
     const parsed = fetchFailureSchema.safeParse(JSON.parse(reason))
@@ -57,5 +62,5 @@ export function decodeFetchFailure(reason: string): FetchFailure {
   } catch {
     // not JSON: fall through
   }
-  return { kind: 'internal', description: reason, retryable: false, attempts: 1 }
+  return { ...serialiseError(reviveErrorText(reason)), attempts: 1 }
 }

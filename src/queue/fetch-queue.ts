@@ -1,4 +1,5 @@
 import { Job, type QueueEvents } from 'bullmq'
+import { FeedrunnerError } from '../config/errors.ts'
 import type { Redis } from 'ioredis'
 import type { FeedFamily, Settings } from '../config/settings.ts'
 import { FEED_FAMILIES, familyCacheTtlMs } from '../config/settings.ts'
@@ -24,17 +25,21 @@ export type FetchOutcome =
   | { ok: false; jobId: string; failure: FetchFailure }
 
 /** Redis cannot be reached: nothing was queued; the caller should answer 503 at once. */
-export class QueueUnavailableError extends Error {
+export class QueueUnavailableError extends FeedrunnerError {
   override readonly name = 'QueueUnavailableError'
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    cause?: unknown,
+  ) {
     super(
       `Redis is unavailable, so the fetch could not be queued (${reason}); retry when Redis is back`,
+      { kind: 'unavailable', cause },
     )
   }
 }
 
 /** The fetch did not finish in time; `state` says where the job was (waiting: no worker took it). */
-export class FetchWaitTimeoutError extends Error {
+export class FetchWaitTimeoutError extends FeedrunnerError {
   override readonly name = 'FetchWaitTimeoutError'
   constructor(
     readonly family: FeedFamily,
@@ -44,6 +49,7 @@ export class FetchWaitTimeoutError extends Error {
   ) {
     super(
       `Timed out after ${timeoutMs} ms waiting for the ${family} fetch (queue ${fetchQueueName(family)}, job ${jobId}) to finish: ${describeState(state)}`,
+      { kind: 'timeout' },
     )
   }
 }
@@ -288,8 +294,9 @@ function completedOutcome(jobId: string, returnvalue: unknown): FetchOutcome {
     jobId,
     failure: {
       kind: 'internal',
-      description: 'the fetch job returned no envelope',
+      message: 'the fetch job returned no envelope',
       retryable: false,
+      causes: [],
       attempts: 1,
     },
   }
@@ -305,7 +312,7 @@ function finishedOutcome(job: Job): FetchOutcome | undefined {
 }
 
 function toQueueError(error: unknown): Error {
-  if (isRedisUnavailable(error)) return new QueueUnavailableError((error as Error).message)
+  if (isRedisUnavailable(error)) return new QueueUnavailableError((error as Error).message, error)
   return error instanceof Error ? error : new Error(String(error))
 }
 

@@ -1,18 +1,22 @@
 import { UnrecoverableError, type Job, type Processor } from 'bullmq'
+import { FeedrunnerError, serialiseError } from '../config/errors.ts'
 import type { FeedFamily } from '../config/settings.ts'
 import {
   encodeFetchFailure,
   fetchJobDataSchema,
   type FetchFailure,
+  type FetchFailureInit,
   type FetchJobData,
   type FetchJobResult,
 } from './fetch-job.ts'
 
 /** Thrown by a fetch function to say how the fetch failed and whether trying again can help. */
-export class FetchFailureError extends Error {
+export class FetchFailureError extends FeedrunnerError {
   override readonly name = 'FetchFailureError'
-  constructor(readonly failure: Omit<FetchFailure, 'attempts'>) {
-    super(failure.description)
+  readonly failure: Omit<FetchFailure, 'attempts'>
+  constructor(failure: FetchFailureInit, cause?: unknown) {
+    super(failure.message, { kind: failure.kind, retryable: failure.retryable, cause })
+    this.failure = { ...failure, causes: failure.causes ?? [] }
   }
 }
 
@@ -48,8 +52,9 @@ export function fetchProcessor(
     if (!parsed.success) {
       const failure: FetchFailure = {
         kind: 'internal',
-        description: `malformed fetch job: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+        message: `malformed fetch job: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
         retryable: false,
+        causes: [],
         attempts: attempt,
       }
       throw new UnrecoverableError(scrub(encodeFetchFailure(failure)))
@@ -62,15 +67,11 @@ export function fetchProcessor(
         envelope: clean === text ? envelope : (JSON.parse(clean) as Record<string, unknown>),
       }
     } catch (error) {
+      // Not ours: a bug in this worker, never worth a retry whatever its kind says.
       const failure: FetchFailure =
         error instanceof FetchFailureError
           ? { ...error.failure, attempts: attempt }
-          : {
-              kind: 'internal',
-              description: error instanceof Error ? error.message : String(error),
-              retryable: false,
-              attempts: attempt,
-            }
+          : { ...serialiseError(error), kind: 'internal', retryable: false, attempts: attempt }
       const reason = scrub(encodeFetchFailure(failure))
       if (!failure.retryable || attempt >= attempts) throw new UnrecoverableError(reason)
       throw new Error(reason)

@@ -1,3 +1,4 @@
+import { FeedrunnerError } from '../config/errors.ts'
 /**
  * Every failure of path evaluation or casting is a ReduceError: callers (the adapter answers 400,
  * the pipeline fails the task) can tell it from a bug, and the message always names the path.
@@ -10,7 +11,7 @@ export type ReduceErrorCode =
   | 'BAD_TIMES' // `times` is not a finite decimal
   | 'CAST' // the value cannot be cast to the target type
 
-export class ReduceError extends Error {
+export class ReduceError extends FeedrunnerError {
   override readonly name = 'ReduceError'
   constructor(
     readonly code: ReduceErrorCode,
@@ -18,7 +19,7 @@ export class ReduceError extends Error {
     readonly reason: string,
     readonly path?: string,
   ) {
-    super(path === undefined ? reason : `path ${path}: ${reason}`)
+    super(path === undefined ? reason : `path ${path}: ${reason}`, { kind: 'bad_input' })
   }
 
   /** The same error, now saying which path produced the value (casts do not know it). */

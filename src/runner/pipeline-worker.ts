@@ -1,4 +1,5 @@
 import { Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
+import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
@@ -54,8 +55,11 @@ export interface PipelineWorkerOptions {
 }
 
 /** Thrown to hand a request back to the queue: nothing was sent, the failure is the bridge's reachability. */
-export class TransientRunError extends Error {
+export class TransientRunError extends FeedrunnerError {
   override readonly name = 'TransientRunError'
+  constructor(message: string, cause?: unknown) {
+    super(message, { kind: 'unavailable', retryable: true, cause })
+  }
 }
 
 /**

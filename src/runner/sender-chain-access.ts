@@ -1,3 +1,4 @@
+import { FeedrunnerError } from '../config/errors.ts'
 import type { JsonRpcProvider } from 'ethers'
 import type { TxSender } from '../chain/sender/index.ts'
 import type {
@@ -8,8 +9,11 @@ import type {
 } from '../pipeline/index.ts'
 
 /** A fulfilment that reverted on chain: the run errors with the decoded reason. */
-export class FulfilmentRevertedError extends Error {
+export class FulfilmentRevertedError extends FeedrunnerError {
   override readonly name = 'FulfilmentRevertedError'
+  constructor(message: string) {
+    super(message, { kind: 'reverted' })
+  }
 }
 
 export interface SenderAccessOptions {

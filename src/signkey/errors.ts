@@ -1,3 +1,5 @@
+import { FeedrunnerError } from '../config/errors.ts'
+
 export type SignKeyErrorCode =
   | 'MALFORMED'
   | 'BAD_SIGNATURE'
@@ -12,12 +14,15 @@ export type SignKeyErrorCode =
   | 'CLIENT_KEY_REFUSED'
 
 /** A key that cannot be produced or is not accepted. Messages never contain a key or token. */
-export class SignKeyError extends Error {
+export class SignKeyError extends FeedrunnerError {
   override readonly name = 'SignKeyError'
   constructor(
     readonly code: SignKeyErrorCode,
     message: string,
   ) {
-    super(message)
+    super(message, { kind: CONFIG_CODES.has(code) ? 'config' : 'not_authorised' })
   }
 }
+
+/** Codes that say the node's own setup is wrong (a secret not set, a placeholder where none may be). */
+const CONFIG_CODES: ReadonlySet<SignKeyErrorCode> = new Set(['MISSING_SECRET', 'FORBIDDEN_ENV'])

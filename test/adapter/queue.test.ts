@@ -122,7 +122,7 @@ describe('fetch queues on real Redis', () => {
         throw new FetchFailureError({
           kind: 'upstream',
           providerStatus: 500,
-          description: 'boom',
+          message: 'boom',
           retryable: true,
         })
       return { status: 200, result: 'success', data: { attempt: context.attempt } }
@@ -137,14 +137,14 @@ describe('fetch queues on real Redis', () => {
       throw new FetchFailureError({
         kind: 'upstream',
         providerStatus: 401,
-        description: 'invalid key',
+        message: 'invalid key',
         retryable: false,
       })
     })
     const outcome = await clientA.fetch('sports', { endpoint: 'denied', params: {} }, 5_000)
     expect(outcome).toMatchObject({
       ok: false,
-      failure: { kind: 'upstream', providerStatus: 401, description: 'invalid key', attempts: 1 },
+      failure: { kind: 'upstream', providerStatus: 401, message: 'invalid key', attempts: 1 },
     })
     expect(script.calls('denied')).toBe(1)
   })
@@ -154,7 +154,7 @@ describe('fetch queues on real Redis', () => {
       throw new FetchFailureError({
         kind: 'upstream',
         providerStatus: 503,
-        description: 'down for maintenance',
+        message: 'down for maintenance',
         retryable: true,
       })
     })

@@ -114,14 +114,19 @@ describe('upstream client', () => {
     const error = await failure(
       fetchFeed('game-odds', { ...odds, date: '2024-08-18' }, { settings }),
     )
-    expect(error).toMatchObject({ kind: 'upstream-error', httpStatus: 404, retryable: false })
+    expect(error).toMatchObject({
+      problem: 'upstream-error',
+      kind: 'upstream',
+      httpStatus: 404,
+      retryable: false,
+    })
     expect(error.description).toContain('homeTeam Manchester United')
   })
 
   it('reports a refused key as 401 without the key', async () => {
     const wrong = settingsFor(service.url, { FEED_API_KEY: 'not-the-key-91b2' })
     const error = await failure(fetchFeed('game-odds', mufc, { settings: wrong }))
-    expect(error).toMatchObject({ httpStatus: 401, retryable: false })
+    expect(error).toMatchObject({ httpStatus: 401, kind: 'not_authorised', retryable: false })
     expect(`${error.message} ${error.stack}`).not.toContain('not-the-key-91b2')
   })
 
@@ -139,7 +144,7 @@ describe('upstream client', () => {
       return true
     }
     expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
-      kind: 'upstream-error',
+      problem: 'upstream-error',
       httpStatus: 503,
       retryable: true,
       description: 'overloaded',
@@ -152,13 +157,13 @@ describe('upstream client', () => {
       return true
     }
     expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
-      kind: 'invalid-json',
+      problem: 'invalid-json',
       retryable: true,
     })
     intercept = () => new Promise<boolean>(() => undefined)
     const started = Date.now()
     expect(await failure(fetchFeed('game-odds', mufc, { settings, timeoutMs: 300 }))).toMatchObject(
-      { kind: 'timeout', retryable: true },
+      { problem: 'timeout', kind: 'timeout', retryable: true },
     )
     // The intercept never answers: the bound only catches a hang, the kind proves the timeout fired.
     expect(Date.now() - started).toBeLessThan(30_000)
@@ -173,7 +178,7 @@ describe('upstream client', () => {
       return true
     }
     expect(await failure(fetchFeed('game-odds', mufc, { settings }))).toMatchObject({
-      kind: 'upstream-error',
+      problem: 'upstream-error',
       httpStatus: 502,
       retryable: true,
       description: 'bad gateway upstream',
@@ -186,7 +191,7 @@ describe('upstream client', () => {
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
     intercept = undefined
-    expect(error).toMatchObject({ kind: 'bad-envelope', retryable: false })
+    expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
     expect(error.description).toContain('status')
   })
 
@@ -202,7 +207,7 @@ describe('upstream client', () => {
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
     intercept = undefined
     expect(error).toMatchObject({
-      kind: 'data-drift',
+      problem: 'data-drift',
       field: 'data.homeMoneyLine',
       retryable: false,
     })
@@ -244,14 +249,14 @@ describe('upstream client', () => {
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
     intercept = undefined
-    expect(error).toMatchObject({ kind: 'bad-envelope', retryable: false })
+    expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
     expect(error.description).toContain(`more than ${MAX_RESPONSE_BYTES} bytes`)
   })
 
   it('reports an unreachable service as a retryable network error', async () => {
     const closed = settingsFor(`http://127.0.0.1:${await freePort()}`)
     const error = await failure(fetchFeed('game-odds', mufc, { settings: closed }))
-    expect(error).toMatchObject({ kind: 'network', retryable: true })
+    expect(error).toMatchObject({ problem: 'network', kind: 'unavailable', retryable: true })
     expect(error.message).not.toContain(TEST_KEY)
   })
 })

@@ -97,7 +97,7 @@ describe('instrumented parts', () => {
       throw new FetchFailureError({
         kind: 'upstream',
         providerStatus: 401,
-        description: 'bad key',
+        message: 'bad key',
         retryable: false,
       })
     })

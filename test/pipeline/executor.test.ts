@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadJobSpec, RecordingChainAccess, runJob, type Job } from '../../src/pipeline/index.ts'
+import { rootCauseFirst } from '../../src/config/index.ts'
+import {
+  loadJobSpec,
+  originOf,
+  RecordingChainAccess,
+  runJob,
+  type Job,
+} from '../../src/pipeline/index.ts'
 import { Decimal } from '../../src/reduce/index.ts'
 import { sendJson, startTestServer, type TestServer } from './support/http-server.ts'
 
@@ -35,6 +42,9 @@ beforeAll(async () => {
         : sendJson(response, 200, { value: 7 })
     }
     if (request.url === '/broken') return sendJson(response, 500, { error: 'always' })
+    if (request.url === '/refuses-in-timeout-words')
+      return sendJson(response, 400, { error: 'timed out: deadline exceeded, try again' })
+    if (request.url === '/gateway-timeout') return sendJson(response, 504, { error: 'fine' })
     sendJson(response, 200, { value: 1 })
   })
 })
@@ -199,5 +209,44 @@ observationSource = """
     )
     expect(problems.map((problem) => problem.task)).toEqual(['jobRun', '__proto__'])
     expect(problems[0]!.message).toContain('reserved')
+  })
+})
+
+describe('executor: failures carry their kind, never read from the words', () => {
+  it('a refusal worded "timed out ... try again" is bad input: not retried, not a timeout', async () => {
+    const result = await runJob(
+      job(
+        `f [type="http" method="GET" url="${server.url}/refuses-in-timeout-words" retries="3" minBackoff="5ms"]`,
+      ),
+    )
+    expect(result.tasks[0]!.attempts).toBe(1)
+    expect(result.tasks[0]!.failure?.kind).toBe('bad_input')
+    expect(result.tasks[0]!.failure?.retryable).toBe(false)
+  })
+
+  it('a 504 is a timeout whatever its words say', async () => {
+    const result = await runJob(
+      job(`f [type="http" method="GET" url="${server.url}/gateway-timeout"]`),
+    )
+    expect(result.tasks[0]!.failure?.kind).toBe('timeout')
+    expect(result.tasks[0]!.failure?.retryable).toBe(true)
+  })
+
+  it("a dependent's failure keeps the origin's kind and retryable flag, and points back to it", async () => {
+    const result = await runJob(
+      job(`
+    f [type="http" method="GET" url="${server.url}/broken"]
+    p [type="jsonparse" path="value"]
+    u [type="uppercase"]
+    f -> p -> u
+`),
+    )
+    const failure = result.failures[0]!
+    expect(result.errors[0]).toMatch(/^u: input from p failed: input from f failed: /)
+    expect(failure.kind).toBe('upstream')
+    expect(failure.retryable).toBe(true)
+    expect(rootCauseFirst(originOf(failure))).toBe(
+      `always; GET ${server.url}/broken answered 500, task f`,
+    )
   })
 })

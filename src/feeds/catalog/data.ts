@@ -1,7 +1,8 @@
 import type { CatalogEntry } from './types.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
 
 /** The upstream's `data` does not have the shape the catalog expects; `field` names where. */
-export class FeedDataError extends Error {
+export class FeedDataError extends FeedrunnerError {
   override readonly name = 'FeedDataError'
   constructor(
     readonly endpoint: string,
@@ -9,7 +10,9 @@ export class FeedDataError extends Error {
     readonly field: string,
     readonly problem: string,
   ) {
-    super(`${endpoint}: unexpected data from the feed service: ${field} ${problem}`)
+    super(`${endpoint}: unexpected data from the feed service: ${field} ${problem}`, {
+      kind: 'upstream',
+    })
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { CatalogEntry, ParamIssue } from './types.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
 
 export type ValidatedParams = Record<string, string>
 
@@ -8,14 +9,14 @@ export type ParamsValidation =
   | { readonly ok: false; readonly issues: readonly ParamIssue[]; readonly message: string }
 
 /** Bad request parameters; the message names each parameter (the adapter and the server answer 400 with it). */
-export class FeedParamsError extends Error {
+export class FeedParamsError extends FeedrunnerError {
   override readonly name = 'FeedParamsError'
   readonly status = 400
   constructor(
     readonly endpoint: string,
     readonly issues: readonly ParamIssue[],
   ) {
-    super(formatIssues(issues))
+    super(formatIssues(issues), { kind: 'bad_input' })
   }
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { FeedCall, FeedServerIntercept } from './index.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
 
 /**
  * The local feed service's fault mode (`feeds serve --faults <spec>`, reliability tests): a share of
@@ -21,8 +22,11 @@ export interface FaultSpec {
   hangMs: number
 }
 
-export class FaultSpecError extends Error {
+export class FaultSpecError extends FeedrunnerError {
   override readonly name = 'FaultSpecError'
+  constructor(message: string) {
+    super(message, { kind: 'bad_input' })
+  }
 }
 
 const SETTINGS = ['seed', 'slowMs', 'hangMs'] as const

@@ -1,7 +1,14 @@
+import { FeedrunnerError } from '../../config/errors.ts'
 import { bridgeUrl } from '../../config/settings.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isPlainObject, toJsonText } from '../values.ts'
-import { adapterErrorMessage, exchange, isRetryableStatus, redactUrl } from './http-client.ts'
+import {
+  adapterErrorMessage,
+  exchange,
+  isRetryableStatus,
+  redactUrl,
+  statusKind,
+} from './http-client.ts'
 
 /**
  * bridge(name, requestData): POSTs requestData to the bridge's URL (BRIDGE_<NAME>_URL) as Chainlink
@@ -26,6 +33,7 @@ export const bridge: TaskDefinition = {
     if (url === undefined)
       throw new TaskError(
         `bridge ${name}: BRIDGE_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL is not set`,
+        { kind: 'config' },
       )
     const requestData = task.json('requestData') ?? {}
     if (!isPlainObject(requestData)) throw new TaskError('requestData must be a JSON object')
@@ -47,10 +55,13 @@ export const bridge: TaskDefinition = {
     const adapterStatus = statusInBody(text)
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
       const reason = adapterErrorMessage(text) ?? text.slice(0, 200)
-      throw new TaskError(
-        `bridge ${name} (${redactUrl(url)}) answered ${adapterStatus ?? status}: ${reason}`,
-        isRetryableStatus(adapterStatus ?? status),
-      )
+      const answered = adapterStatus ?? status
+      // The adapter's words are the root cause; the bridge, its URL and status say where.
+      const failure = { kind: statusKind(answered), retryable: isRetryableStatus(answered) }
+      throw new TaskError(`bridge ${name} (${redactUrl(url)}) answered ${answered}: ${reason}`, {
+        ...failure,
+        cause: new FeedrunnerError(reason, failure),
+      })
     }
     return text
   },

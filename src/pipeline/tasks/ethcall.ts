@@ -1,5 +1,5 @@
 import { getAddress, isHexString } from 'ethers'
-import { TaskError, type TaskDefinition } from '../task.ts'
+import { TaskError, withCause, type TaskDefinition } from '../task.ts'
 import { describe, integerAttribute } from './convert.ts'
 
 /** ethcall(contract, data, from, gas, block): an eth_call through the run's ChainAccess; output is the 0x-hex result. */
@@ -46,7 +46,10 @@ export const ethcall: TaskDefinition = {
       })
     } catch (error) {
       if (error instanceof TaskError) throw error
-      throw new TaskError(`eth_call to ${contract} failed: ${(error as Error).message}`, true)
+      throw new TaskError(`eth_call to ${contract} failed: ${(error as Error).message}`, {
+        ...withCause(error),
+        retryable: true,
+      })
     }
   },
 }

@@ -1,4 +1,5 @@
 import { Agent, interceptors, request as undiciRequest, type Dispatcher } from 'undici'
+import { errorKindOf, type ErrorKind } from '../../config/errors.ts'
 import { TaskError } from '../task.ts'
 
 /** One HTTP exchange for the bridge and http tasks: body as text, size-limited, errors classified. */
@@ -41,7 +42,14 @@ export async function exchange(request: HttpExchange): Promise<{ status: number;
     const reason = request.signal.aborted
       ? 'timed out'
       : ((error as { code?: string }).code ?? (error as Error).message)
-    throw new TaskError(`${request.method} ${redactUrl(request.url)} failed: ${reason}`, true)
+    // No HTTP answer: the service is not there (or not in time); worth another try either way.
+    const kind =
+      request.signal.aborted || errorKindOf(error) === 'timeout' ? 'timeout' : 'unavailable'
+    throw new TaskError(`${request.method} ${redactUrl(request.url)} failed: ${reason}`, {
+      kind,
+      retryable: true,
+      cause: error,
+    })
   }
   const { statusCode, headers, body } = response
   if (
@@ -74,6 +82,19 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 /** A retry helps with 5xx and 429, not with the caller's own mistakes. */
 export function isRetryableStatus(status: number): boolean {
   return status >= 500 || status === 429 || status === 408
+}
+
+/**
+ * What an HTTP error status means: 503 is a service that is down for now (an adapter whose Redis is
+ * gone), 504 and 408 a wait that ran out, 401 and 403 a refusal, 400 and 422 a request it cannot
+ * use; any other is the service's own failure.
+ */
+export function statusKind(status: number): ErrorKind {
+  if (status === 503) return 'unavailable'
+  if (status === 504 || status === 408) return 'timeout'
+  if (status === 401 || status === 403) return 'not_authorised'
+  if (status === 400 || status === 422) return 'bad_input'
+  return 'upstream'
 }
 
 /** The error an external adapter put in its body (`error.message`, `errorMessage`, `message`), if any. */

@@ -4,7 +4,14 @@ import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
 import { wholeVarExpression } from '../vars.ts'
 import { toJsonText } from '../values.ts'
 import { headerPairs } from './bridge.ts'
-import { adapterErrorMessage, exchange, isRetryableStatus, redactUrl } from './http-client.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
+import {
+  adapterErrorMessage,
+  exchange,
+  isRetryableStatus,
+  redactUrl,
+  statusKind,
+} from './http-client.ts'
 
 /**
  * http(method, url, requestData, headers, allowUnrestrictedNetworkAccess): output is the body as text.
@@ -96,7 +103,8 @@ async function assertPublicHost(url: URL): Promise<void> {
   const addresses = isIP(host)
     ? [host]
     : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address)
-  if (addresses.length === 0) throw new TaskError(`url: cannot resolve ${host}`, true)
+  if (addresses.length === 0)
+    throw new TaskError(`url: cannot resolve ${host}`, { kind: 'unavailable' })
   const inward = addresses.find(isRestrictedAddress)
   if (inward !== undefined) {
     throw new TaskError(
@@ -145,10 +153,12 @@ export const http: TaskDefinition = {
       redirect: guarded ? 'error' : 'follow',
     })
     if (status < 200 || status >= 300) {
-      throw new TaskError(
-        `${method} ${redactUrl(url.toString())} answered ${status}: ${adapterErrorMessage(text) ?? text.slice(0, 200)}`,
-        isRetryableStatus(status),
-      )
+      const reason = adapterErrorMessage(text) ?? text.slice(0, 200)
+      const failure = { kind: statusKind(status), retryable: isRetryableStatus(status) }
+      throw new TaskError(`${method} ${redactUrl(url.toString())} answered ${status}: ${reason}`, {
+        ...failure,
+        cause: new FeedrunnerError(reason, failure),
+      })
     }
     return text
   },

@@ -9,6 +9,7 @@ import {
 } from 'ethers'
 import { z } from 'zod'
 import { FeedServiceError } from '../errors.ts'
+import { FeedrunnerError } from '../../../config/errors.ts'
 
 // One JSON-RPC connection per configured blockchain id, opened on first use and re-opened after the
 // node went away. Every call is bounded in time and every failure becomes a FeedServiceError:
@@ -95,8 +96,11 @@ const UNREACHABLE_CODES = new Set([
   'NETWORK_ERROR',
 ])
 
-class Unreachable extends Error {
+class Unreachable extends FeedrunnerError {
   override readonly name = 'Unreachable'
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { kind: 'unavailable', ...options })
+  }
 }
 
 /** A JSON-RPC node for one blockchain id. */
