@@ -50,11 +50,21 @@ export function register(program: Command): void {
       collect,
       [],
     )
+    .option(
+      '--tx <hash>',
+      'run on the OracleRequest recorded in this transaction (read from RPC_URL), instead of --param',
+    )
+    .option('--log <blockHash:logIndex>', 'run on the OracleRequest log at this position')
+    .option('--request-id <id>', 'with --tx: which request, when the transaction holds several')
     .option('--json', 'print the result as JSON')
     .action(async (spec: string, options: RunCommandOptions) => {
       process.exitCode = await run(spec, options)
     })
 }
+
+type RecordedFromChain = Awaited<
+  ReturnType<(typeof import('./recorded-request.ts'))['readRecordedRequest']>
+>
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value]
@@ -129,6 +139,9 @@ interface RunCommandOptions {
   bridge: string[]
   callback?: string
   requester?: string
+  tx?: string
+  log?: string
+  requestId?: string
   json?: boolean
 }
 
@@ -158,13 +171,28 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     console.error((error as Error).message)
     return 2
   }
+  let fromChain: RecordedFromChain | undefined
+  if (options.tx !== undefined || options.log !== undefined) {
+    if (params.length > 0) {
+      console.error('--param and --tx/--log exclude each other: the recorded request has its own')
+      return 2
+    }
+    try {
+      fromChain = await (await import('./recorded-request.ts')).readRecordedRequest(job, options)
+    } catch (error) {
+      console.error(error instanceof Error ? error.message : String(error))
+      return 1
+    }
+  }
   const dryRun = await dryRunJob(job, {
     params,
     env,
     callbackFunction: options.callback,
     requester: options.requester,
+    recorded: fromChain?.recorded,
+    call: fromChain?.call,
     onTask: options.json ? undefined : printTask,
-  })
+  }).finally(() => fromChain?.close())
   const { result, transaction, request } = dryRun
   if (options.json) {
     console.log(

@@ -1,5 +1,5 @@
 import { AbiCoder } from 'ethers'
-import { RecordingChainAccess, type TransactionRequest } from './chain-access.ts'
+import { RecordingChainAccess, type CallRequest, type TransactionRequest } from './chain-access.ts'
 import { runJob, type RunOptions, type RunResult } from './executor.ts'
 import {
   buildOracleRequest,
@@ -21,6 +21,16 @@ export interface DryRunOptions extends Pick<RunOptions, 'env' | 'aliases' | 'onT
   /** The callback the requester names; default: FeedConsumer's for the spec's value type. */
   callbackFunction?: string
   requestId?: string
+  /** A request recorded on chain to run instead of a built one (`jobs run --tx`). */
+  recorded?: RecordedRequest
+  /** Answers the pipeline's eth calls (ethcall tasks); without it they fail, as nothing is on chain. */
+  call?: (tx: CallRequest) => Promise<string>
+}
+
+/** An OracleRequest read from the chain, with the `jobRun` variables its log gives a run. */
+export interface RecordedRequest {
+  request: OracleRequest
+  jobRun: Record<string, unknown>
 }
 
 export interface DryRun {
@@ -58,21 +68,23 @@ export function fulfilmentValueType(job: Job): string | undefined {
 
 export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRun> {
   const valueType = fulfilmentValueType(job)
-  const request = buildOracleRequest({
-    externalJobID: job.spec.externalJobID,
-    params: options.params,
-    requester: options.requester,
-    callbackFunction:
-      options.callbackFunction ??
-      (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
-    requestId: options.requestId,
-  })
-  const chain = new RecordingChainAccess()
+  const request =
+    options.recorded?.request ??
+    buildOracleRequest({
+      externalJobID: job.spec.externalJobID,
+      params: options.params,
+      requester: options.requester,
+      callbackFunction:
+        options.callbackFunction ??
+        (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
+      requestId: options.requestId,
+    })
+  const chain = new RecordingChainAccess(options.call)
   const result = await runJob(job, {
     ...options,
     chain,
     runId: `dry-run:${request.requestId}`,
-    jobRun: {
+    jobRun: options.recorded?.jobRun ?? {
       logData: request.log.data,
       logTopics: request.log.topics,
       logAddress: job.spec.contractAddress,

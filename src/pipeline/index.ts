@@ -12,6 +12,7 @@ export {
   fulfilmentValueType,
   type DryRun,
   type DryRunOptions,
+  type RecordedRequest,
 } from './dry-run.ts'
 export {
   originOf,

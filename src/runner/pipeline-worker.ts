@@ -14,7 +14,7 @@ import {
 } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalReason } from './admission.ts'
-import { fromRequestPayload, requestJobId } from './request-payload.ts'
+import { fromRequestPayload, jobRunVars, requestJobId } from './request-payload.ts'
 import {
   isFinal,
   type RunRecord,
@@ -249,21 +249,6 @@ export function baseRecord(
     payment: request.payment.toString(),
     blockNumber: request.blockNumber,
     requestTxHash: request.txHash,
-  }
-}
-
-/** The `jobRun.*` variables Chainlink's direct request jobs read. */
-function jobRunVars(request: OracleRequestEvent): Record<string, unknown> {
-  return {
-    logData: request.logData,
-    logTopics: request.topics,
-    logAddress: request.operator,
-    logBlockHash: request.blockHash,
-    logBlockNumber: BigInt(request.blockNumber),
-    logTxHash: request.txHash,
-    // Not meta.oracleRequest as a node sends: the framework logs failed request bodies whole, and a
-    // request id there would be a run's line without its fields.
-    meta: {},
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { OracleRequestEvent } from '../chain/operator.ts'
+import type { RecordedRequest } from '../pipeline/index.ts'
 
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, { message: 'expected 0x hex' })
 const decimal = z.string().regex(/^\d+$/, { message: 'expected a decimal integer string' })
@@ -55,4 +56,38 @@ export function fromRequestPayload(payload: unknown): OracleRequestEvent {
  */
 export function requestJobId(chainId: number, operator: string, requestId: string): string {
   return `${chainId}-${operator.toLowerCase()}-${requestId.toLowerCase()}`
+}
+
+/** The `jobRun.*` variables Chainlink's direct request jobs read, from a request's log. */
+export function jobRunVars(request: OracleRequestEvent): Record<string, unknown> {
+  return {
+    logData: request.logData,
+    logTopics: request.topics,
+    logAddress: request.operator,
+    logBlockHash: request.blockHash,
+    logBlockNumber: BigInt(request.blockNumber),
+    logTxHash: request.txHash,
+    // Not meta.oracleRequest as a node sends: the framework logs failed request bodies whole, and a
+    // request id there would be a run's line without its fields.
+    meta: {},
+  }
+}
+
+/** A request read from the chain as `jobs run --tx` runs it: the same variables the runner gives. */
+export function recordedRequest(request: OracleRequestEvent): RecordedRequest {
+  return {
+    request: {
+      requestId: request.requestId,
+      specId: request.specId,
+      requester: request.requester,
+      callbackAddress: request.callbackAddr,
+      callbackFunctionId: request.callbackFunctionId,
+      payment: request.payment,
+      cancelExpiration: request.cancelExpiration,
+      dataVersion: request.dataVersion,
+      data: request.data,
+      log: { topics: request.topics, data: request.logData },
+    },
+    jobRun: jobRunVars(request),
+  }
 }
