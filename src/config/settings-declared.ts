@@ -144,18 +144,27 @@ export const declaredSettings = {
   }),
 
   REDIS_URL: withDefault(
-    z
-      .string()
-      .regex(/^rediss?:\/\//, { message: 'expected redis://host:port[/db] or rediss://...' }),
+    z.string().regex(/^(rediss?|redis\+cluster):\/\//, {
+      message:
+        'expected redis://host:port[/db], rediss://... or redis+cluster://host:port[,host:port...]',
+    }),
     'redis://127.0.0.1:6379',
-    { group: 'redis', unit: 'URL', description: 'The Redis that holds queues and run records.' },
-  ),
-  QUEUE_PREFIX: withDefault(
-    z.string().regex(/^[A-Za-z0-9_.:-]+$/, { message: 'expected letters, digits and _.:- only' }),
-    'feedrunner',
     {
       group: 'redis',
-      description: 'Prefix of every key, so several feedrunner installations can share one Redis.',
+      unit: 'URL',
+      description:
+        'The Redis that holds queues and run records; `redis+cluster://host:port[,host:port...]` for a Redis Cluster (any of its nodes; QUEUE_PREFIX then needs a hash tag).',
+    },
+  ),
+  QUEUE_PREFIX: withDefault(
+    z.string().regex(/^(?:[A-Za-z0-9_.:-]|\{[A-Za-z0-9_.:-]+\})+$/, {
+      message: 'expected letters, digits and _.:- only, and {braces} around a hash tag',
+    }),
+    '{feedrunner}',
+    {
+      group: 'redis',
+      description:
+        'Prefix of every key, so several feedrunner installations can share one Redis. The braces are a Redis Cluster hash tag: every key of the installation lands in one slot, as BullMQ needs there.',
     },
   ),
   OUTAGE_REPORT_INTERVAL_MS: withDefault(positiveInt, 60_000, {

@@ -77,7 +77,16 @@ export function loadDotEnv(path = '.env'): string | undefined {
  */
 export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const parsed = settingsSchema.safeParse(presentVariables(env))
-  if (parsed.success) return parsed.data
+  if (parsed.success) {
+    // Redis Cluster runs a Lua script or a MULTI only on keys of one slot: BullMQ's keys of a queue
+    // share the prefix, and the hash tag in braces makes them share the slot.
+    const { REDIS_URL, QUEUE_PREFIX } = parsed.data
+    if (REDIS_URL.startsWith('redis+cluster://') && !/\{[^}]+\}/.test(QUEUE_PREFIX))
+      throw new SettingsError([
+        `QUEUE_PREFIX: a Redis Cluster (REDIS_URL redis+cluster://...) needs a hash tag in braces, e.g. {${QUEUE_PREFIX}} (got ${JSON.stringify(QUEUE_PREFIX)})`,
+      ])
+    return parsed.data
+  }
   const problems = parsed.error.issues.map((issue) => {
     const variable = String(issue.path[0])
     const item = typeof issue.path[1] === 'number' ? ` (item ${issue.path[1] + 1})` : ''

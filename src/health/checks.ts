@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { z } from 'zod'
+import { createRedisConnection } from '../queue/connection.ts'
 import type { HealthCheck } from './health.ts'
 
 const RPC_TIMEOUT_MS = 2_000
@@ -18,9 +19,7 @@ function errorCode(error: unknown): string {
  * background), so it sees an outage at once and the recovery within a second or two.
  */
 export function redisCheck(redisUrl: string): HealthCheck {
-  const redis = new Redis(redisUrl, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
+  const redis = createRedisConnection(redisUrl, 'client', {
     connectTimeout: 1_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   })

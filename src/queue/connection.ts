@@ -1,5 +1,6 @@
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { closeHandler } from 'ioredis/built/redis/event_handler.js'
+import { FeedrunnerError } from '../config/errors.ts'
 
 /**
  * ioredis 5 whose `disconnect()` also ends a connection that is waiting to reconnect.
@@ -44,7 +45,61 @@ export function createRedisConnection(
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     lazyConnect: false,
   }
+  const cluster = clusterOfUrl(redisUrl)
+  if (cluster) return createClusterConnection(cluster, { ...base, ...options })
   return new EndableRedis(redisUrl, { ...base, ...options })
+}
+
+/** A Redis Cluster's entry nodes and credentials, from a `redis+cluster://` URL. */
+export interface ClusterUrl {
+  nodes: Array<{ host: string; port: number }>
+  username?: string
+  password?: string
+}
+
+const CLUSTER_URL = /^redis\+cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#@]+)\/?$/
+
+/**
+ * `redis+cluster://[user:password@]host:port[,host:port...]`: a Redis Cluster, reached through any
+ * of the listed nodes (ioredis discovers the others). Undefined for any other URL; throws, naming
+ * REDIS_URL, for a cluster URL it cannot read.
+ */
+export function clusterOfUrl(redisUrl: string): ClusterUrl | undefined {
+  if (!redisUrl.startsWith('redis+cluster://')) return undefined
+  const match = CLUSTER_URL.exec(redisUrl)
+  const nodes = (match?.[3] ?? '').split(',').map((node) => {
+    const [, host, port] = /^\[?([^\]]*?)\]?:(\d+)$/.exec(node.trim()) ?? []
+    return { host: host ?? '', port: Number(port) }
+  })
+  if (!match || nodes.some((node) => node.host === '' || !(node.port > 0 && node.port < 65536)))
+    throw new FeedrunnerError(
+      'REDIS_URL: expected redis+cluster://[user:password@]host:port[,host:port...] (a cluster URL names each node with its port)',
+      { kind: 'config' },
+    )
+  const decode = (part: string | undefined) =>
+    part === undefined || part === '' ? undefined : decodeURIComponent(part)
+  return { nodes, username: decode(match[1]), password: decode(match[2]) }
+}
+
+/**
+ * An ioredis Cluster with the role's behaviour: per-node options go into `redisOptions` (where BullMQ
+ * reads maxRetriesPerRequest), the offline queue and the reconnect pacing onto the cluster itself.
+ * BullMQ takes a Cluster wherever it takes a Redis, and a Cluster answers every command feedrunner
+ * sends (both are ioredis Commanders); feedrunner is typed against Redis, so the cluster is handed
+ * out as one. Every key of a queue must share a hash slot there: QUEUE_PREFIX carries a hash tag
+ * (`{feedrunner}` by default), and every feedrunner key starts with it.
+ */
+function createClusterConnection(cluster: ClusterUrl, options: RedisOptions): Redis {
+  const { enableOfflineQueue, retryStrategy, lazyConnect, enableAutoPipelining, ...nodeOptions } =
+    options
+  const connection = new Cluster(cluster.nodes, {
+    redisOptions: { ...nodeOptions, username: cluster.username, password: cluster.password },
+    enableOfflineQueue,
+    lazyConnect,
+    enableAutoPipelining,
+    clusterRetryStrategy: (attempt) => retryStrategy?.(attempt) ?? null,
+  })
+  return connection as unknown as Redis
 }
 
 /** True when the error says Redis could not be reached (as opposed to a command error). */
