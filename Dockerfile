@@ -1,25 +1,44 @@
-# feedrunner: production image. `docker run ... feedrunner start` runs the adapter, the fetch workers
-# and the runner from the environment (see .env.example); `adapter`, `worker`, `runner` run one part.
+# feedrunner: production image (docs/docker.md). `docker run ... feedrunner start` runs the adapter, the
+# fetch workers and the runner from the environment (see .env.example); `adapter`, `worker`, `runner`
+# run one part; `dev` the whole stack on a local chain. Runs as `node` with a read-only root filesystem
+# (`docker run --read-only --tmpfs /tmp`): everything it needs at run time is compiled here.
+#
+# BASE_IMAGE: the official Node LTS image by default; where Docker Hub is out of reach, the same image
+# from a mirror, or the stand-in docker/standin-base.sh builds from Debian and the npm registry.
+ARG BASE_IMAGE=node:22-bookworm-slim
 
-FROM node:22-bookworm-slim AS deps
+FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY stubs ./stubs
-# Production dependencies only; tsx runs the TypeScript sources (on Node 22 in the main thread, so the
-# compiled dist/ that `npm install` builds on Node 20 saves little here). --ignore-scripts: the build
-# (`prepare`) needs the sources and typescript, neither of which is in this stage.
-RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# npm ci refuses this lockfile (NOTES.md: the registry lacks other platforms' optional packages);
+# install honours it. --ignore-scripts: `prepare` needs the sources, copied next.
+RUN npm install --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY src ./src
+COPY contracts ./contracts
+# src/ -> dist/ (plain JavaScript) and the Solidity contracts -> .cache/contracts: no TypeScript
+# loader and no solc at run time, and nothing written under /app.
+RUN node bin/build.js && test -f dist/BUILD.json && test -n "$(ls .cache/contracts)"
+RUN npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:22-bookworm-slim
+FROM ${BASE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=deps --chown=node:node /app/node_modules ./node_modules
-COPY --chown=node:node package.json ./
-COPY --chown=node:node bin ./bin
-COPY --chown=node:node src ./src
-COPY --chown=node:node contracts ./contracts
-COPY --chown=node:node jobs ./jobs
+# Owned by root and read-only to `node`: the service cannot change its own code.
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/.cache/contracts ./.cache/contracts
+COPY package.json ./
+COPY bin ./bin
+COPY contracts ./contracts
+COPY jobs ./jobs
 USER node
-EXPOSE 8080 9080
+# 8080 the adapter (EA_PORT, with /live and /ready), 9080 its metrics, 9090 /metrics, /live and
+# /ready of `worker` and `runner` (OPERATIONS_PORT).
+EXPOSE 8080 9080 9090
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "bin/healthcheck.js"]
 ENTRYPOINT ["node", "bin/feedrunner.js"]
 CMD ["start"]

@@ -11,6 +11,8 @@ const root = new URL('..', import.meta.url)
 function builtFromCurrentSources() {
   const stamp = new URL('dist/BUILD.json', root)
   if (!existsSync(stamp)) return false
+  // An install that ships dist/ without the sources (the container image) runs what it ships.
+  if (!existsSync(new URL('src', root))) return true
   try {
     return (
       JSON.parse(readFileSync(stamp, 'utf8')).fingerprint ===

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// The container image's HEALTHCHECK: asks the running feedrunner command's liveness endpoint, found
+// from the command itself (the image runs one command per container):
+//   start, adapter, dev -> GET /live on EA_PORT (default 8080)
+//   worker, runner      -> GET /live on OPERATIONS_PORT (default 9090; 0 = none to ask)
+//   feeds serve         -> any HTTP answer on its --port (default 8090)
+// Plain JavaScript with no dependencies: it runs beside the service, on every interval.
+/* global fetch, AbortSignal */
+import { readFileSync, readdirSync } from 'node:fs'
+
+const TIMEOUT_MS = 3_000
+
+/** The arguments after bin/feedrunner.js of the feedrunner process in this container. */
+function feedrunnerArgs() {
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    let argv
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
+    } catch {
+      continue
+    }
+    const script = argv.findIndex((arg) => arg.endsWith('bin/feedrunner.js'))
+    if (script !== -1) return argv.slice(script + 1)
+  }
+  return undefined
+}
+
+function optionValue(args, name, fallback) {
+  const index = args.indexOf(name)
+  if (index !== -1 && args[index + 1]) return args[index + 1]
+  const inline = args.find((arg) => arg.startsWith(`${name}=`))
+  return inline ? inline.slice(name.length + 1) : fallback
+}
+
+/** Where to ask, or a reason there is nothing to ask. */
+function target(args) {
+  const [command, sub] = args
+  if (command === 'start' || command === 'adapter' || command === 'dev')
+    return { url: `http://127.0.0.1:${process.env.EA_PORT || 8080}/live`, needOk: true }
+  if (command === 'worker' || command === 'runner') {
+    const port = process.env.OPERATIONS_PORT || '9090'
+    if (port === '0')
+      return { reason: `${command}: OPERATIONS_PORT=0, no liveness endpoint to ask` }
+    return { url: `http://127.0.0.1:${port}/live`, needOk: true }
+  }
+  if (command === 'feeds' && sub === 'serve')
+    return { url: `http://127.0.0.1:${optionValue(args, '--port', '8090')}/`, needOk: false }
+  return { reason: `${command ?? '(no command)'}: a one-shot command has no liveness endpoint` }
+}
+
+const args = feedrunnerArgs()
+if (!args) {
+  console.error('healthcheck: no feedrunner process is running in this container')
+  process.exit(1)
+}
+const { url, needOk, reason } = target(args)
+if (!url) {
+  console.log(`healthcheck: ${reason}`)
+  process.exit(0)
+}
+try {
+  const response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) })
+  const alive = needOk ? response.ok : response.status < 500
+  console.log(`healthcheck: ${url} answered ${response.status}`)
+  process.exit(alive ? 0 : 1)
+} catch (error) {
+  console.error(
+    `healthcheck: ${url} did not answer (${error instanceof Error ? error.message : String(error)})`,
+  )
+  process.exit(1)
+}
