@@ -24,7 +24,8 @@ RUN node bin/build.js && test -f dist/BUILD.json && test -n "$(ls .cache/contrac
 RUN npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${BASE_IMAGE}
-ENV NODE_ENV=production
+# The dev stack records where it runs for the other commands; /app is read-only, /tmp is the tmpfs.
+ENV NODE_ENV=production DEV_STATE_FILE=/tmp/feedrunner-dev.json
 WORKDIR /app
 # Owned by root and read-only to `node`: the service cannot change its own code.
 COPY --from=build /app/node_modules ./node_modules

@@ -71,8 +71,10 @@ if (!daemon.ok) {
         await freePort(),
         await freePort(),
       ]
+      // JOBS_DIR stays the image's own /app/jobs (the host's path means nothing inside).
+      const { JOBS_DIR: _hostJobs, ...hostEnv } = stack!.env
       return {
-        ...stack!.env,
+        ...hostEnv,
         QUEUE_PREFIX: uniquePrefix(`container-${label}`),
         EA_PORT: String(eaPort),
         METRICS_PORT: String(metricsPort),
@@ -159,8 +161,8 @@ if (!daemon.ok) {
       const feedsPort = await freePort()
       const parts: Array<[string, string[], RegExp]> = [
         ['adapter', ['adapter'], /adapter listening/],
-        ['worker', ['worker'], /health http:\S+\/live/],
-        ['runner', ['runner'], /health http:\S+\/live/],
+        ['worker', ['worker'], /health http:.*\/live/],
+        ['runner', ['runner'], /health http:.*\/live/],
         [
           'feeds',
           ['feeds', 'serve', '--port', String(feedsPort), '--keys', 'container-test'],
@@ -195,8 +197,8 @@ if (!daemon.ok) {
       })
       try {
         const chainId = Number((await provider.getNetwork()).chainId)
-        const job = (await loadJobRegistry(`${repoRoot}/jobs`, chainId)).jobs.find(
-          (loaded) => loaded.name === 'game-odds',
+        const job = (await loadJobRegistry(`${repoRoot}/jobs`, chainId)).jobs.find((loaded) =>
+          loaded.job.file.endsWith('/game-odds.toml'),
         )!
         const signer = new Wallet(ANVIL_PRIVATE_KEYS[0], provider)
         const abi = artifact(compileContracts(), 'FeedConsumer').abi as InterfaceAbi
