@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { createLogger, type Logger } from '../config/logger.ts'
 import type { Settings } from '../config/settings.ts'
-import { createRedisConnection } from '../queue/connection.ts'
+import { Connections } from '../queue/connections.ts'
 import { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FailFastCache } from './cache.ts'
 import { installRequestPreparation } from './client-keys.ts'
@@ -56,6 +56,11 @@ export interface AdapterOptions {
    * dashboard: src/dashboard/mount.ts); what it returns is closed with the adapter.
    */
   mount?: (api: FastifyInstance) => Promise<{ close(): Promise<void> }>
+  /**
+   * The process's connections (its composition root's); an adapter started without them opens and
+   * closes its own.
+   */
+  connections?: Connections
 }
 
 export interface CreatedAdapter {
@@ -67,10 +72,12 @@ export interface CreatedAdapter {
  * The EA framework adapter with one endpoint per catalog entry. It opens the fetch queues (the
  * connections do not wait for Redis: until it answers, requests get 503).
  */
-export function createAdapter(options: AdapterOptions): CreatedAdapter {
+export function createAdapter(
+  options: AdapterOptions & { connections: Connections },
+): CreatedAdapter {
   const { settings } = options
   const logger = options.logger ?? createLogger(settings, 'adapter')
-  const queue = FetchQueueClient.open(settings)
+  const queue = FetchQueueClient.open(settings, options.connections)
   const config = new AdapterConfig(customSettings, {
     envDefaultOverrides: {
       EA_PORT: settings.EA_PORT,
@@ -112,17 +119,24 @@ export interface RunningAdapter {
  */
 export async function startAdapter(options: AdapterOptions): Promise<RunningAdapter> {
   const logger = options.logger ?? createLogger(options.settings, 'adapter')
-  const { adapter, queue } = createAdapter({ ...options, logger })
+  const ownConnections = options.connections ? undefined : new Connections(options.settings, logger)
+  const connections = options.connections ?? (ownConnections as Connections)
+  const { adapter, queue } = createAdapter({ ...options, logger, connections })
   const frameworkSettings = adapter.config.settings
   let cacheClient: Redis | undefined
   let cache: Cache
   if (frameworkSettings.CACHE_TYPE === 'redis') {
-    cacheClient = createRedisConnection(
-      frameworkSettings.CACHE_REDIS_URL ?? options.settings.REDIS_URL,
-      'client',
-      { enableAutoPipelining: true },
-    )
-    cacheClient.on('error', () => undefined)
+    // CACHE_REDIS_URL, the framework's own setting, may name another Redis than REDIS_URL.
+    const cacheConnections =
+      frameworkSettings.CACHE_REDIS_URL === undefined
+        ? connections
+        : new Connections(
+            { ...options.settings, REDIS_URL: frameworkSettings.CACHE_REDIS_URL },
+            logger,
+          )
+    if (cacheConnections !== connections)
+      connections.onClose('adapter cache Redis', () => cacheConnections.close())
+    cacheClient = cacheConnections.redis('client', 'adapter cache', { enableAutoPipelining: true })
     cache = new FailFastCache(new RedisCache(cacheClient, frameworkSettings.CACHE_MAX_ITEMS))
   } else {
     cache = new FailFastCache(new LocalCache(frameworkSettings.CACHE_MAX_ITEMS))
@@ -145,6 +159,7 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     await metricsApi?.close()
     await queue.close()
     cacheClient?.disconnect()
+    await ownConnections?.close()
   }
   try {
     await api.listen({ port: frameworkSettings.EA_PORT, host: frameworkSettings.EA_HOST })

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis'
 import { createLogger, scrubSecrets, type Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, secretValues, type FeedFamily, type Settings } from '../config/settings.ts'
-import { createRedisConnection } from '../queue/connection.ts'
+import { Connections } from '../queue/connections.ts'
 import { createFetchWorker, type FetchWorker } from '../queue/factories.ts'
 import { fetchProcessor, type FetchFunction } from '../queue/fetch-worker.ts'
 import { fetchQueueName } from '../queue/names.ts'
+import { REDIS_CHECK_OPTIONS } from '../health/checks.ts'
 import { operateFetchWorkers } from '../health/operate.ts'
 import { instrumentFetch } from '../metrics/index.ts'
 import { queuedFetch } from './upstream.ts'
@@ -16,6 +16,8 @@ export interface FetchWorkersOptions {
   families?: readonly FeedFamily[]
   /** The fetch to run; default: the feeds client with the node's key. */
   fetch?: FetchFunction
+  /** The process's connections (its composition root's); workers started without them open their own. */
+  connections?: Connections
 }
 
 export interface RunningFetchWorkers {
@@ -52,8 +54,9 @@ export async function startFetchWorkers(
   const fetch = instrumentFetch(options.fetch ?? queuedFetch(settings))
   const secrets = secretValues(settings)
   const scrub = (text: string) => scrubSecrets(text, secrets)
-  const connection: Redis = createRedisConnection(settings.REDIS_URL, 'worker')
-  connection.on('error', () => undefined)
+  const ownConnections = options.connections ? undefined : new Connections(settings, logger)
+  const connections = options.connections ?? (ownConnections as Connections)
+  const connection = connections.redis('worker', 'fetch workers')
   const workers = families.map((family) => {
     const worker = createFetchWorker(
       settings,
@@ -72,13 +75,14 @@ export async function startFetchWorkers(
         'fetch failed',
       )
     })
-    worker.on('error', (error) =>
-      logger.error({ queue: fetchQueueName(family), err: error.message }, 'fetch worker error'),
-    )
-    return worker
+    // Redis away: one line when it goes, one a minute, one when it is back (Connections).
+    return connections.watch(worker, `fetch worker ${family}`)
   })
   // Readiness (Redis, workers running) and queue waiting times.
-  const stopOperating = operateFetchWorkers(workers, settings.REDIS_URL)
+  const stopOperating = operateFetchWorkers(
+    workers,
+    connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),
+  )
   logger.info(
     {
       families,
@@ -94,6 +98,7 @@ export async function startFetchWorkers(
       await stopOperating()
       await Promise.allSettled(workers.map((worker) => worker.close()))
       connection.disconnect()
+      await ownConnections?.close()
     },
   }
 }

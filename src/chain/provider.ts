@@ -10,6 +10,9 @@ import {
 } from 'ethers'
 import { WebSocket } from 'ws'
 import { z } from 'zod'
+import { reasonOf } from '../config/dependency-health.ts'
+import { FeedrunnerError } from '../config/errors.ts'
+import { endpointOf } from '../config/settings.ts'
 
 export type ChainProvider = JsonRpcProvider | WebSocketProvider
 
@@ -23,16 +26,39 @@ export interface ProviderOptions {
 const chainIdAnswer = z.object({ result: z.string().regex(/^0x[0-9a-f]+$/i) })
 
 /** Asks a JSON-RPC endpoint for its chain id with one plain request. */
-export async function fetchChainId(rpcUrl: string): Promise<number> {
+export async function fetchChainId(rpcUrl: string, setting = 'RPC_URL'): Promise<number> {
   const httpUrl = rpcUrl.replace(/^ws(s?):/, 'http$1:')
-  const response = await fetch(httpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-  })
-  if (!response.ok) throw new Error(`${httpUrl}: eth_chainId answered HTTP ${response.status}`)
-  return Number(chainIdAnswer.parse(await response.json()).result)
+  // Only host and port in messages: the path or query of an RPC URL often carries an API key.
+  const where = `${setting} ${endpointOf(rpcUrl)}`
+  let response: Response
+  try {
+    response = await fetch(httpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(CHAIN_ID_TIMEOUT_MS),
+    })
+  } catch (error) {
+    throw new FeedrunnerError(
+      `nothing answers at ${where} (${reasonOf(error)}): start the node, or set ${setting} to one that runs`,
+      { kind: 'unavailable', cause: error },
+    )
+  }
+  if (!response.ok)
+    throw new FeedrunnerError(`${where} answered eth_chainId with HTTP ${response.status}`, {
+      kind: 'upstream',
+    })
+  const answer = chainIdAnswer.safeParse(await response.json().catch(() => undefined))
+  if (!answer.success)
+    throw new FeedrunnerError(
+      `${where} answered eth_chainId without a chain id: is it a JSON-RPC node?`,
+      { kind: 'upstream' },
+    )
+  return Number(answer.data.result)
 }
+
+/** A node that has not told its chain id within this long is taken as not answering. */
+const CHAIN_ID_TIMEOUT_MS = 5_000
 
 /**
  * An ethers provider for `rpcUrl` (http(s) or ws(s)) with a static network and no call cache:

@@ -1,13 +1,13 @@
 import type { Command } from 'commander'
 import type { Logger } from '../config/logger.ts'
+import { FEED_FAMILIES, SettingsError, type FeedFamily, type Settings } from '../config/settings.ts'
+import type { Connections } from '../queue/connections.ts'
 import {
-  FEED_FAMILIES,
-  parseSettings,
-  SettingsError,
-  type FeedFamily,
-  type Settings,
-} from '../config/settings.ts'
-import { startOperationsPort } from './lifecycle.ts'
+  serveUntilSignal,
+  settingsOrExit,
+  startOperationsPort,
+  type RunningPart,
+} from './lifecycle.ts'
 
 /** A part of `feedrunner start`; returns how to stop it. */
 // The EA framework, BullMQ and the feeds client load only when a command that needs them runs, so
@@ -20,11 +20,17 @@ const loggerModule = (): Promise<typeof import('../config/logger.ts')> =>
   import('../config/logger.ts')
 const dashboardModule = (): Promise<typeof import('../dashboard/mount.ts')> =>
   import('../dashboard/mount.ts')
+const connectionsModule = (): Promise<typeof import('../queue/connections.ts')> =>
+  import('../queue/connections.ts')
 
-export type StartPart = (
-  settings: Settings,
-  logger: Logger,
-) => Promise<{ name: string; close(): Promise<void> }>
+/** What a part of a process is started with: the settings, read once, and the process's connections. */
+export interface ProcessContext {
+  settings: Settings
+  logger: Logger
+  connections: Connections
+}
+
+export type StartPart = (context: ProcessContext) => Promise<RunningPart>
 
 const extraStartParts: StartPart[] = []
 
@@ -39,7 +45,7 @@ export function register(program: Command): void {
     .description(
       'The external adapter alone (HTTP on EA_PORT); fetches go to the fetch queues on REDIS_URL',
     )
-    .action(() => run('adapter', async (settings, logger) => [await adapterPart(settings, logger)]))
+    .action(() => run('adapter', async (context) => [await adapterPart(context)]))
 
   program
     .command('worker')
@@ -51,9 +57,9 @@ export function register(program: Command): void {
       `comma-separated families (default: those with a <FAMILY>_URL set): ${FEED_FAMILIES.join(', ')}`,
     )
     .action((options: { families?: string }) =>
-      run('worker', async (settings, logger) => [
-        await workerPart(settings, logger, parseFamilies(options.families)),
-        ...(await operationsPart(settings, logger)),
+      run('worker', async (context) => [
+        await workerPart(context, parseFamilies(options.families)),
+        ...(await operationsPart(context)),
       ]),
     )
 
@@ -63,25 +69,26 @@ export function register(program: Command): void {
       'Every configured part in one process: the adapter, fetch workers for the configured families, and the runner when it is available',
     )
     .action(() =>
-      run('start', async (settings, logger) => {
-        const parts = [await adapterPart(settings, logger)]
-        if ((await workersModule()).configuredFamilies(settings).length > 0)
-          parts.push(await workerPart(settings, logger))
-        else logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
-        for (const part of extraStartParts) parts.push(await part(settings, logger))
+      run('start', async (context) => {
+        const parts = [await adapterPart(context)]
+        if ((await workersModule()).configuredFamilies(context.settings).length > 0)
+          parts.push(await workerPart(context))
+        else context.logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
+        for (const part of extraStartParts) parts.push(await part(context))
         return parts
       }),
     )
 }
 
-async function adapterPart(settings: Settings, logger: Logger) {
+async function adapterPart({ settings, logger, connections }: ProcessContext) {
   const { startAdapter } = await adapterModule()
   const adapterLogger = logger.child({ part: 'adapter' })
   const { mountOperations } = await dashboardModule()
   const adapter = await startAdapter({
     settings,
     logger: adapterLogger,
-    mount: (api) => mountOperations(api, settings, adapterLogger),
+    connections,
+    mount: (api) => mountOperations(api, settings, adapterLogger, connections),
   })
   console.log(
     `feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`,
@@ -89,11 +96,15 @@ async function adapterPart(settings: Settings, logger: Logger) {
   return { name: 'adapter', close: () => adapter.close() }
 }
 
-async function workerPart(settings: Settings, logger: Logger, families?: FeedFamily[]) {
+async function workerPart(
+  { settings, logger, connections }: ProcessContext,
+  families?: FeedFamily[],
+) {
   const { startFetchWorkers } = await workersModule()
   const workers = await startFetchWorkers({
     settings,
     logger: logger.child({ part: 'worker' }),
+    connections,
     ...(families ? { families } : {}),
   })
   console.log(`feedrunner fetch workers running for ${workers.families.join(', ')}`)
@@ -101,7 +112,7 @@ async function workerPart(settings: Settings, logger: Logger, families?: FeedFam
 }
 
 /** Metrics and health on OPERATIONS_PORT for a process without the adapter (none when it is 0). */
-async function operationsPart(settings: Settings, logger: Logger) {
+async function operationsPart({ settings, logger }: ProcessContext) {
   const server = await startOperationsPort(settings, logger)
   return server ? [{ name: 'operations', close: () => server.close() }] : []
 }
@@ -122,47 +133,27 @@ function parseFamilies(list: string | undefined): FeedFamily[] | undefined {
   return families as FeedFamily[]
 }
 
-/** Starts the parts, then serves until SIGINT/SIGTERM, when it stops them in reverse order. */
+/**
+ * The composition root of `adapter`, `worker` and `start`: reads the settings once, opens the
+ * process's connections, starts the parts with both, then serves until SIGINT/SIGTERM, when it closes
+ * the parts in reverse order and the connections last.
+ */
 async function run(
   name: string,
-  startParts: (
-    settings: Settings,
-    logger: Logger,
-  ) => Promise<{ name: string; close(): Promise<void> }[]>,
+  startParts: (context: ProcessContext) => Promise<RunningPart[]>,
 ): Promise<void> {
-  let settings: Settings
-  try {
-    settings = parseSettings(process.env)
-  } catch (error) {
-    console.error(error instanceof SettingsError ? error.message : String(error))
-    process.exit(1)
-  }
+  const settings = settingsOrExit()
   const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
-  let parts: { name: string; close(): Promise<void> }[]
+  const connections = new (await connectionsModule()).Connections(settings, logger)
+  let parts: RunningPart[]
   try {
-    parts = await startParts(settings, logger)
+    parts = await startParts({ settings, logger, connections })
   } catch (error) {
     console.error(
       `feedrunner ${name} could not start: ${error instanceof Error ? error.message : String(error)}`,
     )
+    await connections.close()
     process.exit(1)
   }
-  let stopping = false
-  const stop = async (signal: string) => {
-    if (stopping) return
-    stopping = true
-    logger.info({ signal }, 'stopping')
-    // A stuck close must not keep the process from exiting.
-    const force = setTimeout(() => process.exit(1), 10_000)
-    force.unref()
-    for (const part of [...parts].reverse())
-      await part
-        .close()
-        .catch((error: unknown) =>
-          logger.error({ part: part.name, err: String(error) }, 'close failed'),
-        )
-    process.exit(0)
-  }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+  serveUntilSignal(logger, parts, connections)
 }

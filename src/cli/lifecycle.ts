@@ -1,4 +1,6 @@
+import { reasonOf } from '../config/dependency-health.ts'
 import type { Logger } from '../config/logger.ts'
+import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
 import type { OperationsServer } from '../health/server.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
@@ -11,6 +13,58 @@ export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
     console.error(error instanceof SettingsError ? error.message : String(error))
     process.exit(1)
   }
+}
+
+/** A started part of a process: what its composition root closes on shutdown. */
+export interface RunningPart {
+  name: string
+  close(): Promise<void>
+}
+
+/**
+ * How long the parts get to finish what they hold (a fetch, a run's step) after SIGTERM before the
+ * connections close under them: BullMQ hands a job that was cut short to another worker once its
+ * lock expires, so nothing is lost, and the process is gone within 2 s whatever state it is in
+ * (Redis away included).
+ */
+const GRACE_MS = 1_500
+const EXIT_LIMIT_MS = 1_900
+
+/**
+ * Serves until SIGINT/SIGTERM, then closes the parts newest first, then the connections; whatever
+ * has not closed after GRACE_MS has its connections closed under it, and the process exits by
+ * EXIT_LIMIT_MS in any case.
+ */
+export function serveUntilSignal(
+  logger: Logger,
+  parts: readonly RunningPart[],
+  connections: Connections,
+): void {
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'stopping')
+    setTimeout(() => process.exit(0), EXIT_LIMIT_MS).unref()
+    const graceful = (async () => {
+      for (const part of [...parts].reverse())
+        await part
+          .close()
+          .catch((error: unknown) =>
+            logger.warn({ part: part.name, err: reasonOf(error) }, 'close failed'),
+          )
+    })()
+    void Promise.race([graceful, delay(GRACE_MS)])
+      .then(() => connections.close())
+      .then(() => Promise.race([graceful, delay(EXIT_LIMIT_MS - GRACE_MS - 100)]))
+      .finally(() => process.exit(0))
+  }
+  process.once('SIGINT', () => stop('SIGINT'))
+  process.once('SIGTERM', () => stop('SIGTERM'))
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
 /** On SIGINT/SIGTERM: `stop()`, then exit; a stop that hangs is cut off after 10 s. */

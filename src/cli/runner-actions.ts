@@ -1,38 +1,45 @@
-import type { Logger } from '../config/logger.ts'
 import { createLogger } from '../config/logger.ts'
-import type { Settings } from '../config/settings.ts'
+import { endpointOf } from '../config/settings.ts'
 import { connectClient } from '../queue/connection.ts'
+import { Connections } from '../queue/connections.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
-import { settingsOrExit, startOperationsPort, stopOnSignal } from './lifecycle.ts'
+import type { ProcessContext } from './adapter.ts'
+import {
+  serveUntilSignal,
+  settingsOrExit,
+  startOperationsPort,
+  type RunningPart,
+} from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
-export async function runnerStartPart(
-  settings: Settings,
-  logger: Logger,
-): Promise<{ name: string; close(): Promise<void> }> {
+export async function runnerStartPart({ settings, logger }: ProcessContext): Promise<RunningPart> {
   if (!settings.RPC_URL) {
     logger.warn('RPC_URL not set: this process runs no runner')
     return { name: 'runner (off)', close: async () => undefined }
   }
   const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }))
-  console.log(`feedrunner runner watching and working on ${settings.RPC_URL}`)
+  // Host and port only: an RPC URL's path often carries an API key.
+  console.log(`feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`)
   return { name: 'runner', close: () => runner.stop() }
 }
 
+/** The composition root of `feedrunner runner`. */
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
   const settings = settingsOrExit()
   const logger = createLogger(settings, 'feedrunner-runner')
+  const connections = new Connections(settings, logger)
   const runner = await startRunnerFromSettings(settings, logger, {
     listen: options.listen,
     work: options.work,
-  }).catch((error: unknown) => {
+  }).catch(async (error: unknown) => {
     console.error(
       `feedrunner runner could not start: ${error instanceof Error ? error.message : String(error)}`,
     )
+    await connections.close()
     process.exit(1)
   })
   console.log(
@@ -40,10 +47,14 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   )
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
-  stopOnSignal(async () => {
-    await operations?.close()
-    await runner.stop()
-  })
+  serveUntilSignal(
+    logger,
+    [
+      { name: 'runner', close: () => runner.stop() },
+      ...(operations ? [{ name: 'operations', close: () => operations.close() }] : []),
+    ],
+    connections,
+  )
 }
 
 export async function statusAction(options: { runs: string; json?: boolean }): Promise<void> {

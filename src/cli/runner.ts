@@ -5,7 +5,7 @@ import { addStartPart } from './adapter.ts'
 const actions = (): Promise<typeof import('./runner-actions.ts')> => import('./runner-actions.ts')
 
 export function register(program: Command): void {
-  addStartPart(async (settings, logger) => (await actions()).runnerStartPart(settings, logger))
+  addStartPart(async (context) => (await actions()).runnerStartPart(context))
 
   program
     .command('runner')

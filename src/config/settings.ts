@@ -110,6 +110,9 @@ function shownValue(variable: string, value: string | undefined): string {
  * in its path, query or user info.
  */
 export function endpointOf(url: string): string {
+  // redis+cluster://[user:password@]host:port,host:port: the node list, without the credentials.
+  const cluster = /^redis\+cluster:\/\/(?:[^@/]*@)?([^/?#@]+)/.exec(url)
+  if (cluster) return cluster[1] as string
   try {
     const parsed = new URL(url)
     const port = parsed.port || DEFAULT_PORTS[parsed.protocol] || ''

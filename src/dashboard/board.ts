@@ -8,7 +8,7 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from 'fastify'
-import type { Redis } from 'ioredis'
+import type { Connections } from '../queue/connections.ts'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
@@ -36,9 +36,10 @@ export interface Dashboard {
 export async function mountDashboard(
   api: FastifyInstance,
   settings: Settings,
-  connection: Redis,
+  connections: Connections,
   logger: Logger,
 ): Promise<Dashboard> {
+  const connection = connections.redis('client', 'dashboard')
   const path = settings.DASHBOARD_PATH
   const queuesPath = `${path}/queues`
   const readOnlyMode = settings.DASHBOARD_READ_ONLY
@@ -55,8 +56,7 @@ export async function mountDashboard(
   })
   const addQueue = (name: string) => {
     if (queues.has(name)) return
-    const queue = new Queue(name, { connection, prefix })
-    queue.on('error', () => undefined)
+    const queue = connections.watch(new Queue(name, { connection, prefix }), `dashboard ${name}`)
     queues.set(name, queue)
     board.addQueue(new BullMQAdapter(queue, { readOnlyMode, allowRetries: !readOnlyMode }))
   }

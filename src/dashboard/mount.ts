@@ -9,10 +9,11 @@ import { z } from 'zod'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
 import { ENDPOINT_NAMES } from '../feeds/catalog/index.ts'
+import { REDIS_CHECK_OPTIONS } from '../health/checks.ts'
 import { operateAdapter } from '../health/operate.ts'
 import { fetchStatusLabel, observeAdapterRequest } from '../metrics/index.ts'
 import { registerHealthRoutes } from '../health/routes.ts'
-import { createRedisConnection } from '../queue/connection.ts'
+import type { Connections } from '../queue/connections.ts'
 import { fetchQueueName } from '../queue/names.ts'
 
 export interface MountedOperations {
@@ -30,19 +31,23 @@ export async function mountOperations(
   api: FastifyInstance,
   settings: Settings,
   logger: Logger,
+  connections: Connections,
 ): Promise<MountedOperations> {
   registerHealthRoutes(api)
   observeAdapterRequests(api, logger)
-  const connection = createRedisConnection(settings.REDIS_URL, 'client')
-  connection.on('error', () => undefined)
-  const fetchQueues = FEED_FAMILIES.map((family) => {
-    const queue = new Queue(fetchQueueName(family), { connection, prefix: settings.QUEUE_PREFIX })
-    queue.on('error', () => undefined)
-    return queue
-  })
-  const stopOperating = operateAdapter(fetchQueues, settings.REDIS_URL)
+  const connection = connections.redis('client', 'operations')
+  const fetchQueues = FEED_FAMILIES.map((family) =>
+    connections.watch(
+      new Queue(fetchQueueName(family), { connection, prefix: settings.QUEUE_PREFIX }),
+      `fetch queue ${family} (metrics)`,
+    ),
+  )
+  const stopOperating = operateAdapter(
+    fetchQueues,
+    connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),
+  )
   const dashboard = settings.DASHBOARD_ENABLED
-    ? await (await import('./board.ts')).mountDashboard(api, settings, connection, logger)
+    ? await (await import('./board.ts')).mountDashboard(api, settings, connections, logger)
     : undefined
   return {
     ...(dashboard ? { dashboardPath: dashboard.path } : {}),

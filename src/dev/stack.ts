@@ -13,7 +13,7 @@ import {
   type FeedServerIntercept,
 } from '../feeds/server/index.ts'
 import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
-import { createRedisConnection } from '../queue/connection.ts'
+import { Connections } from '../queue/connections.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import type { Runner } from '../runner/runner.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
@@ -86,6 +86,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       )
       redisUrl = redis.url
     }
+    // Every Redis connection of the stack's parts, closed after them (stops run newest first).
+    const connections = new Connections({ ...bootSettings, REDIS_URL: redisUrl }, logger)
+    stops.push(() => connections.close())
 
     let rpcUrl = bootSettings.RPC_URL
     if (!rpcUrl) {
@@ -104,7 +107,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     const prefix = options.prefix ?? (env.QUEUE_PREFIX || 'feedrunner-dev')
     // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
-    if (!contracts.reused) await clearPrefix(redisUrl, prefix)
+    if (!contracts.reused) await clearPrefix(connections, prefix)
 
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
     // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
@@ -141,14 +144,19 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const adapter = await startAdapter({
       settings,
       logger: adapterLogger,
+      connections,
       framework: { METRICS_ENABLED: false },
       // /live, /ready and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
-      mount: (api) => mountOperations(api, settings, adapterLogger),
+      mount: (api) => mountOperations(api, settings, adapterLogger, connections),
     })
     stops.push(() => adapter.close())
     stackEnv.BRIDGE_DATAFEED_URL = adapter.url
 
-    const workers = await startFetchWorkers({ settings, logger: logger.child({ part: 'worker' }) })
+    const workers = await startFetchWorkers({
+      settings,
+      logger: logger.child({ part: 'worker' }),
+      connections,
+    })
     stops.push(() => workers.close())
 
     let runner: Runner | undefined
@@ -185,8 +193,8 @@ async function portIfFree(port: number | undefined): Promise<number> {
 }
 
 /** Deletes every key under `prefix:` (only feedrunner's own dev namespace is ever cleared). */
-async function clearPrefix(redisUrl: string, prefix: string): Promise<void> {
-  const redis = createRedisConnection(redisUrl, 'worker')
+async function clearPrefix(connections: Connections, prefix: string): Promise<void> {
+  const redis = connections.redis('worker', 'dev prefix cleanup')
   try {
     let cursor = '0'
     do {

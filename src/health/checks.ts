@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis'
+import type { Redis, RedisOptions } from 'ioredis'
 import { z } from 'zod'
-import { createRedisConnection } from '../queue/connection.ts'
 import type { HealthCheck } from './health.ts'
 
 const RPC_TIMEOUT_MS = 2_000
@@ -15,27 +14,40 @@ function errorCode(error: unknown): string {
 }
 
 /**
- * Redis answers PING. The check keeps its own small connection (fail-fast, reconnecting in the
- * background), so it sees an outage at once and the recovery within a second or two.
+ * Redis answers PING, on a connection of the process's (src/queue/connections.ts: it reconnects in
+ * the background and reports the outage); the caller closes it. A check waits at most a second.
  */
-export function redisCheck(redisUrl: string): HealthCheck {
-  const redis = createRedisConnection(redisUrl, 'client', {
-    connectTimeout: 1_000,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
-  })
-  redis.on('error', () => undefined)
+export function redisCheck(redis: Redis): HealthCheck {
+  return redisPingCheck(redis)
+}
+
+/**
+ * Options of the check's own connection (Connections.redis('client', ..., REDIS_CHECK_OPTIONS)):
+ * it sees an outage at once and the recovery within a second or two.
+ */
+export const REDIS_CHECK_OPTIONS: RedisOptions = {
+  connectTimeout: 1_000,
+  retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+}
+
+function redisPingCheck(redis: Redis): HealthCheck {
   return {
     name: 'redis',
     async check() {
       if (redis.status !== 'ready') await readyWithin(redis, 1_000)
+      let timer: NodeJS.Timeout | undefined
       try {
-        await redis.ping()
+        await Promise.race([
+          redis.ping(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('no answer within 1 s')), 1_000)
+          }),
+        ])
       } catch (error) {
         throw new Error(`Redis does not answer (${errorCode(error)})`)
+      } finally {
+        clearTimeout(timer)
       }
-    },
-    close() {
-      redis.disconnect()
     },
   }
 }

@@ -42,8 +42,10 @@ export interface RunnerEnvironment {
   redisUrl: string
   rpcUrl: string
   prefix: string
-  /** A connection for the tx queues' depth reads (the caller's; not closed here). */
+  /** A connection for the readiness check and the tx queues' depth reads (the caller's; not closed here). */
   connection: Redis
+  /** Where the tx queues' errors go (Connections.watch); default: their connection reports them. */
+  onQueueError?: (error: Error) => void
   health?: Health
 }
 
@@ -56,7 +58,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   const health = environment.health ?? processHealth
   const closers: Array<() => unknown> = []
   closers.push(
-    health.add(redisCheck(environment.redisUrl)),
+    health.add(redisCheck(environment.connection)),
     health.add(rpcCheck(environment.rpcUrl)),
   )
   closers.push(watchQueue(parts.requestsQueue.name, parts.requestsQueue))
@@ -77,7 +79,8 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
         connection: environment.connection,
         prefix: environment.prefix,
       })
-      queue.on('error', () => undefined)
+      // Its connection (the runner's) reports an outage; this one only repeats it.
+      queue.on('error', environment.onQueueError ?? (() => undefined))
       closers.push(watchQueue(`tx-key${index}`, queue), () => queue.close())
     })
   }
@@ -96,11 +99,11 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
 /** Operations of a process's fetch workers: readiness needs Redis and the workers; waiting times per queue. */
 export function operateFetchWorkers(
   workers: readonly OperatedWorker[],
-  redisUrl: string,
+  redis: Redis,
   health: Health = processHealth,
 ): Closer {
   const closers: Array<() => unknown> = [
-    health.add(redisCheck(redisUrl)),
+    health.add(redisCheck(redis)),
     health.add(workersCheck('fetch-workers', () => workers)),
   ]
   for (const worker of workers) observeWaits(worker, worker.name)
@@ -110,10 +113,10 @@ export function operateFetchWorkers(
 /** Operations of the adapter: readiness needs Redis; the metrics read the depths of the fetch queues. */
 export function operateAdapter(
   fetchQueues: readonly Queue[],
-  redisUrl: string,
+  redis: Redis,
   health: Health = processHealth,
 ): Closer {
-  const closers: Array<() => unknown> = [health.add(redisCheck(redisUrl))]
+  const closers: Array<() => unknown> = [health.add(redisCheck(redis))]
   for (const queue of fetchQueues) closers.push(watchQueue(queue.name, queue))
   return closeAll(closers)
 }

@@ -1,6 +1,8 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { closeHandler } from 'ioredis/built/redis/event_handler.js'
+import { reasonOf } from '../config/dependency-health.ts'
 import { FeedrunnerError } from '../config/errors.ts'
+import { endpointOf } from '../config/settings.ts'
 
 /**
  * ioredis 5 whose `disconnect()` also ends a connection that is waiting to reconnect.
@@ -112,22 +114,27 @@ export function isRedisUnavailable(error: unknown): boolean {
 
 /**
  * A `client` connection that is ready to take commands, for one-shot callers (CLI commands): a
- * fail-fast connection refuses commands sent before it has connected.
+ * fail-fast connection refuses commands sent before it has connected. The message of a Redis that
+ * does not answer names REDIS_URL's host and port (never its password) and why.
  */
 export async function connectClient(redisUrl: string, timeoutMs = 3_000): Promise<Redis> {
   const redis = createRedisConnection(redisUrl, 'client', {
     lazyConnect: true,
     retryStrategy: () => null,
   })
-  redis.on('error', () => undefined)
+  // A failed connect rejects connect() below; this keeps the same error from also being printed as
+  // an unhandled 'error' event, and keeps its reason for the message.
+  let lastError: unknown
+  redis.on('error', (error) => (lastError = error))
   const timer = setTimeout(() => redis.disconnect(), timeoutMs)
   try {
     await redis.connect()
     return redis
   } catch (error) {
     redis.disconnect()
-    throw new Error(
-      `Redis at ${redisUrl.replace(/\/\/[^@/]*@/, '//***@')} does not answer: ${error instanceof Error ? error.message : String(error)}`,
+    throw new FeedrunnerError(
+      `Redis does not answer at REDIS_URL ${endpointOf(redisUrl)} (${reasonOf(lastError ?? error)}); start it, or set REDIS_URL to one that runs`,
+      { kind: 'unavailable', cause: error },
     )
   } finally {
     clearTimeout(timer)

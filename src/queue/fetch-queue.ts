@@ -3,7 +3,10 @@ import { FeedrunnerError } from '../config/errors.ts'
 import type { Redis } from 'ioredis'
 import type { FeedFamily, Settings } from '../config/settings.ts'
 import { FEED_FAMILIES, familyCacheTtlMs } from '../config/settings.ts'
-import { createRedisConnection, isRedisUnavailable } from './connection.ts'
+import { endpointOf } from '../config/settings.ts'
+import { isRedisUnavailable } from './connection.ts'
+import { createLogger } from '../config/logger.ts'
+import { Connections } from './connections.ts'
 import { createFetchQueue, createFetchQueueEvents, type FetchQueue } from './factories.ts'
 import {
   decodeFetchFailure,
@@ -86,22 +89,23 @@ export class FetchQueueClient {
     private readonly events: ReadonlyMap<FeedFamily, QueueEvents>,
   ) {}
 
-  /** Opens the queues and their event streams; does not wait for Redis (requests get 503 until it answers). */
-  static open(settings: Settings): FetchQueueClient {
-    const connection = createRedisConnection(settings.REDIS_URL, 'client')
-    const eventsConnection = createRedisConnection(settings.REDIS_URL, 'worker')
-    // ioredis reports connection errors as events; without a listener each one would be printed.
-    connection.on('error', () => undefined)
-    eventsConnection.on('error', () => undefined)
+  /**
+   * Opens the queues and their event streams on connections from `connections` (which reports
+   * outages); does not wait for Redis (requests get 503 until it answers).
+   */
+  static open(
+    settings: Settings,
+    connections: Connections = new Connections(settings, createLogger(settings, 'fetch-queue')),
+  ): FetchQueueClient {
+    const connection = connections.redis('client', 'fetch queues')
+    const eventsConnection = connections.redis('worker', 'fetch queue events')
     const queues = new Map<FeedFamily, FetchQueue>()
     const events = new Map<FeedFamily, QueueEvents>()
     for (const family of FEED_FAMILIES) {
       const queue = createFetchQueue(settings, family, connection)
-      queue.on('error', () => undefined)
-      queues.set(family, queue)
+      queues.set(family, connections.watch(queue, `fetch queue ${family}`))
       const familyEvents = createFetchQueueEvents(settings, family, eventsConnection)
-      familyEvents.on('error', () => undefined)
-      events.set(family, familyEvents)
+      events.set(family, connections.watch(familyEvents, `fetch queue events ${family}`))
     }
     return new FetchQueueClient(settings, connection, eventsConnection, queues, events)
   }
@@ -117,7 +121,7 @@ export class FetchQueueClient {
         () =>
           reject(
             new QueueUnavailableError(
-              `no answer from ${redactUrl(this.settings.REDIS_URL)} within ${timeoutMs} ms`,
+              `no answer from REDIS_URL ${endpointOf(this.settings.REDIS_URL)} within ${timeoutMs} ms`,
             ),
           ),
         timeoutMs,
@@ -314,15 +318,4 @@ function finishedOutcome(job: Job): FetchOutcome | undefined {
 function toQueueError(error: unknown): Error {
   if (isRedisUnavailable(error)) return new QueueUnavailableError((error as Error).message, error)
   return error instanceof Error ? error : new Error(String(error))
-}
-
-/** A Redis URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'the configured Redis'
-  }
 }

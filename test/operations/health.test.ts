@@ -1,4 +1,5 @@
 import { Worker } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { freePort } from '../../src/dev/ports.ts'
@@ -25,6 +26,7 @@ describe('liveness and readiness', () => {
   let anvil: Anvil
   let server: OperationsServer
   let worker: Worker
+  let checkConnection: Redis
   const health = new Health()
   const removers: Array<() => Promise<void>> = []
 
@@ -37,8 +39,12 @@ describe('liveness and readiness', () => {
     })
     worker.on('error', () => undefined)
     await worker.waitUntilReady()
+    // The check's connection reconnects by itself while the test stops Redis; the check reports it.
+    checkConnection = createRedisConnection(redis.url, 'client')
+    checkConnection.on('error', () => undefined)
+    removers.push(async () => checkConnection.disconnect())
     removers.push(
-      health.add(redisCheck(redis.url)),
+      health.add(redisCheck(checkConnection)),
       health.add(rpcCheck(anvil.rpcUrl)),
       health.add(workersCheck('probe-workers', () => [worker])),
     )

@@ -1,0 +1,114 @@
+import type { RedisOptions, Redis } from 'ioredis'
+import { DependencyHealth, reasonOf } from '../config/dependency-health.ts'
+import type { Logger } from '../config/logger.ts'
+import type { Settings } from '../config/settings.ts'
+import { createRedisConnection, isRedisUnavailable, type ConnectionRole } from './connection.ts'
+
+/** Something that reports failures as 'error' events: an ioredis connection, a BullMQ queue or worker. */
+interface ErrorEmitter {
+  on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+interface Opened {
+  name: string
+  close(): Promise<void> | void
+}
+
+export type ConnectionSettings = Pick<Settings, 'REDIS_URL' | 'OUTAGE_REPORT_INTERVAL_MS'>
+
+/**
+ * Every connection of one process, opened in its composition root (src/cli/) and handed to the parts
+ * that need it: Redis connections for commands and for BullMQ's blocking workers, and the health of
+ * every other dependency (RPC nodes, the feed service, bridges). Each connection has one error
+ * handler, which reports an outage as state changes (DependencyHealth) instead of swallowing it;
+ * `close()` closes everything in reverse order of opening.
+ */
+export class Connections {
+  readonly redisHealth: DependencyHealth
+  private readonly opened: Opened[] = []
+  private readonly dependencies = new Map<string, DependencyHealth>()
+  private sources = 0
+  private closing: Promise<void> | undefined
+
+  constructor(
+    private readonly settings: ConnectionSettings,
+    private readonly logger: Logger,
+    private readonly now?: () => number,
+  ) {
+    this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL)
+  }
+
+  /**
+   * A Redis connection (see ConnectionRole); `name` says what it is for in logs. It reconnects by
+   * itself while Redis is away; its errors feed the Redis outage report.
+   */
+  redis(role: ConnectionRole, name: string, options: RedisOptions = {}): Redis {
+    const connection = createRedisConnection(this.settings.REDIS_URL, role, options)
+    const source = `${name}#${++this.sources}`
+    connection.on('error', (error) => this.redisError(error, name, source))
+    connection.on('ready', () => this.redisHealth.answered(source))
+    this.opened.push({
+      name,
+      close: () => {
+        connection.disconnect()
+        this.redisHealth.forget(source)
+      },
+    })
+    return connection
+  }
+
+  /**
+   * The one error handler of a BullMQ queue, worker or queue-events object (they repeat the errors of
+   * their connections, including the copies BullMQ makes for blocking reads): an unreachable Redis
+   * counts towards the outage report; anything else is logged, one line, as what `name` says.
+   */
+  watch<T extends ErrorEmitter>(emitter: T, name: string): T {
+    emitter.on('error', (error) => this.redisError(error, name))
+    return emitter
+  }
+
+  /** The outage reporter of a dependency other than Redis (one per setting: RPC_URL, SPORTS_URL, ...). */
+  dependency(name: string, setting: string, url: string): DependencyHealth {
+    const key = `${setting} ${url}`
+    let health = this.dependencies.get(key)
+    if (!health) {
+      health = new DependencyHealth({
+        dependency: name,
+        setting,
+        url,
+        log: this.logger,
+        reportEveryMs: this.settings.OUTAGE_REPORT_INTERVAL_MS,
+        ...(this.now ? { now: this.now } : {}),
+      })
+      this.dependencies.set(key, health)
+    }
+    return health
+  }
+
+  /** Registers something else to close with the connections (a JSON-RPC provider, say). */
+  onClose(name: string, close: () => Promise<void> | void): void {
+    this.opened.push({ name, close })
+  }
+
+  /** Closes everything, newest first; a close that fails is logged and the rest still close. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const opened of this.opened.splice(0).reverse()) {
+        try {
+          await opened.close()
+        } catch (error) {
+          this.logger.warn({ connection: opened.name, err: reasonOf(error) }, 'close failed')
+        }
+      }
+      for (const health of this.dependencies.values()) health.close()
+    })()
+    return this.closing
+  }
+
+  private redisError(error: Error, name: string, source?: string): void {
+    if (this.closing) return
+    if (isRedisUnavailable(error)) this.redisHealth.failed(error, source)
+    else
+      this.logger.error({ connection: name, err: reasonOf(error) }, `${name}: ${reasonOf(error)}`)
+  }
+}
