@@ -115,6 +115,9 @@ async function startServices(cleanups: Cleanups): Promise<Context> {
     CHAIN_POLL_INTERVAL_MS: process.env.CHAIN_POLL_INTERVAL_MS ?? '100',
     BRIDGE_DATAFEED_URL: `http://127.0.0.1:${adapterPort}`,
     LOG_LEVEL,
+    // One consumer makes every request of a phase: the per-requester bounds would refuse them.
+    REQUESTER_MAX_CONCURRENT_RUNS: '0',
+    REQUESTER_MAX_REQUESTS_PER_MINUTE: '0',
   }
   const adapter = await startPart(
     'adapter',

@@ -146,8 +146,19 @@ interface RunCommandOptions {
 }
 
 async function run(file: string, options: RunCommandOptions): Promise<number> {
-  const { decodeFulfillment, describeValue, dryRunJob, formatProblem, loadJobSpecFile, toPlain } =
-    await pipeline()
+  const {
+    boundedPlain,
+    decodeFulfillment,
+    describeValue,
+    dryRunJob,
+    formatProblem,
+    loadJobSpecFile,
+    pipelineLimits,
+  } = await pipeline()
+  const settings = (await import('./lifecycle.ts')).settingsOrExit()
+  // A source picks the size of what it answers: every value shown is cut at TASK_OUTPUT_MAX_CHARS.
+  const shownValue = (value: unknown): unknown =>
+    boundedPlain(value, settings.TASK_OUTPUT_MAX_CHARS)
   const printTask = (outcome: TaskOutcome): void => {
     const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
     const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
@@ -187,6 +198,7 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
   const dryRun = await dryRunJob(job, {
     params,
     env,
+    limits: pipelineLimits(settings),
     callbackFunction: options.callback,
     requester: options.requester,
     recorded: fromChain?.recorded,
@@ -203,12 +215,12 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
             id: task.id,
             type: task.type,
             ok: task.ok,
-            value: task.ok ? toPlain(task.value) : undefined,
+            value: task.ok ? shownValue(task.value) : undefined,
             error: task.error,
           })),
           calldata: transaction?.data,
           to: transaction?.to,
-          value: dryRun.value === undefined ? undefined : toPlain(dryRun.value),
+          value: dryRun.value === undefined ? undefined : shownValue(dryRun.value),
           valueType: dryRun.valueType,
           errors: result.errors,
         },

@@ -1,64 +1,15 @@
 import { z } from 'zod'
+import { boundSettings } from './settings-bounds.ts'
+import { boolean, optional, positiveInt, url, withDefault } from './settings-kit.ts'
+
+import type { SettingGroup } from './settings-kit.ts'
+
+export type { SettingGroup, SettingInfo } from './settings-kit.ts'
 
 /** The four feed families of the Data Feed Query Service; each has its own base URL and limits. */
 export const FEED_FAMILIES = ['sports', 'blockchain', 'nft', 'weather'] as const
 export type FeedFamily = (typeof FEED_FAMILIES)[number]
 
-/** Sections of the configuration table and of `.env.example`, in this order. */
-export type SettingGroup =
-  | 'logging'
-  | 'redis'
-  | 'chain'
-  | 'feeds'
-  | 'fetch'
-  | 'adapter'
-  | 'feed-service'
-  | 'dev'
-  | 'operations'
-
-export interface SettingInfo {
-  group: SettingGroup
-  description: string
-  /** What the number or text measures: `ms`, `s`, `blocks`, `percent`, `URL`, ... */
-  unit?: string
-  /** A secret: never in a log line, an error message, a queue payload, a metric or a response. */
-  sensitive?: boolean
-  /** The default as the docs show it, when the schema holds one (set by `setting()`). */
-  default?: string
-  /** For a setting without a fixed default: what happens when it is not set. */
-  whenUnset?: string
-  /** A value `.env.example` shows (commented out) for a setting without a default. */
-  example?: string
-}
-
-interface Declared<T extends z.ZodType> {
-  schema: T
-  info: SettingInfo
-}
-
-/** A setting with a default: declared here and nowhere else. */
-function withDefault<T extends z.ZodType>(
-  type: T,
-  value: z.output<T> & NonNullable<unknown>,
-  info: Omit<SettingInfo, 'default' | 'whenUnset'>,
-): Declared<z.ZodDefault<T>> {
-  const shown = Array.isArray(value) ? value.join(',') : String(value)
-  return { schema: type.default(value as never), info: { ...info, default: shown } }
-}
-
-/** A setting without a default; `whenUnset` says what its absence means. */
-function optional<T extends z.ZodType>(
-  type: T,
-  info: Omit<SettingInfo, 'default'> & { whenUnset: string },
-): Declared<z.ZodOptional<T>> {
-  return { schema: type.optional(), info }
-}
-
-const url = z.url({ message: 'expected a URL such as http://127.0.0.1:8080' })
-const positiveInt = z.coerce.number().int().positive()
-const boolean = z
-  .enum(['true', 'false', '1', '0'], { message: 'expected true or false' })
-  .transform((value) => value === 'true' || value === '1')
 const address = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected an address: 0x and 40 hex digits' })
@@ -361,6 +312,8 @@ export const declaredSettings = {
     description:
       'The dashboard shows and never changes (no retry, remove, pause); false lets it act on jobs.',
   }),
+
+  ...boundSettings,
 }
 
 /** Families of variables named by pattern: documented, read where they are used. */

@@ -22,6 +22,7 @@ const GROUP_TITLES: Record<SettingGroup, string> = {
   'feed-service': 'Local feed service (`feedrunner feeds serve`)',
   dev: 'Dev commands (`feedrunner request`)',
   operations: 'Operations (outages, metrics, health, dashboard)',
+  bounds: 'Bounds on requesters and sources (docs/security.md)',
 }
 
 const GROUPS = Object.keys(GROUP_TITLES) as SettingGroup[]

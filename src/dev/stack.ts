@@ -135,6 +135,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       EA_PORT: String(adapterPort),
       JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
       CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
+      // One dev consumer makes every request: per-requester bounds are off unless asked for.
+      REQUESTER_MAX_CONCURRENT_RUNS: env.REQUESTER_MAX_CONCURRENT_RUNS || '0',
+      REQUESTER_MAX_REQUESTS_PER_MINUTE: env.REQUESTER_MAX_REQUESTS_PER_MINUTE || '0',
       // A chain started here is read from its first block; a given RPC_URL from the head on.
       ...(bootSettings.RPC_URL ? {} : { RUNNER_FROM_BLOCK: '0' }),
     }

@@ -9,6 +9,8 @@ export const REASON_CLASSES = [
   'unknown_job',
   'requester_not_allowed',
   'payment_too_low',
+  'requester_busy',
+  'requester_rate_limited',
   'refused_other',
   // errored
   'fetch_failed',

@@ -15,7 +15,10 @@ import type { Job } from './job-spec/loader.ts'
  * `req._add` calls would, inside an OracleRequest log with a fake requestId; bridges and HTTP are real;
  * the transaction is recorded, not sent.
  */
-export interface DryRunOptions extends Pick<RunOptions, 'env' | 'aliases' | 'onTask' | 'signal'> {
+export interface DryRunOptions extends Pick<
+  RunOptions,
+  'env' | 'aliases' | 'onTask' | 'signal' | 'limits'
+> {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string
   /** The callback the requester names; default: FeedConsumer's for the spec's value type. */

@@ -91,6 +91,8 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     chain: options.chain,
     aliases: options.aliases,
     env: options.env ?? process.env,
+    limits: options.limits,
+    resolveHost: options.resolveHost,
     defaultGasLimit:
       options.defaultGasLimit ??
       (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),

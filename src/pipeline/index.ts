@@ -58,5 +58,6 @@ export {
   type OracleRequestInit,
   type RequestParamValue,
 } from './request.ts'
-export { describeValue, toJsonText, toPlain } from './values.ts'
+export { boundedPlain, describeValue, toJsonText, toPlain } from './values.ts'
+export { DEFAULT_PIPELINE_LIMITS, pipelineLimits, type PipelineLimits } from './limits.ts'
 export type { Vars } from './vars.ts'

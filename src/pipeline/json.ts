@@ -1,11 +1,19 @@
+import { nestingBeyond } from '../net/bounded-body.ts'
 import { Decimal } from '../reduce/index.ts'
 
 /**
  * JSON.parse, except that numbers a double cannot hold exactly keep their value: integers beyond
  * 2^53 become bigint, other numbers whose digits a double would change become Decimal. Text without a run of 16+ digits cannot hold such a
  * number and takes the fast path.
+ * Bounded against a hostile source: nesting deeper than `maxDepth` is refused before parsing (V8's
+ * JSON.parse builds 2 million nested arrays, then every recursive walk of them overflows the stack:
+ * issue 23 saw "Maximum call stack size exceeded" on each retry), and so is a number longer than
+ * MAX_NUMBER_CHARS (a uint256 has 78 digits; BigInt of 10^6 digits costs ~1 s of CPU).
  */
-export function parseJsonLossless(text: string): unknown {
+export function parseJsonLossless(text: string, maxDepth = DEFAULT_MAX_DEPTH): unknown {
+  const tooDeep = nestingBeyond(text, maxDepth)
+  if (tooDeep !== undefined)
+    throw new SyntaxError(`nesting deeper than ${maxDepth} at position ${tooDeep}`)
   if (!/\d{16,}/.test(text)) return JSON.parse(text) as unknown
   const parser = new Parser(text)
   const value = parser.value(0)
@@ -13,7 +21,9 @@ export function parseJsonLossless(text: string): unknown {
   return value
 }
 
-const MAX_DEPTH = 512
+const DEFAULT_MAX_DEPTH = 64
+export const MAX_NUMBER_CHARS = 1_000
+
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 
 class Parser {
@@ -21,7 +31,6 @@ class Parser {
   constructor(private readonly text: string) {}
 
   value(depth: number): unknown {
-    if (depth > MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH}`)
     this.space()
     const char = this.text[this.at]
     if (char === '{') return this.object(depth)
@@ -111,6 +120,8 @@ class Parser {
     NUMBER.lastIndex = this.at
     const match = NUMBER.exec(this.text)
     if (!match) return this.fail('malformed number')
+    if (match[0].length > MAX_NUMBER_CHARS)
+      this.fail(`a number of ${match[0].length} characters, longer than ${MAX_NUMBER_CHARS}`)
     this.at += match[0].length
     const text = match[0]
     const number = Number(text)

@@ -6,6 +6,8 @@ import {
 } from '../config/errors.ts'
 import type { Aliases } from '../reduce/index.ts'
 import type { ChainAccess } from './chain-access.ts'
+import type { PipelineLimits } from './limits.ts'
+import type { HostResolver } from './tasks/address-guard.ts'
 import { getVar, jsonWithVarExpressions, VarError, wholeVarExpression, type Vars } from './vars.ts'
 
 /**
@@ -49,6 +51,10 @@ export interface RunContext {
   defaultGasLimit?: bigint
   /** Environment for settings such as BRIDGE_<NAME>_URL. */
   env: NodeJS.ProcessEnv
+  /** Body caps and parse bounds (the settings'); their defaults when absent. */
+  limits?: PipelineLimits
+  /** How the http task's private-address guard resolves names (tests inject a rebinding one). */
+  resolveHost?: HostResolver
 }
 
 export type TaskInput =

@@ -33,6 +33,18 @@ export function toPlain(value: unknown): unknown {
   return value
 }
 
+/**
+ * toPlain, cut to `maxChars` characters of JSON text (TASK_OUTPUT_MAX_CHARS) for run records, logs
+ * and printed output: a source picks the size of what it answers. A cut value becomes a string that
+ * says how long it was.
+ */
+export function boundedPlain(value: unknown, maxChars: number): unknown {
+  const plain = toPlain(value)
+  const text = typeof plain === 'string' ? plain : (JSON.stringify(plain) ?? '')
+  if (text.length <= maxChars) return plain
+  return `${text.slice(0, maxChars)}... (${text.length} characters, cut at TASK_OUTPUT_MAX_CHARS=${maxChars})`
+}
+
 // A per-process random marker, so no string value can pass itself off as a number.
 const BIG_NUMBER_MARK = `\u0000bignum-${randomBytes(8).toString('hex')}:`
 const BIG_NUMBER_PATTERN = new RegExp(

@@ -3,7 +3,7 @@ import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
-import { runJob, toPlain } from '../pipeline/index.ts'
+import { boundedPlain, runJob } from '../pipeline/index.ts'
 import {
   errorClass,
   observeRun,
@@ -13,7 +13,7 @@ import {
   type ReasonClass,
 } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
-import { refusalReason } from './admission.ts'
+import { refusalReason, type RequesterAdmission } from './admission.ts'
 import { fromRequestPayload, jobRunVars, requestJobId } from './request-payload.ts'
 import {
   isFinal,
@@ -52,6 +52,10 @@ export interface PipelineWorkerOptions {
   retryTransient?: boolean
   /** This delivery is not the request's first (see chainAccessFor). */
   retried?: boolean
+  /** Per-requester bounds (REQUESTER_MAX_CONCURRENT_RUNS, REQUESTER_MAX_REQUESTS_PER_MINUTE). */
+  admission?: RequesterAdmission
+  /** Characters of a task's output kept in the run record (TASK_OUTPUT_MAX_CHARS). */
+  outputMaxChars?: number
 }
 
 /** Thrown to hand a request back to the queue: nothing was sent, the failure is the bridge's reachability. */
@@ -146,7 +150,25 @@ export async function runRequest(
   if (!loaded) return refuse(`no job with spec id ${request.specId}`, undefined, 'unknown_job')
   const refusal = refusalReason(loaded.job.spec, request)
   if (refusal) return refuse(refusal, loaded.name, refusalClass(refusal))
+  const admitted = options.admission?.admit(request.requester)
+  if (admitted && !admitted.ok) return refuse(admitted.reason, loaded.name, admitted.reasonClass)
+  try {
+    return await runAdmitted(request, loaded, base, runId, log, options)
+  } finally {
+    admitted?.release()
+  }
+}
 
+/** Runs an admitted request's pipeline and records its end. */
+async function runAdmitted(
+  request: OracleRequestEvent,
+  loaded: LoadedJob,
+  base: Partial<RunRecord>,
+  runId: string,
+  log: Logger,
+  options: PipelineWorkerOptions,
+): Promise<RequestOutcome> {
+  const { runs } = options
   const jobLog = log.child({ job: loaded.name })
   // A run that is final already (a late redelivery, a cancel) is left as it is: the write says so.
   const started = await runs.update(request.requestId, { ...base, state: 'running' })
@@ -172,7 +194,7 @@ export async function runRequest(
     chain: options.chainAccessFor(request.requestId, onSent, { retried: options.retried === true }),
     jobRun: jobRunVars(request),
     onTask: (outcome) => {
-      tasks.push(taskRecord(outcome))
+      tasks.push(taskRecord(outcome, options.outputMaxChars))
       jobLog.debug({ task: outcome.id, ok: outcome.ok, ms: outcome.durationMs }, 'task finished')
       if (!outcome.skipped)
         observeTask(loaded.name, outcome.type, outcome.ok, outcome.durationMs / 1_000)
@@ -252,12 +274,15 @@ export function baseRecord(
   }
 }
 
-function taskRecord(outcome: TaskOutcome): TaskRecord {
+/** A task's line in the run record: outputs and errors cut at TASK_OUTPUT_MAX_CHARS (a source picks their size). */
+function taskRecord(outcome: TaskOutcome, maxChars = 4_096): TaskRecord {
   return {
     id: outcome.id,
     type: outcome.type,
     ms: outcome.durationMs,
-    ...(outcome.ok ? { output: toPlain(outcome.value) } : { error: outcome.error ?? 'failed' }),
+    ...(outcome.ok
+      ? { output: boundedPlain(outcome.value, maxChars) }
+      : { error: boundedPlain(outcome.error ?? 'failed', maxChars) as string }),
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from '../config/logger.ts'
 import type { RunOptions } from '../pipeline/index.ts'
 import type { JobRegistry } from './job-registry.ts'
+import type { PipelineWorkerOptions } from './pipeline-worker.ts'
 
 export interface RunnerOptions {
   rpcUrl: string
@@ -21,8 +22,10 @@ export interface RunnerOptions {
   txConfirmations?: number
   /** The least time between two broadcasts of one key (default: the sender's). */
   txBroadcastIntervalMs?: number
-  /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, ... */
+  /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, limits, ... */
   runOptions?: Partial<RunOptions>
+  /** Per-requester bounds and the run record's output cap (pipeline-worker.ts). */
+  requestPolicy?: Pick<PipelineWorkerOptions, 'admission' | 'outputMaxChars'>
   /** Set false for a process that only listens (no pipeline worker, no sender). */
   work?: boolean
   /** Set false for a process that only works (no listener). */

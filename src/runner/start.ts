@@ -1,6 +1,8 @@
 import type { Logger } from '../config/logger.ts'
 import { required, type Settings } from '../config/settings.ts'
 import { fetchChainId } from '../chain/provider.ts'
+import { pipelineLimits } from '../pipeline/index.ts'
+import { RequesterAdmission } from './admission.ts'
 import { loadJobRegistry } from './job-registry.ts'
 import { createRunner, type Runner } from './runner.ts'
 
@@ -46,7 +48,14 @@ export async function startRunnerFromSettings(
     fromBlock: settings.RUNNER_FROM_BLOCK,
     txConfirmations: settings.TX_CONFIRMATIONS,
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
-    runOptions: { env: options.env ?? process.env },
+    runOptions: { env: options.env ?? process.env, limits: pipelineLimits(settings) },
+    requestPolicy: {
+      admission: new RequesterAdmission({
+        maxConcurrentRuns: settings.REQUESTER_MAX_CONCURRENT_RUNS,
+        maxRequestsPerMinute: settings.REQUESTER_MAX_REQUESTS_PER_MINUTE,
+      }),
+      outputMaxChars: settings.TASK_OUTPUT_MAX_CHARS,
+    },
     listen: options.listen,
     work: options.work,
   })

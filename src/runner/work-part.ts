@@ -59,6 +59,7 @@ export async function startWorkPart(
     chainAccessFor: (_requestId, onSent, run) =>
       senderChainAccess(sender, provider, onSent, { retried: run.retried }),
     runOptions: options.runOptions,
+    ...options.requestPolicy,
     logger: options.logger,
   })
   worker.on('failed', (job, error) => {

@@ -9,18 +9,28 @@ import {
   redactUrl,
   statusKind,
 } from './http-client.ts'
+import { responseCap } from './response-cap.ts'
 
 /**
  * bridge(name, requestData): POSTs requestData to the bridge's URL (BRIDGE_<NAME>_URL) as Chainlink
  * does: the requestData object itself, plus `meta` from `jobRun.meta` when that is an object, plus the
  * first input under `includeInputAtKey` when asked. The output is the response body as text (a
  * jsonparse picks the value, usually `data,result`). A non-200 answer, or an adapter body whose
- * `statusCode` is not 200, fails the task with the adapter's own message.
+ * `statusCode` is not 200, fails the task with the adapter's own message. The body is read under
+ * BRIDGE_MAX_RESPONSE_BYTES (or the task's literal `maxResponseBytes`).
  * `cacheTTL`, `async` and `headers` are Chainlink attributes accepted for compatibility; only headers is used.
  */
 export const bridge: TaskDefinition = {
   type: 'bridge',
-  attributes: ['name', 'requestData', 'includeInputAtKey', 'headers', 'cacheTTL', 'async'],
+  attributes: [
+    'name',
+    'requestData',
+    'includeInputAtKey',
+    'headers',
+    'cacheTTL',
+    'async',
+    'maxResponseBytes',
+  ],
   required: ['name'],
   jsonAttributes: ['requestData', 'headers'],
   async run(task) {
@@ -51,10 +61,11 @@ export const bridge: TaskDefinition = {
       body: toJsonText(body),
       headers: { 'content-type': 'application/json', ...headerPairs(task.json('headers')) },
       signal: task.signal,
+      cap: responseCap(task, 'bridge'),
     })
     const adapterStatus = statusInBody(text)
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
-      const reason = adapterErrorMessage(text) ?? text.slice(0, 200)
+      const reason = (adapterErrorMessage(text) ?? text).slice(0, 200)
       const answered = adapterStatus ?? status
       // The adapter's words are the root cause; the bridge, its URL and status say where.
       const failure = { kind: statusKind(answered), retryable: isRetryableStatus(answered) }

@@ -1,22 +1,28 @@
-import { Agent, interceptors, request as undiciRequest, type Dispatcher } from 'undici'
+import { request as undiciRequest, type Dispatcher } from 'undici'
 import { errorKindOf, type ErrorKind } from '../../config/errors.ts'
+import { declaredLength, readBounded, utf8Text } from '../../net/bounded-body.ts'
 import { TaskError } from '../task.ts'
-
-/** One HTTP exchange for the bridge and http tasks: body as text, size-limited, errors classified. */
-const MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-const MAX_REDIRECTIONS = 20
+import {
+  guardedDispatcher,
+  MAX_REDIRECTIONS,
+  RestrictedAddressError,
+  trustedDispatcher,
+  UnresolvableHostError,
+  type HostResolver,
+} from './address-guard.ts'
 
 /**
- * undici's `request` over one keep-alive pool per origin, rather than `fetch`: the bridge is called
- * once per run, and fetch's WHATWG streams, Request/Response objects and body written as a stream cost
- * ~340 µs of CPU per call on this machine against ~120 µs (a loopback call, client and server in one process).
- * undici's own idle timeout (4 s, shorter if the server says so): an idle connection the server has
- * closed meanwhile is not reused for a POST, which undici does not retry.
+ * One HTTP exchange for the bridge and http tasks: the body read under a byte cap while it streams,
+ * checked as UTF-8 text, errors classified (retryable or not).
+ * undici's `request` over keep-alive pools, rather than `fetch`: the bridge is called once per run,
+ * and fetch's WHATWG streams, Request/Response objects and body written as a stream cost ~340 µs of
+ * CPU per call on this machine against ~120 µs (a loopback call, client and server in one process).
  */
-const direct: Dispatcher = new Agent()
-const following: Dispatcher = direct.compose(
-  interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
-)
+export interface ResponseCap {
+  maxBytes: number
+  /** Where the cap comes from, for the message: the setting, or the task's attribute. */
+  source: string
+}
 
 export interface HttpExchange {
   method: Dispatcher.HttpMethod
@@ -24,11 +30,16 @@ export interface HttpExchange {
   body?: string
   headers: Record<string, string>
   signal: AbortSignal
-  /** `error` refuses a redirect (a URL from a variable may not bounce inward); `follow` by default. */
-  redirect?: 'follow' | 'error'
+  cap: ResponseCap
+  /**
+   * Present for a URL from a variable: every connection (each redirect hop's too) is checked against
+   * the private-address guard with this resolver. Absent: a URL the operator wrote, trusted.
+   */
+  guard?: { resolve?: HostResolver }
 }
 
 export async function exchange(request: HttpExchange): Promise<{ status: number; text: string }> {
+  const where = `${request.method} ${redactUrl(request.url)}`
   let response: Dispatcher.ResponseData
   try {
     response = await undiciRequest(request.url, {
@@ -36,43 +47,88 @@ export async function exchange(request: HttpExchange): Promise<{ status: number;
       headers: request.headers,
       body: request.body,
       signal: request.signal,
-      dispatcher: request.redirect === 'error' ? direct : following,
+      dispatcher: request.guard ? guardedDispatcher(request.guard.resolve) : trustedDispatcher,
+      // @ts-expect-error read by undici's redirect handler, missing from its request options type
+      throwOnMaxRedirect: true,
     })
   } catch (error) {
-    const reason = request.signal.aborted
-      ? 'timed out'
-      : ((error as { code?: string }).code ?? (error as Error).message)
-    // No HTTP answer: the service is not there (or not in time); worth another try either way.
-    const kind =
-      request.signal.aborted || errorKindOf(error) === 'timeout' ? 'timeout' : 'unavailable'
-    throw new TaskError(`${request.method} ${redactUrl(request.url)} failed: ${reason}`, {
-      kind,
-      retryable: true,
-      cause: error,
-    })
+    throw exchangeError(where, error, request.signal)
   }
   const { statusCode, headers, body } = response
-  if (
-    request.redirect === 'error' &&
-    statusCode >= 300 &&
-    statusCode < 400 &&
-    headers.location !== undefined
-  ) {
+  const length = declaredLength(headers['content-length'])
+  if (length !== undefined && length > request.cap.maxBytes) {
     discard(body)
-    throw new TaskError(
-      `${request.method} ${redactUrl(request.url)} answered a redirect (${statusCode}), which a URL from a variable may not follow`,
-    )
+    throw tooLarge(where, `announced ${length} bytes`, request.cap)
   }
-  const length = Number(headers['content-length'] ?? '0')
-  if (length > MAX_RESPONSE_BYTES) {
-    discard(body)
-    throw new TaskError(`response of ${length} bytes is larger than ${MAX_RESPONSE_BYTES}`)
+  refuseBinary(where, headers['content-type'], body)
+  let read
+  try {
+    read = await readBounded(body, request.cap.maxBytes)
+  } catch (error) {
+    throw exchangeError(where, error, request.signal)
   }
-  const text = await body.text()
-  if (text.length > MAX_RESPONSE_BYTES)
-    throw new TaskError(`response larger than ${MAX_RESPONSE_BYTES} bytes`)
+  if (!read.ok) throw tooLarge(where, `sent more than ${request.cap.maxBytes} bytes`, request.cap)
+  const text = utf8Text(read.bytes)
+  if (text === undefined)
+    throw new TaskError(`${where} answered a body that is not UTF-8 text`, { kind: 'upstream' })
   return { status: statusCode, text }
 }
+
+/** The failure of the exchange itself: the guard's refusals and too many redirects are final. */
+function exchangeError(where: string, error: unknown, signal: AbortSignal): TaskError {
+  if (signal.aborted)
+    return new TaskError(`${where} failed: timed out`, { kind: 'timeout', cause: error })
+  const cause = (error as { cause?: unknown }).cause
+  const guard = [error, cause].find(
+    (item) => item instanceof RestrictedAddressError || item instanceof UnresolvableHostError,
+  )
+  if (guard instanceof RestrictedAddressError)
+    return new TaskError(
+      `url: ${guard.message}; a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess="true"`,
+      { kind: 'bad_input', cause: guard },
+    )
+  if (guard instanceof UnresolvableHostError)
+    return new TaskError(`url: ${guard.message}`, { kind: 'bad_input', cause: guard })
+  if ((error as Error).message === 'max redirects')
+    return new TaskError(`${where} redirected more than ${MAX_REDIRECTIONS} times`, {
+      kind: 'upstream',
+      cause: error,
+    })
+  const reason = (error as { code?: string }).code ?? (error as Error).message
+  // No HTTP answer: the service is not there (or not in time); worth another try either way.
+  const kind = errorKindOf(error) === 'timeout' ? 'timeout' : 'unavailable'
+  return new TaskError(`${where} failed: ${reason}`, { kind, retryable: true, cause: error })
+}
+
+function tooLarge(where: string, what: string, cap: ResponseCap): TaskError {
+  return new TaskError(
+    `${where} ${what}, over the cap of ${cap.maxBytes} bytes (${cap.source}); the connection was closed`,
+    { kind: 'upstream', retryable: false },
+  )
+}
+
+/**
+ * A declared binary type (an image, an archive, octet-stream) is refused before its body is read:
+ * these tasks hand text on. No content type, JSON, text and XML pass (many sources send JSON as
+ * text/plain).
+ */
+function refuseBinary(
+  where: string,
+  header: string | string[] | undefined,
+  body: Dispatcher.ResponseData['body'],
+): void {
+  const type = (Array.isArray(header) ? header[0] : header)?.split(';')[0]?.trim().toLowerCase()
+  if (
+    !type ||
+    /^text\/|[/+]json$|[/+]xml$|^application\/(x-www-form-urlencoded|javascript)$/.test(type)
+  )
+    return
+  discard(body)
+  throw new TaskError(`${where} answered content-type ${type.slice(0, 80)}, not JSON or text`, {
+    kind: 'upstream',
+  })
+}
+
 /** Drops an unread body (and its connection): destroying it unread errors it, which is expected here. */
 function discard(body: Dispatcher.ResponseData['body']): void {
   body.once('error', () => undefined)

@@ -1,5 +1,6 @@
 import { evaluatePath, ReduceError } from '../../reduce/index.ts'
 import { parseJsonLossless } from '../json.ts'
+import { DEFAULT_PIPELINE_LIMITS } from '../limits.ts'
 import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
 
 /**
@@ -11,6 +12,7 @@ import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
  * a node reads them as float64 and would lose digits here.
  * `lax="true"`: a missing key or an index out of range gives null instead of an error; as on a node,
  * a path that does not fit the document (a field of a number, a name used on an array) still fails.
+ * Nesting deeper than JSON_MAX_DEPTH and numbers of more than 1,000 characters are refused (json.ts).
  */
 const MAX_JSON_TEXT = 10 * 1024 * 1024
 
@@ -19,7 +21,7 @@ export const jsonparse: TaskDefinition = {
   attributes: ['data', 'path', 'separator', 'lax'],
   async run(task) {
     const data = task.value('data', { fromInput: true })
-    const json = parseJson(data)
+    const json = parseJson(data, (task.context.limits ?? DEFAULT_PIPELINE_LIMITS).jsonMaxDepth)
     const pathValue = task.value('path') ?? ''
     const path = Array.isArray(pathValue) ? pathValue.map(String).join(',') : String(pathValue)
     const separator = String(task.value('separator') ?? ',')
@@ -37,15 +39,18 @@ export const jsonparse: TaskDefinition = {
   },
 }
 
-function parseJson(data: unknown): unknown {
+function parseJson(data: unknown, maxDepth: number): unknown {
   if (typeof data === 'string' || data instanceof Uint8Array) {
     const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
     if (text.length > MAX_JSON_TEXT)
       throw new TaskError(`data is longer than ${MAX_JSON_TEXT} characters`)
     try {
-      return parseJsonLossless(text)
+      return parseJsonLossless(text, maxDepth)
     } catch (error) {
-      throw new TaskError(`data is not JSON: ${(error as Error).message}`)
+      const reason = (error as Error).message
+      // The depth bound is a setting: the message names it.
+      const setting = /^nesting deeper/.test(reason) ? ' (JSON_MAX_DEPTH)' : ''
+      throw new TaskError(`data is not JSON: ${reason}${setting}`)
     }
   }
   if (data !== null && typeof data === 'object') return data

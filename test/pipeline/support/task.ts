@@ -16,6 +16,7 @@ export async function runTask(
     vars?: Vars
     context?: Partial<RunContext>
   } = {},
+  signal: AbortSignal = AbortSignal.timeout(10_000),
 ): Promise<unknown> {
   const definition = TASK_TYPES.get(type)
   if (!definition) throw new Error(`no task type ${type}`)
@@ -38,7 +39,7 @@ export async function runTask(
     inputs,
     vars: options.vars ?? {},
     context: { runId: 'test', env: {}, ...options.context },
-    signal: AbortSignal.timeout(10_000),
+    signal,
   })
   return definition.run(task)
 }

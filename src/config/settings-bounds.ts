@@ -1,0 +1,57 @@
+import { z } from 'zod'
+import { positiveInt, withDefault } from './settings-kit.ts'
+
+const count = z.coerce.number().int().nonnegative()
+
+/**
+ * What a requester or a source can make feedrunner hold: body caps (read while the body streams),
+ * parse bounds, the size of what is kept and printed, per-requester admission (docs/security.md).
+ */
+export const boundSettings = {
+  HTTP_TASK_MAX_RESPONSE_BYTES: withDefault(positiveInt, 32 * 1024, {
+    group: 'bounds',
+    unit: 'bytes',
+    description:
+      "Largest body an http task reads; the connection is closed at the cap and the run errors. Chainlink's [JobPipeline.HTTPRequest] MaxSize default. A task's literal maxResponseBytes overrides it.",
+  }),
+  BRIDGE_MAX_RESPONSE_BYTES: withDefault(positiveInt, 256 * 1024, {
+    group: 'bounds',
+    unit: 'bytes',
+    description:
+      "Largest body a bridge task reads. The largest answer of the shipped data set is 3.4 kB, about twice that through the adapter (test/feeds/answer-size.test.ts); a blockchain answer carries a transaction's input and every transfer of it (~100 kB for the largest on mainnet). A task's literal maxResponseBytes overrides it.",
+  }),
+  FETCH_MAX_RESPONSE_BYTES: withDefault(positiveInt, 2 * 1024 * 1024, {
+    group: 'bounds',
+    unit: 'bytes',
+    description: 'Largest body a fetch worker reads from the feed service.',
+  }),
+  RPC_MAX_RESPONSE_BYTES: withDefault(positiveInt, 64 * 1024 * 1024, {
+    group: 'bounds',
+    unit: 'bytes',
+    description: 'Largest JSON-RPC answer the sender reads from a node (a batch of receipts).',
+  }),
+  JSON_MAX_DEPTH: withDefault(positiveInt.max(10_000), 64, {
+    group: 'bounds',
+    unit: 'levels',
+    description:
+      'Deepest nesting of arrays and objects jsonparse and the fetch worker accept (feed answers nest 4 levels).',
+  }),
+  TASK_OUTPUT_MAX_CHARS: withDefault(positiveInt, 4_096, {
+    group: 'bounds',
+    unit: 'characters',
+    description:
+      'Characters of one task output or error kept in a run record and printed by jobs run; the rest is cut with a note.',
+  }),
+  REQUESTER_MAX_CONCURRENT_RUNS: withDefault(count, 8, {
+    group: 'bounds',
+    unit: 'runs',
+    description:
+      'Runs one requester address may have in progress in one runner process; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
+  }),
+  REQUESTER_MAX_REQUESTS_PER_MINUTE: withDefault(count, 120, {
+    group: 'bounds',
+    unit: 'requests/min',
+    description:
+      'Requests one requester address may start per minute in one runner process; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
+  }),
+}

@@ -1,0 +1,32 @@
+import { settingsSchema, type Settings } from '../config/settings.ts'
+
+/** What the pipeline bounds for every run, from the settings (docs/security.md). */
+export interface PipelineLimits {
+  httpMaxResponseBytes: number
+  bridgeMaxResponseBytes: number
+  jsonMaxDepth: number
+}
+
+type LimitSettings = Pick<
+  Settings,
+  'HTTP_TASK_MAX_RESPONSE_BYTES' | 'BRIDGE_MAX_RESPONSE_BYTES' | 'JSON_MAX_DEPTH'
+>
+
+export function pipelineLimits(settings: LimitSettings): PipelineLimits {
+  return {
+    httpMaxResponseBytes: settings.HTTP_TASK_MAX_RESPONSE_BYTES,
+    bridgeMaxResponseBytes: settings.BRIDGE_MAX_RESPONSE_BYTES,
+    jsonMaxDepth: settings.JSON_MAX_DEPTH,
+  }
+}
+
+/** The settings' defaults, for runs given no limits (tests, tools). */
+export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = pipelineLimits(
+  settingsSchema
+    .pick({
+      HTTP_TASK_MAX_RESPONSE_BYTES: true,
+      BRIDGE_MAX_RESPONSE_BYTES: true,
+      JSON_MAX_DEPTH: true,
+    })
+    .parse({}),
+)
