@@ -1,4 +1,5 @@
 import { familyBaseUrl, type Settings } from '../config/settings.ts'
+import { nestingBeyond, readBounded } from '../net/bounded-body.ts'
 import { substituteQuery } from '../signkey/index.ts'
 import {
   envelopeSchema,
@@ -41,9 +42,6 @@ export interface FeedResult {
 }
 
 const REDACTED = 'REDACTED'
-/** Largest body accepted from the service; the biggest real answer (an asset contract) is a few kB. */
-export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024
-
 /**
  * Every form in which a key could show up in a message: raw, percent- and form-encoded. Keys shorter
  * than 4 characters are not scrubbed (they would garble every message); real keys are longer.
@@ -80,26 +78,25 @@ function errorMessage(error: unknown): string {
   return causeText ? `${error.message}: ${causeText}` : error.message
 }
 
-/** The body as text, refusing one larger than MAX_RESPONSE_BYTES before it fills memory. */
-async function readBody(entry: CatalogEntry, response: Response): Promise<string> {
-  if (!response.body) return ''
-  const chunks: Uint8Array[] = []
-  let size = 0
-  // Leaving the loop early cancels the stream.
-  for await (const chunk of response.body) {
-    size += chunk.byteLength
-    if (size > MAX_RESPONSE_BYTES) break
-    chunks.push(chunk)
-  }
-  if (size > MAX_RESPONSE_BYTES) {
+/**
+ * The body as text, read under FETCH_MAX_RESPONSE_BYTES while it streams (leaving the read cancels
+ * the stream and its connection), so an endless answer costs at most the cap.
+ */
+async function readBody(
+  entry: CatalogEntry,
+  response: Response,
+  maxBytes: number,
+): Promise<string> {
+  const read = await readBounded(response.body, maxBytes)
+  if (!read.ok) {
     throw new UpstreamError(
       entry.name,
       'bad-envelope',
-      `the feed service sent more than ${MAX_RESPONSE_BYTES} bytes`,
+      `the feed service sent more than ${maxBytes} bytes (FETCH_MAX_RESPONSE_BYTES); the connection was closed`,
       { httpStatus: response.status, retryable: false },
     )
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return read.bytes.toString('utf8')
 }
 
 async function get(
@@ -118,7 +115,10 @@ async function get(
       headers: { accept: 'application/json' },
       redirect: 'error',
     })
-    return { status: response.status, body: await readBody(entry, response) }
+    return {
+      status: response.status,
+      body: await readBody(entry, response, options.settings.FETCH_MAX_RESPONSE_BYTES),
+    }
   } catch (error) {
     if (error instanceof UpstreamError) throw error
     if (timeout.aborted)
@@ -154,8 +154,17 @@ function parseEnvelope(
   status: number,
   body: string,
   forms: readonly string[],
+  maxDepth: number,
 ): Envelope {
   let json: unknown
+  const deep = nestingBeyond(body, maxDepth)
+  if (deep !== undefined)
+    throw new UpstreamError(
+      entry.name,
+      'bad-envelope',
+      `the feed service sent JSON nested deeper than ${maxDepth} levels (JSON_MAX_DEPTH)`,
+      { httpStatus: status, retryable: false },
+    )
   try {
     json = JSON.parse(body)
   } catch {
@@ -248,7 +257,10 @@ export async function fetchFeed(
   const safeUrl = scrub(url.toString(), forms)
 
   const { status, body } = await get(entry, url, options, forms)
-  const envelope = scrubDeep(parseEnvelope(entry, status, body, forms), forms)
+  const envelope = scrubDeep(
+    parseEnvelope(entry, status, body, forms, options.settings.JSON_MAX_DEPTH),
+    forms,
+  )
   if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {
     const httpStatus = status !== 200 ? status : envelope.status
     // The service's own words, bounded: they travel on to logs and to the adapter's answer.

@@ -163,7 +163,10 @@ function evaluateGeneralJsonPath(json: unknown, path: string, resolve: AliasReso
   try {
     const view = withAliasTwins(json, resolve)
     // wrap: true so one matched array is not confused with several matches; unwrapped below.
-    matches = JSONPath({ path, json: view as object, wrap: true, eval: false }) as unknown[]
+    // jsonpath-plus answers undefined (not []) for a document that is a bare number, string or boolean.
+    matches =
+      (JSONPath({ path, json: view as object, wrap: true, eval: false }) as
+        unknown[] | undefined) ?? []
   } catch (error) {
     throw new ReduceError('BAD_PATH', `not a valid JSONPath (${(error as Error).message})`, path)
   }

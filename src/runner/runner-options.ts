@@ -22,6 +22,8 @@ export interface RunnerOptions {
   txConfirmations?: number
   /** The least time between two broadcasts of one key (default: the sender's). */
   txBroadcastIntervalMs?: number
+  /** RPC_MAX_RESPONSE_BYTES: the largest JSON-RPC answer the sender reads. */
+  rpcMaxResponseBytes?: number
   /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, limits, ... */
   runOptions?: Partial<RunOptions>
   /** Per-requester bounds and the run record's output cap (pipeline-worker.ts). */

@@ -48,6 +48,7 @@ export async function startRunnerFromSettings(
     fromBlock: settings.RUNNER_FROM_BLOCK,
     txConfirmations: settings.TX_CONFIRMATIONS,
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
+    rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,
     runOptions: { env: options.env ?? process.env, limits: pipelineLimits(settings) },
     requestPolicy: {
       admission: new RequesterAdmission({

@@ -32,6 +32,7 @@ export async function startWorkPart(
   const sender = createTxSender({
     rpcUrl: options.rpcUrl,
     chainId: options.chainId,
+    rpcMaxResponseBytes: options.rpcMaxResponseBytes,
     keys: options.keys,
     redisUrl: options.redisUrl,
     prefix: options.prefix,

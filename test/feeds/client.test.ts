@@ -5,7 +5,7 @@ import { parseSettings, type Settings } from '../../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { freePort } from '../../src/dev/ports.ts'
 import { feedCatalog, FeedParamsError } from '../../src/feeds/catalog/index.ts'
-import { fetchFeed, MAX_RESPONSE_BYTES } from '../../src/feeds/client.ts'
+import { fetchFeed } from '../../src/feeds/client.ts'
 import type { FeedCall } from '../../src/feeds/server/index.ts'
 import { UpstreamError } from '../../src/feeds/upstream-error.ts'
 import { SignKeyError } from '../../src/signkey/index.ts'
@@ -250,7 +250,21 @@ describe('upstream client', () => {
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
     intercept = undefined
     expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
-    expect(error.description).toContain(`more than ${MAX_RESPONSE_BYTES} bytes`)
+    expect(error.description).toContain(
+      `more than ${settings.FETCH_MAX_RESPONSE_BYTES} bytes (FETCH_MAX_RESPONSE_BYTES)`,
+    )
+  })
+
+  it('refuses an answer nested deeper than JSON_MAX_DEPTH before parsing it', async () => {
+    intercept = (_call, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(`{"data":${'['.repeat(100_000)}${']'.repeat(100_000)}}`)
+      return true
+    }
+    const error = await failure(fetchFeed('game-odds', mufc, { settings }))
+    intercept = undefined
+    expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
+    expect(error.description).toContain('nested deeper than 64 levels (JSON_MAX_DEPTH)')
   })
 
   it('reports an unreachable service as a retryable network error', async () => {

@@ -56,6 +56,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     chainId: options.chainId,
     pollIntervalMs: settings.pollIntervalMs,
     priorityFeeWei: options.priorityFeeWei,
+    rpcMaxResponseBytes: options.rpcMaxResponseBytes,
   })
   const keySenders: KeySender[] = []
   const workers = new Map<KeySender, Worker<TxJobData, TxResult>>()

@@ -1,4 +1,6 @@
 import { Agent, request } from 'undici'
+import { FeedrunnerError } from '../../config/errors.ts'
+import { nestingBeyond, readBounded } from '../../net/bounded-body.ts'
 import { z } from 'zod'
 
 /** Keep-alive connections to the node, used by undici's request (lighter than fetch for a call per batch). */
@@ -27,6 +29,7 @@ export async function postJsonRpcBatch(
   rpcUrl: string,
   calls: readonly RpcCall[],
   timeoutMs = 30_000,
+  maxBytes = DEFAULT_RPC_MAX_RESPONSE_BYTES,
 ): Promise<RpcOutcome[]> {
   const response = await request(rpcUrl, {
     method: 'POST',
@@ -42,7 +45,7 @@ export async function postJsonRpcBatch(
     throw new Error(`${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.statusCode}`)
   }
   const answers = new Map(
-    batchAnswer.parse(await response.body.json()).map((answer) => [answer.id, answer]),
+    (await readBatchAnswer(response.body, calls, maxBytes)).map((answer) => [answer.id, answer]),
   )
   return calls.map((_, id): RpcOutcome => {
     const answer = answers.get(id)
@@ -50,6 +53,45 @@ export async function postJsonRpcBatch(
     if (answer.error) return { ok: false, message: answer.error.message }
     return { ok: true, result: answer.result }
   })
+}
+
+/** The settings' default of RPC_MAX_RESPONSE_BYTES, for callers given none. */
+export const DEFAULT_RPC_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+const RPC_MAX_DEPTH = 64
+
+/**
+ * The node's answer, read under the byte cap while it streams, nesting bounded, checked as a batch:
+ * anything else fails the whole exchange with a reason (kind `upstream`), never a bare parser error.
+ */
+async function readBatchAnswer(
+  body: AsyncIterable<Uint8Array>,
+  calls: readonly RpcCall[],
+  maxBytes: number,
+): Promise<z.infer<typeof batchAnswer>> {
+  const what = calls[0]?.[0] ?? 'JSON-RPC'
+  const fail = (reason: string): never => {
+    throw new FeedrunnerError(`${what}: the node answered ${reason}`, { kind: 'upstream' })
+  }
+  const read = await readBounded(body, maxBytes)
+  if (!read.ok)
+    return fail(`more than ${maxBytes} bytes (RPC_MAX_RESPONSE_BYTES); the connection was closed`)
+  const text = read.bytes.toString('utf8')
+  const deep = nestingBeyond(text, RPC_MAX_DEPTH)
+  if (deep !== undefined) return fail(`JSON nested deeper than ${RPC_MAX_DEPTH} levels`)
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return fail(`something that is not JSON (${(error as Error).message.slice(0, 120)})`)
+  }
+  const parsed = batchAnswer.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    return fail(
+      `something that is not a JSON-RPC batch (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`,
+    )
+  }
+  return parsed.data
 }
 
 /** A node's JSON-RPC error for one call, with the method it answered. */
@@ -74,7 +116,11 @@ export interface JsonRpcClient {
  * Lighter than ethers' JsonRpcProvider for raw calls: no provider machinery per call, and no 10 ms wait
  * to gather a batch.
  */
-export function createJsonRpcClient(rpcUrl: string, timeoutMs = 30_000): JsonRpcClient {
+export function createJsonRpcClient(
+  rpcUrl: string,
+  timeoutMs = 30_000,
+  maxBytes = DEFAULT_RPC_MAX_RESPONSE_BYTES,
+): JsonRpcClient {
   let gathering: Array<{
     call: RpcCall
     resolve: (result: unknown) => void
@@ -87,6 +133,7 @@ export function createJsonRpcClient(rpcUrl: string, timeoutMs = 30_000): JsonRpc
       rpcUrl,
       batch.map((item) => item.call),
       timeoutMs,
+      maxBytes,
     ).then(
       (outcomes) =>
         batch.forEach((item, index) => {

@@ -32,6 +32,8 @@ export interface SenderNodeOptions {
   chainId?: number
   pollIntervalMs: number
   priorityFeeWei?: bigint
+  /** RPC_MAX_RESPONSE_BYTES: the largest answer read from the node. */
+  rpcMaxResponseBytes?: number
 }
 
 export function createSenderNode(options: SenderNodeOptions): SenderNode {
@@ -55,7 +57,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
 
   // Raw calls (heads, nonces, receipts, broadcasts) go through a batching client; ethers' provider is
   // kept for eth_call, whose revert data it decodes.
-  const client = createJsonRpcClient(url)
+  const client = createJsonRpcClient(url, undefined, options.rpcMaxResponseBytes)
   function send<T>(method: string, params: unknown[]): Promise<T> {
     return client.call<T>(method, params)
   }

@@ -50,6 +50,8 @@ export type TxJobData = z.infer<typeof jobDataSchema>
 export interface TxSenderOptions {
   rpcUrl: string
   chainId?: number
+  /** RPC_MAX_RESPONSE_BYTES: the largest JSON-RPC answer read from the node. */
+  rpcMaxResponseBytes?: number
   /** Sender private keys; each gets its own ordered queue and worker. Never logged or queued. */
   keys: readonly string[]
   redisUrl: string
