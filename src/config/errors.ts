@@ -184,9 +184,15 @@ const serialisedLinkSchema = z.object({
   retryable: z.boolean(),
 })
 
-/** An error as it is stored in Redis: the outermost error, then its causes outermost first. */
+/**
+ * An error as it is stored in Redis: the outermost error, then its causes outermost first. Redis's
+ * Lua JSON writes an empty list as `{}`, so anything but a list reads as no causes.
+ */
 export const serialisedErrorSchema = serialisedLinkSchema.extend({
-  causes: z.array(serialisedLinkSchema).default([]),
+  causes: z.preprocess(
+    (value) => (Array.isArray(value) ? value : []),
+    z.array(serialisedLinkSchema),
+  ),
 })
 export type SerialisedError = z.infer<typeof serialisedErrorSchema>
 

@@ -1,3 +1,5 @@
+import type { ErrorKind } from '../config/errors.ts'
+
 /**
  * Why a request ended the way it did, as a small fixed set of classes: a metric label must stay
  * bounded, so the free text of a run's reason (addresses, amounts, upstream words) never becomes one.
@@ -25,25 +27,31 @@ export const REASON_CLASSES = [
 ] as const
 export type ReasonClass = (typeof REASON_CLASSES)[number]
 
-/** The class of a refusal text from the runner's admission (src/runner/admission.ts). */
-export function refusalClass(reason: string | undefined): ReasonClass {
-  if (!reason) return 'refused_other'
-  if (/^no job with spec id/i.test(reason)) return 'unknown_job'
-  if (/requester .* is not in the job's requesters/i.test(reason)) return 'requester_not_allowed'
-  if (/^payment .* below/i.test(reason)) return 'payment_too_low'
-  return 'refused_other'
+/** The class of a refusal from the runner's admission (src/runner/admission.ts), by its code. */
+export function refusalClass(refusal: { code: RefusalClass } | undefined): ReasonClass {
+  return refusal?.code ?? 'refused_other'
 }
+export type RefusalClass =
+  | 'unknown_job'
+  | 'requester_not_allowed'
+  | 'payment_too_low'
+  | 'requester_busy'
+  | 'requester_rate_limited'
 
 /** Task types by what their failure means for an operator. */
 const FETCH_TASKS = new Set(['bridge', 'http'])
 const REQUEST_DECODING_TASKS = new Set(['ethabidecodelog', 'cborparse'])
 const TX_TASKS = new Set(['ethtx'])
 
-/** What the executor reports per task (structural: this module depends on nothing above it). */
+/**
+ * What the executor reports per task (structural: this module depends on nothing above it). The
+ * class reads the failure's kind and the task's type; the words in `error` are never read.
+ */
 export interface FailedTaskLike {
   type: string
   ok: boolean
   error?: string
+  failure?: { kind: ErrorKind }
   skipped?: boolean
 }
 
@@ -51,11 +59,11 @@ export interface FailedTaskLike {
 export function errorClass(tasks: readonly FailedTaskLike[]): ReasonClass {
   const failed = tasks.find((task) => !task.ok && !task.skipped)
   if (!failed) return tasks.some((task) => task.skipped) ? 'timeout' : 'pipeline'
-  const error = failed.error ?? ''
-  if (/timed out|timeout|deadline/i.test(error)) return 'timeout'
+  const kind = failed.failure?.kind
+  if (kind === 'timeout') return 'timeout'
   if (FETCH_TASKS.has(failed.type)) return 'fetch_failed'
   if (REQUEST_DECODING_TASKS.has(failed.type)) return 'bad_request_data'
-  if (TX_TASKS.has(failed.type)) return /revert/i.test(error) ? 'tx_reverted' : 'tx_failed'
+  if (TX_TASKS.has(failed.type)) return kind === 'reverted' ? 'tx_reverted' : 'tx_failed'
   return 'bad_value'
 }
 

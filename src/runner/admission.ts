@@ -1,24 +1,58 @@
 import { formatUnits, getAddress } from 'ethers'
 import type { OracleRequestEvent } from '../chain/operator.ts'
+import { FeedrunnerError, type ErrorKind } from '../config/errors.ts'
 import type { JobSpecFields } from '../pipeline/index.ts'
+
+/** Why a request is refused: the metric's reason class reads `code`, never the words. */
+export type RefusalCode =
+  | 'unknown_job'
+  | 'requester_not_allowed'
+  | 'payment_too_low'
+  | 'requester_busy'
+  | 'requester_rate_limited'
+
+const REFUSAL_KINDS: Record<RefusalCode, ErrorKind> = {
+  unknown_job: 'bad_input',
+  requester_not_allowed: 'not_authorised',
+  payment_too_low: 'bad_input',
+  requester_busy: 'not_authorised',
+  requester_rate_limited: 'not_authorised',
+}
+
+/** A request the runner will not run; recorded with its message, never dropped silently. */
+export class RequestRefusedError extends FeedrunnerError {
+  override readonly name = 'RequestRefusedError'
+  constructor(
+    readonly code: RefusalCode,
+    message: string,
+  ) {
+    super(message, { kind: REFUSAL_KINDS[code] })
+  }
+}
 
 /**
  * Why a request must not run, per the job's `requesters` and `minContractPaymentLinkJuels`, or
- * undefined when it may. Refused requests are recorded with this reason, never dropped silently.
+ * undefined when it may.
  */
-export function refusalReason(
+export function refusalOf(
   spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
   request: OracleRequestEvent,
-): string | undefined {
+): RequestRefusedError | undefined {
   if (spec.requesters && spec.requesters.length > 0) {
     const requester = getAddress(request.requester)
     if (!spec.requesters.some((allowed) => getAddress(allowed) === requester)) {
-      return `requester ${requester} is not in the job's requesters`
+      return new RequestRefusedError(
+        'requester_not_allowed',
+        `requester ${requester} is not in the job's requesters`,
+      )
     }
   }
   const minimum = spec.minContractPaymentLinkJuels
   if (minimum !== undefined && request.payment < minimum) {
-    return `payment ${formatUnits(request.payment, 18)} LINK is below the job's minimum of ${formatUnits(minimum, 18)} LINK`
+    return new RequestRefusedError(
+      'payment_too_low',
+      `payment ${formatUnits(request.payment, 18)} LINK is below the job's minimum of ${formatUnits(minimum, 18)} LINK`,
+    )
   }
   return undefined
 }
@@ -98,4 +132,12 @@ export class RequesterAdmission {
     for (const [who, times] of this.started)
       if (!this.running.has(who) && (times.at(-1) ?? 0) <= since) this.started.delete(who)
   }
+}
+
+/** The words of refusalOf, or undefined when the request may run. */
+export function refusalReason(
+  spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
+  request: OracleRequestEvent,
+): string | undefined {
+  return refusalOf(spec, request)?.message
 }

@@ -1,9 +1,15 @@
 import { Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
-import { FeedrunnerError } from '../config/errors.ts'
+import {
+  FeedrunnerError,
+  rootCauseFirst,
+  serialiseError,
+  withContext,
+  type ErrorKind,
+} from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
-import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
-import { boundedPlain, runJob } from '../pipeline/index.ts'
+import type { ChainAccess, RunOptions, TaskFailure, TaskOutcome } from '../pipeline/index.ts'
+import { boundedPlain, originOf, runJob } from '../pipeline/index.ts'
 import {
   errorClass,
   observeRun,
@@ -13,7 +19,8 @@ import {
   type ReasonClass,
 } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
-import { refusalReason, type RequesterAdmission } from './admission.ts'
+import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
+import { asFailedReason } from '../queue/failed-reason.ts'
 import { fromRequestPayload, jobRunVars, requestJobId } from './request-payload.ts'
 import {
   isFinal,
@@ -67,25 +74,50 @@ export class TransientRunError extends FeedrunnerError {
 }
 
 /**
- * A bridge failure worth another try later: the adapter could not be reached, answered 503 (its Redis
- * is down) or 504 (the fetch did not finish in time), or the task timed out. A 502 (the feed service
- * failed after the adapter's own retries) and every 4xx are final.
+ * A bridge failure worth another try later, by its kind: `unavailable` (the adapter could not be
+ * reached, or answered 503: its Redis is down) or `timeout` (it answered 504: the fetch did not finish
+ * in time, or the task timed out). A 502 (the feed service failed after the adapter's own retries,
+ * kind `upstream`) and every 4xx are final.
  */
-const TRANSIENT_BRIDGE_ERROR =
-  /(ECONNREFUSED|ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CONNECT|socket hang up|other side closed|terminated|answered 50[34]|timed out)/i
+const TRANSIENT_BRIDGE_KINDS: ReadonlySet<ErrorKind> = new Set(['unavailable', 'timeout'])
 
-function transientBridgeFailure(tasks: readonly TaskOutcome[]): string | undefined {
+function transientBridgeFailure(tasks: readonly TaskOutcome[]): TaskOutcome | undefined {
   if (tasks.some((task) => task.type === 'ethtx' && task.ok)) return undefined
   const failed = tasks.find(
-    (task) => task.type === 'bridge' && !task.ok && TRANSIENT_BRIDGE_ERROR.test(task.error ?? ''),
+    (task) =>
+      task.type === 'bridge' &&
+      !task.ok &&
+      task.failure !== undefined &&
+      TRANSIENT_BRIDGE_KINDS.has(task.failure.kind),
   )
   // An ethtx that timed out may still be mined (its sender job was held by a process that died and
   // is taken over after the lock expires): running the request again joins the same sender job
   // through its idempotency key, so it cannot send twice.
   const waitedForTx = tasks.find(
-    (task) => task.type === 'ethtx' && !task.ok && /timed out/i.test(task.error ?? ''),
+    (task) => task.type === 'ethtx' && !task.ok && task.failure?.kind === 'timeout',
   )
-  return (failed ?? waitedForTx)?.error
+  return failed ?? waitedForTx
+}
+
+/**
+ * A run's failure in words, root cause first, then where: the task it began in, the job, the request
+ * ("the feed service answered 404: no match; task fetch, job game-odds, request 0x4f1c"). Terminal
+ * tasks that failed for one origin are told once.
+ */
+function runFailures(
+  request: OracleRequestEvent,
+  job: string,
+  failures: readonly TaskFailure[],
+): FeedrunnerError[] {
+  const seen = new Set<string>()
+  const origins: FeedrunnerError[] = []
+  for (const failure of failures) {
+    const origin = originOf(failure)
+    if (seen.has(origin.message)) continue
+    seen.add(origin.message)
+    origins.push(withContext(`request ${request.requestId}`, withContext(`job ${job}`, origin)))
+  }
+  return origins
 }
 
 export interface RequestOutcome {
@@ -96,15 +128,20 @@ export interface RequestOutcome {
 
 /** The worker of the `requests` queue: admits a request, runs its job's pipeline, records the run. */
 export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
-  const process = (queueJob: QueueJob): Promise<RequestOutcome> => {
+  const process = async (queueJob: QueueJob): Promise<RequestOutcome> => {
     // The last delivery records a transient failure as the run's end; earlier ones hand the request back.
     const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
     const retried = queueJob.attemptsMade > 0 || queueJob.stalledCounter > 0
-    return runRequest(fromRequestPayload(queueJob.data), {
-      ...options,
-      retryTransient: !lastAttempt,
-      retried,
-    })
+    try {
+      return await runRequest(fromRequestPayload(queueJob.data), {
+        ...options,
+        retryTransient: !lastAttempt,
+        retried,
+      })
+    } catch (error) {
+      // The failed job's reason is the error with its kind, for whoever reads it (failedReasonError).
+      throw asFailedReason(error)
+    }
   }
   return new Worker(options.queueName, process, {
     connection: options.connection,
@@ -130,9 +167,8 @@ export async function runRequest(
   const loaded = registry.bySpecId(request.specId)
   const base = baseRecord(request, loaded)
   const refuse = async (
-    reason: string,
+    refusal: RequestRefusedError,
     job: string | undefined,
-    reasonClass: ReasonClass,
   ): Promise<RequestOutcome> => {
     // A run that is final already (a redelivery) is neither written nor counted again.
     const existing = await runs.get(request.requestId)
@@ -140,18 +176,23 @@ export async function runRequest(
     return finish(
       runs,
       request.requestId,
-      base,
+      { ...base, failure: serialiseError(refusal) },
       'refused',
-      reason,
+      refusal.message,
       log.child({ job: job ?? '(unknown)' }),
-      { job, reason: reasonClass },
+      { job, reason: refusalClass(refusal) },
     )
   }
-  if (!loaded) return refuse(`no job with spec id ${request.specId}`, undefined, 'unknown_job')
-  const refusal = refusalReason(loaded.job.spec, request)
-  if (refusal) return refuse(refusal, loaded.name, refusalClass(refusal))
+  if (!loaded)
+    return refuse(
+      new RequestRefusedError('unknown_job', `no job with spec id ${request.specId}`),
+      undefined,
+    )
+  const refusal = refusalOf(loaded.job.spec, request)
+  if (refusal) return refuse(refusal, loaded.name)
   const admitted = options.admission?.admit(request.requester)
-  if (admitted && !admitted.ok) return refuse(admitted.reason, loaded.name, admitted.reasonClass)
+  if (admitted && !admitted.ok)
+    return refuse(new RequestRefusedError(admitted.reasonClass, admitted.reason), loaded.name)
   try {
     return await runAdmitted(request, loaded, base, runId, log, options)
   } finally {
@@ -203,17 +244,31 @@ async function runAdmitted(
   const txHash = sentTxHash(result.tasks)
   if (!result.ok) {
     const transient = options.retryTransient ? transientBridgeFailure(result.tasks) : undefined
-    if (transient) {
-      await runs.update(request.requestId, { tasks, reason: `will retry: ${transient}` })
-      jobLog.warn({ reason: transient }, 'bridge unavailable: the request goes back to the queue')
-      throw new TransientRunError(transient)
+    if (transient?.failure) {
+      const [failure] = runFailures(request, loaded.name, [transient.failure])
+      const words = rootCauseFirst(failure)
+      await runs.update(request.requestId, {
+        tasks,
+        reason: `will retry: ${words}`,
+        failure: serialiseError(failure),
+      })
+      jobLog.warn(
+        { reason: words, kind: failure!.kind },
+        'bridge unavailable: the request goes back to the queue',
+      )
+      throw new TransientRunError(`will retry: ${words}`, failure)
     }
-    const reason = result.errors.join('; ') || 'the pipeline failed'
-    return finish(runs, request.requestId, { tasks, txHash }, 'errored', reason, jobLog, {
-      job: loaded.name,
-      reason: errorClass(result.tasks),
-      startedAt,
-    })
+    const failures = runFailures(request, loaded.name, result.failures)
+    const reason = failures.map(rootCauseFirst).join(' | ') || 'the pipeline failed'
+    return finish(
+      runs,
+      request.requestId,
+      { tasks, txHash, ...(failures[0] ? { failure: serialiseError(failures[0]) } : {}) },
+      'errored',
+      reason,
+      jobLog,
+      { job: loaded.name, reason: errorClass(result.tasks), startedAt },
+    )
   }
   return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, {
     job: loaded.name,
@@ -249,7 +304,7 @@ async function finish(
       observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
   }
   if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
-  else log.warn({ state, reason }, `run ${state}`)
+  else log.warn({ state, reason, kind: patch.failure?.kind }, `run ${state}`)
   return outcomeOf(stored)
 }
 
@@ -282,7 +337,10 @@ function taskRecord(outcome: TaskOutcome, maxChars = 4_096): TaskRecord {
     ms: outcome.durationMs,
     ...(outcome.ok
       ? { output: boundedPlain(outcome.value, maxChars) }
-      : { error: boundedPlain(outcome.error ?? 'failed', maxChars) as string }),
+      : {
+          error: boundedPlain(outcome.error ?? 'failed', maxChars) as string,
+          ...(outcome.failure ? { failure: serialiseError(outcome.failure) } : {}),
+        }),
   }
 }
 

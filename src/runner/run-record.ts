@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
+import { serialisedErrorSchema, type SerialisedError } from '../config/errors.ts'
 import { luaScript } from '../queue/lua-script.ts'
 
 /**
@@ -29,6 +30,8 @@ export interface TaskRecord {
   /** JSON-safe rendering of the task's value (bigints as strings). */
   output?: unknown
   error?: string
+  /** The task's failure as stored errors are ({kind, message, retryable, causes}). */
+  failure?: SerialisedError
   ms?: number
 }
 
@@ -39,8 +42,10 @@ export interface RunRecord {
   job: string
   externalJobId: string
   state: RunState
-  /** Why a run was refused or errored, in words an operator can act on. */
+  /** Why a run was refused or errored, in words an operator can act on: root cause first, then where. */
   reason?: string
+  /** The same failure as an error with its kind (reviveError gives it back as one). */
+  failure?: SerialisedError
   requester: string
   payment: string
   blockNumber: number
@@ -166,7 +171,15 @@ function decodeRun(stored: string): RunRecord {
   const record = JSON.parse(stored) as RunRecord
   // cjson encodes an empty table as {}; task lists must stay arrays.
   if (record.tasks && !Array.isArray(record.tasks)) record.tasks = []
+  if (record.failure) record.failure = storedError(record.failure)
+  for (const task of record.tasks ?? []) if (task.failure) task.failure = storedError(task.failure)
   return record
+}
+
+/** A stored failure read back; one that does not parse (an older record) is left out. */
+function storedError(value: unknown): SerialisedError | undefined {
+  const parsed = serialisedErrorSchema.safeParse(value)
+  return parsed.success ? parsed.data : undefined
 }
 
 export function isFinal(state: RunState): boolean {

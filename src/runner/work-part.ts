@@ -1,8 +1,10 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { Logger } from '../config/logger.ts'
+import { rootCauseFirst } from '../config/errors.ts'
 import { createTxSender, type TxSender } from '../chain/sender/index.ts'
 import { createRedisConnection } from '../queue/connection.ts'
+import { failedReasonError } from '../queue/failed-reason.ts'
 import { createPipelineWorker } from './pipeline-worker.ts'
 import type { RunStore } from './run-record.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
@@ -66,12 +68,14 @@ export async function startWorkPart(
   worker.on('failed', (job, error) => {
     // Every line about a run carries its request id and job (the queue job id embeds the request id).
     const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
+    const failure = failedReasonError(job?.failedReason ?? error.message)
     log.error(
       {
         requestId: data.requestId,
         job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)',
         jobId: job?.id,
-        err: error.message,
+        kind: failure.kind,
+        err: rootCauseFirst(failure),
       },
       'request job failed',
     )

@@ -11,7 +11,7 @@ import {
   watchSender,
 } from '../../src/metrics/index.ts'
 import { FetchFailureError } from '../../src/queue/fetch-worker.ts'
-import { refusalReason } from '../../src/runner/admission.ts'
+import { refusalOf, RequestRefusedError } from '../../src/runner/admission.ts'
 import type { JobSpecFields } from '../../src/pipeline/index.ts'
 import { parsePrometheus, valueOf } from './support.ts'
 
@@ -27,17 +27,47 @@ describe('reason classes', () => {
   } as OracleRequestEvent
 
   it("classify the runner's own refusal texts", () => {
-    const notAllowed = refusalReason(
+    const notAllowed = refusalOf(
       { requesters: ['0x2222222222222222222222222222222222222222'] } as JobSpecFields,
       request,
     )
-    const tooLittle = refusalReason(
-      { minContractPaymentLinkJuels: 1000n } as JobSpecFields,
-      request,
-    )
+    const tooLittle = refusalOf({ minContractPaymentLinkJuels: 1000n } as JobSpecFields, request)
     expect(refusalClass(notAllowed)).toBe('requester_not_allowed')
     expect(refusalClass(tooLittle)).toBe('payment_too_low')
-    expect(refusalClass('no job with spec id 0x1234')).toBe('unknown_job')
+    expect(refusalClass(new RequestRefusedError('unknown_job', 'no job with spec id 0x1234'))).toBe(
+      'unknown_job',
+    )
+  })
+
+  it('classify a refusal by its code, never by its words', () => {
+    const misleading = new RequestRefusedError(
+      'payment_too_low',
+      "requester 0x1111111111111111111111111111111111111111 is not in the job's requesters",
+    )
+    expect(refusalClass(misleading)).toBe('payment_too_low')
+  })
+
+  it('classify a failed task by its kind, never by its words', () => {
+    expect(
+      errorClass([
+        {
+          type: 'bridge',
+          ok: false,
+          error: 'the feed service timed out (deadline exceeded)',
+          failure: { kind: 'upstream' },
+        },
+      ]),
+    ).toBe('fetch_failed')
+    expect(
+      errorClass([
+        { type: 'ethtx', ok: false, error: 'reverted? no', failure: { kind: 'node_refused' } },
+      ]),
+    ).toBe('tx_failed')
+    expect(
+      errorClass([
+        { type: 'jsonparse', ok: false, error: 'no value', failure: { kind: 'timeout' } },
+      ]),
+    ).toBe('timeout')
   })
 
   it('classify an errored run by its first failed task', () => {
@@ -48,15 +78,23 @@ describe('reason classes', () => {
         { type: 'jsonparse', ok: false, error: 'no input' },
       ]),
     ).toBe('fetch_failed')
-    expect(errorClass([{ type: 'bridge', ok: false, error: 'timed out after 30000 ms' }])).toBe(
-      'timeout',
-    )
+    expect(
+      errorClass([
+        {
+          type: 'bridge',
+          ok: false,
+          error: 'timed out after 30000 ms',
+          failure: { kind: 'timeout' },
+        },
+      ]),
+    ).toBe('timeout')
     expect(
       errorClass([
         {
           type: 'ethtx',
           ok: false,
           error: 'transaction 0xab reverted: Must have a valid requestId',
+          failure: { kind: 'reverted' },
         },
       ]),
     ).toBe('tx_reverted')
