@@ -1,5 +1,13 @@
 import { createLogger, scrubSecrets, type Logger } from '../config/logger.ts'
-import { FEED_FAMILIES, secretValues, type FeedFamily, type Settings } from '../config/settings.ts'
+import {
+  FEED_FAMILIES,
+  familyBaseUrl,
+  familyUrlSetting,
+  secretValues,
+  type FeedFamily,
+  type Settings,
+} from '../config/settings.ts'
+import { decodeFetchFailure, type FetchFailure } from '../queue/fetch-job.ts'
 import { Connections } from '../queue/connections.ts'
 import { createFetchWorker, type FetchWorker } from '../queue/factories.ts'
 import { fetchProcessor, type FetchFunction } from '../queue/fetch-worker.ts'
@@ -64,7 +72,20 @@ export async function startFetchWorkers(
       connection,
       fetchProcessor(family, fetch, scrub),
     )
+    // The feed service away: one line when it goes, one a minute with the failed calls, one back.
+    const feedHealth = connections.dependency(
+      `the ${family} feed service`,
+      familyUrlSetting(family),
+      familyBaseUrl(settings, family),
+    )
+    worker.on('completed', () => feedHealth.answered())
     worker.on('failed', (job, error) => {
+      const failure = decodeFetchFailure(error.message)
+      if (failure.kind === 'unavailable' || failure.kind === 'timeout') {
+        feedHealth.failed(Object.assign(new Error(failure.message), { code: codeOf(failure) }))
+        return
+      }
+      feedHealth.answered()
       logger.warn(
         {
           queue: fetchQueueName(family),
@@ -101,4 +122,13 @@ export async function startFetchWorkers(
       await ownConnections?.close()
     },
   }
+}
+
+/** The network code a failure's causes carry (ECONNREFUSED, ...), for the outage line. */
+function codeOf(failure: FetchFailure): string | undefined {
+  for (const cause of [failure, ...failure.causes]) {
+    const code = /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+)\b/.exec(cause.message)?.[1]
+    if (code) return code
+  }
+  return failure.kind === 'timeout' ? 'timeout' : undefined
 }

@@ -12,7 +12,7 @@ import { WebSocket } from 'ws'
 import { z } from 'zod'
 import { reasonOf } from '../config/dependency-health.ts'
 import { FeedrunnerError } from '../config/errors.ts'
-import { endpointOf } from '../config/settings.ts'
+import { DEFAULT_SETTINGS, endpointOf } from '../config/settings.ts'
 
 export type ChainProvider = JsonRpcProvider | WebSocketProvider
 
@@ -91,7 +91,7 @@ export async function connectProvider(
   return new JsonRpcProvider(rpcUrl, network, {
     staticNetwork: network,
     cacheTimeout: -1,
-    pollingInterval: options.pollingIntervalMs ?? 1_000,
+    pollingInterval: options.pollingIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS,
     batchStallTime: 2,
     batchMaxCount: 100,
   })

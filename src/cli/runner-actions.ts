@@ -16,12 +16,18 @@ import {
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
-export async function runnerStartPart({ settings, logger }: ProcessContext): Promise<RunningPart> {
+export async function runnerStartPart({
+  settings,
+  logger,
+  connections,
+}: ProcessContext): Promise<RunningPart> {
   if (!settings.RPC_URL) {
     logger.warn('RPC_URL not set: this process runs no runner')
     return { name: 'runner (off)', close: async () => undefined }
   }
-  const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }))
+  const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
+    connections,
+  })
   // Host and port only: an RPC URL's path often carries an API key.
   console.log(`feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`)
   return { name: 'runner', close: () => runner.stop() }
@@ -35,6 +41,7 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   const runner = await startRunnerFromSettings(settings, logger, {
     listen: options.listen,
     work: options.work,
+    connections,
   }).catch(async (error: unknown) => {
     console.error(
       `feedrunner runner could not start: ${error instanceof Error ? error.message : String(error)}`,

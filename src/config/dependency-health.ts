@@ -18,7 +18,14 @@ export interface DependencyHealthOptions {
   reportEveryMs: number
   /** The clock, for tests. */
   now?: () => number
+  /**
+   * A cheap call that succeeds when the dependency answers again, tried every PROBE_INTERVAL_MS while
+   * it is down, for a dependency that is otherwise only called when there is work.
+   */
+  probe?: () => Promise<unknown>
 }
+
+const PROBE_INTERVAL_MS = 1_000
 
 /**
  * One dependency's availability, reported as state changes rather than as one line per failed call:
@@ -35,6 +42,7 @@ export class DependencyHealth {
   private failuresSinceReport = 0
   private failuresInOutage = 0
   private timer: NodeJS.Timeout | undefined
+  private probeTimer: NodeJS.Timeout | undefined
   private readonly now: () => number
   readonly endpoint: string
 
@@ -59,12 +67,27 @@ export class DependencyHealth {
     this.failuresInOutage++
     if (this.downSince !== undefined) return
     this.downSince = this.now()
+    // This failure is the down line's; the next line counts those after it.
+    this.failuresSinceReport = 0
     this.options.log.warn(
       { ...this.fields(), state: 'down', reason: reasonOf(error) },
       `${this.options.dependency} is not answering (${this.where()}): ${reasonOf(error)}`,
     )
     this.timer = setInterval(() => this.reportStillDown(), this.options.reportEveryMs)
     this.timer.unref()
+    const probe = this.options.probe
+    if (probe) {
+      // A failed probe is not a failed call: only the callers' failures are counted.
+      this.probeTimer = setInterval(
+        () =>
+          void probe().then(
+            () => this.answered(CALLS),
+            () => undefined,
+          ),
+        PROBE_INTERVAL_MS,
+      )
+      this.probeTimer.unref()
+    }
   }
 
   /** A call answered, or a connection is ready again. */
@@ -72,6 +95,7 @@ export class DependencyHealth {
     if (this.downSince === undefined) return
     this.failing.delete(source)
     this.failing.delete(CALLS)
+    // Connections that failed say themselves when they are back; a call or a probe answers for calls.
     if (this.failing.size > 0) return
     const downMs = this.now() - this.downSince
     this.options.log.info(
@@ -89,7 +113,9 @@ export class DependencyHealth {
   /** Stops the "still down" lines (on shutdown). */
   close(): void {
     if (this.timer) clearInterval(this.timer)
+    if (this.probeTimer) clearInterval(this.probeTimer)
     this.timer = undefined
+    this.probeTimer = undefined
   }
 
   /** Runs `call`, reporting its outcome; what it throws is thrown on. */

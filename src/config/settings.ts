@@ -26,6 +26,9 @@ export const settingsSchema = z.object(
 
 export type Settings = z.infer<typeof settingsSchema>
 
+/** Every setting's default (the schema's), for a part started without settings (a test's sender). */
+export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({})
+
 /** What each setting is, for the docs, `.env.example` and redaction (`settings-docs.ts`). */
 export const SETTINGS: { readonly [K in SettingName]: SettingInfo } = Object.fromEntries(
   Object.entries(declaredSettings).map(([name, declared]) => [name, declared.info]),

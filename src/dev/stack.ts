@@ -166,6 +166,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     if (options.runner !== false) {
       runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
         env: { ...env, ...stackEnv },
+        connections,
       })
       const started = runner
       stops.push(() => started.stop())

@@ -44,8 +44,8 @@ export interface RunnerEnvironment {
   prefix: string
   /** A connection for the readiness check and the tx queues' depth reads (the caller's; not closed here). */
   connection: Redis
-  /** Where the tx queues' errors go (Connections.watch); default: their connection reports them. */
-  onQueueError?: (error: Error) => void
+  /** Where the tx queues' errors go (Connections.reportError: an outage is reported, not swallowed). */
+  onQueueError: (error: Error) => void
   health?: Health
 }
 
@@ -80,7 +80,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
         prefix: environment.prefix,
       })
       // Its connection (the runner's) reports an outage; this one only repeats it.
-      queue.on('error', environment.onQueueError ?? (() => undefined))
+      queue.on('error', environment.onQueueError)
       closers.push(watchQueue(`tx-key${index}`, queue), () => queue.close())
     })
   }

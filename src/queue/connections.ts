@@ -1,12 +1,17 @@
 import type { RedisOptions, Redis } from 'ioredis'
 import { DependencyHealth, reasonOf } from '../config/dependency-health.ts'
-import type { Logger } from '../config/logger.ts'
+import type { OutageLog } from '../config/dependency-health.ts'
 import type { Settings } from '../config/settings.ts'
 import { createRedisConnection, isRedisUnavailable, type ConnectionRole } from './connection.ts'
 
 /** Something that reports failures as 'error' events: an ioredis connection, a BullMQ queue or worker. */
 interface ErrorEmitter {
   on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/** The log calls the connections make (a pino Logger fits). */
+export interface ConnectionLog extends OutageLog {
+  error(fields: Record<string, unknown>, message: string): void
 }
 
 interface Opened {
@@ -32,7 +37,7 @@ export class Connections {
 
   constructor(
     private readonly settings: ConnectionSettings,
-    private readonly logger: Logger,
+    private readonly logger: ConnectionLog,
     private readonly now?: () => number,
   ) {
     this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL)
@@ -45,7 +50,7 @@ export class Connections {
   redis(role: ConnectionRole, name: string, options: RedisOptions = {}): Redis {
     const connection = createRedisConnection(this.settings.REDIS_URL, role, options)
     const source = `${name}#${++this.sources}`
-    connection.on('error', (error) => this.redisError(error, name, source))
+    connection.on('error', (error) => this.reportError(error, name, source))
     connection.on('ready', () => this.redisHealth.answered(source))
     this.opened.push({
       name,
@@ -63,12 +68,17 @@ export class Connections {
    * counts towards the outage report; anything else is logged, one line, as what `name` says.
    */
   watch<T extends ErrorEmitter>(emitter: T, name: string): T {
-    emitter.on('error', (error) => this.redisError(error, name))
+    emitter.on('error', (error) => this.reportError(error, name))
     return emitter
   }
 
   /** The outage reporter of a dependency other than Redis (one per setting: RPC_URL, SPORTS_URL, ...). */
-  dependency(name: string, setting: string, url: string): DependencyHealth {
+  dependency(
+    name: string,
+    setting: string,
+    url: string,
+    probe?: () => Promise<unknown>,
+  ): DependencyHealth {
     const key = `${setting} ${url}`
     let health = this.dependencies.get(key)
     if (!health) {
@@ -79,6 +89,7 @@ export class Connections {
         log: this.logger,
         reportEveryMs: this.settings.OUTAGE_REPORT_INTERVAL_MS,
         ...(this.now ? { now: this.now } : {}),
+        ...(probe ? { probe } : {}),
       })
       this.dependencies.set(key, health)
     }
@@ -105,7 +116,13 @@ export class Connections {
     return this.closing
   }
 
-  private redisError(error: Error, name: string, source?: string): void {
+  /** The Redis URL this process uses (for parts that must tell a Redis error from another). */
+  get redisUrl(): string {
+    return this.settings.REDIS_URL
+  }
+
+  /** What `watch` does with an error, for a part that has its own error callback. */
+  reportError(error: Error, name: string, source?: string): void {
     if (this.closing) return
     if (isRedisUnavailable(error)) this.redisHealth.failed(error, source)
     else

@@ -1,15 +1,14 @@
 import { Queue } from 'bullmq'
-import { createRedisConnection } from '../queue/connection.ts'
+import type { Connections } from '../queue/connections.ts'
 
 export const REQUESTS_QUEUE = 'requests'
 
 /** The `requests` queue, on a connection of its own. */
-export function createRequestsQueue(redisUrl: string, prefix: string): Queue {
+export function createRequestsQueue(connections: Connections, prefix: string): Queue {
   // Auto-pipelined too: a scan's adds of many requests leave in one write.
-  const queueConnection = createRedisConnection(redisUrl, 'worker', {
+  const queueConnection = connections.redis('worker', 'requests queue', {
     enableAutoPipelining: true,
   })
-  queueConnection.on('error', () => undefined)
   const requestsQueue = new Queue(REQUESTS_QUEUE, {
     connection: queueConnection,
     prefix,
@@ -22,7 +21,5 @@ export function createRequestsQueue(redisUrl: string, prefix: string): Queue {
       backoff: { type: 'exponential', delay: 1_000 },
     },
   })
-  // Reconnection errors: the pipeline worker's 'error' event already reports an outage.
-  requestsQueue.on('error', () => undefined)
-  return requestsQueue
+  return connections.watch(requestsQueue, 'requests queue')
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../config/logger.ts'
+import type { Connections } from '../queue/connections.ts'
 import type { RunOptions } from '../pipeline/index.ts'
 import type { JobRegistry } from './job-registry.ts'
 import type { PipelineWorkerOptions } from './pipeline-worker.ts'
@@ -6,22 +7,25 @@ import type { PipelineWorkerOptions } from './pipeline-worker.ts'
 export interface RunnerOptions {
   rpcUrl: string
   chainId: number
-  redisUrl: string
+  /** The process's connections: every Redis connection of the runner comes from them. */
+  connections: Connections
   prefix: string
   /** Sender keys; never logged, never queued. */
   keys: readonly string[]
   registry: JobRegistry
   logger: Logger
-  /** Requests run at once by this process, per sender key (default 64). */
-  concurrency?: number
-  /** A request held by a crashed process is taken over after about this long. */
-  lockDurationMs?: number
-  pollIntervalMs?: number
+  /** Requests run at once by this process, per sender key (RUNNER_CONCURRENCY). */
+  concurrency: number
+  /** A request held by a crashed process is taken over after about this long (RUNNER_LOCK_MS). */
+  lockDurationMs: number
+  /** CHAIN_POLL_INTERVAL_MS */
+  pollIntervalMs: number
   /** First block to read when no checkpoint is stored (default: the head). */
   fromBlock?: number
-  txConfirmations?: number
-  /** The least time between two broadcasts of one key (default: the sender's). */
-  txBroadcastIntervalMs?: number
+  /** TX_CONFIRMATIONS */
+  txConfirmations: number
+  /** The least time between two broadcasts of one key (TX_BROADCAST_INTERVAL_MS). */
+  txBroadcastIntervalMs: number
   /** RPC_MAX_RESPONSE_BYTES: the largest JSON-RPC answer the sender reads. */
   rpcMaxResponseBytes?: number
   /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, limits, ... */

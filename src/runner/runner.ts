@@ -4,8 +4,10 @@ import type { Redis } from 'ioredis'
 import { createRequestListener, type RequestListener } from '../chain/listener/index.ts'
 import { connectProvider } from '../chain/provider.ts'
 import type { TxSender } from '../chain/sender/index.ts'
-import { createRedisConnection } from '../queue/connection.ts'
+import { errorKindOf, rootCauseFirst } from '../config/errors.ts'
+import { isRedisUnavailable } from '../queue/connection.ts'
 import { operateRunner } from '../health/operate.ts'
+import { rpcHead } from '../health/checks.ts'
 import type { JobRegistry } from './job-registry.ts'
 import { createRequestIntake } from './request-intake.ts'
 import { RunStore } from './run-record.ts'
@@ -34,15 +36,24 @@ export interface Runner {
  */
 export function createRunner(options: RunnerOptions): Runner {
   const log = options.logger.child({ component: 'runner' })
+  const { connections } = options
   // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
-  const redis: Redis = createRedisConnection(options.redisUrl, 'worker', {
-    enableAutoPipelining: true,
-  })
-  // While Redis is away these connections reconnect by themselves; without a listener ioredis prints
-  // every failed attempt as an "Unhandled error event" with a stack trace.
-  redis.on('error', () => undefined)
+  const redis: Redis = connections.redis('worker', 'runner records', { enableAutoPipelining: true })
   const runs = new RunStore(redis, `${options.prefix}:runner`)
-  const requestsQueue = createRequestsQueue(options.redisUrl, options.prefix)
+  const requestsQueue = createRequestsQueue(connections, options.prefix)
+  // While the RPC node is away, the listener's and the sender's failed calls are counted, and it is
+  // probed until it answers: one line down, one a minute, one back (src/config/dependency-health.ts).
+  const rpcHealth = connections.dependency('the RPC node', 'RPC_URL', options.rpcUrl, () =>
+    rpcHead(options.rpcUrl),
+  )
+  const chainError = (what: string) => (error: Error) => {
+    const kind = errorKindOf(error)
+    if (kind !== 'unavailable' && kind !== 'timeout' && !isRedisUnavailable(error))
+      log.error({ err: rootCauseFirst(error) }, `${what} error`)
+    else if (isRedisUnavailable(error) && !onRpcPort(error, options.rpcUrl))
+      connections.redisHealth.failed(error)
+    else rpcHealth.failed(error)
+  }
   const intake = createRequestIntake({ runs, requestsQueue, registry: options.registry, log })
   let provider: JsonRpcProvider | undefined
   let work: WorkPart | undefined
@@ -64,7 +75,8 @@ export function createRunner(options: RunnerOptions): Runner {
         chainId: options.chainId,
         pollingIntervalMs: options.pollIntervalMs,
       })) as JsonRpcProvider
-      if (options.work !== false) work = await startWorkPart(options, provider, runs, log)
+      if (options.work !== false)
+        work = await startWorkPart(options, provider, runs, log, chainError('transaction sender'))
       if (options.listen !== false) {
         listener = createRequestListener({
           provider,
@@ -75,7 +87,7 @@ export function createRunner(options: RunnerOptions): Runner {
           prefix: `${options.prefix}:listener`,
           onRequest: intake.onRequest,
           onCancel: intake.onCancel,
-          onError: (error) => log.error({ err: error.message }, 'listener error'),
+          onError: chainError('listener'),
           pollIntervalMs: options.pollIntervalMs,
           fromBlock: options.fromBlock,
         })
@@ -85,8 +97,9 @@ export function createRunner(options: RunnerOptions): Runner {
       stopOperations = operateRunner(
         { requestsQueue, worker: work?.worker, sender: work?.sender, listener },
         {
-          redisUrl: options.redisUrl,
+          redisUrl: connections.redisUrl,
           rpcUrl: options.rpcUrl,
+          onQueueError: (error) => connections.reportError(error, 'tx queue (metrics)'),
           prefix: options.prefix,
           connection: redis,
         },
@@ -111,4 +124,20 @@ export function createRunner(options: RunnerOptions): Runner {
       redis.disconnect()
     },
   }
+}
+
+/** Whether a network error is about the RPC node's port (a refused Redis looks the same otherwise). */
+function onRpcPort(error: unknown, rpcUrl: string): boolean {
+  let port: string
+  try {
+    const url = new URL(rpcUrl)
+    port = url.port || (url.protocol === 'https:' || url.protocol === 'wss:' ? '443' : '80')
+  } catch {
+    return false
+  }
+  for (let at: unknown = error, depth = 0; at && depth < 5; depth++) {
+    if (String((at as { port?: unknown }).port) === port) return true
+    at = (at as { cause?: unknown }).cause
+  }
+  return false
 }

@@ -3,6 +3,7 @@ import { required, type Settings } from '../config/settings.ts'
 import { fetchChainId } from '../chain/provider.ts'
 import { pipelineLimits } from '../pipeline/index.ts'
 import { RequesterAdmission } from './admission.ts'
+import { Connections } from '../queue/connections.ts'
 import { loadJobRegistry } from './job-registry.ts'
 import { createRunner, type Runner } from './runner.ts'
 
@@ -18,6 +19,8 @@ export interface RunnerFromSettingsOptions {
   work?: boolean
   /** Environment the pipeline's bridge and http tasks read (BRIDGE_<NAME>_URL). */
   env?: NodeJS.ProcessEnv
+  /** The process's connections (its composition root's); a runner started without them has its own. */
+  connections?: Connections
 }
 
 /** Builds and starts a runner from the environment's settings and the specs in JOBS_DIR. */
@@ -28,16 +31,19 @@ export async function startRunnerFromSettings(
 ): Promise<Runner> {
   const rpcUrl = required(settings, 'RPC_URL', 'the runner')
   const keys = senderKeys(settings)
+  // Before any connection is made: a node that does not answer is named by RPC_URL and host:port.
   const chainId = await fetchChainId(rpcUrl)
   // One chain today (RPC_URL's); a multi-chain configuration passes all its chain ids here.
   const registry = await loadJobRegistry(settings.JOBS_DIR, [chainId])
   for (const notice of registry.notices) logger.warn({ chainId }, notice)
   if (registry.jobs.length === 0)
     logger.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
+  const ownConnections = options.connections ? undefined : new Connections(settings, logger)
+  const connections = options.connections ?? (ownConnections as Connections)
   const runner = createRunner({
     rpcUrl,
     chainId,
-    redisUrl: settings.REDIS_URL,
+    connections,
     prefix: settings.QUEUE_PREFIX,
     keys,
     registry,
@@ -62,6 +68,13 @@ export async function startRunnerFromSettings(
   })
   // A runner that could not start (an RPC node away, a sender key the Operator does not know) lets go
   // of the connections it made.
+  if (ownConnections) {
+    const stopRunner = runner.stop.bind(runner)
+    runner.stop = async () => {
+      await stopRunner()
+      await ownConnections.close()
+    }
+  }
   await runner.start().catch(async (error: unknown) => {
     await runner.stop().catch(() => undefined)
     throw error

@@ -1,9 +1,7 @@
 import type { JsonRpcProvider } from 'ethers'
-import type { Redis } from 'ioredis'
 import type { Logger } from '../config/logger.ts'
 import { rootCauseFirst } from '../config/errors.ts'
 import { createTxSender, type TxSender } from '../chain/sender/index.ts'
-import { createRedisConnection } from '../queue/connection.ts'
 import { failedReasonError } from '../queue/failed-reason.ts'
 import { createPipelineWorker } from './pipeline-worker.ts'
 import type { RunStore } from './run-record.ts'
@@ -29,6 +27,7 @@ export async function startWorkPart(
   provider: JsonRpcProvider,
   runs: RunStore,
   log: Logger,
+  reportChainError: (error: Error) => void,
 ): Promise<WorkPart> {
   await checkSendersAuthorised(provider, options.registry, options.keys)
   const sender = createTxSender({
@@ -36,27 +35,36 @@ export async function startWorkPart(
     chainId: options.chainId,
     rpcMaxResponseBytes: options.rpcMaxResponseBytes,
     keys: options.keys,
-    redisUrl: options.redisUrl,
+    redisUrl: options.connections.redisUrl,
+    connections: options.connections,
     prefix: options.prefix,
     confirmations: options.txConfirmations,
     broadcastIntervalMs: options.txBroadcastIntervalMs,
     pollIntervalMs: options.pollIntervalMs,
     // Each run waits for its own transaction: a key takes as many at once as it has runs.
-    maxInFlight: options.concurrency ?? 64,
+    maxInFlight: options.concurrency,
     // A crashed process's transactions are taken over after lock + stalled check: keep that
     // well inside a run's ethtx timeout (maxTaskDuration) (found by the crash test).
-    lockDurationMs: Math.min(options.lockDurationMs ?? 15_000, 15_000),
-    onError: (error) => log.error({ err: error.message }, 'transaction sender error'),
+    lockDurationMs: Math.min(options.lockDurationMs, 15_000),
+    // On shutdown a transaction still waiting for its receipt is handed back (its job is retried from
+    // its stored attempt elsewhere) soon enough for the process to be gone within 2 s.
+    closeTimeoutMs: 1_000,
+    // An RPC node away is one line when it goes and one when it is back (DependencyHealth).
+    onError: reportChainError,
   })
   await sender.start()
   const worker = createPipelineWorker({
     queueName: REQUESTS_QUEUE,
-    connection: quietConnection(options.redisUrl),
+    // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
+    // blocking copy is not).
+    connection: options.connections.redis('worker', 'pipeline worker', {
+      enableAutoPipelining: true,
+    }),
     prefix: options.prefix,
     // A run holds its slot until its fulfilment is mined, so the slots bound the fulfilments in
     // flight: per key, or a second key would add nothing (measured: bench/runner.ts).
-    concurrency: (options.concurrency ?? 64) * Math.max(1, options.keys.length),
-    lockDurationMs: options.lockDurationMs ?? 30_000,
+    concurrency: options.concurrency * Math.max(1, options.keys.length),
+    lockDurationMs: options.lockDurationMs,
     registry: options.registry,
     runs,
     chainAccessFor: (_requestId, onSent, run) =>
@@ -80,17 +88,7 @@ export async function startWorkPart(
       'request job failed',
     )
   })
-  worker.on('error', (error) => log.error({ err: error.message }, 'pipeline worker error'))
+  options.connections.watch(worker, 'pipeline worker')
   void worker.run()
   return { sender, worker }
-}
-
-/**
- * A worker connection whose reconnection errors are left to BullMQ's own 'error' event. Auto-pipelined:
- * the job moves of the runs that finish in one tick leave in one write (its blocking copy is not).
- */
-function quietConnection(redisUrl: string): Redis {
-  const connection = createRedisConnection(redisUrl, 'worker', { enableAutoPipelining: true })
-  connection.on('error', () => undefined)
-  return connection
 }

@@ -1,4 +1,5 @@
 import { getAddress } from 'ethers'
+import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import { isWebSocketProvider } from '../provider.ts'
 import { wakeableSleep } from '../wakeable-sleep.ts'
 import { createChainReader } from './chain-reader.ts'
@@ -29,7 +30,7 @@ export type { ListenerStats, RequestListener, RequestListenerOptions, SpecFilter
  */
 export function createRequestListener(options: RequestListenerOptions): RequestListener {
   const name = options.name ?? 'default'
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS
   const maxBlockRange = options.maxBlockRange ?? 1_000
   const operators = options.operators.map((address) => getAddress(address))
   if (operators.length === 0)

@@ -1,5 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Worker } from 'bullmq'
+import { DEFAULT_SETTINGS } from '../../config/settings.ts'
+import { Connections } from '../../queue/connections.ts'
 import { KeySender } from './key-sender.ts'
 import { senderSettings, type SenderSettings } from './model.ts'
 import { createSenderNode, httpUrlOf } from './node-client.ts'
@@ -50,7 +52,25 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const signers = options.keys.map(createTxSigner)
   const addresses = signers.map((signer) => signer.address)
   const queueNames = addresses.map(txQueueName)
-  const queues = createTxQueues(options.redisUrl, queueNames, settings)
+  // A sender started alone (tests, the bench) has connections of its own, whose outage lines go to onError.
+  const ownConnections = options.connections
+    ? undefined
+    : new Connections(
+        {
+          REDIS_URL: options.redisUrl,
+          OUTAGE_REPORT_INTERVAL_MS: DEFAULT_SETTINGS.OUTAGE_REPORT_INTERVAL_MS,
+        },
+        {
+          warn: (_fields, message) => options.onError?.(new Error(message)),
+          error: (_fields, message) => options.onError?.(new Error(message)),
+          info: () => undefined,
+        },
+      )
+  const queues = createTxQueues(
+    options.connections ?? (ownConnections as Connections),
+    queueNames,
+    settings,
+  )
   const node = createSenderNode({
     rpcUrl: options.rpcUrl,
     chainId: options.chainId,
@@ -79,7 +99,6 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         reportError(
           new Error(`tx job ${jobId ?? '?'} from ${keySender.address} failed: ${error.message}`),
         ),
-      reportError,
     )
     workers.set(keySender, worker)
   }
@@ -133,6 +152,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
       await queues.close()
       node.destroy()
+      await ownConnections?.close()
     },
   }
 }

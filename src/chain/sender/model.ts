@@ -1,3 +1,4 @@
+import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import type { TxSenderOptions } from './types.ts'
 import { DEFAULT_GAS_LIMIT } from './types.ts'
 
@@ -49,12 +50,13 @@ export interface SenderSettings {
 export function senderSettings(options: TxSenderOptions): SenderSettings {
   return {
     prefix: options.prefix,
-    confirmations: Math.max(1, options.confirmations ?? 1),
+    // Defaults that are settings come from the settings schema, declared once there.
+    confirmations: Math.max(1, options.confirmations ?? DEFAULT_SETTINGS.TX_CONFIRMATIONS),
     bumpAfterBlocks: Math.max(1, options.bumpAfterBlocks ?? 3),
     defaultGasLimit: options.gasLimit ?? DEFAULT_GAS_LIMIT,
-    maxInFlight: options.maxInFlight ?? 64,
-    broadcastIntervalMs: options.broadcastIntervalMs ?? 50,
-    pollIntervalMs: options.pollIntervalMs ?? 250,
+    maxInFlight: options.maxInFlight ?? DEFAULT_SETTINGS.RUNNER_CONCURRENCY,
+    broadcastIntervalMs: options.broadcastIntervalMs ?? DEFAULT_SETTINGS.TX_BROADCAST_INTERVAL_MS,
+    pollIntervalMs: options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS,
     lockDurationMs: options.lockDurationMs ?? 15_000,
     maxFeeCap: options.maxFeePerGasCapWei ?? 10n ** 13n,
     closeTimeoutMs: options.closeTimeoutMs ?? 10_000,

@@ -1,6 +1,6 @@
 import { Queue, QueueEvents, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
-import { createRedisConnection } from '../../queue/connection.ts'
+import type { Connections } from '../../queue/connections.ts'
 import type { TxJobLookup } from './key-sender.ts'
 import type { SenderSettings } from './model.ts'
 import { txResultSchema, type TxJobData, type TxResult } from './types.ts'
@@ -22,7 +22,6 @@ export interface TxQueues {
     index: number,
     process: (jobId: string, data: unknown) => Promise<TxResult>,
     onFailed: (jobId: string | undefined, error: Error) => void,
-    onError: (error: Error) => void,
   ): Worker<TxJobData, TxResult>
   lookup(index: number): TxJobLookup
   /** Closes the queues, their event streams and every connection opened here (workers apart). */
@@ -30,19 +29,17 @@ export interface TxQueues {
 }
 
 export function createTxQueues(
-  redisUrl: string,
+  manager: Connections,
   queueNames: readonly string[],
   settings: SenderSettings,
 ): TxQueues {
-  // BullMQ does not close connections it was given: every one made here is closed in close().
+  // BullMQ does not close connections it was given: every one made here is closed in close(). Their
+  // errors, and those of the queues and workers on them, report an outage through the manager.
   const connections: Redis[] = []
   const connect = (autoPipelining = false): Redis => {
-    const connection = createRedisConnection(redisUrl, 'worker', {
+    const connection = manager.redis('worker', 'tx sender', {
       enableAutoPipelining: autoPipelining,
     })
-    // While Redis is away the connection reconnects by itself; without a listener ioredis prints an
-    // "Unhandled error event" with a stack trace for every attempt. Outages surface through onError.
-    connection.on('error', () => undefined)
     connections.push(connection)
     return connection
   }
@@ -55,8 +52,7 @@ export function createTxQueues(
     })
     // Every add in flight listens for 'closing'; hundreds of concurrent submits are normal here.
     queue.setMaxListeners(0)
-    queue.on('error', () => undefined)
-    return queue
+    return manager.watch(queue, `tx queue ${name}`)
   })
   const queueEvents = new Map<number, QueueEvents>()
   const queueOf = (index: number) => queues[index] as Queue<TxJobData, TxResult>
@@ -68,7 +64,7 @@ export function createTxQueues(
         connection: connect(),
         prefix: settings.prefix,
       })
-      events.on('error', () => undefined)
+      manager.watch(events, `tx queue events ${queueNames[index]}`)
       queueEvents.set(index, events)
       await events.waitUntilReady()
     }
@@ -92,7 +88,7 @@ export function createTxQueues(
         await (await queue.getJob(jobId))?.retry('failed')
       return txResultSchema.parse(await job.waitUntilFinished(events, timeoutMs))
     },
-    startWorker(index, process, onFailed, onError) {
+    startWorker(index, process, onFailed) {
       const worker = new Worker<TxJobData, TxResult>(
         queueNames[index] as string,
         (job) => process(job.id as string, job.data),
@@ -106,8 +102,7 @@ export function createTxQueues(
         },
       )
       worker.on('failed', (job, error) => onFailed(job?.id, error))
-      worker.on('error', onError)
-      return worker
+      return manager.watch(worker, `tx worker ${queueNames[index]}`)
     },
     lookup(index) {
       return {

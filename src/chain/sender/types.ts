@@ -1,3 +1,4 @@
+import type { Connections } from '../../queue/connections.ts'
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 
@@ -54,7 +55,10 @@ export interface TxSenderOptions {
   rpcMaxResponseBytes?: number
   /** Sender private keys; each gets its own ordered queue and worker. Never logged or queued. */
   keys: readonly string[]
+  /** Used when no `connections` are given (a sender started alone). */
   redisUrl: string
+  /** The process's connections (its composition root's): every Redis connection comes from them. */
+  connections?: Connections
   /** Prefix of the BullMQ queues and of the sender's own Redis keys. */
   prefix: string
   /**
