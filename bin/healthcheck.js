@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The container image's HEALTHCHECK: asks the running feedrunner command's liveness endpoint, found
 // from the command itself (the image runs one command per container):
-//   start, adapter, dev -> GET /live on EA_PORT (default 8080)
+//   start, adapter, dev -> GET /live on EA_PORT (default 8080); dev: on the adapter URL it recorded in
+//                          DEV_STATE_FILE, when it did (it takes another port when EA_PORT is busy)
 //   worker, runner      -> GET /live on OPERATIONS_PORT (default 9090; 0 = none to ask)
 //   feeds serve         -> any HTTP answer on its --port (default 8090)
 // Plain JavaScript with no dependencies: it runs beside the service, on every interval.
@@ -32,9 +33,22 @@ function optionValue(args, name, fallback) {
   return inline ? inline.slice(name.length + 1) : fallback
 }
 
+/** The adapter URL a running dev stack recorded in DEV_STATE_FILE: its port is EA_PORT only when free. */
+function devAdapterUrl() {
+  if (!process.env.DEV_STATE_FILE) return undefined
+  try {
+    const { adapterUrl } = JSON.parse(readFileSync(process.env.DEV_STATE_FILE, 'utf8'))
+    return typeof adapterUrl === 'string' ? adapterUrl : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Where to ask, or a reason there is nothing to ask. */
 function target(args) {
   const [command, sub] = args
+  const devUrl = command === 'dev' ? devAdapterUrl() : undefined
+  if (devUrl) return { url: `${devUrl}/live`, needOk: true }
   if (command === 'start' || command === 'adapter' || command === 'dev')
     return { url: `http://127.0.0.1:${process.env.EA_PORT || 8080}/live`, needOk: true }
   if (command === 'worker' || command === 'runner') {
