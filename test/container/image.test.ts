@@ -29,7 +29,9 @@ import {
   type Container,
 } from './docker.ts'
 
-const daemon = dockerDaemon()
+// .ci/run sets this when it has a daemon but could not make a base image in its time bound.
+const skipped = process.env.FEEDRUNNER_CONTAINER_LANE_SKIP
+const daemon = skipped ? ({ ok: false, reason: skipped } as const) : dockerDaemon()
 const IMAGE = 'feedrunner:container-test'
 /** The README's request: Manchester United's home odds against Fulham (1.6), scaled by 100. */
 const GAME_ODDS = {
@@ -42,9 +44,9 @@ const GAME_ODDS = {
 
 if (!daemon.ok) {
   describe('container lane', () => {
-    it('is not run: no Docker daemon answers here (the reason is printed)', () => {
+    it('is not run here (the reason is printed)', () => {
       console.warn(
-        `container lane NOT RUN: ${daemon.reason}. Start one (Debian: apt-get install docker.io; dockerd &) to build and run the image; .ci/run does.`,
+        `container lane NOT RUN: ${daemon.reason}. It needs a Docker daemon (Debian: apt-get install docker.io; dockerd &) and a base image (docs/docker.md); .ci/run makes both when it can.`,
       )
       expect(daemon.ok).toBe(false)
     })
