@@ -34,6 +34,7 @@ const FULFILL_ORACLE_REQUEST2 = withFixedHash(
 export const ORACLE_REQUEST_TOPIC = ORACLE_REQUEST_EVENT.topicHash
 export const CANCEL_ORACLE_REQUEST_TOPIC =
   operatorInterface.getEvent('CancelOracleRequest')!.topicHash
+export const ORACLE_RESPONSE_TOPIC = operatorInterface.getEvent('OracleResponse')!.topicHash
 
 const IS_AUTHORIZED_SENDER = operatorInterface.getFunction('isAuthorizedSender')!
 

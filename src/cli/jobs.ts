@@ -191,7 +191,8 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     try {
       fromChain = await (await import('./recorded-request.ts')).readRecordedRequest(job, options)
     } catch (error) {
-      console.error(error instanceof Error ? error.message : String(error))
+      const { rootCauseFirst } = await import('../config/errors.ts')
+      console.error(rootCauseFirst(error))
       return 1
     }
   }

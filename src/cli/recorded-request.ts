@@ -1,5 +1,6 @@
 import { formatUnits } from 'ethers'
 import { connectProvider } from '../chain/provider.ts'
+import { FeedrunnerError } from '../config/errors.ts'
 import { specIdsOfJob } from '../chain/operator.ts'
 import { parseLogLocator, readOracleRequest } from '../chain/request-log.ts'
 import type { Job, RecordedRequest } from '../pipeline/index.ts'
@@ -28,7 +29,12 @@ export async function readRecordedRequest(
   close(): void
 }> {
   const rpcUrl = settingsOrExit().RPC_URL ?? DEV_RPC_URL
-  const provider = await connectProvider(rpcUrl, {})
+  const provider = await connectProvider(rpcUrl, {}).catch((error: unknown) => {
+    throw new FeedrunnerError(`cannot reach the chain at RPC_URL ${rpcUrl}`, {
+      kind: 'unavailable',
+      cause: error,
+    })
+  })
   try {
     const event = await readOracleRequest(
       provider,

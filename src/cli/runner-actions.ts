@@ -13,6 +13,7 @@ import {
   startOperationsPort,
   type RunningPart,
 } from './lifecycle.ts'
+import { printRun } from './replay-action.ts'
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
@@ -105,7 +106,7 @@ export async function runShowAction(requestId: string): Promise<void> {
     if (!run) {
       console.error(`no run for request ${requestId}`)
       process.exitCode = 1
-    } else console.log(JSON.stringify(run, null, 2))
+    } else printRun(run)
   } finally {
     redis.disconnect()
   }

@@ -27,10 +27,19 @@ export function register(program: Command): void {
       (await actions()).statusAction(options),
     )
 
-  program
-    .command('runs')
-    .description('Run records')
+  const runs = program.command('runs').description('Run records')
+  runs
     .command('show <requestId>')
-    .description('One run: its state, each task output, the fulfilment transaction')
+    .description(
+      'One run: its state, each task output, the fulfilment transaction; for an errored run, what its requester can do',
+    )
     .action(async (requestId: string) => (await actions()).runShowAction(requestId))
+  runs
+    .command('replay <requestId>')
+    .description(
+      'Run an errored run again after its cause was fixed, while its request is open on chain (no new request, no second payment); refuses a fulfilled, cancelled or expired request',
+    )
+    .action(async (requestId: string) =>
+      (await import('./replay-action.ts')).runReplayAction(requestId),
+    )
 }

@@ -121,6 +121,12 @@ export const requestsTotal = counter(
   ['job', 'state', 'reason'],
 )
 
+export const replaysTotal = counter(
+  'feedrunner_replays_total',
+  'Errored runs replayed with `feedrunner runs replay`, by job and the state the replay ended in',
+  ['job', 'state'],
+)
+
 export const runDuration = histogram(
   'feedrunner_run_duration_seconds',
   "Time from a run's start to its final state (the whole pipeline, fulfilment included), by job and final state",
@@ -338,6 +344,10 @@ export function recordRequest(
   reason: ReasonClass = 'none',
 ): void {
   requestsTotal.inc({ job: jobLabel(job), state, reason })
+}
+
+export function recordReplay(job: string | undefined, state: RequestMetricState): void {
+  replaysTotal.inc({ job: jobLabel(job), state })
 }
 
 export function observeRun(

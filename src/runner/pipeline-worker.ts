@@ -14,6 +14,7 @@ import {
   errorClass,
   observeRun,
   observeTask,
+  recordReplay,
   recordRequest,
   refusalClass,
   type ReasonClass,
@@ -21,7 +22,7 @@ import {
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
 import { asFailedReason } from '../queue/failed-reason.ts'
-import { fromRequestPayload, jobRunVars, requestJobId } from './request-payload.ts'
+import { fromRequestPayload, jobRunVars, replayOf, requestJobId } from './request-payload.ts'
 import {
   isFinal,
   type RunRecord,
@@ -63,6 +64,8 @@ export interface PipelineWorkerOptions {
   admission?: RequesterAdmission
   /** Characters of a task's output kept in the run record (TASK_OUTPUT_MAX_CHARS). */
   outputMaxChars?: number
+  /** The number of this `runs replay` of an errored run; undefined for a request's own run. */
+  replay?: number
 }
 
 /** Thrown to hand a request back to the queue: nothing was sent, the failure is the bridge's reachability. */
@@ -131,12 +134,15 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
   const process = async (queueJob: QueueJob): Promise<RequestOutcome> => {
     // The last delivery records a transient failure as the run's end; earlier ones hand the request back.
     const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
-    const retried = queueJob.attemptsMade > 0 || queueJob.stalledCounter > 0
+    const replay = replayOf(queueJob.data)
+    // A replay simulates first too: its request may have been answered or cancelled since.
+    const retried = queueJob.attemptsMade > 0 || queueJob.stalledCounter > 0 || replay !== undefined
     try {
       return await runRequest(fromRequestPayload(queueJob.data), {
         ...options,
         retryTransient: !lastAttempt,
         retried,
+        replay,
       })
     } catch (error) {
       // The failed job's reason is the error with its kind, for whoever reads it (failedReasonError).
@@ -162,7 +168,11 @@ export async function runRequest(
   options: PipelineWorkerOptions,
 ): Promise<RequestOutcome> {
   const { registry, runs, logger } = options
-  const runId = requestJobId(request.chainId, request.operator, request.requestId)
+  // A replay's transactions get idempotency keys of their own: the errored run's may be spent. The
+  // Operator's commitment still lets only one fulfilment through.
+  const runId =
+    requestJobId(request.chainId, request.operator, request.requestId) +
+    (options.replay === undefined ? '' : `-replay-${options.replay}`)
   const log = logger.child({ requestId: request.requestId })
   const loaded = registry.bySpecId(request.specId)
   const base = baseRecord(request, loaded)
@@ -267,13 +277,14 @@ async function runAdmitted(
       'errored',
       reason,
       jobLog,
-      { job: loaded.name, reason: errorClass(result.tasks), startedAt },
+      { job: loaded.name, reason: errorClass(result.tasks), startedAt, replay: options.replay },
     )
   }
   return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, {
     job: loaded.name,
     reason: 'none',
     startedAt,
+    replay: options.replay,
   })
 }
 
@@ -282,6 +293,8 @@ interface RunMetrics {
   job?: string
   reason: ReasonClass
   startedAt?: number
+  /** Set when the run is a replay: counted in feedrunner_replays_total too. */
+  replay?: number
 }
 
 async function finish(
@@ -300,11 +313,13 @@ async function finish(
     (state === 'fulfilled' || state === 'errored' || state === 'refused')
   ) {
     recordRequest(metrics.job, state, metrics.reason)
+    if (metrics.replay !== undefined) recordReplay(metrics.job, state)
     if (metrics.startedAt !== undefined)
       observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
   }
   if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
-  else log.warn({ state, reason, kind: patch.failure?.kind }, `run ${state}`)
+  else
+    log.warn({ state, reason, kind: patch.failure?.kind, replay: metrics.replay }, `run ${state}`)
   return outcomeOf(stored)
 }
 
@@ -324,6 +339,9 @@ export function baseRecord(
     externalJobId: loaded?.externalJobId ?? '',
     requester: request.requester,
     payment: request.payment.toString(),
+    callbackAddr: request.callbackAddr,
+    callbackFunctionId: request.callbackFunctionId,
+    cancelExpiration: request.cancelExpiration.toString(),
     blockNumber: request.blockNumber,
     requestTxHash: request.txHash,
   }

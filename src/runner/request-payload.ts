@@ -28,6 +28,8 @@ export const requestPayloadSchema = z.object({
   cancelExpiration: decimal,
   dataVersion: decimal,
   data: hex,
+  /** Set by `runs replay`: the number of this replay of the request's errored run. */
+  replay: z.number().int().positive().optional(),
 })
 export type RequestPayload = z.infer<typeof requestPayloadSchema>
 
@@ -41,13 +43,18 @@ export function toRequestPayload(event: OracleRequestEvent): RequestPayload {
 }
 
 export function fromRequestPayload(payload: unknown): OracleRequestEvent {
-  const parsed = requestPayloadSchema.parse(payload)
+  const { replay: _replay, ...parsed } = requestPayloadSchema.parse(payload)
   return {
     ...parsed,
     payment: BigInt(parsed.payment),
     cancelExpiration: BigInt(parsed.cancelExpiration),
     dataVersion: BigInt(parsed.dataVersion),
   }
+}
+
+/** The replay number a `requests` job carries (`runs replay`), or undefined for a first run. */
+export function replayOf(payload: unknown): number | undefined {
+  return requestPayloadSchema.parse(payload).replay
 }
 
 /**

@@ -52,8 +52,21 @@ export interface RunRecord {
   requestTxHash: string
   txHash?: string
   tasks?: TaskRecord[]
+  /** Callback and expiry of the request, for what the requester can do while it is open. */
+  callbackAddr?: string
+  callbackFunctionId?: string
+  /** Unix seconds after which the consumer may cancel the request and take its payment back. */
+  cancelExpiration?: string
+  /** Each `runs replay` of this run, oldest first, with the reason the run had errored with. */
+  replays?: RunReplay[]
   /** Epoch milliseconds of each state the run entered. */
   times: Partial<Record<RunState, number>>
+}
+
+export interface RunReplay {
+  /** Epoch milliseconds. */
+  at: number
+  previousReason?: string
 }
 
 /** What a write answers: enough to tell where the run stands, not the whole record (tasks and all). */
@@ -102,6 +115,32 @@ redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
 redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
 redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
 return summary(record)
+`)
+
+/**
+ * Moves an errored run back to `received` for a replay, in one atomic step: only an errored run moves
+ * (two replays at once cannot both start), and the reason it errored with is kept in `replays`.
+ * Answers the summary and the number of this replay (0 when the run did not move).
+ */
+const REOPEN_SCRIPT = luaScript(`
+local current = redis.call('GET', KEYS[1])
+if not current then return nil end
+local record = cjson.decode(current)
+if record.state ~= 'errored' then
+  return cjson.encode({ requestId = record.requestId, state = record.state, job = record.job, txHash = record.txHash, reason = record.reason, replay = 0 })
+end
+local replays = record.replays
+if type(replays) ~= 'table' then replays = {} end
+table.insert(replays, { at = tonumber(ARGV[1]), previousReason = record.reason })
+record.replays = replays
+record.state = 'received'
+record.reason = nil
+record.failure = nil
+record.txHash = nil
+record.times.received = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
+redis.call('ZADD', KEYS[2], tonumber(ARGV[1]), record.requestId)
+return cjson.encode({ requestId = record.requestId, state = record.state, job = record.job, replay = #replays })
 `)
 
 /** Run records in Redis: one JSON value per request plus a time-ordered index of recent runs. */
@@ -153,6 +192,21 @@ export class RunStore {
     return runSummarySchema.parse(JSON.parse(answer))
   }
 
+  /** An errored run back to `received` for a replay; answers where it stands and the replay number (0: not moved). */
+  async reopenForReplay(
+    requestId: string,
+  ): Promise<{ run: RunSummary; replay: number } | undefined> {
+    const now = Date.now()
+    const answer = (await REOPEN_SCRIPT.run(
+      this.redis,
+      [this.runKey(requestId), this.indexKey()],
+      [String(now), String(RUN_TTL_SECONDS)],
+    )) as string | null
+    if (answer === null) return undefined
+    const parsed = JSON.parse(answer) as { replay: number }
+    return { run: runSummarySchema.parse(parsed), replay: parsed.replay }
+  }
+
   async get(requestId: string): Promise<RunRecord | undefined> {
     const stored = await this.redis.get(this.runKey(requestId))
     return stored ? decodeRun(stored) : undefined
@@ -173,6 +227,7 @@ function decodeRun(stored: string): RunRecord {
   if (record.tasks && !Array.isArray(record.tasks)) record.tasks = []
   if (record.failure) record.failure = storedError(record.failure)
   for (const task of record.tasks ?? []) if (task.failure) task.failure = storedError(task.failure)
+  if (record.replays && !Array.isArray(record.replays)) record.replays = []
   return record
 }
 

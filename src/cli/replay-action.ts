@@ -1,0 +1,52 @@
+import { connectProvider } from '../chain/provider.ts'
+import { Queue } from 'bullmq'
+import { errorKindOf, FeedrunnerError, rootCauseFirst } from '../config/errors.ts'
+import { connectClient } from '../queue/connection.ts'
+import { replayRun } from '../runner/replay.ts'
+import { REQUEST_JOB_OPTIONS, REQUESTS_QUEUE } from '../runner/requests-queue.ts'
+import { RunStore, type RunRecord } from '../runner/run-record.ts'
+import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
+import { settingsOrExit } from './lifecycle.ts'
+
+/** The default chain of `feedrunner dev`, when RPC_URL is not set. */
+const DEV_RPC_URL = 'http://127.0.0.1:8545'
+
+/** `feedrunner runs replay <requestId>`: an errored run back to the runner, while its request is open. */
+export async function runReplayAction(requestId: string): Promise<void> {
+  const settings = settingsOrExit()
+  const opened: Array<() => void> = []
+  try {
+    const redis = await connectClient(settings.REDIS_URL)
+    opened.push(() => redis.disconnect())
+    const rpcUrl = settings.RPC_URL ?? DEV_RPC_URL
+    const provider = await connectProvider(rpcUrl, {}).catch((error: unknown) => {
+      throw new FeedrunnerError(`cannot reach the chain at RPC_URL ${rpcUrl}`, {
+        kind: 'unavailable',
+        cause: error,
+      })
+    })
+    opened.push(() => provider.destroy())
+    const runs = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`)
+    const requestsQueue = new Queue(REQUESTS_QUEUE, {
+      connection: redis,
+      prefix: settings.QUEUE_PREFIX,
+      defaultJobOptions: REQUEST_JOB_OPTIONS,
+    })
+    const replay = await replayRun(requestId, { runs, requestsQueue, provider })
+    console.log(
+      `replay ${replay.replay} of request ${requestId} (job ${replay.job}) is queued; the request stays open ${Math.floor(replay.secondsLeft / 60)} min more. A runner on this queue prefix (${settings.QUEUE_PREFIX}) runs it: feedrunner runs show ${requestId}`,
+    )
+  } catch (error) {
+    console.error(`not replayed: ${rootCauseFirst(error)}`)
+    process.exitCode = errorKindOf(error) === 'bad_input' ? 1 : 2
+  } finally {
+    for (const close of opened.reverse()) close()
+  }
+}
+
+/** A run as `runs show` prints it: the record, then its replays and what its requester can do. */
+export function printRun(run: RunRecord): void {
+  console.log(JSON.stringify(run, null, 2))
+  const notes = [...replayHistory(run), ...requesterAdvice(run, Math.floor(Date.now() / 1000))]
+  if (notes.length > 0) console.log(`\n${notes.join('\n')}`)
+}
