@@ -93,9 +93,9 @@ function transientBridgeFailure(tasks: readonly TaskOutcome[]): TaskOutcome | un
       task.failure !== undefined &&
       TRANSIENT_BRIDGE_KINDS.has(task.failure.kind),
   )
-  // An ethtx that timed out may still be mined (its sender job was held by a process that died and
-  // is taken over after the lock expires): running the request again joins the same sender job
-  // through its idempotency key, so it cannot send twice.
+  // An ethtx that timed out may still be mined (its transaction was signed by a process that died):
+  // running the request again finds the same signed attempt in the tx store through its idempotency
+  // key and sends those bytes again, so it cannot send twice.
   const waitedForTx = tasks.find(
     (task) => task.type === 'ethtx' && !task.ok && task.failure?.kind === 'timeout',
   )

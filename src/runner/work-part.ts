@@ -43,11 +43,12 @@ export async function startWorkPart(
     pollIntervalMs: options.pollIntervalMs,
     // Each run waits for its own transaction: a key takes as many at once as it has runs.
     maxInFlight: options.concurrency,
-    // A crashed process's transactions are taken over after lock + stalled check: keep that
-    // well inside a run's ethtx timeout (maxTaskDuration) (found by the crash test).
+    // A crashed process's queued transactions are taken over after lock + stalled check, and the
+    // nonce of one it ran directly is leased this long: keep that well inside a run's ethtx timeout
+    // (maxTaskDuration) (found by the crash test).
     lockDurationMs: Math.min(options.lockDurationMs, 15_000),
-    // On shutdown a transaction still waiting for its receipt is handed back (its job is retried from
-    // its stored attempt elsewhere) soon enough for the process to be gone within 2 s.
+    // On shutdown a transaction still waiting for its receipt is handed back (its run is retried and
+    // sends its stored attempt again, elsewhere) soon enough for the process to be gone within 2 s.
     closeTimeoutMs: 1_000,
     // An RPC node away is one line when it goes and one when it is back (DependencyHealth).
     onError: reportChainError,

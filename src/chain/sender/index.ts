@@ -34,17 +34,22 @@ export {
 } from './types.ts'
 
 /**
- * Sends transactions from one or more keys through BullMQ: one queue and one worker per key, each
- * worker feeding the key's ordered sender (key-sender.ts).
+ * Sends transactions from one or more keys, each through its ordered sender (key-sender.ts).
+ *
+ * A started sender runs a submission itself, in this process: no queue hop between the run that
+ * asks and the key's sender (issue 20: the `tx-<address>` job cost a request dozens of Redis
+ * commands). A process that only submits (never started) hands the job to the key's BullMQ queue,
+ * whose worker runs in a process that started its sender.
  *
  * Throughput comes from splitting each job in two: the ordered part (allocate the nonce in Redis,
  * sign locally with a cached fee, record the signed bytes, broadcast) runs one job at a time per key,
  * while waiting for receipts is shared: one poll loop checks every key's nonce and the receipts of
  * what it sent, so up to `maxInFlight` jobs per key wait at once.
  *
- * Crash safety: a job's nonce and signed transaction are in Redis before the transaction leaves, so
- * a retried job (BullMQ hands a crashed worker's job to another after its lock expires) broadcasts the
- * same bytes again instead of signing a second transaction with a new nonce.
+ * Crash safety: a job's data and nonce, then its signed transaction, are in Redis before the
+ * transaction leaves, so a job run again (a redelivered run after a crash, or BullMQ handing a
+ * crashed worker's job to another) broadcasts the same bytes instead of signing a second transaction
+ * with a new nonce, and a restarted sender re-broadcasts (or signs) what a crash left.
  */
 export function createTxSender(options: TxSenderOptions): TxSender {
   if (options.keys.length === 0) throw new Error('createTxSender: at least one key is required')
@@ -85,7 +90,12 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const pollLoop = createPollLoop(
     () => node.readHead(),
     async (current) => {
-      await Promise.all(keySenders.map((keySender) => keySender.confirmer.check(current)))
+      await Promise.all(
+        keySenders.map(async (keySender) => {
+          await keySender.renewLeases()
+          await keySender.confirmer.check(current)
+        }),
+      )
     },
     settings.pollIntervalMs,
     reportError,
@@ -142,12 +152,17 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
       const index = pickKeyIndex(submission.idempotencyKey, queueNames.length)
       const jobId = jobIdOf(submission.idempotencyKey)
-      return queues.enqueue(index, jobId, data, submission.resubmit === true, timeoutMs)
+      const resubmit = submission.resubmit === true
+      // A started sender runs the key's sender itself: no queue hop. A process that only submits
+      // hands the job to the key's queue, whose worker runs in a process that started its sender.
+      const keySender = keySenders[index]
+      if (!keySender) return queues.enqueue(index, jobId, data, resubmit, timeoutMs)
+      return withTimeout(keySender.runDirect(jobId, data, resubmit), jobId, timeoutMs)
     },
     stats: () => keySenders.map((keySender) => keySender.stats()),
     balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
     async close() {
-      await closeWorkers(workers, settings)
+      await closeRuns(keySenders, workers, settings)
       await pollLoop.stop()
       for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
       await queues.close()
@@ -160,15 +175,18 @@ export function createTxSender(options: TxSenderOptions): TxSender {
 /**
  * Lets running jobs finish their wait for receipts, but not forever (a dead node would hold them).
  * A worker's close, once begun, waits for its running jobs whatever it is asked later, so the jobs
- * still waiting are failed: BullMQ retries them, and the tx store keeps their attempts.
+ * still waiting are failed: BullMQ retries them (a job run without a queue is run again by its
+ * caller's retry), and the tx store keeps their attempts.
  */
-async function closeWorkers(
+async function closeRuns(
+  keySenders: readonly KeySender[],
   workers: ReadonlyMap<KeySender, Worker<TxJobData, TxResult>>,
   settings: SenderSettings,
 ): Promise<void> {
   await Promise.all(
-    [...workers].map(async ([keySender, worker]) => {
-      const closing = worker.close()
+    keySenders.map(async (keySender) => {
+      const worker = workers.get(keySender)
+      const closing = Promise.all([worker?.close(), keySender.directSettled()])
       const finished = await Promise.race([
         closing.then(() => true),
         delay(settings.closeTimeoutMs, false, { ref: false }),
@@ -177,4 +195,21 @@ async function closeWorkers(
       await closing
     }),
   )
+}
+
+/** A direct run's wait, bounded like a queued job's `waitUntilFinished` (the run itself goes on). */
+function withTimeout(
+  run: Promise<TxResult>,
+  jobId: string,
+  timeoutMs: number | undefined,
+): Promise<TxResult> {
+  if (timeoutMs === undefined) return run
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`tx job ${jobId} timed out before finishing (${timeoutMs} ms)`)),
+      timeoutMs,
+    )
+  })
+  return Promise.race([run, timedOut]).finally(() => clearTimeout(timer))
 }

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { UnrecoverableError } from 'bullmq'
 import { getAddress } from 'ethers'
 import { ALREADY_FULFILLED_REASON } from '../operator.ts'
@@ -21,6 +22,19 @@ import { attemptSigner, type SignAttempt } from './signing.ts'
 import { TxStore, type TxAttempt } from './tx-store.ts'
 import type { TxSigner } from './tx-signer.ts'
 import { jobDataSchema, type KeyStats, type TxJobData, type TxResult } from './types.ts'
+
+/** How often a job run in this process without a queue is tried (as a queued job is). */
+const DIRECT_ATTEMPTS = 5
+/** The first retry's delay; each next one doubles (as the queued job's exponential backoff). */
+const DIRECT_BACKOFF_MS = 500
+
+/** How one job is run. */
+export interface RunMode {
+  /** May repeat an earlier submission: a job that failed for good runs again. */
+  resubmit: boolean
+  /** No queue holds the job: its data is stored with its nonce, and it is leased while it runs. */
+  direct: boolean
+}
 
 /** What a key's sender needs to know about the jobs that carry its transactions. */
 export interface TxJobLookup {
@@ -60,6 +74,12 @@ export class KeySender {
   private readonly sign: SignAttempt
   private readonly line: SigningLine
   private readonly fillers: Fillers
+  /** Jobs run here without a queue, by job id: a second submit of one joins it. */
+  private readonly direct = new Map<string, Promise<TxResult>>()
+  /** When the leases of the direct jobs were last written, and whether a job started since. */
+  private leasedAt = Number.NEGATIVE_INFINITY
+  private leaseStale = false
+  private closing = false
 
   constructor(private readonly parts: KeySenderParts) {
     const { signer, node, settings, store, reportError, wake } = parts
@@ -81,7 +101,9 @@ export class KeySender {
       confirmer: this.confirmer,
       bumpAfterBlocks: settings.bumpAfterBlocks,
       counters: this.counters,
-      isJobLive: (jobId) => parts.jobs.isLive(jobId),
+      // A job run by a process without a queue is live while its lease lasts; a queued job while queued.
+      isJobLive: async (jobId) =>
+        (await store.isLeased(jobId, Date.now())) || (await parts.jobs.isLive(jobId)),
       onBroadcast: wake,
     })
     const broadcaster = createOrderedBroadcaster(parts.rpcUrl, isToleratedRefusal, {
@@ -110,7 +132,7 @@ export class KeySender {
     for (const { jobId, nonce } of await this.store.inflight(latestCount)) {
       next = Math.max(next, nonce + 1)
       const state = await this.store.load(jobId)
-      const last = state.attempts.at(-1) ?? (await this.signOrphan(jobId, nonce))
+      const last = state.attempts.at(-1) ?? (await this.signOrphan(jobId, nonce, state.tx))
       // A refusal must not keep the sender from starting: the job's retry meets it again.
       await this.afterRefusal(jobId, nonce, state.attempts, node.broadcast(last.raw)).catch(
         this.parts.reportError,
@@ -123,11 +145,11 @@ export class KeySender {
   /**
    * A crash between allocating a nonce and recording the signed transaction leaves a hole that
    * blocks every later nonce, and the later jobs hold the worker's slots while they wait: sign the
-   * job's transaction now (from its queued data), or a filler if the job is gone. Its retry then
-   * finds the attempt and only waits for it.
+   * job's transaction now (from the data stored with its nonce, or its queued data), or a filler if
+   * the job is gone. Its retry then finds the attempt and only waits for it.
    */
-  private async signOrphan(jobId: string, nonce: number): Promise<TxAttempt> {
-    const data = await this.parts.jobs.dataOf(jobId)
+  private async signOrphan(jobId: string, nonce: number, stored: unknown): Promise<TxAttempt> {
+    const data = stored ?? (await this.parts.jobs.dataOf(jobId))
     const parsed = data === undefined ? undefined : jobDataSchema.safeParse(data)
     const tx = parsed?.success ? this.unsignedTx(parsed.data) : fillerTx(this.address)
     const attempt = await this.sign(
@@ -140,22 +162,85 @@ export class KeySender {
     return attempt
   }
 
+  /**
+   * Runs a job in this process, with no queue between the caller and the key's sender: a second
+   * submit of the same job here joins the first. Crash safety comes from the store: the job's data
+   * and nonce, then its signed attempt, are in Redis before anything leaves, and a caller that runs it
+   * again (a redelivered run, in this process or another) finds them. A failure is retried as a
+   * queued job's would be; one for good is recorded, so a first submission joins it.
+   */
+  runDirect(jobId: string, data: unknown, resubmit: boolean): Promise<TxResult> {
+    const running = this.direct.get(jobId)
+    if (running) return running
+    this.leaseStale = true
+    const run = this.retryDirect(jobId, data, resubmit).finally(() => this.direct.delete(jobId))
+    this.direct.set(jobId, run)
+    return run
+  }
+
+  /** Resolves once the jobs run here without a queue have ended. */
+  async directSettled(): Promise<void> {
+    this.closing = true
+    await Promise.allSettled([...this.direct.values()])
+  }
+
+  /**
+   * Renews the leases of the jobs run here without a queue (so no other process fills their nonces)
+   * when one started since the last renewal, or a third of the lease has gone by.
+   */
+  async renewLeases(): Promise<void> {
+    const now = Date.now()
+    const leaseMs = this.parts.settings.lockDurationMs
+    if (this.direct.size === 0 && !this.leaseStale) return
+    if (!this.leaseStale && now - this.leasedAt < leaseMs / 3) return
+    this.leaseStale = false
+    this.leasedAt = now
+    await this.store.renewLeases([...this.direct.keys()], now + leaseMs, now)
+  }
+
   /** Runs one job's transaction to its end: sent (or joined), mined and deep enough. */
-  async process(jobId: string, jobData: unknown): Promise<TxResult> {
+  async process(
+    jobId: string,
+    jobData: unknown,
+    mode: RunMode = { resubmit: false, direct: false },
+  ): Promise<TxResult> {
     const data = jobDataSchema.parse(jobData)
     const tx = this.unsignedTx(data)
+    let simulate = data.simulate === true
     for (;;) {
       try {
-        return await this.runOnce(jobId, tx, data.simulate === true)
+        return await this.runOnce(jobId, tx, simulate, mode, data)
       } catch (error) {
         if (!(error instanceof NonceTakenError)) throw error
         await this.store.forget(jobId)
+        // Another transaction took the nonce: it may have been this job's, sent by another process.
+        simulate = true
       }
     }
   }
 
   failAll(error: Error): void {
     this.confirmer.failAll(error)
+  }
+
+  private async retryDirect(jobId: string, data: unknown, resubmit: boolean): Promise<TxResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.process(jobId, data, { resubmit, direct: true })
+      } catch (error) {
+        const failed = error instanceof Error ? error : new Error(String(error))
+        this.parts.reportError(
+          new Error(`tx job ${jobId} from ${this.address} failed: ${failed.message}`),
+        )
+        if (failed instanceof UnrecoverableError) {
+          await this.store.markFailed(jobId, failed.message).catch(this.parts.reportError)
+          throw failed
+        }
+        if (attempt >= DIRECT_ATTEMPTS || this.closing) return this.giveUp(jobId, failed)
+        await delay(DIRECT_BACKOFF_MS * 2 ** (attempt - 1))
+        if (this.closing) return this.giveUp(jobId, failed)
+      }
+    }
   }
 
   private unsignedTx(data: TxJobData): UnsignedTx {
@@ -167,8 +252,25 @@ export class KeySender {
     }
   }
 
-  private async runOnce(jobId: string, tx: UnsignedTx, simulateFirst: boolean): Promise<TxResult> {
+  /** A direct job's last try failed: its nonce is no longer held by a live job (fillers may take it). */
+  private async giveUp(jobId: string, error: Error): Promise<never> {
+    await this.store.releaseLease(jobId).catch(this.parts.reportError)
+    throw error
+  }
+
+  private async runOnce(
+    jobId: string,
+    tx: UnsignedTx,
+    simulateFirst: boolean,
+    mode: RunMode,
+    data: TxJobData,
+  ): Promise<TxResult> {
     const state = await this.store.load(jobId)
+    if (state.failed !== undefined) {
+      // A first submission joins the job's failure, as it joins a failed queued job.
+      if (!mode.resubmit) throw new UnrecoverableError(state.failed)
+      await this.store.clearFailed(jobId)
+    }
     let attempts = state.attempts
     let nonce = state.nonce
     let outcome: TxResult | undefined
@@ -192,7 +294,14 @@ export class KeySender {
       }
       const filler = outcome !== undefined
       const fees = await this.parts.node.currentFees()
-      const signed = await this.line.signInOrder({ jobId, tx: sentTx, nonce, fees, filler })
+      const signed = await this.line.signInOrder({
+        jobId,
+        tx: sentTx,
+        nonce,
+        fees,
+        filler,
+        ...(mode.direct ? { data } : {}),
+      })
       nonce = signed.allocated
       attempts = [signed.attempt]
       this.counters.sent += 1

@@ -11,6 +11,8 @@ export interface SigningRequest {
   nonce: number | undefined
   fees: Fees
   filler: boolean
+  /** The job's submitted data, stored with its nonce when no queue keeps it (the direct path). */
+  data?: unknown
 }
 
 export interface Signed {
@@ -71,7 +73,7 @@ export class SigningLine {
     const nonces = await Promise.allSettled(
       batch.map((item) =>
         item.nonce === undefined
-          ? store.allocateNonce(item.jobId, fallbackNext)
+          ? store.allocateNonce(item.jobId, fallbackNext, item.data)
           : Promise.resolve(item.nonce),
       ),
     )

@@ -23,6 +23,10 @@ const attemptSchema = z.object({
 export interface TxJobState {
   nonce?: number
   attempts: TxAttempt[]
+  /** The transaction the job's nonce was allocated for (unchecked: the sender parses it). */
+  tx?: unknown
+  /** Why the job failed for good (its bytes refused by the node), until a resubmit clears it. */
+  failed?: string
 }
 
 /**
@@ -35,7 +39,11 @@ local existing = redis.call('HGET', KEYS[2], 'nonce')
 if existing then return tonumber(existing) end
 local nonce = tonumber(redis.call('GET', KEYS[1]) or ARGV[2])
 redis.call('SET', KEYS[1], nonce + 1)
-redis.call('HSET', KEYS[2], 'nonce', nonce)
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[2], 'nonce', nonce, 'tx', ARGV[4])
+else
+  redis.call('HSET', KEYS[2], 'nonce', nonce)
+end
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('ZADD', KEYS[3], nonce, ARGV[1])
 return nonce
@@ -83,22 +91,65 @@ export class TxStore {
   private nonceKey = () => `${this.base}:nonce`
   private inflightKey = () => `${this.base}:inflight`
   private jobKey = (jobId: string) => `${this.base}:job:${jobId}`
+  private leaseKey = () => `${this.base}:leases`
 
   async load(jobId: string): Promise<TxJobState> {
     const fields = await this.redis.hgetall(this.jobKey(jobId))
     const attempts = fields.attempts
       ? z.array(attemptSchema).parse(JSON.parse(fields.attempts))
       : []
-    return { nonce: fields.nonce === undefined ? undefined : Number(fields.nonce), attempts }
+    return {
+      nonce: fields.nonce === undefined ? undefined : Number(fields.nonce),
+      attempts,
+      ...(fields.tx ? { tx: JSON.parse(fields.tx) as unknown } : {}),
+      ...(fields.failed ? { failed: fields.failed } : {}),
+    }
   }
 
-  async allocateNonce(jobId: string, fallbackNext: number): Promise<number> {
+  /**
+   * The job's nonce: the one it holds, or the key's next. With `tx` (a job no queue holds), the
+   * unsigned transaction is stored beside the nonce, so a restart can sign it if a crash came between
+   * the allocation and the signature.
+   */
+  async allocateNonce(jobId: string, fallbackNext: number, tx?: unknown): Promise<number> {
     const nonce = await ALLOCATE_NONCE.run(
       this.redis,
       [this.nonceKey(), this.jobKey(jobId), this.inflightKey()],
-      [jobId, fallbackNext, this.ttlSeconds],
+      [jobId, fallbackNext, this.ttlSeconds, tx === undefined ? '' : JSON.stringify(tx)],
     )
     return Number(nonce)
+  }
+
+  /** Keeps the jobs live until `untilMs` for other processes, and drops leases that ran out. */
+  async renewLeases(jobIds: readonly string[], untilMs: number, nowMs: number): Promise<void> {
+    const pipeline = this.redis.pipeline().zremrangebyscore(this.leaseKey(), '-inf', nowMs)
+    if (jobIds.length > 0)
+      pipeline.zadd(this.leaseKey(), ...jobIds.flatMap((jobId) => [untilMs, jobId]))
+    await pipeline.exec()
+  }
+
+  /** A job some process works on now (its lease has not run out). */
+  async isLeased(jobId: string, nowMs: number): Promise<boolean> {
+    const until = await this.redis.zscore(this.leaseKey(), jobId)
+    return until !== null && Number(until) > nowMs
+  }
+
+  async releaseLease(jobId: string): Promise<void> {
+    await this.redis.zrem(this.leaseKey(), jobId)
+  }
+
+  /** Records that the job failed for good (a first submission joins that failure; a resubmit clears it). */
+  async markFailed(jobId: string, reason: string): Promise<void> {
+    await this.redis
+      .pipeline()
+      .hset(this.jobKey(jobId), 'failed', reason)
+      .expire(this.jobKey(jobId), this.ttlSeconds)
+      .zrem(this.leaseKey(), jobId)
+      .exec()
+  }
+
+  async clearFailed(jobId: string): Promise<void> {
+    await this.redis.hdel(this.jobKey(jobId), 'failed')
   }
 
   /** Records a signed attempt; called before it is broadcast, so a crash can only lead to a rebroadcast. */
