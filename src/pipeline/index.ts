@@ -61,3 +61,4 @@ export {
 export { boundedPlain, describeValue, toJsonText, toPlain } from './values.ts'
 export { DEFAULT_PIPELINE_LIMITS, pipelineLimits, type PipelineLimits } from './limits.ts'
 export type { Vars } from './vars.ts'
+export type { HostResolver } from './tasks/address-guard.ts'

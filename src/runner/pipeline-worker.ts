@@ -8,7 +8,8 @@ import {
 } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
-import type { ChainAccess, RunOptions, TaskFailure, TaskOutcome } from '../pipeline/index.ts'
+import { TaskFailure } from '../pipeline/index.ts'
+import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
 import { boundedPlain, originOf, runJob } from '../pipeline/index.ts'
 import {
   errorClass,
@@ -96,8 +97,15 @@ function transientBridgeFailure(tasks: readonly TaskOutcome[]): TaskOutcome | un
   // An ethtx that timed out may still be mined (its transaction was signed by a process that died):
   // running the request again finds the same signed attempt in the tx store through its idempotency
   // key and sends those bytes again, so it cannot send twice.
+  // Only the ethtx's own wait: an ethtx whose input failed (an http task that timed out on a
+  // source dripping a byte a second) sent nothing, and running it again would only fetch again
+  // (issue 23: such a run stayed `running` through five deliveries).
   const waitedForTx = tasks.find(
-    (task) => task.type === 'ethtx' && !task.ok && task.failure?.kind === 'timeout',
+    (task) =>
+      task.type === 'ethtx' &&
+      !task.ok &&
+      task.failure?.kind === 'timeout' &&
+      !failedThroughInput(task.failure),
   )
   return failed ?? waitedForTx
 }
@@ -121,6 +129,13 @@ function runFailures(
     origins.push(withContext(`request ${request.requestId}`, withContext(`job ${job}`, origin)))
   }
   return origins
+}
+
+/** A task failure that only passes on an input task's failure (its cause chain holds a TaskFailure). */
+function failedThroughInput(failure: Error): boolean {
+  for (let at: unknown = failure.cause; at instanceof Error; at = at.cause)
+    if (at instanceof TaskFailure) return true
+  return false
 }
 
 export interface RequestOutcome {

@@ -1,7 +1,7 @@
 import type { Logger } from '../config/logger.ts'
 import { required, type Settings } from '../config/settings.ts'
 import { fetchChainId } from '../chain/provider.ts'
-import { pipelineLimits } from '../pipeline/index.ts'
+import { pipelineLimits, type HostResolver } from '../pipeline/index.ts'
 import { RequesterAdmission } from './admission.ts'
 import { Connections } from '../queue/connections.ts'
 import { loadJobRegistry } from './job-registry.ts'
@@ -21,6 +21,8 @@ export interface RunnerFromSettingsOptions {
   env?: NodeJS.ProcessEnv
   /** The process's connections (its composition root's); a runner started without them has its own. */
   connections?: Connections
+  /** How the http task's guard resolves names (the hostile-source test injects a rebinding one). */
+  resolveHost?: HostResolver
 }
 
 /** Builds and starts a runner from the environment's settings and the specs in JOBS_DIR. */
@@ -55,7 +57,11 @@ export async function startRunnerFromSettings(
     txConfirmations: settings.TX_CONFIRMATIONS,
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,
-    runOptions: { env: options.env ?? process.env, limits: pipelineLimits(settings) },
+    runOptions: {
+      env: options.env ?? process.env,
+      limits: pipelineLimits(settings),
+      resolveHost: options.resolveHost,
+    },
     requestPolicy: {
       admission: new RequesterAdmission({
         maxConcurrentRuns: settings.REQUESTER_MAX_CONCURRENT_RUNS,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 /**
  * A source that answers what a hostile one would, on 127.0.0.1, for the hostile-source tests.
  * Paths: /endless (chunked, never ends), /chunked-200mb (200 MB chunked, no content-length),
- * /drip (one byte a second), /deep (4 MB of nested arrays), /big-number (a number of 10^6 digits),
+ * /drip (one byte a second), /deep (16,000 levels of nested arrays, under the http task's 32 KiB cap), /big-number (a number of 10^6 digits),
  * /bad-utf8, /binary (content-type image/png), /loop (redirects to itself), /ok?value=N (a fair answer).
  * `sent` counts the body bytes written per path, so a test can tell that the reader hung up early.
  */
@@ -66,10 +66,7 @@ export async function startHostileSource(): Promise<HostileSource> {
         return
       }
       case '/deep':
-        return send(
-          'application/json',
-          `${'['.repeat(2 * 1024 * 1024)}${']'.repeat(2 * 1024 * 1024)}`,
-        )
+        return send('application/json', `${'['.repeat(16_000)}${']'.repeat(16_000)}`)
       case '/big-number':
         return send('application/json', `{"value":${'9'.repeat(1_000_000)}}`)
       case '/bad-utf8':
