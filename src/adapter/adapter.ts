@@ -17,6 +17,7 @@ import type { Settings } from '../config/settings.ts'
 import { Connections } from '../queue/connections.ts'
 import { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FailFastCache } from './cache.ts'
+import { installBodyChecks } from './body-checks.ts'
 import { installRequestPreparation } from './client-keys.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
@@ -152,6 +153,11 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
       `EA_MODE=${frameworkSettings.EA_MODE} serves no requests; feedrunner's adapter needs reader-writer or reader`,
     )
   installRequestPreparation(api as unknown as FastifyInstance)
+  installBodyChecks(
+    api as unknown as FastifyInstance,
+    frameworkSettings.MAX_PAYLOAD_SIZE_LIMIT,
+    logger,
+  )
   const mounted = options.mount ? await options.mount(api as unknown as FastifyInstance) : undefined
   const closeAll = async () => {
     await api.close()

@@ -29,11 +29,13 @@ export function failureError(endpoint: string, failure: FetchFailure): AdapterEr
   const providerStatusCode = failure.providerStatus
   const fromService = SERVICE_KINDS.has(failure.kind)
   if (failure.invalidResponse === true) {
-    return new AdapterError({
-      statusCode: 502,
-      name: 'FeedServiceInvalidResponse',
-      message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.message}`,
-    })
+    return expected(
+      new AdapterError({
+        statusCode: 502,
+        name: 'FeedServiceInvalidResponse',
+        message: `The feed service answered the ${endpoint} request with an invalid response: ${failure.message}`,
+      }),
+    )
   }
   if (
     fromService &&
@@ -42,27 +44,40 @@ export function failureError(endpoint: string, failure: FetchFailure): AdapterEr
     providerStatusCode >= 400 &&
     providerStatusCode < 500
   ) {
-    return new AdapterError({
-      statusCode: providerStatusCode,
-      providerStatusCode,
-      name: 'FeedServiceRefused',
-      message: `The feed service refused the ${endpoint} request (${providerStatusCode}): ${failure.message}`,
-    })
+    return expected(
+      new AdapterError({
+        statusCode: providerStatusCode,
+        providerStatusCode,
+        name: 'FeedServiceRefused',
+        message: `The feed service refused the ${endpoint} request (${providerStatusCode}): ${failure.message}`,
+      }),
+    )
   }
   if (fromService) {
     const attempts = failure.attempts === 1 ? '1 attempt' : `${failure.attempts} attempts`
-    return new AdapterError({
-      statusCode: 502,
-      ...(providerStatusCode !== undefined ? { providerStatusCode } : {}),
-      name: 'FeedServiceFailed',
-      message: `The feed service failed the ${endpoint} request after ${attempts}: ${failure.message}`,
-    })
+    return expected(
+      new AdapterError({
+        statusCode: 502,
+        ...(providerStatusCode !== undefined ? { providerStatusCode } : {}),
+        name: 'FeedServiceFailed',
+        message: `The feed service failed the ${endpoint} request after ${attempts}: ${failure.message}`,
+      }),
+    )
   }
   return new AdapterError({
     statusCode: 500,
     name: 'FetchError',
     message: `The ${endpoint} fetch could not be run: ${failure.message}`,
   })
+}
+
+/**
+ * An answer the feed service gave is part of the adapter's job, not a fault in its code: its stack is
+ * its one line, so the framework's log line for it carries no trace (its frames say nothing).
+ */
+function expected(error: AdapterError): AdapterError {
+  error.stack = `${error.name}: ${error.message}`
+  return error
 }
 
 /** The parameter a reduction error is about, for the 400's message. */

@@ -86,12 +86,18 @@ export async function startFetchWorkers(
         return
       }
       feedHealth.answered()
+      // One line per failed attempt, its status and endpoint as fields: an upstream refusal is part
+      // of the job, not a fault of feedrunner's, so no stack trace.
       logger.warn(
         {
           queue: fetchQueueName(family),
+          endpoint: job?.data.endpoint,
+          ...(failure.providerStatus !== undefined ? { status: failure.providerStatus } : {}),
+          kind: failure.kind,
           job: job?.id,
           attempt: job?.attemptsMade,
-          reason: error.message,
+          retryable: failure.retryable,
+          reason: failure.message,
         },
         'fetch failed',
       )

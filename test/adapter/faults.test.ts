@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAdapter, type RunningAdapter } from '../../src/adapter/adapter.ts'
 import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/workers.ts'
+import { createLogger } from '../../src/config/logger.ts'
 import { parseSettings, type Settings } from '../../src/config/settings.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
@@ -61,6 +62,8 @@ async function startFaultyFeed(): Promise<EmulatedFeed> {
       return sendJson(response, 401, errorEnvelope(401, 'parameter key is not a valid key'))
     const team = query.get('homeTeam')
     if (team === 'Silent FC') return // never answers
+    if (team === 'Nobody FC')
+      return sendJson(response, 404, errorEnvelope(404, 'no game of Nobody FC on 2024-08-16'))
     if (team === 'Flaky FC' && ++flakyCalls.count === 1)
       return sendJson(response, 500, errorEnvelope(500, 'internal error, try again'))
     sendJson(response, 200, oddsEnvelope(query, { home: 1.6, draw: 4.2, away: 5.25 }))
@@ -75,12 +78,24 @@ describe('adapter error statuses, produced for real', () => {
   let feed: EmulatedFeed
   let adapter: RunningAdapter
   let workers: RunningFetchWorkers
+  /** What the adapter and the fetch workers log, one JSON line each. */
+  const logLines: string[] = []
 
   beforeAll(async () => {
     feed = await startFaultyFeed()
-    const settings = settingsFor(testRedisUrl(), feed.url)
-    adapter = await startAdapter({ settings, framework: { EA_PORT: 0, METRICS_ENABLED: false } })
-    workers = await startFetchWorkers({ settings })
+    const settings = settingsFor(testRedisUrl(), feed.url, {
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    })
+    const logger = createLogger(settings, 'faults', {
+      write: (line: string) => void logLines.push(line),
+    })
+    adapter = await startAdapter({
+      settings,
+      logger,
+      framework: { EA_PORT: 0, METRICS_ENABLED: false },
+    })
+    workers = await startFetchWorkers({ settings, logger })
   })
   afterAll(async () => {
     await adapter?.close()
@@ -131,6 +146,41 @@ describe('adapter error statuses, produced for real', () => {
     expect(
       (await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham', date: '2024-13-01' })).status,
     ).toBe(400)
+  })
+
+  it('answers a body that is not JSON with a 400 in its JSON error shape (issue 19, item 16)', async () => {
+    for (const body of ['{"id": "1", "data": {', 'not json at all', '']) {
+      const response = await fetch(adapter.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      const text = await response.text()
+      expect(response.status, text).toBe(400)
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(JSON.parse(text), text).toMatchObject({
+        status: 'errored',
+        statusCode: 400,
+        error: { name: 'AdapterInputError', message: expect.stringMatching(/not JSON/) },
+      })
+    }
+  })
+
+  it('logs an expected upstream error as one line with its status and endpoint, no stack trace (issue 19, item 16)', async () => {
+    const answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Nobody FC' })
+    expect(answer.status).toBe(404)
+    const about = logLines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => JSON.stringify(entry).includes('Nobody FC'))
+    // The fetch worker's line and the adapter's answer (the framework's line): in production they are
+    // two processes, each with its one line.
+    expect(about.length, JSON.stringify(about)).toBeGreaterThanOrEqual(1)
+    expect(about.length, JSON.stringify(about)).toBeLessThanOrEqual(2)
+    for (const entry of about) expect(JSON.stringify(entry)).not.toMatch(/\\n\s+at /)
+    expect(about.find((entry) => entry.msg === 'fetch failed')).toMatchObject({
+      status: 404,
+      endpoint: 'game-odds',
+    })
   })
 
   it('answers 400 naming path when the path leads to no value', async () => {
