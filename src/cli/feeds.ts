@@ -59,9 +59,11 @@ async function serve(options: ServeOptions): Promise<void> {
   const keys = options.keys ?? settings.FEEDS_SERVER_KEYS ?? []
   const signers = options.signers ?? settings.FEEDS_SERVER_SIGNERS ?? []
   if (keys.length === 0 && signers.length === 0) {
-    throw new InvalidArgumentError(
-      'give the accepted keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers',
+    // An error thrown from an action would end in a stack trace: one line says all there is.
+    console.error(
+      'feedrunner feeds serve: no key is accepted: give keys with --keys k1,k2 (or FEEDS_SERVER_KEYS), and/or node addresses with --signers 0x...',
     )
+    process.exit(1)
   }
   // Fault mode (reliability tests): a seeded share of calls answered wrongly on purpose.
   const faults = options.faults ? createFaultInjector(options.faults) : undefined

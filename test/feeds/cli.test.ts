@@ -125,5 +125,7 @@ describe('feedrunner feeds serve', () => {
     )
     expect(code).not.toBe(0)
     expect(refused.output()).toContain('--keys')
+    // One line, no stack trace (issue 19, item 11).
+    expect(refused.output().trim().split('\n')).toHaveLength(1)
   })
 })
