@@ -15,14 +15,14 @@ export function register(program: Command): void {
     .description('Chainlink directrequest job specs: check them, run them off chain')
   jobs
     .command('validate')
-    .description('check job specs; every problem is printed with file, line and task')
+    .description('Check job specs; every problem is printed with file, line and task')
     .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
     .action(async (files: string[]) => {
       process.exitCode = await validate(files.length > 0 ? files : await defaultSpecFiles())
     })
   jobs
     .command('list')
-    .description('the job specs as a Markdown table (the README\'s "Job specs" table)')
+    .description('The job specs as a Markdown table (the README\'s "Job specs" table)')
     .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
     .action(async (files: string[]) => {
       process.exitCode = await list(files.length > 0 ? files : await defaultSpecFiles())
@@ -30,7 +30,7 @@ export function register(program: Command): void {
   jobs
     .command('run')
     .description(
-      'run a spec off chain as if a consumer had requested it, and print every task output and the calldata',
+      'Run a spec off chain as if a consumer had requested it, and print every task output and the calldata',
     )
     .argument('<spec>', 'spec file')
     .option(
