@@ -7,14 +7,14 @@ export function register(program: Command): void {
   program
     .command('dev')
     .description(
-      'The whole stack on this machine: anvil with the contracts, the local feed service, Redis, the adapter, fetch workers and the runner',
+      'The whole stack on this machine (= npm start): Redis, anvil with the contracts, the local feed service, the adapter, fetch workers and the runner; serves until Ctrl-C',
     )
     .action(async () => (await actions()).devAction())
 
   program
     .command('demo')
     .description(
-      'Starts the stack, requests every job spec in JOBS_DIR once on chain, prints what was stored; exits 0 only if every value is the expected one',
+      'One request per job spec in JOBS_DIR, on a stack of its own; prints what was stored and exits 0 only if every value is the expected one',
     )
     .option('--timeout <seconds>', 'how long to wait for the fulfilments', '60')
     .action(async (options: { timeout: string }) => (await actions()).demoAction(options))
@@ -22,13 +22,13 @@ export function register(program: Command): void {
   program
     .command('request <job>')
     .description(
-      'Sends requests for a job (its name, file name or externalJobID) through the FeedConsumer and prints each value stored on chain',
+      "Requests a job (its name, file name or externalJobID) on the dev stack's chain and prints the value stored; with no --param, the documented example",
     )
-    .option('-p, --param <key=value>', 'a request parameter (repeatable)', collect, [] as string[])
+    .option('-p, --param <key=value>', 'a request parameter (repeatable)', collect, [])
     .option('-n, --count <n>', 'how many requests to send', '1')
     .option('--timeout <seconds>', 'how long to wait for the fulfilments', '60')
     .action(async (job: string, options: { param: string[]; count: string; timeout: string }) =>
-      (await actions()).requestAction(job, options),
+      (await import('./request-actions.ts')).requestAction(job, options),
     )
 }
 

@@ -173,7 +173,8 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     return 1
   }
   let params: [string, string][]
-  const env: NodeJS.ProcessEnv = { ...process.env }
+  // The dev stack of this checkout, when one runs, provides BRIDGE_DATAFEED_URL (its adapter).
+  const { env } = (await import('./dev-state.ts')).withDevStack()
   try {
     params = parseParams(options.param, '--param')
     for (const [name, url] of parseParams(options.bridge, '--bridge'))

@@ -67,8 +67,16 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
-/** On SIGINT/SIGTERM: `stop()`, then exit; a stop that hangs is cut off after 10 s. */
-export function stopOnSignal(stop: () => Promise<void>, announce?: string): void {
+/**
+ * On SIGINT/SIGTERM: `stop()`, then exit; a stop that hangs is cut off after 10 s. With
+ * `withParent`, also when the parent process goes (its children are re-parented): a dev stack whose
+ * `npm start` was killed does not stay behind with anvil and redis-server.
+ */
+export function stopOnSignal(
+  stop: () => Promise<void>,
+  announce?: string,
+  options: { withParent?: boolean } = {},
+): void {
   let stopping = false
   const handler = () => {
     if (stopping) return
@@ -80,7 +88,16 @@ export function stopOnSignal(stop: () => Promise<void>, announce?: string): void
   }
   process.once('SIGINT', handler)
   process.once('SIGTERM', handler)
+  if (options.withParent) {
+    const parent = process.ppid
+    setInterval(() => {
+      if (process.ppid !== parent) handler()
+    }, PARENT_CHECK_MS).unref()
+  }
 }
+
+/** How often a process that stops with its parent looks whether the parent is still there. */
+const PARENT_CHECK_MS = 1_000
 
 /**
  * /metrics, /live and /ready on OPERATIONS_PORT, for a process that runs no adapter (an adapter

@@ -6,14 +6,16 @@ import { replayRun } from '../runner/replay.ts'
 import { REQUEST_JOB_OPTIONS, REQUESTS_QUEUE } from '../runner/requests-queue.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
+import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
 
 /** The default chain of `feedrunner dev`, when RPC_URL is not set. */
 const DEV_RPC_URL = 'http://127.0.0.1:8545'
 
 /** `feedrunner runs replay <requestId>`: an errored run back to the runner, while its request is open. */
-export async function runReplayAction(requestId: string): Promise<void> {
-  const settings = settingsOrExit()
+export async function runReplayAction(idOrPrefix: string): Promise<void> {
+  // The dev stack of this checkout, when one runs, says where its Redis, queues and chain are.
+  const settings = settingsOrExit(withDevStack().env)
   const opened: Array<() => void> = []
   try {
     const redis = await connectClient(settings.REDIS_URL)
@@ -27,6 +29,9 @@ export async function runReplayAction(requestId: string): Promise<void> {
     })
     opened.push(() => provider.destroy())
     const runs = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`)
+    // Any unique start of the id will do, as for runs show.
+    const matches = await runs.findByPrefix(idOrPrefix)
+    const requestId = matches.length === 1 ? matches[0]! : idOrPrefix
     const requestsQueue = new Queue(REQUESTS_QUEUE, {
       connection: redis,
       prefix: settings.QUEUE_PREFIX,

@@ -7,6 +7,7 @@ import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
+import { withDevStack } from './dev-state.ts'
 import {
   serveUntilSignal,
   settingsOrExit,
@@ -65,13 +66,22 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   )
 }
 
+/** How many leading characters of a request id `status` shows; `runs show` takes any unique prefix. */
+const SHOWN_ID_CHARS = 12
+
 export async function statusAction(options: { runs: string; json?: boolean }): Promise<void> {
-  const settings = settingsOrExit()
+  const { env, devStack } = withDevStack()
+  const settings = settingsOrExit(env)
   const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
   try {
     const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
     if (options.json) console.log(JSON.stringify(report, null, 2))
     else {
+      console.log(
+        devStack
+          ? `dev stack of this checkout (pid ${devStack.pid}): Redis ${settings.REDIS_URL}, queue prefix ${settings.QUEUE_PREFIX}\n`
+          : `Redis ${settings.REDIS_URL}, queue prefix ${settings.QUEUE_PREFIX}\n`,
+      )
       console.log(
         renderTable(
           ['queue', 'waiting', 'active', 'delayed', 'failed', 'completed'],
@@ -99,12 +109,23 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
 }
 
 export async function runShowAction(requestId: string): Promise<void> {
-  const settings = settingsOrExit()
+  const settings = settingsOrExit(withDevStack().env)
   const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
   try {
-    const run = await new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`).get(requestId)
+    const store = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`)
+    const matches = await store.findByPrefix(requestId)
+    if (matches.length !== 1) {
+      console.error(
+        matches.length === 0
+          ? `no run whose request id starts with ${requestId} under queue prefix ${settings.QUEUE_PREFIX} (feedrunner status lists the latest)`
+          : `${requestId} is the start of several request ids (${matches.join(', ')}, ...): give more of it`,
+      )
+      process.exitCode = 1
+      return
+    }
+    const run = await store.get(matches[0]!)
     if (!run) {
-      console.error(`no run for request ${requestId}`)
+      console.error(`the run of request ${matches[0]} expired meanwhile`)
       process.exitCode = 1
     } else printRun(run)
   } finally {
@@ -131,7 +152,7 @@ async function jobsTable(dir: string): Promise<string> {
 
 function runRow(run: RunRecord): string[] {
   return [
-    run.requestId.slice(0, 18) + '…',
+    run.requestId.slice(0, SHOWN_ID_CHARS),
     run.job,
     run.state,
     run.txHash ? run.txHash.slice(0, 14) + '…' : '',

@@ -31,7 +31,7 @@ export function register(program: Command): void {
   runs
     .command('show <requestId>')
     .description(
-      'One run: its state, each task output, the fulfilment transaction; for an errored run, what its requester can do',
+      'One run: its state, each task output, the fulfilment transaction; for an errored run, what its requester can do (any unique start of the request id will do)',
     )
     .action(async (requestId: string) => (await actions()).runShowAction(requestId))
   runs

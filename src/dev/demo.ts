@@ -27,12 +27,13 @@ export interface DemoResult extends DemoCase {
 
 /**
  * Request parameters for a job, from the catalog's own examples (real values of the data set). The
- * blockchain family asks the dev chain itself where the stack made a token transfer to look at.
+ * blockchain family asks the dev chain itself: `devChain` names the transfer the dev stack made (its
+ * blockchain id is DEV_BLOCKCHAIN_ID); without it the catalog's mainnet example stays.
  */
 export function demoFeedParams(
   shape: FeedJobShape,
   entry: CatalogEntry,
-  stack: DevStack,
+  devChain?: { transferTx: string },
 ): Record<string, string> {
   const wanted = shape.params.filter((name) => name !== 'path' && name !== 'times')
   const variant = entry.variants?.find(
@@ -41,20 +42,30 @@ export function demoFeedParams(
       candidate.params.every((name) => wanted.includes(name)),
   )
   const example: Record<string, string> = { ...(variant?.example ?? entry.example) }
-  const tokens = stack.demoTokens
-  if (tokens && entry.family === 'blockchain') {
+  if (devChain && entry.family === 'blockchain') {
     if (entry.name === 'account-balance')
       Object.assign(example, {
         blockchain: DEV_BLOCKCHAIN_ID,
         address: DEMO_RECIPIENT.toLowerCase(),
       })
-    else Object.assign(example, { blockchain: DEV_BLOCKCHAIN_ID, hash: tokens.erc20.transferTx })
+    else Object.assign(example, { blockchain: DEV_BLOCKCHAIN_ID, hash: devChain.transferTx })
   }
   return Object.fromEntries(
     wanted
       .filter((name) => example[name] !== undefined)
       .map((name) => [name, example[name] as string]),
   )
+}
+
+/** The path a demo request asks for: the endpoint's natural result, inside the envelope's `data`. */
+export function demoPath(entry: CatalogEntry): string {
+  return `data.${entry.defaultResultPath ?? ''}`
+}
+
+/** `times` for an answer: decimal answers (odds, prices, temperatures) keep two decimals on chain. */
+export function demoTimes(answer: unknown): string {
+  const decimal = toDecimal(answer)
+  return decimal !== undefined && !decimal.isInteger() ? '100' : '1'
 }
 
 /** Asks the feed service directly (not through the adapter) for the envelope a request will see. */
@@ -88,13 +99,14 @@ export async function buildDemoCases(
         `${job.job.file}: its bridge task names no endpoint; the demo cannot build a request for it`,
       )
     const entry = getEndpoint(shape.endpoint)
-    const feedParams = demoFeedParams(shape, entry, stack)
+    const feedParams = demoFeedParams(
+      shape,
+      entry,
+      stack.demoTokens ? { transferTx: stack.demoTokens.erc20.transferTx } : undefined,
+    )
     const envelope = await fetchEnvelope(stack, entry, feedParams)
-    const path = `data.${entry.defaultResultPath ?? ''}`
-    const raw = reduce(envelope, { path, aliases: entry.aliases })
-    // Decimal answers (odds, prices, temperatures) are scaled to keep two decimals on chain.
-    const decimal = toDecimal(raw)
-    const times = decimal !== undefined && !decimal.isInteger() ? '100' : '1'
+    const path = demoPath(entry)
+    const times = demoTimes(reduce(envelope, { path, aliases: entry.aliases }))
     const params: Array<[string, string]> = Object.entries(feedParams)
     if (shape.params.includes('path')) params.push(['path', path])
     if (shape.params.includes('times')) params.push(['times', times])

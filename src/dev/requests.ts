@@ -302,7 +302,9 @@ export async function waitForNonce(
 
 /**
  * Waits for the consumer's `RequestFulfilled` events of the given requests, reading logs in block
- * ranges (one poll for any number of requests). Resolves with what arrived by the deadline.
+ * ranges (one poll for any number of requests). Resolves with what arrived by the deadline, or as soon
+ * as every request still missing is one `settledElsewhere` names (a run that ended without a
+ * fulfilment: nothing will arrive for it).
  */
 export async function waitForFulfilments(
   consumer: Contract,
@@ -313,15 +315,18 @@ export async function waitForFulfilments(
     timeoutMs: number
     pollIntervalMs?: number
     onFulfilled?: (fulfilment: Fulfilment) => void
+    /** Of the request ids still waited for, those that will never be fulfilled. */
+    settledElsewhere?: (pending: readonly string[]) => Promise<readonly string[]>
   },
 ): Promise<Map<string, Fulfilment>> {
   const wanted = new Set(requestIds.map((id) => id.toLowerCase()))
+  const givenUp = new Set<string>()
   const found = new Map<string, Fulfilment>()
   const deadline = Date.now() + options.timeoutMs
   const topic = consumer.interface.getEvent('RequestFulfilled')!.topicHash
   const address = await consumer.getAddress()
   let fromBlock = options.fromBlock
-  while (found.size < wanted.size && Date.now() < deadline) {
+  while (found.size + givenUp.size < wanted.size && Date.now() < deadline) {
     const head = await provider.getBlockNumber()
     if (head >= fromBlock) {
       const logs = await provider.getLogs({ address, topics: [topic], fromBlock, toBlock: head })
@@ -342,7 +347,11 @@ export async function waitForFulfilments(
       }
       fromBlock = head + 1
     }
-    if (found.size < wanted.size)
+    if (options.settledElsewhere && found.size + givenUp.size < wanted.size) {
+      const pending = [...wanted].filter((id) => !found.has(id) && !givenUp.has(id))
+      for (const id of await options.settledElsewhere(pending)) givenUp.add(id.toLowerCase())
+    }
+    if (found.size + givenUp.size < wanted.size)
       await new Promise((resolveDelay) => setTimeout(resolveDelay, options.pollIntervalMs ?? 100))
   }
   return found

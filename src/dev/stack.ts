@@ -14,6 +14,8 @@ import {
 } from '../feeds/server/index.ts'
 import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
 import { Connections } from '../queue/connections.ts'
+import { HEALTH_PATHS, METRICS_PATH, registerMetricsRoute } from '../health/routes.ts'
+import { collectProcessMetrics } from '../metrics/registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import type { Runner } from '../runner/runner.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
@@ -42,6 +44,8 @@ export interface DevStackOptions {
   preferredPorts?: { anvil?: number; adapter?: number; feeds?: number }
   /** Start the runner (default true). */
   runner?: boolean
+  /** Delete every key under the prefix when the stack stops (a demo leaves the Redis as it found it). */
+  clearPrefixOnStop?: boolean
   logger?: Logger
 }
 
@@ -57,6 +61,10 @@ export interface DevStack {
   readonly adapter: RunningAdapter
   readonly workers: RunningFetchWorkers
   readonly runner?: Runner
+  /** Prometheus text of the stack's process, on the adapter's port. */
+  readonly metricsUrl: string
+  /** Readiness (503 naming what is down) on the adapter's port; liveness is at /live. */
+  readonly healthUrl: string
   /** Stops everything this stack started, newest first. */
   stop(): Promise<void>
 }
@@ -108,6 +116,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const prefix = options.prefix ?? (env.QUEUE_PREFIX || 'feedrunner-dev')
     // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
     if (!contracts.reused) await clearPrefix(connections, prefix)
+    // Runs after every part that writes under the prefix has stopped (stops run newest first).
+    if (options.clearPrefixOnStop) stops.push(() => clearPrefix(connections, prefix))
 
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
     // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
@@ -148,9 +158,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       settings,
       logger: adapterLogger,
       connections,
-      framework: { METRICS_ENABLED: false },
-      // /live, /ready and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
-      mount: (api) => mountOperations(api, settings, adapterLogger, connections),
+      // Loopback only: the dev stack has no authentication and well-known keys. The framework's own
+      // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
+      framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
+      // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
+      mount: async (api) => {
+        registerMetricsRoute(api)
+        collectProcessMetrics()
+        return mountOperations(api, settings, adapterLogger, connections)
+      },
     })
     stops.push(() => adapter.close())
     stackEnv.BRIDGE_DATAFEED_URL = adapter.url
@@ -183,6 +199,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       adapter,
       workers,
       runner,
+      metricsUrl: `${adapter.url}${METRICS_PATH}`,
+      healthUrl: `${adapter.url}${HEALTH_PATHS.ready}`,
       stop,
     }
   } catch (error) {

@@ -215,6 +215,29 @@ export class RunStore {
     return stored ? decodeRun(stored) : undefined
   }
 
+  /**
+   * The runs whose request id starts with `idPrefix` (hex, with or without 0x), at most `limit`:
+   * one answer means the prefix is unique.
+   */
+  async findByPrefix(idPrefix: string, limit = 2): Promise<string[]> {
+    const hex = idPrefix.toLowerCase().replace(/^0x/, '')
+    if (!/^[0-9a-f]*$/.test(hex)) return []
+    const found = new Set<string>()
+    let cursor = '0'
+    do {
+      const [next, keys] = await this.redis.scan(
+        cursor,
+        'MATCH',
+        this.runKey(`0x${hex}*`),
+        'COUNT',
+        1000,
+      )
+      cursor = next
+      for (const key of keys) found.add(key.slice(this.runKey('').length))
+    } while (cursor !== '0' && found.size < limit)
+    return [...found].slice(0, limit)
+  }
+
   /** The newest runs first (by when they were created). */
   async recent(limit = 20): Promise<RunRecord[]> {
     const ids = await this.redis.zrevrange(this.indexKey(), 0, limit - 1)

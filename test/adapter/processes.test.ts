@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
@@ -187,6 +188,10 @@ describe('two adapter processes and one worker process on one Redis', () => {
     expect(queue.text).toContain('homeMoneyLine')
     const metrics = await Promise.all(metricsUrls.map(async (url) => (await fetch(url)).text()))
     expect(metrics.every((text) => text.includes('http_requests_total'))).toBe(true)
+    // The package's version, however the process was started (npm sets npm_package_version only
+    // under npm run; these processes are started as node bin/feedrunner.js).
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
+    for (const text of metrics) expect(text).toContain(`app_version="${version}"`)
     const logs = processes.map((started) => started.output())
     expect(logs.join('').length).toBeGreaterThan(0)
 

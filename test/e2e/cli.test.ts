@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { JsonRpcProvider, Wallet } from 'ethers'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -68,6 +69,8 @@ describe('the two commands of the README', () => {
         REDIS_URL: testRedisUrl(),
         QUEUE_PREFIX: uniquePrefix('dev-cli'),
         LOG_LEVEL: 'warn',
+        // Its own state file: a dev stack a developer runs from this checkout is left alone.
+        DEV_STATE_FILE: join(tmpdir(), `feedrunner-dev-cli-${process.pid}.json`),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

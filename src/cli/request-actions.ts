@@ -1,0 +1,305 @@
+import { Contract, JsonRpcProvider, Network, Wallet, type InterfaceAbi } from 'ethers'
+import { artifact, compileContracts } from '../chain/artifacts.ts'
+import { FeedrunnerError } from '../config/errors.ts'
+import { presentVariables, type Settings } from '../config/settings.ts'
+import { ANVIL_PRIVATE_KEYS } from '../dev/anvil.ts'
+import { demoFeedParams, demoPath, demoTimes } from '../dev/demo.ts'
+import { DEV_CONSUMER_ADDRESS } from '../dev/deploy.ts'
+import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../dev/requests.ts'
+import type { DevState } from '../dev/state.ts'
+import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog/index.ts'
+import { connectClient } from '../queue/connection.ts'
+import { loadJobRegistry, type LoadedJob } from '../runner/job-registry.ts'
+import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
+import { isFinal, RunStore, type RunRecord } from '../runner/run-record.ts'
+import { NO_DEV_STACK, withDevStack } from './dev-state.ts'
+import { settingsOrExit } from './lifecycle.ts'
+
+export interface RequestOptions {
+  param: string[]
+  count: string
+  timeout: string
+}
+
+/** A mistake in the command's arguments: said in one line (no stack trace) with what to do. */
+function badArgument(message: string): FeedrunnerError {
+  return new FeedrunnerError(message, { kind: 'bad_input' })
+}
+
+export async function requestAction(job: string, options: RequestOptions): Promise<void> {
+  const { env, devStack } = withDevStack()
+  if (!devStack && !presentVariables(process.env).RPC_URL) {
+    console.error(NO_DEV_STACK)
+    process.exit(1)
+  }
+  const settings = settingsOrExit(env)
+  try {
+    process.exitCode = await sendRequests(settings, env, devStack, job, options)
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error))
+    process.exit(1)
+  }
+}
+
+/** Sends the requests and waits for each to be fulfilled or to end otherwise; answers the exit code. */
+async function sendRequests(
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+  devStack: DevState | undefined,
+  jobName: string,
+  options: RequestOptions,
+): Promise<number> {
+  const rpcUrl = settings.RPC_URL ?? 'http://127.0.0.1:8545'
+  const chainId = await askChainId(rpcUrl, devStack)
+  const provider = new JsonRpcProvider(rpcUrl, Network.from(chainId), {
+    staticNetwork: true,
+    pollingInterval: 100,
+    cacheTimeout: -1,
+  })
+  const redis = await connectClient(settings.REDIS_URL).catch(() => undefined)
+  try {
+    const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
+    const loaded = findJob(registry.jobs, jobName)
+    const shape = feedJobShape(loaded.job)
+    const params = await requestParams(loaded, shape, parseParams(options.param), env, devStack)
+
+    const signer = new Wallet(settings.REQUESTER_PRIVATE_KEY ?? ANVIL_PRIVATE_KEYS[0], provider)
+    const consumer = new Contract(
+      settings.CONSUMER_ADDRESS ?? devStack?.contracts.consumer ?? DEV_CONSUMER_ADDRESS,
+      artifact(compileContracts(), 'FeedConsumer').abi as InterfaceAbi,
+      signer,
+    )
+    const count = Math.max(1, Number(options.count) || 1)
+    const request: ConsumerRequest = {
+      externalJobId: loaded.externalJobId,
+      valueType: shape.answerType,
+      params,
+      payment: loaded.job.spec.minContractPaymentLinkJuels ?? 0n,
+    }
+    const fromBlock = await provider.getBlockNumber()
+    const progressEvery = Math.max(1, Math.floor(count / 10))
+    const sent = await sendConsumerRequests(
+      consumer,
+      signer,
+      Array.from({ length: count }, () => request),
+      (_sent, index) => {
+        if (count > 1 && (index + 1) % progressEvery === 0)
+          process.stdout.write(`sent ${index + 1}/${count}\n`)
+      },
+    )
+    const sentAt = new Map(sent.map((item) => [item.requestId, item.sentAt]))
+    const ended = new Map<string, RunRecord>()
+    const runs = redis ? new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`) : undefined
+    let done = 0
+    const fulfilments = await waitForFulfilments(
+      consumer,
+      provider,
+      sent.map((item) => item.requestId),
+      {
+        fromBlock,
+        timeoutMs: Number(options.timeout) * 1000,
+        // A run that ended without a fulfilment (errored, refused, cancelled) is not waited for.
+        ...(runs ? { settledElsewhere: (pending) => endedRuns(runs, pending, ended) } : {}),
+        onFulfilled: (fulfilment) => {
+          done += 1
+          const latency =
+            fulfilment.seenAt - (sentAt.get(fulfilment.requestId) ?? fulfilment.seenAt)
+          if (count <= 20)
+            console.log(`${fulfilment.requestId}  ${String(fulfilment.value)}  (${latency} ms)`)
+          else if (done % progressEvery === 0) console.log(`fulfilled ${done}/${count}`)
+        },
+      },
+    )
+    const latencies = sent
+      .flatMap((item) => {
+        const fulfilment = fulfilments.get(item.requestId)
+        return fulfilment ? [fulfilment.seenAt - item.sentAt] : []
+      })
+      .sort((a, b) => a - b)
+    const percentile = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
+    console.log(
+      `${fulfilments.size} of ${count} fulfilled${latencies.length ? `; latency p50 ${percentile(50)} ms, p99 ${percentile(99)} ms` : ''}`,
+    )
+    for (const run of ended.values()) console.error(describeEndedRun(run))
+    const waiting = sent.filter(
+      (item) => !fulfilments.has(item.requestId) && !ended.has(item.requestId),
+    )
+    if (waiting.length > 0)
+      console.error(
+        `not fulfilled within ${options.timeout} s: ${waiting.map((item) => item.requestId).join(', ')} (see: npx feedrunner runs show <requestId>)`,
+      )
+    return fulfilments.size === count ? 0 : 1
+  } finally {
+    provider.destroy()
+    redis?.disconnect()
+  }
+}
+
+/** The chain id at `rpcUrl`, or an error that says which chain does not answer and what to do. */
+async function askChainId(rpcUrl: string, devStack: DevState | undefined): Promise<number> {
+  const where = devStack
+    ? `the dev stack's chain at ${rpcUrl} (pid ${devStack.pid})`
+    : `RPC_URL (${new URL(rpcUrl).host})`
+  try {
+    const response = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(10_000),
+    })
+    const body = (await response.json()) as { result?: string }
+    if (!body.result) throw new Error(`HTTP ${response.status} without a chain id`)
+    return Number(body.result)
+  } catch (error) {
+    const cause = error instanceof Error ? ((error.cause as Error)?.message ?? error.message) : ''
+    throw new FeedrunnerError(
+      `${where} does not answer (${cause}): ${devStack ? 'restart the dev stack with npm start' : 'check RPC_URL'}`,
+      { kind: 'unavailable', cause: error },
+    )
+  }
+}
+
+/**
+ * The parameters sent on chain: the given ones, or with none given the endpoint's documented example
+ * (the catalog's, as docs/job-specs.md shows it). A missing `path` asks for the endpoint's natural
+ * result and a missing `times` keeps two decimals of a decimal answer, as `feedrunner demo` does.
+ */
+async function requestParams(
+  loaded: LoadedJob,
+  shape: FeedJobShape,
+  given: Array<[string, string]>,
+  env: NodeJS.ProcessEnv,
+  devStack: DevState | undefined,
+): Promise<Array<[string, string]>> {
+  const entry =
+    shape.endpoint && isEndpointName(shape.endpoint) ? getEndpoint(shape.endpoint) : undefined
+  let params = given
+  if (given.length === 0 && entry) {
+    const example = demoFeedParams(
+      shape,
+      entry,
+      devStack?.demoTransferTx ? { transferTx: devStack.demoTransferTx } : undefined,
+    )
+    params = Object.entries(example)
+    console.log(
+      `no --param given: using the documented example of ${entry.name}: ${formatParams(params)}`,
+    )
+  }
+  const unknown = params.filter(([key]) => !shape.params.includes(key)).map(([key]) => key)
+  if (unknown.length > 0)
+    throw badArgument(
+      `job ${loaded.name} does not read ${unknown.join(', ')} (it reads ${shape.params.join(', ')})`,
+    )
+  const missing = shape.params.filter(
+    (name) => name !== 'path' && name !== 'times' && !params.some(([key]) => key === name),
+  )
+  if (missing.length > 0)
+    throw badArgument(
+      `job ${loaded.name} reads these request parameters: ${shape.params.join(', ')}; missing: ${missing.join(', ')} (pass --param ${missing[0]}=..., or no --param at all for the documented example)`,
+    )
+  if (!entry) return params
+  const added: Array<[string, string]> = []
+  const has = (name: string) => params.some(([key]) => key === name)
+  if (shape.params.includes('path') && !has('path')) added.push(['path', demoPath(entry)])
+  const path = params.find(([key]) => key === 'path')?.[1] ?? demoPath(entry)
+  if (shape.params.includes('times') && !has('times'))
+    added.push(['times', demoTimes(await adapterAnswer(env, entry, params, path))])
+  if (added.length > 0)
+    console.log(
+      `added ${formatParams(added)} (the endpoint's result, two decimals of a decimal kept)`,
+    )
+  return [...params, ...added]
+}
+
+/** The adapter's `result` for these parameters (undefined when no adapter answers). */
+async function adapterAnswer(
+  env: NodeJS.ProcessEnv,
+  entry: CatalogEntry,
+  params: ReadonlyArray<readonly [string, string]>,
+  path: string,
+): Promise<unknown> {
+  const adapterUrl = env.BRIDGE_DATAFEED_URL
+  if (!adapterUrl) return undefined
+  try {
+    const response = await fetch(adapterUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: '1',
+        data: { endpoint: entry.name, ...Object.fromEntries(params), path },
+      }),
+      signal: AbortSignal.timeout(20_000),
+    })
+    return ((await response.json()) as { result?: unknown }).result
+  } catch {
+    return undefined
+  }
+}
+
+/** Of `pending`, the requests whose run ended without a fulfilment; their records go to `ended`. */
+async function endedRuns(
+  runs: RunStore,
+  pending: readonly string[],
+  ended: Map<string, RunRecord>,
+): Promise<string[]> {
+  const records = await Promise.all(pending.map((id) => runs.get(id).catch(() => undefined)))
+  for (const run of records)
+    if (run && isFinal(run.state) && run.state !== 'fulfilled') ended.set(run.requestId, run)
+  return records.flatMap((run) => (run && ended.has(run.requestId) ? [run.requestId] : []))
+}
+
+/**
+ * One run that ended without a fulfilment, root cause first: the first task that failed on its own
+ * (the tasks after it fail only because their input did), then the run's own reason when it says more.
+ */
+export function describeEndedRun(run: RunRecord): string {
+  const tasks = run.tasks ?? []
+  const failed = tasks.filter((task) => task.error !== undefined)
+  const root = failed.find((task) => !/^input from \S+ failed/.test(task.error ?? '')) ?? failed[0]
+  const lines = [`${run.requestId} ${run.state} (job ${run.job})`]
+  if (root) {
+    lines.push(`  cause: task ${root.id} (${root.type}): ${root.error}`)
+    const after = failed.filter((task) => task !== root).map((task) => task.id)
+    if (after.length > 0) lines.push(`  so these failed too: ${after.join(', ')}`)
+  } else if (run.reason) lines.push(`  reason: ${run.reason}`)
+  lines.push(`  details: npx feedrunner runs show ${run.requestId.slice(0, 12)}`)
+  return lines.join('\n')
+}
+
+function findJob(jobs: readonly LoadedJob[], name: string): LoadedJob {
+  const wanted = name.toLowerCase()
+  const found = jobs.find(
+    (loaded) =>
+      loaded.name.toLowerCase() === wanted ||
+      loaded.externalJobId === wanted ||
+      loaded.job.file.toLowerCase().endsWith(`/${wanted}.toml`) ||
+      loaded.job.file.toLowerCase().endsWith(`/${wanted}`),
+  )
+  if (!found)
+    throw badArgument(
+      `no job ${JSON.stringify(name)}; jobs: ${jobs
+        .map((loaded) =>
+          loaded.job.file
+            .split('/')
+            .pop()
+            ?.replace(/\.toml$/, ''),
+        )
+        .join(', ')}`,
+    )
+  return found
+}
+
+function parseParams(pairs: readonly string[]): Array<[string, string]> {
+  return pairs.map((pair) => {
+    const at = pair.indexOf('=')
+    if (at <= 0) throw badArgument(`--param ${JSON.stringify(pair)}: expected key=value`)
+    return [pair.slice(0, at), pair.slice(at + 1)]
+  })
+}
+
+function formatParams(params: ReadonlyArray<readonly [string, string]>): string {
+  return params
+    .map(([key, value]) => `${key}=${/\s/.test(value) ? JSON.stringify(value) : value}`)
+    .join(' ')
+}
