@@ -1,9 +1,10 @@
 import { DEFAULT_DEV_STATE_FILE, readDevState, type DevState } from '../dev/state.ts'
 import { presentVariables } from '../config/settings.ts'
+import { settingsOrExit } from './lifecycle.ts'
 
 /** The state file of this checkout's dev stack (DEV_STATE_FILE moves it, e.g. for tests). */
 export function devStateFile(env: NodeJS.ProcessEnv = process.env): string {
-  return env.DEV_STATE_FILE || DEFAULT_DEV_STATE_FILE
+  return settingsOrExit(env).DEV_STATE_FILE ?? DEFAULT_DEV_STATE_FILE
 }
 
 /** The dev stack running from this checkout, if any. */

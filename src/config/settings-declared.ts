@@ -283,6 +283,12 @@ export const declaredSettings = {
     description: 'The FeedConsumer `feedrunner request` sends through.',
     whenUnset: "the dev stack's FeedConsumer",
   }),
+  DEV_STATE_FILE: optional(z.string().min(1), {
+    group: 'dev',
+    description:
+      'Where `feedrunner dev` records where it runs, and where status, runs show, request and jobs run look for it.',
+    whenUnset: '.feedrunner/dev.json in the checkout (git ignores it)',
+  }),
 
   HEAP_GROWTH_PERCENT: withDefault(z.coerce.number().int().min(0).max(300), 30, {
     group: 'operations',
