@@ -100,9 +100,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
     let rpcUrl = bootSettings.RPC_URL
     if (!rpcUrl) {
-      const anvil: Anvil = await startAnvil({
-        port: await portIfFree(options.preferredPorts?.anvil),
-      })
+      const anvil: Anvil = await onPreferredPort(options.preferredPorts?.anvil, (port) =>
+        startAnvil({ port }),
+      )
       stops.push(() => anvil.stop())
       const backstop = startPoolBackstop(anvil.rpcUrl)
       stops.push(async () => backstop.stop())
@@ -128,12 +128,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl },
       intercept: options.feedIntercept,
     })
-    const feedUrl = await feedServer.listen(await portIfFree(options.preferredPorts?.feeds))
+    const feedUrl = await onPreferredPort(options.preferredPorts?.feeds, (port) =>
+      feedServer.listen(port),
+    )
     stops.push(() => feedServer.close())
 
-    const adapterPort = env.EA_PORT
-      ? Number(env.EA_PORT)
-      : await portIfFree(options.preferredPorts?.adapter)
+    const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : undefined
     const stackEnv: Record<string, string> = {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
@@ -142,7 +142,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       ...(nodeKeys.length > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
       ...allFamilyUrls(feedUrl),
       FEED_API_KEY: feedKey,
-      EA_PORT: String(adapterPort),
+      ...(adapterPort !== undefined ? { EA_PORT: String(adapterPort) } : {}),
       JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
       CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
       // One dev consumer makes every request: per-requester bounds are off unless asked for.
@@ -154,20 +154,26 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const settings = parseSettings({ ...env, ...stackEnv })
 
     const adapterLogger = logger.child({ part: 'adapter' })
-    const adapter = await startAdapter({
-      settings,
-      logger: adapterLogger,
-      connections,
-      // Loopback only: the dev stack has no authentication and well-known keys. The framework's own
-      // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
-      framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
-      // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
-      mount: async (api) => {
-        registerMetricsRoute(api)
-        collectProcessMetrics()
-        return mountOperations(api, settings, adapterLogger, connections)
-      },
-    })
+    const startAdapterOn = (port: number) =>
+      startAdapter({
+        settings: { ...settings, EA_PORT: port },
+        logger: adapterLogger,
+        connections,
+        // Loopback only: the dev stack has no authentication and well-known keys. The framework's own
+        // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
+        framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
+        // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
+        mount: async (api) => {
+          registerMetricsRoute(api)
+          collectProcessMetrics()
+          return mountOperations(api, settings, adapterLogger, connections)
+        },
+      })
+    const adapter =
+      adapterPort !== undefined
+        ? await startAdapterOn(adapterPort)
+        : await onPreferredPort(options.preferredPorts?.adapter, startAdapterOn)
+    stackEnv.EA_PORT = String(adapter.port)
     stops.push(() => adapter.close())
     stackEnv.BRIDGE_DATAFEED_URL = adapter.url
 
@@ -189,7 +195,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     }
 
     return {
-      settings,
+      settings: { ...settings, EA_PORT: adapter.port },
       env: stackEnv,
       redisUrl,
       rpcUrl,
@@ -209,9 +215,23 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   }
 }
 
-async function portIfFree(port: number | undefined): Promise<number> {
-  if (port !== undefined && (await isPortFree(port))) return port
-  return freePort()
+/**
+ * Starts a part on its preferred (well-known) port when that is free, else on any free port. Another
+ * process may take the port between the check and the start (two stacks starting at once): then the
+ * part starts on a free port too; a start that fails for another reason fails again there, and throws.
+ */
+async function onPreferredPort<T>(
+  preferred: number | undefined,
+  start: (port: number) => Promise<T>,
+): Promise<T> {
+  if (preferred !== undefined && (await isPortFree(preferred))) {
+    try {
+      return await start(preferred)
+    } catch {
+      // taken meanwhile: fall through to a free port
+    }
+  }
+  return start(await freePort())
 }
 
 /** Deletes every key under `prefix:` (only feedrunner's own dev namespace is ever cleared). */
