@@ -30,6 +30,8 @@ docker_lane() {
     fi
   fi
   echo "Docker daemon $(docker version --format '{{.Server.Version}}') answers"
+  # Earlier builds leave untagged images (a build stage each time the sources change): keep a day's.
+  docker image prune -f --filter until=24h >/dev/null 2>&1 || true
   # Docker Hub is out of reach here: the stand-in base, found again by its content key after the first
   # build (~3 min on a quiet machine, measured 194 s with a load of 18 on 2 cores).
   local base

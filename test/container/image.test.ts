@@ -32,7 +32,8 @@ import {
 // .ci/run sets this when it has a daemon but could not make a base image in its time bound.
 const skipped = process.env.FEEDRUNNER_CONTAINER_LANE_SKIP
 const daemon = skipped ? ({ ok: false, reason: skipped } as const) : dockerDaemon()
-const IMAGE = 'feedrunner:container-test'
+// A tag of this run's own: two runs on one daemon (engineers' suites, CI) must not run each other's build.
+const IMAGE = `feedrunner:test-${randomBytes(4).toString('hex')}`
 /** The README's request: Manchester United's home odds against Fulham (1.6), scaled by 100. */
 const GAME_ODDS = {
   endpoint: 'game-odds',
@@ -109,6 +110,8 @@ if (!daemon.ok) {
     afterAll(async () => {
       for (const container of containers) await removeContainer(container)
       await stack?.stop()
+      // --no-prune keeps the layers: they are the next build's cache.
+      await docker(['rmi', '--no-prune', IMAGE])
     }, 120_000)
 
     it('is within its size budget, runs as node with a HEALTHCHECK, and ships no sources to compile', async () => {
