@@ -166,8 +166,16 @@ export const declaredSettings = {
   RUNNER_FROM_BLOCK: optional(z.coerce.number().int().nonnegative(), {
     group: 'chain',
     unit: 'block',
-    description: 'First block a runner reads when Redis holds no checkpoint yet.',
-    whenUnset: 'the current head',
+    description:
+      'First block a runner reads when Redis holds no checkpoint yet (a first start, or a Redis that lost its state).',
+    whenUnset:
+      "the oldest block whose requests are not past their cancelExpiration (the Operator's 5 minutes)",
+  }),
+  RUNNER_RECONCILE_INTERVAL_MS: withDefault(positiveInt, 30_000, {
+    group: 'chain',
+    unit: 'ms',
+    description:
+      "How often run records that are not settled (errored, sent, running) are checked against the Operator's OracleResponse logs; a run whose fulfilment was mined becomes fulfilled.",
   }),
   RUNNER_LOCK_MS: withDefault(positiveInt, 30_000, {
     group: 'chain',

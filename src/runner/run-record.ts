@@ -86,7 +86,7 @@ const RECENT_RUNS_KEPT = 10_000
 
 /**
  * Merges `patch` into the stored run unless the stored run is already final (or, with ARGV[6] = '1',
- * unless a run exists at all), in one atomic step so two processes racing on the same request cannot
+ * unless a run exists at all; with ARGV[6] = '2' even when final: the chain's word settles a run), in one atomic step so two processes racing on the same request cannot
  * move a finished run backwards. Answers a summary: the record with its task outputs is kilobytes,
  * and every run writes it several times. A run enters the index of recent runs once, when it is
  * created (the index orders runs by when they were received): its later writes cost one SET each
@@ -101,7 +101,7 @@ local record
 if current then
   record = cjson.decode(current)
   local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
-  if final[record.state] or ARGV[6] == '1' then return summary(record) end
+  if ARGV[6] == '1' or (final[record.state] and ARGV[6] ~= '2') then return summary(record) end
   local patch = cjson.decode(ARGV[1])
   for k, v in pairs(patch) do
     if k == 'times' then
@@ -163,18 +163,29 @@ export class RunStore {
 
   /** Creates or updates a run; a run in a final state is left unchanged. Answers where the run stands now. */
   update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunSummary> {
-    return this.write(requestId, patch, false)
+    return this.write(requestId, patch, 'unless-final')
+  }
+
+  /**
+   * Sets what the chain says of a run, final state or not: a fulfilment mined while the sender saw an
+   * error (a node that went away as it was mined) makes an `errored` run `fulfilled` (the reconciler).
+   */
+  settleFromChain(
+    requestId: string,
+    patch: Partial<RunRecord> & { state: RunState },
+  ): Promise<RunSummary> {
+    return this.write(requestId, patch, 'chain')
   }
 
   /** Creates the run only when there is none yet (a request seen again keeps the run it has). */
   create(requestId: string, record: Partial<RunRecord> & { state: RunState }): Promise<RunSummary> {
-    return this.write(requestId, record, true)
+    return this.write(requestId, record, 'if-absent')
   }
 
   private async write(
     requestId: string,
     patch: Partial<RunRecord> & { state?: RunState },
-    onlyIfAbsent: boolean,
+    mode: 'unless-final' | 'if-absent' | 'chain',
   ): Promise<RunSummary> {
     const now = Date.now()
     const withTime = patch.state
@@ -189,7 +200,7 @@ export class RunStore {
         String(now),
         requestId.toLowerCase(),
         String(RECENT_RUNS_KEPT),
-        onlyIfAbsent ? '1' : '0',
+        { 'unless-final': '0', 'if-absent': '1', chain: '2' }[mode],
       ],
     )) as string
     return runSummarySchema.parse(JSON.parse(answer))
@@ -236,6 +247,42 @@ export class RunStore {
       for (const key of keys) found.add(key.slice(this.runKey('').length))
     } while (cursor !== '0' && found.size < limit)
     return [...found].slice(0, limit)
+  }
+
+  /**
+   * Opens an unfulfilled run again (its request is still open on chain and is run anew after Redis
+   * lost its state): a record a process of the lost generation wrote must not stop the new run.
+   */
+  async reopen(requestId: string): Promise<void> {
+    const run = await this.get(requestId)
+    if (!run || run.state === 'fulfilled' || run.state === 'cancelled' || !isFinal(run.state))
+      return
+    await this.write(
+      requestId,
+      {
+        state: 'received',
+        reason: `run again after Redis lost its state (it had said: ${run.reason ?? run.state})`,
+      },
+      'chain',
+    )
+  }
+
+  /** Runs created since `sinceMs` (epoch ms), oldest first, at most `limit`. */
+  async createdSince(sinceMs: number, limit = 1_000): Promise<RunRecord[]> {
+    const ids = await this.redis.zrangebyscore(this.indexKey(), sinceMs, '+inf', 'LIMIT', 0, limit)
+    if (ids.length === 0) return []
+    const values = await this.redis.mget(ids.map((id) => this.runKey(id)))
+    return values.filter((value): value is string => value !== null).map(decodeRun)
+  }
+
+  /** When the reconciler last checked unsettled runs against the chain (epoch ms), if ever. */
+  async reconciledAt(): Promise<number | undefined> {
+    const at = await this.redis.get(`${this.prefix}:reconciled-at`)
+    return at ? Number(at) : undefined
+  }
+
+  async markReconciled(at: number): Promise<void> {
+    await this.redis.set(`${this.prefix}:reconciled-at`, String(at))
   }
 
   /** The newest runs first (by when they were created). */

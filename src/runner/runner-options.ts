@@ -20,8 +20,13 @@ export interface RunnerOptions {
   lockDurationMs: number
   /** CHAIN_POLL_INTERVAL_MS */
   pollIntervalMs: number
-  /** First block to read when no checkpoint is stored (default: the head). */
+  /**
+   * First block to read when no checkpoint is stored (default: the oldest block whose requests may
+   * still be open, i.e. not past their cancelExpiration).
+   */
   fromBlock?: number
+  /** How often run records that are not settled are checked against the chain (RUNNER_RECONCILE_INTERVAL_MS). */
+  reconcileIntervalMs: number
   /** TX_CONFIRMATIONS */
   txConfirmations: number
   /** The least time between two broadcasts of one key (TX_BROADCAST_INTERVAL_MS). */

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq'
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
-import { createRequestListener, type RequestListener } from '../chain/listener/index.ts'
+import type { RequestListener } from '../chain/listener/index.ts'
 import { connectProvider } from '../chain/provider.ts'
 import type { TxSender } from '../chain/sender/index.ts'
 import { errorKindOf, rootCauseFirst } from '../config/errors.ts'
@@ -13,6 +13,8 @@ import { createRequestIntake } from './request-intake.ts'
 import { RunStore } from './run-record.ts'
 import { createRequestsQueue } from './requests-queue.ts'
 import type { RunnerOptions } from './runner-options.ts'
+import { startListening } from './listening.ts'
+import { createRecovery, type Reconciler, type Recovery } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
 
 export { REQUESTS_QUEUE } from './requests-queue.ts'
@@ -59,6 +61,8 @@ export function createRunner(options: RunnerOptions): Runner {
   let work: WorkPart | undefined
   let listener: RequestListener | undefined
   let stopOperations: (() => Promise<void>) | undefined
+  let recovery: Recovery | undefined
+  let reconciler: Reconciler | undefined
 
   return {
     runs,
@@ -77,22 +81,26 @@ export function createRunner(options: RunnerOptions): Runner {
       })) as JsonRpcProvider
       if (options.work !== false)
         work = await startWorkPart(options, provider, runs, log, chainError('transaction sender'))
-      if (options.listen !== false) {
-        listener = createRequestListener({
+      recovery = createRecovery({
+        redis,
+        prefix: options.prefix,
+        provider,
+        operators: options.registry.operators(),
+        log,
+        checkEveryMs: options.pollIntervalMs,
+      })
+      if (options.listen !== false)
+        ({ listener, reconciler } = await startListening({
+          options,
           provider,
-          chainId: options.chainId,
-          operators: options.registry.operators(),
-          specIds: options.registry.specFilters(),
           redis,
-          prefix: `${options.prefix}:listener`,
-          onRequest: intake.onRequest,
-          onCancel: intake.onCancel,
+          runs,
+          intake,
+          recovery,
           onError: chainError('listener'),
-          pollIntervalMs: options.pollIntervalMs,
-          fromBlock: options.fromBlock,
-        })
-        await listener.start()
-      }
+          log,
+        }))
+      await recovery.watch(listener, work?.sender)
       // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
       stopOperations = operateRunner(
         { requestsQueue, worker: work?.worker, sender: work?.sender, listener },
@@ -116,6 +124,8 @@ export function createRunner(options: RunnerOptions): Runner {
     },
     async stop() {
       await stopOperations?.()
+      await recovery?.stop()
+      await reconciler?.stop()
       await listener?.stop()
       await work?.worker.close()
       await work?.sender.close()

@@ -54,6 +54,7 @@ export async function startRunnerFromSettings(
     lockDurationMs: settings.RUNNER_LOCK_MS,
     pollIntervalMs: settings.CHAIN_POLL_INTERVAL_MS,
     fromBlock: settings.RUNNER_FROM_BLOCK,
+    reconcileIntervalMs: settings.RUNNER_RECONCILE_INTERVAL_MS,
     txConfirmations: settings.TX_CONFIRMATIONS,
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,

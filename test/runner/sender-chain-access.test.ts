@@ -21,6 +21,7 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
     addresses: [],
     queueNames: [],
     stats: () => [],
+    resyncNonces: async () => undefined,
     balances: async () => [],
     close: async () => undefined,
   }

@@ -14,6 +14,7 @@ export interface Checkpoint {
 export class CheckpointKeeper {
   private value: Checkpoint | undefined
   private stored = false
+  private rewindPending: number | undefined
 
   constructor(
     private readonly redis: Redis,
@@ -35,6 +36,12 @@ export class CheckpointKeeper {
 
   /** Moves the checkpoint back when its block is no longer on the chain (a reorg or a reset chain). */
   async checkForReorg(head: HeadRef): Promise<Checkpoint> {
+    if (this.rewindPending !== undefined) {
+      const before = Math.max(-1, Math.min(this.rewindPending, head.number + 1) - 1)
+      this.rewindPending = undefined
+      this.value = { number: before, hash: await this.hashAt(before) }
+      this.stored = false
+    }
     const current = await this.ensureLoaded(head.number)
     if (current.number < 0) return current
     const canonical =
@@ -46,8 +53,17 @@ export class CheckpointKeeper {
     return this.value
   }
 
+  /**
+   * Moves the checkpoint to the block before `number` when the next scan starts. A scan already under
+   * way when this is asked does not advance the checkpoint past the rewind when it ends.
+   */
+  requestRewind(number: number): void {
+    this.rewindPending = Math.min(this.rewindPending ?? number, number)
+  }
+
   /** Sets the checkpoint to `number` and adds its write to `writes` (when it moved or was never stored). */
   async advance(number: number, head: HeadRef, writes: ChainableCommander): Promise<void> {
+    if (this.rewindPending !== undefined) return
     if (number === this.value?.number && this.stored) return
     const hash = number >= 0 ? await this.reader.canonicalHash(head, number) : null
     this.value = { number, hash }

@@ -131,6 +131,10 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       specIds = normalizeSpecIds(next)
     },
     poll,
+    async rewind(blockNumber) {
+      checkpoint.requestRewind(blockNumber)
+      pause.wake()
+    },
     whenScanned: scanned.whenScanned,
     get checkpoint() {
       return checkpoint.current?.number

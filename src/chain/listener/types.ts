@@ -56,6 +56,11 @@ export interface RequestListener {
   setSpecIds(specIds: ReadonlyMap<string, SpecFilter>): void
   /** Runs one scan now (also what the poll loop runs). */
   poll(): Promise<void>
+  /**
+   * Reads the logs from `blockNumber` on again at the next scan (after Redis lost the checkpoint and the
+   * consumed markers: the chain is read again, the handler decides what is still open).
+   */
+  rewind(blockNumber: number): Promise<void>
   /** Resolves once the logs up to `blockNumber` have been read (delivered if they were confirmed). */
   whenScanned(blockNumber: number, timeoutMs?: number): Promise<void>
   /** Last block whose logs are all settled (delivered, dropped or not ours); undefined before start. */

@@ -160,6 +160,9 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       return withTimeout(keySender.runDirect(jobId, data, resubmit), jobId, timeoutMs)
     },
     stats: () => keySenders.map((keySender) => keySender.stats()),
+    async resyncNonces() {
+      await Promise.all(keySenders.map((keySender) => keySender.recover()))
+    },
     balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
     async close() {
       await closeRuns(keySenders, workers, settings)

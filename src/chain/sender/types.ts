@@ -108,6 +108,11 @@ export interface TxSender {
   /** The queue name of each key: `tx-<address lowercased>`. */
   readonly queueNames: readonly string[]
   stats(): KeyStats[]
+  /**
+   * Reads every key's nonce from the chain again (after Redis lost the counters): the next nonce is the
+   * node's pending count, raised past whatever the store still holds in flight.
+   */
+  resyncNonces(): Promise<void>
   /** Each key's balance (wei) as the node has it now, in the order of `keys`. */
   balances(): Promise<bigint[]>
   close(): Promise<void>
