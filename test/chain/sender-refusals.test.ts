@@ -7,7 +7,12 @@ import { waitFor } from '../../src/dev/process.ts'
 import { createTxSender, jobIdOf, type TxSubmission } from '../../src/chain/sender/index.ts'
 import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 import { TxStore } from '../../src/chain/sender/tx-store.ts'
-import { isFatalRefusal, isToleratedRefusal } from '../../src/chain/sender/node-refusal.ts'
+import { JsonRpcCallError } from '../../src/chain/sender/json-rpc-batch.ts'
+import {
+  isFatalRefusal,
+  isToleratedRefusal,
+  refusalOf,
+} from '../../src/chain/sender/node-refusal.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { settlesWithin } from '../support/settles-within.ts'
 import {
@@ -84,6 +89,21 @@ describe('node refusals (words of geth, besu, nethermind and anvil)', () => {
     }
     expect(isToleratedRefusal('already known')).toBe(true)
     expect(isToleratedRefusal('intrinsic gas too low')).toBe(false)
+  })
+
+  it("are read once, from the node's answer: later decisions read the error's refusal, not its words", () => {
+    const refused = new JsonRpcCallError('eth_sendRawTransaction', 'exceeds block gas limit')
+    expect(refused.kind).toBe('node_refused')
+    expect(refusalOf(refused)).toBe('fatal')
+    expect(refused.retryable).toBe(false)
+    expect(refusalOf(new JsonRpcCallError('eth_sendRawTransaction', 'txpool is full'))).toBe(
+      'transient',
+    )
+    // Not the node's answer (our own words quoting one): never fatal, whatever it says.
+    expect(refusalOf(new Error('eth_sendRawTransaction: exceeds block gas limit'))).toBe(
+      'transient',
+    )
+    expect(refusalOf(new Error('already known'))).toBe('transient')
   })
 })
 

@@ -213,6 +213,8 @@ describe('the runner end to end: on-chain request -> value stored by the consume
     expect((await stack.runner!.runs.get(refused!.requestId))?.reason).toMatch(
       /refused the transaction for good: .*gas_limit > env\.block\.gas_limit.*went to a filler transaction/,
     )
+    // The refusal crossed the transaction queue and the run record as its kind, not as words.
+    expect((await stack.runner!.runs.get(refused!.requestId))?.failure?.kind).toBe('node_refused')
     // The refused transaction's nonce was spent, so the key's next fulfilment does not wait behind it.
     const fromBlock = await provider.getBlockNumber()
     const [next] = await sendConsumerRequests(consumer, deployer, [

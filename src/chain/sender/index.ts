@@ -1,4 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises'
+import {
+  FeedrunnerError,
+  reviveErrorText,
+  rootCauseFirst,
+  withContext,
+} from '../../config/errors.ts'
 import type { Worker } from 'bullmq'
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import { Connections } from '../../queue/connections.ts'
@@ -105,10 +111,14 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     const worker = queues.startWorker(
       index,
       (jobId, data) => keySender.process(jobId, data),
-      (jobId, error) =>
+      (jobId, error) => {
+        // A failed reason may be a stored error (a refusal for good): told root cause first.
+        const failure = error.message.startsWith('{') ? reviveErrorText(error.message) : error
+        const where = withContext(`tx job ${jobId ?? '?'} from ${keySender.address}`, failure)
         reportError(
-          new Error(`tx job ${jobId ?? '?'} from ${keySender.address} failed: ${error.message}`),
-        ),
+          new FeedrunnerError(rootCauseFirst(where), { kind: where.kind, cause: failure }),
+        )
+      },
     )
     workers.set(keySender, worker)
   }

@@ -2,6 +2,7 @@ import { Agent, request } from 'undici'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { nestingBeyond, readBounded } from '../../net/bounded-body.ts'
 import { z } from 'zod'
+import { classifyRefusal, type NodeRefusal } from './node-refusal.ts'
 
 /** Keep-alive connections to the node, used by undici's request (lighter than fetch for a call per batch). */
 const nodeConnections = new Agent()
@@ -42,7 +43,10 @@ export async function postJsonRpcBatch(
   })
   if (response.statusCode < 200 || response.statusCode >= 300) {
     await response.body.dump()
-    throw new Error(`${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.statusCode}`)
+    throw new FeedrunnerError(
+      `${calls[0]?.[0] ?? 'JSON-RPC'}: the node answered HTTP ${response.statusCode}`,
+      { kind: response.statusCode >= 500 ? 'unavailable' : 'upstream' },
+    )
   }
   const answers = new Map(
     (await readBatchAnswer(response.body, calls, maxBytes)).map((answer) => [answer.id, answer]),
@@ -95,13 +99,17 @@ async function readBatchAnswer(
 }
 
 /** A node's JSON-RPC error for one call, with the method it answered. */
-export class JsonRpcCallError extends Error {
+export class JsonRpcCallError extends FeedrunnerError {
   override readonly name = 'JsonRpcCallError'
+  /** What the node's words mean for a transaction it was sent (src/chain/sender/node-refusal.ts). */
+  readonly refusal: NodeRefusal
   constructor(
     readonly method: string,
     readonly nodeMessage: string,
   ) {
-    super(`${method}: ${nodeMessage}`)
+    const refusal = classifyRefusal(nodeMessage)
+    super(`${method}: ${nodeMessage}`, { kind: 'node_refused', retryable: refusal === 'transient' })
+    this.refusal = refusal
   }
 }
 

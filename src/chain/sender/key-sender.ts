@@ -1,5 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { UnrecoverableError } from 'bullmq'
+import {
+  FeedrunnerError,
+  reviveErrorText,
+  rootCauseFirst,
+  serialiseError,
+  withContext,
+} from '../../config/errors.ts'
 import { getAddress } from 'ethers'
 import { ALREADY_FULFILLED_REASON } from '../operator.ts'
 import { Confirmer } from './confirmer.ts'
@@ -14,7 +21,7 @@ import {
   type UnsignedTx,
 } from './model.ts'
 import type { SenderNode } from './node-client.ts'
-import { isFatalRefusal, isToleratedRefusal } from './node-refusal.ts'
+import { isToleratedRefusal, refusalOf } from './node-refusal.ts'
 import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { SigningLine } from './ordered-signing.ts'
 import { createResender } from './resender.ts'
@@ -229,12 +236,15 @@ export class KeySender {
         return await this.process(jobId, data, { resubmit, direct: true })
       } catch (error) {
         const failed = error instanceof Error ? error : new Error(String(error))
+        // A refusal for good is a stored error (JSON, as it is kept in Redis): revived as its kind.
+        const failure = failed.message.startsWith('{') ? reviveErrorText(failed.message) : failed
+        const where = withContext(`tx job ${jobId} from ${this.address}`, failure)
         this.parts.reportError(
-          new Error(`tx job ${jobId} from ${this.address} failed: ${failed.message}`),
+          new FeedrunnerError(rootCauseFirst(where), { kind: where.kind, cause: failure }),
         )
         if (failed instanceof UnrecoverableError) {
           await this.store.markFailed(jobId, failed.message).catch(this.parts.reportError)
-          throw failed
+          throw failure
         }
         if (attempt >= DIRECT_ATTEMPTS || this.closing) return this.giveUp(jobId, failed)
         await delay(DIRECT_BACKOFF_MS * 2 ** (attempt - 1))
@@ -358,13 +368,19 @@ export class KeySender {
     try {
       await sending
     } catch (error) {
+      if (refusalOf(error) !== 'fatal') throw error
       const words = errorText(error).trim()
-      if (!isFatalRefusal(words)) throw error
       const filled = await this.fillers.fillNonce(nonce, { jobId, attempts })
       const spent = filled
         ? `; its nonce ${nonce} went to a filler transaction, so the key's later transactions are not held back`
         : ''
-      throw new UnrecoverableError(`the node refused the transaction for good: ${words}${spent}`)
+      const refused = new FeedrunnerError(
+        `the node refused the transaction for good: ${words}${spent}`,
+        // No cause: the node's words are in the message already, right after what they mean.
+        { kind: 'node_refused', retryable: false },
+      )
+      // The failed job's reason is the error stored with its kind; submit() revives it.
+      throw new UnrecoverableError(JSON.stringify(serialiseError(refused)))
     }
   }
 }

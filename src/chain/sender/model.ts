@@ -1,6 +1,7 @@
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import type { TxSenderOptions } from './types.ts'
 import { DEFAULT_GAS_LIMIT } from './types.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
 
 /** The latest block as the sender sees it; `baseFee` is null on a chain without EIP-1559. */
 export interface Head {
@@ -64,8 +65,11 @@ export function senderSettings(options: TxSenderOptions): SenderSettings {
 }
 
 /** Another transaction used the nonce this job had signed for: the job must start over. */
-export class NonceTakenError extends Error {
+export class NonceTakenError extends FeedrunnerError {
   override readonly name = 'NonceTakenError'
+  constructor(message: string) {
+    super(message, { kind: 'node_refused', retryable: true })
+  }
 }
 
 /** Records of filler transactions in the tx store are kept under ids with this prefix (never a job's). */

@@ -3,8 +3,8 @@ import { connectProvider } from '../provider.ts'
 import { revertReasonOf } from '../revert.ts'
 import { dynamicFees, legacyFees } from './fee-policy.ts'
 import { createJsonRpcClient } from './json-rpc-batch.ts'
-import { errorText, type Fees, type Head, type UnsignedTx } from './model.ts'
-import { isToleratedRefusal } from './node-refusal.ts'
+import type { Fees, Head, UnsignedTx } from './model.ts'
+import { refusalOf } from './node-refusal.ts'
 
 /** What the sender asks of the chain's node, and the little it remembers of its answers. */
 export interface SenderNode {
@@ -92,7 +92,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     try {
       await send('eth_sendRawTransaction', [raw])
     } catch (error) {
-      if (isToleratedRefusal(errorText(error))) return
+      if (refusalOf(error) === 'tolerated') return
       throw error
     }
   }

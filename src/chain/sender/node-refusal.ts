@@ -34,10 +34,29 @@ const FATAL = new RegExp(
   'i',
 )
 
+/** What a refusal means for the sender (see above); `transient`: the same bytes may be taken later. */
+export type NodeRefusal = 'tolerated' | 'fatal' | 'transient'
+
+/**
+ * The node's words read once, where its answer arrives (JsonRpcCallError); every decision after that
+ * reads the error's `refusal`, never the text again.
+ */
+export function classifyRefusal(nodeMessage: string): NodeRefusal {
+  if (TOLERATED.test(nodeMessage)) return 'tolerated'
+  if (FATAL.test(nodeMessage)) return 'fatal'
+  return 'transient'
+}
+
 export function isToleratedRefusal(message: string): boolean {
-  return TOLERATED.test(message)
+  return classifyRefusal(message) === 'tolerated'
 }
 
 export function isFatalRefusal(message: string): boolean {
-  return FATAL.test(message) && !TOLERATED.test(message)
+  return classifyRefusal(message) === 'fatal'
+}
+
+/** How the node refused a call, or `transient` for a failure that is not a node's answer (no answer). */
+export function refusalOf(error: unknown): NodeRefusal {
+  const refusal = (error as { refusal?: unknown } | null)?.refusal
+  return refusal === 'tolerated' || refusal === 'fatal' ? refusal : 'transient'
 }

@@ -1,4 +1,4 @@
-import { postJsonRpcBatch } from './json-rpc-batch.ts'
+import { JsonRpcCallError, postJsonRpcBatch } from './json-rpc-batch.ts'
 
 /**
  * Sends one key's signed transactions to the node in nonce order without waiting for each answer.
@@ -51,7 +51,7 @@ export function createOrderedBroadcaster(
     batch.forEach((item, index) => {
       const outcome = outcomes[index]
       if (outcome && !outcome.ok && !tolerated(outcome.message))
-        item.reject(new Error(`eth_sendRawTransaction: ${outcome.message}`))
+        item.reject(new JsonRpcCallError('eth_sendRawTransaction', outcome.message))
       else item.resolve()
     })
   }

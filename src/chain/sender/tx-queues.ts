@@ -1,4 +1,5 @@
 import { Queue, QueueEvents, Worker } from 'bullmq'
+import { reviveErrorText } from '../../config/errors.ts'
 import type { Redis } from 'ioredis'
 import type { Connections } from '../../queue/connections.ts'
 import type { TxJobLookup } from './key-sender.ts'
@@ -86,7 +87,13 @@ export function createTxQueues(
       // A resubmit joins the existing job; one that failed for good (say the node was down) runs again.
       if (resubmit && (await queue.getJobState(jobId)) === 'failed')
         await (await queue.getJob(jobId))?.retry('failed')
-      return txResultSchema.parse(await job.waitUntilFinished(events, timeoutMs))
+      const result = await job.waitUntilFinished(events, timeoutMs).catch((error: unknown) => {
+        // BullMQ rejects with an Error of the failed reason: a stored error, revived as its kind.
+        throw error instanceof Error && error.message.startsWith('{')
+          ? reviveErrorText(error.message)
+          : error
+      })
+      return txResultSchema.parse(result)
     },
     startWorker(index, process, onFailed) {
       const worker = new Worker<TxJobData, TxResult>(
