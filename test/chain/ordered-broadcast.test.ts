@@ -134,8 +134,10 @@ describe('ordered broadcaster', () => {
       later.push(broadcaster.send(third!))
       await Promise.all(later)
       expect(proxy.requests.map((nonces) => nonces.length)).toEqual([1, 2])
+      // Arrivals at the proxy carry its own delays (a loaded machine delays the first more than the
+      // second: 343-348 ms were seen); a batch not held would arrive a few ms after the first's answer.
       expect((proxy.arrivals[1] as number) - (proxy.arrivals[0] as number)).toBeGreaterThanOrEqual(
-        390,
+        200,
       )
     } finally {
       await proxy.close()
