@@ -118,13 +118,13 @@ export function register(program: Command): void {
   feeds
     .command('docs')
     .description(
-      "Print the README's Feeds section generated from the catalog (--write updates README.md)",
+      'Print the Feeds section of docs/feeds.md, generated from the catalog (--write updates the page)',
     )
-    .option('--write [file]', 'rewrite the section between the feeds markers of this README', false)
+    .option('--write [file]', 'rewrite the section between the feeds markers of this page', false)
     .action(async (options: { write: string | boolean }) => {
-      const { feedsReadmeSection, writeFeedsSection } = await import('../feeds/docs.ts')
+      const { FEEDS_PAGE, feedsReadmeSection, writeFeedsSection } = await import('../feeds/docs.ts')
       if (options.write === false) return console.log(feedsReadmeSection())
-      const file = typeof options.write === 'string' ? options.write : 'README.md'
+      const file = typeof options.write === 'string' ? options.write : FEEDS_PAGE
       console.log(
         writeFeedsSection(file) ? `updated the Feeds section of ${file}` : `${file} is up to date`,
       )

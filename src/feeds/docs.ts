@@ -1,9 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { catalogEntries, feedCatalog, type CatalogEntry, type ParamSpec } from './catalog/index.ts'
 
-// The README's "Feeds" section, generated from the catalog so the two cannot disagree
-// (`feedrunner feeds docs --write`; a test checks the README is current).
+// The "Feeds" section of docs/feeds.md, generated from the catalog so the two cannot disagree
+// (`feedrunner feeds docs --write`; a test checks the page is current).
 
+/** The page the section lives in. */
+export const FEEDS_PAGE = 'docs/feeds.md'
 export const README_START = '<!-- feeds:start -->'
 export const README_END = '<!-- feeds:end -->'
 
@@ -60,10 +62,10 @@ export function feedsReadmeSection(): string {
     'transaction hashes `0x` + 64 hex digits; `token_id` is a uint256. A bad value is a 400 whose message',
     'names the parameter (`parameter date must be a real calendar date (got "2024-02-30")`).',
     '',
-    '### Decisions where FEEDS.md is silent',
+    "### Decisions where the service's specification is silent",
     '',
     '- Weather with both an address and coordinates is a 400 (ambiguous). Coordinates need `dateTime`',
-    '  (FEEDS.md lists geo-location only as a forecast). `unitOfMeasure` defaults to `metric`.',
+    '  (the specification lists geo-location only as a forecast). `unitOfMeasure` defaults to `metric`.',
     '- `collection_contract_address` is required.',
     "- Canonical field names are the field table's (`windGust`, `goalkeeperGoalAgainst`, `penaltyKicksGoals`,",
     '  `periodResult`, `marketplace_version`); the client adds them next to the sample spellings the service',
@@ -108,22 +110,22 @@ export function feedsReadmeSection(): string {
     "time asked (current weather changes once an hour), within the data set's ranges, with sunrise and",
     'sunset from the sunrise equation; imperial answers convert the metric ones. The blockchain family is',
     'answered live from the `--chain` nodes, and from recorded mainnet records under `ethereum-mainnet`.',
-    'GET `/_stats` returns request counts per path. The data files are generated from the research',
-    'reference by `src/feeds/server/data/build.ts` (`npx tsx src/feeds/server/data/build.ts <reference dir>`).',
+    'GET `/_stats` returns request counts per path. The data files were generated from a research',
+    'reference that is not part of the repository, by `src/feeds/server/data/build.ts`.',
   ]
   return lines.join('\n')
 }
 
-/** README text with the section between the markers replaced. */
+/** Page text with the section between the markers replaced. */
 export function withFeedsSection(readme: string): string {
   const start = readme.indexOf(README_START)
   const end = readme.indexOf(README_END)
   if (start === -1 || end === -1 || end < start)
-    throw new Error(`README: markers ${README_START} ... ${README_END} not found`)
+    throw new Error(`markers ${README_START} ... ${README_END} not found`)
   return `${readme.slice(0, start + README_START.length)}\n${feedsReadmeSection()}\n${readme.slice(end)}`
 }
 
-/** Rewrites the section in a README file; returns whether it changed. */
+/** Rewrites the section in a page (docs/feeds.md); returns whether it changed. */
 export function writeFeedsSection(path: string): boolean {
   const before = readFileSync(path, 'utf8')
   const after = withFeedsSection(before)

@@ -14,7 +14,7 @@ import {
 import { sendJson, startTestServer, type TestServer } from './support/http-server.ts'
 
 // The specs in jobs/ against the catalog (the single source of truth), FeedConsumer's callbacks,
-// the README table, the CLI, and a dry run of each against a bridge that answers like the adapter.
+// the table of docs/job-specs.md, the CLI, and a dry run of each against a bridge that answers like the adapter.
 const OPERATOR = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
 const files = (await readdir('jobs'))
   .filter((name) => name.endsWith('.toml'))
@@ -98,8 +98,8 @@ describe('jobs/ specs', () => {
       expect(callbacks).toContain(FEED_CONSUMER_CALLBACKS[summary.valueType ?? ''])
   })
 
-  it('are listed in the README table, generated from jobs/', async () => {
-    const readme = await readFile('README.md', 'utf8')
+  it('are listed in the table of docs/job-specs.md, generated from jobs/', async () => {
+    const readme = await readFile('docs/job-specs.md', 'utf8')
     const section = /<!-- jobs:start -->([\s\S]*)<!-- jobs:end -->/.exec(readme)?.[1] ?? ''
     expect(section).toContain(jobTableMarkdown(summaries))
   })
