@@ -24,6 +24,7 @@ import {
   type TxResult,
   type TxSender,
   type TxSenderOptions,
+  type TxSubmission,
 } from './types.ts'
 
 export {
@@ -63,20 +64,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const signers = options.keys.map(createTxSigner)
   const addresses = signers.map((signer) => signer.address)
   const queueNames = addresses.map(txQueueName)
-  // A sender started alone (tests, the bench) has connections of its own, whose outage lines go to onError.
-  const ownConnections = options.connections
-    ? undefined
-    : new Connections(
-        {
-          REDIS_URL: options.redisUrl,
-          OUTAGE_REPORT_INTERVAL_MS: DEFAULT_SETTINGS.OUTAGE_REPORT_INTERVAL_MS,
-        },
-        {
-          warn: (_fields, message) => options.onError?.(new Error(message)),
-          error: (_fields, message) => options.onError?.(new Error(message)),
-          info: () => undefined,
-        },
-      )
+  const ownConnections = options.connections ? undefined : connectionsOfItsOwn(options)
   const queues = createTxQueues(
     options.connections ?? (ownConnections as Connections),
     queueNames,
@@ -153,12 +141,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       keySenders.forEach(startWorker)
     },
     async submit(submission, timeoutMs) {
-      const data = jobDataSchema.parse({
-        to: submission.to,
-        data: submission.data,
-        gasLimit: submission.gasLimit,
-        simulate: submission.simulate,
-      })
+      const data = jobDataOf(submission)
       if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
       const index = pickKeyIndex(submission.idempotencyKey, queueNames.length)
       const jobId = jobIdOf(submission.idempotencyKey)
@@ -183,6 +166,31 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       await ownConnections?.close()
     },
   }
+}
+
+/** A sender started alone (tests, the bench) has connections of its own, whose outage lines go to onError. */
+function connectionsOfItsOwn(options: TxSenderOptions): Connections {
+  return new Connections(
+    {
+      REDIS_URL: options.redisUrl,
+      OUTAGE_REPORT_INTERVAL_MS: DEFAULT_SETTINGS.OUTAGE_REPORT_INTERVAL_MS,
+    },
+    {
+      warn: (_fields, message) => options.onError?.(new Error(message)),
+      error: (_fields, message) => options.onError?.(new Error(message)),
+      info: () => undefined,
+    },
+  )
+}
+
+/** What a job carries of a submission, checked (the idempotency key is its id, not its data). */
+function jobDataOf(submission: TxSubmission): TxJobData {
+  return jobDataSchema.parse({
+    to: submission.to,
+    data: submission.data,
+    gasLimit: submission.gasLimit,
+    simulate: submission.simulate,
+  })
 }
 
 /**
