@@ -50,8 +50,8 @@ export async function runReplayAction(idOrPrefix: string): Promise<void> {
 }
 
 /** A run as `runs show` prints it: the record, then its replays and what its requester can do. */
-export function printRun(run: RunRecord): void {
-  console.log(JSON.stringify(run, null, 2))
+export function printRun(run: RunRecord, extra: Record<string, unknown> = {}): void {
+  console.log(JSON.stringify({ ...run, ...extra }, null, 2))
   const notes = [...replayHistory(run), ...requesterAdvice(run, Math.floor(Date.now() / 1000))]
   if (notes.length > 0) console.log(`\n${notes.join('\n')}`)
 }

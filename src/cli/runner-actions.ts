@@ -128,12 +128,11 @@ export async function runShowAction(requestId: string): Promise<void> {
       console.error(`the run of request ${matches[0]} expired meanwhile`)
       process.exitCode = 1
     } else {
-      printRun(run)
       // When the reconciler last checked unsettled runs against the Operator's logs (the chain's word).
       const reconciledAt = await store.reconciledAt()
-      console.log(
-        `checked against the chain: ${reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet'}`,
-      )
+      printRun(run, {
+        checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet',
+      })
     }
   } finally {
     redis.disconnect()

@@ -1,7 +1,6 @@
-import type { Job as QueueJob, Queue } from 'bullmq'
+import type { Queue } from 'bullmq'
 import type { Counter, Gauge, Histogram } from 'prom-client'
 import { promClient, metricsRegistry } from './registry.ts'
-import type { ReasonClass } from './reasons.ts'
 
 /**
  * Every feedrunner metric, defined in this one file. Labels are bounded by construction: job names
@@ -111,7 +110,7 @@ function withTimeout<T>(promise: Promise<T>): Promise<T> {
 }
 
 /** A job name as a label: the spec's name, bounded in length (names come from JOBS_DIR only). */
-function jobLabel(job: string | undefined): string {
+export function jobLabel(job: string | undefined): string {
   return (job ?? '(unknown)').slice(0, 64)
 }
 
@@ -336,59 +335,7 @@ gauge(
   },
 )
 
-// ---- what the running parts call ----
-
-export function recordRequest(
-  job: string | undefined,
-  state: RequestMetricState,
-  reason: ReasonClass = 'none',
-): void {
-  requestsTotal.inc({ job: jobLabel(job), state, reason })
-}
-
-export function recordReplay(job: string | undefined, state: RequestMetricState): void {
-  replaysTotal.inc({ job: jobLabel(job), state })
-}
-
-export function observeRun(
-  job: string | undefined,
-  state: RequestMetricState,
-  seconds: number,
-): void {
-  runDuration.observe({ job: jobLabel(job), state }, seconds)
-}
-
-export function observeTask(
-  job: string | undefined,
-  taskType: string,
-  ok: boolean,
-  seconds: number,
-): void {
-  taskDuration.observe(
-    { job: jobLabel(job), task_type: taskType.slice(0, 32), outcome: ok ? 'ok' : 'error' },
-    seconds,
-  )
-}
-
-export function observeFetch(family: string, status: string, seconds: number, ok: boolean): void {
-  fetchDuration.observe({ family, status }, seconds)
-  if (!ok) fetchErrors.inc({ family, status })
-}
-
-/** One answered adapter request; `endpoint` must already be a catalog name or "unknown". */
-export function observeAdapterRequest(endpoint: string, status: string, seconds: number): void {
-  adapterRequests.inc({ endpoint, status })
-  adapterDuration.observe({ endpoint }, seconds)
-}
-
-/** Records how long a job waited before this attempt started (BullMQ sets processedOn when it takes it). */
-export function observeQueueWait(
-  queueLabel: string,
-  job: Pick<QueueJob, 'timestamp' | 'processedOn'>,
-): void {
-  const started = job.processedOn ?? Date.now()
-  queueWait.observe({ queue: queueLabel }, Math.max(0, (started - job.timestamp) / 1_000))
-}
+// ---- what the running parts call to be read at scrape time (observe.ts records the rest) ----
 
 /** Reads `queue`'s depths at every scrape under `label` until the returned function is called. */
 export function watchQueue(label: string, queue: Queue): () => void {

@@ -1,4 +1,5 @@
 export { metricsRegistry, metricsText, METRICS_CONTENT_TYPE } from './registry.ts'
 export * from './definitions.ts'
+export * from './observe.ts'
 export * from './reasons.ts'
 export * from './instrument.ts'

@@ -1,5 +1,5 @@
 import type { ErrorKind } from '../config/errors.ts'
-import { observeFetch, observeQueueWait } from './definitions.ts'
+import { observeFetch, observeQueueWait } from './observe.ts'
 import { fetchStatusLabel, type FetchFailureKind } from './reasons.ts'
 
 /** The failure a fetch function throws (src/queue/fetch-worker.ts FetchFailureError), seen structurally. */

@@ -1,4 +1,4 @@
-import type { PipelineTask } from './loader.ts'
+import type { PipelineTask } from './schema.ts'
 import type { SpecProblem } from './problems.ts'
 
 /** Kahn's algorithm, taking ready tasks in declaration order; a cycle is reported with its path. */

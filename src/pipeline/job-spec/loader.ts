@@ -9,22 +9,11 @@ import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
 import { checkFields } from './fields.ts'
 import { SpecError, type SpecProblem } from './problems.ts'
-import type { JobSpec } from './schema.ts'
+import type { JobSpec, PipelineTask } from './schema.ts'
+
+export type { PipelineTask } from './schema.ts'
 
 /** A validated job: the spec's fields and its tasks in a topological order. */
-export interface PipelineTask {
-  id: string
-  type: string
-  attributes: Readonly<Record<string, string>>
-  line: number
-  /** Explicit predecessors, in the order of their edges: the task's inputs. */
-  inputs: string[]
-  /** Every task that must finish first: inputs plus the tasks named in `$(...)`. */
-  dependsOn: string[]
-  /** Output ordering of final results (Chainlink's `index`), default 0. */
-  index: number
-}
-
 export interface Job {
   file: string
   spec: JobSpec

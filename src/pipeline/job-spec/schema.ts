@@ -108,3 +108,17 @@ export type JobSpecFields = z.output<typeof jobSpecFields>
 
 /** A loaded spec: its externalJobID is always known (given, or derived by the loader). */
 export type JobSpec = Omit<JobSpecFields, 'externalJobID'> & { externalJobID: string }
+
+/** One task of a validated job, as the loader reads it from observationSource. */
+export interface PipelineTask {
+  id: string
+  type: string
+  attributes: Readonly<Record<string, string>>
+  line: number
+  /** Explicit predecessors, in the order of their edges: the task's inputs. */
+  inputs: string[]
+  /** Every task that must finish first: inputs plus the tasks named in `$(...)`. */
+  dependsOn: string[]
+  /** Output ordering of final results (Chainlink's `index`), default 0. */
+  index: number
+}

@@ -1,0 +1,69 @@
+import type { Job as QueueJob } from 'bullmq'
+import {
+  adapterDuration,
+  adapterRequests,
+  fetchDuration,
+  fetchErrors,
+  jobLabel,
+  queueWait,
+  replaysTotal,
+  requestsTotal,
+  runDuration,
+  taskDuration,
+  type RequestMetricState,
+} from './definitions.ts'
+import type { ReasonClass } from './reasons.ts'
+
+/** What the running parts call to record an event (the metrics themselves: definitions.ts). */
+
+export function recordRequest(
+  job: string | undefined,
+  state: RequestMetricState,
+  reason: ReasonClass = 'none',
+): void {
+  requestsTotal.inc({ job: jobLabel(job), state, reason })
+}
+
+export function recordReplay(job: string | undefined, state: RequestMetricState): void {
+  replaysTotal.inc({ job: jobLabel(job), state })
+}
+
+export function observeRun(
+  job: string | undefined,
+  state: RequestMetricState,
+  seconds: number,
+): void {
+  runDuration.observe({ job: jobLabel(job), state }, seconds)
+}
+
+export function observeTask(
+  job: string | undefined,
+  taskType: string,
+  ok: boolean,
+  seconds: number,
+): void {
+  taskDuration.observe(
+    { job: jobLabel(job), task_type: taskType.slice(0, 32), outcome: ok ? 'ok' : 'error' },
+    seconds,
+  )
+}
+
+export function observeFetch(family: string, status: string, seconds: number, ok: boolean): void {
+  fetchDuration.observe({ family, status }, seconds)
+  if (!ok) fetchErrors.inc({ family, status })
+}
+
+/** One answered adapter request; `endpoint` must already be a catalog name or "unknown". */
+export function observeAdapterRequest(endpoint: string, status: string, seconds: number): void {
+  adapterRequests.inc({ endpoint, status })
+  adapterDuration.observe({ endpoint }, seconds)
+}
+
+/** Records how long a job waited before this attempt started (BullMQ sets processedOn when it takes it). */
+export function observeQueueWait(
+  queueLabel: string,
+  job: Pick<QueueJob, 'timestamp' | 'processedOn'>,
+): void {
+  const started = job.processedOn ?? Date.now()
+  queueWait.observe({ queue: queueLabel }, Math.max(0, (started - job.timestamp) / 1_000))
+}
