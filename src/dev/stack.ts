@@ -84,30 +84,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const bootSettings = parseSettings(env)
     const logger = options.logger ?? createLogger(bootSettings, 'feedrunner-dev')
 
-    let redisUrl = bootSettings.REDIS_URL
-    if (!(await redisAnswers(redisUrl))) {
-      const redis: PrivateRedis = await startPrivateRedis()
-      stops.push(() => redis.stop())
-      logger.info(
-        { redisUrl: redis.url, wanted: bootSettings.REDIS_URL },
-        'no Redis answered at REDIS_URL: started a private redis-server',
-      )
-      redisUrl = redis.url
-    }
+    const redisUrl = await redisForStack(bootSettings.REDIS_URL, logger, stops)
     // Every Redis connection of the stack's parts, closed after them (stops run newest first).
     const connections = new Connections({ ...bootSettings, REDIS_URL: redisUrl }, logger)
     stops.push(() => connections.close())
 
-    let rpcUrl = bootSettings.RPC_URL
-    if (!rpcUrl) {
-      const anvil: Anvil = await onPreferredPort(options.preferredPorts?.anvil, (port) =>
-        startAnvil({ port }),
-      )
-      stops.push(() => anvil.stop())
-      const backstop = startPoolBackstop(anvil.rpcUrl)
-      stops.push(async () => backstop.stop())
-      rpcUrl = anvil.rpcUrl
-    }
+    const rpcUrl =
+      bootSettings.RPC_URL || (await devChain(options.preferredPorts?.anvil, stops)).rpcUrl
     const nodeKeys = options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]
     const contracts = await deployDevContracts(rpcUrl, { nodeKeys })
     stops.push(async () => contracts.provider.destroy())
@@ -153,26 +136,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     }
     const settings = parseSettings({ ...env, ...stackEnv })
 
-    const adapterLogger = logger.child({ part: 'adapter' })
-    const startAdapterOn = (port: number) =>
-      startAdapter({
-        settings: { ...settings, EA_PORT: port },
-        logger: adapterLogger,
-        connections,
-        // Loopback only: the dev stack has no authentication and well-known keys. The framework's own
-        // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
-        framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
-        // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
-        mount: async (api) => {
-          registerMetricsRoute(api)
-          collectProcessMetrics()
-          return mountOperations(api, settings, adapterLogger, connections)
-        },
-      })
-    const adapter =
-      adapterPort !== undefined
-        ? await startAdapterOn(adapterPort)
-        : await onPreferredPort(options.preferredPorts?.adapter, startAdapterOn)
+    const adapter = await startStackAdapter(
+      settings,
+      adapterPort,
+      options.preferredPorts?.adapter,
+      logger.child({ part: 'adapter' }),
+      connections,
+    )
     stackEnv.EA_PORT = String(adapter.port)
     stops.push(() => adapter.close())
     stackEnv.BRIDGE_DATAFEED_URL = adapter.url
@@ -247,4 +217,63 @@ async function clearPrefix(connections: Connections, prefix: string): Promise<vo
   } finally {
     redis.disconnect()
   }
+}
+
+/** REDIS_URL when a Redis answers there, else a private redis-server this stack starts and stops. */
+async function redisForStack(
+  wanted: string,
+  logger: Logger,
+  stops: Array<() => Promise<void>>,
+): Promise<string> {
+  if (await redisAnswers(wanted)) return wanted
+  const redis: PrivateRedis = await startPrivateRedis()
+  stops.push(() => redis.stop())
+  logger.info(
+    { redisUrl: redis.url, wanted },
+    'no Redis answered at REDIS_URL: started a private redis-server',
+  )
+  return redis.url
+}
+
+/** An anvil chain for the stack (no RPC_URL given), with the pool backstop beside it. */
+async function devChain(
+  preferredPort: number | undefined,
+  stops: Array<() => Promise<void>>,
+): Promise<Anvil> {
+  const anvil: Anvil = await onPreferredPort(preferredPort, (port) => startAnvil({ port }))
+  stops.push(() => anvil.stop())
+  const backstop = startPoolBackstop(anvil.rpcUrl)
+  stops.push(async () => backstop.stop())
+  return anvil
+}
+
+/**
+ * The stack's adapter on EA_PORT (or a preferred port, else any), loopback only, with /live, /ready,
+ * /metrics and the dashboard on its port.
+ */
+async function startStackAdapter(
+  settings: Settings,
+  adapterPort: number | undefined,
+  preferredPort: number | undefined,
+  adapterLogger: Logger,
+  connections: Connections,
+): Promise<RunningAdapter> {
+  const startAdapterOn = (port: number) =>
+    startAdapter({
+      settings: { ...settings, EA_PORT: port },
+      logger: adapterLogger,
+      connections,
+      // Loopback only: the dev stack has no authentication and well-known keys. The framework's own
+      // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
+      framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
+      // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
+      mount: async (api) => {
+        registerMetricsRoute(api)
+        collectProcessMetrics()
+        return mountOperations(api, settings, adapterLogger, connections)
+      },
+    })
+  return adapterPort !== undefined
+    ? startAdapterOn(adapterPort)
+    : onPreferredPort(preferredPort, startAdapterOn)
 }

@@ -185,26 +185,7 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       return url
     },
     async listen(port = 0) {
-      const host = options.host ?? '127.0.0.1'
-      server = createServer((request, response) => {
-        handle(request, response).catch((error: unknown) => {
-          log(`feed service: ${String(error)}`)
-          if (!response.headersSent)
-            send(
-              response,
-              500,
-              errorEnvelope(500, 'internal error of the feed service', undefined, undefined, now()),
-            )
-          else response.destroy()
-        })
-      })
-      server.keepAliveTimeout = 5_000
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject)
-        server!.listen(port, host, () => resolve())
-      })
-      const address = server.address() as AddressInfo
-      url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
+      ;({ server, url } = await serveHttp(handle, options.host ?? '127.0.0.1', port, log, now))
       return url
     },
     async close() {
@@ -224,4 +205,33 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       return Object.fromEntries(counts)
     },
   }
+}
+
+/** Serves `handle` on `host:port`; an error that escapes it answers 500 (or ends a response begun). */
+async function serveHttp(
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  host: string,
+  port: number,
+  log: (line: string) => void,
+  now: () => number,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      log(`feed service: ${String(error)}`)
+      if (!response.headersSent)
+        send(
+          response,
+          500,
+          errorEnvelope(500, 'internal error of the feed service', undefined, undefined, now()),
+        )
+      else response.destroy()
+    })
+  })
+  server.keepAliveTimeout = 5_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` }
 }
