@@ -1,3 +1,4 @@
+import { releaseProcessMetrics } from '../metrics/registry.ts'
 import type { AddressInfo } from 'node:net'
 import { start } from '@chainlink/external-adapter-framework'
 import { Adapter } from '@chainlink/external-adapter-framework/adapter/index.js'
@@ -147,6 +148,9 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     loggerFactory: logger,
     ...(cacheClient ? { redisClient: cacheClient } : {}),
   }
+  // A process that collected the process metrics already (a dev stack beside this adapter) hands them
+  // to the framework, which registers its own when its metrics are on.
+  if (frameworkSettings.METRICS_ENABLED) releaseProcessMetrics()
   const { api, metricsApi } = await start(adapter, dependencies)
   if (!api)
     throw new Error(

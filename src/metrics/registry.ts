@@ -18,8 +18,20 @@ export function metricsText(): Promise<string> {
  * the EA framework collects them in an adapter process; a process without the adapter calls this.
  */
 export function collectProcessMetrics(): void {
-  if (metricsRegistry.getSingleMetric('process_resident_memory_bytes')) return
+  // Once per registry: a second call (two stacks in one test process, or the framework's own default
+  // metrics registered first) would throw on the first metric it finds registered.
+  if (metricsRegistry.getSingleMetric('process_cpu_user_seconds_total')) return
   client.collectDefaultMetrics({ register: metricsRegistry })
+}
+
+/**
+ * Removes prom-client's process and Node.js metrics from the registry, so the EA framework, which
+ * registers them itself when its metrics are on, does not meet them there (it would throw).
+ */
+export function releaseProcessMetrics(): void {
+  for (const metric of metricsRegistry.getMetricsAsArray())
+    if (metric.name.startsWith('process_') || metric.name.startsWith('nodejs_'))
+      metricsRegistry.removeSingleMetric(metric.name)
 }
 
 export const METRICS_CONTENT_TYPE = metricsRegistry.contentType
