@@ -12,6 +12,8 @@ import { Agent, request } from 'node:http'
 import { freePort } from '../src/dev/ports.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from '../src/dev/redis.ts'
 import { feedCatalog } from '../src/feeds/catalog/index.ts'
+import { coldStages, percentile } from './adapter-stages.ts'
+import { printAdapterReport, type AdapterResults } from './adapter-report.ts'
 
 const KEY = 'bench-feed-key-2f6c'
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -112,58 +114,6 @@ async function spawnTsx(
   return spawned
 }
 
-/** Median time the cold jobs waited in the queue and spent in the worker, from the jobs' own timestamps. */
-async function coldStages(
-  redisUrl: string,
-  prefix: string,
-): Promise<{ jobs: number; queued: number; inWorker: number }> {
-  const { Redis } = await import('ioredis')
-  const redis = new Redis(redisUrl)
-  try {
-    const keys: string[] = []
-    let cursor = '0'
-    do {
-      const [next, batch] = await redis.scan(
-        cursor,
-        'MATCH',
-        `${prefix}:fetch-weather:weather-*`,
-        'COUNT',
-        1000,
-      )
-      cursor = next
-      keys.push(...batch.filter((key) => !key.endsWith(':lock') && !key.endsWith(':logs')))
-    } while (cursor !== '0')
-    const queued: number[] = []
-    const inWorker: number[] = []
-    for (const key of keys) {
-      const [timestamp, processedOn, finishedOn] = (
-        await redis.hmget(key, 'timestamp', 'processedOn', 'finishedOn')
-      ).map(Number)
-      if (!timestamp || !processedOn || !finishedOn) continue
-      queued.push(processedOn - timestamp)
-      inWorker.push(finishedOn - processedOn)
-    }
-    queued.sort((a, b) => a - b)
-    inWorker.sort((a, b) => a - b)
-    // Our keys only: this run's prefix.
-    const all: string[] = []
-    cursor = '0'
-    do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-      cursor = next
-      all.push(...batch)
-    } while (cursor !== '0')
-    if (all.length > 0) await redis.del(...all)
-    return {
-      jobs: queued.length,
-      queued: percentile(queued, 50),
-      inWorker: percentile(inWorker, 50),
-    }
-  } finally {
-    redis.disconnect()
-  }
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
@@ -199,11 +149,6 @@ function call(
     req.on('error', reject)
     req.end(body)
   })
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
 
 interface LoadResult {
@@ -327,34 +272,10 @@ async function main(): Promise<void> {
     // The baseline's background loop keeps polling the feed service; stop it before timing cold requests.
     await processes.pop()?.stop()
 
-    // Cold requests: each one a new query (a forecast for another latitude), interleaved with a
-    // direct GET of an equally new query to the feed service.
-    const weather = feedCatalog.weather
-    const geo = weather.variants!.find((variant) => variant.params.includes('latitude'))!.example
-    const direct: number[] = []
-    const cold: number[] = []
-    for (let i = 0; i < COLD_REQUESTS; i++) {
-      const latitude = (-80 + (i * 160) / COLD_REQUESTS).toFixed(4)
-      const directQuery = new URLSearchParams({ ...geo, latitude, longitude: '10.5', key: KEY })
-      const d = await call(`${feedUrl}${weather.path}?${directQuery}`, 'GET')
-      if (d.status !== 200) throw new Error(`direct GET failed: ${d.status} ${d.text}`)
-      direct.push(d.ms)
-      const c = await call(
-        ours,
-        'POST',
-        JSON.stringify({
-          id: String(i),
-          data: { endpoint: 'weather', ...geo, latitude, longitude: '11.5' },
-        }),
-      )
-      if (c.status !== 200) throw new Error(`cold adapter request failed: ${c.status} ${c.text}`)
-      cold.push(c.ms)
-    }
-    direct.sort((a, b) => a - b)
-    cold.sort((a, b) => a - b)
+    const { direct, cold } = await coldRequests(ours, feedUrl)
     const stages = await coldStages(redisUrl, env.QUEUE_PREFIX)
 
-    const results = {
+    const results: AdapterResults = {
       when: new Date().toISOString(),
       machine: {
         cpus: (await import('node:os')).cpus().length,
@@ -383,38 +304,7 @@ async function main(): Promise<void> {
         medianStagesMs: stages,
       },
     }
-    const ms = (value: number) => `${value.toFixed(2)} ms`
-    console.log(
-      `\nCache hits (${CONNECTIONS} connections, ${LOAD_SECONDS} s, best of ${ROUNDS} runs each)`,
-    )
-    console.log(
-      `  feedrunner adapter      ${hitOurs.perSecond.toFixed(0).padStart(7)} req/s   p50 ${ms(hitOurs.p50)}   p99 ${ms(hitOurs.p99)}   errors ${hitOurs.errors}`,
-    )
-    console.log(
-      `  HttpTransport baseline  ${hitBaseline.perSecond.toFixed(0).padStart(7)} req/s   p50 ${ms(hitBaseline.p50)}   p99 ${ms(hitBaseline.p99)}   errors ${hitBaseline.errors}`,
-    )
-    console.log(
-      `  every run (req/s): feedrunner ${results.cacheHit.runs.feedrunner.join(', ')}; baseline ${results.cacheHit.runs.baseline.join(', ')}`,
-    )
-    console.log(
-      `  ratio feedrunner/baseline: ${results.cacheHit.throughputRatio.toFixed(2)}x (target >= 0.8x)`,
-    )
-    console.log(`\nCold requests (${COLD_REQUESTS}, one at a time)`)
-    console.log(
-      `  direct GET to the feed service   p50 ${ms(results.cold.directGet.p50)}   p99 ${ms(results.cold.directGet.p99)}`,
-    )
-    console.log(
-      `  adapter (queue, worker, feed)    p50 ${ms(results.cold.adapter.p50)}   p99 ${ms(results.cold.adapter.p99)}`,
-    )
-    console.log(
-      `  added by the adapter: p50 ${ms(results.cold.overheadP50)} (target <= 5 ms), p99 ${ms(results.cold.overheadP99)}`,
-    )
-    console.log(
-      `  where a cold request spends its time (medians, Redis clock): waiting for a worker ${stages.queued} ms, in the worker (fetch included) ${stages.inWorker} ms`,
-    )
-    console.log(
-      `\nmachine: ${results.machine.cpus} cpus, load average ${results.machine.load.join(' ')}`,
-    )
+    printAdapterReport(results, { CONNECTIONS, LOAD_SECONDS, ROUNDS, COLD_REQUESTS })
     writeFileSync(
       new URL('./results/adapter.json', import.meta.url),
       `${JSON.stringify(results, null, 2)}\n`,
@@ -424,6 +314,40 @@ async function main(): Promise<void> {
     for (const spawned of processes.reverse()) await spawned.stop()
     await privateRedis?.stop()
   }
+}
+
+/**
+ * Cold requests: each one a new query (a forecast for another latitude), interleaved with a direct GET
+ * of an equally new query to the feed service. Both lists come back sorted.
+ */
+async function coldRequests(
+  ours: string,
+  feedUrl: string,
+): Promise<{ direct: number[]; cold: number[] }> {
+  const weather = feedCatalog.weather
+  const geo = weather.variants!.find((variant) => variant.params.includes('latitude'))!.example
+  const direct: number[] = []
+  const cold: number[] = []
+  for (let i = 0; i < COLD_REQUESTS; i++) {
+    const latitude = (-80 + (i * 160) / COLD_REQUESTS).toFixed(4)
+    const directQuery = new URLSearchParams({ ...geo, latitude, longitude: '10.5', key: KEY })
+    const d = await call(`${feedUrl}${weather.path}?${directQuery}`, 'GET')
+    if (d.status !== 200) throw new Error(`direct GET failed: ${d.status} ${d.text}`)
+    direct.push(d.ms)
+    const c = await call(
+      ours,
+      'POST',
+      JSON.stringify({
+        id: String(i),
+        data: { endpoint: 'weather', ...geo, latitude, longitude: '11.5' },
+      }),
+    )
+    if (c.status !== 200) throw new Error(`cold adapter request failed: ${c.status} ${c.text}`)
+    cold.push(c.ms)
+  }
+  direct.sort((a, b) => a - b)
+  cold.sort((a, b) => a - b)
+  return { direct, cold }
 }
 
 if (process.argv[2] === 'baseline-adapter') {

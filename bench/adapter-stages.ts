@@ -1,0 +1,58 @@
+// Measures of the adapter bench (bench/adapter.ts) read from Redis and from sorted samples.
+
+/** Median time the cold jobs waited in the queue and spent in the worker, from the jobs' own timestamps. */
+export async function coldStages(
+  redisUrl: string,
+  prefix: string,
+): Promise<{ jobs: number; queued: number; inWorker: number }> {
+  const { Redis } = await import('ioredis')
+  const redis = new Redis(redisUrl)
+  try {
+    const keys: string[] = []
+    let cursor = '0'
+    do {
+      const [next, batch] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${prefix}:fetch-weather:weather-*`,
+        'COUNT',
+        1000,
+      )
+      cursor = next
+      keys.push(...batch.filter((key) => !key.endsWith(':lock') && !key.endsWith(':logs')))
+    } while (cursor !== '0')
+    const queued: number[] = []
+    const inWorker: number[] = []
+    for (const key of keys) {
+      const [timestamp, processedOn, finishedOn] = (
+        await redis.hmget(key, 'timestamp', 'processedOn', 'finishedOn')
+      ).map(Number)
+      if (!timestamp || !processedOn || !finishedOn) continue
+      queued.push(processedOn - timestamp)
+      inWorker.push(finishedOn - processedOn)
+    }
+    queued.sort((a, b) => a - b)
+    inWorker.sort((a, b) => a - b)
+    // Our keys only: this run's prefix.
+    const all: string[] = []
+    cursor = '0'
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+      cursor = next
+      all.push(...batch)
+    } while (cursor !== '0')
+    if (all.length > 0) await redis.del(...all)
+    return {
+      jobs: queued.length,
+      queued: percentile(queued, 50),
+      inWorker: percentile(inWorker, 50),
+    }
+  } finally {
+    redis.disconnect()
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
