@@ -269,10 +269,9 @@ export class RunStore {
 
   /** Runs created since `sinceMs` (epoch ms), oldest first, at most `limit`. */
   async createdSince(sinceMs: number, limit = 1_000): Promise<RunRecord[]> {
-    const ids = await this.redis.zrangebyscore(this.indexKey(), sinceMs, '+inf', 'LIMIT', 0, limit)
-    if (ids.length === 0) return []
-    const values = await this.redis.mget(ids.map((id) => this.runKey(id)))
-    return values.filter((value): value is string => value !== null).map(decodeRun)
+    return this.load(
+      await this.redis.zrangebyscore(this.indexKey(), sinceMs, '+inf', 'LIMIT', 0, limit),
+    )
   }
 
   /** When the reconciler last checked unsettled runs against the chain (epoch ms), if ever. */
@@ -287,7 +286,11 @@ export class RunStore {
 
   /** The newest runs first (by when they were created). */
   async recent(limit = 20): Promise<RunRecord[]> {
-    const ids = await this.redis.zrevrange(this.indexKey(), 0, limit - 1)
+    return this.load(await this.redis.zrevrange(this.indexKey(), 0, limit - 1))
+  }
+
+  /** The stored runs of `ids`, in their order (a run expired meanwhile is left out). */
+  private async load(ids: string[]): Promise<RunRecord[]> {
     if (ids.length === 0) return []
     const values = await this.redis.mget(ids.map((id) => this.runKey(id)))
     return values.filter((value): value is string => value !== null).map(decodeRun)

@@ -1,9 +1,8 @@
-import { id, type JsonRpcProvider } from 'ethers'
+import type { JsonRpcProvider } from 'ethers'
+import { ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
 
 /** Operator.EXPIRYTIME: a request may be cancelled by its requester this long after it was made. */
 export const OPERATOR_EXPIRY_SECONDS = 5 * 60
-
-export const ORACLE_RESPONSE_TOPIC = id('OracleResponse(bytes32)')
 
 /** Widest `eth_getLogs` range asked at once (public nodes refuse wider ones). */
 const LOG_RANGE = 2_000

@@ -1,7 +1,7 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import type { RunRecord, RunStore } from '../run-record.ts'
-import { ORACLE_RESPONSE_TOPIC } from './open-requests.ts'
+import { ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
 
 /** Runs the reconciler looks at: not settled by the chain yet, as far as our records know. */
 const UNSETTLED: ReadonlySet<RunRecord['state']> = new Set(['errored', 'sent', 'running'])
