@@ -1,4 +1,5 @@
 import {
+  FetchRequest,
   JsonRpcProvider,
   Network,
   SocketBlockSubscriber,
@@ -13,6 +14,7 @@ import { z } from 'zod'
 import { reasonOf } from '../config/dependency-health.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { DEFAULT_SETTINGS, endpointOf } from '../config/settings.ts'
+import { boundedGetUrl } from './bounded-get-url.ts'
 
 export type ChainProvider = JsonRpcProvider | WebSocketProvider
 
@@ -21,6 +23,8 @@ export interface ProviderOptions {
   chainId?: number
   /** How often ethers polls for blocks/receipts; 100 ms suits a dev chain. */
   pollingIntervalMs?: number
+  /** RPC_MAX_RESPONSE_BYTES: the largest answer read from the node (HTTP body or WebSocket message). */
+  maxResponseBytes?: number
 }
 
 const chainIdAnswer = z.object({ result: z.string().regex(/^0x[0-9a-f]+$/i) })
@@ -71,9 +75,11 @@ export async function connectProvider(
 ): Promise<ChainProvider> {
   const chainId = options.chainId ?? (await fetchChainId(rpcUrl))
   const network = Network.from(chainId)
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_SETTINGS.RPC_MAX_RESPONSE_BYTES
   if (/^wss?:/.test(rpcUrl)) {
-    // New heads arrive as subscriptions; there is nothing to poll.
-    const socket = new WebSocket(rpcUrl)
+    // New heads arrive as subscriptions; there is nothing to poll. A message over the cap closes the
+    // socket (ws's maxPayload) instead of being buffered whole.
+    const socket = new WebSocket(rpcUrl, { maxPayload: maxResponseBytes })
     const opened = socketOpened(socket, rpcUrl)
     // ethers starts the provider from the socket's onopen, so it must get the socket before it opens.
     const provider = new HeadTrackingWebSocketProvider(socket, network, {
@@ -88,7 +94,9 @@ export async function connectProvider(
     }
     return provider
   }
-  return new JsonRpcProvider(rpcUrl, network, {
+  const connection = new FetchRequest(rpcUrl)
+  connection.getUrlFunc = boundedGetUrl(maxResponseBytes)
+  return new JsonRpcProvider(connection, network, {
     staticNetwork: network,
     cacheTimeout: -1,
     pollingInterval: options.pollingIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS,

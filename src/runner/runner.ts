@@ -78,6 +78,7 @@ export function createRunner(options: RunnerOptions): Runner {
       provider = (await connectProvider(options.rpcUrl, {
         chainId: options.chainId,
         pollingIntervalMs: options.pollIntervalMs,
+        maxResponseBytes: options.rpcMaxResponseBytes,
       })) as JsonRpcProvider
       if (options.work !== false)
         work = await startWorkPart(options, provider, runs, log, chainError('transaction sender'))

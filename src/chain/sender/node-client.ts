@@ -48,6 +48,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
       const connected = await connectProvider(url, {
         chainId: options.chainId,
         pollingIntervalMs: options.pollIntervalMs,
+        maxResponseBytes: options.rpcMaxResponseBytes,
       })
       provider = connected as JsonRpcProvider
       chainId ??= Number((await provider.getNetwork()).chainId)
