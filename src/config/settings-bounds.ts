@@ -28,7 +28,8 @@ export const boundSettings = {
   RPC_MAX_RESPONSE_BYTES: withDefault(positiveInt, 64 * 1024 * 1024, {
     group: 'bounds',
     unit: 'bytes',
-    description: 'Largest JSON-RPC answer the sender reads from a node (a batch of receipts).',
+    description:
+      'Largest JSON-RPC answer read from a node, by the sender (a batch of receipts), the listener and recovery (a page of logs), over HTTP or WebSocket; the connection is closed at the cap.',
   }),
   JSON_MAX_DEPTH: withDefault(positiveInt.max(10_000), 64, {
     group: 'bounds',
@@ -46,12 +47,12 @@ export const boundSettings = {
     group: 'bounds',
     unit: 'runs',
     description:
-      'Runs one requester address may have in progress in one runner process; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
+      'Runs one requester address may have in progress, counted in Redis across every runner process of the deployment; more are refused with the reason. A crashed process gives its slots back within RUNNER_LOCK_MS (at least 5 s). 0 = no limit (the dev stack sets 0).',
   }),
   REQUESTER_MAX_REQUESTS_PER_MINUTE: withDefault(count, 120, {
     group: 'bounds',
     unit: 'requests/min',
     description:
-      'Requests one requester address may start per minute in one runner process; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
+      'Requests one requester address may start in any 60 s, counted in Redis across every runner process of the deployment; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
   }),
 }

@@ -2,6 +2,8 @@ import { formatUnits, getAddress } from 'ethers'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import { FeedrunnerError, type ErrorKind } from '../config/errors.ts'
 import type { JobSpecFields } from '../pipeline/index.ts'
+import { luaScript } from '../queue/lua-script.ts'
+import type { Redis } from 'ioredis'
 
 /** Why a request is refused: the metric's reason class reads `code`, never the words. */
 export type RefusalCode =
@@ -57,7 +59,7 @@ export function refusalOf(
   return undefined
 }
 
-/** Per-requester bounds of one runner process; 0 turns a bound off (the dev stack's default). */
+/** Per-requester bounds shared by every runner process on one Redis; 0 turns a bound off (the dev stack's default). */
 export interface RequesterLimits {
   /** REQUESTER_MAX_CONCURRENT_RUNS */
   maxConcurrentRuns: number
@@ -69,68 +71,117 @@ export type Admission =
   | { ok: true; release: () => void }
   | { ok: false; reason: string; reasonClass: 'requester_busy' | 'requester_rate_limited' }
 
+export interface RequesterAdmissionOptions {
+  redis: Redis
+  /** Key prefix (the runner's, hash-tagged: both keys of a requester share one cluster slot). */
+  prefix: string
+  /** A run's slot is held this long past its last renewal: a crashed process's slots free themselves. */
+  leaseMs?: number
+  now?: () => number
+}
+
 const MINUTE_MS = 60_000
 
 /**
+ * Takes a slot for a run atomically: drops expired leases and starts older than a minute, refuses
+ * at either bound (a run that holds a slot already, a redelivery, is not counted twice), else records
+ * the run's start and its lease. Answers {0} admitted, {1, n} busy, {2, n} rate limited.
+ */
+const admitScript = luaScript(`
+local now, maxRuns, maxPerMinute = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local runId, leaseMs = ARGV[4], tonumber(ARGV[5])
+if maxRuns > 0 and not redis.call('ZSCORE', KEYS[1], runId) then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  local running = redis.call('ZCARD', KEYS[1])
+  if running >= maxRuns then return {1, running} end
+end
+if maxPerMinute > 0 and not redis.call('ZSCORE', KEYS[2], runId) then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ${MINUTE_MS})
+  local started = redis.call('ZCARD', KEYS[2])
+  if started >= maxPerMinute then return {2, started} end
+  redis.call('ZADD', KEYS[2], now, runId)
+  redis.call('PEXPIRE', KEYS[2], ${MINUTE_MS})
+end
+if maxRuns > 0 then
+  redis.call('ZADD', KEYS[1], now + leaseMs, runId)
+  redis.call('PEXPIRE', KEYS[1], leaseMs)
+end
+return {0, 0}
+`)
+
+/** Extends a live run's lease (and its key's life); a slot already taken back stays given up. */
+const renewScript = luaScript(`
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', ARGV[1], ARGV[2]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+return 0
+`)
+
+/**
  * Per-requester admission: anyone who pays a job's minimum fee picks the request's parameters, so one
- * requester must not take every slot of the runner (issue 23). Counts runs in progress and requests
- * started in the last minute (a sliding window) per requester address, in this process.
+ * requester must not take every slot of the runner (issue 23). Counts runs in progress (leased, renewed
+ * while they run) and requests started in the last minute (a sliding window) per requester address, in
+ * Redis, so the bounds hold across every runner process of the deployment, not per process.
  */
 export class RequesterAdmission {
-  private readonly running = new Map<string, number>()
-  private readonly started = new Map<string, number[]>()
+  private readonly leaseMs: number
+  private readonly now: () => number
 
   constructor(
     private readonly limits: RequesterLimits,
-    private readonly now: () => number = Date.now,
-  ) {}
+    private readonly options: RequesterAdmissionOptions,
+  ) {
+    this.leaseMs = options.leaseMs ?? 30_000
+    this.now = options.now ?? Date.now
+  }
 
-  /** Admits one run of `requester`, or says why not; `release` when the run ends (once). */
-  admit(requester: string): Admission {
-    const who = requester.toLowerCase()
+  /** Admits run `runId` of `requester`, or says why not; `release` when the run ends (once). */
+  async admit(requester: string, runId: string): Promise<Admission> {
     const { maxConcurrentRuns, maxRequestsPerMinute } = this.limits
-    const running = this.running.get(who) ?? 0
-    if (maxConcurrentRuns > 0 && running >= maxConcurrentRuns)
+    if (maxConcurrentRuns <= 0 && maxRequestsPerMinute <= 0) return { ok: true, release: () => {} }
+    const runsKey = this.key(requester, 'runs')
+    const [verdict, count] = (await admitScript.run(
+      this.options.redis,
+      [runsKey, this.key(requester, 'started')],
+      [this.now(), maxConcurrentRuns, maxRequestsPerMinute, runId, this.leaseMs],
+    )) as [number, number]
+    if (verdict === 1)
       return {
         ok: false,
         reasonClass: 'requester_busy',
-        reason: `requester ${requester} has ${running} runs in progress, the most REQUESTER_MAX_CONCURRENT_RUNS (${maxConcurrentRuns}) allows`,
+        reason: `requester ${requester} has ${count} runs in progress, the most REQUESTER_MAX_CONCURRENT_RUNS (${maxConcurrentRuns}) allows`,
       }
-    if (maxRequestsPerMinute > 0) {
-      const now = this.now()
-      const recent = (this.started.get(who) ?? []).filter((at) => at > now - MINUTE_MS)
-      if (recent.length >= maxRequestsPerMinute) {
-        this.started.set(who, recent)
-        return {
-          ok: false,
-          reasonClass: 'requester_rate_limited',
-          reason: `requester ${requester} started ${recent.length} requests in the last minute, the most REQUESTER_MAX_REQUESTS_PER_MINUTE (${maxRequestsPerMinute}) allows`,
-        }
+    if (verdict === 2)
+      return {
+        ok: false,
+        reasonClass: 'requester_rate_limited',
+        reason: `requester ${requester} started ${count} requests in the last minute, the most REQUESTER_MAX_REQUESTS_PER_MINUTE (${maxRequestsPerMinute}) allows`,
       }
-      recent.push(now)
-      this.started.set(who, recent)
-    }
-    this.running.set(who, running + 1)
+    if (maxConcurrentRuns <= 0) return { ok: true, release: () => {} }
+    return { ok: true, release: this.holdSlot(runsKey, runId) }
+  }
+
+  /** Renews the run's lease until released; the release gives the slot back at once. */
+  private holdSlot(runsKey: string, runId: string): () => void {
+    const { redis } = this.options
+    // A failed renewal or release costs at most one lease of a slot: the lease frees it anyway.
+    const renew = setInterval(() => {
+      void renewScript
+        .run(redis, [runsKey], [this.now() + this.leaseMs, runId, this.leaseMs])
+        .catch(() => undefined)
+    }, this.leaseMs / 3)
+    renew.unref()
     let released = false
-    return {
-      ok: true,
-      release: () => {
-        if (released) return
-        released = true
-        const left = (this.running.get(who) ?? 1) - 1
-        if (left > 0) this.running.set(who, left)
-        else this.running.delete(who)
-        this.forgetIdle()
-      },
+    return () => {
+      if (released) return
+      released = true
+      clearInterval(renew)
+      void redis.zrem(runsKey, runId).catch(() => undefined)
     }
   }
 
-  /** Drops windows with nothing in the last minute, so the maps stay as small as the active requesters. */
-  private forgetIdle(): void {
-    if (this.started.size < 1_024) return
-    const since = this.now() - MINUTE_MS
-    for (const [who, times] of this.started)
-      if (!this.running.has(who) && (times.at(-1) ?? 0) <= since) this.started.delete(who)
+  private key(requester: string, what: 'runs' | 'started'): string {
+    return `${this.options.prefix}:requester:${requester.toLowerCase()}:${what}`
   }
 }
 

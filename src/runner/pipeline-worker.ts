@@ -215,7 +215,7 @@ export async function runRequest(
     )
   const refusal = refusalOf(loaded.job.spec, request)
   if (refusal) return refuse(refusal, loaded.name)
-  const admitted = options.admission?.admit(request.requester)
+  const admitted = await options.admission?.admit(request.requester, request.requestId)
   if (admitted && !admitted.ok)
     return refuse(new RequestRefusedError(admitted.reasonClass, admitted.reason), loaded.name)
   try {

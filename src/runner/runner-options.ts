@@ -3,6 +3,7 @@ import type { Connections } from '../queue/connections.ts'
 import type { RunOptions } from '../pipeline/index.ts'
 import type { JobRegistry } from './job-registry.ts'
 import type { PipelineWorkerOptions } from './pipeline-worker.ts'
+import type { RequesterLimits } from './admission.ts'
 
 export interface RunnerOptions {
   rpcUrl: string
@@ -35,8 +36,11 @@ export interface RunnerOptions {
   rpcMaxResponseBytes?: number
   /** Extra run options: environment with BRIDGE_<NAME>_URL, aliases, limits, ... */
   runOptions?: Partial<RunOptions>
-  /** Per-requester bounds and the run record's output cap (pipeline-worker.ts). */
-  requestPolicy?: Pick<PipelineWorkerOptions, 'admission' | 'outputMaxChars'>
+  /** Per-requester bounds (shared through Redis by every runner process) and the run record's output cap. */
+  requestPolicy?: {
+    requesterLimits?: RequesterLimits
+    outputMaxChars?: PipelineWorkerOptions['outputMaxChars']
+  }
   /** Set false for a process that only listens (no pipeline worker, no sender). */
   work?: boolean
   /** Set false for a process that only works (no listener). */

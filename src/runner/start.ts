@@ -2,7 +2,6 @@ import type { Logger } from '../config/logger.ts'
 import { required, type Settings } from '../config/settings.ts'
 import { fetchChainId } from '../chain/provider.ts'
 import { pipelineLimits, type HostResolver } from '../pipeline/index.ts'
-import { RequesterAdmission } from './admission.ts'
 import { Connections } from '../queue/connections.ts'
 import { loadJobRegistry } from './job-registry.ts'
 import { createRunner, type Runner } from './runner.ts'
@@ -64,10 +63,10 @@ export async function startRunnerFromSettings(
       resolveHost: options.resolveHost,
     },
     requestPolicy: {
-      admission: new RequesterAdmission({
+      requesterLimits: {
         maxConcurrentRuns: settings.REQUESTER_MAX_CONCURRENT_RUNS,
         maxRequestsPerMinute: settings.REQUESTER_MAX_REQUESTS_PER_MINUTE,
-      }),
+      },
       outputMaxChars: settings.TASK_OUTPUT_MAX_CHARS,
     },
     listen: options.listen,

@@ -9,6 +9,7 @@ import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
 import type { RunnerOptions } from './runner-options.ts'
+import { RequesterAdmission } from './admission.ts'
 
 export type PipelineWorker = ReturnType<typeof createPipelineWorker>
 
@@ -71,7 +72,8 @@ export async function startWorkPart(
     chainAccessFor: (_requestId, onSent, run) =>
       senderChainAccess(sender, provider, onSent, { retried: run.retried }),
     runOptions: options.runOptions,
-    ...options.requestPolicy,
+    admission: requesterAdmission(options),
+    outputMaxChars: options.requestPolicy?.outputMaxChars,
     logger: options.logger,
   })
   worker.on('failed', (job, error) => {
@@ -92,4 +94,17 @@ export async function startWorkPart(
   options.connections.watch(worker, 'pipeline worker')
   void worker.run()
   return { sender, worker }
+}
+
+/** The per-requester bounds, counted in Redis so they hold across every runner process; none when off. */
+function requesterAdmission(options: RunnerOptions): RequesterAdmission | undefined {
+  const limits = options.requestPolicy?.requesterLimits
+  if (!limits || (limits.maxConcurrentRuns <= 0 && limits.maxRequestsPerMinute <= 0))
+    return undefined
+  return new RequesterAdmission(limits, {
+    redis: options.connections.redis('worker', 'requester limits', { enableAutoPipelining: true }),
+    prefix: `${options.prefix}:runner`,
+    // A crashed process's slots come back about when its requests are taken over (RUNNER_LOCK_MS).
+    leaseMs: Math.max(options.lockDurationMs, 5_000),
+  })
 }

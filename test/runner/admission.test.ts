@@ -1,50 +1,88 @@
-import { describe, expect, it } from 'vitest'
-import { RequesterAdmission } from '../../src/runner/admission.ts'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { RequesterAdmission, type RequesterLimits } from '../../src/runner/admission.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 const ALICE = '0x00000000000000000000000000000000000A11CE'
 const BOB = '0x0000000000000000000000000000000000000B0B'
 
-describe('per-requester admission', () => {
-  it('refuses a requester at REQUESTER_MAX_CONCURRENT_RUNS while others still get in, and frees a slot on release', () => {
-    const admission = new RequesterAdmission({ maxConcurrentRuns: 2, maxRequestsPerMinute: 0 })
-    const first = admission.admit(ALICE)
-    const second = admission.admit(ALICE.toLowerCase())
+const redis = new Redis(testRedisUrl())
+afterAll(() => redis.quit())
+
+/** Two admissions on one Redis and prefix stand for two runner processes. */
+function processes(limits: RequesterLimits, now?: () => number, leaseMs?: number) {
+  const prefix = uniquePrefix('admission')
+  const one = () => new RequesterAdmission(limits, { redis, prefix, now, leaseMs })
+  return [one(), one()] as const
+}
+
+describe('per-requester admission, shared through Redis', () => {
+  it('refuses a requester at REQUESTER_MAX_CONCURRENT_RUNS across processes while others still get in, and frees a slot on release', async () => {
+    const [a, b] = processes({ maxConcurrentRuns: 2, maxRequestsPerMinute: 0 })
+    const first = await a.admit(ALICE, 'r1')
+    const second = await b.admit(ALICE.toLowerCase(), 'r2')
     expect(first.ok && second.ok).toBe(true)
-    const third = admission.admit(ALICE)
+    const third = await a.admit(ALICE, 'r3')
     expect(third).toMatchObject({ ok: false, reasonClass: 'requester_busy' })
     expect(!third.ok && third.reason).toBe(
       `requester ${ALICE} has 2 runs in progress, the most REQUESTER_MAX_CONCURRENT_RUNS (2) allows`,
     )
-    expect(admission.admit(BOB).ok).toBe(true)
+    expect((await b.admit(BOB, 'r4')).ok).toBe(true)
+    // A redelivery of a run that holds a slot is not counted twice.
+    expect((await b.admit(ALICE, 'r2')).ok).toBe(true)
     if (first.ok) {
       first.release()
       first.release()
     }
-    expect(admission.admit(ALICE).ok).toBe(true)
-    expect(admission.admit(ALICE).ok).toBe(false)
+    await expect.poll(async () => (await b.admit(ALICE, 'r5')).ok).toBe(true)
+    expect((await a.admit(ALICE, 'r6')).ok).toBe(false)
   })
-  it('refuses past REQUESTER_MAX_REQUESTS_PER_MINUTE over a sliding minute', () => {
+
+  it("frees a crashed process's slots when their lease runs out", async () => {
+    const prefix = uniquePrefix('admission')
+    const limits = { maxConcurrentRuns: 1, maxRequestsPerMinute: 0 }
+    // The crashed process's clock stands still: whatever its renewal timer writes, the lease it holds
+    // ends at 1,000,300 (a process that really crashed writes nothing at all).
+    const crashed = new RequesterAdmission(limits, {
+      redis,
+      prefix,
+      now: () => 1_000_000,
+      leaseMs: 300,
+    })
     let now = 1_000_000
-    const admission = new RequesterAdmission(
-      { maxConcurrentRuns: 0, maxRequestsPerMinute: 3 },
-      () => now,
-    )
+    const alive = new RequesterAdmission(limits, { redis, prefix, now: () => now, leaseMs: 300 })
+    expect((await crashed.admit(ALICE, 'lost')).ok).toBe(true)
+    expect((await alive.admit(ALICE, 'next')).ok).toBe(false)
+    now += 301
+    const next = await alive.admit(ALICE, 'next')
+    expect(next.ok).toBe(true)
+    if (next.ok) next.release()
+  })
+
+  it('refuses past REQUESTER_MAX_REQUESTS_PER_MINUTE over a sliding minute, counted across processes', async () => {
+    let now = 1_000_000
+    const [a, b] = processes({ maxConcurrentRuns: 0, maxRequestsPerMinute: 3 }, () => now)
     for (let index = 0; index < 3; index++) {
-      const admitted = admission.admit(ALICE)
+      const admitted = await (index % 2 === 0 ? a : b).admit(ALICE, `w${index}`)
       expect(admitted.ok).toBe(true)
       if (admitted.ok) admitted.release()
       now += 10_000
     }
-    const refused = admission.admit(ALICE)
+    const refused = await b.admit(ALICE, 'w3')
     expect(refused).toMatchObject({ ok: false, reasonClass: 'requester_rate_limited' })
     expect(!refused.ok && refused.reason).toContain('REQUESTER_MAX_REQUESTS_PER_MINUTE (3)')
-    expect(admission.admit(BOB).ok).toBe(true)
+    expect((await a.admit(BOB, 'w4')).ok).toBe(true)
     // The first request leaves the window 60 s after it started.
     now = 1_000_000 + 60_001
-    expect(admission.admit(ALICE).ok).toBe(true)
+    expect((await a.admit(ALICE, 'w5')).ok).toBe(true)
   })
-  it('0 turns both bounds off', () => {
-    const admission = new RequesterAdmission({ maxConcurrentRuns: 0, maxRequestsPerMinute: 0 })
-    for (let index = 0; index < 1_000; index++) expect(admission.admit(ALICE).ok).toBe(true)
+
+  it('0 turns both bounds off and costs no Redis call', async () => {
+    const admission = new RequesterAdmission(
+      { maxConcurrentRuns: 0, maxRequestsPerMinute: 0 },
+      { redis: undefined as unknown as Redis, prefix: 'unused' },
+    )
+    for (let index = 0; index < 1_000; index++)
+      expect((await admission.admit(ALICE, `x${index}`)).ok).toBe(true)
   })
 })
