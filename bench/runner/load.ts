@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Wallet } from 'ethers'
 import type { Redis } from 'ioredis'
+import type { RedisSourceTap } from './redis-commands.ts'
 import type { ArtifactSet } from '../../src/chain/artifacts.ts'
 import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../../src/dev/deploy.ts'
@@ -116,6 +117,8 @@ export interface Context {
   pids: Record<string, number>
   /** Peak RSS of each phase's anvil. */
   anvilPeakRssMb: number[]
+  /** With BENCH_REDIS_SOURCES=1: every Redis command counted by what sent it (MONITOR). */
+  redisSources?: RedisSourceTap
 }
 
 export const REQUEST: (ctx: Context) => ConsumerRequest = (ctx) => ({

@@ -54,8 +54,10 @@ import {
   PACED_SECONDS,
   REQUEST_WINDOW,
   RUNNER_NODE_ARGS,
+  REDIS_SOURCES,
   RUNNER_RPC,
 } from './settings.ts'
+import { RedisSourceTap } from './redis-commands.ts'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 type Cleanups = Array<() => Promise<void>>
@@ -77,6 +79,11 @@ async function openRedis(cleanups: Cleanups): Promise<{ redis: Redis; url: strin
 /** Redis, the feed service, the adapter and the fetch worker: what every runner phase shares. */
 async function startServices(cleanups: Cleanups): Promise<Context> {
   const { redis, url: redisUrl, pid: redisPid } = await openRedis(cleanups)
+  const redisSources = REDIS_SOURCES ? new RedisSourceTap() : undefined
+  if (redisSources) {
+    await redisSources.start(redisUrl)
+    cleanups.push(async () => redisSources.stop())
+  }
   const prefix = `bench-runner-${Date.now().toString(36)}`
   cleanups.push(async () => {
     // Only this run's keys, under its own prefix.
@@ -152,6 +159,7 @@ async function startServices(cleanups: Cleanups): Promise<Context> {
       ...(redisPid === undefined ? {} : { redis: redisPid }),
     },
     anvilPeakRssMb: [],
+    ...(redisSources ? { redisSources } : {}),
   }
 }
 

@@ -1,11 +1,10 @@
 /**
  * What the bench measures with, none of it feedrunner's own code: percentiles, a process's CPU time and
- * peak memory from /proc, Redis's command count, a runner's heap and counters from its /metrics, the
- * machine's speed, and the time each block was seen.
+ * peak memory from /proc, a runner's heap and counters from its /metrics, the machine's speed, and
+ * the time each block was seen (Redis's commands: redis-commands.ts).
  */
 import { readFileSync } from 'node:fs'
 import { Transaction, Wallet } from 'ethers'
-import type { Redis } from 'ioredis'
 import { WebSocket, type RawData } from 'ws'
 import { waitFor } from '../../src/dev/process.ts'
 import { RUNNER_KEYS } from './settings.ts'
@@ -71,12 +70,6 @@ export function cpuMsOf(pid: number): number {
   }
 }
 const CLOCK_TICKS = 100
-
-/** Commands the Redis server has run so far (INFO commandstats). */
-export async function redisCommandCount(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats')
-  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0)
-}
 
 /**
  * Stamps every block with the time its newHeads notification arrived (ms since the epoch), from one

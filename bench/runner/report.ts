@@ -123,6 +123,7 @@ export function printReport(
   )
   const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
+  printRedisCommands(phases)
   console.log('\npeak RSS (VmHWM) per process')
   console.log(
     table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]),
@@ -140,6 +141,45 @@ export function printReport(
         String(phase.runnerPeakHeap.externalMb),
       ]),
     ]),
+  )
+}
+
+/**
+ * Redis commands per request of each phase by command name (the 14 most), and by what sent them when
+ * BENCH_REDIS_SOURCES=1 had a MONITOR count them.
+ */
+function printRedisCommands(phases: readonly RunnerPhaseResult[]): void {
+  const view = (
+    title: string,
+    of: (phase: RunnerPhaseResult) => Record<string, number> | undefined,
+    most: number,
+  ) => {
+    const totals = new Map<string, number>()
+    for (const phase of phases)
+      for (const [name, value] of Object.entries(of(phase) ?? {}))
+        totals.set(name, (totals.get(name) ?? 0) + value)
+    if (totals.size === 0) return
+    const names = [...totals]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, most)
+      .map(([name]) => name)
+    console.log(`\n${title}`)
+    console.log(
+      table([
+        ['', ...phases.map((phase) => phase.label)],
+        ...names.map((name) => [name, ...phases.map((phase) => String(of(phase)?.[name] ?? '-'))]),
+      ]),
+    )
+  }
+  view(
+    'Redis commands per request by what sent them (BENCH_REDIS_SOURCES=1: MONITOR; a script and the commands it runs)',
+    (phase) => phase.redisCommands.bySource,
+    20,
+  )
+  view(
+    'Redis commands per request by command (INFO commandstats; commands run by scripts included; the 14 most)',
+    (phase) => phase.redisCommands.byCommand,
+    14,
   )
 }
 

@@ -12,6 +12,8 @@ export const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4')
 export const PACED_RATE = Number(process.env.BENCH_RATE ?? 50)
 export const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10)
 export const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
+/** `1` counts every Redis command by what sent it, through MONITOR (which costs Redis CPU). */
+export const REDIS_SOURCES = process.env.BENCH_REDIS_SOURCES === '1'
 /** `0` leaves the bare-fulfiller phase out (its figures and the ratios against it are then missing). */
 export const BARE = process.env.BENCH_BARE !== '0'
 /**

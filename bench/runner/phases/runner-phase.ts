@@ -15,13 +15,13 @@ import {
   counterSum,
   cpuMsOf,
   memoryOf,
-  redisCommandCount,
   round,
   rpc,
   sampleHeapPeak,
   summary,
   type HeapPeak,
 } from '../measure.ts'
+import { perRequest, redisCommandStats, totalCalls } from '../redis-commands.ts'
 import { PHASE_TIMEOUT_MS, RUNNER_KEYS, RUNNER_RPC } from '../settings.ts'
 import {
   addressesOf,
@@ -55,8 +55,10 @@ export interface RunnerPhaseResult extends Outcome {
   runnerPeakHeap: HeapPeak
   /** CPU time each process used during the phase, per request (ms). */
   cpuMsPerRequest: Record<string, number>
-  /** Redis commands (all processes, Lua scripts count once) per request. */
+  /** Redis commands (all processes; a Lua script and each command it runs) per request. */
   redisCommandsPerRequest: number
+  /** The same by command name, and with BENCH_REDIS_SOURCES=1 by what sent them (per request). */
+  redisCommands: { byCommand: Record<string, number>; bySource?: Record<string, number> }
   /** Times anvil left transactions in its pool and the bench mined them (the pool backstop). */
   anvilFlushes: number
   /** Fulfilment transactions the runner re-signed with higher fees because they sat unmined for blocks. */
@@ -116,7 +118,8 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
     const metricsUrl = `http://127.0.0.1:${operationsPort}/metrics`
     const heapSampler = sampleHeapPeak(metricsUrl)
-    const commandsBefore = await redisCommandCount(ctx.redis)
+    const commandsBefore = await redisCommandStats(ctx.redis)
+    const sourcesBefore = ctx.redisSources?.snapshot()
     const flushesBefore = backstop.flushes
     const cpuBefore = Object.fromEntries(
       Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]),
@@ -127,10 +130,18 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       perSecond: plan.perSecond,
     })
     const count = plan.requests
+    const commandsAfter = await redisCommandStats(ctx.redis)
     const redisCommandsPerRequest = round(
-      ((await redisCommandCount(ctx.redis)) - commandsBefore) / count,
+      (totalCalls(commandsAfter) - totalCalls(commandsBefore)) / count,
       1,
     )
+    const sourcesAfter = ctx.redisSources?.snapshot()
+    const redisCommands = {
+      byCommand: perRequest(commandsBefore, commandsAfter, count),
+      ...(sourcesBefore && sourcesAfter
+        ? { bySource: perRequest(sourcesBefore, sourcesAfter, count) }
+        : {}),
+    }
     const cpuMsPerRequest = Object.fromEntries(
       Object.entries(pids).map(([name, pid]) => [
         name,
@@ -161,6 +172,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       runnerPeakHeap,
       cpuMsPerRequest,
       redisCommandsPerRequest,
+      redisCommands,
       anvilFlushes: backstop.flushes - flushesBefore,
       bumps,
     }

@@ -1,0 +1,97 @@
+/**
+ * Where a phase's Redis commands go. By command name from `INFO commandstats` (free: two reads per
+ * phase), and, with BENCH_REDIS_SOURCES=1, by what sent them, from a MONITOR connection that reads
+ * every command's keys (it costs Redis CPU, so the CPU figures of such a run are not comparable).
+ * Both count a Lua script as one command plus each command it runs (`INFO commandstats` counts the
+ * commands a script calls too).
+ */
+import { Redis } from 'ioredis'
+import { round } from './measure.ts'
+
+/** Calls so far of each command the server has run (INFO commandstats), by lower-case name. */
+export async function redisCommandStats(redis: Redis): Promise<Record<string, number>> {
+  const info = await redis.info('commandstats')
+  const calls: Record<string, number> = {}
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    calls[(match[1] as string).toLowerCase()] = Number(match[2])
+  return calls
+}
+
+/** All commands of a `redisCommandStats` answer. */
+export function totalCalls(calls: Record<string, number>): number {
+  return Object.values(calls).reduce((sum, value) => sum + value, 0)
+}
+
+/** Commands per request between two `redisCommandStats` answers, largest first, those >= 0.05 only. */
+export function perRequest(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  requests: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, calls]): [string, number] => [
+        name,
+        round((calls - (before[name] ?? 0)) / requests, 2),
+      ])
+      .filter(([, value]) => value >= 0.05)
+      .sort((a, b) => b[1] - a[1]),
+  )
+}
+
+/**
+ * What a key belongs to, by its first part after the queue prefix: the `requests` BullMQ queue, a
+ * fetch queue, a key's transaction queue, run records (`runner:`), the sender's transaction store
+ * (`txstate:`), the listener's checkpoints, the recovery generation.
+ */
+export function sourceOfKey(key: string): string {
+  const part = key.slice(key.indexOf(':') + 1).split(':')[0] ?? ''
+  if (part === 'requests') return 'requests job (BullMQ)'
+  if (part.startsWith('fetch-')) return 'fetch jobs (BullMQ)'
+  if (part.startsWith('tx-')) return 'transaction queues (BullMQ)'
+  if (part === 'runner') return 'run records'
+  if (part === 'txstate') return 'sender transaction store'
+  if (part === 'listener') return 'listener checkpoints'
+  if (part === 'generation') return 'recovery generation'
+  return `other (${part})`
+}
+
+/** Commands that name no key, by what they are for. */
+function sourceOfKeyless(command: string): string {
+  if (command === 'xread') return 'event readers (QueueEvents)'
+  if (command === 'bzpopmin') return 'worker waits'
+  return 'connections (info, client, ping)'
+}
+
+/** Counts every command Redis runs by source while it is open; a script's calls count to the script's. */
+export class RedisSourceTap {
+  private readonly counts = new Map<string, number>()
+  private monitor: Awaited<ReturnType<Redis['monitor']>> | undefined
+  private scriptSource = 'other'
+
+  async start(url: string): Promise<void> {
+    const connection = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true })
+    this.monitor = await connection.monitor()
+    this.monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      const command = (args[0] ?? '').toLowerCase()
+      let where: string
+      if (source === 'lua') where = this.scriptSource
+      else if (command === 'eval' || command === 'evalsha') {
+        const keyCount = Number(args[2])
+        where = keyCount > 0 ? sourceOfKey(args[3] ?? '') : 'other'
+        this.scriptSource = where
+      } else if (args.length > 1 && (args[1] ?? '').includes(':')) where = sourceOfKey(args[1]!)
+      else where = sourceOfKeyless(command)
+      this.counts.set(where, (this.counts.get(where) ?? 0) + 1)
+    })
+  }
+
+  /** Counts so far, by source. */
+  snapshot(): Record<string, number> {
+    return Object.fromEntries(this.counts)
+  }
+
+  stop(): void {
+    this.monitor?.disconnect()
+  }
+}
