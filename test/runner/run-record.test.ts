@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { RunStore } from '../../src/runner/run-record.ts'
@@ -73,5 +74,25 @@ describe('run records', () => {
     const recent = await store.recent(10)
     expect(recent[0]?.requestId).toBe('0xcc')
     expect(recent.map((run) => run.requestId)).toContain('0xaa')
+  })
+
+  it('keeps the index of recent runs near its bound of 10,000 while trimming on few creates', async () => {
+    const indexPrefix = `${prefix}-index`
+    const indexed = new RunStore(redis, indexPrefix)
+    try {
+      // Request ids are hashes: one create in 64 (by the id's last byte) trims the index.
+      for (let chunk = 0; chunk < 12; chunk++)
+        await Promise.all(
+          Array.from({ length: 1_000 }, () =>
+            indexed.create(`0x${randomBytes(32).toString('hex')}`, { ...base, state: 'received' }),
+          ),
+        )
+      const size = await redis.zcard(`${indexPrefix}:runs`)
+      expect(size).toBeGreaterThanOrEqual(10_000)
+      expect(size).toBeLessThan(11_000)
+    } finally {
+      const keys = await redis.keys(`${indexPrefix}:*`)
+      for (let at = 0; at < keys.length; at += 1_000) await redis.del(...keys.slice(at, at + 1_000))
+    }
   })
 })
