@@ -180,11 +180,15 @@ export function sampleHeapPeak(metricsUrl: string, everyMs = 1_000): { stop(): P
 }
 
 /** The sum of a counter over its labels (every key's), scraped once; NaN when it cannot be read. */
-export async function counterSum(metricsUrl: string, name: string): Promise<number> {
+export async function counterSum(
+  metricsUrl: string,
+  name: string,
+  withLabel = '',
+): Promise<number> {
   const text = await (await fetch(metricsUrl)).text().catch(() => '')
-  const values = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map(
-    (match) => Number(match[1]),
-  )
+  const values = [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))]
+    .filter((match) => (match[1] ?? '').includes(withLabel))
+    .map((match) => Number(match[2]))
   return values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0)
 }
 

@@ -130,6 +130,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       perSecond: plan.perSecond,
     })
     const count = plan.requests
+    await runsFinished(metricsUrl, count)
     const commandsAfter = await redisCommandStats(ctx.redis)
     const redisCommandsPerRequest = round(
       (totalCalls(commandsAfter) - totalCalls(commandsBefore)) / count,
@@ -181,6 +182,20 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     await started?.runner.stop()
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}
+
+/**
+ * Waits (10 s at most) until the runner has recorded every run as fulfilled: a fulfilment is seen on
+ * chain before its run's last writes (its record, its job's end), which a phase's Redis count includes.
+ * Read from the runner's /metrics, so the wait adds no Redis command.
+ */
+async function runsFinished(metricsUrl: string, count: number): Promise<void> {
+  const fulfilled = () =>
+    counterSum(metricsUrl, 'feedrunner_requests_total', 'state="fulfilled"').catch(() => 0)
+  for (const until = Date.now() + 10_000; Date.now() < until;) {
+    if ((await fulfilled()) >= count) return
+    await new Promise((resolveLater) => setTimeout(resolveLater, 50))
   }
 }
 
