@@ -40,9 +40,9 @@ if existing then return tonumber(existing) end
 local nonce = tonumber(redis.call('GET', KEYS[1]) or ARGV[2])
 redis.call('SET', KEYS[1], nonce + 1)
 if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[2], 'nonce', nonce, 'tx', ARGV[4])
+  redis.call('HSET', KEYS[2], 'nonce', nonce, 'attempts', '[]', 'tx', ARGV[4])
 else
-  redis.call('HSET', KEYS[2], 'nonce', nonce)
+  redis.call('HSET', KEYS[2], 'nonce', nonce, 'attempts', '[]')
 end
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('ZADD', KEYS[3], nonce, ARGV[1])
@@ -50,13 +50,17 @@ return nonce
 `)
 
 /**
- * Stores a job's signed attempts and renews its expiry, together. A script rather than MULTI/EXEC:
- * ioredis sends a transaction as a write of its own, while scripts join the auto-pipelined write of
- * the tick, with the nonce allocations and attempts of the other jobs signed in the same batch.
+ * Stores a job's signed attempts. A record the allocation made (with an empty attempt list, and its
+ * expiry) keeps the expiry it has, so the usual case is one command; a record without the field (a
+ * filler's, or one gone meanwhile) gets the expiry here, so no job record is ever kept for good
+ * (issue 20: Redis commands per request). A script rather than MULTI/EXEC: ioredis sends a
+ * transaction as a write of its own, while scripts join the auto-pipelined write of the tick, with
+ * the nonce allocations and attempts of the other jobs signed in the same batch.
  */
 const STORE_ATTEMPTS = luaScript(`
-redis.call('HSET', KEYS[1], 'attempts', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+if redis.call('HSET', KEYS[1], 'attempts', ARGV[1]) == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+end
 `)
 
 /**
