@@ -61,6 +61,9 @@ export async function fetchChainId(rpcUrl: string, setting = 'RPC_URL'): Promise
   return Number(answer.data.result)
 }
 
+/** A read of the node (logs, blocks, calls) that has no answer within this long fails and is retried. */
+const RPC_READ_TIMEOUT_MS = 30_000
+
 /** A node that has not told its chain id within this long is taken as not answering. */
 const CHAIN_ID_TIMEOUT_MS = 5_000
 
@@ -96,6 +99,9 @@ export async function connectProvider(
   }
   const connection = new FetchRequest(rpcUrl)
   connection.getUrlFunc = boundedGetUrl(maxResponseBytes)
+  // ethers waits 300 s for an answer by default: a read lost on a link that went down mid-call would
+  // hold the listener that long. The sender's own calls give up after 30 s as well.
+  connection.timeout = RPC_READ_TIMEOUT_MS
   return new JsonRpcProvider(connection, network, {
     staticNetwork: network,
     cacheTimeout: -1,

@@ -3,19 +3,17 @@ import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import {
-  sendConsumerRequests,
-  waitForFulfilments,
-  type ConsumerRequest,
-  type SentRequest,
-} from '../../src/dev/requests.ts'
+import { waitForFulfilments } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { uniquePrefix } from '../support/redis.ts'
 import {
   onChainFulfilments,
+  oracleResponsesSince,
   readRuns,
+  requestsOfCases,
+  sendPaced,
   recordFigures,
   startPart,
   stopPart,
@@ -56,18 +54,6 @@ describe('total Redis loss: two runners rebuild from the chain', () => {
     await redis?.stop()
   }, 60_000)
 
-  function requestsOf(count: number): ConsumerRequest[] {
-    return Array.from({ length: count }, (_, index) => {
-      const demoCase = cases[index % cases.length]!
-      return {
-        externalJobId: demoCase.job.externalJobId,
-        valueType: demoCase.shape.answerType,
-        params: demoCase.params,
-        payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
-      }
-    })
-  }
-
   /** Sends `count` requests (all at once, or `perSecond`), loses Redis with `lose` once a third is fulfilled. */
   async function lossDuring(
     name: string,
@@ -83,20 +69,13 @@ describe('total Redis loss: two runners rebuild from the chain', () => {
     let fulfilledAtLoss = -1
     // The loss comes once a third of the requests are answered, as the chain tells (the requests are
     // still being sent when they are paced).
-    const answered = async () =>
-      (
-        await provider.getLogs({
-          address: await stack.contracts.operator.getAddress(),
-          topics: [stack.contracts.operator.interface.getEvent('OracleResponse')!.topicHash],
-          fromBlock,
-        })
-      ).length
+    const answered = () => oracleResponsesSince(stack, fromBlock)
     const loss = (async () => {
       await waitFor('a third answered', async () => (await answered()) >= count / 3, 180_000, 20)
       fulfilledAtLoss = await answered()
       await lose()
     })()
-    const sent = await sendPaced(requestsOf(count), perSecond)
+    const sent = await sendPaced(stack, requestsOfCases(cases, count), perSecond)
     const fulfilled = await waitForFulfilments(
       consumer,
       provider,
@@ -135,27 +114,6 @@ describe('total Redis loss: two runners rebuild from the chain', () => {
       nodeTransactions: chain.nonceDelta,
       revertedDuplicates: chain.reverted,
     })
-  }
-
-  async function sendPaced(
-    requests: ConsumerRequest[],
-    perSecond?: number,
-  ): Promise<SentRequest[]> {
-    const { consumer, deployer } = stack.contracts
-    if (!perSecond) return sendConsumerRequests(consumer, deployer, requests)
-    const sent: SentRequest[] = []
-    for (let start = 0; start < requests.length; start += perSecond) {
-      const began = Date.now()
-      sent.push(
-        ...(await sendConsumerRequests(
-          consumer,
-          deployer,
-          requests.slice(start, start + perSecond),
-        )),
-      )
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - began))))
-    }
-    return sent
   }
 
   async function whatHappenedTo(requestIds: string[]): Promise<string[]> {

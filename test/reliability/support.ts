@@ -6,6 +6,11 @@ import { matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
+import {
+  sendConsumerRequests,
+  type ConsumerRequest,
+  type SentRequest,
+} from '../../src/dev/requests.ts'
 
 export const FIGURES_DIR = join(import.meta.dirname, '../../.cache/reliability')
 
@@ -174,4 +179,47 @@ export async function countRevertedFrom(
     }
   }
   return reverted
+}
+
+/** `count` requests of the demo cases, round robin (the case of request i is cases[i % length]). */
+export function requestsOfCases(cases: readonly DemoCase[], count: number): ConsumerRequest[] {
+  return Array.from({ length: count }, (_, index) => {
+    const demoCase = cases[index % cases.length]!
+    return {
+      externalJobId: demoCase.job.externalJobId,
+      valueType: demoCase.shape.answerType,
+      params: demoCase.params,
+      payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+    }
+  })
+}
+
+/** Sends the requests from the stack's consumer all at once, or `perSecond` each second. */
+export async function sendPaced(
+  stack: DevStack,
+  requests: ConsumerRequest[],
+  perSecond?: number,
+): Promise<SentRequest[]> {
+  const { consumer, deployer } = stack.contracts
+  if (!perSecond) return sendConsumerRequests(consumer, deployer, requests)
+  const sent: SentRequest[] = []
+  for (let start = 0; start < requests.length; start += perSecond) {
+    const began = Date.now()
+    sent.push(
+      ...(await sendConsumerRequests(consumer, deployer, requests.slice(start, start + perSecond))),
+    )
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - began))))
+  }
+  return sent
+}
+
+/** How many OracleResponse logs the stack's Operator emitted since `fromBlock`. */
+export async function oracleResponsesSince(stack: DevStack, fromBlock: number): Promise<number> {
+  const { operator, provider } = stack.contracts
+  const logs = await provider.getLogs({
+    address: await operator.getAddress(),
+    topics: [operator.interface.getEvent('OracleResponse')!.topicHash],
+    fromBlock,
+  })
+  return logs.length
 }
