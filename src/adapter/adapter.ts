@@ -57,7 +57,7 @@ export interface AdapterOptions {
    * Adds routes to the adapter's server before it listens (the operator's /live, /ready and
    * dashboard: src/dashboard/mount.ts); what it returns is closed with the adapter.
    */
-  mount?: (api: FastifyInstance) => Promise<{ close(): Promise<void> }>
+  mount?: (api: FastifyInstance, bind: { host: string }) => Promise<{ close(): Promise<void> }>
   /**
    * The process's connections (its composition root's); an adapter started without them opens and
    * closes its own.
@@ -162,7 +162,7 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     frameworkSettings.MAX_PAYLOAD_SIZE_LIMIT,
     logger,
   )
-  const mounted = options.mount ? await options.mount(api as unknown as FastifyInstance) : undefined
+  let mounted: { close(): Promise<void> } | undefined
   const closeAll = async () => {
     await api.close()
     await mounted?.close()
@@ -172,6 +172,11 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     await ownConnections?.close()
   }
   try {
+    // What is mounted may refuse the bind address (the dashboard off loopback without a token).
+    if (options.mount)
+      mounted = await options.mount(api as unknown as FastifyInstance, {
+        host: frameworkSettings.EA_HOST,
+      })
     await api.listen({ port: frameworkSettings.EA_PORT, host: frameworkSettings.EA_HOST })
     if (metricsApi)
       await metricsApi.listen({

@@ -88,7 +88,7 @@ async function adapterPart({ settings, logger, connections }: ProcessContext) {
     settings,
     logger: adapterLogger,
     connections,
-    mount: (api) => mountOperations(api, settings, adapterLogger, connections),
+    mount: (api, bind) => mountOperations(api, settings, adapterLogger, connections, bind),
   })
   console.log(
     `feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`,

@@ -321,6 +321,16 @@ export const declaredSettings = {
     '/dashboard',
     { group: 'operations', description: 'Where the dashboard is served.' },
   ),
+  DASHBOARD_TOKEN: optional(
+    z.string().min(24, { message: 'expected a random secret of at least 24 characters' }),
+    {
+      group: 'operations',
+      sensitive: true,
+      description:
+        'Required to open the dashboard (HTTP Basic password, any user name, or `Authorization: Bearer`); the adapter refuses to start with the dashboard on a non-loopback EA_HOST without it.',
+      whenUnset: 'the dashboard is served only when the adapter listens on loopback',
+    },
+  ),
   DASHBOARD_READ_ONLY: withDefault(boolean, true, {
     group: 'operations',
     description:

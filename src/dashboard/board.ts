@@ -16,6 +16,7 @@ import { REQUESTS_QUEUE } from '../runner/runner.ts'
 import { RunStore } from '../runner/run-record.ts'
 import type { StatusReport } from '../runner/status.ts'
 import { renderRunsPage } from './runs-page.ts'
+import { requireToken, type DashboardAccess } from './access.ts'
 
 /** New sender keys' queues appear on the board within this long. */
 const QUEUE_SCAN_INTERVAL_MS = 5_000
@@ -38,6 +39,7 @@ export async function mountDashboard(
   settings: Settings,
   connections: Connections,
   logger: Logger,
+  access: DashboardAccess,
 ): Promise<Dashboard> {
   const connection = connections.redis('client', 'dashboard')
   const path = settings.DASHBOARD_PATH
@@ -115,6 +117,9 @@ export async function mountDashboard(
   }
 
   await api.register(async (scope) => {
+    // Every page, asset and API call of the dashboard, before anything is read from Redis.
+    if (access.kind === 'token')
+      scope.addHook('onRequest', (request, reply) => requireToken(request, reply, access.digest))
     // The framework answers everything as JSON; the dashboard's pages and assets carry their own types.
     scope.addHook(
       'preHandler',
@@ -143,7 +148,10 @@ export async function mountDashboard(
       }
     })
   })
-  logger.info({ path, queuesPath, readOnly: readOnlyMode }, 'dashboard mounted')
+  logger.info(
+    { path, queuesPath, readOnly: readOnlyMode, access: access.kind },
+    'dashboard mounted',
+  )
   return {
     path,
     queuesPath,

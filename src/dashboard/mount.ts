@@ -15,6 +15,7 @@ import { fetchStatusLabel, observeAdapterRequest } from '../metrics/index.ts'
 import { registerHealthRoutes } from '../health/routes.ts'
 import type { Connections } from '../queue/connections.ts'
 import { fetchQueueName } from '../queue/names.ts'
+import { dashboardAccess } from './access.ts'
 
 export interface MountedOperations {
   /** Where the dashboard is, when DASHBOARD_ENABLED. */
@@ -25,14 +26,18 @@ export interface MountedOperations {
 /**
  * Everything operators reach on the adapter's server, added before it listens: GET /live and
  * GET /ready, the fetch queues' depths in the process's metrics (the framework serves them on
- * METRICS_PORT), and the dashboard when DASHBOARD_ENABLED=true (loaded only then).
+ * METRICS_PORT), and the dashboard when DASHBOARD_ENABLED=true (loaded only then; behind DASHBOARD_TOKEN
+ * when set, and refused off loopback without it).
  */
 export async function mountOperations(
   api: FastifyInstance,
   settings: Settings,
   logger: Logger,
   connections: Connections,
+  bind: { host: string },
 ): Promise<MountedOperations> {
+  // Decided before the server listens: a dashboard open to the network without a token stops the start.
+  const access = settings.DASHBOARD_ENABLED ? dashboardAccess(settings, bind.host) : undefined
   registerHealthRoutes(api)
   observeAdapterRequests(api, logger)
   const connection = connections.redis('client', 'operations')
@@ -46,8 +51,8 @@ export async function mountOperations(
     fetchQueues,
     connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),
   )
-  const dashboard = settings.DASHBOARD_ENABLED
-    ? await (await import('./board.ts')).mountDashboard(api, settings, connections, logger)
+  const dashboard = access
+    ? await (await import('./board.ts')).mountDashboard(api, settings, connections, logger, access)
     : undefined
   return {
     ...(dashboard ? { dashboardPath: dashboard.path } : {}),

@@ -267,10 +267,10 @@ async function startStackAdapter(
       // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
       framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
       // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
-      mount: async (api) => {
+      mount: async (api, bind) => {
         registerMetricsRoute(api)
         collectProcessMetrics()
-        return mountOperations(api, settings, adapterLogger, connections)
+        return mountOperations(api, settings, adapterLogger, connections, bind)
       },
     })
   return adapterPort !== undefined
