@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/dev/ports.ts'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../src/dev/process.ts'
-import { documentationFiles } from './links.test.ts'
+import { documentationFiles } from './support.ts'
+import { shellCommands } from './shell-words.ts'
 
 // Every block marked ```sh runnable in README.md and docs/ runs here, as written, in a shell in the
 // checkout, against a dev stack started as `npm start` starts it: "every command shown works".
@@ -62,6 +63,24 @@ function runScript(
   })
 }
 
+/**
+ * The adapter requests the docs show (`curl ... localhost:8080 ... -d '<body>'`): `feedrunner adapter`'s
+ * default port, where the dev stack's adapter may not be. Their bodies are sent to the stack's adapter.
+ */
+function adapterRequestBodies(): Array<{ file: string; body: string }> {
+  return documentationFiles().flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/^```sh(?: runnable)?\n([\s\S]*?)^```$/gm)]
+      .flatMap((match) => shellCommands(match[1]!))
+      .filter(
+        (words) => words[0] === 'curl' && words.some((word) => /localhost:8080\/?$/.test(word)),
+      )
+      .map((words) => ({
+        file: file.slice(projectRoot.length + 1),
+        body: words[words.indexOf('-d') + 1] ?? '',
+      })),
+  )
+}
+
 describe('the commands shown in README.md and docs/', () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'feedrunner-doc-commands-'))
   const stateFile = join(stateDir, 'dev.json')
@@ -101,6 +120,22 @@ describe('the commands shown in README.md and docs/', () => {
   it('finds the runnable blocks (the quick start is one of them)', () => {
     expect(blocks.map((block) => block.file)).toContain('README.md')
     expect(blocks.some((block) => block.script.includes('feedrunner request game-odds'))).toBe(true)
+  })
+
+  it("answers the docs' adapter requests (sent to the stack's adapter) with a result", async () => {
+    const requests = adapterRequestBodies()
+    expect(requests.map((request) => request.file)).toContain('docs/adapter.md')
+    const { adapterUrl } = JSON.parse(readFileSync(stateFile, 'utf8')) as { adapterUrl: string }
+    for (const { file, body } of requests) {
+      const answer = await fetch(adapterUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      const text = await answer.text()
+      expect(answer.status, `${file}: ${body}\n${text}`).toBe(200)
+      expect((JSON.parse(text) as { result?: unknown }).result, text).toBeDefined()
+    }
   })
 
   it('runs every runnable block as written, each exiting 0', async () => {

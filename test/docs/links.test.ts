@@ -1,16 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { documentationFiles } from './support.ts'
 
 const projectRoot = join(import.meta.dirname, '../..')
-
-/** README.md and every page of the manual. */
-export function documentationFiles(): string[] {
-  const docs = readdirSync(join(projectRoot, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => join(projectRoot, 'docs', name))
-  return [join(projectRoot, 'README.md'), ...docs]
-}
 
 /** Markdown link targets, `[text](target)`, outside code blocks and inline code. */
 function linkTargets(markdown: string): string[] {
