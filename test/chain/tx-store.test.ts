@@ -40,4 +40,12 @@ describe('transaction store', () => {
     expect(ttl).toBeGreaterThan(0)
     expect(ttl).toBeLessThanOrEqual(3_600)
   })
+  it('without a counter and without a fallback allocates nothing (Redis lost its state)', async () => {
+    const lost = new TxStore(redis, `${base}:lost`, 3_600)
+    expect(await lost.allocateNonce('job-c', undefined)).toBeUndefined()
+    expect(await lost.load('job-c')).toEqual({ nonce: undefined, attempts: [] })
+    expect(await lost.inflight()).toEqual([])
+    expect(await lost.allocateNonce('job-c', 42)).toBe(42)
+    expect(await lost.allocateNonce('job-d', undefined)).toBe(43)
+  })
 })

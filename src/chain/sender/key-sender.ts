@@ -116,7 +116,16 @@ export class KeySender {
     const broadcaster = createOrderedBroadcaster(parts.rpcUrl, isToleratedRefusal, {
       minIntervalMs: settings.broadcastIntervalMs,
     })
-    this.line = new SigningLine({ store, sign: this.sign, broadcaster, onBroadcast: wake })
+    this.line = new SigningLine({
+      store,
+      sign: this.sign,
+      broadcaster,
+      onBroadcast: wake,
+      chainNextNonce: () =>
+        node
+          .send<string>('eth_getTransactionCount', [this.address, 'pending'])
+          .then((count) => Number(count)),
+    })
   }
 
   stats(): KeyStats {

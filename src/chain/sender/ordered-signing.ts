@@ -33,6 +33,23 @@ export interface SigningLineParts {
   broadcaster: OrderedBroadcaster
   /** Called once a broadcast is answered (the receipt may be there now). */
   onBroadcast: () => void
+  /** The key's next nonce as the node sees it (its pending transaction count). */
+  chainNextNonce: () => Promise<number>
+}
+
+/** Allocates the batch's nonces, in batch order (undefined: the key's counter is gone, see allocate). */
+function allocateAll(
+  store: TxStore,
+  batch: readonly Waiting[],
+  fallbackNext: number | undefined,
+): Promise<Array<PromiseSettledResult<number | undefined>>> {
+  return Promise.allSettled(
+    batch.map((item) =>
+      item.nonce === undefined
+        ? store.allocateNonce(item.jobId, fallbackNext, item.data)
+        : Promise.resolve(item.nonce),
+    ),
+  )
 }
 
 /**
@@ -67,16 +84,29 @@ export class SigningLine {
     }
   }
 
-  private async signBatch(batch: Waiting[]): Promise<void> {
+  /**
+   * The batch's nonces from the key's counter in Redis. Without a counter (Redis lost its state, and
+   * the runner rebuilds), the next nonce is the node's pending count, or past what this process
+   * allocated itself if that is further: another process's allocations are not known here, and a
+   * nonce from memory alone would be one the other process used, replacing its transaction in the
+   * node's pool (found by the Redis-loss test under load).
+   */
+  private async allocate(batch: Waiting[]): Promise<Array<PromiseSettledResult<number>>> {
     const { store } = this.parts
-    const fallbackNext = this.nextNonce
-    const nonces = await Promise.allSettled(
-      batch.map((item) =>
-        item.nonce === undefined
-          ? store.allocateNonce(item.jobId, fallbackNext, item.data)
-          : Promise.resolve(item.nonce),
-      ),
+    const first = await allocateAll(store, batch, undefined)
+    if (!first.some((nonce) => nonce.status === 'fulfilled' && nonce.value === undefined))
+      return first as Array<PromiseSettledResult<number>>
+    const fromChain = await this.parts.chainNextNonce()
+    const again = await allocateAll(store, batch, Math.max(fromChain, this.nextNonce))
+    return again.map((nonce) =>
+      nonce.status === 'fulfilled' && nonce.value === undefined
+        ? { status: 'rejected', reason: new Error('the key has no nonce counter in Redis') }
+        : (nonce as PromiseSettledResult<number>),
     )
+  }
+
+  private async signBatch(batch: Waiting[]): Promise<void> {
+    const nonces = await this.allocate(batch)
     const attempts: Array<TxAttempt | Error> = []
     for (const [index, item] of batch.entries()) {
       const nonce = nonces[index] as PromiseSettledResult<number>
@@ -94,7 +124,7 @@ export class SigningLine {
         const attempt = attempts[index] as TxAttempt | Error
         return attempt instanceof Error
           ? Promise.reject(attempt)
-          : store.addAttempt(item.jobId, [attempt])
+          : this.parts.store.addAttempt(item.jobId, [attempt])
       }),
     )
     // Handed to the broadcaster in batch order, which is nonce order.

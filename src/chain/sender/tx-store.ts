@@ -32,12 +32,15 @@ export interface TxJobState {
 /**
  * Allocates the key's next nonce to a job, once: a job that already holds a nonce keeps it. The
  * counter, the job's nonce and the in-flight index change together, so a crash cannot leave a nonce
- * allocated without a record of whose it is.
+ * allocated without a record of whose it is. Without a counter (Redis lost its state) and without a
+ * fallback it allocates nothing and answers -1: the caller asks the chain where the key is.
  */
 const ALLOCATE_NONCE = luaScript(`
 local existing = redis.call('HGET', KEYS[2], 'nonce')
 if existing then return tonumber(existing) end
-local nonce = tonumber(redis.call('GET', KEYS[1]) or ARGV[2])
+local counter = redis.call('GET', KEYS[1])
+if not counter and ARGV[2] == '' then return -1 end
+local nonce = tonumber(counter or ARGV[2])
 redis.call('SET', KEYS[1], nonce + 1)
 if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[2], 'nonce', nonce, 'attempts', '[]', 'tx', ARGV[4])
@@ -113,15 +116,22 @@ export class TxStore {
   /**
    * The job's nonce: the one it holds, or the key's next. With `tx` (a job no queue holds), the
    * unsigned transaction is stored beside the nonce, so a restart can sign it if a crash came between
-   * the allocation and the signature.
+   * the allocation and the signature. When the key's counter is gone, the next is `fallbackNext`, and
+   * without one nothing is allocated (undefined).
    */
-  async allocateNonce(jobId: string, fallbackNext: number, tx?: unknown): Promise<number> {
-    const nonce = await ALLOCATE_NONCE.run(
-      this.redis,
-      [this.nonceKey(), this.jobKey(jobId), this.inflightKey()],
-      [jobId, fallbackNext, this.ttlSeconds, tx === undefined ? '' : JSON.stringify(tx)],
+  async allocateNonce(
+    jobId: string,
+    fallbackNext: number | undefined,
+    tx?: unknown,
+  ): Promise<number | undefined> {
+    const nonce = Number(
+      await ALLOCATE_NONCE.run(
+        this.redis,
+        [this.nonceKey(), this.jobKey(jobId), this.inflightKey()],
+        [jobId, fallbackNext ?? '', this.ttlSeconds, tx === undefined ? '' : JSON.stringify(tx)],
+      ),
     )
-    return Number(nonce)
+    return nonce < 0 ? undefined : nonce
   }
 
   /** Keeps the jobs live until `untilMs` for other processes, and drops leases that ran out. */
