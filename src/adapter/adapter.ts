@@ -19,6 +19,7 @@ import { Connections } from '../queue/connections.ts'
 import { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FailFastCache } from './cache.ts'
 import { installBodyChecks } from './body-checks.ts'
+import { frameworkLoggerFactory } from './framework-logger.ts'
 import { installRequestPreparation } from './client-keys.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
@@ -145,7 +146,7 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
   }
   const dependencies = {
     cache,
-    loggerFactory: logger,
+    loggerFactory: frameworkLoggerFactory(logger),
     ...(cacheClient ? { redisClient: cacheClient } : {}),
   }
   // A process that collected the process metrics already (a dev stack beside this adapter) hands them

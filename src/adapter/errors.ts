@@ -21,7 +21,8 @@ const SERVICE_KINDS: ReadonlySet<ErrorKind> = new Set([
 /**
  * The answer to a failed fetch:
  * - the feed service refused the request (4xx, not retried): its status and its own description;
- * - it kept failing (5xx, timeouts, connection errors) after every attempt: 502 with its words;
+ * - it could not be reached (connection refused, reset, no such host) after every attempt: 503;
+ * - it kept failing (5xx, timeouts) after every attempt: 502 with its words;
  * - it answered something that is not a valid envelope or data of the wrong shape: 502;
  * - the worker could not run the fetch: 500.
  */
@@ -55,6 +56,17 @@ export function failureError(endpoint: string, failure: FetchFailure): AdapterEr
   }
   if (fromService) {
     const attempts = failure.attempts === 1 ? '1 attempt' : `${failure.attempts} attempts`
+    // Not reached at all (refused, reset, no such host): the service is away, and a caller may try
+    // again later (the runner hands the request back to its queue on a 503 and retries it with
+    // backoff, so a feed service restarting loses no request).
+    if (failure.kind === 'unavailable' && providerStatusCode === undefined)
+      return expected(
+        new AdapterError({
+          statusCode: 503,
+          name: 'FeedServiceUnavailable',
+          message: `The feed service could not be reached for the ${endpoint} request after ${attempts}: ${failure.message}`,
+        }),
+      )
     return expected(
       new AdapterError({
         statusCode: 502,

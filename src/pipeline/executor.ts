@@ -93,6 +93,7 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     env: options.env ?? process.env,
     limits: options.limits,
     resolveHost: options.resolveHost,
+    bridgeReach: options.bridgeReach,
     defaultGasLimit:
       options.defaultGasLimit ??
       (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),

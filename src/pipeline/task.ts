@@ -55,6 +55,17 @@ export interface RunContext {
   limits?: PipelineLimits
   /** How the http task's private-address guard resolves names (tests inject a rebinding one). */
   resolveHost?: HostResolver
+  /**
+   * Where a bridge task tells whether its bridge answered (the runner's outage report, one line when
+   * the adapter stops answering and one when it is back, instead of a line per run).
+   */
+  bridgeReach?: (name: string, url: string) => Reachability
+}
+
+/** What a task tells about a service it called: it answered (whatever it said), or could not be reached. */
+export interface Reachability {
+  answered(): void
+  failed(error: unknown): void
 }
 
 export type TaskInput =

@@ -104,9 +104,24 @@ function createClusterConnection(cluster: ClusterUrl, options: RedisOptions): Re
   return connection as unknown as Redis
 }
 
+/** Socket error codes of a Redis that went away (a reset connection is as much an outage as a refused one). */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+])
+
 /** True when the error says Redis could not be reached (as opposed to a command error). */
 export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false
+  const code = (error as NodeJS.ErrnoException).code
+  if (code !== undefined && UNREACHABLE_CODES.has(code)) return true
+  // ioredis's own errors for a connection that is gone carry no code, only these words.
   return /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i.test(
     error.message,
   )

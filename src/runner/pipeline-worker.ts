@@ -277,7 +277,9 @@ async function runAdmitted(
         reason: `will retry: ${words}`,
         failure: serialiseError(failure),
       })
-      jobLog.warn(
+      // An adapter that cannot be reached is reported once by the bridge's outage report
+      // (RunContext.bridgeReach); a timeout is this run's own and is told here.
+      jobLog[failure!.kind === 'unavailable' ? 'debug' : 'warn'](
         { reason: words, kind: failure!.kind },
         'bridge unavailable: the request goes back to the queue',
       )

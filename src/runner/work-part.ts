@@ -1,5 +1,6 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Logger } from '../config/logger.ts'
+import { bridgeUrlSetting } from '../config/settings.ts'
 import { rootCauseFirst } from '../config/errors.ts'
 import { createTxSender, type TxSender } from '../chain/sender/index.ts'
 import { failedReasonError } from '../queue/failed-reason.ts'
@@ -71,7 +72,12 @@ export async function startWorkPart(
     runs,
     chainAccessFor: (_requestId, onSent, run) =>
       senderChainAccess(sender, provider, onSent, { retried: run.retried }),
-    runOptions: options.runOptions,
+    runOptions: {
+      ...options.runOptions,
+      // An adapter away is one line when it goes, one a minute, one when back (not a line per run).
+      bridgeReach: (name, url) =>
+        options.connections.dependency(`bridge ${name}`, bridgeUrlSetting(name), url),
+    },
     admission: requesterAdmission(options),
     outputMaxChars: options.requestPolicy?.outputMaxChars,
     logger: options.logger,
@@ -80,7 +86,10 @@ export async function startWorkPart(
     // Every line about a run carries its request id and job (the queue job id embeds the request id).
     const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
     const failure = failedReasonError(job?.failedReason ?? error.message)
-    log.error(
+    // A run handed back to the queue (its bridge away) runs again after its backoff: the outage is
+    // told by the bridge's own report, and only a run's last failure is an error line.
+    const willRetry = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1)
+    log[willRetry && failure.retryable ? 'debug' : 'error'](
       {
         requestId: data.requestId,
         job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)',

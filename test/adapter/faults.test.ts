@@ -3,6 +3,7 @@ import { startAdapter, type RunningAdapter } from '../../src/adapter/adapter.ts'
 import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/workers.ts'
 import { createLogger } from '../../src/config/logger.ts'
 import { parseSettings, type Settings } from '../../src/config/settings.ts'
+import { freePort } from '../../src/dev/ports.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
@@ -255,6 +256,32 @@ describe('a wrong key', () => {
     expect(answer.text).toContain('parameter key is not a valid key')
     expect(answer.text).not.toContain('faults-wrong-key-91bc')
     expect(callsFor(feed, 'Fulham')).toBe(1)
+  })
+})
+
+describe('a feed service that cannot be reached', () => {
+  let adapter: RunningAdapter
+  let workers: RunningFetchWorkers
+
+  beforeAll(async () => {
+    // Nothing listens on a free port: every connection is refused.
+    const settings = settingsFor(testRedisUrl(), `http://127.0.0.1:${await freePort()}`, {
+      ADAPTER_TIMEOUT_MS: '20000',
+    })
+    adapter = await startAdapter({ settings, framework: { EA_PORT: 0, METRICS_ENABLED: false } })
+    workers = await startFetchWorkers({ settings })
+  })
+  afterAll(async () => {
+    await adapter?.close()
+    await workers?.close()
+  })
+
+  it('answers 503 once every attempt was refused, so a caller tries again later', async () => {
+    const answer = await postAdapter(adapter.url, { ...game, homeTeam: 'Fulham' })
+    expect(answer.status).toBe(503)
+    expect(answer.body).toMatchObject({ error: { name: 'FeedServiceUnavailable' } })
+    expect(answer.text).toMatch(/could not be reached for the game-odds request after 3 attempts/)
+    expect(answer.text).toContain('ECONNREFUSED')
   })
 })
 

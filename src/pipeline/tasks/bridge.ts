@@ -1,4 +1,4 @@
-import { FeedrunnerError } from '../../config/errors.ts'
+import { errorKindOf, FeedrunnerError } from '../../config/errors.ts'
 import { bridgeUrl } from '../../config/settings.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isPlainObject, toJsonText } from '../values.ts'
@@ -55,6 +55,7 @@ export const bridge: TaskDefinition = {
     if (isPlainObject(meta)) body.meta = meta
     const includeAt = task.raw('includeInputAtKey')
     if (includeAt) body[includeAt] = task.inputValues()[0]
+    const reach = task.context.bridgeReach?.(name, url)
     const { status, text } = await exchange({
       method: 'POST',
       url,
@@ -62,7 +63,12 @@ export const bridge: TaskDefinition = {
       headers: { 'content-type': 'application/json', ...headerPairs(task.json('headers')) },
       signal: task.signal,
       cap: responseCap(task, 'bridge'),
+    }).catch((error: unknown) => {
+      // Not reached at all (refused, reset, unknown host); a slow or failing answer is the adapter's.
+      if (errorKindOf(error) === 'unavailable') reach?.failed(error)
+      throw error
     })
+    reach?.answered()
     const adapterStatus = statusInBody(text)
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
       const reason = (adapterErrorMessage(text) ?? text).slice(0, 200)
