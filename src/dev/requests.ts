@@ -253,7 +253,15 @@ export async function sendConsumerRequests(
     )
     sentAt.push(...batch.map(() => now))
   }
-  await waitForNonce(provider, signer.address, firstNonce + signed.length)
+  await waitForNonce(provider, signer.address, firstNonce + signed.length, {
+    // anvil under load has been seen to drop part of an accepted burst from its pool (the sender's
+    // nonce stood still for 120 s in a loaded test run): what is not mined is sent again, as a
+    // wallet would; a transaction still in the pool is refused as known, harmlessly.
+    resend: async (minedCount) => {
+      for (const raw of signed.slice(Math.max(0, minedCount - firstNonce)))
+        await provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined)
+    },
+  })
   const receipts = await Promise.all(hashes.map((hash) => receiptOnceQueryable(provider, hash)))
   const sent: SentRequest[] = []
   for (const [index, hash] of hashes.entries()) {
@@ -288,10 +296,27 @@ export async function waitForNonce(
   provider: Pick<JsonRpcProvider, 'send'>,
   address: string,
   nonce: number,
-  timeoutMs = 120_000,
+  options: {
+    timeoutMs?: number
+    /** Called with the mined count when it has not moved for `stallMs` (send the rest again). */
+    resend?: (minedCount: number) => Promise<void>
+    stallMs?: number
+  } = {},
 ): Promise<void> {
+  const { timeoutMs = 120_000, stallMs = 5_000 } = options
   const deadline = Date.now() + timeoutMs
-  while (Number(await provider.send('eth_getTransactionCount', [address, 'latest'])) < nonce) {
+  let lastCount = -1
+  let movedAt = Date.now()
+  for (;;) {
+    const count = Number(await provider.send('eth_getTransactionCount', [address, 'latest']))
+    if (count >= nonce) return
+    if (count !== lastCount) {
+      lastCount = count
+      movedAt = Date.now()
+    } else if (options.resend && Date.now() - movedAt > stallMs) {
+      await options.resend(count)
+      movedAt = Date.now()
+    }
     if (Date.now() > deadline)
       throw new Error(
         `transactions of ${address} up to nonce ${nonce - 1} not mined within ${timeoutMs} ms`,

@@ -118,7 +118,7 @@ export async function runBaseline(ctx: Context): Promise<BaselineResult> {
     const cpuBefore = cpuMsOf(anvil.process.pid)
     const started = performance.now()
     await sendRawInNonceOrder(anvil.rpcUrl, raws, { window: BASELINE_WINDOW })
-    await waitForNonce(minedSender(anvil.rpcUrl), wallet.address, nonce + N, 60_000)
+    await waitForNonce(minedSender(anvil.rpcUrl), wallet.address, nonce + N, { timeoutMs: 60_000 })
     const seconds = (performance.now() - started) / 1000
     const anvilCpuMsPerTx = round((cpuMsOf(anvil.process.pid) - cpuBefore) / N, 2)
     const blocks = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) - headBefore
