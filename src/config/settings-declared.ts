@@ -18,7 +18,7 @@ const port = z.coerce.number().int().min(0).max(65_535)
 /** The order of the secp256k1 group: a private key is a number in [1, n). */
 const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 
-const privateKey = z
+export const privateKey = z
   .string()
   .regex(/^0x[0-9a-fA-F]{64}$/, { message: 'expected a 0x-prefixed 32-byte hex private key' })
   .superRefine((value, context) => {
@@ -138,6 +138,14 @@ export const declaredSettings = {
       example: 'http://127.0.0.1:8545',
     },
   ),
+  CHAINS_FILE: optional(z.string().min(1), {
+    group: 'chain',
+    unit: 'path',
+    description:
+      'TOML file declaring several chains, each with its RPC endpoints, sender keys (by environment variable name), confirmations and gas (docs/chains.md). Replaces RPC_URL.',
+    whenUnset: 'RPC_URL serves one chain',
+    example: 'chains.toml',
+  }),
   NODE_PRIVATE_KEY: optional(privateKey, {
     group: 'chain',
     sensitive: true,
