@@ -3,8 +3,10 @@ import { Queue } from 'bullmq'
 import { errorKindOf, FeedrunnerError, rootCauseFirst } from '../config/errors.ts'
 import { connectClient } from '../queue/connection.ts'
 import { replayRun } from '../runner/replay.ts'
-import { REQUEST_JOB_OPTIONS, REQUESTS_QUEUE } from '../runner/requests-queue.ts'
-import { RunStore, type RunRecord } from '../runner/run-record.ts'
+import { chainsFromSettings } from '../config/chains.ts'
+import type { Settings } from '../config/settings.ts'
+import { REQUEST_JOB_OPTIONS, requestsQueueName } from '../runner/requests-queue.ts'
+import { RunStore, splitRunId, type RunRecord } from '../runner/run-record.ts'
 import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
@@ -20,19 +22,30 @@ export async function runReplayAction(idOrPrefix: string): Promise<void> {
   try {
     const redis = await connectClient(settings.REDIS_URL)
     opened.push(() => redis.disconnect())
-    const rpcUrl = settings.RPC_URL ?? DEV_RPC_URL
-    const provider = await connectProvider(rpcUrl, {}).catch((error: unknown) => {
-      throw new FeedrunnerError(`cannot reach the chain at RPC_URL ${rpcUrl}`, {
+    // Any unique start of the id will do, as for runs show; the run id names its chain.
+    const matches = await new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`).findByPrefix(
+      idOrPrefix,
+    )
+    if (matches.length !== 1)
+      throw new FeedrunnerError(
+        matches.length === 0
+          ? `no run whose request id starts with ${idOrPrefix} under queue prefix ${settings.QUEUE_PREFIX}`
+          : `${idOrPrefix} is the start of several runs (${matches.join(', ')}): give more of it`,
+        { kind: 'bad_input' },
+      )
+    const { chainId, requestId } = splitRunId(matches[0]!)
+    if (chainId === undefined)
+      throw new FeedrunnerError(`run ${matches[0]} names no chain`, { kind: 'bad_input' })
+    const { url: rpcUrl, setting } = readEndpointOf(settings, chainId)
+    const provider = await connectProvider(rpcUrl, { chainId }).catch((error: unknown) => {
+      throw new FeedrunnerError(`cannot reach chain ${chainId} at ${setting}`, {
         kind: 'unavailable',
         cause: error,
       })
     })
     opened.push(() => provider.destroy())
-    const runs = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`)
-    // Any unique start of the id will do, as for runs show.
-    const matches = await runs.findByPrefix(idOrPrefix)
-    const requestId = matches.length === 1 ? matches[0]! : idOrPrefix
-    const requestsQueue = new Queue(REQUESTS_QUEUE, {
+    const runs = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`, chainId)
+    const requestsQueue = new Queue(requestsQueueName(chainId), {
       connection: redis,
       prefix: settings.QUEUE_PREFIX,
       defaultJobOptions: REQUEST_JOB_OPTIONS,
@@ -47,6 +60,19 @@ export async function runReplayAction(idOrPrefix: string): Promise<void> {
   } finally {
     for (const close of opened.reverse()) close()
   }
+}
+
+/** Where to read chain `chainId`: its first read endpoint in CHAINS_FILE, else RPC_URL (or the dev chain's). */
+function readEndpointOf(settings: Settings, chainId: number): { url: string; setting: string } {
+  if (!settings.CHAINS_FILE) return { url: settings.RPC_URL ?? DEV_RPC_URL, setting: 'RPC_URL' }
+  const chain = chainsFromSettings(settings).find((declared) => declared.chainId === chainId)
+  const endpoint = chain?.endpoints.find((declared) => !declared.sendOnly)
+  if (!endpoint)
+    throw new FeedrunnerError(
+      `chain ${chainId} is not in CHAINS_FILE ${settings.CHAINS_FILE}: the run cannot be replayed from here`,
+      { kind: 'bad_input' },
+    )
+  return { url: endpoint.url, setting: endpoint.setting }
 }
 
 /** A run as `runs show` prints it: the record, then its replays and what its requester can do. */

@@ -89,7 +89,7 @@ async function sendRequests(
     )
     const sentAt = new Map(sent.map((item) => [item.requestId, item.sentAt]))
     const ended = new Map<string, RunRecord>()
-    const runs = redis ? new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`) : undefined
+    const runs = redis ? new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`, chainId) : undefined
     let done = 0
     const fulfilments = await waitForFulfilments(
       consumer,

@@ -17,21 +17,25 @@ import {
 import { printRun } from './replay-action.ts'
 import { renderTable } from './table.ts'
 
-/** The runner as a part of `feedrunner start` (off when RPC_URL is not set). */
+/** The runner as a part of `feedrunner start` (off when neither RPC_URL nor CHAINS_FILE is set). */
 export async function runnerStartPart({
   settings,
   logger,
   connections,
 }: ProcessContext): Promise<RunningPart> {
-  if (!settings.RPC_URL) {
-    logger.warn('RPC_URL not set: this process runs no runner')
+  if (!settings.RPC_URL && !settings.CHAINS_FILE) {
+    logger.warn('RPC_URL and CHAINS_FILE not set: this process runs no runner')
     return { name: 'runner (off)', close: async () => undefined }
   }
   const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
     connections,
   })
   // Host and port only: an RPC URL's path often carries an API key.
-  console.log(`feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`)
+  console.log(
+    settings.RPC_URL
+      ? `feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`
+      : `feedrunner runner watching and working on chains ${[...runner.byChain.keys()].join(', ')} (CHAINS_FILE ${settings.CHAINS_FILE})`,
+  )
   return { name: 'runner', close: () => runner.stop() }
 }
 
@@ -97,7 +101,10 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
       console.log(
         report.runs.length === 0
           ? 'no runs yet'
-          : renderTable(['request', 'job', 'state', 'tx', 'reason'], report.runs.map(runRow)),
+          : renderTable(
+              ['chain', 'request', 'job', 'state', 'tx', 'reason'],
+              report.runs.map(runRow),
+            ),
       )
     }
   } catch (error) {
@@ -112,6 +119,7 @@ export async function runShowAction(requestId: string): Promise<void> {
   const settings = settingsOrExit(withDevStack().env)
   const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
   try {
+    // Unbound: every chain's runs, by run id (`<chain id>:<request id>`).
     const store = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`)
     const matches = await store.findByPrefix(requestId)
     if (matches.length !== 1) {
@@ -129,7 +137,11 @@ export async function runShowAction(requestId: string): Promise<void> {
       process.exitCode = 1
     } else {
       // When the reconciler last checked unsettled runs against the Operator's logs (the chain's word).
-      const reconciledAt = await store.reconciledAt()
+      const reconciledAt = await new RunStore(
+        redis,
+        `${settings.QUEUE_PREFIX}:runner`,
+        run.chainId,
+      ).reconciledAt()
       printRun(run, {
         checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet',
       })
@@ -158,6 +170,7 @@ async function jobsTable(dir: string): Promise<string> {
 
 function runRow(run: RunRecord): string[] {
   return [
+    String(run.chainId),
     run.requestId.slice(0, SHOWN_ID_CHARS),
     run.job,
     run.state,

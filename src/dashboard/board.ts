@@ -12,9 +12,8 @@ import type { Connections } from '../queue/connections.ts'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
-import { REQUESTS_QUEUE } from '../runner/runner.ts'
 import { RunStore } from '../runner/run-record.ts'
-import type { StatusReport } from '../runner/status.ts'
+import { queueNames, type StatusReport } from '../runner/status.ts'
 import { renderRunsPage } from './runs-page.ts'
 import { requireToken, type DashboardAccess } from './access.ts'
 
@@ -62,26 +61,16 @@ export async function mountDashboard(
     queues.set(name, queue)
     board.addQueue(new BullMQAdapter(queue, { readOnlyMode, allowRetries: !readOnlyMode }))
   }
-  for (const name of [REQUESTS_QUEUE, ...FEED_FAMILIES.map(fetchQueueName)]) addQueue(name)
+  for (const name of FEED_FAMILIES.map(fetchQueueName)) addQueue(name)
 
-  // Sender keys' queues are named by address and created by the runner, maybe after the adapter starts.
+  // Each chain's requests queue and each sender key's queue are created by the runners, maybe after
+  // the adapter starts.
   let lastScan = 0
   const scanTxQueues = async () => {
     if (Date.now() - lastScan < QUEUE_SCAN_INTERVAL_MS) return
     lastScan = Date.now()
     try {
-      let cursor = '0'
-      do {
-        const [next, keys] = await connection.scan(
-          cursor,
-          'MATCH',
-          `${prefix}:tx-*:meta`,
-          'COUNT',
-          500,
-        )
-        cursor = next
-        for (const key of keys) addQueue(key.slice(prefix.length + 1, -':meta'.length))
-      } while (cursor !== '0')
+      for (const name of await queueNames(connection, prefix)) addQueue(name)
     } catch (error) {
       logger.warn(
         { err: error instanceof Error ? error.message : String(error) },

@@ -91,10 +91,10 @@ export async function rpcHead(rpcUrl: string, timeoutMs = RPC_TIMEOUT_MS): Promi
   return Number(parsed.data.result)
 }
 
-/** The RPC node answers `eth_blockNumber`. */
-export function rpcCheck(rpcUrl: string): HealthCheck {
+/** The RPC node answers `eth_blockNumber`; a runner's check is named by its chain (`chain-137`). */
+export function rpcCheck(rpcUrl: string, name = 'rpc'): HealthCheck {
   return {
-    name: 'rpc',
+    name,
     async check() {
       await rpcHead(rpcUrl)
     },

@@ -41,6 +41,8 @@ export interface RunnerParts {
 export interface RunnerEnvironment {
   redisUrl: string
   rpcUrl: string
+  /** The runner's chain id: the `chain` label of its metrics. */
+  chainId?: number
   prefix: string
   /** A connection for the readiness check and the tx queues' depth reads (the caller's; not closed here). */
   connection: Redis
@@ -59,19 +61,28 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   const closers: Array<() => unknown> = []
   closers.push(
     health.add(redisCheck(environment.connection)),
-    health.add(rpcCheck(environment.rpcUrl)),
+    health.add(
+      rpcCheck(
+        environment.rpcUrl,
+        environment.chainId === undefined ? 'rpc' : `chain-${environment.chainId}`,
+      ),
+    ),
   )
-  closers.push(watchQueue(parts.requestsQueue.name, parts.requestsQueue))
+  const chain = environment.chainId === undefined ? undefined : String(environment.chainId)
+  // Labelled `requests` and the chain (the queue itself is `requests-<chain id>`).
+  closers.push(watchQueue('requests', parts.requestsQueue, chain))
   const { worker, sender, listener } = parts
   if (worker) {
-    closers.push(health.add(workersCheck('pipeline-worker', () => [worker])))
-    observeWaits(worker, parts.requestsQueue.name)
+    const name = chain === undefined ? 'pipeline-worker' : `pipeline-worker-${chain}`
+    closers.push(health.add(workersCheck(name, () => [worker])))
+    observeWaits(worker, 'requests', chain)
   }
   if (sender) {
     closers.push(
       watchSender(
         () => sender.stats(),
         () => sender.balances(),
+        chain,
       ),
     )
     sender.queueNames.forEach((name, index) => {
@@ -81,12 +92,13 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
       })
       // Its connection (the runner's) reports an outage; this one only repeats it.
       queue.on('error', environment.onQueueError)
-      closers.push(watchQueue(`tx-key${index}`, queue), () => queue.close())
+      closers.push(watchQueue(`tx-key${index}`, queue, chain), () => queue.close())
     })
   }
   if (listener) {
     closers.push(
       watchListener({
+        chain,
         checkpoint: () => listener.checkpoint,
         pending: () => listener.stats.pending,
         head: () => rpcHead(environment.rpcUrl),

@@ -6,7 +6,8 @@ import { promClient, metricsRegistry } from './registry.ts'
  * Every feedrunner metric, defined in this one file. Labels are bounded by construction: job names
  * come from the loaded specs, task types from the pipeline's fixed set, families from the catalog,
  * reasons and statuses from the fixed classes in reasons.ts, sender keys by their index in
- * NODE_PRIVATE_KEYS ("0", "1", ...). Never a request id, an address, a URL or a key.
+ * NODE_PRIVATE_KEYS ("0", "1", ...), chains by their chain id (the configured ones only). Never a
+ * request id, an address, a URL or a key.
  */
 
 export const REQUEST_STATES = ['received', 'refused', 'fulfilled', 'errored', 'cancelled'] as const
@@ -28,7 +29,14 @@ export interface KeyStatsLike {
   filled: number
 }
 
+/** `{chain}` for a runner's metric, nothing for a process-wide one. */
+export function chainLabel(chain: string | undefined): { chain?: string } {
+  return chain === undefined ? {} : { chain }
+}
+
 export interface ListenerSource {
+  /** The chain id it listens on, as a label. */
+  chain?: string
   /** Last block whose logs are settled; undefined before the first scan. */
   checkpoint(): number | undefined
   /** Logs seen and waiting for confirmations. */
@@ -38,6 +46,7 @@ export interface ListenerSource {
 }
 
 interface SenderSource {
+  chain?: string
   stats: () => readonly KeyStatsLike[]
   /** Each key's balance in wei, read from the node at scrape time. */
   balances?: () => Promise<readonly bigint[]>
@@ -50,7 +59,7 @@ interface SenderSource {
  * isolation) still feeds the metrics registered the first time.
  */
 interface ScrapeSources {
-  queues: Map<object, { label: string; queue: Queue }>
+  queues: Map<object, { label: string; queue: Queue; chain?: string }>
   senders: Set<SenderSource>
   listeners: Set<ListenerSource>
 }
@@ -168,19 +177,19 @@ export const adapterDuration = histogram(
 
 export const queueWait = histogram(
   'feedrunner_queue_wait_seconds',
-  'Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt)',
-  ['queue'],
+  "Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt), by queue and, for a runner's queue, chain",
+  ['queue', 'chain'],
   WAIT_BUCKETS,
 )
 
 gauge(
   'feedrunner_queue_jobs',
-  'Jobs per queue and state, read from Redis at scrape time',
-  ['queue', 'state'],
+  "Jobs per queue and state, read from Redis at scrape time; a runner's queues also by chain",
+  ['queue', 'state', 'chain'],
   async function collectQueueJobs() {
     this.reset()
     await Promise.all(
-      [...sources.queues.values()].map(async ({ label, queue }) => {
+      [...sources.queues.values()].map(async ({ label, queue, chain }) => {
         try {
           const counts = await withTimeout(
             queue.getJobCounts(
@@ -193,7 +202,7 @@ gauge(
             ),
           )
           for (const [state, count] of Object.entries(counts))
-            this.set({ queue: label, state }, count)
+            this.set({ queue: label, state, ...chainLabel(chain) }, count)
         } catch {
           // Redis is away: no value rather than a stale one (readiness says why).
         }
@@ -205,15 +214,18 @@ gauge(
 gauge(
   'feedrunner_queue_oldest_waiting_seconds',
   'Age of the oldest job still waiting in each queue (0 when none waits), read at scrape time',
-  ['queue'],
+  ['queue', 'chain'],
   async function collectOldest() {
     this.reset()
     const now = Date.now()
     await Promise.all(
-      [...sources.queues.values()].map(async ({ label, queue }) => {
+      [...sources.queues.values()].map(async ({ label, queue, chain }) => {
         try {
           const [oldest] = await withTimeout(queue.getJobs(['waiting', 'prioritized'], 0, 0, true))
-          this.set({ queue: label }, oldest ? Math.max(0, (now - oldest.timestamp) / 1_000) : 0)
+          this.set(
+            { queue: label, ...chainLabel(chain) },
+            oldest ? Math.max(0, (now - oldest.timestamp) / 1_000) : 0,
+          )
         } catch {
           // as above
         }
@@ -227,12 +239,13 @@ function senderCounter(
   help: string,
   field: 'sent' | 'bumped' | 'reverted' | 'filled',
 ): Counter {
-  return counter(name, help, ['key'], function collectSender() {
+  return counter(name, help, ['key', 'chain'], function collectSender() {
     for (const source of sources.senders) {
       source.stats().forEach((stats, index) => {
         const seen = `${field}:${index}`
         const previous = source.last.get(seen) ?? 0
-        this.inc({ key: String(index) }, Math.max(0, stats[field] - previous))
+        const labels = { key: String(index), ...chainLabel(source.chain) }
+        this.inc(labels, Math.max(0, stats[field] - previous))
         source.last.set(seen, Math.max(previous, stats[field]))
       })
     }
@@ -262,30 +275,38 @@ senderCounter(
 
 gauge(
   'feedrunner_tx_next_nonce',
-  'Next nonce each sender key will sign with, by key index',
-  ['key'],
+  'Next nonce each sender key will sign with, by key index and chain',
+  ['key', 'chain'],
   function collectNonce() {
     this.reset()
     for (const source of sources.senders)
-      source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.nextNonce))
+      source
+        .stats()
+        .forEach((stats, index) =>
+          this.set({ key: String(index), ...chainLabel(source.chain) }, stats.nextNonce),
+        )
   },
 )
 
 gauge(
   'feedrunner_tx_in_flight',
-  'Transactions sent and not yet final, by sender key index',
-  ['key'],
+  'Transactions sent and not yet final, by sender key index and chain',
+  ['key', 'chain'],
   function collectInFlight() {
     this.reset()
     for (const source of sources.senders)
-      source.stats().forEach((stats, index) => this.set({ key: String(index) }, stats.pending))
+      source
+        .stats()
+        .forEach((stats, index) =>
+          this.set({ key: String(index), ...chainLabel(source.chain) }, stats.pending),
+        )
   },
 )
 
 gauge(
   'feedrunner_tx_key_balance_eth',
-  "Balance of each sender key in ether (it pays the fulfilments' gas), by key index",
-  ['key'],
+  "Balance of each sender key in ether (it pays the fulfilments' gas), by key index and chain",
+  ['key', 'chain'],
   async function collectBalances() {
     this.reset()
     for (const source of sources.senders) {
@@ -293,7 +314,10 @@ gauge(
         const balances = source.balances ? await withTimeout(source.balances()) : []
         // Whole gwei: a float of ether holds them exactly up to millions of ether.
         balances.forEach((wei, index) =>
-          this.set({ key: String(index) }, Number(wei / 10n ** 9n) / 1e9),
+          this.set(
+            { key: String(index), ...chainLabel(source.chain) },
+            Number(wei / 10n ** 9n) / 1e9,
+          ),
         )
       } catch {
         // RPC node away: no value (readiness says why).
@@ -304,43 +328,40 @@ gauge(
 
 gauge(
   'feedrunner_listener_lag_blocks',
-  "Blocks between the node's head and the listener's checkpoint (confirmation depth included)",
-  [],
+  "Blocks between the node's head and the listener's checkpoint (confirmation depth included), by chain",
+  ['chain'],
   async function collectLag() {
     this.reset()
-    let lag: number | undefined
     for (const listener of sources.listeners) {
       const checkpoint = listener.checkpoint()
       if (checkpoint === undefined) continue
       try {
         const behind = Math.max(0, (await withTimeout(listener.head())) - checkpoint)
-        lag = Math.max(lag ?? 0, behind)
+        this.set(chainLabel(listener.chain), behind)
       } catch {
         // RPC node away: no value (readiness says why).
       }
     }
-    if (lag !== undefined) this.set(lag)
   },
 )
 
 gauge(
   'feedrunner_listener_pending_logs',
-  'OracleRequest logs seen and waiting for their confirmations',
-  [],
+  'OracleRequest logs seen and waiting for their confirmations, by chain',
+  ['chain'],
   function collectPending() {
     this.reset()
-    let pending = 0
-    for (const listener of sources.listeners) pending += listener.pending()
-    this.set(pending)
+    for (const listener of sources.listeners)
+      this.set(chainLabel(listener.chain), listener.pending())
   },
 )
 
 // ---- what the running parts call to be read at scrape time (observe.ts records the rest) ----
 
 /** Reads `queue`'s depths at every scrape under `label` until the returned function is called. */
-export function watchQueue(label: string, queue: Queue): () => void {
+export function watchQueue(label: string, queue: Queue, chain?: string): () => void {
   const token = {}
-  sources.queues.set(token, { label, queue })
+  sources.queues.set(token, { label, queue, chain })
   return () => void sources.queues.delete(token)
 }
 
@@ -348,8 +369,9 @@ export function watchQueue(label: string, queue: Queue): () => void {
 export function watchSender(
   stats: () => readonly KeyStatsLike[],
   balances?: () => Promise<readonly bigint[]>,
+  chain?: string,
 ): () => void {
-  const source: SenderSource = { stats, balances, last: new Map() }
+  const source: SenderSource = { chain, stats, balances, last: new Map() }
   sources.senders.add(source)
   return () => void sources.senders.delete(source)
 }

@@ -47,7 +47,7 @@ interface ActiveEmitter {
   on(event: 'active', listener: (job: { timestamp: number; processedOn?: number }) => void): unknown
 }
 
-/** Observes, for every job a worker takes, how long it waited in `queueLabel`. */
-export function observeWaits(worker: ActiveEmitter, queueLabel: string): void {
-  worker.on('active', (job) => observeQueueWait(queueLabel, job))
+/** Observes, for every job a worker takes, how long it waited in `queueLabel` (of `chain`, a runner's). */
+export function observeWaits(worker: ActiveEmitter, queueLabel: string, chain?: string): void {
+  worker.on('active', (job) => observeQueueWait(queueLabel, job, chain))
 }

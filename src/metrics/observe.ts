@@ -5,6 +5,7 @@ import {
   fetchDuration,
   fetchErrors,
   jobLabel,
+  chainLabel,
   queueWait,
   replaysTotal,
   requestsTotal,
@@ -63,7 +64,11 @@ export function observeAdapterRequest(endpoint: string, status: string, seconds:
 export function observeQueueWait(
   queueLabel: string,
   job: Pick<QueueJob, 'timestamp' | 'processedOn'>,
+  chain?: string,
 ): void {
   const started = job.processedOn ?? Date.now()
-  queueWait.observe({ queue: queueLabel }, Math.max(0, (started - job.timestamp) / 1_000))
+  queueWait.observe(
+    { queue: queueLabel, ...chainLabel(chain) },
+    Math.max(0, (started - job.timestamp) / 1_000),
+  )
 }

@@ -42,6 +42,14 @@ export class JobRegistry {
     return this.jobs.find((loaded) => loaded.name === name || loaded.externalJobId === name)
   }
 
+  /** The jobs of one chain (each loaded job names its chain once the registry was loaded for chains). */
+  forChain(chainId: number): JobRegistry {
+    return new JobRegistry(
+      this.jobs.filter((loaded) => loaded.job.spec.evmChainID === BigInt(chainId)),
+      this.notices,
+    )
+  }
+
   /** The Operator contracts the loaded jobs name, checksummed and without duplicates. */
   operators(): string[] {
     return [...new Set(this.jobs.map((loaded) => loaded.job.spec.contractAddress))]
@@ -79,14 +87,16 @@ export class JobsDirError extends FeedrunnerError {
 }
 
 /**
- * Loads every `*.toml` in `dir` for the chains `chainIds` serves (one today: RPC_URL's). Specs for
- * other chains are left out; a spec without evmChainID runs on the only chain, or is refused when
- * there are several; two specs with one externalJobID are refused, since a request could not tell
- * them apart. Without `chainIds`, every valid spec is loaded as it is.
+ * Loads every `*.toml` in `dir` for the chains `chainIds` names. Specs for other chains are left out
+ * (refused with `refuseOtherChains`: a runner starting with a spec for a chain it does not serve
+ * stops); a spec without evmChainID runs on the only chain, or is refused when there are several; two
+ * specs with one externalJobID are refused, since a request could not tell them apart. Without
+ * `chainIds`, every valid spec is loaded as it is.
  */
 export async function loadJobRegistry(
   dir: string,
   chainIds?: number | readonly number[],
+  options: { refuseOtherChains?: boolean } = {},
 ): Promise<JobRegistry> {
   const root = resolve(dir)
   const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
@@ -106,6 +116,12 @@ export async function loadJobRegistry(
     const choice = chooseChain(job.spec, configured)
     if (choice.kind === 'refuse')
       problems.push({ file: path, field: 'evmChainID', message: choice.message })
+    if (choice.kind === 'other-chain' && options.refuseOtherChains)
+      problems.push({
+        file: path,
+        field: 'evmChainID',
+        message: `job ${JSON.stringify(job.spec.name)} runs on chain ${String(job.spec.evmChainID)}, which this runner does not serve (configured chains: ${configured.join(', ') || 'none'}): declare that chain (CHAINS_FILE) or take the spec out of the jobs folder`,
+      })
     if (choice.kind !== 'serve') continue
     if (choice.notice) notices.push(`${path}: ${choice.notice}`)
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.

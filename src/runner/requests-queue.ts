@@ -3,6 +3,14 @@ import type { Connections } from '../queue/connections.ts'
 
 export const REQUESTS_QUEUE = 'requests'
 
+/**
+ * The `requests` queue of one chain: each chain's runner has its own pipeline worker with its own
+ * sender, so a worker must only take its chain's requests.
+ */
+export function requestsQueueName(chainId: number): string {
+  return `${REQUESTS_QUEUE}-${chainId}`
+}
+
 /** How every `requests` job is kept and retried (a replay's job too). */
 export const REQUEST_JOB_OPTIONS: DefaultJobOptions = {
   // Gone once finished: the run record is what a finished request leaves (`runs`, `status`, the
@@ -17,16 +25,20 @@ export const REQUEST_JOB_OPTIONS: DefaultJobOptions = {
   backoff: { type: 'exponential', delay: 1_000 },
 }
 
-/** The `requests` queue, on a connection of its own. */
-export function createRequestsQueue(connections: Connections, prefix: string): Queue {
+/** A chain's `requests` queue, on a connection of its own. */
+export function createRequestsQueue(
+  connections: Connections,
+  prefix: string,
+  chainId: number,
+): Queue {
   // Auto-pipelined too: a scan's adds of many requests leave in one write.
   const queueConnection = connections.redis('worker', 'requests queue', {
     enableAutoPipelining: true,
   })
-  const requestsQueue = new Queue(REQUESTS_QUEUE, {
+  const requestsQueue = new Queue(requestsQueueName(chainId), {
     connection: queueConnection,
     prefix,
     defaultJobOptions: REQUEST_JOB_OPTIONS,
   })
-  return connections.watch(requestsQueue, 'requests queue')
+  return connections.watch(requestsQueue, `requests queue of chain ${chainId}`)
 }

@@ -146,19 +146,33 @@ record.failure = nil
 record.txHash = nil
 record.times.received = tonumber(ARGV[1])
 redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
-redis.call('ZADD', KEYS[2], tonumber(ARGV[1]), record.requestId)
+redis.call('ZADD', KEYS[2], tonumber(ARGV[1]), ARGV[3])
 return cjson.encode({ requestId = record.requestId, state = record.state, job = record.job, replay = #replays })
 `)
 
-/** Run records in Redis: one JSON value per request plus a time-ordered index of recent runs. */
+/**
+ * Run records in Redis: one JSON value per request plus a time-ordered index of recent runs, shared
+ * by every chain. A run's id is `<chain id>:<request id>`: two chains may well carry one request id
+ * (a consumer deployed at the same address by the same account asks with the same nonce on both).
+ *
+ * A store bound to a chain (the runner's) takes request ids; an unbound one (status, `runs show`)
+ * takes and answers run ids, and reads every chain's runs.
+ */
 export class RunStore {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    readonly chainId?: number,
   ) {}
 
+  /** The run id of a request on this store's chain; an unbound store takes run ids as they are. */
+  private runId(requestId: string): string {
+    const id = requestId.toLowerCase()
+    return this.chainId === undefined ? id : `${this.chainId}:${id}`
+  }
+
   private runKey(requestId: string): string {
-    return `${this.prefix}:run:${requestId.toLowerCase()}`
+    return `${this.prefix}:run:${this.runId(requestId)}`
   }
 
   private indexKey(): string {
@@ -202,7 +216,7 @@ export class RunStore {
         JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
         String(RUN_TTL_SECONDS),
         String(now),
-        requestId.toLowerCase(),
+        this.runId(requestId),
         String(RECENT_RUNS_KEPT),
         { 'unless-final': '0', 'if-absent': '1', chain: '2' }[mode],
         trimsIndex(requestId) ? '1' : '0',
@@ -219,7 +233,7 @@ export class RunStore {
     const answer = (await REOPEN_SCRIPT.run(
       this.redis,
       [this.runKey(requestId), this.indexKey()],
-      [String(now), String(RUN_TTL_SECONDS)],
+      [String(now), String(RUN_TTL_SECONDS), this.runId(requestId)],
     )) as string | null
     if (answer === null) return undefined
     const parsed = JSON.parse(answer) as { replay: number }
@@ -233,23 +247,20 @@ export class RunStore {
 
   /**
    * The runs whose request id starts with `idPrefix` (hex, with or without 0x), at most `limit`:
-   * one answer means the prefix is unique.
+   * one answer means the prefix is unique. A bound store answers request ids, an unbound one run
+   * ids (`<chain id>:<request id>`, any chain).
    */
   async findByPrefix(idPrefix: string, limit = 2): Promise<string[]> {
     const hex = idPrefix.toLowerCase().replace(/^0x/, '')
     if (!/^[0-9a-f]*$/.test(hex)) return []
     const found = new Set<string>()
+    const base = this.runKey('')
+    const pattern = this.chainId === undefined ? `${base}*:0x${hex}*` : `${base}0x${hex}*`
     let cursor = '0'
     do {
-      const [next, keys] = await this.redis.scan(
-        cursor,
-        'MATCH',
-        this.runKey(`0x${hex}*`),
-        'COUNT',
-        1000,
-      )
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
       cursor = next
-      for (const key of keys) found.add(key.slice(this.runKey('').length))
+      for (const key of keys) found.add(key.slice(base.length))
     } while (cursor !== '0' && found.size < limit)
     return [...found].slice(0, limit)
   }
@@ -272,21 +283,27 @@ export class RunStore {
     )
   }
 
-  /** Runs created since `sinceMs` (epoch ms), oldest first, at most `limit`. */
+  /** Runs created since `sinceMs` (epoch ms), oldest first, at most `limit`; a bound store's chain's only. */
   async createdSince(sinceMs: number, limit = 1_000): Promise<RunRecord[]> {
-    return this.load(
-      await this.redis.zrangebyscore(this.indexKey(), sinceMs, '+inf', 'LIMIT', 0, limit),
-    )
+    const ids = await this.redis.zrangebyscore(this.indexKey(), sinceMs, '+inf', 'LIMIT', 0, limit)
+    const own =
+      this.chainId === undefined ? ids : ids.filter((id) => id.startsWith(`${this.chainId}:`))
+    return this.load(own)
   }
 
   /** When the reconciler last checked unsettled runs against the chain (epoch ms), if ever. */
   async reconciledAt(): Promise<number | undefined> {
-    const at = await this.redis.get(`${this.prefix}:reconciled-at`)
+    const at = await this.redis.get(this.reconciledKey())
     return at ? Number(at) : undefined
   }
 
   async markReconciled(at: number): Promise<void> {
-    await this.redis.set(`${this.prefix}:reconciled-at`, String(at))
+    await this.redis.set(this.reconciledKey(), String(at))
+  }
+
+  /** Each chain's reconciler checks its own runs. */
+  private reconciledKey(): string {
+    return `${this.prefix}:reconciled-at${this.chainId === undefined ? '' : `:${this.chainId}`}`
   }
 
   /** The newest runs first (by when they were created). */
@@ -294,12 +311,20 @@ export class RunStore {
     return this.load(await this.redis.zrevrange(this.indexKey(), 0, limit - 1))
   }
 
-  /** The stored runs of `ids`, in their order (a run expired meanwhile is left out). */
+  /** The stored runs of `ids` (run ids, as the index holds them), in their order (a run expired meanwhile is left out). */
   private async load(ids: string[]): Promise<RunRecord[]> {
     if (ids.length === 0) return []
-    const values = await this.redis.mget(ids.map((id) => this.runKey(id)))
+    const values = await this.redis.mget(ids.map((id) => `${this.prefix}:run:${id}`))
     return values.filter((value): value is string => value !== null).map(decodeRun)
   }
+}
+
+/** The chain and the request of a run id (`<chain id>:<request id>`); a bare request id has no chain. */
+export function splitRunId(runId: string): { chainId: number | undefined; requestId: string } {
+  const [chain, requestId] = runId.split(':')
+  return requestId === undefined
+    ? { chainId: undefined, requestId: runId }
+    : { chainId: Number(chain), requestId }
 }
 
 /** Whether this run's creation trims the index: a request id is a hash, so its last byte is uniform. */

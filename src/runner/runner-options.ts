@@ -1,3 +1,4 @@
+import type { ChainConfig, EndpointConfig } from '../config/chains.ts'
 import type { Logger } from '../config/logger.ts'
 import type { Connections } from '../queue/connections.ts'
 import type { RunOptions } from '../pipeline/index.ts'
@@ -6,7 +7,8 @@ import type { PipelineWorkerOptions } from './pipeline-worker.ts'
 import type { RequesterLimits } from './admission.ts'
 
 export interface RunnerOptions {
-  rpcUrl: string
+  /** The chain: its endpoints, keys, confirmations and gas (src/config/chains.ts). */
+  chain: ChainConfig
   chainId: number
   /** The process's connections: every Redis connection of the runner comes from them. */
   connections: Connections
@@ -45,4 +47,11 @@ export interface RunnerOptions {
   work?: boolean
   /** Set false for a process that only works (no listener). */
   listen?: boolean
+}
+
+/** The endpoint reads go to: the chain's first that is not send-only. */
+export function readEndpoint(chain: ChainConfig): EndpointConfig {
+  const endpoint = chain.endpoints.find((declared) => !declared.sendOnly)
+  if (!endpoint) throw new Error(`${chain.label} has no endpoint for reads`)
+  return endpoint
 }

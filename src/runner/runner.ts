@@ -12,12 +12,12 @@ import type { JobRegistry } from './job-registry.ts'
 import { createRequestIntake } from './request-intake.ts'
 import { RunStore } from './run-record.ts'
 import { createRequestsQueue } from './requests-queue.ts'
-import type { RunnerOptions } from './runner-options.ts'
+import { readEndpoint, type RunnerOptions } from './runner-options.ts'
 import { startListening } from './listening.ts'
 import { createRecovery, type Reconciler, type Recovery } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
 
-export { REQUESTS_QUEUE } from './requests-queue.ts'
+export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
 export type { RunnerOptions } from './runner-options.ts'
 
 export interface Runner {
@@ -41,18 +41,23 @@ export function createRunner(options: RunnerOptions): Runner {
   const { connections } = options
   // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
   const redis: Redis = connections.redis('worker', 'runner records', { enableAutoPipelining: true })
-  const runs = new RunStore(redis, `${options.prefix}:runner`)
-  const requestsQueue = createRequestsQueue(connections, options.prefix)
+  const runs = new RunStore(redis, `${options.prefix}:runner`, options.chainId)
+  const requestsQueue = createRequestsQueue(connections, options.prefix, options.chainId)
+  const endpoint = readEndpoint(options.chain)
+  const rpcUrl = endpoint.url
   // While the RPC node is away, the listener's and the sender's failed calls are counted, and it is
   // probed until it answers: one line down, one a minute, one back (src/config/dependency-health.ts).
-  const rpcHealth = connections.dependency('the RPC node', 'RPC_URL', options.rpcUrl, () =>
-    rpcHead(options.rpcUrl),
+  const rpcHealth = connections.dependency(
+    `the RPC node of chain ${options.chainId}`,
+    endpoint.setting,
+    rpcUrl,
+    () => rpcHead(rpcUrl),
   )
   const chainError = (what: string) => (error: Error) => {
     const kind = errorKindOf(error)
     if (kind !== 'unavailable' && kind !== 'timeout' && !isRedisUnavailable(error))
       log.error({ err: rootCauseFirst(error) }, `${what} error`)
-    else if (isRedisUnavailable(error) && !onRpcPort(error, options.rpcUrl))
+    else if (isRedisUnavailable(error) && !onRpcPort(error, rpcUrl))
       connections.redisHealth.failed(error)
     else rpcHealth.failed(error)
   }
@@ -75,7 +80,7 @@ export function createRunner(options: RunnerOptions): Runner {
       return work?.sender
     },
     async start() {
-      provider = (await connectProvider(options.rpcUrl, {
+      provider = (await connectProvider(rpcUrl, {
         chainId: options.chainId,
         pollingIntervalMs: options.pollIntervalMs,
         maxResponseBytes: options.rpcMaxResponseBytes,
@@ -107,7 +112,8 @@ export function createRunner(options: RunnerOptions): Runner {
         { requestsQueue, worker: work?.worker, sender: work?.sender, listener },
         {
           redisUrl: connections.redisUrl,
-          rpcUrl: options.rpcUrl,
+          rpcUrl,
+          chainId: options.chainId,
           onQueueError: (error) => connections.reportError(error, 'tx queue (metrics)'),
           prefix: options.prefix,
           connection: redis,

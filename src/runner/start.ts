@@ -1,22 +1,17 @@
+import { chainsFromSettings, endpointName, type ChainConfig } from '../config/chains.ts'
+import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
-import { required, type Settings } from '../config/settings.ts'
+import { SettingsError, type Settings } from '../config/settings.ts'
 import { fetchChainId } from '../chain/provider.ts'
 import { pipelineLimits, type HostResolver } from '../pipeline/index.ts'
 import { Connections } from '../queue/connections.ts'
-import { loadJobRegistry } from './job-registry.ts'
+import { loadJobRegistry, type JobRegistry } from './job-registry.ts'
 import { createRunner, type Runner } from './runner.ts'
-
-/** The sender keys of this node: NODE_PRIVATE_KEYS when set, else NODE_PRIVATE_KEY. */
-export function senderKeys(settings: Settings): string[] {
-  if (settings.NODE_PRIVATE_KEYS && settings.NODE_PRIVATE_KEYS.length > 0)
-    return settings.NODE_PRIVATE_KEYS
-  return [required(settings, 'NODE_PRIVATE_KEY', 'the runner (it signs the fulfilments)')]
-}
 
 export interface RunnerFromSettingsOptions {
   listen?: boolean
   work?: boolean
-  /** Environment the pipeline's bridge and http tasks read (BRIDGE_<NAME>_URL). */
+  /** Environment the pipeline's bridge and http tasks read (BRIDGE_<NAME>_URL), and keys_env's variables. */
   env?: NodeJS.ProcessEnv
   /** The process's connections (its composition root's); a runner started without them has its own. */
   connections?: Connections
@@ -24,37 +19,121 @@ export interface RunnerFromSettingsOptions {
   resolveHost?: HostResolver
 }
 
-/** Builds and starts a runner from the environment's settings and the specs in JOBS_DIR. */
+/**
+ * The runners of one process, one per configured chain, sharing the process's connections. The
+ * `Runner` fields are the first chain's (the only one's with RPC_URL); `byChain` has each.
+ */
+export interface Runners extends Runner {
+  readonly byChain: ReadonlyMap<number, Runner>
+  /** Every chain's jobs. */
+  readonly allJobs: JobRegistry
+}
+
+/**
+ * Builds and starts one runner per chain (CHAINS_FILE, or RPC_URL's one chain) from the settings and
+ * the specs in JOBS_DIR. A spec for a chain that is not configured stops the start.
+ */
 export async function startRunnerFromSettings(
   settings: Settings,
   logger: Logger,
   options: RunnerFromSettingsOptions = {},
-): Promise<Runner> {
-  const rpcUrl = required(settings, 'RPC_URL', 'the runner')
-  const keys = senderKeys(settings)
-  // Before any connection is made: a node that does not answer is named by RPC_URL and host:port.
-  const chainId = await fetchChainId(rpcUrl)
-  // One chain today (RPC_URL's); a multi-chain configuration passes all its chain ids here.
-  const registry = await loadJobRegistry(settings.JOBS_DIR, [chainId])
-  for (const notice of registry.notices) logger.warn({ chainId }, notice)
-  if (registry.jobs.length === 0)
-    logger.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
+): Promise<Runners> {
+  const env = options.env ?? process.env
+  const chains = chainsFromSettings(settings, env)
+  if (chains.length === 0)
+    throw new SettingsError(['RPC_URL: required for the runner, or CHAINS_FILE (not set)'])
+  // Before any connection is made: a node that does not answer is named by its setting and host:port.
+  const chainIds = await Promise.all(chains.map(chainIdOf))
+  const registry = await loadJobRegistry(settings.JOBS_DIR, chainIds, { refuseOtherChains: true })
+  for (const notice of registry.notices) logger.warn({ chainIds }, notice)
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
-  const runner = createRunner({
-    rpcUrl,
+  const runners = new Map<number, Runner>()
+  const stopAll = async () => {
+    for (const runner of [...runners.values()].reverse()) await runner.stop()
+    await ownConnections?.close()
+  }
+  try {
+    for (const [index, chain] of chains.entries()) {
+      const chainId = chainIds[index] as number
+      const jobs = registry.forChain(chainId)
+      const log = chains.length > 1 ? logger.child({ chainId }) : logger
+      if (jobs.jobs.length === 0)
+        log.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
+      const runner = createChainRunner(settings, chain, chainId, jobs, log, connections, options)
+      runners.set(chainId, runner)
+      // A runner that could not start (an RPC node away, a sender key the Operator does not know)
+      // lets go of what it made, and so do the chains started before it.
+      await runner.start()
+    }
+  } catch (error) {
+    await stopAll().catch(() => undefined)
+    throw error
+  }
+  const first = runners.values().next().value as Runner
+  return {
+    get runs() {
+      return first.runs
+    },
+    get listener() {
+      return first.listener
+    },
+    get sender() {
+      return first.sender
+    },
+    get requestsQueue() {
+      return first.requestsQueue
+    },
+    registry: first.registry,
+    allJobs: registry,
+    byChain: runners,
+    start: async () => undefined,
+    stop: stopAll,
+  }
+}
+
+/** The chain id CHAINS_FILE declares (checked against every endpoint that answers), or RPC_URL's node's. */
+async function chainIdOf(chain: ChainConfig): Promise<number> {
+  if (chain.chainId === undefined) {
+    const [endpoint] = chain.endpoints
+    return fetchChainId(endpoint!.url, endpoint!.setting)
+  }
+  const answers = await Promise.allSettled(
+    chain.endpoints.map((endpoint) => fetchChainId(endpoint.url, endpoint.setting)),
+  )
+  answers.forEach((answer, index) => {
+    if (answer.status === 'fulfilled' && answer.value !== chain.chainId)
+      throw new FeedrunnerError(
+        `${endpointName(chain.endpoints[index]!)} serves chain ${answer.value}, not ${chain.label}: fix its url`,
+        { kind: 'config' },
+      )
+  })
+  return chain.chainId
+}
+
+function createChainRunner(
+  settings: Settings,
+  chain: ChainConfig,
+  chainId: number,
+  registry: JobRegistry,
+  logger: Logger,
+  connections: Connections,
+  options: RunnerFromSettingsOptions,
+): Runner {
+  return createRunner({
+    chain,
     chainId,
     connections,
     prefix: settings.QUEUE_PREFIX,
-    keys,
+    keys: chain.keys,
     registry,
     logger,
     concurrency: settings.RUNNER_CONCURRENCY,
     lockDurationMs: settings.RUNNER_LOCK_MS,
-    pollIntervalMs: settings.CHAIN_POLL_INTERVAL_MS,
+    pollIntervalMs: chain.pollIntervalMs,
     fromBlock: settings.RUNNER_FROM_BLOCK,
     reconcileIntervalMs: settings.RUNNER_RECONCILE_INTERVAL_MS,
-    txConfirmations: settings.TX_CONFIRMATIONS,
+    txConfirmations: chain.confirmations,
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,
     runOptions: {
@@ -72,18 +151,4 @@ export async function startRunnerFromSettings(
     listen: options.listen,
     work: options.work,
   })
-  // A runner that could not start (an RPC node away, a sender key the Operator does not know) lets go
-  // of the connections it made.
-  if (ownConnections) {
-    const stopRunner = runner.stop.bind(runner)
-    runner.stop = async () => {
-      await stopRunner()
-      await ownConnections.close()
-    }
-  }
-  await runner.start().catch(async (error: unknown) => {
-    await runner.stop().catch(() => undefined)
-    throw error
-  })
-  return runner
 }

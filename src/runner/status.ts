@@ -2,7 +2,7 @@ import { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { FEED_FAMILIES } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
-import { REQUESTS_QUEUE } from './runner.ts'
+import { REQUESTS_QUEUE } from './requests-queue.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
 
 export interface QueueDepth {
@@ -19,15 +19,22 @@ export interface StatusReport {
   runs: RunRecord[]
 }
 
-/** Every queue feedrunner uses under `prefix` (fetch, requests and one tx queue per sender key). */
-async function queueNames(redis: Redis, prefix: string): Promise<string[]> {
-  const names = new Set<string>([REQUESTS_QUEUE, ...FEED_FAMILIES.map(fetchQueueName)])
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:tx-*:meta`, 'COUNT', 500)
-    cursor = next
-    for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length))
-  } while (cursor !== '0')
+/**
+ * Every queue feedrunner uses under `prefix`: fetch, and the ones runners create, found by their
+ * keys (each chain's `requests-<chain id>` and one `tx-<chain id>-<address>` per sender key).
+ */
+export async function queueNames(redis: Redis, prefix: string): Promise<string[]> {
+  const names = new Set<string>(FEED_FAMILIES.map(fetchQueueName))
+  for (const pattern of [`${prefix}:${REQUESTS_QUEUE}-*:meta`, `${prefix}:tx-*:meta`]) {
+    const found = new Set<string>()
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500)
+      cursor = next
+      for (const key of keys) found.add(key.slice(prefix.length + 1, -':meta'.length))
+    } while (cursor !== '0')
+    for (const name of [...found].sort()) names.add(name)
+  }
   return [...names]
 }
 

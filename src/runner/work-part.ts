@@ -8,8 +8,8 @@ import { createPipelineWorker } from './pipeline-worker.ts'
 import type { RunStore } from './run-record.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
-import { REQUESTS_QUEUE } from './requests-queue.ts'
-import type { RunnerOptions } from './runner-options.ts'
+import { requestsQueueName } from './requests-queue.ts'
+import { readEndpoint, type RunnerOptions } from './runner-options.ts'
 import { RequesterAdmission } from './admission.ts'
 
 export type PipelineWorker = ReturnType<typeof createPipelineWorker>
@@ -32,8 +32,9 @@ export async function startWorkPart(
   reportChainError: (error: Error) => void,
 ): Promise<WorkPart> {
   await checkSendersAuthorised(provider, options.registry, options.keys)
+  const { gas } = options.chain
   const sender = createTxSender({
-    rpcUrl: options.rpcUrl,
+    rpcUrl: readEndpoint(options.chain).url,
     chainId: options.chainId,
     rpcMaxResponseBytes: options.rpcMaxResponseBytes,
     keys: options.keys,
@@ -41,6 +42,10 @@ export async function startWorkPart(
     connections: options.connections,
     prefix: options.prefix,
     confirmations: options.txConfirmations,
+    gasLimit: gas.limit,
+    priorityFeeWei: gas.priorityFeeWei,
+    maxFeePerGasCapWei: gas.maxFeePerGasCapWei,
+    bumpAfterBlocks: gas.bumpAfterBlocks,
     broadcastIntervalMs: options.txBroadcastIntervalMs,
     pollIntervalMs: options.pollIntervalMs,
     // Each run waits for its own transaction: a key takes as many at once as it has runs.
@@ -57,7 +62,7 @@ export async function startWorkPart(
   })
   await sender.start()
   const worker = createPipelineWorker({
-    queueName: REQUESTS_QUEUE,
+    queueName: requestsQueueName(options.chainId),
     // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
     // blocking copy is not).
     connection: options.connections.redis('worker', 'pipeline worker', {

@@ -7,6 +7,7 @@ import { waitFor } from '../../src/dev/process.ts'
 import { createTxSender, jobIdOf, type TxSubmission } from '../../src/chain/sender/index.ts'
 import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 import { TxStore } from '../../src/chain/sender/tx-store.ts'
+import { txStateKey } from '../../src/chain/sender/types.ts'
 import { JsonRpcCallError } from '../../src/chain/sender/json-rpc-batch.ts'
 import {
   isFatalRefusal,
@@ -251,7 +252,7 @@ describe('transaction sender: transactions the node refuses', () => {
       await sender.start()
       // After the start: a nonce held at start without a signed transaction is signed by the recovery.
       expect(
-        await new TxStore(redis, `${prefix}:txstate:${NODE.toLowerCase()}`).allocateNonce(
+        await new TxStore(redis, txStateKey(prefix, chain.dev.chainId, NODE)).allocateNonce(
           heldJobId,
           nonce,
         ),
@@ -292,7 +293,7 @@ describe('transaction sender: transactions the node refuses', () => {
       ['latest', false],
     )
     // What a process that died after signing leaves behind: a nonce and an attempt the node will not take.
-    const store = new TxStore(redis, `${prefix}:txstate:${NODE.toLowerCase()}`)
+    const store = new TxStore(redis, txStateKey(prefix, chain.dev.chainId, NODE))
     expect(await store.allocateNonce('died-with-it', nonce)).toBe(nonce)
     const fees = {
       maxFeePerGas: BigInt(baseFeePerGas) * 2n + 10n ** 9n,

@@ -189,7 +189,7 @@ describe('transaction sender: several keys, stuck transactions and crashes', () 
         ).toBe(own.at(-1)! + 1)
       }
       expect(sender.queueNames).toEqual(
-        sender.addresses.map((address) => `tx-${address.toLowerCase()}`),
+        sender.addresses.map((address) => `tx-${chain.dev.chainId}-${address.toLowerCase()}`),
       )
     } finally {
       await sender.close()

@@ -314,14 +314,15 @@ describe('operations on the dev stack: metrics, health, dashboard and logs of re
       const ready = await fetch(`${stack.adapter.url}/ready`)
       const report = (await ready.json()) as HealthReport
       expect(ready.status).toBe(200)
+      // A runner's checks are per chain: its endpoints and its pipeline worker.
       expect(Object.keys(report.checks).sort()).toEqual([
+        'chain-31337',
         'fetch-workers',
-        'pipeline-worker',
+        'pipeline-worker-31337',
         'redis',
-        'rpc',
       ])
       const live = (await (await fetch(`${stack.adapter.url}/live`)).json()) as HealthReport
-      expect(Object.keys(live.checks).sort()).toEqual(['fetch-workers', 'pipeline-worker'])
+      expect(Object.keys(live.checks).sort()).toEqual(['fetch-workers', 'pipeline-worker-31337'])
     })
   })
 
@@ -396,13 +397,13 @@ describe('operations on the dev stack: metrics, health, dashboard and logs of re
       const page = await browser.newPage()
       const response = await page.goto(`${stack.adapter.url}/dashboard/queues`)
       expect(response?.status()).toBe(200)
-      for (const queue of ['requests', 'fetch-sports', 'fetch-weather'])
+      for (const queue of ['requests-31337', 'fetch-sports', 'fetch-weather'])
         await page.getByText(queue, { exact: true }).first().waitFor({ timeout: 15_000 })
       const txQueue = stack.runner!.sender!.queueNames[0]!
       await page.getByText(txQueue, { exact: true }).first().waitFor({ timeout: 15_000 })
       // Read-only: Bull Board's API refuses actions on jobs.
       const action = await fetch(
-        `${stack.adapter.url}/dashboard/queues/api/queues/requests/pause`,
+        `${stack.adapter.url}/dashboard/queues/api/queues/requests-31337/pause`,
         { method: 'PUT' },
       )
       expect(action.status).toBeGreaterThanOrEqual(400)

@@ -218,7 +218,7 @@ describe('a real three-master Redis Cluster on loopback', () => {
     // The runs were recorded in the cluster, under the hash-tagged prefix, and all in one slot.
     const redis = createRedisConnection(cluster!.url, 'worker')
     try {
-      const runs = new RunStore(redis, `${prefix}:runner`)
+      const runs = new RunStore(redis, `${prefix}:runner`, 31337)
       await waitFor(
         'every run to be recorded as fulfilled',
         async () =>

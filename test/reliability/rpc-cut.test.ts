@@ -7,7 +7,7 @@ import { waitForFulfilments } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
-import { REQUESTS_QUEUE } from '../../src/runner/requests-queue.ts'
+import { requestsQueueName } from '../../src/runner/requests-queue.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts'
 import {
@@ -151,7 +151,10 @@ describe('RPC node cut for 15 s during a paced run', () => {
 
   async function failedRequestJobs(): Promise<number> {
     const connection = createRedisConnection(stack.redisUrl, 'worker')
-    const queue = new Queue(REQUESTS_QUEUE, { connection, prefix: stack.settings.QUEUE_PREFIX })
+    const queue = new Queue(requestsQueueName(stack.contracts.chainId), {
+      connection,
+      prefix: stack.settings.QUEUE_PREFIX,
+    })
     try {
       return (await queue.getJobCounts('failed')).failed ?? 0
     } finally {

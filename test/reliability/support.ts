@@ -84,7 +84,11 @@ export async function readRuns(
 ): Promise<Map<string, RunRecord | undefined>> {
   const redis = createRedisConnection(stack.redisUrl, 'worker')
   try {
-    const store = new RunStore(redis, `${stack.settings.QUEUE_PREFIX}:runner`)
+    const store = new RunStore(
+      redis,
+      `${stack.settings.QUEUE_PREFIX}:runner`,
+      stack.contracts.chainId,
+    )
     const runs = new Map<string, RunRecord | undefined>()
     for (const id of requestIds) runs.set(id, await store.get(id))
     return runs

@@ -96,3 +96,39 @@ describe('run records', () => {
     }
   })
 })
+
+describe('run records of several chains', () => {
+  const redis = new Redis(testRedisUrl())
+  const prefix = uniquePrefix('runs-chains')
+  const base = {
+    operator: '0xop',
+    job: 'game-odds',
+    externalJobId: 'x',
+    requester: '0xr',
+    payment: '1',
+    blockNumber: 1,
+    requestTxHash: '0xt',
+  }
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`)
+    if (keys.length) await redis.del(...keys)
+    redis.disconnect()
+  })
+
+  it('keeps one request id on two chains apart, and lists both', async () => {
+    const one = new RunStore(redis, prefix, 1)
+    const other = new RunStore(redis, prefix, 137)
+    await one.create('0xAB', { ...base, chainId: 1, state: 'received' })
+    await other.create('0xab', { ...base, chainId: 137, state: 'received' })
+    await one.update('0xab', { state: 'fulfilled', txHash: '0x1' })
+    expect((await one.get('0xab'))?.state).toBe('fulfilled')
+    expect((await other.get('0xab'))?.state).toBe('received')
+    expect((await other.createdSince(0)).map((run) => run.chainId)).toEqual([137])
+    const all = new RunStore(redis, prefix)
+    expect((await all.recent(10)).map((run) => run.chainId).sort()).toEqual([1, 137])
+    expect((await all.findByPrefix('0xab', 5)).sort()).toEqual(['137:0xab', '1:0xab'].sort())
+    expect((await all.get('137:0xab'))?.chainId).toBe(137)
+    expect(await one.findByPrefix('ab')).toEqual(['0xab'])
+  })
+})

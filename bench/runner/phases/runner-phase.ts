@@ -206,7 +206,7 @@ async function stagesOf(
   plan: PhasePlan,
   sent: readonly SentRequest[],
 ): Promise<Record<string, { p50: number; p95: number }>> {
-  const runs = new RunStore(ctx.redis, `${ctx.prefix}-${plan.id}:runner`)
+  const runs = new RunStore(ctx.redis, `${ctx.prefix}-${plan.id}:runner`, chain.dev.chainId)
   const records = (await Promise.all(sent.map((item) => runs.get(item.requestId)))).filter(
     (record): record is RunRecord => record !== undefined,
   )

@@ -20,6 +20,7 @@ import {
   jobIdOf,
   pickKeyIndex,
   txQueueName,
+  txStateKey,
   type TxJobData,
   type TxResult,
   type TxSender,
@@ -32,6 +33,7 @@ export {
   jobIdOf,
   pickKeyIndex,
   txQueueName,
+  txStateKey,
   type KeyStats,
   type TxResult,
   type TxSender,
@@ -63,7 +65,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const settings = senderSettings(options)
   const signers = options.keys.map(createTxSigner)
   const addresses = signers.map((signer) => signer.address)
-  const queueNames = addresses.map(txQueueName)
+  const queueNames = addresses.map((address) => txQueueName(address, options.chainId))
   const ownConnections = options.connections ? undefined : connectionsOfItsOwn(options)
   const queues = createTxQueues(
     options.connections ?? (ownConnections as Connections),
@@ -119,10 +121,8 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       await node.readHead()
       await node.currentFees()
       signers.forEach((signer, index) => {
-        const store = new TxStore(
-          queues.redis,
-          `${options.prefix}:txstate:${signer.address.toLowerCase()}`,
-        )
+        const chainId = node.chainId as number
+        const store = new TxStore(queues.redis, txStateKey(options.prefix, chainId, signer.address))
         keySenders.push(
           new KeySender({
             signer,

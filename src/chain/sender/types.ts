@@ -105,7 +105,7 @@ export interface TxSender {
   submit(submission: TxSubmission, timeoutMs?: number): Promise<TxResult>
   /** Sender addresses, in the order of `keys`. */
   readonly addresses: readonly string[]
-  /** The queue name of each key: `tx-<address lowercased>`. */
+  /** The queue name of each key: `tx-<chain id>-<address lowercased>` (`tx-<address>` without a chain id). */
   readonly queueNames: readonly string[]
   stats(): KeyStats[]
   /**
@@ -128,6 +128,14 @@ export function jobIdOf(idempotencyKey: string): string {
   return idempotencyKey.replaceAll(':', '_')
 }
 
-export function txQueueName(address: string): string {
-  return `tx-${address.toLowerCase()}`
+/** A key's queue; the chain id keeps one key's queues on two chains apart. */
+export function txQueueName(address: string, chainId?: number): string {
+  return chainId === undefined
+    ? `tx-${address.toLowerCase()}`
+    : `tx-${chainId}-${address.toLowerCase()}`
+}
+
+/** Where a key's nonce counter and attempts live in Redis: one key serving two chains has two. */
+export function txStateKey(prefix: string, chainId: number, address: string): string {
+  return `${prefix}:txstate:${chainId}:${address.toLowerCase()}`
 }
