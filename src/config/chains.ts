@@ -20,6 +20,8 @@ export interface ChainConfig {
   confirmations: number
   /** How often heads are polled on this chain's HTTP endpoints (CHAIN_POLL_INTERVAL_MS unless the chain says). */
   pollIntervalMs: number
+  /** An endpoint this many blocks behind the chain's best is taken out of its pool until it catches up. */
+  maxLagBlocks?: number
   gas: GasConfig
 }
 
@@ -65,6 +67,7 @@ const chainSchema = z.strictObject({
   keys_env: z.array(envName).min(1).optional(),
   confirmations: z.int().positive().optional(),
   poll_interval_ms: z.int().positive().optional(),
+  max_lag_blocks: z.int().positive().optional(),
   gas: z
     .strictObject({
       limit: z.int().min(21_000).optional(),
@@ -180,6 +183,7 @@ function toChainConfig(
     keys: chainKeys(`${where}: chain ${chain.chain_id}: keys_env`, chain, settings, env, problems),
     confirmations: chain.confirmations ?? settings.TX_CONFIRMATIONS,
     pollIntervalMs: chain.poll_interval_ms ?? settings.CHAIN_POLL_INTERVAL_MS,
+    maxLagBlocks: chain.max_lag_blocks,
     gas: {
       limit: chain.gas.limit,
       priorityFeeWei: chain.gas.priority_fee_wei,

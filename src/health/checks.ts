@@ -125,3 +125,36 @@ export function workersCheck(name: string, workers: () => readonly WorkerLike[])
     },
   }
 }
+
+/** What a chain check reads of the chain's endpoint pool (src/chain/endpoints/pool.ts). */
+export interface ChainEndpointsView {
+  state(): 'ok' | 'degraded' | 'down'
+  readonly endpoints: ReadonlyArray<{
+    readonly index: number
+    readonly sendOnly: boolean
+    readonly state: { readonly up: boolean; readonly reason: string | undefined }
+  }>
+}
+
+/**
+ * A chain's RPC endpoints, as its pool sees them: ready while one answers (`degraded` in the detail
+ * when only one of several is left), not ready with none. Endpoints are named by their place in the
+ * chain's list, never by URL.
+ */
+export function chainCheck(chainId: number, pool: ChainEndpointsView): HealthCheck {
+  return {
+    name: `chain-${chainId}`,
+    async check() {
+      const out = pool.endpoints
+        .filter((endpoint) => !endpoint.state.up)
+        .map((endpoint) => `endpoint ${endpoint.index} ${endpoint.state.reason ?? 'out'}`)
+      const state = pool.state()
+      const readers = pool.endpoints.filter((endpoint) => !endpoint.sendOnly).length
+      if (state === 'down')
+        throw new Error(`down: no RPC endpoint of chain ${chainId} answers (${out.join(', ')})`)
+      if (state === 'degraded')
+        return `degraded: 1 of ${readers} RPC endpoints left (${out.join(', ')})`
+      return out.length > 0 ? `send-only ${out.join(', ')}` : undefined
+    },
+  }
+}

@@ -10,8 +10,11 @@
 export interface HealthCheck {
   /** Short fixed name: `redis`, `rpc`, `fetch-workers`, ... (shown in the answer). */
   readonly name: string
-  /** Resolves when healthy; rejects with an error whose message says what is wrong (no URL, no secret). */
-  check(): Promise<void>
+  /**
+   * Resolves when healthy (with a few words when it is degraded but serving: a chain with one RPC
+   * endpoint left); rejects with an error whose message says what is wrong (no URL, no secret).
+   */
+  check(): Promise<void | string>
   /** Also part of liveness. */
   readonly live?: boolean
   /** Releases what the check holds (a connection), when its last user removes it. */
@@ -22,6 +25,8 @@ export interface CheckResult {
   ok: boolean
   ms: number
   error?: string
+  /** Healthy enough to serve, with something worth knowing (`degraded: ...`). */
+  detail?: string
 }
 
 export interface HealthReport {
@@ -97,8 +102,12 @@ async function runCheck(check: HealthCheck): Promise<CheckResult> {
     )
   })
   try {
-    await Promise.race([check.check(), timeout])
-    return { ok: true, ms: Math.round(performance.now() - started) }
+    const detail = await Promise.race([check.check(), timeout])
+    return {
+      ok: true,
+      ms: Math.round(performance.now() - started),
+      ...(typeof detail === 'string' ? { detail } : {}),
+    }
   } catch (error) {
     return {
       ok: false,

@@ -4,10 +4,18 @@ import {
   observeWaits,
   watchListener,
   watchQueue,
+  watchEndpoints,
   watchSender,
+  type EndpointSource,
   type KeyStatsLike,
 } from '../metrics/index.ts'
-import { redisCheck, rpcCheck, rpcHead, workersCheck, type WorkerLike } from './checks.ts'
+import {
+  chainCheck,
+  redisCheck,
+  workersCheck,
+  type ChainEndpointsView,
+  type WorkerLike,
+} from './checks.ts'
 import { processHealth, type Health } from './health.ts'
 
 /**
@@ -40,9 +48,14 @@ export interface RunnerParts {
 
 export interface RunnerEnvironment {
   redisUrl: string
-  rpcUrl: string
-  /** The runner's chain id: the `chain` label of its metrics. */
-  chainId?: number
+  /** The runner's chain: its id (the `chain` label of its metrics) and its endpoint pool. */
+  chain: {
+    chainId: number
+    pool: ChainEndpointsView & {
+      readonly endpoints: readonly EndpointSource[]
+      head(): Promise<number>
+    }
+  }
   prefix: string
   /** A connection for the readiness check and the tx queues' depth reads (the caller's; not closed here). */
   connection: Redis
@@ -61,20 +74,15 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   const closers: Array<() => unknown> = []
   closers.push(
     health.add(redisCheck(environment.connection)),
-    health.add(
-      rpcCheck(
-        environment.rpcUrl,
-        environment.chainId === undefined ? 'rpc' : `chain-${environment.chainId}`,
-      ),
-    ),
+    health.add(chainCheck(environment.chain.chainId, environment.chain.pool)),
+    watchEndpoints(environment.chain.chainId, environment.chain.pool.endpoints),
   )
-  const chain = environment.chainId === undefined ? undefined : String(environment.chainId)
+  const chain = String(environment.chain.chainId)
   // Labelled `requests` and the chain (the queue itself is `requests-<chain id>`).
   closers.push(watchQueue('requests', parts.requestsQueue, chain))
   const { worker, sender, listener } = parts
   if (worker) {
-    const name = chain === undefined ? 'pipeline-worker' : `pipeline-worker-${chain}`
-    closers.push(health.add(workersCheck(name, () => [worker])))
+    closers.push(health.add(workersCheck(`pipeline-worker-${chain}`, () => [worker])))
     observeWaits(worker, 'requests', chain)
   }
   if (sender) {
@@ -101,7 +109,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
         chain,
         checkpoint: () => listener.checkpoint,
         pending: () => listener.stats.pending,
-        head: () => rpcHead(environment.rpcUrl),
+        head: () => environment.chain.pool.head(),
       }),
     )
   }

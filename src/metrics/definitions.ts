@@ -351,6 +351,8 @@ gauge(
   ['chain'],
   function collectPending() {
     this.reset()
+    // A process without a listener says 0, unlabelled, as before there were chains.
+    if (sources.listeners.size === 0) this.set(0)
     for (const listener of sources.listeners)
       this.set(chainLabel(listener.chain), listener.pending())
   },

@@ -2,17 +2,17 @@ import type { Queue } from 'bullmq'
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { RequestListener } from '../chain/listener/index.ts'
-import { connectProvider } from '../chain/provider.ts'
+import { EndpointPool } from '../chain/endpoints/pool.ts'
+import { PoolProvider } from '../chain/endpoints/pool-provider.ts'
 import type { TxSender } from '../chain/sender/index.ts'
 import { errorKindOf, rootCauseFirst } from '../config/errors.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
 import { operateRunner } from '../health/operate.ts'
-import { rpcHead } from '../health/checks.ts'
 import type { JobRegistry } from './job-registry.ts'
 import { createRequestIntake } from './request-intake.ts'
 import { RunStore } from './run-record.ts'
 import { createRequestsQueue } from './requests-queue.ts'
-import { readEndpoint, type RunnerOptions } from './runner-options.ts'
+import type { RunnerOptions } from './runner-options.ts'
 import { startListening } from './listening.ts'
 import { createRecovery, type Reconciler, type Recovery } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
@@ -43,23 +43,20 @@ export function createRunner(options: RunnerOptions): Runner {
   const redis: Redis = connections.redis('worker', 'runner records', { enableAutoPipelining: true })
   const runs = new RunStore(redis, `${options.prefix}:runner`, options.chainId)
   const requestsQueue = createRequestsQueue(connections, options.prefix, options.chainId)
-  const endpoint = readEndpoint(options.chain)
-  const rpcUrl = endpoint.url
-  // While the RPC node is away, the listener's and the sender's failed calls are counted, and it is
-  // probed until it answers: one line down, one a minute, one back (src/config/dependency-health.ts).
-  const rpcHealth = connections.dependency(
-    `the RPC node of chain ${options.chainId}`,
-    endpoint.setting,
-    rpcUrl,
-    () => rpcHead(rpcUrl),
-  )
+  // Every read and broadcast goes through the chain's endpoint pool, which reports each endpoint's
+  // outage as one line down, one a minute, one back (src/config/dependency-health.ts).
+  const pool = createEndpointPool(options)
   const chainError = (what: string) => (error: Error) => {
     const kind = errorKindOf(error)
     if (kind !== 'unavailable' && kind !== 'timeout' && !isRedisUnavailable(error))
       log.error({ err: rootCauseFirst(error) }, `${what} error`)
-    else if (isRedisUnavailable(error) && !onRpcPort(error, rpcUrl))
+    else if (
+      isRedisUnavailable(error) &&
+      !pool.endpoints.some((endpoint) => onRpcPort(error, endpoint.url))
+    )
       connections.redisHealth.failed(error)
-    else rpcHealth.failed(error)
+    // An RPC endpoint that failed the call was reported by the pool (its outage lines).
+    else log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
   }
   const intake = createRequestIntake({ runs, requestsQueue, registry: options.registry, log })
   let provider: JsonRpcProvider | undefined
@@ -80,13 +77,16 @@ export function createRunner(options: RunnerOptions): Runner {
       return work?.sender
     },
     async start() {
-      provider = (await connectProvider(rpcUrl, {
-        chainId: options.chainId,
-        pollingIntervalMs: options.pollIntervalMs,
-        maxResponseBytes: options.rpcMaxResponseBytes,
-      })) as JsonRpcProvider
+      await pool.start()
+      provider = new PoolProvider(pool, options.pollIntervalMs)
       if (options.work !== false)
-        work = await startWorkPart(options, provider, runs, log, chainError('transaction sender'))
+        work = await startWorkPart(
+          options,
+          { provider, pool },
+          runs,
+          log,
+          chainError('transaction sender'),
+        )
       recovery = createRecovery({
         redis,
         prefix: options.prefix,
@@ -112,8 +112,7 @@ export function createRunner(options: RunnerOptions): Runner {
         { requestsQueue, worker: work?.worker, sender: work?.sender, listener },
         {
           redisUrl: connections.redisUrl,
-          rpcUrl,
-          chainId: options.chainId,
+          chain: { chainId: options.chainId, pool },
           onQueueError: (error) => connections.reportError(error, 'tx queue (metrics)'),
           prefix: options.prefix,
           connection: redis,
@@ -138,10 +137,34 @@ export function createRunner(options: RunnerOptions): Runner {
       await work?.sender.close()
       await requestsQueue.close()
       provider?.destroy()
+      await pool.close()
       redis.disconnect()
     },
   }
 }
+
+/** The chain's endpoints, each reported as a dependency of its own (named by its setting and host:port). */
+function createEndpointPool(options: RunnerOptions): EndpointPool {
+  const { chain, chainId, connections } = options
+  return new EndpointPool({
+    chainId,
+    label: chain.label === 'the RPC_URL chain' ? `chain ${chainId}` : chain.label,
+    endpoints: chain.endpoints,
+    healthOf: (endpoint) =>
+      connections.dependency(
+        `the RPC endpoint of chain ${chainId}`,
+        endpoint.setting,
+        endpoint.url,
+      ),
+    probeIntervalMs: Math.max(options.pollIntervalMs, ENDPOINT_PROBE_MIN_MS),
+    maxLagBlocks: chain.maxLagBlocks,
+    maxResponseBytes: options.rpcMaxResponseBytes,
+    pollIntervalMs: options.pollIntervalMs,
+  })
+}
+
+/** Endpoints are asked for their heads at most this often (more often on a chain polled less often). */
+const ENDPOINT_PROBE_MIN_MS = 1_000
 
 /** Whether a network error is about the RPC node's port (a refused Redis looks the same otherwise). */
 function onRpcPort(error: unknown, rpcUrl: string): boolean {

@@ -9,7 +9,8 @@ import type { RunStore } from './run-record.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
 import { requestsQueueName } from './requests-queue.ts'
-import { readEndpoint, type RunnerOptions } from './runner-options.ts'
+import type { EndpointPool } from '../chain/endpoints/pool.ts'
+import type { RunnerOptions } from './runner-options.ts'
 import { RequesterAdmission } from './admission.ts'
 
 export type PipelineWorker = ReturnType<typeof createPipelineWorker>
@@ -26,15 +27,18 @@ export interface WorkPart {
  */
 export async function startWorkPart(
   options: RunnerOptions,
-  provider: JsonRpcProvider,
+  chain: { provider: JsonRpcProvider; pool: EndpointPool },
   runs: RunStore,
   log: Logger,
   reportChainError: (error: Error) => void,
 ): Promise<WorkPart> {
+  const { provider, pool } = chain
   await checkSendersAuthorised(provider, options.registry, options.keys)
   const { gas } = options.chain
   const sender = createTxSender({
-    rpcUrl: readEndpoint(options.chain).url,
+    rpcUrl: pool.readOrder()[0]?.url ?? '',
+    pool,
+    provider,
     chainId: options.chainId,
     rpcMaxResponseBytes: options.rpcMaxResponseBytes,
     keys: options.keys,

@@ -38,6 +38,8 @@ function gameOdds(date: string): Array<[string, string]> {
 
 /** Every label a feedrunner metric may carry (plus the framework's default labels and histogram buckets). */
 const ALLOWED_LABELS = new Set([
+  // A runner's metrics by chain id (an RPC endpoint's `endpoint` is its place in the chain's list).
+  'chain',
   'job',
   'state',
   'reason',

@@ -67,6 +67,22 @@ describe('loadJobRegistry', () => {
     )
   })
 
+  it('a runner starting with a spec for a chain it does not serve stops, naming the spec and the configured chains', async () => {
+    const dir = jobsDir({ 'odds.toml': gameOdds })
+    expect((await loadJobRegistry(dir, [1, 137])).jobs).toEqual([])
+    const error = await loadJobRegistry(dir, [1, 137], { refuseOtherChains: true }).catch(
+      (caught: unknown) => caught,
+    )
+    expect(error).toBeInstanceOf(JobsDirError)
+    expect((error as Error).message).toContain(
+      `${join(dir, 'odds.toml')}: job "datafeed game-odds (uint256)" runs on chain 31337, which this runner does not serve (configured chains: 1, 137)`,
+    )
+    // Each chain's runner gets its chain's jobs.
+    const registry = await loadJobRegistry(dir, [31337, 1], { refuseOtherChains: true })
+    expect(registry.forChain(31337).jobs).toHaveLength(1)
+    expect(registry.forChain(1).jobs).toHaveLength(0)
+  })
+
   it('refuses two specs with one externalJobID, naming both files', async () => {
     const dir = jobsDir({
       'a.toml': gameOdds,

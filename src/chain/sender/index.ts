@@ -10,7 +10,7 @@ import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import { Connections } from '../../queue/connections.ts'
 import { KeySender } from './key-sender.ts'
 import { senderSettings, type SenderSettings } from './model.ts'
-import { createSenderNode, httpUrlOf } from './node-client.ts'
+import { createSenderNode } from './node-client.ts'
 import { createPollLoop } from './poll-loop.ts'
 import { createTxQueues } from './tx-queues.ts'
 import { createTxSigner } from './tx-signer.ts'
@@ -78,6 +78,8 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     pollIntervalMs: settings.pollIntervalMs,
     priorityFeeWei: options.priorityFeeWei,
     rpcMaxResponseBytes: options.rpcMaxResponseBytes,
+    pool: options.pool,
+    provider: options.provider,
   })
   const keySenders: KeySender[] = []
   const workers = new Map<KeySender, Worker<TxJobData, TxResult>>()
@@ -130,7 +132,6 @@ export function createTxSender(options: TxSenderOptions): TxSender {
             store,
             jobs: queues.lookup(index),
             settings,
-            rpcUrl: httpUrlOf(options.rpcUrl),
             wake: pollLoop.wake,
             reportError,
           }),

@@ -58,7 +58,6 @@ export interface KeySenderParts {
   store: TxStore
   jobs: TxJobLookup
   settings: SenderSettings
-  rpcUrl: string
   /** Wakes the poll loop: a broadcast was answered, its receipt may be there. */
   wake: () => void
   reportError: (error: Error) => void
@@ -113,7 +112,7 @@ export class KeySender {
         (await store.isLeased(jobId, Date.now())) || (await parts.jobs.isLive(jobId)),
       onBroadcast: wake,
     })
-    const broadcaster = createOrderedBroadcaster(parts.rpcUrl, isToleratedRefusal, {
+    const broadcaster = createOrderedBroadcaster(node.broadcastBatch, isToleratedRefusal, {
       minIntervalMs: settings.broadcastIntervalMs,
     })
     this.line = new SigningLine({

@@ -1,8 +1,15 @@
-import type { JsonRpcProvider } from 'ethers'
+import type { JsonRpcApiProvider, JsonRpcProvider } from 'ethers'
+import type { EndpointPool } from '../endpoints/pool.ts'
 import { connectProvider } from '../provider.ts'
 import { revertReasonOf } from '../revert.ts'
 import { dynamicFees, legacyFees } from './fee-policy.ts'
-import { createJsonRpcClient } from './json-rpc-batch.ts'
+import {
+  createJsonRpcClient,
+  JsonRpcCallError,
+  postJsonRpcBatch,
+  type RpcCall,
+  type RpcOutcome,
+} from './json-rpc-batch.ts'
 import type { Fees, Head, UnsignedTx } from './model.ts'
 import { refusalOf } from './node-refusal.ts'
 
@@ -21,6 +28,8 @@ export interface SenderNode {
   currentFees(): Promise<Fees>
   /** Sends signed bytes; a refusal that means "nothing to do" counts as sent. */
   broadcast(raw: string): Promise<void>
+  /** Sends a batch of signed transactions in order (to every endpoint of a pool); one outcome each. */
+  broadcastBatch(calls: readonly RpcCall[]): Promise<RpcOutcome[]>
   /** Runs the transaction against the state at `blockTag`; the revert reason, or undefined if it would succeed. */
   simulate(from: string, tx: UnsignedTx, blockTag?: string | number): Promise<string | undefined>
   balanceOf(address: string): Promise<bigint>
@@ -34,6 +43,12 @@ export interface SenderNodeOptions {
   priorityFeeWei?: bigint
   /** RPC_MAX_RESPONSE_BYTES: the largest answer read from the node. */
   rpcMaxResponseBytes?: number
+  /**
+   * The chain's endpoint pool: reads go to its healthiest endpoint, broadcasts to all of them; with
+   * `provider` (the pool's) for eth_call. Without it, everything goes to `rpcUrl`.
+   */
+  pool?: EndpointPool
+  provider?: JsonRpcApiProvider
 }
 
 export function createSenderNode(options: SenderNodeOptions): SenderNode {
@@ -43,7 +58,10 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
   let priorityFee = options.priorityFeeWei
   let head: Head | undefined
 
-  async function rpc(): Promise<JsonRpcProvider> {
+  const { pool } = options
+
+  async function rpc(): Promise<JsonRpcApiProvider> {
+    if (options.provider) return options.provider
     if (!provider) {
       const connected = await connectProvider(url, {
         chainId: options.chainId,
@@ -58,9 +76,15 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
 
   // Raw calls (heads, nonces, receipts, broadcasts) go through a batching client; ethers' provider is
   // kept for eth_call, whose revert data it decodes.
-  const client = createJsonRpcClient(url, undefined, options.rpcMaxResponseBytes)
+  const client = pool ? undefined : createJsonRpcClient(url, undefined, options.rpcMaxResponseBytes)
   function send<T>(method: string, params: unknown[]): Promise<T> {
-    return client.call<T>(method, params)
+    return pool ? pool.request<T>(method, params) : client!.call<T>(method, params)
+  }
+
+  function broadcastBatch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    return pool
+      ? pool.broadcastBatch(calls)
+      : postJsonRpcBatch(url, calls, undefined, options.rpcMaxResponseBytes)
   }
 
   async function readHead(): Promise<Head> {
@@ -91,7 +115,12 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
 
   async function broadcast(raw: string): Promise<void> {
     try {
-      await send('eth_sendRawTransaction', [raw])
+      if (!pool) await send('eth_sendRawTransaction', [raw])
+      else {
+        const [outcome] = await pool.broadcastBatch([['eth_sendRawTransaction', [raw]]])
+        if (outcome && !outcome.ok)
+          throw new JsonRpcCallError('eth_sendRawTransaction', outcome.message)
+      }
     } catch (error) {
       if (refusalOf(error) === 'tolerated') return
       throw error
@@ -125,8 +154,10 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     readHead,
     currentFees,
     broadcast,
+    broadcastBatch,
     simulate,
     balanceOf: (address) => send<string>('eth_getBalance', [address, 'latest']).then(BigInt),
+    // A pool's provider is its runner's to destroy.
     destroy: () => provider?.destroy(),
   }
 }

@@ -1,4 +1,12 @@
-import { JsonRpcCallError, postJsonRpcBatch } from './json-rpc-batch.ts'
+import {
+  JsonRpcCallError,
+  postJsonRpcBatch,
+  type RpcCall,
+  type RpcOutcome,
+} from './json-rpc-batch.ts'
+
+/** Where a batch goes: a node's URL, or a function that sends it (an endpoint pool's broadcast). */
+export type BatchTarget = string | ((calls: readonly RpcCall[]) => Promise<RpcOutcome[]>)
 
 /**
  * Sends one key's signed transactions to the node in nonce order without waiting for each answer.
@@ -32,7 +40,7 @@ export interface OrderedBroadcasterOptions {
 }
 
 export function createOrderedBroadcaster(
-  rpcUrl: string,
+  target: BatchTarget,
   tolerated: ToleratedError,
   options: OrderedBroadcasterOptions = {},
 ): OrderedBroadcaster {
@@ -43,11 +51,11 @@ export function createOrderedBroadcaster(
   let lastBatchAt = Number.NEGATIVE_INFINITY
 
   async function post(batch: readonly Waiting[]): Promise<void> {
-    const outcomes = await postJsonRpcBatch(
-      rpcUrl,
-      batch.map((item) => ['eth_sendRawTransaction', [item.raw]] as const),
-      timeoutMs,
-    )
+    const calls = batch.map((item) => ['eth_sendRawTransaction', [item.raw]] as const)
+    const outcomes =
+      typeof target === 'string'
+        ? await postJsonRpcBatch(target, calls, timeoutMs)
+        : await target(calls)
     batch.forEach((item, index) => {
       const outcome = outcomes[index]
       if (outcome && !outcome.ok && !tolerated(outcome.message))

@@ -1,4 +1,6 @@
+import type { JsonRpcApiProvider } from 'ethers'
 import type { Connections } from '../../queue/connections.ts'
+import type { EndpointPool } from '../endpoints/pool.ts'
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 
@@ -50,6 +52,9 @@ export type TxJobData = z.infer<typeof jobDataSchema>
 
 export interface TxSenderOptions {
   rpcUrl: string
+  /** The chain's endpoint pool and its provider: reads to the healthiest endpoint, broadcasts to all. */
+  pool?: EndpointPool
+  provider?: JsonRpcApiProvider
   chainId?: number
   /** RPC_MAX_RESPONSE_BYTES: the largest JSON-RPC answer read from the node. */
   rpcMaxResponseBytes?: number

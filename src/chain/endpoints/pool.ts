@@ -1,0 +1,224 @@
+import type { JsonRpcProvider } from 'ethers'
+import type { EndpointConfig } from '../../config/chains.ts'
+import type { DependencyHealth } from '../../config/dependency-health.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
+import { JsonRpcCallError, type RpcCall, type RpcOutcome } from '../sender/json-rpc-batch.ts'
+import { RpcEndpoint } from './endpoint.ts'
+
+export type ChainState = 'ok' | 'degraded' | 'down'
+
+export interface EndpointPoolOptions {
+  chainId: number
+  /** `chain 137 (polygon)`: how messages name the chain. */
+  label: string
+  endpoints: readonly EndpointConfig[]
+  /** The outage reporter of each endpoint (Connections.dependency, so a process has one per endpoint). */
+  healthOf: (endpoint: EndpointConfig) => DependencyHealth
+  /** How often every endpoint is asked for its head (and an endpoint out of the pool probed). */
+  probeIntervalMs: number
+  /** An endpoint this many blocks behind the best one is taken out. */
+  maxLagBlocks?: number
+  /** A read or a broadcast that has no answer within this long fails (and a read goes elsewhere). */
+  timeoutMs?: number
+  maxResponseBytes?: number
+  pollIntervalMs: number
+}
+
+/** A probe is a head: it must answer quickly or the endpoint counts as not answering. */
+const PROBE_TIMEOUT_MS = 5_000
+const DEFAULT_MAX_LAG_BLOCKS = 5
+
+/**
+ * A chain's RPC endpoints. Every endpoint is asked for its head every probe interval; one that does not
+ * answer, or lags more than `maxLagBlocks` behind the best, is out of the pool until a probe finds it
+ * answering and caught up. Reads go to the healthiest endpoint in (least lag, then least latency) and a
+ * read that fails for the endpoint's reasons is tried on the next; a signed transaction goes to every
+ * endpoint in the pool, send-only ones too. Each endpoint's outage is one line down, one a minute, one
+ * back (its DependencyHealth), whatever the number of calls that failed.
+ */
+export class EndpointPool {
+  readonly endpoints: readonly RpcEndpoint[]
+  private readonly maxLag: number
+  private timer: NodeJS.Timeout | undefined
+  private probing: Promise<void> | undefined
+
+  constructor(private readonly options: EndpointPoolOptions) {
+    this.maxLag = options.maxLagBlocks ?? DEFAULT_MAX_LAG_BLOCKS
+    this.endpoints = options.endpoints.map(
+      (config, index) =>
+        new RpcEndpoint({
+          config,
+          index: index + 1,
+          chainId: options.chainId,
+          health: options.healthOf(config),
+          timeoutMs: options.timeoutMs ?? 30_000,
+          maxResponseBytes: options.maxResponseBytes,
+          pollIntervalMs: options.pollIntervalMs,
+        }),
+    )
+  }
+
+  get chainId(): number {
+    return this.options.chainId
+  }
+
+  /** Probes once now (so the first reads know the heads), then every probe interval. */
+  async start(): Promise<void> {
+    await this.probe()
+    this.timer = setInterval(() => void this.probe(), this.options.probeIntervalMs)
+    this.timer.unref()
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    await this.probing
+    for (const endpoint of this.endpoints) endpoint.close()
+  }
+
+  /** ok: every endpoint in the pool; degraded: one left of several; down: no endpoint to read from. */
+  state(): ChainState {
+    const readers = this.endpoints.filter((endpoint) => !endpoint.sendOnly)
+    const up = readers.filter((endpoint) => endpoint.state.up).length
+    if (up === 0) return 'down'
+    return readers.length > 1 && up === 1 ? 'degraded' : 'ok'
+  }
+
+  /** The endpoints reads try, in order: the pool's by lag then latency, then the ones out of it. */
+  readOrder(): RpcEndpoint[] {
+    const readers = this.endpoints.filter((endpoint) => !endpoint.sendOnly)
+    const rank = (a: RpcEndpoint, b: RpcEndpoint) =>
+      a.state.lag - b.state.lag || a.state.latencyMs - b.state.latencyMs
+    return [
+      ...readers.filter((endpoint) => endpoint.state.up).sort(rank),
+      // A read with every endpoint out still tries them: one may be back before its probe says so.
+      ...readers.filter((endpoint) => !endpoint.state.up),
+    ]
+  }
+
+  /** One raw read (JSON-RPC result as the node sent it), failing over on the endpoint's failures. */
+  request<T>(method: string, params: readonly unknown[]): Promise<T> {
+    return this.read(method, (endpoint) => endpoint.call<T>(method, params))
+  }
+
+  /** An ethers payload for the pool's provider (src/chain/endpoints/pool-provider.ts). */
+  sendPayload(payload: Parameters<JsonRpcProvider['_send']>[0]) {
+    const method = Array.isArray(payload) ? (payload[0]?.method ?? 'batch') : payload.method
+    return this.read(method, (endpoint) => endpoint.sendPayload(payload))
+  }
+
+  /** The best head the pool knows (read now from the healthiest endpoint). */
+  async head(): Promise<number> {
+    return Number(await this.request<string>('eth_blockNumber', []))
+  }
+
+  private async read<T>(method: string, call: (endpoint: RpcEndpoint) => Promise<T>): Promise<T> {
+    const failures: unknown[] = []
+    for (const endpoint of this.readOrder()) {
+      try {
+        return await call(endpoint)
+      } catch (error) {
+        // The node answered (a revert, a refusal): the answer is the caller's, not a failover's.
+        if (error instanceof JsonRpcCallError) throw error
+        endpoint.failed(error)
+        failures.push(error)
+      }
+    }
+    throw this.noAnswer(method, failures)
+  }
+
+  /**
+   * Sends one batch of signed transactions (in nonce order) to every endpoint in the pool, send-only
+   * ones too, and answers per transaction: taken if any endpoint took it, else the first endpoint's
+   * refusal. Answers as soon as one endpoint took them all. Throws when no endpoint answered.
+   */
+  broadcastBatch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    const inPool = this.endpoints.filter((endpoint) => endpoint.state.up)
+    const targets = inPool.length > 0 ? inPool : [...this.endpoints]
+    return new Promise((resolve, reject) => {
+      const answers: Array<RpcOutcome[] | undefined> = []
+      const failures: unknown[] = []
+      let settled = 0
+      let done = false
+      const finish = () => {
+        if (done || settled < targets.length) return
+        done = true
+        const answered = answers.filter((outcomes): outcomes is RpcOutcome[] => !!outcomes)
+        if (answered.length === 0) return reject(this.noAnswer('eth_sendRawTransaction', failures))
+        resolve(calls.map((_, index) => merged(answered.map((outcomes) => outcomes[index]!))))
+      }
+      targets.forEach((endpoint, at) => {
+        endpoint.postBatch(calls).then(
+          (outcomes) => {
+            answers[at] = outcomes
+            settled++
+            if (!done && outcomes.every((outcome) => outcome.ok)) {
+              done = true
+              resolve(outcomes)
+            }
+            finish()
+          },
+          (error: unknown) => {
+            endpoint.failed(error)
+            failures.push(error)
+            settled++
+            finish()
+          },
+        )
+      })
+    })
+  }
+
+  /** Asks every endpoint for its head; takes out the ones that do not answer or lag, lets back the others. */
+  probe(): Promise<void> {
+    this.probing ??= this.probeAll().finally(() => (this.probing = undefined))
+    return this.probing
+  }
+
+  private async probeAll(): Promise<void> {
+    const heads = await Promise.all(
+      this.endpoints.map(async (endpoint) => {
+        try {
+          const method = endpoint.sendOnly ? 'eth_chainId' : 'eth_blockNumber'
+          const answer = await withTimeout(endpoint.call<string>(method, []), PROBE_TIMEOUT_MS)
+          return endpoint.sendOnly ? undefined : Number(answer)
+        } catch (error) {
+          // A probe of an endpoint already out is no failed call (its outage counts the callers').
+          if (endpoint.state.up) endpoint.failed(error)
+          return null
+        }
+      }),
+    )
+    const best = Math.max(...heads.filter((head): head is number => typeof head === 'number'))
+    this.endpoints.forEach((endpoint, index) => {
+      const head = heads[index]
+      if (head === null) return
+      if (head === undefined) return endpoint.recovered()
+      endpoint.state.head = head
+      const lag = Math.max(0, best - head)
+      if (lag > this.maxLag) return endpoint.lagging(lag, this.maxLag)
+      endpoint.state.lag = lag
+      endpoint.recovered()
+    })
+  }
+
+  private noAnswer(method: string, failures: readonly unknown[]): FeedrunnerError {
+    return new FeedrunnerError(
+      `${method}: no RPC endpoint of ${this.options.label} answers (${this.endpoints.length} configured)`,
+      { kind: 'unavailable', cause: failures[0] },
+    )
+  }
+}
+
+/** One transaction's outcome over every endpoint that answered: taken by any, else the first's refusal. */
+function merged(outcomes: readonly RpcOutcome[]): RpcOutcome {
+  return outcomes.find((outcome) => outcome.ok) ?? (outcomes[0] as RpcOutcome)
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
