@@ -27,6 +27,8 @@ export interface EndpointPoolOptions {
 /** A probe is a head: it must answer quickly or the endpoint counts as not answering. */
 const PROBE_TIMEOUT_MS = 5_000
 const DEFAULT_MAX_LAG_BLOCKS = 5
+/** Latencies within one step of each other count as equal when choosing where a read goes. */
+const LATENCY_STEP_MS = 100
 
 /**
  * A chain's RPC endpoints. Every endpoint is asked for its head every probe interval; one that does not
@@ -84,11 +86,16 @@ export class EndpointPool {
     return readers.length > 1 && up === 1 ? 'degraded' : 'ok'
   }
 
-  /** The endpoints reads try, in order: the pool's by lag then latency, then the ones out of it. */
+  /**
+   * The endpoints reads try, in order: the pool's by lag, then latency (in steps of LATENCY_STEP_MS,
+   * so endpoints about as fast keep the configured order: the first listed is preferred), then the
+   * ones out of the pool.
+   */
   readOrder(): RpcEndpoint[] {
     const readers = this.endpoints.filter((endpoint) => !endpoint.sendOnly)
+    const step = (endpoint: RpcEndpoint) => Math.floor(endpoint.state.latencyMs / LATENCY_STEP_MS)
     const rank = (a: RpcEndpoint, b: RpcEndpoint) =>
-      a.state.lag - b.state.lag || a.state.latencyMs - b.state.latencyMs
+      a.state.lag - b.state.lag || step(a) - step(b) || a.index - b.index
     return [
       ...readers.filter((endpoint) => endpoint.state.up).sort(rank),
       // A read with every endpoint out still tries them: one may be back before its probe says so.
