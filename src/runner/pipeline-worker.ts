@@ -100,11 +100,14 @@ function transientBridgeFailure(tasks: readonly TaskOutcome[]): TaskOutcome | un
   // Only the ethtx's own wait: an ethtx whose input failed (an http task that timed out on a
   // source dripping a byte a second) sent nothing, and running it again would only fetch again
   // (issue 23: such a run stayed `running` through five deliveries).
+  // So may one whose node did not answer (every RPC endpoint of the chain away): its nonce is taken
+  // and its attempt stored, and a nonce left unsent would hold back every later transaction of the key.
   const waitedForTx = tasks.find(
     (task) =>
       task.type === 'ethtx' &&
       !task.ok &&
-      task.failure?.kind === 'timeout' &&
+      task.failure !== undefined &&
+      TRANSIENT_BRIDGE_KINDS.has(task.failure.kind) &&
       !failedThroughInput(task.failure),
   )
   return failed ?? waitedForTx
