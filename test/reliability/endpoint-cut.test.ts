@@ -129,10 +129,12 @@ endpoints = [{ url = "${proxy.url}" }, { url = "${stack.env.RPC_URL}" }]
     const runLines = runners.map((runner, index) =>
       runner.output().split('\n').slice(linesBefore[index]).filter(Boolean),
     )
-    const outageLines = runLines.map(
-      (lines) =>
-        lines.filter((line) => line.includes(`:${proxy.port}`) || /ECONN/.test(line)).length,
+    const outage = runLines.map((lines) =>
+      lines
+        .filter((line) => line.includes(`:${proxy.port}`) || /ECONN/.test(line))
+        .map((line) => (JSON.parse(line) as { msg?: string }).msg ?? line),
     )
+    const outageLines = outage.map((lines) => lines.length)
     const errorLines = runLines.map((lines) => lines.filter((line) => /"level":(50|60)/.test(line)))
     if (process.env.ENDPOINT_CUT_SHOW_LOGS)
       for (const lines of runLines) console.log(lines.join('\n'))
@@ -145,9 +147,9 @@ endpoints = [{ url = "${proxy.url}" }, { url = "${stack.env.RPC_URL}" }]
       revertedDuplicates: chain.reverted,
       outageLinesPerRunner: outageLines,
     })
-    for (const count of outageLines) {
-      expect(count).toBeGreaterThanOrEqual(1)
-      expect(count).toBeLessThanOrEqual(3)
+    for (const lines of outage) {
+      expect(lines.length, lines.join('\n')).toBeGreaterThanOrEqual(1)
+      expect(lines.length, lines.join('\n')).toBeLessThanOrEqual(3)
     }
     expect(errorLines).toEqual([[], []])
   }, 600_000)

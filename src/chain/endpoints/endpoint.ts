@@ -39,6 +39,9 @@ export interface EndpointOptions {
   pollIntervalMs: number
 }
 
+/** Failures in a row that take an endpoint out of its pool. */
+const FAILURES_TO_TAKE_OUT = 2
+
 /** Weight of a new round trip in the smoothed latency. */
 const LATENCY_WEIGHT = 0.3
 
@@ -59,6 +62,7 @@ export class RpcEndpoint {
     errors: 0,
     reason: undefined,
   }
+  private failuresInRow = 0
   private readonly client: JsonRpcClient
   private provider: JsonRpcProvider | undefined
 
@@ -105,6 +109,7 @@ export class RpcEndpoint {
   private async timed<T>(call: () => Promise<T>): Promise<T> {
     const started = performance.now()
     const result = await call()
+    this.failuresInRow = 0
     const ms = performance.now() - started
     this.state.latencyMs =
       this.state.latencyMs === 0
@@ -113,9 +118,17 @@ export class RpcEndpoint {
     return result
   }
 
-  /** A call failed for a reason of the endpoint's (no answer, HTTP error, garbage): out of the pool. */
+  /**
+   * A call failed for a reason of the endpoint's (no answer, HTTP error, garbage): out of the pool at
+   * the second failure in a row. One failure alone is what a kept-alive connection the endpoint closed
+   * meanwhile gives on its next use (seen right after an outage ends): taking the endpoint out for it
+   * would report a second outage that never was. A dead endpoint fails every call and probe, so it is
+   * out within a probe interval anyway.
+   */
   failed(error: unknown): void {
     this.state.errors++
+    this.failuresInRow++
+    if (this.state.up && this.failuresInRow < FAILURES_TO_TAKE_OUT) return
     this.options.health.failed(error)
     if (this.state.up) {
       this.state.up = false
