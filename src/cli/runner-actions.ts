@@ -102,7 +102,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
         report.runs.length === 0
           ? 'no runs yet'
           : renderTable(
-              ['chain', 'request', 'job', 'state', 'tx', 'reason'],
+              ['request', 'chain', 'job', 'state', 'tx', 'reason'],
               report.runs.map(runRow),
             ),
       )
@@ -170,8 +170,8 @@ async function jobsTable(dir: string): Promise<string> {
 
 function runRow(run: RunRecord): string[] {
   return [
-    String(run.chainId),
     run.requestId.slice(0, SHOWN_ID_CHARS),
+    String(run.chainId),
     run.job,
     run.state,
     run.txHash ? run.txHash.slice(0, 14) + '…' : '',
