@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { buildDemoCases, matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
 import { deployDevContracts, type DevContracts } from '../../src/dev/deploy.ts'
+import { waitFor } from '../../src/dev/process.ts'
 import {
   sendConsumerRequests,
   waitForFulfilments,
@@ -128,17 +129,28 @@ endpoints = [{ url = "${index === 0 ? stack.env.RPC_URL : other.anvil.rpcUrl}" }
       expect(new Set(responses)).toEqual(new Set(ids(chainId)))
     }
 
-    // Each chain's run records, apart though their request ids are the same.
+    // Each chain's run records, apart though their request ids are the same (a record says
+    // `fulfilled` once the runner has seen its receipt, a moment after the chain has it).
     const redis = createRedisConnection(stack.redisUrl, 'worker')
     try {
-      for (const [chainId] of chains) {
-        const runs = new RunStore(redis, `${stack.settings.QUEUE_PREFIX}:runner`, chainId)
-        for (const requestId of ids(chainId)) {
-          const run = await runs.get(requestId)
-          expect(run?.state).toBe('fulfilled')
-          expect(run?.chainId).toBe(chainId)
+      const notFulfilled = async () => {
+        const left: string[] = []
+        for (const [chainId] of chains) {
+          const runs = new RunStore(redis, `${stack.settings.QUEUE_PREFIX}:runner`, chainId)
+          for (const requestId of ids(chainId)) {
+            const run = await runs.get(requestId)
+            if (run?.state !== 'fulfilled' || run.chainId !== chainId)
+              left.push(`${chainId}:${requestId} ${run?.chainId} ${run?.state ?? 'no record'}`)
+          }
         }
+        return left
       }
+      await waitFor(
+        'every run record fulfilled',
+        async () => (await notFulfilled()).length === 0,
+        60_000,
+      ).catch(() => undefined)
+      expect(await notFulfilled()).toEqual([])
     } finally {
       redis.disconnect()
     }
