@@ -5,6 +5,7 @@ import { DependencyHealth } from '../../src/config/dependency-health.ts'
 import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { chainCheck } from '../../src/health/checks.ts'
+import { metricsText, watchEndpoints } from '../../src/metrics/index.ts'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts'
 
 /** A pool over two endpoints of one anvil, the first behind a proxy the test cuts, and a third chain of its own. */
@@ -14,6 +15,7 @@ describe('endpoint pool', () => {
   let proxy: TcpProxy
   let pool: EndpointPool
   const lines: string[] = []
+  let unwatch: (() => void) | undefined
 
   beforeAll(async () => {
     anvil = await startAnvil()
@@ -45,9 +47,11 @@ describe('endpoint pool', () => {
       pollIntervalMs: 100,
     })
     await pool.start()
+    unwatch = watchEndpoints(anvil.chainId, pool.endpoints)
   })
 
   afterAll(async () => {
+    unwatch?.()
     await pool?.close()
     await proxy?.close()
     await anvil?.stop()
@@ -75,6 +79,14 @@ describe('endpoint pool', () => {
         'degraded: 1 of 2 RPC endpoints left (endpoint 1 not answering)',
       )
       expect(pool.endpoints[0]!.state.up).toBe(false)
+      // Per endpoint, by chain and place in the list, never by URL.
+      const metrics = await metricsText()
+      expect(metrics).toContain('feedrunner_rpc_endpoint_up{chain="31337",endpoint="1"} 0')
+      expect(metrics).toContain('feedrunner_rpc_endpoint_up{chain="31337",endpoint="2"} 1')
+      expect(metrics).toMatch(
+        /feedrunner_rpc_endpoint_errors_total\{chain="31337",endpoint="1"\} [1-9]/,
+      )
+      expect(metrics).not.toContain(String(proxy.port))
       expect(lines.filter((line) => line.includes('TEST endpoint 1'))).toHaveLength(1)
       expect(lines[0]).toMatch(
         /^warn the RPC endpoint is not answering \(TEST endpoint 1 127\.0\.0\.1:\d+\): ECONN/,
