@@ -280,9 +280,12 @@ async function runAdmitted(
         reason: `will retry: ${words}`,
         failure: serialiseError(failure),
       })
-      // An adapter that cannot be reached is reported once by the bridge's outage report
-      // (RunContext.bridgeReach); a timeout is this run's own and is told here.
-      jobLog[failure!.kind === 'unavailable' ? 'debug' : 'warn'](
+      // A debug line: the run record keeps the reason ("will retry: ..."), an adapter that cannot be
+      // reached is reported once by the bridge's outage report (RunContext.bridgeReach), and an
+      // outage elsewhere (Redis, the feed service) by that dependency's; a line per run buried it
+      // (a 30 s Redis outage under load: one per run that timed out meanwhile). A run's last failure
+      // is told as `run errored`.
+      jobLog.debug(
         { reason: words, kind: failure!.kind },
         'bridge unavailable: the request goes back to the queue',
       )
