@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq'
+import { Queue } from 'bullmq'
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { RequestListener } from '../chain/listener/index.ts'
@@ -11,7 +11,7 @@ import { operateRunner } from '../health/operate.ts'
 import type { JobRegistry } from './job-registry.ts'
 import { createRequestIntake } from './request-intake.ts'
 import { RunStore } from './run-record.ts'
-import { createRequestsQueue } from './requests-queue.ts'
+import { adoptLegacyRequests, createRequestsQueue, REQUESTS_QUEUE } from './requests-queue.ts'
 import type { RunnerOptions } from './runner-options.ts'
 import { startListening } from './listening.ts'
 import { createRecovery, type Reconciler, type Recovery } from './recovery/index.ts'
@@ -77,6 +77,7 @@ export function createRunner(options: RunnerOptions): Runner {
       return work?.sender
     },
     async start() {
+      await adoptLegacyQueue(redis, options, requestsQueue, log)
       await pool.start()
       provider = new PoolProvider(pool, options.pollIntervalMs)
       if (options.work !== false)
@@ -140,6 +141,29 @@ export function createRunner(options: RunnerOptions): Runner {
       await pool.close()
       redis.disconnect()
     },
+  }
+}
+
+/** Moves what the pre-chains `requests` queue still holds for this chain into the chain's queue. */
+async function adoptLegacyQueue(
+  connection: Redis,
+  options: RunnerOptions,
+  requestsQueue: Queue,
+  log: RunnerOptions['logger'],
+): Promise<void> {
+  const legacy = new Queue(REQUESTS_QUEUE, {
+    connection,
+    prefix: options.prefix,
+  })
+  try {
+    const moved = await adoptLegacyRequests(legacy, requestsQueue, options.chainId)
+    if (moved > 0)
+      log.info(
+        { moved },
+        `moved ${moved} waiting requests from the requests queue to ${requestsQueue.name}`,
+      )
+  } finally {
+    await legacy.close()
   }
 }
 
