@@ -96,7 +96,10 @@ export class SigningLine {
     const first = await allocateAll(store, batch, undefined)
     if (!first.some((nonce) => nonce.status === 'fulfilled' && nonce.value === undefined))
       return first as Array<PromiseSettledResult<number>>
-    const fromChain = await this.parts.chainNextNonce()
+    // A node that does not answer fails the batch's jobs (they are retried), never the line itself.
+    const fromChain = await this.parts.chainNextNonce().catch(asError)
+    if (fromChain instanceof Error)
+      return batch.map(() => ({ status: 'rejected', reason: fromChain }) as const)
     const again = await allocateAll(store, batch, Math.max(fromChain, this.nextNonce))
     return again.map((nonce) =>
       nonce.status === 'fulfilled' && nonce.value === undefined
