@@ -4,23 +4,7 @@ import { freePort } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { uniquePrefix } from '../support/redis.ts'
-
-interface LogLine {
-  msg?: string
-  dependency?: string
-  setting?: string
-  endpoint?: string
-  state?: string
-  failures?: number
-  downMs?: number
-}
-
-function logLines(output: string): LogLine[] {
-  return output
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine)
-}
+import { jsonLogLines } from '../support/log-lines.ts'
 
 /**
  * An outage of Redis, as `feedrunner start` (adapter and fetch workers, each with several Redis
@@ -59,7 +43,7 @@ describe('a Redis outage as state changes', () => {
       ready: 'feedrunner fetch workers running',
     })
     const running = part
-    const lines = () => logLines(running.output())
+    const lines = () => jsonLogLines(running.output())
     const redisLines = (state: string) =>
       lines().filter((line) => line.dependency === 'Redis' && line.state === state)
     const stillDown = () => redisLines('down').filter((line) => line.downMs !== undefined)

@@ -18,26 +18,12 @@ import {
   stopPart,
   type PartProcess,
 } from './support.ts'
+import { jsonLogLines } from '../support/log-lines.ts'
 
 const FEED_KEY = 'outage-lines-feed-key-5d1e'
 const PER_SECOND = 2
 /** Requests sent across each outage: before it, during it and after it. */
 const REQUESTS = 40
-
-interface LogLine {
-  level?: number
-  msg?: string
-  dependency?: string
-  setting?: string
-  state?: string
-}
-
-function jsonLines(output: string): LogLine[] {
-  return output
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine)
-}
 
 /**
  * Each dependency stops answering in turn while requests flow through the processes of a production
@@ -168,7 +154,7 @@ describe('outages read as one line, in every process', () => {
     for (const [kind, part] of Object.entries(parts)) {
       // A restarted part's output is all from this outage.
       const since = part && part.output().length >= outputBefore[kind]! ? outputBefore[kind]! : 0
-      loud[kind] = jsonLines(part?.output().slice(since) ?? '')
+      loud[kind] = jsonLogLines(part?.output().slice(since) ?? '')
         .filter((line) => (line.level ?? 0) >= 40 || line.dependency !== undefined)
         .map((line) => line.msg ?? JSON.stringify(line).slice(0, 400))
     }
@@ -187,7 +173,9 @@ describe('outages read as one line, in every process', () => {
       await new Promise((resolve) => setTimeout(resolve, 15_000))
       feeds = await startFeeds()
     })
-    const said = jsonLines(parts.worker!.output()).filter((line) => line.setting === 'SPORTS_URL')
+    const said = jsonLogLines(parts.worker!.output()).filter(
+      (line) => line.setting === 'SPORTS_URL',
+    )
     expect(said.map((line) => line.state)).toContain('down')
   }, 420_000)
 
@@ -197,7 +185,7 @@ describe('outages read as one line, in every process', () => {
       await new Promise((resolve) => setTimeout(resolve, 15_000))
       await startAdapter()
     })
-    const said = jsonLines(parts.runner!.output()).filter(
+    const said = jsonLogLines(parts.runner!.output()).filter(
       (line) => line.setting === 'BRIDGE_DATAFEED_URL',
     )
     expect(said.map((line) => line.state)).toContain('down')
@@ -212,7 +200,7 @@ describe('outages read as one line, in every process', () => {
     })
     for (const part of Object.values(parts))
       expect(
-        jsonLines(part!.output())
+        jsonLogLines(part!.output())
           .filter((line) => line.setting === 'REDIS_URL')
           .map((line) => line.state),
       ).toContain('down')
