@@ -14,6 +14,7 @@ import {
   type OracleRequestEvent,
 } from '../../src/chain/operator.ts'
 import { startAnvil, type Anvil, type AnvilOptions } from '../../src/dev/anvil.ts'
+import { startPoolBackstop } from '../../src/dev/pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from '../../src/dev/deploy.ts'
 
 /** FeedConsumer.ValueType, in the contract's order. */
@@ -36,9 +37,19 @@ export interface TestChain {
   stop(): Promise<void>
 }
 
+export interface TestChainOptions {
+  /**
+   * Mine what anvil's automine leaves ready in its pool (src/dev/pool-backstop.ts), as the dev stack
+   * does: without it, transactions sent at once from several connections can wait there for an
+   * arrival that never comes (a 40-transaction, two-key test hung until its timeout twice).
+   */
+  poolBackstop?: boolean
+}
+
 export async function startTestChain(
   options: AnvilOptions = {},
   nodeKeys?: readonly string[],
+  { poolBackstop = false }: TestChainOptions = {},
 ): Promise<TestChain> {
   const anvil = await startAnvil(options)
   try {
@@ -46,11 +57,13 @@ export async function startTestChain(
     const consumerInterface = new Interface(
       artifact(dev.artifacts, 'FeedConsumer').abi as InterfaceAbi,
     )
+    const backstop = poolBackstop ? startPoolBackstop(anvil.rpcUrl) : undefined
     return {
       anvil,
       dev,
       consumerInterface,
       async stop() {
+        backstop?.stop()
         dev.provider.destroy()
         await anvil.stop()
       },

@@ -268,6 +268,7 @@ describe('the runner end to end: on-chain request -> value stored by the consume
 describe('two runner processes on one Redis', () => {
   let stack: DevStack
   const runners: ChildProcess[] = []
+  const runnerOutput: string[][] = []
 
   beforeAll(async () => {
     stack = await startDevStack({
@@ -285,6 +286,10 @@ describe('two runner processes on one Redis', () => {
         },
       )
       runners.push(child)
+      const output: string[] = []
+      runnerOutput.push(output)
+      child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()))
+      child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()))
       await new Promise<void>((resolveStarted, reject) => {
         child.stdout!.on(
           'data',
@@ -343,6 +348,33 @@ describe('two runner processes on one Redis', () => {
     })
     expect(responses.length).toBe(100)
     expect(new Set(responses.map((log) => log.topics[1])).size).toBe(100)
-    expect((await provider.getTransactionCount(nodeAddress)) - nonceBefore).toBe(100)
+    const sentByNode = (await provider.getTransactionCount(nodeAddress)) - nonceBefore
+    // On a mismatch, what the key sent beyond the fulfilments says why (a filler, a reverted repeat).
+    const detail =
+      sentByNode === 100
+        ? ''
+        : `${await describeSenderTxs(provider, nodeAddress, fromBlock)}\nthe runners' warnings:\n${runnerOutput.map((output) => output.join('').slice(-4000)).join('\n---\n')}`
+    expect(sentByNode, detail).toBe(100)
   }, 180_000)
 })
+
+/** The key's transactions from `fromBlock`: to, value, status and the first calldata bytes, one a line. */
+async function describeSenderTxs(
+  provider: DevStack['contracts']['provider'],
+  address: string,
+  fromBlock: number,
+): Promise<string> {
+  const lines: string[] = []
+  const latest = await provider.getBlockNumber()
+  for (let number = fromBlock; number <= latest; number++) {
+    const block = await provider.getBlock(number, true)
+    for (const tx of block?.prefetchedTransactions ?? []) {
+      if (tx.from.toLowerCase() !== address.toLowerCase()) continue
+      const receipt = await provider.getTransactionReceipt(tx.hash)
+      lines.push(
+        `nonce ${tx.nonce} block ${number} to ${tx.to} value ${tx.value} status ${receipt?.status} data ${tx.data.slice(0, 10)} logs ${receipt?.logs.length}`,
+      )
+    }
+  }
+  return `the node key's transactions since block ${fromBlock}:\n${lines.join('\n')}`
+}

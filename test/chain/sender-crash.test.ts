@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Wallet } from 'ethers'
+import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
+import { startOwnedProcess, waitFor } from '../../src/dev/process.ts'
+import { createTxSender } from '../../src/chain/sender/index.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { settlesWithin } from '../support/settles-within.ts'
+import {
+  consumerAt,
+  fulfilUint256,
+  makeRequests,
+  receiptOf,
+  rpc,
+  startTestChain,
+  type TestChain,
+} from './support.ts'
+
+const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
+const NODE = new Wallet(NODE_KEY).address
+
+describe('transaction sender: closing and crashes', () => {
+  let chain: TestChain
+  beforeAll(async () => {
+    // Two authorised node keys: anvil's accounts 1 and 3.
+    chain = await startTestChain({}, [NODE_KEY, ANVIL_PRIVATE_KEYS[3]], { poolBackstop: true })
+  })
+
+  afterAll(async () => {
+    await chain?.stop()
+  })
+
+  it('closes within its close timeout while a receipt does not come, and a sender started later finds that transaction mined, sent once', async () => {
+    const provider = chain.dev.provider
+    const [request] = await makeRequests(chain, 1)
+    const options = {
+      rpcUrl: chain.anvil.rpcUrl,
+      chainId: chain.dev.chainId,
+      keys: [NODE_KEY],
+      redisUrl: testRedisUrl(),
+      prefix: uniquePrefix('close'),
+      pollIntervalMs: 20,
+    }
+    const submission = {
+      to: chain.dev.addresses.operator,
+      data: fulfilUint256(request!, 7n),
+      idempotencyKey: request!.requestId,
+    }
+    const nonce = Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))
+    const first = createTxSender({ ...options, closeTimeoutMs: 500 })
+    await rpc(provider, 'evm_setAutomine', [false])
+    try {
+      await first.start()
+      void first.submit(submission).catch(() => undefined)
+      await waitFor(
+        'the transaction in the pool',
+        async () =>
+          Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'pending'])) > nonce,
+        10_000,
+        10,
+      )
+      expect(
+        await settlesWithin(
+          first.close().then(() => 'closed'),
+          5_000,
+        ),
+      ).toBe('closed')
+    } finally {
+      await rpc(provider, 'evm_setAutomine', [true])
+      await rpc(provider, 'evm_mine')
+    }
+    const second = createTxSender(options)
+    try {
+      await second.start()
+      expect(await second.submit(submission)).toMatchObject({ status: 'mined', nonce })
+      expect(Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']))).toBe(
+        nonce + 1,
+      )
+      expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(7n)
+    } finally {
+      await second.close()
+    }
+  })
+
+  it('a sender killed mid-batch and restarted finishes the batch with no nonce gap and no duplicate', async () => {
+    const provider = chain.dev.provider
+    const count = 200
+    const prefix = uniquePrefix('kill')
+    const requests = await makeRequests(chain, count)
+    const startNonce = Number(
+      await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']),
+    )
+    const startBlock = Number(await rpc<string>(provider, 'eth_blockNumber'))
+    const env = {
+      ...process.env,
+      RPC_URL: chain.anvil.rpcUrl,
+      CHAIN_ID: String(chain.dev.chainId),
+      REDIS_URL: testRedisUrl(),
+      PREFIX: prefix,
+      SENDER_KEY: NODE_KEY,
+    }
+    const startWorker = () =>
+      startOwnedProcess(
+        'sender-worker',
+        process.execPath,
+        ['--import', 'tsx', 'test/chain/fixtures/sender-worker.ts'],
+        { env },
+      )
+    // This process only submits; the worker runs in the child.
+    const submitter = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl,
+      chainId: chain.dev.chainId,
+      keys: [NODE_KEY],
+      redisUrl: testRedisUrl(),
+      prefix,
+    })
+    let worker = startWorker()
+    try {
+      const results = Promise.all(
+        requests.map((request, i) =>
+          submitter.submit({
+            to: chain.dev.addresses.operator,
+            data: fulfilUint256(request, BigInt(i + 1)),
+            idempotencyKey: request.requestId,
+          }),
+        ),
+      )
+      results.catch(() => undefined) // awaited below; this only keeps an early failure from going unhandled
+      await waitFor(
+        'the first 40 fulfilments',
+        async () =>
+          Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest'])) >=
+          startNonce + 40,
+        30_000,
+        10,
+      )
+      await worker.stop('SIGKILL')
+      const minedAtKill =
+        Number(await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest'])) -
+        startNonce
+      expect(minedAtKill).toBeLessThan(count)
+      worker = startWorker()
+      const finished = await results
+      expect(finished.every((result) => result.status === 'mined')).toBe(true)
+
+      // On chain: exactly `count` transactions from the key, consecutive nonces, none reverted, one answer per request.
+      const endNonce = Number(
+        await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest']),
+      )
+      expect(endNonce - startNonce).toBe(count)
+      const head = Number(await rpc<string>(provider, 'eth_blockNumber'))
+      const sent: Array<{ nonce: number; hash: string }> = []
+      for (let number = startBlock + 1; number <= head; number++) {
+        const block = await rpc<{
+          transactions: Array<{ from: string; nonce: string; hash: string }>
+        }>(provider, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, true])
+        for (const tx of block.transactions)
+          if (tx.from.toLowerCase() === NODE.toLowerCase())
+            sent.push({ nonce: Number(tx.nonce), hash: tx.hash })
+      }
+      expect(sent.map((tx) => tx.nonce)).toEqual(
+        Array.from({ length: count }, (_, i) => startNonce + i),
+      )
+      const receipts = await Promise.all(sent.map((tx) => receiptOf(provider, tx.hash)))
+      expect(receipts.filter((receipt) => receipt.status !== '0x1')).toHaveLength(0)
+      const consumer = consumerAt(chain)
+      const values = await Promise.all(
+        requests.map(
+          (request) => consumer.getFunction('uint256Value')(request.requestId) as Promise<bigint>,
+        ),
+      )
+      expect(values).toEqual(requests.map((_, i) => BigInt(i + 1)))
+      console.log(`killed after ${minedAtKill} of ${count} mined; finished after restart`)
+    } finally {
+      await worker.stop()
+      await submitter.close()
+    }
+  })
+})
