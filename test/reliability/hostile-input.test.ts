@@ -88,7 +88,7 @@ describe('hostile input', () => {
     const logger = createLogger(settings, 'hostile')
     adapter = await startAdapter({ settings, logger, framework: { METRICS_ENABLED: false } })
     workers = await startFetchWorkers({ settings, logger })
-  }, 60_000)
+  }, 180_000)
 
   afterAll(async () => {
     await adapter?.close()
@@ -122,7 +122,7 @@ describe('hostile input', () => {
       { numRuns: RUNS },
     )
     await stillServes()
-  }, 120_000)
+  }, 300_000)
 
   it(`adapter: ${RUNS} requests with catalog endpoints and hostile parameter values`, async () => {
     const names = catalogEntries.map((entry) => entry.name)
@@ -193,7 +193,7 @@ describe('hostile input', () => {
       { numRuns: RUNS },
     )
     await stillServes()
-  }, 180_000)
+  }, 420_000)
 
   it('adapter: malformed bytes, oversized bodies and deep JSON are refused with a 4xx', async () => {
     await fc.assert(
@@ -236,7 +236,7 @@ describe('hostile input', () => {
     figures.oversizedStatus = oversized.status
     figures.deepJsonStatuses = [deepArray.status, deepObject.status]
     await stillServes()
-  }, 60_000)
+  }, 180_000)
 
   it(`job spec loader: ${RUNS} mutated and random specs end in problems, never a crash`, async () => {
     const original = readFileSync(join(import.meta.dirname, '../../jobs/game-odds.toml'), 'utf8')
@@ -310,7 +310,7 @@ describe('hostile input', () => {
     const many = loadJobSpec(manyTasks, 'many.toml')
     expect(many.job).toBeUndefined()
     expect(Date.now() - started).toBeLessThan(60_000) // a hang catcher: unbounded parsing never ends
-  }, 120_000)
+  }, 300_000)
 
   it(`cborparse: ${RUNS} random and hostile buffers end in a TaskError; huge maps are refused`, async () => {
     const bufferOf = fc.oneof(
@@ -364,7 +364,7 @@ describe('hostile input', () => {
       /entries|keys|more than|limit/i,
     )
     expect(Date.now() - started).toBeLessThan(60_000) // a hang catcher: 2^60 entries never end
-  }, 120_000)
+  }, 300_000)
 
   describe('http task: a URL from a request cannot reach loopback or private addresses', () => {
     let server: Server
