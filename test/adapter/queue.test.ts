@@ -209,7 +209,8 @@ describe('fetch queues while Redis is away', () => {
       .fetch('nft', { endpoint: 'x', params: {} }, 5_000)
       .catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(QueueUnavailableError)
-    expect(Date.now() - started).toBeLessThan(200)
+    // Fast is before the 5 s fetch timeout: a loaded machine can take more than a few ms to say so.
+    expect(Date.now() - started).toBeLessThan(2_500)
 
     redis = await startPrivateRedis({ port: redis.port })
     const connection = createRedisConnection(redis.url, 'worker')
