@@ -174,5 +174,6 @@ describe('transaction sender: closing and crashes', () => {
       await worker.stop()
       await submitter.close()
     }
-  })
+    // 400 transactions and two worker processes: a bound for hangs, not for a loaded machine's speed.
+  }, 300_000)
 })

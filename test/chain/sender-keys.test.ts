@@ -66,7 +66,7 @@ describe('transaction sender: several keys and stuck transactions', () => {
     } finally {
       await sender.close()
     }
-  })
+  }, 180_000)
   afterAll(async () => {
     await chain?.stop()
   })
