@@ -27,6 +27,7 @@ export interface KeyStatsLike {
   bumped: number
   reverted: number
   filled: number
+  resent: number
 }
 
 /** `{chain}` for a runner's metric, nothing for a process-wide one. */
@@ -237,7 +238,7 @@ gauge(
 function senderCounter(
   name: string,
   help: string,
-  field: 'sent' | 'bumped' | 'reverted' | 'filled',
+  field: 'sent' | 'bumped' | 'reverted' | 'filled' | 'resent',
 ): Counter {
   return counter(name, help, ['key', 'chain'], function collectSender() {
     for (const source of sources.senders) {
@@ -271,6 +272,11 @@ senderCounter(
   'feedrunner_tx_filled_total',
   'Nonces spent on a filler transaction because the transaction holding them could never be mined (refused for good by the node), by sender key index',
   'filled',
+)
+senderCounter(
+  'feedrunner_tx_resent_total',
+  'Transactions sent again unchanged because the key had mined nothing for a while (a node that lost them), by sender key index',
+  'resent',
 )
 
 gauge(

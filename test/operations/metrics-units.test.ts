@@ -158,8 +158,8 @@ describe('instrumented parts', () => {
 
   it("turns a sender's running totals into counters that move by the difference, per key index", async () => {
     const stats = [
-      { nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0, filled: 0 },
-      { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1, filled: 2 },
+      { nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0, filled: 0, resent: 0 },
+      { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1, filled: 2, resent: 4 },
     ]
     const unwatch = watchSender(
       () => stats,
@@ -178,6 +178,9 @@ describe('instrumented parts', () => {
       )
       expect(await sampleValue('feedrunner_tx_filled_total', { key: '1' })).toBeGreaterThanOrEqual(
         2,
+      )
+      expect(await sampleValue('feedrunner_tx_resent_total', { key: '1' })).toBeGreaterThanOrEqual(
+        4,
       )
       expect(await sampleValue('feedrunner_tx_key_balance_eth', { key: '0' })).toBe(1.5)
       expect(await sampleValue('feedrunner_tx_key_balance_eth', { key: '1' })).toBe(2e-9)

@@ -16,6 +16,8 @@ export interface PendingTx {
   tx: UnsignedTx
   attempts: TxAttempt[]
   sentAtBlock: number
+  /** When its last attempt was last sent (Date.now()): a resend is due resendAfterMs later. */
+  sentAt: number
   misses: number
   bumping: boolean
   receipt?: RpcReceipt
@@ -29,12 +31,21 @@ export interface StuckHandlers {
   bump(entry: PendingTx, current: Head): Promise<void>
   /** Spends nonces below the lowest one waited for that nobody will send. */
   fillHoles(current: Head, latestNonce: number): Promise<void>
+  /** Sends the last attempts of these transactions again, the same bytes, in nonce order. */
+  resend(entries: readonly PendingTx[]): Promise<void>
 }
 
 export interface ConfirmerSettings {
   /** Blocks a receipt must be deep before its job ends (1 = mined). */
   confirmations: number
   bumpAfterBlocks: number
+  /**
+   * A key whose mined nonce has not moved for this long sends its unmined transactions again (the
+   * same bytes). Bumps and fillers wait for blocks, and a chain that mines only when a transaction
+   * arrives (anvil's automine) makes none while the key's own transactions are what went missing:
+   * a node that dropped one from its pool, or a broadcast lost as a connection reset.
+   */
+  resendAfterMs: number
 }
 
 /**
@@ -47,6 +58,8 @@ export class Confirmer {
   /** The key's mined nonce count at the last check, and the block where it last moved. */
   private minedNonce = -1
   private progress = 0
+  /** When (Date.now()) the key's mined nonce count last moved, or its first transaction was tracked. */
+  private progressAt = Date.now()
 
   constructor(
     private readonly address: string,
@@ -65,6 +78,7 @@ export class Confirmer {
     return new Promise<RpcReceipt>((resolve, reject) => {
       // A job retried just as its nonce went to a filler: the job watches the nonce from here on.
       const earlier = this.pending.get(nonce)
+      if (this.pending.size === 0) this.progressAt = Date.now()
       if (earlier?.jobId.startsWith(FILLER_ID_PREFIX))
         earlier.reject(
           new NonceTakenError(`nonce ${nonce} of ${this.address} is watched by job ${jobId}`),
@@ -75,6 +89,7 @@ export class Confirmer {
         tx,
         attempts,
         sentAtBlock: this.node.head?.number ?? 0,
+        sentAt: Date.now(),
         misses: 0,
         bumping: false,
         resolve,
@@ -92,11 +107,32 @@ export class Confirmer {
     if (latest !== this.minedNonce) {
       this.minedNonce = latest
       this.progress = current.number
+      this.progressAt = Date.now()
     }
     await Promise.all(
       [...this.pending.values()].map((entry) => this.checkOne(entry, current, latest)),
     )
+    await this.resendIfStalled(latest)
     await this.stuck.fillHoles(current, latest)
+  }
+
+  /** Sends again what the key waits for when its mined nonce has stood still for resendAfterMs. */
+  private async resendIfStalled(latestNonce: number): Promise<void> {
+    const now = Date.now()
+    const { resendAfterMs } = this.settings
+    if (now - this.progressAt < resendAfterMs) return
+    const due = [...this.pending.values()]
+      .filter(
+        (entry) =>
+          !entry.receipt &&
+          !entry.bumping &&
+          entry.nonce >= latestNonce &&
+          now - entry.sentAt >= resendAfterMs,
+      )
+      .sort((a, b) => a.nonce - b.nonce)
+    if (due.length === 0) return
+    for (const entry of due) entry.sentAt = now
+    await this.stuck.resend(due)
   }
 
   failAll(error: Error): void {

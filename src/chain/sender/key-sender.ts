@@ -75,7 +75,7 @@ export interface KeySenderParts {
 export class KeySender {
   readonly address: string
   readonly confirmer: Confirmer
-  readonly counters: KeyCounters = { sent: 0, bumped: 0, reverted: 0, filled: 0 }
+  readonly counters: KeyCounters = { sent: 0, bumped: 0, reverted: 0, filled: 0, resent: 0 }
   private readonly store: TxStore
   private readonly sign: SignAttempt
   private readonly line: SigningLine
@@ -101,6 +101,16 @@ export class KeySender {
     this.confirmer = new Confirmer(this.address, node, settings, {
       bump,
       fillHoles: (current, latest) => this.fillers.fillHoles(current, latest),
+      resend: async (entries) => {
+        // What the node answers does not matter here: the receipts tell, and a bump follows a stall.
+        await node.broadcastBatch(
+          entries.map((entry) => [
+            'eth_sendRawTransaction',
+            [(entry.attempts.at(-1) as TxAttempt).raw],
+          ]),
+        )
+        this.counters.resent += entries.length
+      },
     })
     this.fillers = new Fillers({
       ...common,

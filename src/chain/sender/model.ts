@@ -32,6 +32,8 @@ export interface KeyCounters {
   bumped: number
   reverted: number
   filled: number
+  /** Transactions sent again unchanged because the key's mined nonce stood still (resendAfterMs). */
+  resent: number
 }
 
 /** The sender's options with their defaults applied, read once. */
@@ -39,6 +41,7 @@ export interface SenderSettings {
   prefix: string
   confirmations: number
   bumpAfterBlocks: number
+  resendAfterMs: number
   defaultGasLimit: number
   maxInFlight: number
   broadcastIntervalMs: number
@@ -54,6 +57,8 @@ export function senderSettings(options: TxSenderOptions): SenderSettings {
     // Defaults that are settings come from the settings schema, declared once there.
     confirmations: Math.max(1, options.confirmations ?? DEFAULT_SETTINGS.TX_CONFIRMATIONS),
     bumpAfterBlocks: Math.max(1, options.bumpAfterBlocks ?? 3),
+    // Same bytes, so a resend costs the node one answer ("already known") when nothing was lost.
+    resendAfterMs: options.resendAfterMs ?? 5_000,
     defaultGasLimit: options.gasLimit ?? DEFAULT_GAS_LIMIT,
     maxInFlight: options.maxInFlight ?? DEFAULT_SETTINGS.RUNNER_CONCURRENCY,
     broadcastIntervalMs: options.broadcastIntervalMs ?? DEFAULT_SETTINGS.TX_BROADCAST_INTERVAL_MS,

@@ -43,6 +43,7 @@ export function createResender(parts: ResenderParts) {
     await parts.store.addAttempt(entry.jobId, attempts)
     entry.attempts = attempts
     entry.sentAtBlock = current.number
+    entry.sentAt = Date.now()
     parts.counters.bumped += 1
     await parts.node.broadcast(attempt.raw)
   }

@@ -77,6 +77,8 @@ export interface TxSenderOptions {
   confirmations?: number
   /** A transaction not mined after this many blocks is re-sent with the same nonce and +20 % fees. */
   bumpAfterBlocks?: number
+  /** A key whose mined nonce stood still this long sends its unmined transactions again (default 5 s). */
+  resendAfterMs?: number
   gasLimit?: number
   /** Transactions per key in flight at once (signed in nonce order, receipts awaited together). */
   maxInFlight?: number
@@ -102,6 +104,8 @@ export interface KeyStats {
   reverted: number
   /** Nonces spent on a filler because the transaction that held them could never be mined. */
   filled: number
+  /** Transactions sent again unchanged because the key's mined nonce stood still. */
+  resent: number
 }
 
 export interface TxSender {
