@@ -6,6 +6,7 @@ import {
   watchQueue,
   watchEndpoints,
   watchSender,
+  type CountedQueue,
   type EndpointSource,
   type KeyStatsLike,
 } from '../metrics/index.ts'
@@ -44,6 +45,8 @@ export interface RunnerParts {
     readonly checkpoint: number | undefined
     readonly stats: { readonly pending: number }
   }
+  /** The requests this process holds itself, under a lease (absent in a listen-only process). */
+  direct?: { stats(): { running: number; waiting: number; oldestWaitingSince?: number } }
 }
 
 export interface RunnerEnvironment {
@@ -80,7 +83,9 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   const chain = String(environment.chain.chainId)
   // Labelled `requests` and the chain (the queue itself is `requests-<chain id>`).
   closers.push(watchQueue('requests', parts.requestsQueue, chain))
-  const { worker, sender, listener } = parts
+  const { worker, sender, listener, direct } = parts
+  // Next to the queue: the requests this process runs itself (active) or holds for a slot (waiting).
+  if (direct) closers.push(watchQueue('requests-held', heldAsQueue(direct), chain))
   if (worker) {
     closers.push(health.add(workersCheck(`pipeline-worker-${chain}`, () => [worker])))
     observeWaits(worker, 'requests', chain)
@@ -114,6 +119,20 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
     )
   }
   return closeAll(closers)
+}
+
+/** A runner's held requests as the queue gauges read a queue. */
+function heldAsQueue(direct: NonNullable<RunnerParts['direct']>): CountedQueue {
+  return {
+    getJobCounts: async () => {
+      const { running, waiting } = direct.stats()
+      return { active: running, waiting }
+    },
+    getJobs: async () => {
+      const since = direct.stats().oldestWaitingSince
+      return since === undefined ? [] : [{ timestamp: since }]
+    },
+  }
 }
 
 /** Operations of a process's fetch workers: readiness needs Redis and the workers; waiting times per queue. */

@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq'
+import type { JobType } from 'bullmq'
 import type { Counter, Gauge, Histogram } from 'prom-client'
 import { promClient, metricsRegistry } from './registry.ts'
 
@@ -60,7 +60,7 @@ interface SenderSource {
  * isolation) still feeds the metrics registered the first time.
  */
 interface ScrapeSources {
-  queues: Map<object, { label: string; queue: Queue; chain?: string }>
+  queues: Map<object, { label: string; queue: CountedQueue; chain?: string }>
   senders: Set<SenderSource>
   listeners: Set<ListenerSource>
 }
@@ -367,7 +367,18 @@ gauge(
 // ---- what the running parts call to be read at scrape time (observe.ts records the rest) ----
 
 /** Reads `queue`'s depths at every scrape under `label` until the returned function is called. */
-export function watchQueue(label: string, queue: Queue, chain?: string): () => void {
+/** What the queue gauges read of a queue: a BullMQ Queue, or the requests a runner holds itself. */
+export interface CountedQueue {
+  getJobCounts(...types: JobType[]): Promise<Record<string, number>>
+  getJobs(
+    types: JobType[],
+    start: number,
+    end: number,
+    asc: boolean,
+  ): Promise<{ timestamp: number }[]>
+}
+
+export function watchQueue(label: string, queue: CountedQueue, chain?: string): () => void {
   const token = {}
   sources.queues.set(token, { label, queue, chain })
   return () => void sources.queues.delete(token)

@@ -58,7 +58,13 @@ export function createRunner(options: RunnerOptions): Runner {
     // An RPC endpoint that failed the call was reported by the pool (its outage lines).
     else log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
   }
-  const intake = createRequestIntake({ runs, requestsQueue, registry: options.registry, log })
+  const intake = createRequestIntake({
+    runs,
+    requestsQueue,
+    registry: options.registry,
+    log,
+    direct: () => work?.direct,
+  })
   let provider: JsonRpcProvider | undefined
   let work: WorkPart | undefined
   let listener: RequestListener | undefined
@@ -110,7 +116,13 @@ export function createRunner(options: RunnerOptions): Runner {
       await recovery.watch(listener, work?.sender)
       // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
       stopOperations = operateRunner(
-        { requestsQueue, worker: work?.worker, sender: work?.sender, listener },
+        {
+          requestsQueue,
+          worker: work?.worker,
+          sender: work?.sender,
+          listener,
+          direct: work?.direct,
+        },
         {
           redisUrl: connections.redisUrl,
           chain: { chainId: options.chainId, pool },
@@ -134,7 +146,8 @@ export function createRunner(options: RunnerOptions): Runner {
       await recovery?.stop()
       await reconciler?.stop()
       await listener?.stop()
-      await work?.worker.close()
+      // The runs held here and the queue's both end (or are handed back) before the sender closes.
+      await Promise.all([work?.direct.close(), work?.worker.close()])
       await work?.sender.close()
       await requestsQueue.close()
       provider?.destroy()

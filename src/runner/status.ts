@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis'
 import { FEED_FAMILIES } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
+import { countLeases } from './direct/lease-store.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
 
 export interface QueueDepth {
@@ -57,6 +58,37 @@ export async function readStatus(
       completed: counts.completed ?? 0,
     })
   }
+  queues.push(...(await heldRequests(redis, prefix)))
   const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
   return { queues, runs }
+}
+
+/**
+ * The requests runners hold themselves (leases, src/runner/direct/), one row per chain next to its
+ * queue, `requests-<chain id>-held`: `active` held by a process, `delayed` waiting for another try
+ * (or handed back on shutdown) for any process to take.
+ */
+async function heldRequests(redis: Redis, prefix: string): Promise<QueueDepth[]> {
+  const base = `${prefix}:runner:direct:`
+  const keys = new Set<string>()
+  let cursor = '0'
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${base}*:held`, 'COUNT', 500)
+    cursor = next
+    for (const key of found) keys.add(key)
+  } while (cursor !== '0')
+  const rows: QueueDepth[] = []
+  for (const key of [...keys].sort()) {
+    const chainId = key.slice(base.length, -':held'.length)
+    const counts = await countLeases(redis, key)
+    rows.push({
+      queue: `${REQUESTS_QUEUE}-${chainId}-held`,
+      waiting: 0,
+      active: counts.held,
+      delayed: counts.waiting,
+      failed: 0,
+      completed: 0,
+    })
+  }
+  return rows
 }

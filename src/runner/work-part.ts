@@ -4,21 +4,29 @@ import { bridgeUrlSetting } from '../config/settings.ts'
 import { rootCauseFirst } from '../config/errors.ts'
 import { createTxSender, type TxSender } from '../chain/sender/index.ts'
 import { failedReasonError } from '../queue/failed-reason.ts'
-import { createPipelineWorker } from './pipeline-worker.ts'
+import { createPipelineWorker, runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import type { RunStore } from './run-record.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
-import { requestsQueueName } from './requests-queue.ts'
+import { REQUEST_JOB_OPTIONS, requestsQueueName } from './requests-queue.ts'
 import type { EndpointPool } from '../chain/endpoints/pool.ts'
 import type { RunnerOptions } from './runner-options.ts'
 import { RequesterAdmission } from './admission.ts'
+import { observeQueueWait } from '../metrics/index.ts'
+import { DirectRuns } from './direct/direct-runs.ts'
+import { LeaseStore } from './direct/lease-store.ts'
 
 export type PipelineWorker = ReturnType<typeof createPipelineWorker>
 
-/** The working half of a runner: the transaction sender and the pipeline worker that feeds it. */
+/**
+ * The working half of a runner: the transaction sender, the runs this process claimed itself (the
+ * listener's requests, under a lease), and the pipeline worker of the `requests` queue (requests a
+ * process held too many of to claim, a listen-only process's, and those queued before an upgrade).
+ */
 export interface WorkPart {
   sender: TxSender
   worker: PipelineWorker
+  direct: DirectRuns
 }
 
 /**
@@ -65,7 +73,7 @@ export async function startWorkPart(
     onError: reportChainError,
   })
   await sender.start()
-  const worker = createPipelineWorker({
+  const pipeline: PipelineWorkerOptions = {
     queueName: requestsQueueName(options.chainId),
     // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
     // blocking copy is not).
@@ -90,7 +98,9 @@ export async function startWorkPart(
     admission: requesterAdmission(options),
     outputMaxChars: options.requestPolicy?.outputMaxChars,
     logger: options.logger,
-  })
+  }
+  const worker = createPipelineWorker(pipeline)
+  const direct = startDirectRuns(options, pipeline, () => worker.concurrency, log)
   worker.on('failed', (job, error) => {
     // Every line about a run carries its request id and job (the queue job id embeds the request id).
     const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
@@ -111,7 +121,41 @@ export async function startWorkPart(
   })
   options.connections.watch(worker, 'pipeline worker')
   void worker.run()
-  return { sender, worker }
+  return { sender, worker, direct }
+}
+
+/** The runs of requests this process claims itself, with the same options as the worker's runs. */
+function startDirectRuns(
+  options: RunnerOptions,
+  pipeline: PipelineWorkerOptions,
+  concurrency: () => number,
+  log: Logger,
+): DirectRuns {
+  const backoff = REQUEST_JOB_OPTIONS.backoff
+  const direct = new DirectRuns({
+    // Auto-pipelined: the claims and ends of the runs of one tick leave in one write.
+    store: new LeaseStore(
+      options.connections.redis('worker', 'runner leases', { enableAutoPipelining: true }),
+      options.prefix,
+      options.chainId,
+    ),
+    leaseMs: options.lockDurationMs,
+    concurrency,
+    attempts: REQUEST_JOB_OPTIONS.attempts ?? 1,
+    backoffMs: typeof backoff === 'object' ? (backoff.delay ?? 1_000) : (backoff ?? 1_000),
+    run: (request, delivery) => runRequest(request, { ...pipeline, ...delivery }),
+    // The wait a request's job had in the queue is, for a held one, its wait for a slot here.
+    onStart: (heldAt) =>
+      observeQueueWait(
+        'requests',
+        { timestamp: heldAt, processedOn: Date.now() },
+        String(options.chainId),
+      ),
+    jobName: (request) => options.registry.bySpecId(request.specId)?.name ?? '(unknown)',
+    log,
+  })
+  direct.start()
+  return direct
 }
 
 /** The per-requester bounds, counted in Redis so they hold across every runner process; none when off. */
