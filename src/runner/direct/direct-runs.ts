@@ -3,6 +3,7 @@ import { rootCauseFirst, isRetryable, errorKindOf } from '../../config/errors.ts
 import type { Logger } from '../../config/logger.ts'
 import type { OracleRequestEvent } from '../../chain/operator.ts'
 import { fromRequestPayload, requestJobId, toRequestPayload } from '../request-payload.ts'
+import { isRedisUnavailable } from '../../queue/connection.ts'
 import type { HeldLease, LeaseStore } from './lease-store.ts'
 
 /** How one delivery of a request is run: `runRequest` with the worker's options (src/runner/work-part.ts). */
@@ -188,9 +189,12 @@ export class DirectRuns {
       .catch((error: unknown) => this.storeFailed('finish', holding, error))
   }
 
-  /** As the worker told a failed job: a debug line while it will be tried again, an error at its end. */
+  /**
+   * As the worker told a failed job: a debug line while it will be tried again, an error at its end.
+   * A Redis away is reported once by its connection, not by every run it failed (outage lines).
+   */
   private runFailed(holding: Holding, error: unknown, lastAttempt: boolean): void {
-    const willRetry = !lastAttempt && isRetryable(error)
+    const willRetry = (!lastAttempt && isRetryable(error)) || isRedisUnavailable(error)
     this.options.log[willRetry ? 'debug' : 'error'](
       {
         requestId: holding.request.requestId,
