@@ -7,6 +7,7 @@ import { waitFor } from '../../src/dev/process.ts'
 import { DirectRuns, type DirectRun } from '../../src/runner/direct/direct-runs.ts'
 import { LeaseStore, leaseKeys } from '../../src/runner/direct/lease-store.ts'
 import { requestJobId } from '../../src/runner/request-payload.ts'
+import { readStatus } from '../../src/runner/status.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 const CHAIN = 31337
@@ -132,6 +133,24 @@ describe('lease store', () => {
     expect(back).toMatchObject({ jobId: 'vanished', attemptsMade: 1, payload: '{"v":1}' })
   })
 
+  it('shows in `status` next to the queues: held, and waiting for another try', async () => {
+    const statusPrefix = uniquePrefix('leases-status')
+    const own = new LeaseStore(redis, statusPrefix, CHAIN)
+    await own.claim('s1', 'p1:1', Date.now() + 60_000, '{}')
+    await own.claim('s2', 'p1:2', Date.now() + 60_000, '{}')
+    await own.putBack({ jobId: 's2', token: 'p1:2', payload: '{}' }, Date.now() + 60_000, 1)
+    const { queues } = await readStatus(redis, statusPrefix)
+    expect(queues.find((queue) => queue.queue === `requests-${CHAIN}-held`)).toEqual({
+      queue: `requests-${CHAIN}-held`,
+      waiting: 0,
+      active: 1,
+      delayed: 1,
+      failed: 0,
+      completed: 0,
+    })
+    await redis.del(...leaseKeys(statusPrefix, CHAIN))
+  })
+
   it('drops a waiting run (a cancel), never a held one', async () => {
     await store.claim('c1', 'p1:7', Date.now() + 60_000, '{}')
     expect(await store.dropWaiting('c1')).toBe(false)
@@ -226,7 +245,7 @@ describe('direct runs', () => {
     // Two slots, two leases a slot: the fifth goes to the queue.
     expect(outcomes).toEqual(['claimed', 'claimed', 'claimed', 'claimed', 'full'])
     await waitFor('two running', async () => running === 2, 10_000, 10)
-    expect(runs.stats()).toEqual({ running: 2, waiting: 2 })
+    expect(runs.stats()).toMatchObject({ running: 2, waiting: 2 })
     release()
     await waitFor(
       'all ended',
