@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import type { RequestListener } from '../chain/listener/index.ts'
 import { EndpointPool } from '../chain/endpoints/pool.ts'
 import { PoolProvider } from '../chain/endpoints/pool-provider.ts'
+import { startHeadWake, type HeadWake } from '../chain/endpoints/head-wake.ts'
 import type { TxSender } from '../chain/sender/index.ts'
 import { errorKindOf, rootCauseFirst } from '../config/errors.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
@@ -68,6 +69,7 @@ export function createRunner(options: RunnerOptions): Runner {
   let provider: JsonRpcProvider | undefined
   let work: WorkPart | undefined
   let listener: RequestListener | undefined
+  let headWake: HeadWake | undefined
   let stopOperations: (() => Promise<void>) | undefined
   let recovery: Recovery | undefined
   let reconciler: Reconciler | undefined
@@ -113,6 +115,15 @@ export function createRunner(options: RunnerOptions): Runner {
           onError: chainError('listener'),
           log,
         }))
+      if (listener) {
+        const wakeListener = listener
+        headWake = await startHeadWake(
+          options.chain.endpoints.filter((endpoint) => !endpoint.sendOnly).map(({ url }) => url),
+          options.chainId,
+          () => wakeListener.wake(),
+          log,
+        )
+      }
       await recovery.watch(listener, work?.sender)
       // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
       stopOperations = operateRunner(
@@ -145,6 +156,7 @@ export function createRunner(options: RunnerOptions): Runner {
       await stopOperations?.()
       await recovery?.stop()
       await reconciler?.stop()
+      await headWake?.stop()
       await listener?.stop()
       // The runs held here and the queue's both end (or are handed back) before the sender closes.
       await Promise.all([work?.direct.close(), work?.worker.close()])

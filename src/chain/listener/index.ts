@@ -131,6 +131,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       specIds = normalizeSpecIds(next)
     },
     poll,
+    wake: onBlock,
     async rewind(blockNumber) {
       checkpoint.requestRewind(blockNumber)
       pause.wake()

@@ -56,6 +56,8 @@ export interface RequestListener {
   setSpecIds(specIds: ReadonlyMap<string, SpecFilter>): void
   /** Runs one scan now (also what the poll loop runs). */
   poll(): Promise<void>
+  /** Ends the poll loop's pause: a new head is there (a `newHeads` notification said so). */
+  wake(): void
   /**
    * Reads the logs from `blockNumber` on again at the next scan (after Redis lost the checkpoint and the
    * consumed markers: the chain is read again, the handler decides what is still open).

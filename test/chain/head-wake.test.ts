@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startHeadWake } from '../../src/chain/endpoints/head-wake.ts'
+import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
+import { waitFor } from '../../src/dev/process.ts'
+
+/** The listener's wake-up: a `newHeads` subscription on a chain's WebSocket endpoint, or nothing. */
+describe('head wake', () => {
+  let anvil: Anvil
+  const lines: string[] = []
+  const log = {
+    debug: (_fields: Record<string, unknown>, message: string) => lines.push(message),
+  } as unknown as Parameters<typeof startHeadWake>[3]
+
+  beforeAll(async () => {
+    anvil = await startAnvil()
+  })
+  afterAll(async () => {
+    await anvil?.stop()
+  })
+
+  it('calls back at each new head of the first WebSocket endpoint', async () => {
+    let heads = 0
+    const wake = await startHeadWake([anvil.rpcUrl, anvil.wsUrl], anvil.chainId, () => heads++, log)
+    try {
+      for (let index = 0; index < 3; index++)
+        await fetch(anvil.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
+        })
+      // A hang catcher: the notifications come as the blocks are mined.
+      await waitFor('three heads notified', async () => heads >= 3, 30_000, 20)
+      expect(heads).toBeGreaterThanOrEqual(3)
+    } finally {
+      await wake.stop()
+    }
+  })
+
+  it('without a WebSocket endpoint that opens, wakes nothing and says so at debug', async () => {
+    lines.length = 0
+    const closedPort = 'ws://127.0.0.1:9/'
+    const wake = await startHeadWake([anvil.rpcUrl, closedPort], anvil.chainId, () => {}, log)
+    await wake.stop()
+    expect(lines).toEqual(['no newHeads subscription on a WebSocket endpoint: the listener polls'])
+    const none = await startHeadWake([anvil.rpcUrl], anvil.chainId, () => {}, log)
+    await none.stop()
+    expect(lines).toHaveLength(1)
+  })
+})
