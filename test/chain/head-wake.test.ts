@@ -22,18 +22,37 @@ describe('head wake', () => {
     let heads = 0
     const wake = await startHeadWake([anvil.rpcUrl, anvil.wsUrl], anvil.chainId, () => heads++, log)
     try {
-      for (let index = 0; index < 3; index++)
-        await fetch(anvil.rpcUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
-        })
-      // A hang catcher: the notifications come as the blocks are mined.
-      await waitFor('three heads notified', async () => heads >= 3, 30_000, 20)
+      // A block per look until three were notified (the subscription may open after the first), with
+      // a bound that only catches a hang.
+      await waitFor(
+        'three heads notified',
+        async () => {
+          await fetch(anvil.rpcUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
+          })
+          return heads >= 3
+        },
+        30_000,
+        50,
+      )
       expect(heads).toBeGreaterThanOrEqual(3)
     } finally {
       await wake.stop()
     }
+  })
+
+  it('survives its node going away: the process goes on, the wake stops cleanly', async () => {
+    const gone = await startAnvil()
+    let heads = 0
+    const wake = await startHeadWake([gone.wsUrl], gone.chainId, () => heads++, log)
+    await gone.stop()
+    // Whatever the closed socket does next happens within this pause (an 'error' with no listener
+    // would end the test process).
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await wake.stop()
+    expect(heads).toBe(0)
   })
 
   it('without a WebSocket endpoint that opens, wakes nothing and says so at debug', async () => {
