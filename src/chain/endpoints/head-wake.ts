@@ -11,8 +11,8 @@ export interface HeadWake {
  * Subscribes to `newHeads` on the first WebSocket endpoint of `urls` that opens, and calls `onHead`
  * for each head. The pool reads a ws(s) endpoint over http(s) and polls every poll interval; a wake
  * at each head takes that interval out of a request's latency (paced at 50/s on the dev chain, block
- * -> received was 72 ms polling every 100 ms). When no WebSocket endpoint opens, or its socket
- * closes, the listener goes on polling, said once at debug: a wake is a shortcut, not a dependency.
+ * -> received was 72 ms polling every 100 ms). When no WebSocket endpoint opens (a debug line) or
+ * its socket closes later, the listener goes on polling: a wake is a shortcut, not a dependency.
  */
 export async function startHeadWake(
   urls: readonly string[],
