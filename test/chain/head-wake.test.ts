@@ -27,11 +27,7 @@ describe('head wake', () => {
       await waitFor(
         'three heads notified',
         async () => {
-          await fetch(anvil.rpcUrl, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
-          })
+          await mine(anvil.rpcUrl)
           return heads >= 3
         },
         30_000,
@@ -55,6 +51,35 @@ describe('head wake', () => {
     expect(heads).toBe(0)
   })
 
+  it('subscribes again once its node is back after a restart', async () => {
+    const node = await startAnvil()
+    const port = Number(new URL(node.rpcUrl).port)
+    let heads = 0
+    const wake = await startHeadWake([node.wsUrl], node.chainId, () => heads++, log, 200)
+    try {
+      await node.stop()
+      const again = await startAnvil({ port })
+      try {
+        // A block per look until one was notified from the restarted node; a bound for hangs only.
+        await waitFor(
+          'a head from the restarted node',
+          async () => {
+            await mine(again.rpcUrl)
+            return heads >= 1
+          },
+          30_000,
+          100,
+        )
+        expect(heads).toBeGreaterThanOrEqual(1)
+      } finally {
+        await wake.stop()
+        await again.stop()
+      }
+    } finally {
+      await wake.stop()
+    }
+  })
+
   it('without a WebSocket endpoint that opens, wakes nothing and says so at debug', async () => {
     lines.length = 0
     const closedPort = 'ws://127.0.0.1:9/'
@@ -66,3 +91,11 @@ describe('head wake', () => {
     expect(lines).toHaveLength(1)
   })
 })
+
+async function mine(rpcUrl: string): Promise<void> {
+  await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
+  })
+}

@@ -7,38 +7,91 @@ export interface HeadWake {
   stop(): Promise<void>
 }
 
+/** How long after a socket closed (or none opened) the subscription is tried again. */
+const RESUBSCRIBE_MS = 5_000
+
+/** The `ws` socket under an ethers WebSocketProvider: only its close event is listened to here. */
+interface ClosingSocket {
+  on(event: 'close', listener: () => void): unknown
+}
+
 /**
  * Subscribes to `newHeads` on the first WebSocket endpoint of `urls` that opens, and calls `onHead`
  * for each head. The pool reads a ws(s) endpoint over http(s) and polls every poll interval; a wake
  * at each head takes that interval out of a request's latency (paced at 50/s on the dev chain, block
- * -> received was 72 ms polling every 100 ms). When no WebSocket endpoint opens (a debug line) or
- * its socket closes later, the listener goes on polling: a wake is a shortcut, not a dependency.
+ * -> received was 72 ms polling every 100 ms). While no WebSocket endpoint opens (one debug line per
+ * outage), or after its socket closed (a node restarted), the listener goes on polling and the
+ * subscription is tried again every `resubscribeMs`: a wake is a shortcut, not a dependency.
  */
 export async function startHeadWake(
   urls: readonly string[],
   chainId: number,
   onHead: () => void,
   log: Logger,
+  resubscribeMs = RESUBSCRIBE_MS,
 ): Promise<HeadWake> {
-  for (const url of urls.filter((candidate) => /^wss?:/.test(candidate))) {
-    let provider: ChainProvider | undefined
-    try {
-      provider = await connectProvider(url, { chainId })
-      await provider.on('block', onHead)
-      const subscribed = provider
-      return {
-        async stop() {
-          // Destroying the provider ends its subscription too; unsubscribing first races the destroy.
-          await subscribed.destroy()
-        },
+  const candidates = urls.filter((candidate) => /^wss?:/.test(candidate))
+  let stopped = false
+  let current: ChainProvider | undefined
+  let retry: NodeJS.Timeout | undefined
+  let saidDown = false
+
+  async function subscribe(): Promise<boolean> {
+    for (const url of candidates) {
+      let provider: ChainProvider | undefined
+      try {
+        provider = await connectProvider(url, { chainId })
+        await provider.on('block', onHead)
+        if (stopped) {
+          await provider.destroy()
+          return true
+        }
+        const subscribed = provider
+        current = subscribed
+        saidDown = false
+        socketOf(subscribed)?.on('close', () => {
+          if (current !== subscribed) return
+          current = undefined
+          scheduleRetry()
+        })
+        return true
+      } catch (error) {
+        await provider?.destroy()
+        if (!saidDown)
+          log.debug(
+            { chainId, err: rootCauseFirst(error) },
+            'no newHeads subscription on a WebSocket endpoint: the listener polls',
+          )
+        saidDown = true
       }
-    } catch (error) {
-      await provider?.destroy()
-      log.debug(
-        { chainId, err: rootCauseFirst(error) },
-        'no newHeads subscription on a WebSocket endpoint: the listener polls',
-      )
     }
+    return false
   }
-  return { stop: async () => undefined }
+
+  function scheduleRetry(): void {
+    if (stopped) return
+    retry = setTimeout(() => {
+      void subscribe().then((subscribed) => subscribed || scheduleRetry())
+    }, resubscribeMs)
+    retry.unref()
+  }
+
+  if (candidates.length > 0 && !(await subscribe())) scheduleRetry()
+  return {
+    async stop() {
+      stopped = true
+      clearTimeout(retry)
+      const subscribed = current
+      current = undefined
+      // Destroying the provider ends its subscription too; unsubscribing first races the destroy.
+      await subscribed?.destroy()
+    },
+  }
+}
+
+function socketOf(provider: ChainProvider): ClosingSocket | undefined {
+  const socket = 'websocket' in provider ? (provider.websocket as unknown) : undefined
+  return typeof (socket as Partial<ClosingSocket> | undefined)?.on === 'function'
+    ? (socket as ClosingSocket)
+    : undefined
 }
