@@ -15,6 +15,7 @@ import { reasonOf } from '../config/dependency-health.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { DEFAULT_SETTINGS, endpointOf } from '../config/settings.ts'
 import { boundedGetUrl } from './bounded-get-url.ts'
+import { NodeJsonRpcProvider } from './node-json-rpc-provider.ts'
 
 export type ChainProvider = JsonRpcProvider | WebSocketProvider
 
@@ -102,7 +103,7 @@ export async function connectProvider(
   // ethers waits 300 s for an answer by default: a read lost on a link that went down mid-call would
   // hold the listener that long. The sender's own calls give up after 30 s as well.
   connection.timeout = RPC_READ_TIMEOUT_MS
-  return new JsonRpcProvider(connection, network, {
+  return new NodeJsonRpcProvider(connection, network, {
     staticNetwork: network,
     cacheTimeout: -1,
     pollingInterval: options.pollingIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS,

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { nestingBeyond, readBounded } from '../../net/bounded-body.ts'
+import { RPC_MAX_DEPTH } from '../node-json-rpc-provider.ts'
 import { z } from 'zod'
 import { classifyRefusal, type NodeRefusal } from './node-refusal.ts'
 
@@ -61,7 +62,6 @@ export async function postJsonRpcBatch(
 
 /** The settings' default of RPC_MAX_RESPONSE_BYTES, for callers given none. */
 export const DEFAULT_RPC_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-const RPC_MAX_DEPTH = 64
 
 /**
  * The node's answer, read under the byte cap while it streams, nesting bounded, checked as a batch:
