@@ -8,6 +8,7 @@ import {
   type Provider,
 } from 'ethers'
 import { withFixedHash } from './abi-fragment.ts'
+import { readCanonicalOracleRequestData, type OracleRequestFields } from './oracle-request-data.ts'
 
 /**
  * The Operator events and calls feedrunner relies on, in human-readable ABI form so they do not
@@ -165,19 +166,22 @@ export function decodeOperatorLog(
 ): OracleRequestEvent | CancelRequestEvent | undefined {
   const topic0 = log.topics[0]
   if (topic0 === ORACLE_REQUEST_TOPIC) {
-    const parsed = operatorInterface.decodeEventLog(ORACLE_REQUEST_EVENT, log.data, log.topics)
+    // The Operator's own layout is read by slicing; anything else goes to ethers' decoder.
+    const specId = log.topics.length === 2 ? log.topics[1] : undefined
+    const canonical = specId === undefined ? undefined : readCanonicalOracleRequestData(log.data)
+    const fields = canonical && specId ? { ...canonical, specId } : decodedByEthers(log)
     return {
       kind: 'request',
       ...positionOf(log, chainId),
-      specId: (parsed.specId as string).toLowerCase(),
-      requester: parsed.requester as string,
-      requestId: (parsed.requestId as string).toLowerCase(),
-      payment: parsed.payment as bigint,
-      callbackAddr: parsed.callbackAddr as string,
-      callbackFunctionId: (parsed.callbackFunctionId as string).toLowerCase(),
-      cancelExpiration: parsed.cancelExpiration as bigint,
-      dataVersion: parsed.dataVersion as bigint,
-      data: parsed.data as string,
+      specId: fields.specId.toLowerCase(),
+      requester: fields.requester,
+      requestId: fields.requestId.toLowerCase(),
+      payment: fields.payment,
+      callbackAddr: fields.callbackAddr,
+      callbackFunctionId: fields.callbackFunctionId.toLowerCase(),
+      cancelExpiration: fields.cancelExpiration,
+      dataVersion: fields.dataVersion,
+      data: fields.data,
     }
   }
   if (topic0 === CANCEL_ORACLE_REQUEST_TOPIC) {
@@ -188,6 +192,22 @@ export function decodeOperatorLog(
     }
   }
   return undefined
+}
+
+/** An `OracleRequest` log in any layout the ABI allows, decoded by ethers (throws when it is none). */
+function decodedByEthers(log: Log): OracleRequestFields & { specId: string } {
+  const parsed = operatorInterface.decodeEventLog(ORACLE_REQUEST_EVENT, log.data, log.topics)
+  return {
+    specId: parsed.specId as string,
+    requester: parsed.requester as string,
+    requestId: parsed.requestId as string,
+    payment: parsed.payment as bigint,
+    callbackAddr: parsed.callbackAddr as string,
+    callbackFunctionId: parsed.callbackFunctionId as string,
+    cancelExpiration: parsed.cancelExpiration as bigint,
+    dataVersion: parsed.dataVersion as bigint,
+    data: parsed.data as string,
+  }
 }
 
 /** A decoded event as JSON-safe values (bigints as decimal strings), e.g. for a queue payload. */
