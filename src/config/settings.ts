@@ -174,13 +174,20 @@ export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefi
   const variable = bridgeUrlSetting(name)
   const value = env[variable]
   if (value === undefined || value === '') return undefined
+  const checked = checkedBridgeUrls.get(value)
+  if (checked !== undefined) return checked
   const parsed = z.url().safeParse(value)
   if (!parsed.success)
     throw new SettingsError([
       `${variable}: expected a URL such as http://127.0.0.1:8080 (got ${endpointOf(value)})`,
     ])
+  if (checkedBridgeUrls.size < MAX_CHECKED_BRIDGE_URLS) checkedBridgeUrls.set(value, parsed.data)
   return parsed.data
 }
+
+/** Bridge URLs already checked, by value: a bridge task reads its URL on every run (1 % of a burst's CPU). */
+const checkedBridgeUrls = new Map<string, string>()
+const MAX_CHECKED_BRIDGE_URLS = 64
 
 /** Every secret value currently configured, for redaction and for the leak tests. */
 export function secretValues(settings: Settings): string[] {
