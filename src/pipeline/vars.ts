@@ -62,6 +62,19 @@ const PLACEHOLDER_KEY = '__feedrunner_var_expr__'
  * typed value itself, unquoted, as Chainlink's JSONWithVarExprs: `{"id": $(jobSpec.externalJobID)}`.
  */
 export function jsonWithVarExpressions(text: string, vars: Vars, tolerateErrors = false): unknown {
+  return substitute(markedTemplate(text), vars, tolerateErrors)
+}
+
+/**
+ * Attribute texts parsed with their variables marked, by text: a spec's attributes are parsed for
+ * every run, and substitute() builds new values without touching the template. Bounded, as texts
+ * come from the loaded specs.
+ */
+const templates = new Map<string, unknown>()
+const MAX_TEMPLATES = 512
+
+function markedTemplate(text: string): unknown {
+  if (templates.has(text)) return templates.get(text)
   const marked = text.replace(VARIABLE, (_whole, keypath: string) =>
     JSON.stringify({ [PLACEHOLDER_KEY]: keypath }),
   )
@@ -71,7 +84,8 @@ export function jsonWithVarExpressions(text: string, vars: Vars, tolerateErrors 
   } catch (error) {
     throw new VarError(`not valid JSON once variables are marked (${(error as Error).message})`)
   }
-  return substitute(parsed, vars, tolerateErrors)
+  if (templates.size < MAX_TEMPLATES) templates.set(text, parsed)
+  return parsed
 }
 
 /** With `tolerateErrors` (median's `values`), a failed or missing variable becomes an Error entry. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseJsonLossless } from '../../src/pipeline/json.ts'
+import { jsonWithVarExpressions } from '../../src/pipeline/vars.ts'
 import { Decimal } from '../../src/reduce/index.ts'
 import { runTask } from './support/task.ts'
 
@@ -50,5 +51,23 @@ describe('parseJsonLossless', () => {
       { inputs: ['{"result": 123456789012345678901234567890}'] },
     )
     expect(value).toBe(123456789012345678901234567890n)
+  })
+})
+
+describe('a JSON attribute with variables, read run after run', () => {
+  it('gives each run its own values, and what one run does to its value reaches no other', () => {
+    const text = '{"id": $(jobRun.id), "list": [$(jobRun.id), {"n": 1}]}'
+    const first = jsonWithVarExpressions(text, { jobRun: { id: 1 } }) as {
+      id: number
+      list: [number, { n: number }]
+    }
+    first.list[1].n = 99
+    first.list.push(7 as never)
+    expect(jsonWithVarExpressions(text, { jobRun: { id: 2 } })).toEqual({
+      id: 2,
+      list: [2, { n: 1 }],
+    })
+    expect(() => jsonWithVarExpressions('{"id": $(jobRun.id)', {})).toThrow(/not valid JSON/)
+    expect(() => jsonWithVarExpressions('{"id": $(jobRun.id)', {})).toThrow(/not valid JSON/)
   })
 })
