@@ -1,5 +1,6 @@
 import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethers'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
+import { readCanonicalOracleRequestData } from '../../chain/oracle-request-data.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
 import { abiProblem, memoizedAbi, shortReason } from './ethabiencode.ts'
@@ -21,10 +22,19 @@ export const ethabidecodelog: TaskDefinition = {
   },
   async run(task) {
     const abi = task.raw('abi') ?? ''
-    const { fragment, iface, topicHash } = memoizedAbi(eventCache, abi, (text) => {
-      const parsed = withFixedHash(eventFragment(text))
-      return { fragment: parsed, iface: new Interface([parsed]), topicHash: parsed.topicHash }
-    })
+    const { fragment, iface, topicHash, oracleRequestLayout } = memoizedAbi(
+      eventCache,
+      abi,
+      (text) => {
+        const parsed = withFixedHash(eventFragment(text))
+        return {
+          fragment: parsed,
+          iface: new Interface([parsed]),
+          topicHash: parsed.topicHash,
+          oracleRequestLayout: isOracleRequestLayout(parsed),
+        }
+      },
+    )
     const data = hexOf(task.value('data', { fromInput: true }), 'data')
     const topics = task.value('topics')
     if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string'))
@@ -34,27 +44,68 @@ export const ethabidecodelog: TaskDefinition = {
         `topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${topicHash})`,
       )
     }
-    let decoded: Result
-    try {
-      decoded = iface.decodeEventLog(fragment, data, topics as string[])
-    } catch (error) {
-      throw new TaskError(
-        `cannot decode the log as ${fragment.format('sighash')}: ${(error as Error).message}`,
-      )
-    }
+    const values =
+      (oracleRequestLayout && readOracleRequest(data, topics as string[])) ||
+      decodedByEthers(iface, fragment, data, topics as string[])
     return Object.fromEntries(
       fragment.inputs.map((input, index) => [
         input.name || String(index),
-        plain(decoded[index], input),
+        plain(values[index], input),
       ]),
     )
   },
 }
 
+function decodedByEthers(
+  iface: Interface,
+  fragment: EventFragment,
+  data: string,
+  topics: string[],
+): Result {
+  try {
+    return iface.decodeEventLog(fragment, data, topics)
+  } catch (error) {
+    throw new TaskError(
+      `cannot decode the log as ${fragment.format('sighash')}: ${(error as Error).message}`,
+    )
+  }
+}
+
+/**
+ * The values of an Operator's OracleRequest log in the event's order, read by slicing (the listener's
+ * reader, src/chain/oracle-request-data.ts) when the log has the layout abi.encode gives it; undefined
+ * otherwise, and ethers decodes it. Every directrequest spec starts with this decode.
+ */
+function readOracleRequest(data: string, topics: string[]): unknown[] | undefined {
+  if (topics.length !== 2) return undefined
+  const fields = readCanonicalOracleRequestData(data)
+  if (!fields) return undefined
+  return [
+    topics[1]!.toLowerCase(),
+    fields.requester,
+    fields.requestId,
+    fields.payment,
+    fields.callbackAddr,
+    fields.callbackFunctionId,
+    fields.cancelExpiration,
+    fields.dataVersion,
+    fields.data,
+  ]
+}
+
+/** The Operator's OracleRequest event, whatever its parameters are named in a spec. */
+const ORACLE_REQUEST_SIGNATURE =
+  'OracleRequest(bytes32 indexed,address,bytes32,uint256,address,bytes4,uint256,uint256,bytes)'
+
+function isOracleRequestLayout(fragment: EventFragment): boolean {
+  const shape = fragment.inputs.map((input) => `${input.type}${input.indexed ? ' indexed' : ''}`)
+  return !fragment.anonymous && `${fragment.name}(${shape.join(',')})` === ORACLE_REQUEST_SIGNATURE
+}
+
 /** Parsed event ABIs by their text (see memoizedAbi). */
 const eventCache = new Map<
   string,
-  { fragment: EventFragment; iface: Interface; topicHash: string }
+  { fragment: EventFragment; iface: Interface; topicHash: string; oracleRequestLayout: boolean }
 >()
 
 function eventFragment(abi: string): EventFragment {

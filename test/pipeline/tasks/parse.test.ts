@@ -1,5 +1,6 @@
 import { Encoder } from 'cbor-x'
-import { AbiCoder, hexlify, Interface } from 'ethers'
+import fc from 'fast-check'
+import { AbiCoder, getBytes, hexlify, Interface } from 'ethers'
 import { describe, expect, it } from 'vitest'
 import {
   buildOracleRequest,
@@ -156,6 +157,54 @@ describe('ethabidecodelog', () => {
         .selector,
     )
     expect(hexlify(decoded.data as Uint8Array)).toBe(request.data)
+  })
+  it('decodes any OracleRequest log as ethers alone does, or fails as it fails', async () => {
+    // The task reads the Operator's own layout by slicing (src/chain/oracle-request-data.ts).
+    const abi = ORACLE_REQUEST_EVENT.replace(/^event /, '')
+    const iface = new Interface([ORACLE_REQUEST_EVENT])
+    const topics = [iface.getEvent('OracleRequest')!.topicHash, '0x' + '3a'.repeat(32)]
+    const values = fc.tuple(
+      fc.uint8Array({ minLength: 20, maxLength: 20 }).map(hexlify),
+      fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hexlify),
+      fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }),
+      fc.uint8Array({ minLength: 4, maxLength: 4 }).map(hexlify),
+      fc.uint8Array({ maxLength: 200 }).map(hexlify),
+      fc.nat(900),
+      fc.constantFrom('', '0', '7', 'x'),
+    )
+    await fc.assert(
+      fc.asyncProperty(values, async ([address, word, amount, selector, bytes, at, digit]) => {
+        const encoded = AbiCoder.defaultAbiCoder().encode(
+          ['address', 'bytes32', 'uint256', 'address', 'bytes4', 'uint256', 'uint256', 'bytes'],
+          [address, word, amount, address, selector, amount, amount, bytes],
+        )
+        const place = 2 + (at % (encoded.length - 2))
+        const data =
+          digit === '' ? encoded : encoded.slice(0, place) + digit + encoded.slice(place + 1)
+        const expected = (() => {
+          try {
+            const decoded = iface.decodeEventLog('OracleRequest', data, topics)
+            return Object.fromEntries(
+              iface
+                .getEvent('OracleRequest')!
+                .inputs.map((input, index) => [
+                  input.name,
+                  input.type === 'bytes' ? getBytes(decoded[index] as string) : decoded[index],
+                ]),
+            )
+          } catch {
+            return 'error'
+          }
+        })()
+        const got = await runTask(
+          'ethabidecodelog',
+          { abi, data: '$(d)', topics: '$(t)' },
+          { vars: { d: data, t: topics } },
+        ).catch(() => 'error')
+        expect(got).toEqual(expected)
+      }),
+      { numRuns: 400 },
+    )
   })
   it('refuses a log of another event', async () => {
     const abi = ORACLE_REQUEST_EVENT.replace(/^event /, '')
