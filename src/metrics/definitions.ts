@@ -1,6 +1,6 @@
 import type { JobType } from 'bullmq'
-import type { Counter, Gauge, Histogram } from 'prom-client'
-import { promClient, metricsRegistry } from './registry.ts'
+import type { Counter } from 'prom-client'
+import { counter, gauge, histogram } from './registry.ts'
 
 /**
  * Every feedrunner metric, defined in this one file. Labels are bounded by construction: job names
@@ -71,45 +71,6 @@ const sources: ScrapeSources = (holder[SOURCES_KEY] ??= {
   senders: new Set(),
   listeners: new Set(),
 })
-
-function counter(
-  name: string,
-  help: string,
-  labelNames: readonly string[],
-  collect?: (this: Counter) => void | Promise<void>,
-): Counter {
-  const existing = metricsRegistry.getSingleMetric(name)
-  if (existing) return existing as Counter
-  return new promClient.Counter({
-    name,
-    help,
-    labelNames,
-    registers: [metricsRegistry],
-    ...(collect ? { collect } : {}),
-  })
-}
-
-function gauge(
-  name: string,
-  help: string,
-  labelNames: readonly string[],
-  collect: (this: Gauge) => void | Promise<void>,
-): Gauge {
-  const existing = metricsRegistry.getSingleMetric(name)
-  if (existing) return existing as Gauge
-  return new promClient.Gauge({ name, help, labelNames, registers: [metricsRegistry], collect })
-}
-
-function histogram(
-  name: string,
-  help: string,
-  labelNames: readonly string[],
-  buckets: number[],
-): Histogram {
-  const existing = metricsRegistry.getSingleMetric(name)
-  if (existing) return existing as Histogram
-  return new promClient.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] })
-}
 
 function withTimeout<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined

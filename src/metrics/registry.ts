@@ -1,4 +1,4 @@
-import client from 'prom-client'
+import client, { type Counter, type Gauge, type Histogram } from 'prom-client'
 
 /**
  * The one Prometheus registry of a feedrunner process: prom-client's default registry, which is also
@@ -37,3 +37,46 @@ export function releaseProcessMetrics(): void {
 export const METRICS_CONTENT_TYPE = metricsRegistry.contentType
 
 export { client as promClient }
+
+/**
+ * A metric registered once per process: a module loaded twice in one process (test isolation) gets
+ * the metric registered the first time.
+ */
+export function counter(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  collect?: (this: Counter) => void | Promise<void>,
+): Counter {
+  const existing = metricsRegistry.getSingleMetric(name)
+  if (existing) return existing as Counter
+  return new client.Counter({
+    name,
+    help,
+    labelNames,
+    registers: [metricsRegistry],
+    ...(collect ? { collect } : {}),
+  })
+}
+
+export function gauge(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  collect: (this: Gauge) => void | Promise<void>,
+): Gauge {
+  const existing = metricsRegistry.getSingleMetric(name)
+  if (existing) return existing as Gauge
+  return new client.Gauge({ name, help, labelNames, registers: [metricsRegistry], collect })
+}
+
+export function histogram(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  buckets: number[],
+): Histogram {
+  const existing = metricsRegistry.getSingleMetric(name)
+  if (existing) return existing as Histogram
+  return new client.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] })
+}

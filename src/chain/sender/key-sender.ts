@@ -24,6 +24,7 @@ import type { SenderNode } from './node-client.ts'
 import { isToleratedRefusal, refusalOf } from './node-refusal.ts'
 import { createOrderedBroadcaster } from './ordered-broadcast.ts'
 import { SigningLine } from './ordered-signing.ts'
+import { resultOfReceipt } from './receipt-result.ts'
 import { createResender } from './resender.ts'
 import { attemptSigner, type SignAttempt } from './signing.ts'
 import { TxStore, type TxAttempt } from './tx-store.ts'
@@ -358,17 +359,10 @@ export class KeySender {
 
   /** The job's result from its mined receipt; a revert is replayed to learn its reason. */
   private async resultOf(receipt: RpcReceipt, nonce: number, tx: UnsignedTx): Promise<TxResult> {
-    const blockNumber = Number(receipt.blockNumber)
-    const mined = { txHash: receipt.transactionHash, blockNumber, nonce, from: this.address }
-    if (receipt.status === '0x1') return { status: 'mined', ...mined }
-    this.counters.reverted += 1
-    // Replay to learn why: on the state before its block, then (when an earlier transaction of the
-    // same block caused the revert) on the state after it.
-    const replay = (blockTag: number) =>
-      this.parts.node.simulate(this.address, tx, blockTag).catch(() => undefined)
-    const reason =
-      (await replay(blockNumber - 1)) ?? (await replay(blockNumber)) ?? 'reverted on chain'
-    return { status: 'reverted', ...mined, reason }
+    if (receipt.status !== '0x1') this.counters.reverted += 1
+    return resultOfReceipt(receipt, nonce, this.address, (blockTag) =>
+      this.parts.node.simulate(this.address, tx, blockTag).catch(() => undefined),
+    )
   }
 
   /**
