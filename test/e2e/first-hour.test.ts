@@ -193,9 +193,16 @@ describe('the first hour of a new operator (issue 19)', () => {
     const run = JSON.parse(show.output.slice(0, show.output.indexOf('\n}') + 2)) as {
       requestId: string
       state: string
+      tasks: { id: string }[]
     }
     expect(run.requestId.startsWith(shownId)).toBe(true)
     expect(run.state).toBe('fulfilled')
+    // Every task once, in order: the sent write stored those before the transaction, the last write
+    // added the rest.
+    const ids = run.tasks.map((task) => task.id)
+    expect(ids[0]).toBe('decode_log')
+    expect(ids.at(-1)).toBe('submit_tx')
+    expect(new Set(ids).size).toBe(ids.length)
   }, 130_000)
 
   it('request returns once its run errored, root cause first, and exits non-zero', async () => {
