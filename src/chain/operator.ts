@@ -125,19 +125,10 @@ export interface LogPosition {
   logData: string
 }
 
-/** An `OracleRequest` log, decoded. */
-export interface OracleRequestEvent extends LogPosition {
+/** An `OracleRequest` log, decoded (ids and selector in lowercase hex). */
+export interface OracleRequestEvent extends LogPosition, OracleRequestFields {
   kind: 'request'
   specId: string
-  requester: string
-  requestId: string
-  payment: bigint
-  callbackAddr: string
-  callbackFunctionId: string
-  cancelExpiration: bigint
-  dataVersion: bigint
-  /** The CBOR-encoded request parameters (a map body without its header), hex. */
-  data: string
 }
 
 /** A `CancelOracleRequest` log, decoded. */

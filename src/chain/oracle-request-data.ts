@@ -9,6 +9,7 @@ export interface OracleRequestFields {
   callbackFunctionId: string
   cancelExpiration: bigint
   dataVersion: bigint
+  /** The CBOR-encoded request parameters (a map body without its header), hex. */
   data: string
 }
 
