@@ -1,9 +1,16 @@
 import { Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
-import { FeedrunnerError, rootCauseFirst, serialiseError } from '../config/errors.ts'
+import {
+  FeedrunnerError,
+  rootCauseFirst,
+  serialiseError,
+  withContext,
+  type ErrorKind,
+} from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
+import { TaskFailure } from '../pipeline/index.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
-import { boundedPlain, runJob } from '../pipeline/index.ts'
+import { boundedPlain, originOf, runJob } from '../pipeline/index.ts'
 import {
   errorClass,
   observeRun,
@@ -17,7 +24,6 @@ import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
 import { asFailedReason } from '../queue/failed-reason.ts'
 import { fromRequestPayload, jobRunVars, replayOf, requestJobId } from './request-payload.ts'
-import { runFailures, transientBridgeFailure } from './run-failures.ts'
 import {
   isFinal,
   type RunRecord,
@@ -69,6 +75,70 @@ export class TransientRunError extends FeedrunnerError {
   constructor(message: string, cause?: unknown) {
     super(message, { kind: 'unavailable', retryable: true, cause })
   }
+}
+
+/**
+ * A bridge failure worth another try later, by its kind: `unavailable` (the adapter could not be
+ * reached, or answered 503: its Redis is down) or `timeout` (it answered 504: the fetch did not finish
+ * in time, or the task timed out). A 502 (the feed service failed after the adapter's own retries,
+ * kind `upstream`) and every 4xx are final.
+ */
+const TRANSIENT_BRIDGE_KINDS: ReadonlySet<ErrorKind> = new Set(['unavailable', 'timeout'])
+
+function transientBridgeFailure(tasks: readonly TaskOutcome[]): TaskOutcome | undefined {
+  if (tasks.some((task) => task.type === 'ethtx' && task.ok)) return undefined
+  const failed = tasks.find(
+    (task) =>
+      task.type === 'bridge' &&
+      !task.ok &&
+      task.failure !== undefined &&
+      TRANSIENT_BRIDGE_KINDS.has(task.failure.kind),
+  )
+  // An ethtx that timed out may still be mined (its transaction was signed by a process that died):
+  // running the request again finds the same signed attempt in the tx store through its idempotency
+  // key and sends those bytes again, so it cannot send twice.
+  // Only the ethtx's own wait: an ethtx whose input failed (an http task that timed out on a
+  // source dripping a byte a second) sent nothing, and running it again would only fetch again
+  // (issue 23: such a run stayed `running` through five deliveries).
+  // So may one whose node did not answer (every RPC endpoint of the chain away): its nonce is taken
+  // and its attempt stored, and a nonce left unsent would hold back every later transaction of the key.
+  const waitedForTx = tasks.find(
+    (task) =>
+      task.type === 'ethtx' &&
+      !task.ok &&
+      task.failure !== undefined &&
+      TRANSIENT_BRIDGE_KINDS.has(task.failure.kind) &&
+      !failedThroughInput(task.failure),
+  )
+  return failed ?? waitedForTx
+}
+
+/**
+ * A run's failure in words, root cause first, then where: the task it began in, the job, the request
+ * ("the feed service answered 404: no match; task fetch, job game-odds, request 0x4f1c"). Terminal
+ * tasks that failed for one origin are told once.
+ */
+function runFailures(
+  request: OracleRequestEvent,
+  job: string,
+  failures: readonly TaskFailure[],
+): FeedrunnerError[] {
+  const seen = new Set<string>()
+  const origins: FeedrunnerError[] = []
+  for (const failure of failures) {
+    const origin = originOf(failure)
+    if (seen.has(origin.message)) continue
+    seen.add(origin.message)
+    origins.push(withContext(`request ${request.requestId}`, withContext(`job ${job}`, origin)))
+  }
+  return origins
+}
+
+/** A task failure that only passes on an input task's failure (its cause chain holds a TaskFailure). */
+function failedThroughInput(failure: Error): boolean {
+  for (let at: unknown = failure.cause; at instanceof Error; at = at.cause)
+    if (at instanceof TaskFailure) return true
+  return false
 }
 
 export interface RequestOutcome {
@@ -175,17 +245,11 @@ async function runAdmitted(
   jobLog.info('run started')
   const startedAt = performance.now()
   const tasks: TaskRecord[] = []
-  /** Tasks the run record holds already (its `sent` write): the last write sends only the rest. */
-  let tasksStored = 0
   const onSent = async (): Promise<void> => {
     // The record's word for where the run is, written while the transaction is on its way: a failed
     // write must not fail a transaction that may already be out.
-    const sentTasks = [...tasks]
     await runs
-      .update(request.requestId, { state: 'sent', tasks: sentTasks }, { tasksStored })
-      .then((stored) => {
-        if (stored.state === 'sent') tasksStored = sentTasks.length
-      })
+      .update(request.requestId, { state: 'sent', tasks: [...tasks] })
       .catch((error: unknown) => {
         jobLog.warn(
           { err: error instanceof Error ? error.message : String(error) },
@@ -236,13 +300,7 @@ async function runAdmitted(
       'errored',
       reason,
       jobLog,
-      {
-        job: loaded.name,
-        reason: errorClass(result.tasks),
-        startedAt,
-        replay: options.replay,
-        tasksStored,
-      },
+      { job: loaded.name, reason: errorClass(result.tasks), startedAt, replay: options.replay },
     )
   }
   return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, {
@@ -250,7 +308,6 @@ async function runAdmitted(
     reason: 'none',
     startedAt,
     replay: options.replay,
-    tasksStored,
   })
 }
 
@@ -261,8 +318,6 @@ interface RunMetrics {
   startedAt?: number
   /** Set when the run is a replay: counted in feedrunner_replays_total too. */
   replay?: number
-  /** Tasks the run record holds already: only the later ones are written. */
-  tasksStored?: number
 }
 
 async function finish(
@@ -274,11 +329,7 @@ async function finish(
   log: Logger,
   metrics: RunMetrics,
 ): Promise<RequestOutcome> {
-  const stored = await runs.update(
-    requestId,
-    { ...patch, state, ...(reason ? { reason } : {}) },
-    { tasksStored: metrics.tasksStored },
-  )
+  const stored = await runs.update(requestId, { ...patch, state, ...(reason ? { reason } : {}) })
   // Counted once, by the delivery that moved the run to its final state (not when it was final already).
   if (
     stored.state === state &&

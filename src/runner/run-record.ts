@@ -94,38 +94,27 @@ const TRIM_EVERY = 64
  * created (the index orders runs by when they were received): its later writes cost one SET each
  * instead of three commands (issue 20: Redis commands per request). The index is trimmed to its
  * bound by one create in TRIM_EVERY (ARGV[7] = '1'), not by each: between two trims it holds at most
- * that many runs more than the bound, and each other create saves a command. With ARGV[8] = n, the
- * patch's tasks follow the stored run's first n: a run's last write sends only the tasks that ran
- * after its `sent` write, not all of them again; a stored run without exactly n tasks (a write that
- * failed, Redis lost) is left as it is and the answer says so, and the caller sends the whole list.
+ * that many runs more than the bound, and each other create saves a command.
  */
 const UPDATE_SCRIPT = luaScript(`
 local function summary(run)
   return cjson.encode({ requestId = run.requestId, state = run.state, job = run.job, txHash = run.txHash, reason = run.reason })
 end
 local current = redis.call('GET', KEYS[1])
-local appendFrom = tonumber(ARGV[8])
 local record
 if current then
   record = cjson.decode(current)
   local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
   if ARGV[6] == '1' or (final[record.state] and ARGV[6] ~= '2') then return summary(record) end
-  if appendFrom and (type(record.tasks) ~= 'table' or #record.tasks ~= appendFrom) then
-    return cjson.encode({ tasksNotStored = true })
-  end
   local patch = cjson.decode(ARGV[1])
   for k, v in pairs(patch) do
     if k == 'times' then
       for state, at in pairs(v) do record.times[state] = at end
-    elseif k == 'tasks' and appendFrom then
-      for _, task in ipairs(v) do table.insert(record.tasks, task) end
     else
       record[k] = v
     end
   end
   redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
-elseif appendFrom then
-  return cjson.encode({ tasksNotStored = true })
 else
   record = cjson.decode(ARGV[1])
   redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
@@ -190,55 +179,32 @@ export class RunStore {
     return `${this.prefix}:runs`
   }
 
-  /**
-   * Creates or updates a run; a run in a final state is left unchanged. Answers where the run stands now.
-   * With `tasksStored`, the run's first that many tasks are stored already (an earlier write of this
-   * process): only the rest leave, and the whole list when the store does not hold exactly those.
-   */
-  async update(
-    requestId: string,
-    patch: Partial<RunRecord> & { state?: RunState },
-    options: { tasksStored?: number } = {},
-  ): Promise<RunSummary> {
-    const stored = options.tasksStored ?? 0
-    if (stored > 0 && patch.tasks && patch.tasks.length >= stored) {
-      const appended = await this.write(
-        requestId,
-        { ...patch, tasks: patch.tasks.slice(stored) },
-        'unless-final',
-        stored,
-      )
-      if (appended) return appended
-    }
-    return (await this.write(requestId, patch, 'unless-final'))!
+  /** Creates or updates a run; a run in a final state is left unchanged. Answers where the run stands now. */
+  update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunSummary> {
+    return this.write(requestId, patch, 'unless-final')
   }
 
   /**
    * Sets what the chain says of a run, final state or not: a fulfilment mined while the sender saw an
    * error (a node that went away as it was mined) makes an `errored` run `fulfilled` (the reconciler).
    */
-  async settleFromChain(
+  settleFromChain(
     requestId: string,
     patch: Partial<RunRecord> & { state: RunState },
   ): Promise<RunSummary> {
-    return (await this.write(requestId, patch, 'chain'))!
+    return this.write(requestId, patch, 'chain')
   }
 
   /** Creates the run only when there is none yet (a request seen again keeps the run it has). */
-  async create(
-    requestId: string,
-    record: Partial<RunRecord> & { state: RunState },
-  ): Promise<RunSummary> {
-    return (await this.write(requestId, record, 'if-absent'))!
+  create(requestId: string, record: Partial<RunRecord> & { state: RunState }): Promise<RunSummary> {
+    return this.write(requestId, record, 'if-absent')
   }
 
-  /** Answers undefined only when `appendFrom` is given and the stored run does not hold that many tasks. */
   private async write(
     requestId: string,
     patch: Partial<RunRecord> & { state?: RunState },
     mode: 'unless-final' | 'if-absent' | 'chain',
-    appendFrom?: number,
-  ): Promise<RunSummary | undefined> {
+  ): Promise<RunSummary> {
     const now = Date.now()
     const withTime = patch.state
       ? { ...patch, times: { ...patch.times, [patch.state]: now } }
@@ -254,12 +220,9 @@ export class RunStore {
         String(RECENT_RUNS_KEPT),
         { 'unless-final': '0', 'if-absent': '1', chain: '2' }[mode],
         trimsIndex(requestId) ? '1' : '0',
-        appendFrom === undefined ? '' : String(appendFrom),
       ],
     )) as string
-    const parsed = JSON.parse(answer) as { tasksNotStored?: boolean }
-    if (parsed.tasksNotStored === true) return undefined
-    return runSummarySchema.parse(parsed)
+    return runSummarySchema.parse(JSON.parse(answer))
   }
 
   /** An errored run back to `received` for a replay; answers where it stands and the replay number (0: not moved). */

@@ -45,41 +45,6 @@ describe('run records', () => {
     expect(run?.tasks).toEqual([{ id: 'fetch', type: 'bridge', output: '42' }])
   })
 
-  it('with the tasks it stored already, sends only the later ones; the whole list when the store lacks them', async () => {
-    const task = (id: string, output: string) => ({ id, type: 'bridge', output })
-    await store.update('0xa1', { ...base, state: 'received' })
-    await store.update('0xa1', { state: 'sent', tasks: [task('a', '1'), task('b', '2')] })
-    // The first two given differ from the stored ones: only the third leaves, so the stored two stay.
-    await store.update(
-      '0xa1',
-      { state: 'fulfilled', tasks: [task('x', '9'), task('y', '9'), task('c', '3')] },
-      { tasksStored: 2 },
-    )
-    expect((await store.get('0xa1'))?.tasks).toEqual([
-      task('a', '1'),
-      task('b', '2'),
-      task('c', '3'),
-    ])
-
-    // A store holding one task, not two (its sent write was lost): the whole list is written.
-    await store.update('0xa2', { ...base, state: 'received' })
-    await store.update('0xa2', { state: 'sent', tasks: [task('a', '1')] })
-    const whole = [task('a', '1'), task('b', '2'), task('c', '3')]
-    const summary = await store.update(
-      '0xa2',
-      { state: 'fulfilled', tasks: whole },
-      { tasksStored: 2 },
-    )
-    expect(summary.state).toBe('fulfilled')
-    expect((await store.get('0xa2'))?.tasks).toEqual(whole)
-
-    // No record at all (Redis lost it): the whole run is written.
-    await store.update('0xa3', { ...base, state: 'fulfilled', tasks: whole }, { tasksStored: 2 })
-    const rebuilt = await store.get('0xa3')
-    expect(rebuilt?.tasks).toEqual(whole)
-    expect(rebuilt?.job).toBe('game-odds')
-  })
-
   it('creates a run only when there is none: a request seen again keeps the run it has', async () => {
     const created = await store.create('0xdd', { ...base, state: 'received' })
     expect(created).toEqual({ requestId: '0xdd', state: 'received', job: 'game-odds' })
