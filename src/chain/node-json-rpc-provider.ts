@@ -34,21 +34,34 @@ function methodsOf(payload: JsonRpcPayload | JsonRpcPayload[]): string {
 
 /** The answer's JSON; an error of kind `upstream` when it is not UTF-8 JSON or nests too deep. */
 function parseAnswer(body: Uint8Array | null, what: string): JsonRpcResult | JsonRpcResult[] {
-  const fail = (reason: string): never => {
-    throw new FeedrunnerError(`${what}: the node answered ${reason}`, { kind: 'upstream' })
-  }
   let text: string
   try {
     text = body === null ? '' : utf8.decode(body)
   } catch {
-    return fail('bytes that are not UTF-8 text')
+    return nodeAnswered(what, 'bytes that are not UTF-8 text')
   }
+  // ethers' own type for an answer; ethers reads an error member of one as well.
+  return parseNodeJson(text, what) as JsonRpcResult | JsonRpcResult[]
+}
+
+/**
+ * A node's answer as JSON, its nesting bounded (RPC_MAX_DEPTH) before it is parsed; anything else
+ * fails with the reason, kind `upstream`, never a bare parser error. `what` names the call.
+ */
+export function parseNodeJson(text: string, what: string): unknown {
   if (nestingBeyond(text, RPC_MAX_DEPTH) !== undefined)
-    return fail(`JSON nested deeper than ${RPC_MAX_DEPTH} levels`)
+    return nodeAnswered(what, `JSON nested deeper than ${RPC_MAX_DEPTH} levels`)
   try {
-    // ethers' own type for an answer; ethers reads an error member of one as well.
-    return JSON.parse(text) as JsonRpcResult | JsonRpcResult[]
+    return JSON.parse(text)
   } catch (error) {
-    return fail(`something that is not JSON (${(error as Error).message.slice(0, 120)})`)
+    return nodeAnswered(
+      what,
+      `something that is not JSON (${(error as Error).message.slice(0, 120)})`,
+    )
   }
+}
+
+/** Fails a call with what the node answered instead of an answer. */
+export function nodeAnswered(what: string, reason: string): never {
+  throw new FeedrunnerError(`${what}: the node answered ${reason}`, { kind: 'upstream' })
 }

@@ -1,5 +1,6 @@
 import {
   Interface,
+  type EventFragment,
   getBytes,
   hexlify,
   toUtf8Bytes,
@@ -8,7 +9,7 @@ import {
   type Provider,
 } from 'ethers'
 import { withFixedHash } from './abi-fragment.ts'
-import { readCanonicalOracleRequestData, type OracleRequestFields } from './oracle-request-data.ts'
+import { readCanonicalOracleRequest, type OracleRequestFields } from './oracle-request-data.ts'
 
 /**
  * The Operator events and calls feedrunner relies on, in human-readable ABI form so they do not
@@ -158,9 +159,7 @@ export function decodeOperatorLog(
   const topic0 = log.topics[0]
   if (topic0 === ORACLE_REQUEST_TOPIC) {
     // The Operator's own layout is read by slicing; anything else goes to ethers' decoder.
-    const specId = log.topics.length === 2 ? log.topics[1] : undefined
-    const canonical = specId === undefined ? undefined : readCanonicalOracleRequestData(log.data)
-    const fields = canonical && specId ? { ...canonical, specId } : decodedByEthers(log)
+    const fields = readCanonicalOracleRequest(log.data, log.topics) ?? decodedByEthers(log)
     return {
       kind: 'request',
       ...positionOf(log, chainId),
@@ -183,6 +182,20 @@ export function decodeOperatorLog(
     }
   }
   return undefined
+}
+
+/**
+ * An event fragment (a spec's `ethabidecodelog` abi) that is the Operator's `OracleRequest`: the same
+ * types, indexing and name, whatever its parameters are called, so its logs have the Operator's layout.
+ */
+export function isOracleRequestFragment(fragment: EventFragment): boolean {
+  return (
+    !fragment.anonymous &&
+    fragment.topicHash === ORACLE_REQUEST_TOPIC &&
+    fragment.inputs.every(
+      (input, index) => input.indexed === ORACLE_REQUEST_EVENT.inputs[index]?.indexed,
+    )
+  )
 }
 
 /** An `OracleRequest` log in any layout the ABI allows, decoded by ethers (throws when it is none). */

@@ -23,13 +23,26 @@ const ZERO_ADDRESS_PAD = '0'.repeat(WORD - 40)
 const ZERO_SELECTOR_PAD = '0'.repeat(WORD - 8)
 
 /**
+ * An `OracleRequest` log's fields, its indexed spec id among them, when the log is laid out as the
+ * Operator contract emits it (see readCanonicalData); undefined otherwise, and ethers decodes it.
+ */
+export function readCanonicalOracleRequest(
+  hexData: string,
+  topics: readonly string[],
+): (OracleRequestFields & { specId: string }) | undefined {
+  const specId = topics.length === 2 ? topics[1] : undefined
+  const fields = specId === undefined ? undefined : readCanonicalData(hexData)
+  return fields && specId !== undefined ? { ...fields, specId: specId.toLowerCase() } : undefined
+}
+
+/**
  * The fields of an `OracleRequest` log's data when it is laid out as the Operator contract emits it
  * (`abi.encode` of the event's values: a canonical head, zero padding, nothing after `data`), read by
  * slicing its hex; undefined for any other layout, which the caller then gives to ethers' decoder.
  * ethers builds its coders and a Result for every log, a twentieth of the runner's CPU in a burst;
  * this reads the same values (a property test holds the two equal for any input).
  */
-export function readCanonicalOracleRequestData(hexData: string): OracleRequestFields | undefined {
+function readCanonicalData(hexData: string): OracleRequestFields | undefined {
   const data = hexData.toLowerCase()
   const bodyDigits = data.length - 2 - (HEAD_WORDS + 1) * WORD
   if (bodyDigits < 0 || !HEX.test(data)) return undefined

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { AbiCoder, getAddress, hexlify, type Log } from 'ethers'
 import { describe, expect, it } from 'vitest'
-import { readCanonicalOracleRequestData } from '../../src/chain/oracle-request-data.ts'
+import { readCanonicalOracleRequest } from '../../src/chain/oracle-request-data.ts'
 import {
   decodeOperatorLog,
   operatorInterface,
@@ -97,7 +97,7 @@ describe('reading OracleRequest data', () => {
     fc.assert(
       fc.property(requestValues, (values) => {
         const data = AbiCoder.defaultAbiCoder().encode(TYPES, values)
-        expect(readCanonicalOracleRequestData(data)).toBeDefined()
+        expect(readCanonicalOracleRequest(data, [ORACLE_REQUEST_TOPIC, SPEC_ID])).toBeDefined()
         expect(byListener(logOf(data))).toEqual(byEthersAlone(logOf(data)))
       }),
       { numRuns: 500 },

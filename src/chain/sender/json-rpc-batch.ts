@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici'
 import { FeedrunnerError } from '../../config/errors.ts'
-import { nestingBeyond, readBounded } from '../../net/bounded-body.ts'
-import { RPC_MAX_DEPTH } from '../node-json-rpc-provider.ts'
+import { readBounded } from '../../net/bounded-body.ts'
+import { nodeAnswered, parseNodeJson } from '../node-json-rpc-provider.ts'
 import { z } from 'zod'
 import { classifyRefusal, type NodeRefusal } from './node-refusal.ts'
 
@@ -73,21 +73,11 @@ async function readBatchAnswer(
   maxBytes: number,
 ): Promise<z.infer<typeof batchAnswer>> {
   const what = calls[0]?.[0] ?? 'JSON-RPC'
-  const fail = (reason: string): never => {
-    throw new FeedrunnerError(`${what}: the node answered ${reason}`, { kind: 'upstream' })
-  }
+  const fail = (reason: string): never => nodeAnswered(what, reason)
   const read = await readBounded(body, maxBytes)
   if (!read.ok)
     return fail(`more than ${maxBytes} bytes (RPC_MAX_RESPONSE_BYTES); the connection was closed`)
-  const text = read.bytes.toString('utf8')
-  const deep = nestingBeyond(text, RPC_MAX_DEPTH)
-  if (deep !== undefined) return fail(`JSON nested deeper than ${RPC_MAX_DEPTH} levels`)
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    return fail(`something that is not JSON (${(error as Error).message.slice(0, 120)})`)
-  }
+  const json = parseNodeJson(read.bytes.toString('utf8'), what)
   const parsed = batchAnswer.safeParse(json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]

@@ -1,6 +1,7 @@
 import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethers'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
-import { readCanonicalOracleRequestData } from '../../chain/oracle-request-data.ts'
+import { isOracleRequestFragment } from '../../chain/operator.ts'
+import { readCanonicalOracleRequest } from '../../chain/oracle-request-data.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
 import { abiProblem, memoizedAbi, shortReason } from './ethabiencode.ts'
@@ -31,7 +32,7 @@ export const ethabidecodelog: TaskDefinition = {
           fragment: parsed,
           iface: new Interface([parsed]),
           topicHash: parsed.topicHash,
-          oracleRequestLayout: isOracleRequestLayout(parsed),
+          oracleRequestLayout: isOracleRequestFragment(parsed),
         }
       },
     )
@@ -77,11 +78,10 @@ function decodedByEthers(
  * otherwise, and ethers decodes it. Every directrequest spec starts with this decode.
  */
 function readOracleRequest(data: string, topics: string[]): unknown[] | undefined {
-  if (topics.length !== 2) return undefined
-  const fields = readCanonicalOracleRequestData(data)
+  const fields = readCanonicalOracleRequest(data, topics)
   if (!fields) return undefined
   return [
-    topics[1]!.toLowerCase(),
+    fields.specId,
     fields.requester,
     fields.requestId,
     fields.payment,
@@ -91,15 +91,6 @@ function readOracleRequest(data: string, topics: string[]): unknown[] | undefine
     fields.dataVersion,
     fields.data,
   ]
-}
-
-/** The Operator's OracleRequest event, whatever its parameters are named in a spec. */
-const ORACLE_REQUEST_SIGNATURE =
-  'OracleRequest(bytes32 indexed,address,bytes32,uint256,address,bytes4,uint256,uint256,bytes)'
-
-function isOracleRequestLayout(fragment: EventFragment): boolean {
-  const shape = fragment.inputs.map((input) => `${input.type}${input.indexed ? ' indexed' : ''}`)
-  return !fragment.anonymous && `${fragment.name}(${shape.join(',')})` === ORACLE_REQUEST_SIGNATURE
 }
 
 /** Parsed event ABIs by their text (see memoizedAbi). */
