@@ -11,8 +11,8 @@
  *   the adapter's cache does, the value reduced with `src/reduce` (path, uint256, times);
  * - each fulfilment is signed with the project's signer (`createTxSigner`) on a local nonce counter, and
  *   what was signed while a batch was out leaves as the next JSON-RPC batch, in nonce order (anvil
- *   answers `eth_sendRawTransaction` once it mined, and a later nonce sent first can stay in its pool:
- *   foundry-rs/foundry#10122); the receipts of a batch are asked for in one batch once it is answered.
+ *   answers `eth_sendRawTransaction` once the transaction is in its pool, and a later nonce sent first
+ *   can stay there: foundry-rs/foundry#10122); receipts are asked for in one batch per new head.
  *
  * No sleeps: every step waits only for the answer it needs. Settings come from the environment:
  * BARE_RPC_URL (http), BARE_WS_URL, BARE_KEY, BARE_OPERATOR, BARE_EXTERNAL_JOB_ID, BARE_CHAIN_ID, and
@@ -92,6 +92,7 @@ async function main(): Promise<void> {
   const maxFeePerGas =
     BigInt((blockAnswer.result as { baseFeePerGas: string }).baseFeePerGas) * 3n + PRIORITY_FEE
   const counts = { fulfilled: 0, failed: 0 }
+  const receipts = receiptWatcher(rpcUrl, counts)
 
   // Signed, waiting for the batch in flight to be answered; sent in signing (nonce) order.
   const signed: string[] = []
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
         counts.failed++
         return []
       })
-      void countReceipts(rpcUrl, hashes, counts)
+      receipts.add(hashes)
     } finally {
       sending = false
       void send()
@@ -165,9 +166,12 @@ async function main(): Promise<void> {
       }
     void send()
   }
-  await subscribeToRequests(env('BARE_WS_URL'), operator, env('BARE_EXTERNAL_JOB_ID'), (log) => {
-    if (arrived.length === 0) setImmediate(() => void handleArrived())
-    arrived.push(log)
+  await subscribe(env('BARE_WS_URL'), operator, env('BARE_EXTERNAL_JOB_ID'), {
+    log: (log) => {
+      if (arrived.length === 0) setImmediate(() => void handleArrived())
+      arrived.push(log)
+    },
+    head: () => receipts.onHead(),
   })
   console.log(`bare fulfiller listening as ${signer.address}`)
   process.once('SIGTERM', () => {
@@ -176,67 +180,88 @@ async function main(): Promise<void> {
   })
 }
 
-/** Counts the batch's receipts; a receipt not there yet is asked for again with the next look. */
-async function countReceipts(
+/**
+ * The receipts still to be read. anvil answers `eth_sendRawTransaction` before the block that holds the
+ * transaction is mined, so a receipt is asked for once per new head (one batch for all that wait), not
+ * in a loop: a loop asked for about 120 receipts per fulfilment and cost anvil and this process CPU
+ * that no fulfiller needs to spend.
+ */
+function receiptWatcher(
   rpcUrl: string,
-  hashes: readonly string[],
   counts: { fulfilled: number; failed: number },
-): Promise<void> {
-  let waiting = [...hashes]
-  while (waiting.length > 0) {
-    const outcomes = await postJsonRpcBatch(
-      rpcUrl,
-      waiting.map((hash) => ['eth_getTransactionReceipt', [hash]] as const),
-    )
-    waiting = waiting.filter((_, index) => {
-      const outcome = outcomes[index]
-      const receipt = outcome?.ok ? (outcome.result as { status?: string } | null) : null
-      if (!receipt) return true
-      if (receipt.status === '0x1') counts.fulfilled++
-      else counts.failed++
-      return false
-    })
-    // anvil answers a send once it mined, so a missing receipt is rare: ask again on the next tick.
-    if (waiting.length > 0) await new Promise((resolveTick) => setImmediate(resolveTick))
+): { add(hashes: readonly string[]): void; onHead(): void } {
+  let waiting: string[] = []
+  let reading = false
+  let headSinceRead = false
+  const read = async (): Promise<void> => {
+    if (reading || waiting.length === 0) return
+    reading = true
+    headSinceRead = false
+    const asked = waiting
+    waiting = []
+    try {
+      const outcomes = await postJsonRpcBatch(
+        rpcUrl,
+        asked.map((hash) => ['eth_getTransactionReceipt', [hash]] as const),
+      )
+      asked.forEach((hash, index) => {
+        const outcome = outcomes[index]
+        const receipt = outcome?.ok ? (outcome.result as { status?: string } | null) : null
+        if (!receipt) waiting.push(hash)
+        else if (receipt.status === '0x1') counts.fulfilled++
+        else counts.failed++
+      })
+    } finally {
+      reading = false
+      // A head that came while this batch was out may have mined what it did not find.
+      if (headSinceRead) void read()
+    }
+  }
+  return {
+    add: (hashes) => void waiting.push(...hashes),
+    onHead: () => {
+      headSinceRead = true
+      void read()
+    },
   }
 }
 
-/** One `logs` subscription for the job's OracleRequest logs on the Operator; resolves once it is live. */
-function subscribeToRequests(
+/**
+ * Two subscriptions on one socket: the job's OracleRequest logs on the Operator, and new heads (they
+ * wake the receipt reads). Resolves once both are live.
+ */
+function subscribe(
   wsUrl: string,
   operator: string,
   externalJobId: string,
-  onLog: (log: RpcLog) => void,
+  on: { log(log: RpcLog): void; head(): void },
 ): Promise<void> {
   const socket = new WebSocket(wsUrl)
+  const filter = { address: operator, topics: [ORACLE_REQUEST_TOPIC, specIdsOfJob(externalJobId)] }
+  const calls = [
+    { jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['logs', filter] },
+    { jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['newHeads'] },
+  ]
+  let live = 0
   return new Promise((resolveLive, reject) => {
     socket.once('error', reject)
     socket.once('close', () => reject(new Error(`${wsUrl} closed the subscription`)))
-    socket.once('open', () =>
-      socket.send(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'eth_subscribe',
-          params: [
-            'logs',
-            { address: operator, topics: [ORACLE_REQUEST_TOPIC, specIdsOfJob(externalJobId)] },
-          ],
-        }),
-      ),
-    )
+    socket.once('open', () => calls.forEach((call) => socket.send(JSON.stringify(call))))
     socket.on('message', (raw: RawData) => {
       const message = JSON.parse(raw.toString()) as {
         id?: number
         error?: { message: string }
-        params?: { result?: RpcLog & { removed?: boolean } }
+        params?: { result?: Partial<RpcLog> & { removed?: boolean } }
       }
-      if (message.id === 1)
-        return message.error
-          ? reject(new Error(`eth_subscribe: ${message.error.message}`))
-          : resolveLive()
-      const log = message.params?.result
-      if (log && !log.removed) onLog(log)
+      if (message.id !== undefined) {
+        if (message.error) return reject(new Error(`eth_subscribe: ${message.error.message}`))
+        if (++live === calls.length) resolveLive()
+        return
+      }
+      const result = message.params?.result
+      if (!result) return
+      if (!result.topics) return on.head()
+      if (!result.removed) on.log(result as RpcLog)
     })
   })
 }
