@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+
+// docs/performance.md shows `npm run bench`; this runs it as written, small: 20 requests, the one-key
+// burst only. Its figures are not judged here (speed is measured, never asserted): only that every
+// phase, the bare fulfiller's included, fulfils every request exactly once, read from the chain by the
+// bench, and that the results JSON keeps the keys the docs name.
+
+const projectRoot = join(import.meta.dirname, '../..')
+const REQUESTS = 20
+
+interface PhaseResult {
+  requests: number
+  fulfilled: number
+  exactlyOnce: boolean
+}
+
+interface BenchResults {
+  requests: number
+  runner: PhaseResult[]
+  barePhase: PhaseResult
+  bare: { fulfilmentsPerSecond: number; cpuMsPerFulfilment: number }
+  targets: { target: string; met: boolean }[]
+}
+
+describe('npm run bench', () => {
+  it('fulfils every request exactly once in every phase, and writes the results JSON', async () => {
+    const { stdout } = await promisify(execFile)('npm', ['run', 'bench', '--', String(REQUESTS)], {
+      cwd: projectRoot,
+      env: { ...process.env, BENCH_KEYS: '1', BENCH_PACED_SECONDS: '0' },
+      // A hang bound only: the run takes seconds; the bench's own watchdog stops what it started.
+      timeout: 600_000,
+      maxBuffer: 16 * 1024 * 1024,
+    })
+    const file = /written to (\S+\.json)/.exec(stdout)?.[1]
+    expect(file, stdout.slice(-2_000)).toBeDefined()
+    const results = JSON.parse(readFileSync(file!, 'utf8')) as BenchResults
+    rmSync(file!)
+
+    expect(results.requests).toBe(REQUESTS)
+    for (const phase of [results.barePhase, ...results.runner]) {
+      expect(phase.fulfilled).toBe(REQUESTS)
+      expect(phase.exactlyOnce).toBe(true)
+    }
+    expect(results.bare.fulfilmentsPerSecond).toBeGreaterThan(0)
+    expect(results.bare.cpuMsPerFulfilment).toBeGreaterThan(0)
+    expect(results.targets.find((target) => target.target.startsWith('exactly once'))?.met).toBe(
+      true,
+    )
+  }, 660_000)
+})
