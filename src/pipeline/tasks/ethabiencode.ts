@@ -1,16 +1,10 @@
-import {
-  AbiCoder,
-  FunctionFragment,
-  getAddress,
-  Interface,
-  toUtf8Bytes,
-  type ParamType,
-} from 'ethers'
+import { AbiCoder, FunctionFragment, Interface, toUtf8Bytes, type ParamType } from 'ethers'
 import { toBigInt } from '../../reduce/index.ts'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isDecimal, isPlainObject } from '../values.ts'
 import { bytesOf, decimalOf, describe, hexOf } from './convert.ts'
+import { encodeWords, wordKinds, type WordKind } from './abi-words.ts'
 
 /**
  * ethabiencode(abi, data). `abi` is `name(type arg, ...)` (the output starts with the 4-byte selector)
@@ -31,7 +25,7 @@ export const ethabiencode: TaskDefinition = {
     )
   },
   async run(task) {
-    const { fragment, iface } = parsedFunction(task.raw('abi') ?? '')
+    const { fragment, iface, words, prefix } = parsedFunction(task.raw('abi') ?? '')
     const data = task.json('data') ?? {}
     if (!isPlainObject(data))
       throw new TaskError('data must be a JSON object of argument values by name')
@@ -41,6 +35,8 @@ export const ethabiencode: TaskDefinition = {
         throw new TaskError(`data: no value for argument ${name} (${input.type})`)
       return convert(data[name], input, `data.${name}`)
     })
+    const encoded = words && encodeWords(words, values, prefix)
+    if (encoded !== undefined) return encoded
     try {
       if (fragment.name === 'anonymous__')
         return AbiCoder.defaultAbiCoder().encode(fragment.inputs, values)
@@ -81,12 +77,22 @@ export function memoizedAbi<T>(cache: Map<string, T>, abi: string, parse: (abi: 
   return parsed
 }
 const ABI_CACHE_LIMIT = 512
-const functionCache = new Map<string, { fragment: FunctionFragment; iface: Interface }>()
+const functionCache = new Map<string, ParsedFunction>()
 
-function parsedFunction(abi: string): { fragment: FunctionFragment; iface: Interface } {
+interface ParsedFunction {
+  fragment: FunctionFragment
+  iface: Interface
+  /** Each argument's kind when abi-words can encode them all (no arrays or tuples), else undefined. */
+  words: WordKind[] | undefined
+  /** What the encoding starts with: 0x and the selector for `name(...)`, 0x alone for `(...)`. */
+  prefix: string
+}
+
+function parsedFunction(abi: string): ParsedFunction {
   return memoizedAbi(functionCache, abi, (text) => {
     const fragment = withFixedHash(functionFragment(text))
-    return { fragment, iface: new Interface([fragment]) }
+    const prefix = fragment.name === 'anonymous__' ? '0x' : fragment.selector
+    return { fragment, iface: new Interface([fragment]), words: wordKinds(fragment.inputs), prefix }
   })
 }
 
@@ -155,7 +161,9 @@ function address(value: unknown, where: string): string {
   const hex = value instanceof Uint8Array ? hexOf(value, where) : value
   if (typeof hex !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(hex))
     throw new TaskError(`${where}: expected an address, got ${describe(value)}`)
-  return getAddress(hex.toLowerCase())
+  // Lowercase without a checksum (a keccak per address): abi-words needs only the hex, and ethers'
+  // coder takes lowercase addresses (it checksums them itself).
+  return hex.toLowerCase()
 }
 
 function text(value: unknown, where: string): string {
