@@ -22,17 +22,18 @@ export function totalCalls(calls: Record<string, number>): number {
   return Object.values(calls).reduce((sum, value) => sum + value, 0)
 }
 
-/** Commands per request between two `redisCommandStats` answers, largest first, those >= 0.05 only. */
+/** Per request between two counts (commands, bytes), largest first, those >= 0.05 only. */
 export function perRequest(
   before: Record<string, number>,
   after: Record<string, number>,
   requests: number,
+  digits = 2,
 ): Record<string, number> {
   return Object.fromEntries(
     Object.entries(after)
       .map(([name, calls]): [string, number] => [
         name,
-        round((calls - (before[name] ?? 0)) / requests, 2),
+        round((calls - (before[name] ?? 0)) / requests, digits),
       ])
       .filter(([, value]) => value >= 0.05)
       .sort((a, b) => b[1] - a[1]),
@@ -65,9 +66,14 @@ function sourceOfKeyless(command: string): string {
   return 'connections (info, client, ping)'
 }
 
-/** Counts every command Redis runs by source while it is open; a script's calls count to the script's. */
+/**
+ * Counts every command Redis runs by source while it is open; a script's calls count to the script's.
+ * Also sums the bytes of the arguments clients sent, by source (a script's own calls send nothing):
+ * what the client encodes and writes, and Redis reads and parses, for each request.
+ */
 export class RedisSourceTap {
   private readonly counts = new Map<string, number>()
+  private readonly bytes = new Map<string, number>()
   private monitor: Awaited<ReturnType<Redis['monitor']>> | undefined
   private scriptSource = 'other'
 
@@ -85,12 +91,21 @@ export class RedisSourceTap {
       } else if (args.length > 1 && (args[1] ?? '').includes(':')) where = sourceOfKey(args[1]!)
       else where = sourceOfKeyless(command)
       this.counts.set(where, (this.counts.get(where) ?? 0) + 1)
+      if (source !== 'lua') {
+        const sent = args.reduce((sum, arg) => sum + Buffer.byteLength(arg), 0)
+        this.bytes.set(where, (this.bytes.get(where) ?? 0) + sent)
+      }
     })
   }
 
   /** Counts so far, by source. */
   snapshot(): Record<string, number> {
     return Object.fromEntries(this.counts)
+  }
+
+  /** Argument bytes sent so far, by source. */
+  bytesSnapshot(): Record<string, number> {
+    return Object.fromEntries(this.bytes)
   }
 
   stop(): void {

@@ -177,6 +177,11 @@ function printRedisCommands(phases: readonly RunnerPhaseResult[]): void {
     20,
   )
   view(
+    'Redis bytes sent per request by what sent them (BENCH_REDIS_SOURCES=1: the arguments of each command a client sent)',
+    (phase) => phase.redisCommands.bytesBySource,
+    20,
+  )
+  view(
     'Redis commands per request by command (INFO commandstats; commands run by scripts included; the 14 most)',
     (phase) => phase.redisCommands.byCommand,
     14,

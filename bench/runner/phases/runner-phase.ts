@@ -58,7 +58,12 @@ export interface RunnerPhaseResult extends Outcome {
   /** Redis commands (all processes; a Lua script and each command it runs) per request. */
   redisCommandsPerRequest: number
   /** The same by command name, and with BENCH_REDIS_SOURCES=1 by what sent them (per request). */
-  redisCommands: { byCommand: Record<string, number>; bySource?: Record<string, number> }
+  redisCommands: {
+    byCommand: Record<string, number>
+    bySource?: Record<string, number>
+    /** Argument bytes clients sent per request, by source (BENCH_REDIS_SOURCES=1). */
+    bytesBySource?: Record<string, number>
+  }
   /** Times anvil left transactions in its pool and the bench mined them (the pool backstop). */
   anvilFlushes: number
   /** Fulfilment transactions the runner re-signed with higher fees because they sat unmined for blocks. */
@@ -120,6 +125,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const heapSampler = sampleHeapPeak(metricsUrl)
     const commandsBefore = await redisCommandStats(ctx.redis)
     const sourcesBefore = ctx.redisSources?.snapshot()
+    const bytesBefore = ctx.redisSources?.bytesSnapshot()
     const flushesBefore = backstop.flushes
     const cpuBefore = Object.fromEntries(
       Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]),
@@ -137,10 +143,14 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       1,
     )
     const sourcesAfter = ctx.redisSources?.snapshot()
+    const bytesAfter = ctx.redisSources?.bytesSnapshot()
     const redisCommands = {
       byCommand: perRequest(commandsBefore, commandsAfter, count),
       ...(sourcesBefore && sourcesAfter
         ? { bySource: perRequest(sourcesBefore, sourcesAfter, count) }
+        : {}),
+      ...(bytesBefore && bytesAfter
+        ? { bytesBySource: perRequest(bytesBefore, bytesAfter, count, 0) }
         : {}),
     }
     const cpuMsPerRequest = Object.fromEntries(
