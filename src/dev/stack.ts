@@ -14,6 +14,7 @@ import {
 } from '../feeds/server/index.ts'
 import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
 import { Connections } from '../queue/connections.ts'
+import { scanKeyBatches } from '../queue/scan-keys.ts'
 import { HEALTH_PATHS, METRICS_PATH, registerMetricsRoute } from '../health/routes.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
@@ -208,12 +209,9 @@ async function onPreferredPort<T>(
 async function clearPrefix(connections: Connections, prefix: string): Promise<void> {
   const redis = connections.redis('worker', 'dev prefix cleanup')
   try {
-    let cursor = '0'
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-      cursor = next
-      if (keys.length > 0) await redis.unlink(...keys)
-    } while (cursor !== '0')
+    // Every master of a cluster; a batch comes from one node, and a hash-tagged prefix (which a
+    // cluster requires) keeps its keys in one slot, so one UNLINK takes the batch.
+    for await (const keys of scanKeyBatches(redis, `${prefix}:*`, 1000)) await redis.unlink(...keys)
   } finally {
     redis.disconnect()
   }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { serialisedErrorSchema, type SerialisedError } from '../config/errors.ts'
 import { luaScript } from '../queue/lua-script.ts'
+import { scanKeys } from '../queue/scan-keys.ts'
 
 /**
  * Where a request is in its life. `fulfilled`, `errored`, `refused` and `cancelled` are final: once a
@@ -253,16 +254,11 @@ export class RunStore {
   async findByPrefix(idPrefix: string, limit = 2): Promise<string[]> {
     const hex = idPrefix.toLowerCase().replace(/^0x/, '')
     if (!/^[0-9a-f]*$/.test(hex)) return []
-    const found = new Set<string>()
     const base = this.runKey('')
     const pattern = this.chainId === undefined ? `${base}*:0x${hex}*` : `${base}0x${hex}*`
-    let cursor = '0'
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
-      cursor = next
-      for (const key of keys) found.add(key.slice(base.length))
-    } while (cursor !== '0' && found.size < limit)
-    return [...found].slice(0, limit)
+    // Every master of a cluster: a SCAN through the Cluster sees one node's runs.
+    const keys = await scanKeys(this.redis, pattern, { count: 1000, limit })
+    return keys.map((key) => key.slice(base.length))
   }
 
   /**

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { FEED_FAMILIES } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
+import { scanKeys } from '../queue/scan-keys.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
 import { countLeases } from './direct/lease-store.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
@@ -22,19 +23,16 @@ export interface StatusReport {
 
 /**
  * Every queue feedrunner uses under `prefix`: fetch, and the ones runners create, found by their
- * keys (each chain's `requests-<chain id>` and one `tx-<chain id>-<address>` per sender key).
+ * keys (each chain's `requests-<chain id>` and one `tx-<chain id>-<address>` per sender key), on
+ * every master of a Redis Cluster.
  */
 export async function queueNames(redis: Redis, prefix: string): Promise<string[]> {
   const names = new Set<string>(FEED_FAMILIES.map(fetchQueueName))
   for (const pattern of [`${prefix}:${REQUESTS_QUEUE}-*:meta`, `${prefix}:tx-*:meta`]) {
-    const found = new Set<string>()
-    let cursor = '0'
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500)
-      cursor = next
-      for (const key of keys) found.add(key.slice(prefix.length + 1, -':meta'.length))
-    } while (cursor !== '0')
-    for (const name of [...found].sort()) names.add(name)
+    const found = (await scanKeys(redis, pattern)).map((key) =>
+      key.slice(prefix.length + 1, -':meta'.length),
+    )
+    for (const name of found.sort()) names.add(name)
   }
   return [...names]
 }
@@ -70,15 +68,8 @@ export async function readStatus(
  */
 async function heldRequests(redis: Redis, prefix: string): Promise<QueueDepth[]> {
   const base = `${prefix}:runner:direct:`
-  const keys = new Set<string>()
-  let cursor = '0'
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${base}*:held`, 'COUNT', 500)
-    cursor = next
-    for (const key of found) keys.add(key)
-  } while (cursor !== '0')
   const rows: QueueDepth[] = []
-  for (const key of [...keys].sort()) {
+  for (const key of (await scanKeys(redis, `${base}*:held`)).sort()) {
     const chainId = key.slice(base.length, -':held'.length)
     const counts = await countLeases(redis, key)
     rows.push({

@@ -16,8 +16,10 @@ import {
 } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { clusterOfUrl, createRedisConnection } from '../../src/queue/connection.ts'
+import { scanKeys } from '../../src/queue/scan-keys.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
+import { readStatus } from '../../src/runner/status.ts'
 import { startPart, stopPart, type PartProcess } from '../reliability/support.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
@@ -243,8 +245,57 @@ describe('a real three-master Redis Cluster on loopback', () => {
         (key) => cli(ports[0]!, 'CLUSTER', 'KEYSLOT', key).trim() !== slot,
       )
       expect(outside).toEqual([])
+
+      // `status` and `runs show <prefix>` list the keys on whichever master holds them. The prefix's
+      // slot is on one of three masters and ioredis sends a keyless SCAN to a master it picks at
+      // random, so each listing is read several times and must be whole every time: a single-node
+      // SCAN (the old code) passes 5 looks at both queue patterns with chance 1 in 3^10, and the 80
+      // lookups by prefix with chance 1 in 3^80.
+      const txQueues = ports
+        .flatMap((port) => cli(port, '--scan', '--pattern', `${prefix}:tx-*:meta`).split('\n'))
+        .filter((key) => key.length > 0)
+        .map((key) => key.slice(prefix.length + 1, -':meta'.length))
+      expect(txQueues).toContain(`tx-31337-${nodeAddress.toLowerCase()}`)
+      for (let look = 0; look < 5; look++) {
+        const report = await readStatus(redis, prefix)
+        expect(report.queues.map((queue) => queue.queue)).toEqual(
+          expect.arrayContaining(['requests-31337', ...txQueues]),
+        )
+        expect(report.runs).toHaveLength(20)
+        for (const run of report.runs) expect(ours.has(run.requestId)).toBe(true)
+      }
+      const anyChain = new RunStore(redis, `${prefix}:runner`)
+      for (const { requestId } of sent) {
+        expect(await runs.findByPrefix(requestId.slice(2, 12))).toEqual([requestId])
+        expect(await anyChain.findByPrefix(requestId.slice(0, 12))).toEqual([`31337:${requestId}`])
+      }
     } finally {
       redis.disconnect()
     }
   }, 240_000)
+
+  it('scanKeys finds keys on every master, from a connection not ready yet', async () => {
+    const { ports, cli } = cluster!
+    // 30 hash tags spread over the three masters' slots: a listing needs every node.
+    const base = `scan-${randomUUID().slice(0, 8)}`
+    const keys = Array.from({ length: 30 }, (_, index) => `${base}:{${index}}`)
+    const redis = createRedisConnection(cluster!.url, 'worker')
+    try {
+      for (const key of keys) await redis.set(key, '1')
+      const perNode = ports.map(
+        (port) => cli(port, '--scan', '--pattern', `${base}:*`).split('\n').filter(Boolean).length,
+      )
+      expect(perNode.every((count) => count > 0 && count < keys.length)).toBe(true)
+      const fresh = createRedisConnection(cluster!.url, 'worker')
+      try {
+        expect((await scanKeys(fresh, `${base}:*`, { count: 5 })).sort()).toEqual([...keys].sort())
+        expect(await scanKeys(fresh, `${base}:*`, { limit: 4 })).toHaveLength(4)
+      } finally {
+        fresh.disconnect()
+      }
+    } finally {
+      for (const key of keys) await redis.del(key)
+      redis.disconnect()
+    }
+  })
 })
