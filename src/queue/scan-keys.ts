@@ -1,4 +1,5 @@
 import { Cluster, type Redis } from 'ioredis'
+import { FeedrunnerError } from '../config/errors.ts'
 
 /** How many keys each SCAN call asks a node to look at, and how many keys to answer at most. */
 export interface ScanOptions {
@@ -21,7 +22,11 @@ async function keyspaceNodes(redis: Redis | Cluster): Promise<Redis[]> {
   if (!(redis instanceof Cluster)) return [redis]
   if (redis.status !== 'ready') await redis.ping()
   const masters = redis.nodes('master')
-  if (masters.length === 0) throw new Error('the Redis Cluster names no master to scan')
+  if (masters.length === 0)
+    throw new FeedrunnerError(
+      'the Redis Cluster named no master to scan: check REDIS_URL and that the cluster is up (redis-cli cluster info)',
+      { kind: 'unavailable' },
+    )
   return masters
 }
 
