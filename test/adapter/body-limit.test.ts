@@ -51,7 +51,7 @@ function postInTwoParts(url: string, total: number): Promise<Answer> {
 /**
  * A body over MAX_PAYLOAD_SIZE_LIMIT is answered 413 in the adapter's JSON error shape once the body
  * is read: answered mid-upload, the connection closed under the client, which saw a reset instead
- * (a loaded run of the hostile-input test did).
+ * (a loaded run of the hostile-input adapter test did).
  */
 describe('adapter: a body over the size limit', () => {
   let adapter: RunningAdapter

@@ -12,8 +12,9 @@ import { recordFigures } from './support.ts'
  * What a node or a source may answer, fuzzed (issue 21 item 6, issue 23): JSON-RPC answers read by the
  * sender's batch client, and JSON bodies read by jsonparse. Every input ends in a value or in an error
  * of ours with a reason, never a crash or a bare parser error. Together with test/reliability/
- * hostile-input.test.ts (adapter bodies, spec files, CBOR request data), test/pipeline/loader-fuzz and
- * test/pipeline/tasks/cbor-fuzz the suite runs 10,000 hostile inputs (docs/security.md counts them).
+ * hostile-input-adapter.test.ts (adapter bodies), hostile-input-pipeline.test.ts (spec files, CBOR
+ * request data), test/pipeline/loader-fuzz and test/pipeline/tasks/cbor-fuzz the suite runs 10,000
+ * hostile inputs (docs/security.md counts them).
  */
 const RPC_RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 1_000) * 2
 const JSON_RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 1_000) * 2

@@ -64,6 +64,9 @@ export function seededRandom(seed: number): () => number {
   }
 }
 
+/** Runs of each hostile-input property (`RELIABILITY_FUZZ_RUNS`, 1,000 unless set). */
+export const FUZZ_RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 1_000)
+
 /** Prints a test's figures and keeps them for `npm run test:reliability`'s summary. */
 export function recordFigures(name: string, figures: Record<string, unknown>): void {
   mkdirSync(FIGURES_DIR, { recursive: true })
