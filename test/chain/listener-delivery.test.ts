@@ -1,22 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { Contract, JsonRpcProvider } from 'ethers'
 import { decode as decodeCbor } from 'cbor-x'
-import type { Redis } from 'ioredis'
-import { createRedisConnection } from '../../src/queue/connection.ts'
-import {
-  createRequestListener,
-  type RequestListener,
-  type RequestListenerOptions,
-} from '../../src/chain/listener/index.ts'
-import { connectProvider, HeadTrackingWebSocketProvider } from '../../src/chain/provider.ts'
-import {
-  ORACLE_REQUEST_TOPIC,
-  specIdAscii,
-  specIdPadded,
-  type CancelRequestEvent,
-  type OracleRequestEvent,
-} from '../../src/chain/operator.ts'
-import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { HeadTrackingWebSocketProvider } from '../../src/chain/provider.ts'
+import { ORACLE_REQUEST_TOPIC, specIdAscii, specIdPadded } from '../../src/chain/operator.ts'
+import { uniquePrefix } from '../support/redis.ts'
+import { useListenerTestChain } from './listener-support.ts'
 import {
   PAYMENT,
   TEST_SPEC_ID,
@@ -25,67 +13,25 @@ import {
   makeRequests,
   receiptOf,
   rpc,
-  startTestChain,
   type TestChain,
 } from './support.ts'
 
 const JOB_ID = '0eec7e1d-d0d2-476c-a1a8-72dfb6633f47'
 
+/**
+ * How the request listener finds requests and what it reads for them: every field of a request,
+ * the blocks it reads polling over HTTP or woken over a WebSocket, and the spec ids it filters by.
+ * Restarts, backfills, reorgs, cancels and failed handlers: listener-recovery.test.ts.
+ */
 describe('request listener on anvil', () => {
+  const testChain = useListenerTestChain()
+  const { head, listen, socketProviderCountingBlockReads } = testChain
   let chain: TestChain
-  let redis: Redis
   let provider: JsonRpcProvider
-  const listeners: RequestListener[] = []
 
-  beforeAll(async () => {
-    chain = await startTestChain()
-    provider = chain.dev.provider as JsonRpcProvider
-    redis = createRedisConnection(testRedisUrl(), 'worker')
+  beforeAll(() => {
+    ;({ chain, provider } = testChain)
   })
-  afterEach(async () => {
-    await Promise.all(listeners.splice(0).map((listener) => listener.stop()))
-  })
-  afterAll(async () => {
-    await redis?.quit()
-    await chain?.stop()
-  })
-
-  const head = async () => Number(await rpc<string>(provider, 'eth_blockNumber'))
-
-  /** A WebSocket provider of the test chain that records every block it is asked for. */
-  async function socketProviderCountingBlockReads() {
-    const socketProvider = await connectProvider(chain.anvil.wsUrl, { chainId: chain.dev.chainId })
-    const blockReads: unknown[] = []
-    const send = socketProvider.send.bind(socketProvider)
-    socketProvider.send = async (method, params) => {
-      if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockByHash')
-        blockReads.push((params as unknown[])[0])
-      return send(method, params)
-    }
-    return { socketProvider, blockReads }
-  }
-
-  function listen(overrides: Partial<RequestListenerOptions> & { prefix: string }) {
-    const requests: OracleRequestEvent[] = []
-    const cancels: CancelRequestEvent[] = []
-    const listener = createRequestListener({
-      rpcUrl: chain.anvil.rpcUrl,
-      chainId: chain.dev.chainId,
-      operators: [chain.dev.addresses.operator],
-      specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 1 }]]),
-      redis,
-      pollIntervalMs: 50,
-      onRequest: (event) => {
-        requests.push(event)
-      },
-      onCancel: (event) => {
-        cancels.push(event)
-      },
-      ...overrides,
-    })
-    listeners.push(listener)
-    return { listener, requests, cancels }
-  }
 
   it('encodes an externalJobID both ways Chainlink accepts', () => {
     expect(specIdAscii(JOB_ID)).toBe(TEST_SPEC_ID)
@@ -264,114 +210,6 @@ describe('request listener on anvil', () => {
     }
   })
 
-  it('does not deliver a log twice when a restarted listener reads it again', async () => {
-    const prefix = uniquePrefix('listener')
-    const first = listen({ prefix, fromBlock: (await head()) + 1 })
-    await first.listener.start()
-    const [request] = await makeRequests(chain, 1)
-    await first.listener.whenScanned(request!.blockNumber)
-    expect(first.requests.map((event) => event.requestId)).toEqual([request!.requestId])
-    await first.listener.stop()
-    // Lose the checkpoint, as if the process died before saving it: the consumed marker still holds.
-    await redis.del(`${prefix}:listener:${chain.dev.chainId}:default:checkpoint`)
-    const second = listen({ prefix, fromBlock: request!.blockNumber })
-    await second.listener.start()
-    await second.listener.whenScanned(await head())
-    expect(second.requests).toHaveLength(0)
-    expect(second.listener.stats.skippedAsConsumed).toBe(1)
-  })
-
-  it('backfills a request made while the listener was down', async () => {
-    const prefix = uniquePrefix('listener')
-    const first = listen({ prefix, fromBlock: (await head()) + 1 })
-    await first.listener.start()
-    await first.listener.whenScanned(await head())
-    await first.listener.stop()
-    const requests = await makeRequests(chain, 3)
-    await rpc(provider, 'anvil_mine', ['0x5'])
-    const second = listen({ prefix })
-    await second.listener.start()
-    await second.listener.whenScanned(await head())
-    expect(second.requests.map((event) => event.requestId)).toEqual(
-      requests.map((event) => event.requestId),
-    )
-  })
-
-  it('backfills a long gap in block ranges and slices, in order', async () => {
-    const prefix = uniquePrefix('listener')
-    const first = listen({ prefix, fromBlock: (await head()) + 1 })
-    await first.listener.poll()
-    await first.listener.stop()
-    const [early] = await makeRequests(chain, 1)
-    await rpc(provider, 'anvil_mine', ['0x40'])
-    const [late] = await makeRequests(chain, 1)
-    // 3-block getLogs ranges, 30-block scans: the 66-block gap takes several of each.
-    const second = listen({ prefix, maxBlockRange: 3 })
-    await second.listener.start()
-    await second.listener.whenScanned(late!.blockNumber)
-    expect(second.requests.map((event) => event.requestId)).toEqual([
-      early!.requestId,
-      late!.requestId,
-    ])
-    expect(second.listener.checkpoint).toBeGreaterThanOrEqual(late!.blockNumber)
-  })
-
-  it('with 2 confirmations, drops a request whose block is reorged away', async () => {
-    const prefix = uniquePrefix('listener')
-    const { listener, requests } = listen({
-      prefix,
-      fromBlock: (await head()) + 1,
-      specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 2 }]]),
-    })
-    const snapshot = await rpc<string>(provider, 'evm_snapshot')
-    const [request] = await makeRequests(chain, 1)
-    await listener.poll()
-    expect(listener.stats.pending).toBe(1)
-    expect(requests).toHaveLength(0)
-
-    await rpc(provider, 'evm_revert', [snapshot])
-    await rpc(provider, 'anvil_mine', ['0x3'])
-    expect(await head()).toBeGreaterThanOrEqual(request!.blockNumber + 1)
-    await listener.poll()
-    expect(requests).toHaveLength(0)
-    expect(listener.stats.pending).toBe(0)
-    expect(listener.checkpoint).toBe(await head())
-
-    // The same kind of request in the new chain is delivered once it has its 2 confirmations.
-    const [replacement] = await makeRequests(chain, 1)
-    await listener.poll()
-    expect(requests).toHaveLength(0)
-    await rpc(provider, 'anvil_mine', ['0x1'])
-    await listener.poll()
-    expect(requests.map((event) => event.requestId)).toEqual([replacement!.requestId])
-  })
-
-  it('a cancel seen before confirmation stops the request; a later cancel is delivered', async () => {
-    const prefix = uniquePrefix('listener')
-    const { listener, requests, cancels } = listen({
-      prefix,
-      fromBlock: (await head()) + 1,
-      specIds: new Map([[TEST_SPEC_ID, { minConfirmations: 3 }]]),
-    })
-    const consumer = consumerAt(chain).connect(chain.dev.deployer) as Contract
-    const [request] = await makeRequests(chain, 1)
-    await listener.poll()
-    expect(listener.stats.pending).toBe(1)
-    await rpc(provider, 'evm_increaseTime', [301])
-    const cancelTx = await consumer.getFunction('cancelRequest')(
-      request!.requestId,
-      request!.cancelExpiration,
-    )
-    expect((await receiptOf(provider, cancelTx.hash)).status).toBe('0x1')
-    await rpc(provider, 'anvil_mine', ['0x3'])
-    await listener.poll()
-    expect(requests).toHaveLength(0)
-    expect(cancels.map((event) => event.requestId)).toEqual([request!.requestId])
-    expect(listener.stats.cancelledBeforeDelivery).toBe(1)
-    const record = await consumer.getFunction('requests')(request!.requestId)
-    expect(record.cancelled).toBe(true)
-  })
-
   it('filters by spec id and accepts the padded UUID encoding (WebSocket provider)', async () => {
     const prefix = uniquePrefix('listener')
     const padded = specIdPadded(JOB_ID)
@@ -392,29 +230,5 @@ describe('request listener on anvil', () => {
     expect(requests.map((event) => event.requestId)).toEqual([wanted!.requestId])
     expect(requests[0]!.specId).toBe(padded)
     expect(ignored!.requestId).not.toBe(wanted!.requestId)
-  })
-
-  it('delivers again after a failed handler, and only then marks the log consumed', async () => {
-    const prefix = uniquePrefix('listener')
-    let failures = 1
-    const seen: string[] = []
-    const errors: Error[] = []
-    const { listener } = listen({
-      prefix,
-      fromBlock: (await head()) + 1,
-      onRequest: (event) => {
-        seen.push(event.requestId)
-        if (failures-- > 0) throw new Error('queue unavailable')
-      },
-      onError: (error) => errors.push(error),
-    })
-    const [request] = await makeRequests(chain, 1)
-    await listener.poll()
-    expect(errors[0]?.message).toMatch(/queue unavailable/)
-    expect(listener.checkpoint).toBe(request!.blockNumber - 1)
-    await listener.poll()
-    await listener.poll()
-    expect(seen).toEqual([request!.requestId, request!.requestId])
-    expect(listener.checkpoint).toBe(await head())
   })
 })
