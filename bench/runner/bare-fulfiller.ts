@@ -211,6 +211,10 @@ function receiptWatcher(
         else if (receipt.status === '0x1') counts.fulfilled++
         else counts.failed++
       })
+    } catch (error) {
+      // The node did not answer: one line, and the receipts are asked for again at the next head.
+      console.error(`eth_getTransactionReceipt: ${(error as Error).message}`)
+      waiting.push(...asked)
     } finally {
       reading = false
       // A head that came while this batch was out may have mined what it did not find.
