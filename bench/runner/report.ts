@@ -121,6 +121,18 @@ export function printReport(
       ]),
     ]),
   )
+  console.log(
+    `\nread and write system calls per request, by process (/proc/<pid>/io${bare ? `; bare fulfiller: ${bare.syscallsPerFulfilment} its own` : ''})`,
+  )
+  console.log(
+    table([
+      ['', ...processNames],
+      ...phases.map((phase) => [
+        phase.label,
+        ...processNames.map((name) => String(phase.syscallsPerRequest[name])),
+      ]),
+    ]),
+  )
   const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   printRedisCommands(phases)

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../../src/dev/process.ts'
 import { openChain, type Context } from '../load.ts'
-import { cpuMsOf, memoryOf, round, rpc } from '../measure.ts'
+import { cpuMsOf, memoryOf, round, rpc, syscallsOf } from '../measure.ts'
 import { BARE_KEY, N, PHASE_TIMEOUT_MS } from '../settings.ts'
 import {
   addressesOf,
@@ -23,6 +23,8 @@ const BARE_FULFILLER = join(dirname(fileURLToPath(import.meta.url)), '../bare-fu
 export interface BareResult extends Outcome {
   /** The bare fulfiller's own CPU time (user + system) per fulfilment, ms. */
   cpuMsPerFulfilment: number
+  /** Its read and write system calls per fulfilment. */
+  syscallsPerFulfilment: number
   /** anvil's CPU time per request during the phase (requests and fulfilments mined), ms. */
   anvilCpuMsPerRequest: number
   peakRssMb: number
@@ -79,9 +81,11 @@ export async function runBare(ctx: Context): Promise<BareResult> {
     const addresses = addressesOf([BARE_KEY])
     const noncesBefore = await minedNonces(chain, addresses)
     const cpuBefore = cpuMsOf(bare.pid)
+    const syscallsBefore = syscallsOf(bare.pid)
     const anvilCpuBefore = cpuMsOf(chain.anvil.process.pid)
     const delivered = await sendAndAwaitFulfilments(chain, signed, { label, fromBlock: head + 1 })
     const cpuMs = cpuMsOf(bare.pid) - cpuBefore
+    const syscalls = syscallsOf(bare.pid) - syscallsBefore
     const anvilCpuMs = cpuMsOf(chain.anvil.process.pid) - anvilCpuBefore
     const peakRssMb = memoryOf(bare.pid)?.peakMb ?? Number.NaN
     const outcome = await outcomeOf(chain, delivered, { head, addresses, noncesBefore })
@@ -92,6 +96,7 @@ export async function runBare(ctx: Context): Promise<BareResult> {
     return {
       ...outcome,
       cpuMsPerFulfilment: round(cpuMs / Math.max(1, outcome.fulfilled), 2),
+      syscallsPerFulfilment: round(syscalls / Math.max(1, outcome.fulfilled), 1),
       anvilCpuMsPerRequest: round(anvilCpuMs / N, 2),
       peakRssMb,
     }

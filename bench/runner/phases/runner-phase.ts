@@ -14,6 +14,7 @@ import { openChain, startPart, type Chain, type Context } from '../load.ts'
 import {
   counterSum,
   cpuMsOf,
+  syscallsOf,
   memoryOf,
   round,
   rpc,
@@ -55,6 +56,8 @@ export interface RunnerPhaseResult extends Outcome {
   runnerPeakHeap: HeapPeak
   /** CPU time each process used during the phase, per request (ms). */
   cpuMsPerRequest: Record<string, number>
+  /** Read and write system calls per request, by process. */
+  syscallsPerRequest: Record<string, number>
   /** Redis commands (all processes; a Lua script and each command it runs) per request. */
   redisCommandsPerRequest: number
   /** The same by command name, and with BENCH_REDIS_SOURCES=1 by what sent them (per request). */
@@ -130,6 +133,9 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const cpuBefore = Object.fromEntries(
       Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]),
     )
+    const syscallsBefore = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [name, syscallsOf(pid)]),
+    )
     const delivered = await sendAndAwaitFulfilments(chain, signed, {
       label: plan.label,
       fromBlock: head + 1,
@@ -159,6 +165,12 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
         round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2),
       ]),
     )
+    const syscallsPerRequest = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [
+        name,
+        round((syscallsOf(pid) - (syscallsBefore[name] as number)) / count, 1),
+      ]),
+    )
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
     const runnerPeakHeap = await heapSampler.stop()
     const bumps = await counterSum(metricsUrl, 'feedrunner_tx_bumped_total')
@@ -182,6 +194,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       runnerIdleRssMb,
       runnerPeakHeap,
       cpuMsPerRequest,
+      syscallsPerRequest,
       redisCommandsPerRequest,
       redisCommands,
       anvilFlushes: backstop.flushes - flushesBefore,
