@@ -12,7 +12,9 @@
  * - each fulfilment is signed with the project's signer (`createTxSigner`) on a local nonce counter, and
  *   what was signed while a batch was out leaves as the next JSON-RPC batch, in nonce order (anvil
  *   answers `eth_sendRawTransaction` once the transaction is in its pool, and a later nonce sent first
- *   can stay there: foundry-rs/foundry#10122); receipts are asked for in one batch per new head.
+ *   can stay there: foundry-rs/foundry#10122); at each new head the key's mined nonce is read, and the
+ *   receipts of the transactions it passed are asked for in one batch (each receipt read once, as the
+ *   runner's confirmer does).
  *
  * No sleeps: every step waits only for the answer it needs. Settings come from the environment:
  * BARE_RPC_URL (http), BARE_WS_URL, BARE_KEY, BARE_OPERATOR, BARE_EXTERNAL_JOB_ID, BARE_CHAIN_ID, and
@@ -92,10 +94,10 @@ async function main(): Promise<void> {
   const maxFeePerGas =
     BigInt((blockAnswer.result as { baseFeePerGas: string }).baseFeePerGas) * 3n + PRIORITY_FEE
   const counts = { fulfilled: 0, failed: 0 }
-  const receipts = receiptWatcher(rpcUrl, counts)
+  const receipts = receiptWatcher(rpcUrl, signer.address, counts)
 
   // Signed, waiting for the batch in flight to be answered; sent in signing (nonce) order.
-  const signed: string[] = []
+  const signed: Sent[] = []
   let sending = false
   const send = async (): Promise<void> => {
     if (sending || signed.length === 0) return
@@ -104,15 +106,15 @@ async function main(): Promise<void> {
     try {
       const outcomes = await postJsonRpcBatch(
         rpcUrl,
-        batch.map((raw) => ['eth_sendRawTransaction', [raw]] as const),
+        batch.map(({ raw }) => ['eth_sendRawTransaction', [raw]] as const),
       )
-      const hashes = outcomes.flatMap((outcome) => {
-        if (outcome.ok) return [outcome.result as string]
+      const sent = outcomes.flatMap((outcome, index) => {
+        if (outcome.ok) return [{ hash: outcome.result as string, nonce: batch[index]!.nonce }]
         console.error(`eth_sendRawTransaction: ${outcome.message}`)
         counts.failed++
         return []
       })
-      receipts.add(hashes)
+      receipts.add(sent)
     } finally {
       sending = false
       void send()
@@ -139,17 +141,18 @@ async function main(): Promise<void> {
       target,
       AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [target.requestId, value]),
     )
+    const txNonce = nonce++
     const tx = signer.sign({
       type: 2,
       chainId,
-      nonce: nonce++,
+      nonce: txNonce,
       to: operator,
       data,
       gasLimit: GAS_LIMIT,
       maxFeePerGas,
       maxPriorityFeePerGas: PRIORITY_FEE,
     })
-    signed.push(tx.raw)
+    signed.push({ raw: tx.raw, nonce: txNonce })
   }
 
   // The logs of one tick are handled together: equal parameters share a fetch, signatures share a batch.
@@ -180,49 +183,72 @@ async function main(): Promise<void> {
   })
 }
 
+/** A fulfilment sent: `raw` until it leaves, then its hash; the nonce says when it is mined. */
+interface Sent {
+  raw: string
+  nonce: number
+}
+
 /**
  * The receipts still to be read. anvil answers `eth_sendRawTransaction` before the block that holds the
- * transaction is mined, so a receipt is asked for once per new head (one batch for all that wait), not
- * in a loop: a loop asked for about 120 receipts per fulfilment and cost anvil and this process CPU
- * that no fulfiller needs to spend.
+ * transaction is mined, so at each new head the key's mined nonce is read first, and only the
+ * transactions below it have their receipts asked for, in one batch: each receipt is read once.
+ * (Asking at each head for every receipt still waiting read about 29 receipts per fulfilment, and a
+ * loop about 120: CPU in anvil and here that no fulfiller needs to spend.)
  */
 function receiptWatcher(
   rpcUrl: string,
+  address: string,
   counts: { fulfilled: number; failed: number },
-): { add(hashes: readonly string[]): void; onHead(): void } {
-  let waiting: string[] = []
+): { add(sent: ReadonlyArray<{ hash: string; nonce: number }>): void; onHead(): void } {
+  // In nonce order: sends leave in nonce order and are added as they are answered.
+  let waiting: Array<{ hash: string; nonce: number }> = []
   let reading = false
   let headSinceRead = false
+  const readReceipts = async (): Promise<void> => {
+    const [minedAnswer] = await postJsonRpcBatch(rpcUrl, [
+      ['eth_getTransactionCount', [address, 'latest']],
+    ])
+    if (!minedAnswer?.ok) throw new Error(`eth_getTransactionCount: ${minedAnswer?.message}`)
+    const mined = Number(minedAnswer.result)
+    const below = waiting.findIndex((sent) => sent.nonce >= mined)
+    const asked = waiting.splice(0, below < 0 ? waiting.length : below)
+    if (asked.length === 0) return
+    try {
+      const outcomes = await postJsonRpcBatch(
+        rpcUrl,
+        asked.map(({ hash }) => ['eth_getTransactionReceipt', [hash]] as const),
+      )
+      const notYet = asked.filter((sent, index) => {
+        const outcome = outcomes[index]
+        const receipt = outcome?.ok ? (outcome.result as { status?: string } | null) : null
+        if (receipt?.status === '0x1') counts.fulfilled++
+        else if (receipt) counts.failed++
+        return !receipt
+      })
+      waiting = [...notYet, ...waiting]
+    } catch (error) {
+      waiting = [...asked, ...waiting]
+      throw error
+    }
+  }
   const read = async (): Promise<void> => {
     if (reading || waiting.length === 0) return
     reading = true
     headSinceRead = false
-    const asked = waiting
-    waiting = []
     try {
-      const outcomes = await postJsonRpcBatch(
-        rpcUrl,
-        asked.map((hash) => ['eth_getTransactionReceipt', [hash]] as const),
-      )
-      asked.forEach((hash, index) => {
-        const outcome = outcomes[index]
-        const receipt = outcome?.ok ? (outcome.result as { status?: string } | null) : null
-        if (!receipt) waiting.push(hash)
-        else if (receipt.status === '0x1') counts.fulfilled++
-        else counts.failed++
-      })
+      await readReceipts()
     } catch (error) {
       // The node did not answer: one line, and the receipts are asked for again at the next head.
-      console.error(`eth_getTransactionReceipt: ${(error as Error).message}`)
-      waiting.push(...asked)
+      console.error(`receipts: ${(error as Error).message}`)
     } finally {
       reading = false
-      // A head that came while this batch was out may have mined what it did not find.
+      // A head that came while this read was out may have mined more.
       if (headSinceRead) void read()
     }
   }
   return {
-    add: (hashes) => void waiting.push(...hashes),
+    add: (sent) => void waiting.push(...sent),
     onHead: () => {
       headSinceRead = true
       void read()
