@@ -4,11 +4,13 @@
  * adapter, no queue and no Redis. It does what a request needs and nothing else, as fast as it can:
  *
  * - OracleRequest logs of the job arrive over one `eth_subscribe` `logs` subscription on the chain's
- *   WebSocket (no polling); the logs of one tick are handled together;
+ *   WebSocket (no polling); the logs of one tick are handled together, each read by slicing the
+ *   Operator's layout as the runner's listener does (`readCanonicalOracleRequest`);
  * - parameters are decoded from the request's CBOR (cbor-x, as the `cborparse` task does), the feed is
  *   fetched from the local feed service over HTTP with the project's client (`fetchFeed`: parameters,
  *   `##signKey`, envelope and data checked), equal parameters fetched once per the family's cache TTL as
- *   the adapter's cache does, the value reduced with `src/reduce` (path, uint256, times);
+ *   the adapter's cache does, the value reduced with `src/reduce` (path, uint256, times), the callback
+ *   data and the `fulfillOracleRequest2` call encoded as words as the runner's `ethabiencode` does;
  * - each fulfilment is signed with the project's signer (`createTxSigner`) on a local nonce counter, and
  *   what was signed while a batch was out leaves as the next JSON-RPC batch, in nonce order (anvil
  *   answers `eth_sendRawTransaction` once the transaction is in its pool, and a later nonce sent first
@@ -20,16 +22,12 @@
  * BARE_RPC_URL (http), BARE_WS_URL, BARE_KEY, BARE_OPERATOR, BARE_EXTERNAL_JOB_ID, BARE_CHAIN_ID, and
  * feedrunner's own SPORTS_URL (and the other families') and FEED_API_KEY.
  */
-import { AbiCoder } from 'ethers'
 import { Decoder } from 'cbor-x'
 import { WebSocket, type RawData } from 'ws'
 import { postJsonRpcBatch } from '../../src/chain/sender/json-rpc-batch.ts'
-import {
-  encodeFulfillOracleRequest2,
-  operatorInterface,
-  ORACLE_REQUEST_TOPIC,
-  specIdsOfJob,
-} from '../../src/chain/operator.ts'
+import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdsOfJob } from '../../src/chain/operator.ts'
+import { readCanonicalOracleRequest } from '../../src/chain/oracle-request-data.ts'
+import { encodeWords } from '../../src/pipeline/tasks/abi-words.ts'
 import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 import { familyCacheTtlMs, parseSettings, type Settings } from '../../src/config/settings.ts'
 import { getEndpoint } from '../../src/feeds/catalog/index.ts'
@@ -40,6 +38,7 @@ const ENDPOINT = getEndpoint('game-odds')
 const GAS_LIMIT = 500_000
 const PRIORITY_FEE = 10n ** 9n
 const cbor = new Decoder({ mapsAsObjects: false, useRecords: false })
+const FULFIL_SELECTOR = operatorInterface.getFunction('fulfillOracleRequest2')!.selector
 
 interface RpcLog {
   topics: string[]
@@ -122,24 +121,28 @@ async function main(): Promise<void> {
   }
 
   const fulfil = async (log: RpcLog): Promise<void> => {
-    const event = operatorInterface.decodeEventLog('OracleRequest', log.data, log.topics)
-    const params = paramsOf(event.data as string)
+    // The runner's own fast paths: the Operator's log layout read by slicing, flat ABI lists as words.
+    const event = readCanonicalOracleRequest(log.data, log.topics)
+    if (!event) throw new Error('an OracleRequest log not in the Operator layout')
+    const params = paramsOf(event.data)
     const value = reduce(await feed(params), {
       path: String(params.path),
       type: 'uint256',
       times: params.times,
       aliases: ENDPOINT.aliases,
     })
-    const target = {
-      requestId: event.requestId as string,
-      payment: event.payment as bigint,
-      callbackAddr: event.callbackAddr as string,
-      callbackFunctionId: event.callbackFunctionId as string,
-      cancelExpiration: event.cancelExpiration as bigint,
-    }
-    const data = encodeFulfillOracleRequest2(
-      target,
-      AbiCoder.defaultAbiCoder().encode(['bytes32', 'uint256'], [target.requestId, value]),
+    const callbackData = encodeWords(['fixedBytes', 'number'], [event.requestId, value], '0x')
+    const data = encodeWords(
+      ['fixedBytes', 'number', 'address', 'fixedBytes', 'number', 'bytes'],
+      [
+        event.requestId,
+        event.payment,
+        event.callbackAddr,
+        event.callbackFunctionId,
+        event.cancelExpiration,
+        callbackData,
+      ],
+      FULFIL_SELECTOR,
     )
     const txNonce = nonce++
     const tx = signer.sign({
@@ -147,7 +150,7 @@ async function main(): Promise<void> {
       chainId,
       nonce: txNonce,
       to: operator,
-      data,
+      data: data as string,
       gasLimit: GAS_LIMIT,
       maxFeePerGas,
       maxPriorityFeePerGas: PRIORITY_FEE,
