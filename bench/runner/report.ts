@@ -111,28 +111,11 @@ export function printReport(
   console.log(
     `\nCPU ms per request, by process (baseline: anvil ${baseline.anvilCpuMsPerTx} ms per fulfilment${bare ? `; bare fulfiller: ${bare.cpuMsPerFulfilment} ms its own, anvil ${bare.anvilCpuMsPerRequest} ms` : ''})`,
   )
-  const processNames = Object.keys(phases[0]?.cpuMsPerRequest ?? {})
-  console.log(
-    table([
-      ['', ...processNames],
-      ...phases.map((phase) => [
-        phase.label,
-        ...processNames.map((name) => String(phase.cpuMsPerRequest[name])),
-      ]),
-    ]),
-  )
+  console.log(byProcess(phases, (phase) => phase.cpuMsPerRequest))
   console.log(
     `\nread and write system calls per request, by process (/proc/<pid>/io${bare ? `; bare fulfiller: ${bare.syscallsPerFulfilment} its own` : ''})`,
   )
-  console.log(
-    table([
-      ['', ...processNames],
-      ...phases.map((phase) => [
-        phase.label,
-        ...processNames.map((name) => String(phase.syscallsPerRequest[name])),
-      ]),
-    ]),
-  )
+  console.log(byProcess(phases, (phase) => phase.syscallsPerRequest))
   const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   printRedisCommands(phases)
@@ -335,4 +318,19 @@ export function printTargets(targets: readonly Target[]): void {
       ]),
     ]),
   )
+}
+
+/** A table of one figure per request for each process (columns) in each phase (rows). */
+function byProcess(
+  phases: readonly RunnerPhaseResult[],
+  figures: (phase: RunnerPhaseResult) => Record<string, number>,
+): string {
+  const processNames = phases[0] ? Object.keys(figures(phases[0])) : []
+  return table([
+    ['', ...processNames],
+    ...phases.map((phase) => [
+      phase.label,
+      ...processNames.map((name) => String(figures(phase)[name])),
+    ]),
+  ])
 }
