@@ -26,7 +26,10 @@ import { Decoder } from 'cbor-x'
 import { WebSocket, type RawData } from 'ws'
 import { postJsonRpcBatch } from '../../src/chain/sender/json-rpc-batch.ts'
 import { operatorInterface, ORACLE_REQUEST_TOPIC, specIdsOfJob } from '../../src/chain/operator.ts'
-import { readCanonicalOracleRequest } from '../../src/chain/oracle-request-data.ts'
+import {
+  readCanonicalOracleRequest,
+  type OracleRequestFields,
+} from '../../src/chain/oracle-request-data.ts'
 import { encodeWords } from '../../src/pipeline/tasks/abi-words.ts'
 import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 import { familyCacheTtlMs, parseSettings, type Settings } from '../../src/config/settings.ts'
@@ -96,7 +99,7 @@ async function main(): Promise<void> {
   const receipts = receiptWatcher(rpcUrl, signer.address, counts)
 
   // Signed, waiting for the batch in flight to be answered; sent in signing (nonce) order.
-  const signed: Sent[] = []
+  const signed: Signed[] = []
   let sending = false
   const send = async (): Promise<void> => {
     if (sending || signed.length === 0) return
@@ -131,26 +134,14 @@ async function main(): Promise<void> {
       times: params.times,
       aliases: ENDPOINT.aliases,
     })
-    const callbackData = encodeWords(['fixedBytes', 'number'], [event.requestId, value], '0x')
-    const data = encodeWords(
-      ['fixedBytes', 'number', 'address', 'fixedBytes', 'number', 'bytes'],
-      [
-        event.requestId,
-        event.payment,
-        event.callbackAddr,
-        event.callbackFunctionId,
-        event.cancelExpiration,
-        callbackData,
-      ],
-      FULFIL_SELECTOR,
-    )
+    const data = fulfilmentCalldata(event, value)
     const txNonce = nonce++
     const tx = signer.sign({
       type: 2,
       chainId,
       nonce: txNonce,
       to: operator,
-      data: data as string,
+      data,
       gasLimit: GAS_LIMIT,
       maxFeePerGas,
       maxPriorityFeePerGas: PRIORITY_FEE,
@@ -186,10 +177,34 @@ async function main(): Promise<void> {
   })
 }
 
-/** A fulfilment sent: `raw` until it leaves, then its hash; the nonce says when it is mined. */
-interface Sent {
+/** A signed fulfilment waiting for the next batch; its nonce tells later when it is mined. */
+interface Signed {
   raw: string
   nonce: number
+}
+
+/**
+ * `fulfillOracleRequest2` with the callback data `abi.encode(requestId, value)`, encoded as words (the
+ * runner's `ethabiencode` path). Only strings can make `encodeWords` answer undefined, and there are none.
+ */
+function fulfilmentCalldata(event: OracleRequestFields, value: unknown): string {
+  const callbackData = encodeWords(['fixedBytes', 'number'], [event.requestId, value], '0x')
+  const calldata =
+    callbackData &&
+    encodeWords(
+      ['fixedBytes', 'number', 'address', 'fixedBytes', 'number', 'bytes'],
+      [
+        event.requestId,
+        event.payment,
+        event.callbackAddr,
+        event.callbackFunctionId,
+        event.cancelExpiration,
+        callbackData,
+      ],
+      FULFIL_SELECTOR,
+    )
+  if (calldata === undefined) throw new Error('the fulfilment could not be encoded')
+  return calldata
 }
 
 /**
