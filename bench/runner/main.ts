@@ -12,6 +12,8 @@
  * 3. the runner with one sender key, then with four (BENCH_KEYS), N requests sent as fast as the
  *    consumer can; then one key paced at BENCH_RATE/s for BENCH_PACED_SECONDS
  *    (`phases/runner-phase.ts`);
+ * 4. with BENCH_PAIRS=k, k more pairs of the bare fulfiller and the one-key burst, one after the other,
+ *    for the two ratio targets over alternating pairs (`phases/pairs.ts`);
  * and the peak RSS (VmHWM) of every process. Prints tables and issue 20's targets as ratios of this
  * run's figures (`report.ts`), and writes bench/results/runner-<timestamp>.json.
  *
@@ -37,6 +39,7 @@ import { startPart, stopCurrentChain, type Context } from './load.ts'
 import { memoryOf, round, signingMicros } from './measure.ts'
 import { runBare, type BareResult } from './phases/bare.ts'
 import { runBaseline, type BaselineResult } from './phases/baseline.ts'
+import { pairOf, printPairs, runPairs, type PairResult } from './phases/pairs.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
 import { printReport, printTargets, targetsOf } from './report.ts'
 import {
@@ -52,6 +55,7 @@ import {
   PACED_COUNT,
   PACED_RATE,
   PACED_SECONDS,
+  PAIRS,
   REQUEST_WINDOW,
   RUNNER_NODE_ARGS,
   REDIS_SOURCES,
@@ -185,6 +189,8 @@ interface Run {
   baseline: BaselineResult
   bare: BareResult | undefined
   phases: RunnerPhaseResult[]
+  /** With BENCH_PAIRS: the phases' own pair first, then the pairs run after them. */
+  pairs: PairResult[]
 }
 
 async function runPhases(ctx: Context): Promise<Run> {
@@ -205,7 +211,10 @@ async function runPhases(ctx: Context): Promise<Run> {
       `${plan.label}: ${result.fulfilled}/${result.requests} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms (requests sent at ${result.sentPerSecond}/s, mined at ${result.requestsPerSecond}/s), load average ${loadavg()[0]?.toFixed(1)}`,
     )
   }
-  return { baseline, bare, phases }
+  const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
+  const pairs =
+    PAIRS > 0 && bare && oneKey ? [pairOf(0, bare, oneKey), ...(await runPairs(ctx, PAIRS))] : []
+  return { baseline, bare, phases, pairs }
 }
 
 function peakMemory(ctx: Context, run: Run): Record<string, number> {
@@ -278,6 +287,7 @@ function writeResults(
         }
       : {}),
     targets: targetsOf(bare, phases),
+    ...(run.pairs.length > 0 ? { pairs: run.pairs } : {}),
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
   return file
@@ -309,6 +319,7 @@ async function main(): Promise<void> {
     const memory = peakMemory(ctx, run)
     printReport(run.baseline, run.bare, run.phases, memory)
     printTargets(targetsOf(run.bare, run.phases))
+    if (run.pairs.length > 0) printPairs(run.pairs)
     const speedAtEnd = signingMicros()
     console.log(
       `\nmachine speed: a fulfilment signed in ${speedAtStart} µs before the phases, ${speedAtEnd} µs after (compare runs by it)`,

@@ -186,6 +186,14 @@ function printRedisCommands(phases: readonly RunnerPhaseResult[]): void {
 /** The feedrunner processes whose CPU counts against the bare fulfiller's (the feed service and anvil are shared). */
 const FEEDRUNNER_PROCESSES = ['runner', 'adapter', 'worker', 'redis'] as const
 
+/** feedrunner's CPU per fulfilment in a phase: its runner, adapter, fetch worker and Redis together. */
+export function feedrunnerCpuMs(phase: RunnerPhaseResult): number {
+  return FEEDRUNNER_PROCESSES.reduce(
+    (sum, name) => sum + (phase.cpuMsPerRequest[name] ?? Number.NaN),
+    0,
+  )
+}
+
 /**
  * The CPU a request may cost the whole machine at half the baseline's rate, against what the chain
  * alone takes of it at its cheapest (anvil mining the request in the load generator's batches and the
@@ -247,12 +255,7 @@ export function targetsOf(
 ): Target[] {
   const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
   const paced = phases.find((phase) => phase.paced)
-  const feedrunnerCpu = oneKey
-    ? FEEDRUNNER_PROCESSES.reduce(
-        (sum, name) => sum + (oneKey.cpuMsPerRequest[name] ?? Number.NaN),
-        0,
-      )
-    : undefined
+  const feedrunnerCpu = oneKey ? feedrunnerCpuMs(oneKey) : undefined
   const worstCommands = Math.max(...phases.map((phase) => phase.redisCommandsPerRequest))
   const worstRss = Math.max(...phases.map((phase) => phase.runnerPeakRssMb))
   const pacedAt = paced

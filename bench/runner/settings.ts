@@ -46,8 +46,14 @@ export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'
 export const RUNNER_NODE_ARGS = (process.env.BENCH_RUNNER_NODE_ARGS ?? '')
   .split(' ')
   .filter(Boolean)
+/**
+ * BENCH_PAIRS=k: k more pairs of the bare fulfiller and the one-key burst after the phases, one after
+ * the other, so the two ratio targets are read over alternating pairs within one run (default 0).
+ */
+export const PAIRS = Number(process.env.BENCH_PAIRS ?? 0)
 export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
-const PHASE_COUNT = 1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)
+const PHASE_COUNT =
+  1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0) + 2 * Math.max(0, PAIRS)
 export const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
 export const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
@@ -90,4 +96,12 @@ export function checkSettings(): void {
     throw new Error('BENCH_BASELINE_WINDOW must be a positive integer')
   if (RUNNER_RPC !== 'ws' && RUNNER_RPC !== 'http')
     throw new Error('BENCH_RUNNER_RPC must be ws or http')
+  if (!Number.isInteger(PAIRS) || PAIRS < 0 || PAIRS > 10)
+    throw new Error(
+      `BENCH_PAIRS must be a whole number from 0 to 10 (got ${process.env.BENCH_PAIRS})`,
+    )
+  if (PAIRS > 0 && (!BARE || !KEY_COUNTS.includes(1)))
+    throw new Error(
+      'BENCH_PAIRS needs the bare phase (BENCH_BARE) and a one-key phase (BENCH_KEYS)',
+    )
 }

@@ -5,9 +5,10 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 
 // docs/performance.md shows `npm run bench`; this runs it as written, small: 20 requests, the one-key
-// burst only. Its figures are not judged here (speed is measured, never asserted): only that every
-// phase, the bare fulfiller's included, fulfils every request exactly once, read from the chain by the
-// bench, and that the results JSON keeps the keys the docs name.
+// burst only, and one more alternating pair of the bare fulfiller and the one-key burst (BENCH_PAIRS).
+// Its figures are not judged here (speed is measured, never asserted): only that every phase, the
+// bare fulfiller's and the pair's included, fulfils every request exactly once, read from the chain by
+// the bench, and that the results JSON keeps the keys the docs name.
 
 const projectRoot = join(import.meta.dirname, '../..')
 const REQUESTS = 20
@@ -24,13 +25,14 @@ interface BenchResults {
   barePhase: PhaseResult
   bare: { fulfilmentsPerSecond: number; cpuMsPerFulfilment: number }
   targets: { target: string; met: boolean }[]
+  pairs: { pair: number; rateRatio: number; cpuRatio: number; exactlyOnce: boolean }[]
 }
 
 describe('npm run bench', () => {
   it('fulfils every request exactly once in every phase, and writes the results JSON', async () => {
     const { stdout } = await promisify(execFile)('npm', ['run', 'bench', '--', String(REQUESTS)], {
       cwd: projectRoot,
-      env: { ...process.env, BENCH_KEYS: '1', BENCH_PACED_SECONDS: '0' },
+      env: { ...process.env, BENCH_KEYS: '1', BENCH_PACED_SECONDS: '0', BENCH_PAIRS: '1' },
       // A hang bound only: the run takes seconds; the bench's own watchdog stops what it started.
       timeout: 600_000,
       maxBuffer: 16 * 1024 * 1024,
@@ -50,5 +52,12 @@ describe('npm run bench', () => {
     expect(results.targets.find((target) => target.target.startsWith('exactly once'))?.met).toBe(
       true,
     )
+    // Pair 0 is the phases' own bare fulfiller and one-key burst, pair 1 the one run after them.
+    expect(results.pairs.map((pair) => pair.pair)).toEqual([0, 1])
+    for (const pair of results.pairs) {
+      expect(pair.exactlyOnce).toBe(true)
+      expect(pair.rateRatio).toBeGreaterThan(0)
+      expect(pair.cpuRatio).toBeGreaterThan(0)
+    }
   }, 660_000)
 })
