@@ -183,6 +183,12 @@ interface Signed {
   nonce: number
 }
 
+/** A fulfilment the node took, waiting for its receipt. */
+interface Sent {
+  hash: string
+  nonce: number
+}
+
 /**
  * `fulfillOracleRequest2` with the callback data `abi.encode(requestId, value)`, encoded as words (the
  * runner's `ethabiencode` path). Only strings can make `encodeWords` answer undefined, and there are none.
@@ -218,9 +224,9 @@ function receiptWatcher(
   rpcUrl: string,
   address: string,
   counts: { fulfilled: number; failed: number },
-): { add(sent: ReadonlyArray<{ hash: string; nonce: number }>): void; onHead(): void } {
+): { add(sent: readonly Sent[]): void; onHead(): void } {
   // In nonce order: sends leave in nonce order and are added as they are answered.
-  let waiting: Array<{ hash: string; nonce: number }> = []
+  let waiting: Sent[] = []
   let reading = false
   let headSinceRead = false
   const readReceipts = async (): Promise<void> => {

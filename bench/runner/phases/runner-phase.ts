@@ -130,12 +130,8 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const sourcesBefore = ctx.redisSources?.snapshot()
     const bytesBefore = ctx.redisSources?.bytesSnapshot()
     const flushesBefore = backstop.flushes
-    const cpuBefore = Object.fromEntries(
-      Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]),
-    )
-    const syscallsBefore = Object.fromEntries(
-      Object.entries(pids).map(([name, pid]) => [name, syscallsOf(pid)]),
-    )
+    const cpuMs = countPerProcess(pids, cpuMsOf)
+    const syscalls = countPerProcess(pids, syscallsOf)
     const delivered = await sendAndAwaitFulfilments(chain, signed, {
       label: plan.label,
       fromBlock: head + 1,
@@ -159,18 +155,8 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
         ? { bytesBySource: perRequest(bytesBefore, bytesAfter, count, 0) }
         : {}),
     }
-    const cpuMsPerRequest = Object.fromEntries(
-      Object.entries(pids).map(([name, pid]) => [
-        name,
-        round((cpuMsOf(pid) - (cpuBefore[name] as number)) / count, 2),
-      ]),
-    )
-    const syscallsPerRequest = Object.fromEntries(
-      Object.entries(pids).map(([name, pid]) => [
-        name,
-        round((syscallsOf(pid) - (syscallsBefore[name] as number)) / count, 1),
-      ]),
-    )
+    const cpuMsPerRequest = cpuMs.perRequest(count, 2)
+    const syscallsPerRequest = syscalls.perRequest(count, 1)
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
     const runnerPeakHeap = await heapSampler.stop()
     const bumps = await counterSum(metricsUrl, 'feedrunner_tx_bumped_total')
@@ -267,5 +253,22 @@ async function stagesOf(
       (record) => record.times.sent,
       (record) => record.times.fulfilled,
     ),
+  }
+}
+
+/** Reads a counter of each process now; `perRequest` answers each one's increase since, per request. */
+function countPerProcess(
+  pids: Record<string, number>,
+  read: (pid: number) => number,
+): { perRequest(count: number, digits: number): Record<string, number> } {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid)]))
+  return {
+    perRequest: (count, digits) =>
+      Object.fromEntries(
+        Object.entries(pids).map(([name, pid]) => [
+          name,
+          round((read(pid) - (before[name] as number)) / count, digits),
+        ]),
+      ),
   }
 }
