@@ -33,9 +33,10 @@ export interface Runner {
 }
 
 /**
- * The node's part: the listener turns confirmed `OracleRequest` logs into `requests` jobs (one per
- * request, whichever process saw it), the pipeline worker runs the matching job spec, and its ethtx
- * goes through the ordered transaction sender. Every process may listen and work at once.
+ * The node's part: the listener hands confirmed `OracleRequest` logs to the intake, which runs each
+ * request in this process under a lease (or, when this process holds enough, makes it a `requests`
+ * job for any runner); the pipeline runs the matching job spec, and its ethtx goes through the key's
+ * ordered transaction sender. Every process may listen and work at once.
  */
 export function createRunner(options: RunnerOptions): Runner {
   const log = options.logger.child({ component: 'runner' })
@@ -47,18 +48,7 @@ export function createRunner(options: RunnerOptions): Runner {
   // Every read and broadcast goes through the chain's endpoint pool, which reports each endpoint's
   // outage as one line down, one a minute, one back (src/config/dependency-health.ts).
   const pool = createEndpointPool(options)
-  const chainError = (what: string) => (error: Error) => {
-    const kind = errorKindOf(error)
-    if (kind !== 'unavailable' && kind !== 'timeout' && !isRedisUnavailable(error))
-      log.error({ err: rootCauseFirst(error) }, `${what} error`)
-    else if (
-      isRedisUnavailable(error) &&
-      !pool.endpoints.some((endpoint) => onRpcPort(error, endpoint.url))
-    )
-      connections.redisHealth.failed(error)
-    // An RPC endpoint that failed the call was reported by the pool (its outage lines).
-    else log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
-  }
+  const chainError = chainErrorReporter(log, connections, pool)
   const intake = createRequestIntake({
     runs,
     requestsQueue,
@@ -166,6 +156,29 @@ export function createRunner(options: RunnerOptions): Runner {
       await pool.close()
       redis.disconnect()
     },
+  }
+}
+
+/**
+ * Where a failure of the listener or the sender is told: a fault of ours as an error line; Redis away
+ * to Redis's outage report (one line down, one a minute, one back); an RPC endpoint away was told by
+ * the pool already, so a debug line.
+ */
+function chainErrorReporter(
+  log: RunnerOptions['logger'],
+  connections: RunnerOptions['connections'],
+  pool: EndpointPool,
+): (what: string) => (error: Error) => void {
+  return (what) => (error) => {
+    const kind = errorKindOf(error)
+    if (kind !== 'unavailable' && kind !== 'timeout' && !isRedisUnavailable(error))
+      log.error({ err: rootCauseFirst(error) }, `${what} error`)
+    else if (
+      isRedisUnavailable(error) &&
+      !pool.endpoints.some((endpoint) => onRpcPort(error, endpoint.url))
+    )
+      connections.redisHealth.failed(error)
+    else log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
   }
 }
 
