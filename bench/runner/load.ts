@@ -29,6 +29,7 @@ import {
   ANVIL_ARGS,
   BASELINE_KEY,
   GAME_ODDS_PARAMS,
+  RPC_CALLS,
   RUNNER_KEYS,
   RUNNER_NODE_ARGS,
 } from './settings.ts'
@@ -54,7 +55,7 @@ let currentChain: Chain | undefined
 export async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
   await currentChain?.stop()
   await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
-  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS })
+  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS, countCalls: RPC_CALLS })
   let dev: DevContracts | undefined
   try {
     dev = await deployDevContracts(anvil.rpcUrl, {

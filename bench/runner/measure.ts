@@ -36,6 +36,24 @@ export function round(value: number, digits = 1): number {
   return Math.round(value * scale) / scale
 }
 
+/** Per request between two counts (commands, bytes, RPC calls), largest first, those >= 0.05 only. */
+export function perRequest(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  requests: number,
+  digits = 2,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, calls]): [string, number] => [
+        name,
+        round((calls - (before[name] ?? 0)) / requests, digits),
+      ])
+      .filter(([, value]) => value >= 0.05)
+      .sort((a, b) => b[1] - a[1]),
+  )
+}
+
 export async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
   const response = await fetch(url, {
     method: 'POST',

@@ -6,7 +6,6 @@
  * commands a script calls too).
  */
 import { Redis } from 'ioredis'
-import { round } from './measure.ts'
 
 /** Calls so far of each command the server has run (INFO commandstats), by lower-case name. */
 export async function redisCommandStats(redis: Redis): Promise<Record<string, number>> {
@@ -20,24 +19,6 @@ export async function redisCommandStats(redis: Redis): Promise<Record<string, nu
 /** All commands of a `redisCommandStats` answer. */
 export function totalCalls(calls: Record<string, number>): number {
   return Object.values(calls).reduce((sum, value) => sum + value, 0)
-}
-
-/** Per request between two counts (commands, bytes), largest first, those >= 0.05 only. */
-export function perRequest(
-  before: Record<string, number>,
-  after: Record<string, number>,
-  requests: number,
-  digits = 2,
-): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(after)
-      .map(([name, calls]): [string, number] => [
-        name,
-        round((calls - (before[name] ?? 0)) / requests, digits),
-      ])
-      .filter(([, value]) => value >= 0.05)
-      .sort((a, b) => b[1] - a[1]),
-  )
 }
 
 /**

@@ -119,6 +119,7 @@ export function printReport(
   const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   printRedisCommands(phases)
+  printRpcCalls(bare, phases)
   console.log('\npeak RSS (VmHWM) per process')
   console.log(
     table([['process', 'MB'], ...Object.entries(memory).map(([name, mb]) => [name, String(mb)])]),
@@ -135,6 +136,46 @@ export function printReport(
         String(phase.runnerPeakHeap.totalMb),
         String(phase.runnerPeakHeap.externalMb),
       ]),
+    ]),
+  )
+}
+
+/**
+ * With BENCH_RPC_CALLS=1: the JSON-RPC calls each phase's anvil served per request, by method. The
+ * bench's own are in every column alike: its requests (one eth_sendRawTransaction each), its block
+ * watcher's reads and its pool backstop's (txpool_status, anvil_getAutomine).
+ */
+function printRpcCalls(bare: BareResult | undefined, phases: readonly RunnerPhaseResult[]): void {
+  const columns = [
+    ...(bare?.rpcCallsPerRequest ? [['bare fulfiller', bare.rpcCallsPerRequest] as const] : []),
+    ...phases.flatMap((phase) =>
+      phase.rpcCallsPerRequest ? [[phase.label, phase.rpcCallsPerRequest] as const] : [],
+    ),
+  ]
+  if (columns.length === 0) return
+  const totals = new Map<string, number>()
+  for (const [, calls] of columns)
+    for (const [method, value] of Object.entries(calls))
+      totals.set(method, (totals.get(method) ?? 0) + value)
+  const methods = [...totals].sort((a, b) => b[1] - a[1]).map(([method]) => method)
+  const sum = (calls: Record<string, number>) =>
+    String(
+      round(
+        Object.values(calls).reduce((all, value) => all + value, 0),
+        2,
+      ),
+    )
+  console.log(
+    "\nJSON-RPC calls per request by method (BENCH_RPC_CALLS=1: anvil's log; the bench's own in every column: its requests, block watcher and pool backstop)",
+  )
+  console.log(
+    table([
+      ['', ...columns.map(([label]) => label)],
+      ...methods.map((method) => [
+        method,
+        ...columns.map(([, calls]) => String(calls[method] ?? '-')),
+      ]),
+      ['all shown', ...columns.map(([, calls]) => sum(calls))],
     ]),
   )
 }

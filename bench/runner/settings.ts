@@ -14,6 +14,11 @@ export const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10)
 export const PACED_COUNT = Math.round(PACED_RATE * PACED_SECONDS)
 /** `1` counts every Redis command by what sent it, through MONITOR (which costs Redis CPU). */
 export const REDIS_SOURCES = process.env.BENCH_REDIS_SOURCES === '1'
+/**
+ * `1` counts the JSON-RPC calls each phase's anvil serves, by method, from anvil's own log (which
+ * costs anvil CPU, so the CPU figures of such a run are not comparable).
+ */
+export const RPC_CALLS = process.env.BENCH_RPC_CALLS === '1'
 /** `0` leaves the bare-fulfiller phase out (its figures and the ratios against it are then missing). */
 export const BARE = process.env.BENCH_BARE !== '0'
 /**

@@ -42,6 +42,12 @@ export interface AnvilOptions {
    */
   hardfork?: string
   extraArgs?: readonly string[]
+  /**
+   * Count the JSON-RPC calls anvil serves, by method (`calls()`). anvil then logs every call and each
+   * transaction it mines, which costs it CPU: for the bench's BENCH_RPC_CALLS view, not for a chain
+   * whose CPU is measured.
+   */
+  countCalls?: boolean
 }
 
 export interface Anvil {
@@ -49,6 +55,8 @@ export interface Anvil {
   readonly wsUrl: string
   readonly chainId: number
   readonly process: OwnedProcess
+  /** With `countCalls`: the calls served since anvil started, by method; otherwise undefined. */
+  calls(): Record<string, number> | undefined
   stop(): Promise<void>
 }
 
@@ -69,7 +77,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     String(port),
     '--chain-id',
     String(chainId),
-    '--silent',
+    ...(options.countCalls ? [] : ['--silent']),
     '--prune-history',
     String(options.keptStates ?? 64),
   ]
@@ -81,6 +89,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     args.push('--hardfork', options.hardfork ?? DEV_CHAIN_HARDFORK)
   args.push(...extraArgs)
   const process = startOwnedProcess('anvil', anvilBinary(), args)
+  const calls = options.countCalls ? countCallLines(process) : undefined
   const rpcUrl = `http://127.0.0.1:${port}`
   try {
     await waitFor(`anvil on ${rpcUrl}`, async () => {
@@ -95,5 +104,31 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     await process.stop()
     throw new Error(`anvil did not start: ${(error as Error).message}\n${process.output()}`)
   }
-  return { rpcUrl, wsUrl: `ws://127.0.0.1:${port}`, chainId, process, stop: () => process.stop() }
+  return {
+    rpcUrl,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    chainId,
+    process,
+    calls: () => (calls ? Object.fromEntries(calls) : undefined),
+    stop: () => process.stop(),
+  }
+}
+
+/** A line of anvil's log that names the method of a call it served (its other lines describe blocks). */
+const CALL_LINE = /^(eth|net|web3|anvil|evm|txpool|debug|trace|ots)_\w+$/
+
+/** Counts the method names anvil logs, one a line, as its output arrives. */
+function countCallLines(process: OwnedProcess): Map<string, number> {
+  const calls = new Map<string, number>()
+  let partial = ''
+  process.child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString('utf8')).split('\n')
+    // A method name is a short line: a long unfinished one is no call, and is not kept.
+    partial = (lines.pop() ?? '').slice(-256)
+    for (const line of lines) {
+      const method = line.trim()
+      if (CALL_LINE.test(method)) calls.set(method, (calls.get(method) ?? 0) + 1)
+    }
+  })
+  return calls
 }

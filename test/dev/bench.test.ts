@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest'
 // burst only, and one more alternating pair of the bare fulfiller and the one-key burst (BENCH_PAIRS).
 // Its figures are not judged here (speed is measured, never asserted): only that every phase, the
 // bare fulfiller's and the pair's included, fulfils every request exactly once, read from the chain by
-// the bench, and that the results JSON keeps the keys the docs name.
+// the bench, that the results JSON keeps the keys the docs name, and that BENCH_RPC_CALLS counts the
+// calls anvil served (each request and each fulfilment is an eth_sendRawTransaction).
 
 const projectRoot = join(import.meta.dirname, '../..')
 const REQUESTS = 20
@@ -17,6 +18,7 @@ interface PhaseResult {
   requests: number
   fulfilled: number
   exactlyOnce: boolean
+  rpcCallsPerRequest?: Record<string, number>
 }
 
 interface BenchResults {
@@ -32,7 +34,13 @@ describe('npm run bench', () => {
   it('fulfils every request exactly once in every phase, and writes the results JSON', async () => {
     const { stdout } = await promisify(execFile)('npm', ['run', 'bench', '--', String(REQUESTS)], {
       cwd: projectRoot,
-      env: { ...process.env, BENCH_KEYS: '1', BENCH_PACED_SECONDS: '0', BENCH_PAIRS: '1' },
+      env: {
+        ...process.env,
+        BENCH_KEYS: '1',
+        BENCH_PACED_SECONDS: '0',
+        BENCH_PAIRS: '1',
+        BENCH_RPC_CALLS: '1',
+      },
       // A hang bound only: the run takes seconds; the bench's own watchdog stops what it started.
       timeout: 600_000,
       maxBuffer: 16 * 1024 * 1024,
@@ -46,7 +54,9 @@ describe('npm run bench', () => {
     for (const phase of [results.barePhase, ...results.runner]) {
       expect(phase.fulfilled).toBe(REQUESTS)
       expect(phase.exactlyOnce).toBe(true)
+      expect(phase.rpcCallsPerRequest?.eth_sendRawTransaction).toBeGreaterThanOrEqual(2)
     }
+    expect(stdout).toContain('JSON-RPC calls per request by method')
     expect(results.bare.fulfilmentsPerSecond).toBeGreaterThan(0)
     expect(results.bare.cpuMsPerFulfilment).toBeGreaterThan(0)
     expect(results.targets.find((target) => target.target.startsWith('exactly once'))?.met).toBe(

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../../src/dev/process.ts'
 import { openChain, type Context } from '../load.ts'
-import { cpuMsOf, memoryOf, round, rpc, syscallsOf } from '../measure.ts'
+import { cpuMsOf, memoryOf, perRequest, round, rpc, syscallsOf } from '../measure.ts'
 import { BARE_KEY, N, PHASE_TIMEOUT_MS } from '../settings.ts'
 import {
   addressesOf,
@@ -27,6 +27,8 @@ export interface BareResult extends Outcome {
   syscallsPerFulfilment: number
   /** anvil's CPU time per request during the phase (requests and fulfilments mined), ms. */
   anvilCpuMsPerRequest: number
+  /** With BENCH_RPC_CALLS=1: the JSON-RPC calls anvil served per request, by method (the load generator's too). */
+  rpcCallsPerRequest?: Record<string, number>
   peakRssMb: number
 }
 
@@ -83,7 +85,9 @@ export async function runBare(ctx: Context): Promise<BareResult> {
     const cpuBefore = cpuMsOf(bare.pid)
     const syscallsBefore = syscallsOf(bare.pid)
     const anvilCpuBefore = cpuMsOf(chain.anvil.process.pid)
+    const rpcCallsBefore = chain.anvil.calls()
     const delivered = await sendAndAwaitFulfilments(chain, signed, { label, fromBlock: head + 1 })
+    const rpcCallsAfter = chain.anvil.calls()
     const cpuMs = cpuMsOf(bare.pid) - cpuBefore
     const syscalls = syscallsOf(bare.pid) - syscallsBefore
     const anvilCpuMs = cpuMsOf(chain.anvil.process.pid) - anvilCpuBefore
@@ -98,6 +102,9 @@ export async function runBare(ctx: Context): Promise<BareResult> {
       cpuMsPerFulfilment: round(cpuMs / Math.max(1, outcome.fulfilled), 2),
       syscallsPerFulfilment: round(syscalls / Math.max(1, outcome.fulfilled), 1),
       anvilCpuMsPerRequest: round(anvilCpuMs / N, 2),
+      ...(rpcCallsBefore && rpcCallsAfter
+        ? { rpcCallsPerRequest: perRequest(rpcCallsBefore, rpcCallsAfter, N) }
+        : {}),
       peakRssMb,
     }
   } finally {

@@ -16,13 +16,14 @@ import {
   cpuMsOf,
   syscallsOf,
   memoryOf,
+  perRequest,
   round,
   rpc,
   sampleHeapPeak,
   summary,
   type HeapPeak,
 } from '../measure.ts'
-import { perRequest, redisCommandStats, totalCalls } from '../redis-commands.ts'
+import { redisCommandStats, totalCalls } from '../redis-commands.ts'
 import { PHASE_TIMEOUT_MS, RUNNER_KEYS, RUNNER_RPC } from '../settings.ts'
 import {
   addressesOf,
@@ -67,6 +68,8 @@ export interface RunnerPhaseResult extends Outcome {
     /** Argument bytes clients sent per request, by source (BENCH_REDIS_SOURCES=1). */
     bytesBySource?: Record<string, number>
   }
+  /** With BENCH_RPC_CALLS=1: the JSON-RPC calls anvil served per request, by method (the load generator's too). */
+  rpcCallsPerRequest?: Record<string, number>
   /** Times anvil left transactions in its pool and the bench mined them (the pool backstop). */
   anvilFlushes: number
   /** Fulfilment transactions the runner re-signed with higher fees because they sat unmined for blocks. */
@@ -130,6 +133,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const sourcesBefore = ctx.redisSources?.snapshot()
     const bytesBefore = ctx.redisSources?.bytesSnapshot()
     const flushesBefore = backstop.flushes
+    const rpcCallsBefore = anvil.calls()
     const cpuMs = countPerProcess(pids, cpuMsOf)
     const syscalls = countPerProcess(pids, syscallsOf)
     const delivered = await sendAndAwaitFulfilments(chain, signed, {
@@ -139,6 +143,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     })
     const count = plan.requests
     await runsFinished(metricsUrl, count)
+    const rpcCallsAfter = anvil.calls()
     const commandsAfter = await redisCommandStats(ctx.redis)
     const redisCommandsPerRequest = round(
       (totalCalls(commandsAfter) - totalCalls(commandsBefore)) / count,
@@ -183,6 +188,9 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       syscallsPerRequest,
       redisCommandsPerRequest,
       redisCommands,
+      ...(rpcCallsBefore && rpcCallsAfter
+        ? { rpcCallsPerRequest: perRequest(rpcCallsBefore, rpcCallsAfter, count) }
+        : {}),
       anvilFlushes: backstop.flushes - flushesBefore,
       bumps,
     }
