@@ -10,7 +10,7 @@ import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import { TaskFailure } from '../pipeline/index.ts'
 import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
-import { boundedPlain, originOf, runJob } from '../pipeline/index.ts'
+import { originOf, runJob } from '../pipeline/index.ts'
 import {
   errorClass,
   observeRun,
@@ -21,11 +21,13 @@ import {
   type ReasonClass,
 } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
+import { baseRecord, sentTxHash, taskRecord } from './run-fields.ts'
 import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
 import { asFailedReason } from '../queue/failed-reason.ts'
 import { fromRequestPayload, jobRunVars, replayOf, requestJobId } from './request-payload.ts'
 import {
   isFinal,
+  type RunPatch,
   type RunRecord,
   type RunState,
   type RunStore,
@@ -245,11 +247,15 @@ async function runAdmitted(
   jobLog.info('run started')
   const startedAt = performance.now()
   const tasks: TaskRecord[] = []
+  // The tasks the record holds: the last write sends only those after them (RunPatch.tasksFrom).
+  let stored = 0
   const onSent = async (): Promise<void> => {
     // The record's word for where the run is, written while the transaction is on its way: a failed
     // write must not fail a transaction that may already be out.
+    const sentTasks = [...tasks]
     await runs
-      .update(request.requestId, { state: 'sent', tasks: [...tasks] })
+      .update(request.requestId, { state: 'sent', tasks: sentTasks })
+      .then(() => void (stored = sentTasks.length))
       .catch((error: unknown) => {
         jobLog.warn(
           { err: error instanceof Error ? error.message : String(error) },
@@ -296,14 +302,20 @@ async function runAdmitted(
     return finish(
       runs,
       request.requestId,
-      { tasks, txHash, ...(failures[0] ? { failure: serialiseError(failures[0]) } : {}) },
+      {
+        tasks: tasks.slice(stored),
+        tasksFrom: stored,
+        txHash,
+        ...(failures[0] ? { failure: serialiseError(failures[0]) } : {}),
+      },
       'errored',
       reason,
       jobLog,
       { job: loaded.name, reason: errorClass(result.tasks), startedAt, replay: options.replay },
     )
   }
-  return finish(runs, request.requestId, { tasks, txHash }, 'fulfilled', undefined, jobLog, {
+  const patch = { tasks: tasks.slice(stored), tasksFrom: stored, txHash }
+  return finish(runs, request.requestId, patch, 'fulfilled', undefined, jobLog, {
     job: loaded.name,
     reason: 'none',
     startedAt,
@@ -323,7 +335,7 @@ interface RunMetrics {
 async function finish(
   runs: RunStore,
   requestId: string,
-  patch: Partial<RunRecord>,
+  patch: RunPatch,
   state: RunState,
   reason: string | undefined,
   log: Logger,
@@ -348,47 +360,4 @@ async function finish(
 
 function outcomeOf(run: RunSummary): RequestOutcome {
   return { state: run.state, reason: run.reason, txHash: run.txHash }
-}
-
-/** The fields of a run record that come from the request itself. */
-export function baseRecord(
-  request: OracleRequestEvent,
-  loaded: LoadedJob | undefined,
-): Partial<RunRecord> {
-  return {
-    chainId: request.chainId,
-    operator: request.operator,
-    job: loaded?.name ?? '(unknown)',
-    externalJobId: loaded?.externalJobId ?? '',
-    requester: request.requester,
-    payment: request.payment.toString(),
-    callbackAddr: request.callbackAddr,
-    callbackFunctionId: request.callbackFunctionId,
-    cancelExpiration: request.cancelExpiration.toString(),
-    blockNumber: request.blockNumber,
-    requestTxHash: request.txHash,
-  }
-}
-
-/** A task's line in the run record: outputs and errors cut at TASK_OUTPUT_MAX_CHARS (a source picks their size). */
-function taskRecord(outcome: TaskOutcome, maxChars = 4_096): TaskRecord {
-  return {
-    id: outcome.id,
-    type: outcome.type,
-    ms: outcome.durationMs,
-    ...(outcome.ok
-      ? { output: boundedPlain(outcome.value, maxChars) }
-      : {
-          error: boundedPlain(outcome.error ?? 'failed', maxChars) as string,
-          ...(outcome.failure ? { failure: serialiseError(outcome.failure) } : {}),
-        }),
-  }
-}
-
-function sentTxHash(tasks: readonly TaskOutcome[]): string | undefined {
-  for (const task of tasks) {
-    const value = task.value as { txHash?: unknown } | undefined
-    if (task.type === 'ethtx' && task.ok && typeof value?.txHash === 'string') return value.txHash
-  }
-  return undefined
 }

@@ -70,6 +70,14 @@ export interface RunReplay {
   previousReason?: string
 }
 
+/**
+ * A write's change to a run. With `tasksFrom`, `tasks` replaces the stored tasks from that index on and
+ * the ones before it are kept: a run's last write sends only the tasks its `sent` write did not store
+ * (the outputs are most of a record's bytes). A run that Redis lost meanwhile is written again with
+ * the tasks the patch has.
+ */
+export type RunPatch = Partial<RunRecord> & { state?: RunState; tasksFrom?: number }
+
 /** What a write answers: enough to tell where the run stands, not the whole record (tasks and all). */
 export type RunSummary = Pick<RunRecord, 'requestId' | 'state'> &
   Partial<Pick<RunRecord, 'job' | 'txHash' | 'reason'>>
@@ -108,9 +116,18 @@ if current then
   local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
   if ARGV[6] == '1' or (final[record.state] and ARGV[6] ~= '2') then return summary(record) end
   local patch = cjson.decode(ARGV[1])
+  local tasksFrom = tonumber(patch.tasksFrom)
+  patch.tasksFrom = nil
   for k, v in pairs(patch) do
     if k == 'times' then
       for state, at in pairs(v) do record.times[state] = at end
+    elseif k == 'tasks' and tasksFrom then
+      local tasks = {}
+      if type(record.tasks) == 'table' then
+        for i = 1, math.min(#record.tasks, tasksFrom) do tasks[i] = record.tasks[i] end
+      end
+      for _, task in ipairs(v) do tasks[#tasks + 1] = task end
+      record.tasks = tasks
     else
       record[k] = v
     end
@@ -118,6 +135,7 @@ if current then
   redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
 else
   record = cjson.decode(ARGV[1])
+  record.tasksFrom = nil
   redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
   redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
   if ARGV[7] == '1' then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1) end
@@ -181,7 +199,7 @@ export class RunStore {
   }
 
   /** Creates or updates a run; a run in a final state is left unchanged. Answers where the run stands now. */
-  update(requestId: string, patch: Partial<RunRecord> & { state?: RunState }): Promise<RunSummary> {
+  update(requestId: string, patch: RunPatch): Promise<RunSummary> {
     return this.write(requestId, patch, 'unless-final')
   }
 
@@ -203,7 +221,7 @@ export class RunStore {
 
   private async write(
     requestId: string,
-    patch: Partial<RunRecord> & { state?: RunState },
+    patch: RunPatch,
     mode: 'unless-final' | 'if-absent' | 'chain',
   ): Promise<RunSummary> {
     const now = Date.now()

@@ -45,6 +45,25 @@ describe('run records', () => {
     expect(run?.tasks).toEqual([{ id: 'fetch', type: 'bridge', output: '42' }])
   })
 
+  it("keeps the stored tasks before tasksFrom and replaces the rest: a run's last write sends only its new tasks", async () => {
+    const task = (id: string) => ({ id, type: 'any', output: id })
+    await store.update('0xee', { ...base, state: 'running' })
+    await store.update('0xee', { state: 'sent', tasks: [task('a'), task('b')] })
+    await store.update('0xee', { state: 'fulfilled', tasks: [task('c')], tasksFrom: 2 })
+    const run = await store.get('0xee')
+    expect(run?.tasks).toEqual([task('a'), task('b'), task('c')])
+    expect(run).not.toHaveProperty('tasksFrom')
+    // A stored list longer than tasksFrom is cut there (a retried run's earlier tasks go).
+    await store.update('0xef', { ...base, state: 'sent', tasks: [task('a'), task('b')] })
+    await store.update('0xef', { tasks: [task('x')], tasksFrom: 1 })
+    expect((await store.get('0xef'))?.tasks).toEqual([task('a'), task('x')])
+    // A run Redis lost meanwhile is written again with the tasks the patch has.
+    await store.update('0xf0', { state: 'fulfilled', tasks: [task('c')], tasksFrom: 2 })
+    const lost = await store.get('0xf0')
+    expect(lost?.tasks).toEqual([task('c')])
+    expect(lost).not.toHaveProperty('tasksFrom')
+  })
+
   it('creates a run only when there is none: a request seen again keeps the run it has', async () => {
     const created = await store.create('0xdd', { ...base, state: 'received' })
     expect(created).toEqual({ requestId: '0xdd', state: 'received', job: 'game-odds' })
