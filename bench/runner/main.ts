@@ -41,7 +41,7 @@ import { runBare, type BareResult } from './phases/bare.ts'
 import { runBaseline, type BaselineResult } from './phases/baseline.ts'
 import { pairOf, printPairs, runPairs, type PairResult } from './phases/pairs.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
-import { printReport, printTargets, targetsOf } from './report.ts'
+import { oneKeyBurst, printReport, printTargets, targetsOf } from './report.ts'
 import {
   ANVIL_ARGS,
   BARE,
@@ -211,7 +211,7 @@ async function runPhases(ctx: Context): Promise<Run> {
       `${plan.label}: ${result.fulfilled}/${result.requests} fulfilled, ${result.fulfilmentsPerSecond}/s, p50 ${result.latencyMs.p50} ms (requests sent at ${result.sentPerSecond}/s, mined at ${result.requestsPerSecond}/s), load average ${loadavg()[0]?.toFixed(1)}`,
     )
   }
-  const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
+  const oneKey = oneKeyBurst(phases)
   const pairs =
     PAIRS > 0 && bare && oneKey ? [pairOf(0, bare, oneKey), ...(await runPairs(ctx, PAIRS))] : []
   return { baseline, bare, phases, pairs }

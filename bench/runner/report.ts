@@ -116,7 +116,7 @@ export function printReport(
     `\nread and write system calls per request, by process (/proc/<pid>/io${bare ? `; bare fulfiller: ${bare.syscallsPerFulfilment} its own` : ''})`,
   )
   console.log(byProcess(phases, (phase) => phase.syscallsPerRequest))
-  const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
+  const oneKey = oneKeyBurst(phases)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   printRedisCommands(phases)
   printRpcCalls(bare, phases)
@@ -224,6 +224,11 @@ function printRedisCommands(phases: readonly RunnerPhaseResult[]): void {
   )
 }
 
+/** The one-key burst among the phases: the phase issue 20's ratio targets compare with the bare fulfiller. */
+export function oneKeyBurst(phases: readonly RunnerPhaseResult[]): RunnerPhaseResult | undefined {
+  return phases.find((phase) => !phase.paced && phase.keys === 1)
+}
+
 /** The feedrunner processes whose CPU counts against the bare fulfiller's (the feed service and anvil are shared). */
 const FEEDRUNNER_PROCESSES = ['runner', 'adapter', 'worker', 'redis'] as const
 
@@ -294,7 +299,7 @@ export function targetsOf(
   bare: BareResult | undefined,
   phases: readonly RunnerPhaseResult[],
 ): Target[] {
-  const oneKey = phases.find((phase) => !phase.paced && phase.keys === 1)
+  const oneKey = oneKeyBurst(phases)
   const paced = phases.find((phase) => phase.paced)
   const feedrunnerCpu = oneKey ? feedrunnerCpuMs(oneKey) : undefined
   const worstCommands = Math.max(...phases.map((phase) => phase.redisCommandsPerRequest))

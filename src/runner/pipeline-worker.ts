@@ -249,6 +249,7 @@ async function runAdmitted(
   const tasks: TaskRecord[] = []
   // The tasks the record holds: the last write sends only those after them (RunPatch.tasksFrom).
   let stored = 0
+  const unstoredTasks = () => ({ tasks: tasks.slice(stored), tasksFrom: stored })
   const onSent = async (): Promise<void> => {
     // The record's word for where the run is, written while the transaction is on its way: a failed
     // write must not fail a transaction that may already be out.
@@ -303,8 +304,7 @@ async function runAdmitted(
       runs,
       request.requestId,
       {
-        tasks: tasks.slice(stored),
-        tasksFrom: stored,
+        ...unstoredTasks(),
         txHash,
         ...(failures[0] ? { failure: serialiseError(failures[0]) } : {}),
       },
@@ -314,13 +314,20 @@ async function runAdmitted(
       { job: loaded.name, reason: errorClass(result.tasks), startedAt, replay: options.replay },
     )
   }
-  const patch = { tasks: tasks.slice(stored), tasksFrom: stored, txHash }
-  return finish(runs, request.requestId, patch, 'fulfilled', undefined, jobLog, {
-    job: loaded.name,
-    reason: 'none',
-    startedAt,
-    replay: options.replay,
-  })
+  return finish(
+    runs,
+    request.requestId,
+    { ...unstoredTasks(), txHash },
+    'fulfilled',
+    undefined,
+    jobLog,
+    {
+      job: loaded.name,
+      reason: 'none',
+      startedAt,
+      replay: options.replay,
+    },
+  )
 }
 
 /** What a finished run adds to the metrics: its job, a reason class (never the free text) and its start. */
