@@ -7,16 +7,9 @@ import { round } from './measure.ts'
 import { N, PACED_RATE } from './settings.ts'
 import type { BareResult } from './phases/bare.ts'
 import type { BaselineResult } from './phases/baseline.ts'
+import { printAnvilBlocks, printRpcCalls } from './report-chain.ts'
+import { table } from './table.ts'
 import type { RunnerPhaseResult } from './phases/runner-phase.ts'
-
-export function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) =>
-    Math.max(...rows.map((row) => (row[column] ?? '').length)),
-  )
-  return rows
-    .map((row) => row.map((cell, column) => cell.padEnd(widths[column] as number)).join('  '))
-    .join('\n')
-}
 
 const PHASE_COLUMNS = [
   '',
@@ -116,6 +109,7 @@ export function printReport(
     `\nread and write system calls per request, by process (/proc/<pid>/io${bare ? `; bare fulfiller: ${bare.syscallsPerFulfilment} its own` : ''})`,
   )
   console.log(byProcess(phases, (phase) => phase.syscallsPerRequest))
+  printAnvilBlocks(bare, phases)
   const oneKey = oneKeyBurst(phases)
   if (oneKey) console.log(`\n${halfBaselineBudget(baseline, oneKey)}`)
   printRedisCommands(phases)
@@ -136,46 +130,6 @@ export function printReport(
         String(phase.runnerPeakHeap.totalMb),
         String(phase.runnerPeakHeap.externalMb),
       ]),
-    ]),
-  )
-}
-
-/**
- * With BENCH_RPC_CALLS=1: the JSON-RPC calls each phase's anvil served per request, by method. The
- * bench's own are in every column alike: its requests (one eth_sendRawTransaction each), its block
- * watcher's reads and its pool backstop's (txpool_status, anvil_getAutomine).
- */
-function printRpcCalls(bare: BareResult | undefined, phases: readonly RunnerPhaseResult[]): void {
-  const columns = [
-    ...(bare?.rpcCallsPerRequest ? [['bare fulfiller', bare.rpcCallsPerRequest] as const] : []),
-    ...phases.flatMap((phase) =>
-      phase.rpcCallsPerRequest ? [[phase.label, phase.rpcCallsPerRequest] as const] : [],
-    ),
-  ]
-  if (columns.length === 0) return
-  const totals = new Map<string, number>()
-  for (const [, calls] of columns)
-    for (const [method, value] of Object.entries(calls))
-      totals.set(method, (totals.get(method) ?? 0) + value)
-  const methods = [...totals].sort((a, b) => b[1] - a[1]).map(([method]) => method)
-  const sum = (calls: Record<string, number>) =>
-    String(
-      round(
-        Object.values(calls).reduce((all, value) => all + value, 0),
-        2,
-      ),
-    )
-  console.log(
-    "\nJSON-RPC calls per request by method (BENCH_RPC_CALLS=1: anvil's log; the bench's own in every column: its requests, block watcher and pool backstop)",
-  )
-  console.log(
-    table([
-      ['', ...columns.map(([label]) => label)],
-      ...methods.map((method) => [
-        method,
-        ...columns.map(([, calls]) => String(calls[method] ?? '-')),
-      ]),
-      ['all shown', ...columns.map(([, calls]) => sum(calls))],
     ]),
   )
 }

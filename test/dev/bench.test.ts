@@ -8,8 +8,9 @@ import { describe, expect, it } from 'vitest'
 // burst only, and one more alternating pair of the bare fulfiller and the one-key burst (BENCH_PAIRS).
 // Its figures are not judged here (speed is measured, never asserted): only that every phase, the
 // bare fulfiller's and the pair's included, fulfils every request exactly once, read from the chain by
-// the bench, that the results JSON keeps the keys the docs name, and that BENCH_RPC_CALLS counts the
-// calls anvil served (each request and each fulfilment is an eth_sendRawTransaction).
+// the bench, that the results JSON keeps the keys the docs name, that BENCH_RPC_CALLS counts the
+// calls anvil served (each request and each fulfilment is an eth_sendRawTransaction), and that anvil's
+// CPU is shown by the blocks it mined.
 
 const projectRoot = join(import.meta.dirname, '../..')
 const REQUESTS = 20
@@ -57,6 +58,11 @@ describe('npm run bench', () => {
       expect(phase.rpcCallsPerRequest?.eth_sendRawTransaction).toBeGreaterThanOrEqual(2)
     }
     expect(stdout).toContain('JSON-RPC calls per request by method')
+    // anvil's CPU by its blocks: a row for the bare fulfiller and one for the burst, each with its
+    // block count and the ms per block and per request derived from anvil's CPU time.
+    const anvilTable = stdout.split("anvil's CPU by the blocks it mined")[1]?.split('\n\n')[0] ?? ''
+    for (const label of ['bare fulfiller', 'runner, 1 key'])
+      expect(anvilTable).toMatch(new RegExp(`^${label} +\\d+ +\\d+ +[\\d.]+ +[\\d.]+ *$`, 'm'))
     expect(results.bare.fulfilmentsPerSecond).toBeGreaterThan(0)
     expect(results.bare.cpuMsPerFulfilment).toBeGreaterThan(0)
     expect(results.targets.find((target) => target.target.startsWith('exactly once'))?.met).toBe(
