@@ -56,7 +56,7 @@ export async function readStatus(
       completed: counts.completed ?? 0,
     })
   }
-  queues.push(...(await heldRequests(redis, prefix)))
+  queues.push(...(await heldRequests(redis, prefix, queues)))
   const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
   return { queues, runs }
 }
@@ -64,14 +64,25 @@ export async function readStatus(
 /**
  * The requests runners hold themselves (leases, src/runner/direct/), one row per chain next to its
  * queue, `requests-<chain id>-held`: `active` held by a process, `delayed` waiting for another try
- * (or handed back on shutdown) for any process to take.
+ * (or handed back on shutdown) for any process to take. A chain with a requests queue has the row
+ * even with nothing held, so the row does not come and go with the load.
  */
-async function heldRequests(redis: Redis, prefix: string): Promise<QueueDepth[]> {
+async function heldRequests(
+  redis: Redis,
+  prefix: string,
+  queues: readonly QueueDepth[],
+): Promise<QueueDepth[]> {
   const base = `${prefix}:runner:direct:`
+  const queuePrefix = `${REQUESTS_QUEUE}-`
+  const chainIds = new Set<string>()
+  for (const { queue } of queues)
+    if (queue.startsWith(queuePrefix)) chainIds.add(queue.slice(queuePrefix.length))
+  for (const key of await scanKeys(redis, `${base}*:held`))
+    chainIds.add(key.slice(base.length, -':held'.length))
   const rows: QueueDepth[] = []
-  for (const key of (await scanKeys(redis, `${base}*:held`)).sort()) {
-    const chainId = key.slice(base.length, -':held'.length)
-    const counts = await countLeases(redis, key)
+  for (const chainId of [...chainIds].sort()) {
+    // A chain with nothing held has no key: counted as empty.
+    const counts = await countLeases(redis, `${base}${chainId}:held`)
     rows.push({
       queue: `${REQUESTS_QUEUE}-${chainId}-held`,
       waiting: 0,

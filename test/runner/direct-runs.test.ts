@@ -1,3 +1,4 @@
+import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { pino } from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -149,6 +150,24 @@ describe('lease store', () => {
       completed: 0,
     })
     await redis.del(...leaseKeys(statusPrefix, CHAIN))
+  })
+
+  it('shows the held row of a chain with a requests queue when nothing is held', async () => {
+    const statusPrefix = uniquePrefix('leases-status-empty')
+    const queue = new Queue(`requests-${CHAIN}`, { connection: redis, prefix: statusPrefix })
+    await queue.add('request', {}, { jobId: 'one' })
+    const { queues } = await readStatus(redis, statusPrefix)
+    expect(queues.map((row) => row.queue)).toContain(`requests-${CHAIN}`)
+    expect(queues.find((row) => row.queue === `requests-${CHAIN}-held`)).toEqual({
+      queue: `requests-${CHAIN}-held`,
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+      failed: 0,
+      completed: 0,
+    })
+    await queue.obliterate({ force: true })
+    await queue.close()
   })
 
   it('drops a waiting run (a cancel), never a held one', async () => {
