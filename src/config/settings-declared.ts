@@ -204,7 +204,8 @@ export const declaredSettings = {
   CHAIN_POLL_INTERVAL_MS: withDefault(positiveInt, 1_000, {
     group: 'chain',
     unit: 'ms',
-    description: 'How often the listener and the sender poll an HTTP RPC node for new heads.',
+    description:
+      'How often the listener polls an HTTP RPC node for new heads, and the sender for the receipts of what it sent (while it has any).',
   }),
 
   SPORTS_URL: familyUrl('sports'),

@@ -97,6 +97,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     },
     settings.pollIntervalMs,
     reportError,
+    () => keySenders.some((keySender) => keySender.hasWork),
   )
 
   function startWorker(keySender: KeySender, index: number): void {

@@ -29,28 +29,19 @@ import { createResender } from './resender.ts'
 import { attemptSigner, type SignAttempt } from './signing.ts'
 import { TxStore, type TxAttempt } from './tx-store.ts'
 import type { TxSigner } from './tx-signer.ts'
-import { jobDataSchema, type KeyStats, type TxJobData, type TxResult } from './types.ts'
+import {
+  jobDataSchema,
+  type KeyStats,
+  type RunMode,
+  type TxJobData,
+  type TxJobLookup,
+  type TxResult,
+} from './types.ts'
 
 /** How often a job run in this process without a queue is tried (as a queued job is). */
 const DIRECT_ATTEMPTS = 5
 /** The first retry's delay; each next one doubles (as the queued job's exponential backoff). */
 const DIRECT_BACKOFF_MS = 500
-
-/** How one job is run. */
-export interface RunMode {
-  /** May repeat an earlier submission: a job that failed for good runs again. */
-  resubmit: boolean
-  /** No queue holds the job: its data is stored with its nonce, and it is leased while it runs. */
-  direct: boolean
-}
-
-/** What a key's sender needs to know about the jobs that carry its transactions. */
-export interface TxJobLookup {
-  /** The job's submitted data, if the job is still there (unchecked). */
-  dataOf(jobId: string): Promise<unknown>
-  /** A job that will still send or watch its transaction (queued, retrying or running anywhere). */
-  isLive(jobId: string): Promise<boolean>
-}
 
 export interface KeySenderParts {
   signer: TxSigner
@@ -214,6 +205,11 @@ export class KeySender {
    * Renews the leases of the jobs run here without a queue (so no other process fills their nonces)
    * when one started since the last renewal, or a third of the lease has gone by.
    */
+  /** Transactions to watch, or leases of runs to renew: the poll loop has something to look at. */
+  get hasWork(): boolean {
+    return this.confirmer.pending.size > 0 || this.direct.size > 0 || this.leaseStale
+  }
+
   async renewLeases(): Promise<void> {
     const now = Date.now()
     const leaseMs = this.parts.settings.lockDurationMs

@@ -57,6 +57,11 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
   let chainId = options.chainId
   let priorityFee = options.priorityFeeWei
   let head: Head | undefined
+  /** When (Date.now()) `head` was read. */
+  let headReadAt = 0
+  // The poll loop reads the head at least every poll interval while a key has work, and not at all
+  // while none has: fees signed after such a pause come from a head read then.
+  const headMaxAgeMs = 2 * options.pollIntervalMs
 
   const { pool } = options
 
@@ -93,6 +98,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
       ['latest', false],
     )
     if (!block) throw new Error('the node returned no latest block')
+    headReadAt = Date.now()
     head = {
       number: Number(block.number),
       hash: block.hash,
@@ -101,8 +107,16 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     return head
   }
 
+  /** The head if read within headMaxAgeMs, else one read shared by every caller that asks meanwhile. */
+  let headRead: Promise<Head> | undefined
+  function recentHead(): Promise<Head> {
+    if (head && Date.now() - headReadAt <= headMaxAgeMs) return Promise.resolve(head)
+    headRead ??= readHead().finally(() => (headRead = undefined))
+    return headRead
+  }
+
   async function currentFees(): Promise<Fees> {
-    const known = head ?? (await readHead())
+    const known = await recentHead()
     if (priorityFee === undefined) {
       priorityFee =
         known.baseFee === null

@@ -15,12 +15,18 @@ export interface PollLoop {
  *
  * The loop sleeps between looks at the chain; a broadcast that was just answered wakes it, as on a
  * fast chain (an automining dev chain answers once the block is mined) the receipt is there.
+ *
+ * While no key has anything to watch (`hasWork` false) the loop reads nothing: a runner waiting for
+ * requests would otherwise ask the node for its latest block every poll interval for nobody (86,400
+ * calls a day per chain at the default second), on top of the listener's own reads. The fees a key
+ * signs with after such a pause come from a head read then (node-client.ts, `currentFees`).
  */
 export function createPollLoop(
   readHead: () => Promise<Head>,
   checkAll: (current: Head) => Promise<void>,
   pollIntervalMs: number,
   reportError: (error: unknown) => void,
+  hasWork: () => boolean = () => true,
 ): PollLoop {
   const pause = wakeableSleep()
   let polling = false
@@ -29,7 +35,7 @@ export function createPollLoop(
   async function run(): Promise<void> {
     while (polling) {
       try {
-        await checkAll(await readHead())
+        if (hasWork()) await checkAll(await readHead())
       } catch (error) {
         reportError(error)
       }

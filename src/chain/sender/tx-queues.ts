@@ -2,7 +2,7 @@ import { Queue, QueueEvents, Worker } from 'bullmq'
 import { reviveErrorText } from '../../config/errors.ts'
 import type { Redis } from 'ioredis'
 import type { Connections } from '../../queue/connections.ts'
-import type { TxJobLookup } from './key-sender.ts'
+import type { TxJobLookup } from './types.ts'
 import type { SenderSettings } from './model.ts'
 import { txResultSchema, type TxJobData, type TxResult } from './types.ts'
 

@@ -95,6 +95,22 @@ export interface TxSenderOptions {
   onError?: (error: Error) => void
 }
 
+/** How one job is run. */
+export interface RunMode {
+  /** May repeat an earlier submission: a job that failed for good runs again. */
+  resubmit: boolean
+  /** No queue holds the job: its data is stored with its nonce, and it is leased while it runs. */
+  direct: boolean
+}
+
+/** What a key's sender needs to know about the jobs that carry its transactions. */
+export interface TxJobLookup {
+  /** The job's submitted data, if the job is still there (unchecked). */
+  dataOf(jobId: string): Promise<unknown>
+  /** A job that will still send or watch its transaction (queued, retrying or running anywhere). */
+  isLive(jobId: string): Promise<boolean>
+}
+
 export interface KeyStats {
   address: string
   nextNonce: number
