@@ -125,6 +125,18 @@ const headHeader = z.object({
   parentHash: z.string().regex(/^0x[0-9a-f]{64}$/i),
 })
 
+/** A block header as a node sends it (a `newHeads` notification, a raw `eth_getBlockByNumber`), or undefined. */
+export function headHeaderOf(value: unknown): HeadHeader | undefined {
+  const header = headHeader.safeParse(value)
+  return header.success
+    ? {
+        number: Number(header.data.number),
+        hash: header.data.hash,
+        parentHash: header.data.parentHash,
+      }
+    : undefined
+}
+
 /** Notified headers kept: more than a listener falls behind the head between two scans. */
 const RECENT_HEADS_KEPT = 256
 
@@ -172,13 +184,8 @@ class HeadTrackingBlockSubscriber extends SocketBlockSubscriber {
   }
 
   override async _emit(provider: SocketProvider, message: unknown): Promise<void> {
-    const header = headHeader.safeParse(message)
-    if (header.success)
-      this.tracking.notified({
-        number: Number(header.data.number),
-        hash: header.data.hash,
-        parentHash: header.data.parentHash,
-      })
+    const header = headHeaderOf(message)
+    if (header) this.tracking.notified(header)
     await super._emit(provider, message)
   }
 }

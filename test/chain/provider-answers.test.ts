@@ -1,7 +1,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createChainReader } from '../../src/chain/listener/chain-reader.ts'
 import { connectProvider } from '../../src/chain/provider.ts'
+import { FeedrunnerError } from '../../src/config/errors.ts'
 
 /**
  * The listener's and recovery's reads go through ethers' provider, with Node's UTF-8 decoder for its
@@ -119,4 +121,23 @@ describe('what a node answers, as the provider reads it', () => {
       }
     },
   )
+})
+
+it('a head that is not a block fails the listener read with its kind and the call, not a NaN head', async () => {
+  // This node answers eth_getBlockByNumber with a number (0x2a), as a broken proxy might.
+  const reader = createChainReader({
+    rpcUrl: url,
+    chainId: 31337,
+    operators: ['0x0000000000000000000000000000000000000001'],
+    pollIntervalMs: 1_000,
+    maxBlockRange: 1_000,
+  })
+  try {
+    const read = reader.currentHead()
+    await expect(read).rejects.toBeInstanceOf(FeedrunnerError)
+    await expect(read).rejects.toMatchObject({ kind: 'upstream' })
+    await expect(read).rejects.toThrow(/eth_getBlockByNumber\(latest\)/)
+  } finally {
+    reader.connected?.destroy()
+  }
 })

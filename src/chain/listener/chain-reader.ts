@@ -1,7 +1,9 @@
 import type { Log } from 'ethers'
+import { FeedrunnerError } from '../../config/errors.ts'
 import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_REQUEST_TOPIC } from '../operator.ts'
 import {
   connectProvider,
+  headHeaderOf,
   HeadTrackingWebSocketProvider,
   type ChainProvider,
   type HeadHeader,
@@ -58,7 +60,7 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
   }
 
   async function blockHash(number: number): Promise<string | null> {
-    const block = await (await chain()).getBlock(number)
+    const block = await header(await chain(), `0x${number.toString(16)}`)
     return block?.hash ?? null
   }
 
@@ -83,7 +85,8 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
     const connected = await chain()
     const notified =
       connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
-    const head = notified && notified.number > lastHeadNumber ? notified : await latest(connected)
+    const head =
+      notified && notified.number > lastHeadNumber ? notified : await header(connected, 'latest')
     if (head) lastHeadNumber = Math.max(lastHeadNumber, head.number)
     return head
   }
@@ -126,9 +129,19 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
   }
 }
 
-async function latest(provider: ChainProvider): Promise<HeadRef | undefined> {
-  const block = await provider.getBlock('latest')
-  return block?.hash
-    ? { number: block.number, hash: block.hash, parentHash: block.parentHash }
-    : undefined
+/**
+ * A block's number, hash and parent hash, read raw: ethers' `getBlock` builds a whole Block object
+ * (every transaction hash checked and copied) for the three fields a scan needs, once per head. A
+ * block the node does not have is undefined; an answer of another shape is an error.
+ */
+async function header(provider: ChainProvider, tag: string): Promise<HeadRef | undefined> {
+  const block: unknown = await provider.send('eth_getBlockByNumber', [tag, false])
+  if (block === null) return undefined
+  const parsed = headHeaderOf(block)
+  if (!parsed)
+    throw new FeedrunnerError(
+      `eth_getBlockByNumber(${tag}): the node answered with no block number, hash and parent hash`,
+      { kind: 'upstream' },
+    )
+  return parsed
 }
