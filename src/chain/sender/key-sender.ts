@@ -201,15 +201,15 @@ export class KeySender {
     await Promise.allSettled([...this.direct.values()])
   }
 
-  /**
-   * Renews the leases of the jobs run here without a queue (so no other process fills their nonces)
-   * when one started since the last renewal, or a third of the lease has gone by.
-   */
   /** Transactions to watch, or leases of runs to renew: the poll loop has something to look at. */
   get hasWork(): boolean {
     return this.confirmer.pending.size > 0 || this.direct.size > 0 || this.leaseStale
   }
 
+  /**
+   * Renews the leases of the jobs run here without a queue (so no other process fills their nonces)
+   * when one started since the last renewal, or a third of the lease has gone by.
+   */
   async renewLeases(): Promise<void> {
     const now = Date.now()
     const leaseMs = this.parts.settings.lockDurationMs

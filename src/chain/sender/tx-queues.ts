@@ -2,9 +2,8 @@ import { Queue, QueueEvents, Worker } from 'bullmq'
 import { reviveErrorText } from '../../config/errors.ts'
 import type { Redis } from 'ioredis'
 import type { Connections } from '../../queue/connections.ts'
-import type { TxJobLookup } from './types.ts'
 import type { SenderSettings } from './model.ts'
-import { txResultSchema, type TxJobData, type TxResult } from './types.ts'
+import { txResultSchema, type TxJobData, type TxJobLookup, type TxResult } from './types.ts'
 
 /** One BullMQ queue per key (`tx-<address>`), the jobs that carry its transactions. */
 export interface TxQueues {
