@@ -47,12 +47,12 @@ export const boundSettings = {
     group: 'bounds',
     unit: 'runs',
     description:
-      'Runs one requester address may have in progress, counted in Redis across every runner process of the deployment; more are refused with the reason. A crashed process gives its slots back within RUNNER_LOCK_MS (at least 5 s). 0 = no limit (the dev stack sets 0).',
+      'Runs one requester address may have in progress on one chain, counted in Redis across every runner process of the deployment; more are refused with the reason. A crashed process gives its slots back within RUNNER_LOCK_MS (at least 5 s). 0 = no limit (the dev stack sets 0).',
   }),
   REQUESTER_MAX_REQUESTS_PER_MINUTE: withDefault(count, 120, {
     group: 'bounds',
     unit: 'requests/min',
     description:
-      'Requests one requester address may start in any 60 s, counted in Redis across every runner process of the deployment; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
+      'Requests one requester address may start on one chain in any 60 s, counted in Redis across every runner process of the deployment; more are refused with the reason. 0 = no limit (the dev stack sets 0).',
   }),
 }

@@ -75,6 +75,11 @@ export interface RequesterAdmissionOptions {
   redis: Redis
   /** Key prefix (the runner's, hash-tagged: both keys of a requester share one cluster slot). */
   prefix: string
+  /**
+   * The chain whose requests are admitted. Each chain counts its own: its runs hold its keys' slots
+   * and its requesters pay on it, so a requester busy on one chain is not refused on another.
+   */
+  chainId: number
   /** A run's slot is held this long past its last renewal: a crashed process's slots free themselves. */
   leaseMs?: number
   now?: () => number
@@ -120,8 +125,8 @@ return 0
 /**
  * Per-requester admission: anyone who pays a job's minimum fee picks the request's parameters, so one
  * requester must not take every slot of the runner (issue 23). Counts runs in progress (leased, renewed
- * while they run) and requests started in the last minute (a sliding window) per requester address, in
- * Redis, so the bounds hold across every runner process of the deployment, not per process.
+ * while they run) and requests started in the last minute (a sliding window) per requester address and
+ * chain, in Redis, so the bounds hold across every runner process of the deployment, not per process.
  */
 export class RequesterAdmission {
   private readonly leaseMs: number
@@ -149,13 +154,13 @@ export class RequesterAdmission {
       return {
         ok: false,
         reasonClass: 'requester_busy',
-        reason: `requester ${requester} has ${count} runs in progress, the most REQUESTER_MAX_CONCURRENT_RUNS (${maxConcurrentRuns}) allows`,
+        reason: `requester ${requester} has ${count} runs in progress on chain ${this.options.chainId}, the most REQUESTER_MAX_CONCURRENT_RUNS (${maxConcurrentRuns}) allows`,
       }
     if (verdict === 2)
       return {
         ok: false,
         reasonClass: 'requester_rate_limited',
-        reason: `requester ${requester} started ${count} requests in the last minute, the most REQUESTER_MAX_REQUESTS_PER_MINUTE (${maxRequestsPerMinute}) allows`,
+        reason: `requester ${requester} started ${count} requests on chain ${this.options.chainId} in the last minute, the most REQUESTER_MAX_REQUESTS_PER_MINUTE (${maxRequestsPerMinute}) allows`,
       }
     if (maxConcurrentRuns <= 0) return { ok: true, release: () => {} }
     return { ok: true, release: this.holdSlot(runsKey, runId) }
@@ -181,7 +186,7 @@ export class RequesterAdmission {
   }
 
   private key(requester: string, what: 'runs' | 'started'): string {
-    return `${this.options.prefix}:requester:${requester.toLowerCase()}:${what}`
+    return `${this.options.prefix}:requester:${this.options.chainId}:${requester.toLowerCase()}:${what}`
   }
 }
 

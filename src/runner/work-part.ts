@@ -166,6 +166,7 @@ function requesterAdmission(options: RunnerOptions): RequesterAdmission | undefi
   return new RequesterAdmission(limits, {
     redis: options.connections.redis('worker', 'requester limits', { enableAutoPipelining: true }),
     prefix: `${options.prefix}:runner`,
+    chainId: options.chainId,
     // A crashed process's slots come back about when its requests are taken over (RUNNER_LOCK_MS).
     leaseMs: Math.max(options.lockDurationMs, 5_000),
   })

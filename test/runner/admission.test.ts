@@ -5,6 +5,7 @@ import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 const ALICE = '0x00000000000000000000000000000000000A11CE'
 const BOB = '0x0000000000000000000000000000000000000B0B'
+const CHAIN = 31337
 
 const redis = new Redis(testRedisUrl())
 afterAll(() => redis.quit())
@@ -12,7 +13,7 @@ afterAll(() => redis.quit())
 /** Two admissions on one Redis and prefix stand for two runner processes. */
 function processes(limits: RequesterLimits, now?: () => number, leaseMs?: number) {
   const prefix = uniquePrefix('admission')
-  const one = () => new RequesterAdmission(limits, { redis, prefix, now, leaseMs })
+  const one = () => new RequesterAdmission(limits, { redis, prefix, chainId: CHAIN, now, leaseMs })
   return [one(), one()] as const
 }
 
@@ -25,7 +26,7 @@ describe('per-requester admission, shared through Redis', () => {
     const third = await a.admit(ALICE, 'r3')
     expect(third).toMatchObject({ ok: false, reasonClass: 'requester_busy' })
     expect(!third.ok && third.reason).toBe(
-      `requester ${ALICE} has 2 runs in progress, the most REQUESTER_MAX_CONCURRENT_RUNS (2) allows`,
+      `requester ${ALICE} has 2 runs in progress on chain ${CHAIN}, the most REQUESTER_MAX_CONCURRENT_RUNS (2) allows`,
     )
     expect((await b.admit(BOB, 'r4')).ok).toBe(true)
     // A redelivery of a run that holds a slot is not counted twice.
@@ -38,6 +39,21 @@ describe('per-requester admission, shared through Redis', () => {
     expect((await a.admit(ALICE, 'r6')).ok).toBe(false)
   })
 
+  it('counts each chain apart: a requester at its bound on one chain is admitted on another', async () => {
+    const prefix = uniquePrefix('admission')
+    const limits = { maxConcurrentRuns: 1, maxRequestsPerMinute: 1 }
+    const onChain = (chainId: number) => new RequesterAdmission(limits, { redis, prefix, chainId })
+    const [mainnet, polygon] = [onChain(1), onChain(137)]
+    const first = await mainnet.admit(ALICE, 'm1')
+    expect(first.ok).toBe(true)
+    const refused = await mainnet.admit(ALICE, 'm2')
+    expect(refused).toMatchObject({ ok: false })
+    expect(!refused.ok && refused.reason).toContain('on chain 1,')
+    const elsewhere = await polygon.admit(ALICE, 'p1')
+    expect(elsewhere.ok).toBe(true)
+    for (const admitted of [first, elsewhere]) if (admitted.ok) admitted.release()
+  })
+
   it("frees a crashed process's slots when their lease runs out", async () => {
     const prefix = uniquePrefix('admission')
     const limits = { maxConcurrentRuns: 1, maxRequestsPerMinute: 0 }
@@ -46,11 +62,18 @@ describe('per-requester admission, shared through Redis', () => {
     const crashed = new RequesterAdmission(limits, {
       redis,
       prefix,
+      chainId: CHAIN,
       now: () => 1_000_000,
       leaseMs: 300,
     })
     let now = 1_000_000
-    const alive = new RequesterAdmission(limits, { redis, prefix, now: () => now, leaseMs: 300 })
+    const alive = new RequesterAdmission(limits, {
+      redis,
+      prefix,
+      chainId: CHAIN,
+      now: () => now,
+      leaseMs: 300,
+    })
     expect((await crashed.admit(ALICE, 'lost')).ok).toBe(true)
     expect((await alive.admit(ALICE, 'next')).ok).toBe(false)
     now += 301
@@ -80,7 +103,7 @@ describe('per-requester admission, shared through Redis', () => {
   it('0 turns both bounds off and costs no Redis call', async () => {
     const admission = new RequesterAdmission(
       { maxConcurrentRuns: 0, maxRequestsPerMinute: 0 },
-      { redis: undefined as unknown as Redis, prefix: 'unused' },
+      { redis: undefined as unknown as Redis, prefix: 'unused', chainId: CHAIN },
     )
     for (let index = 0; index < 1_000; index++)
       expect((await admission.admit(ALICE, `x${index}`)).ok).toBe(true)
