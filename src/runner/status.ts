@@ -4,7 +4,7 @@ import { FEED_FAMILIES } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
-import { countLeases } from './direct/lease-store.ts'
+import { countLeases, leaseKeys } from './direct/lease-store.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
 
 export interface QueueDepth {
@@ -82,7 +82,8 @@ async function heldRequests(
   const rows: QueueDepth[] = []
   for (const chainId of [...chainIds].sort()) {
     // A chain with nothing held has no key: counted as empty.
-    const counts = await countLeases(redis, `${base}${chainId}:held`)
+    const [, heldKey] = leaseKeys(prefix, Number(chainId))
+    const counts = await countLeases(redis, heldKey)
     rows.push({
       queue: `${REQUESTS_QUEUE}-${chainId}-held`,
       waiting: 0,
