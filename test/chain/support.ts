@@ -96,17 +96,32 @@ interface RawReceipt {
   }>
 }
 
-/** Waits for a receipt by polling (no ethers caching, no event subscription). */
+/**
+ * Waits for a receipt by polling (no ethers caching, no event subscription). With `raw`, the signed
+ * bytes, a transaction anvil no longer knows is sent again, at most once a second: a loaded anvil can
+ * lose one from its pool (src/dev/pool-backstop.ts). On a timeout the error says whether anvil still
+ * holds the transaction.
+ */
 export async function receiptOf(
   provider: JsonRpcApiProvider,
   hash: string,
   timeoutMs = 20_000,
+  raw?: string,
 ): Promise<RawReceipt> {
   const deadline = Date.now() + timeoutMs
+  const known = async () => !!(await rpc<unknown>(provider, 'eth_getTransactionByHash', [hash]))
+  let lookedAt = Date.now()
   for (;;) {
     const receipt = await rpc<RawReceipt | null>(provider, 'eth_getTransactionReceipt', [hash])
     if (receipt) return receipt
-    if (Date.now() > deadline) throw new Error(`no receipt for ${hash}`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `no receipt for ${hash} within ${timeoutMs} ms (anvil ${(await known()) ? 'holds it unmined' : 'does not know it'})`,
+      )
+    if (raw !== undefined && Date.now() - lookedAt >= 1_000) {
+      lookedAt = Date.now()
+      if (!(await known())) await rpc(provider, 'eth_sendRawTransaction', [raw]).catch(() => {})
+    }
     await new Promise((resolveDelay) => setTimeout(resolveDelay, 20))
   }
 }
@@ -170,7 +185,10 @@ export async function makeRequests(
   )
   const hashes: string[] = []
   for (const raw of raws) hashes.push(await rpc<string>(provider, 'eth_sendRawTransaction', [raw]))
-  const receipts = await Promise.all(hashes.map((hash) => receiptOf(provider, hash)))
+  // A bound that only catches hangs: 200 requests on a loaded machine take seconds.
+  const receipts = await Promise.all(
+    hashes.map((hash, i) => receiptOf(provider, hash, 60_000, raws[i])),
+  )
   return receipts.map((receipt, i) => {
     if (receipt.status !== '0x1') throw new Error(`request ${i} reverted`)
     const event = receipt.logs
