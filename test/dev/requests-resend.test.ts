@@ -1,11 +1,14 @@
 import { JsonRpcProvider, Wallet } from 'ethers'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.ts'
-import { waitForNonce } from '../../src/dev/requests.ts'
+import { deployDevContracts } from '../../src/dev/deploy.ts'
+import { signConsumerRequests, waitForNonce } from '../../src/dev/requests.ts'
+import { requestsOfTransactions } from '../../src/dev/requests-mined.ts'
 
 /**
- * A burst whose tail the node dropped (anvil under load has done so): waiting for the sender's nonce
- * sends what is not mined again once the count stands still, instead of waiting for its bound.
+ * A burst whose tail the node dropped (anvil under load has done so): waiting for the sender's nonce,
+ * or for the burst's requests (the bench), sends what is not mined again once nothing moves, instead
+ * of waiting for its bound.
  */
 describe('waiting for a burst to be mined', () => {
   let anvil: Anvil
@@ -51,5 +54,56 @@ describe('waiting for a burst to be mined', () => {
     })
     expect(resentFrom).toEqual([first + 2])
     expect(await provider.getTransactionCount(wallet.address)).toBe(first + 6)
+  })
+
+  it('sends again the request transactions the node lost from its pool, when none is mined for a while', async () => {
+    const dev = await deployDevContracts(anvil.rpcUrl)
+    onTestFinished(() => dev.provider.destroy())
+    const request = {
+      externalJobId: '0eec7e1d-d0d2-476c-a1a8-72dfb6633f47',
+      valueType: 'uint256' as const,
+      params: [['path', '$.data.value']] as const,
+      payment: 0n,
+    }
+    const signed = await signConsumerRequests(dev.consumer, dev.deployer, [
+      request,
+      request,
+      request,
+    ])
+    const fromBlock = (await provider.getBlockNumber()) + 1
+    // Accepted, then lost: the pool drops them, as a loaded anvil has.
+    await provider.send('evm_setAutomine', [false])
+    for (const raw of signed.raws) await provider.send('eth_sendRawTransaction', [raw])
+    await provider.send('anvil_dropAllTransactions', [])
+    await provider.send('evm_setAutomine', [true])
+    const sentAt = signed.raws.map(() => Date.now())
+
+    // Without the signed bytes nothing can bring them back: the wait ends at its bound, naming one.
+    await expect(
+      requestsOfTransactions(dev.provider, dev.addresses.operator, signed.hashes, sentAt, {
+        fromBlock,
+        timeoutMs: 500,
+      }),
+    ).rejects.toThrow(/3 of 3 request transactions made no OracleRequest.*unknown to the node/)
+
+    const resent: number[] = []
+    const sent = await requestsOfTransactions(
+      dev.provider,
+      dev.addresses.operator,
+      signed.hashes,
+      sentAt,
+      {
+        fromBlock,
+        timeoutMs: 60_000,
+        raws: signed.raws,
+        stallMs: 200,
+        onResend: (count) => resent.push(count),
+      },
+    )
+    expect(resent).toEqual([3])
+    expect(sent.map((item) => item.txHash.toLowerCase())).toEqual(
+      signed.hashes.map((hash) => hash.toLowerCase()),
+    )
+    expect(new Set(sent.map((item) => item.requestId)).size).toBe(3)
   })
 })

@@ -11,12 +11,12 @@ import {
   type OracleRequestEvent,
 } from '../../../src/chain/operator.ts'
 import {
-  requestsOfTransactions,
   sendRawInNonceOrder,
   signConsumerRequests,
   waitForFulfilments,
   waitForNonce,
 } from '../../../src/dev/requests.ts'
+import { requestsOfTransactions } from '../../../src/dev/requests-mined.ts'
 import { minedSender, openChain, REQUEST, type Context } from '../load.ts'
 import { cpuMsOf, round, rpc } from '../measure.ts'
 import {
@@ -65,7 +65,13 @@ export async function runBaseline(ctx: Context): Promise<BaselineResult> {
       dev.addresses.operator,
       requests.hashes,
       sentAt,
-      { fromBlock, timeoutMs: PHASE_TIMEOUT_MS },
+      {
+        fromBlock,
+        timeoutMs: PHASE_TIMEOUT_MS,
+        raws: requests.raws,
+        onResend: (count) =>
+          step(`baseline: no request mined for 5 s; sending the ${count} missing again`),
+      },
     )
     const anvilCpuMsPerRequest = round((cpuMsOf(anvil.process.pid) - requestCpuBefore) / N, 2)
     step('baseline: requests mined, signing the fulfilments')

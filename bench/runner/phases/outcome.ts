@@ -9,7 +9,6 @@
  */
 import { Wallet } from 'ethers'
 import {
-  requestsOfTransactions,
   sendRawInNonceOrder,
   signConsumerRequests,
   waitForFulfilments,
@@ -17,6 +16,7 @@ import {
   type SentRequest,
   type SignedTransactions,
 } from '../../../src/dev/requests.ts'
+import { requestsOfTransactions } from '../../../src/dev/requests-mined.ts'
 import { REQUEST, type Chain, type Context } from '../load.ts'
 import { round, rpc, summary } from '../measure.ts'
 import { PHASE_TIMEOUT_MS, REQUEST_WINDOW, step } from '../settings.ts'
@@ -64,7 +64,13 @@ export async function sendAndAwaitFulfilments(
     dev.addresses.operator,
     signed.hashes,
     sentAt,
-    { fromBlock, timeoutMs: PHASE_TIMEOUT_MS },
+    {
+      fromBlock,
+      timeoutMs: PHASE_TIMEOUT_MS,
+      raws: signed.raws,
+      onResend: (count) =>
+        step(`${label}: no request mined for 5 s; sending the ${count} missing again`),
+    },
   )
   step(`${label}: requests mined, waiting for fulfilments`)
   const fulfilled = await waitForFulfilments(
