@@ -1,5 +1,5 @@
 /**
- * Where a profiled runner's CPU went, by part (`npm run bench:profile-shares -- <file.cpuprofile>`):
+ * Where a profiled runner's busy time went, by part (`npm run bench:profile-shares -- <file.cpuprofile>`):
  * the `.cpuprofile` that `BENCH_PROFILE=runner npm run bench` writes, read from `--from` ms after the
  * profile starts (the process's start-up left out), idle time left out.
  *
@@ -7,6 +7,11 @@
  * socket write that ioredis started counts to the Redis client, one that undici started to HTTP. Work
  * no project or library frame claims (the event loop, promise jobs) is "other"; the garbage
  * collector is a part of its own.
+ *
+ * The samples are wall-clock time on the main thread: on a shared machine they include time the thread
+ * was ready while another process ran, most of all right after a socket write woke the process it
+ * wrote to. A part's share of the samples is therefore not its share of the CPU; socket writes are
+ * counted high (docs/performance.md, "Why the two ratios are not met").
  */
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
