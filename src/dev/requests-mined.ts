@@ -1,7 +1,4 @@
-/**
- * Reading a burst's requests off the chain once it is mined (the bench's load generator), and sending
- * again what the node lost meanwhile.
- */
+/** Reading a burst's requests off the chain once it is mined (the bench's load generator). */
 import type { Provider } from 'ethers'
 import { operatorInterface, ORACLE_REQUEST_TOPIC } from '../chain/operator.ts'
 import type { SentRequest } from './requests.ts'
@@ -11,36 +8,20 @@ import type { SentRequest } from './requests.ts'
  * `eth_getLogs` per poll over the new blocks) rather than a receipt per transaction; in the order of
  * `hashes`. Waits until every transaction has made its request (anvil may count a sender's nonce
  * before its block is the head), and throws after `timeoutMs` naming one that did not (it reverted or
- * was not mined).
- *
- * With `raws` (the signed bytes, in the order of `hashes`), the transactions still missing are sent
- * again, in nonce order, whenever no new one has been mined for `stallMs` (5 s), as a wallet would: a
- * loaded anvil can lose the tail of a burst from its pool and go on mining empty blocks (seen in about
- * half the bench runs of 2,000 requests: the sender's nonce stood still, the pool was empty). A
- * transaction anvil still holds is refused as known, harmlessly.
+ * was not mined). What anvil lost from its pool is sent again before this (`waitForSigned`).
  */
 export async function requestsOfTransactions(
   provider: Provider,
   operator: string,
   hashes: readonly string[],
   sentAt: readonly number[],
-  options: {
-    fromBlock: number
-    timeoutMs?: number
-    raws?: readonly string[]
-    stallMs?: number
-    /** Told how many transactions are sent again, each time. */
-    onResend?: (count: number) => void
-  },
+  options: { fromBlock: number; timeoutMs?: number },
 ): Promise<SentRequest[]> {
   const byTx = new Map<string, SentRequest>()
   const wanted = new Set(hashes.map((hash) => hash.toLowerCase()))
   const deadline = Date.now() + (options.timeoutMs ?? 10_000)
-  const stallMs = options.stallMs ?? 5_000
   let fromBlock = options.fromBlock
-  let progressAt = Date.now()
   while (byTx.size < wanted.size) {
-    const before = byTx.size
     const toBlock = await provider.getBlockNumber()
     if (toBlock >= fromBlock) {
       for (const log of await provider.getLogs({
@@ -62,12 +43,6 @@ export async function requestsOfTransactions(
       fromBlock = toBlock + 1
     }
     if (byTx.size === wanted.size) break
-    if (byTx.size > before) progressAt = Date.now()
-    else if (options.raws && Date.now() - progressAt > stallMs) {
-      options.onResend?.(wanted.size - byTx.size)
-      await sendMissingAgain(provider, hashes, options.raws, byTx)
-      progressAt = Date.now()
-    }
     if (Date.now() > deadline) {
       const missing = hashes.find((hash) => !byTx.has(hash.toLowerCase())) as string
       throw new Error(
@@ -80,20 +55,6 @@ export async function requestsOfTransactions(
     ...(byTx.get(hash.toLowerCase()) as SentRequest),
     sentAt: sentAt[index] ?? Date.now(),
   }))
-}
-
-/** Sends again, in the order given (nonce order), each signed transaction whose request is missing. */
-async function sendMissingAgain(
-  provider: Provider,
-  hashes: readonly string[],
-  raws: readonly string[],
-  found: ReadonlyMap<string, unknown>,
-): Promise<void> {
-  for (const [index, hash] of hashes.entries()) {
-    const raw = raws[index]
-    if (raw === undefined || found.has(hash.toLowerCase())) continue
-    await provider.broadcastTransaction(raw).catch(() => undefined)
-  }
 }
 
 /** Where a transaction is, in words for an error: mined (and how), waiting in the node's pool, or unknown to it. */

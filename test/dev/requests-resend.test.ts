@@ -2,13 +2,12 @@ import { JsonRpcProvider, Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { deployDevContracts } from '../../src/dev/deploy.ts'
-import { signConsumerRequests, waitForNonce } from '../../src/dev/requests.ts'
+import { signConsumerRequests, waitForNonce, waitForSigned } from '../../src/dev/requests.ts'
 import { requestsOfTransactions } from '../../src/dev/requests-mined.ts'
 
 /**
- * A burst whose tail the node dropped (anvil under load has done so): waiting for the sender's nonce,
- * or for the burst's requests (the bench), sends what is not mined again once nothing moves, instead
- * of waiting for its bound.
+ * A burst whose tail the node dropped (anvil under load has done so): waiting for the sender's nonce
+ * sends what is not mined again once the count stands still, instead of waiting for its bound.
  */
 describe('waiting for a burst to be mined', () => {
   let anvil: Anvil
@@ -56,7 +55,7 @@ describe('waiting for a burst to be mined', () => {
     expect(await provider.getTransactionCount(wallet.address)).toBe(first + 6)
   })
 
-  it('sends again the request transactions the node lost from its pool, when none is mined for a while', async () => {
+  it('sends again the request transactions the node lost from its pool, when the mined nonce stands still', async () => {
     const dev = await deployDevContracts(anvil.rpcUrl)
     onTestFinished(() => dev.provider.destroy())
     const request = {
@@ -78,7 +77,7 @@ describe('waiting for a burst to be mined', () => {
     await provider.send('evm_setAutomine', [true])
     const sentAt = signed.raws.map(() => Date.now())
 
-    // Without the signed bytes nothing can bring them back: the wait ends at its bound, naming one.
+    // Nothing else brings them back: reading the requests alone ends at its bound, naming one.
     await expect(
       requestsOfTransactions(dev.provider, dev.addresses.operator, signed.hashes, sentAt, {
         fromBlock,
@@ -87,18 +86,17 @@ describe('waiting for a burst to be mined', () => {
     ).rejects.toThrow(/3 of 3 request transactions made no OracleRequest.*unknown to the node/)
 
     const resent: number[] = []
+    await waitForSigned(provider, signed, {
+      timeoutMs: 60_000,
+      stallMs: 200,
+      onResend: (count) => resent.push(count),
+    })
     const sent = await requestsOfTransactions(
       dev.provider,
       dev.addresses.operator,
       signed.hashes,
       sentAt,
-      {
-        fromBlock,
-        timeoutMs: 60_000,
-        raws: signed.raws,
-        stallMs: 200,
-        onResend: (count) => resent.push(count),
-      },
+      { fromBlock, timeoutMs: 60_000 },
     )
     expect(resent).toEqual([3])
     expect(sent.map((item) => item.txHash.toLowerCase())).toEqual(

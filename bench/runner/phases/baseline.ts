@@ -16,18 +16,10 @@ import {
   waitForFulfilments,
   waitForNonce,
 } from '../../../src/dev/requests.ts'
-import { requestsOfTransactions } from '../../../src/dev/requests-mined.ts'
 import { minedSender, openChain, REQUEST, type Context } from '../load.ts'
 import { cpuMsOf, round, rpc } from '../measure.ts'
-import {
-  BASELINE_KEY,
-  BASELINE_WINDOW,
-  EXPECTED_VALUE,
-  N,
-  PHASE_TIMEOUT_MS,
-  REQUEST_WINDOW,
-  step,
-} from '../settings.ts'
+import { sendRequests } from './outcome.ts'
+import { BASELINE_KEY, BASELINE_WINDOW, EXPECTED_VALUE, N, step } from '../settings.ts'
 
 export interface BaselineResult {
   transactions: number
@@ -57,22 +49,7 @@ export async function runBaseline(ctx: Context): Promise<BaselineResult> {
       Array.from({ length: N }, () => REQUEST(ctx)),
     )
     const requestCpuBefore = cpuMsOf(anvil.process.pid)
-    const sentAt = await sendRawInNonceOrder(anvil.rpcUrl, requests.raws, {
-      window: REQUEST_WINDOW,
-    })
-    const sent = await requestsOfTransactions(
-      dev.provider,
-      dev.addresses.operator,
-      requests.hashes,
-      sentAt,
-      {
-        fromBlock,
-        timeoutMs: PHASE_TIMEOUT_MS,
-        raws: requests.raws,
-        onResend: (count) =>
-          step(`baseline: no request mined for 5 s; sending the ${count} missing again`),
-      },
-    )
+    const { sent } = await sendRequests(chain, requests, { label: 'baseline', fromBlock })
     const anvilCpuMsPerRequest = round((cpuMsOf(anvil.process.pid) - requestCpuBefore) / N, 2)
     step('baseline: requests mined, signing the fulfilments')
     const toBlock = Math.max(...sent.map((item) => item.blockNumber))
