@@ -25,6 +25,7 @@ import { isPortFree } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import type { ConsumerRequest } from '../../src/dev/requests.ts'
 import { BlockWatcher, memoryOf, rpc } from './measure.ts'
+import { perfNodeArgs, recordPerf, recordsPerf } from './perf-record.ts'
 import {
   ANVIL_ARGS,
   BASELINE_KEY,
@@ -91,8 +92,11 @@ export async function openChain(port: number, artifacts: ArtifactSet): Promise<C
   }
 }
 
-/** `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE; a long phase needs only the end of its output. */
-export function startPart(
+/**
+ * `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE and recorded by
+ * perf when it starts with BENCH_PERF; a long phase needs only the end of its output.
+ */
+export async function startPart(
   name: string,
   args: readonly string[],
   env: Record<string, string>,
@@ -102,8 +106,25 @@ export function startPart(
     process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE)
       ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`]
       : []
-  const nodeArgs = args[0] === 'runner' ? [...RUNNER_NODE_ARGS, ...profile] : profile
-  return startFeedrunnerProcess({ name, args, env, ready, nodeArgs, keepOutputChars: 20_000 })
+  const nodeArgs = [
+    ...(args[0] === 'runner' ? RUNNER_NODE_ARGS : []),
+    ...profile,
+    ...perfNodeArgs(name),
+  ]
+  const part = await startFeedrunnerProcess({
+    name,
+    args,
+    env,
+    ready,
+    nodeArgs,
+    keepOutputChars: 20_000,
+  })
+  if (recordsPerf(name))
+    await recordPerf(name, part.pid).catch(async (error: unknown) => {
+      await part.stop()
+      throw error
+    })
+  return part
 }
 
 /** What stays the same across phases; each phase brings its own chain. */

@@ -41,6 +41,7 @@ import { runBare, type BareResult } from './phases/bare.ts'
 import { runBaseline, type BaselineResult } from './phases/baseline.ts'
 import { pairOf, printPairs, runPairs, type PairResult } from './phases/pairs.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
+import { finishPerfRecordings } from './perf-record.ts'
 import { oneKeyBurst, printReport, printTargets, targetsOf } from './report.ts'
 import {
   ANVIL_ARGS,
@@ -56,6 +57,7 @@ import {
   PACED_RATE,
   PACED_SECONDS,
   PAIRS,
+  PERF,
   REQUEST_WINDOW,
   RUNNER_NODE_ARGS,
   REDIS_SOURCES,
@@ -313,7 +315,7 @@ async function main(): Promise<void> {
     signingMicros(50)
     const speedAtStart = signingMicros()
     console.log(
-      `bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; this machine signs a fulfilment in ${speedAtStart} µs`,
+      `bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${PERF.length > 0 ? `perf recording every ${PERF.join(', ')} (BENCH_PERF: it costs CPU), ` : ''}${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; this machine signs a fulfilment in ${speedAtStart} µs`,
     )
     const run = await runPhases(ctx)
     const memory = peakMemory(ctx, run)
@@ -328,6 +330,11 @@ async function main(): Promise<void> {
     console.log(`\nwritten to ${file}`)
   } finally {
     await cleanup()
+    const recordings = await finishPerfRecordings()
+    if (recordings.length > 0)
+      console.log(
+        `\nperf recordings (BENCH_PERF), each read by npm run bench:perf-shares -- <file>:\n${recordings.join('\n')}`,
+      )
   }
 }
 

@@ -11,34 +11,14 @@
  * The samples are wall-clock time on the main thread: on a shared machine they include time the thread
  * was ready while another process ran, most of all right after a socket write woke the process it
  * wrote to. A part's share of the samples is therefore not its share of the CPU; socket writes are
- * counted high (docs/performance.md, "Why the two ratios are not met").
+ * counted high, and the work of V8's own threads (the optimising compiler, most of the garbage
+ * collector's) is not seen at all. `perf-shares.ts` counts CPU time on every thread, where `perf` is
+ * at hand (docs/performance.md, "Why the two ratios are not met").
  */
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { z } from 'zod'
-
-const PARTS: ReadonlyArray<readonly [string, RegExp]> = [
-  [
-    'Redis client (ioredis, scripts, run records, leases, transaction store)',
-    /node_modules\/(ioredis|redis-parser|bullmq)\/|dist\/queue\/|dist\/runner\/(run-record|direct\/)|sender\/tx-store/,
-  ],
-  [
-    'HTTP client (the bridge task to the adapter, the sender JSON-RPC batches)',
-    /node_modules\/undici\/|node:internal\/deps\/undici|dist\/net\/|pipeline\/tasks\/(bridge|http-client)|json-rpc-batch|bounded-get-url/,
-  ],
-  [
-    'node reads over WebSocket (listener, confirmer)',
-    /node_modules\/ws\/|dist\/chain\/endpoints\/|node-json-rpc-provider|ethers\/lib\.esm\/providers\//,
-  ],
-  ['logging (pino)', /node_modules\/(pino|sonic-boom|@pinojs)|dist\/config\/logger/],
-  ['metrics (prom-client)', /node_modules\/prom-client\/|dist\/metrics\//],
-  ['signing', /sender\/(tx-signer|signing|ordered-signing)|@noble\/|secp256k1/],
-  ['pipeline (executor and tasks)', /dist\/pipeline\//],
-  ['sender (other)', /dist\/chain\/sender\//],
-  ['listener', /dist\/chain\/(listener\/|oracle-request-data|operator)/],
-  ['runner (other)', /dist\/runner\//],
-  ['ethers (other)', /node_modules\/ethers\//],
-]
+import { GARBAGE_COLLECTOR, OTHER, partOfSources } from './profile-parts.ts'
 
 const profileSchema = z.object({
   nodes: z.array(
@@ -60,13 +40,17 @@ function partOf(
   nodes: Map<number, ProfileNode>,
   parents: Map<number, number>,
 ): string {
-  if (node.callFrame.functionName === '(garbage collector)') return 'garbage collector'
-  for (let at: number | undefined = node.id; at !== undefined; at = parents.get(at)) {
-    const url = nodes.get(at)?.callFrame.url ?? ''
-    const part = PARTS.find(([, pattern]) => pattern.test(url))
-    if (part) return part[0]
-  }
-  return 'other (event loop, promise jobs)'
+  if (node.callFrame.functionName === '(garbage collector)') return GARBAGE_COLLECTOR
+  return partOfSources(sourcesOutwards(node.id, nodes, parents)) ?? OTHER
+}
+
+function* sourcesOutwards(
+  id: number,
+  nodes: Map<number, ProfileNode>,
+  parents: Map<number, number>,
+): Generator<string> {
+  for (let at: number | undefined = id; at !== undefined; at = parents.get(at))
+    yield nodes.get(at)?.callFrame.url ?? ''
 }
 
 /** Busy microseconds by part, from `fromMs` after the profile's first sample. */

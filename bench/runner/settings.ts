@@ -56,6 +56,15 @@ export const RUNNER_NODE_ARGS = (process.env.BENCH_RUNNER_NODE_ARGS ?? '')
  * the other, so the two ratio targets are read over alternating pairs within one run (default 0).
  */
 export const PAIRS = Number(process.env.BENCH_PAIRS ?? 0)
+/**
+ * BENCH_PERF=<part>[,<part>...]: a `perf record` of each process whose name starts with one of them
+ * (`runner`, `adapter`, `worker`, `bare`; `perf-record.ts`).
+ */
+export const PERF = (process.env.BENCH_PERF ?? '')
+  .split(',')
+  .map((part) => part.trim())
+  .filter(Boolean)
+const PERF_PARTS = ['runner', 'adapter', 'worker', 'bare', 'feed']
 export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
 const PHASE_COUNT =
   1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0) + 2 * Math.max(0, PAIRS)
@@ -104,6 +113,10 @@ export function checkSettings(): void {
   if (!Number.isInteger(PAIRS) || PAIRS < 0 || PAIRS > 10)
     throw new Error(
       `BENCH_PAIRS must be a whole number from 0 to 10 (got ${process.env.BENCH_PAIRS})`,
+    )
+  if (!PERF.every((part) => PERF_PARTS.some((known) => known.startsWith(part))))
+    throw new Error(
+      `BENCH_PERF lists parts to record, from ${PERF_PARTS.join(', ')} (got ${process.env.BENCH_PERF})`,
     )
   if (PAIRS > 0 && (!BARE || !KEY_COUNTS.includes(1)))
     throw new Error(

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../../src/dev/process.ts'
 import { openChain, type Context } from '../load.ts'
 import { cpuMsOf, memoryOf, perRequest, round, rpc, syscallsOf } from '../measure.ts'
+import { perfNodeArgs, recordPerf, recordsPerf } from '../perf-record.ts'
 import { BARE_KEY, N, PHASE_TIMEOUT_MS } from '../settings.ts'
 import {
   addressesOf,
@@ -18,6 +19,7 @@ import {
   type Outcome,
 } from './outcome.ts'
 
+const BARE_NAME = 'bare fulfiller'
 const BARE_FULFILLER = join(dirname(fileURLToPath(import.meta.url)), '../bare-fulfiller.ts')
 
 export interface BareResult extends Outcome {
@@ -38,9 +40,9 @@ async function startBareFulfiller(
   chain: Awaited<ReturnType<typeof openChain>>,
 ): Promise<OwnedProcess> {
   const bare = startOwnedProcess(
-    'bare fulfiller',
+    BARE_NAME,
     process.execPath,
-    ['--import', 'tsx', BARE_FULFILLER],
+    [...perfNodeArgs(BARE_NAME), '--import', 'tsx', BARE_FULFILLER],
     {
       env: {
         ...process.env,
@@ -65,6 +67,7 @@ async function startBareFulfiller(
     )
     if (bare.child.exitCode !== null)
       throw new Error(`the bare fulfiller exited:\n${bare.output()}`)
+    if (recordsPerf(BARE_NAME)) await recordPerf(BARE_NAME, bare.pid)
   } catch (error) {
     await bare.stop()
     throw error

@@ -1,0 +1,96 @@
+/**
+ * BENCH_PERF=<part>[,<part>...]: a Linux `perf` recording of every process whose name starts with one
+ * of them (`runner`, `adapter`, `worker`, `bare`), from the moment it is ready until it exits, for
+ * `npm run bench:perf-shares` (`perf-shares.ts`). `-e cpu-clock` samples a thread only while it runs,
+ * so the recording is the process's CPU time on all its threads; node's `--perf-basic-prof` names the
+ * JavaScript functions in it. Recording costs the process some CPU: leave it off when comparing CPU.
+ */
+import { readdirSync, readlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startOwnedProcess, waitFor, type OwnedProcess } from '../../src/dev/process.ts'
+import { PERF } from './settings.ts'
+
+const RECORDINGS_DIR = join(tmpdir(), 'feedrunner-bench-profiles')
+/** Samples a second per thread: 2 kHz keeps a 1,000-request phase's recording at a few MB. */
+const SAMPLE_HZ = 1999
+
+interface Recording {
+  file: string
+  perf: OwnedProcess
+}
+const recordings: Recording[] = []
+
+/** Whether the process named `name` is recorded. */
+export function recordsPerf(name: string): boolean {
+  return PERF.some((part) => name.startsWith(part))
+}
+
+/** Node flags a recorded process needs (its JavaScript functions named in `/tmp/perf-<pid>.map`). */
+export function perfNodeArgs(name: string): string[] {
+  return recordsPerf(name) ? ['--perf-basic-prof'] : []
+}
+
+/** Starts recording process `pid` (named `name`) and resolves once perf is attached to it. */
+export async function recordPerf(name: string, pid: number): Promise<void> {
+  const file = join(RECORDINGS_DIR, `perf-${name.replace(/\W+/g, '-')}-${pid}.data`)
+  let perf: OwnedProcess
+  try {
+    perf = startOwnedProcess(
+      `perf record of the ${name}`,
+      'perf',
+      ['record', '-e', 'cpu-clock', '-F', String(SAMPLE_HZ), '-g', '-p', String(pid), '-o', file],
+      { stopGraceMs: 30_000 },
+    )
+  } catch (error) {
+    throw new Error('BENCH_PERF needs perf (Debian: apt-get install linux-perf)', { cause: error })
+  }
+  try {
+    // A hang bound only: perf opens one event per thread of the process within a second.
+    await waitFor(
+      `perf to attach to the ${name} (pid ${pid})`,
+      async () => {
+        if (perf.child.exitCode !== null || perf.child.pid === undefined) return true
+        return perfEventsOpen(perf.child.pid) > 0
+      },
+      30_000,
+    )
+  } catch (error) {
+    await perf.stop()
+    throw error
+  }
+  if (perf.child.exitCode !== null)
+    throw new Error(
+      `BENCH_PERF: perf could not record the ${name} (is linux-perf installed, and may this user trace it? /proc/sys/kernel/perf_event_paranoid): ${perf.output().trim()}`,
+    )
+  recordings.push({ file, perf })
+}
+
+/** How many perf events process `pid` holds open. */
+function perfEventsOpen(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).includes('perf_event')
+      } catch {
+        return false
+      }
+    }).length
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Waits for every recording to be written (perf ends when the process it records ends; the bench
+ * stops every process it started before it calls this) and returns their files.
+ */
+export async function finishPerfRecordings(): Promise<string[]> {
+  const files: string[] = []
+  for (const { file, perf } of recordings.splice(0)) {
+    // SIGINT is how perf record is told to write what it has and end, if its process is still up.
+    if (perf.child.exitCode === null) await perf.stop('SIGINT')
+    files.push(file)
+  }
+  return files
+}
