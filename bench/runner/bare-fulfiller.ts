@@ -11,7 +11,8 @@
  *   `##signKey`, envelope and data checked), equal parameters fetched once per the family's cache TTL as
  *   the adapter's cache does, the value reduced with `src/reduce` (path, uint256, times), the callback
  *   data and the `fulfillOracleRequest2` call encoded as words as the runner's `ethabiencode` does;
- * - each fulfilment is signed with the project's signer (`createTxSigner`) on a local nonce counter, and
+ * - each fulfilment is signed with the project's signer (`createTxSigner`, hashing with the
+ *   WebAssembly Keccak every feedrunner process installs) on a local nonce counter, and
  *   what was signed while a batch was out leaves as the next JSON-RPC batch, in nonce order (anvil
  *   answers `eth_sendRawTransaction` once the transaction is in its pool, and a later nonce sent first
  *   can stay there: foundry-rs/foundry#10122); at each new head the key's mined nonce is read, and the
@@ -32,6 +33,7 @@ import {
 } from '../../src/chain/oracle-request-data.ts'
 import { encodeWords } from '../../src/pipeline/tasks/abi-words.ts'
 import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
+import { useWasmKeccak } from '../../src/chain/keccak.ts'
 import { familyCacheTtlMs, parseSettings, type Settings } from '../../src/config/settings.ts'
 import { getEndpoint } from '../../src/feeds/catalog/index.ts'
 import { fetchFeed } from '../../src/feeds/client.ts'
@@ -80,6 +82,8 @@ function cachedFeed(settings: Settings): (params: Record<string, unknown>) => Pr
 }
 
 async function main(): Promise<void> {
+  // Every feedrunner process hashes with WebAssembly Keccak (src/cli/main.ts); so does the ceiling.
+  await useWasmKeccak()
   const settings = parseSettings(process.env)
   const rpcUrl = env('BARE_RPC_URL')
   const operator = env('BARE_OPERATOR')
