@@ -25,7 +25,7 @@ import { isPortFree } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import type { ConsumerRequest } from '../../src/dev/requests.ts'
 import { BlockWatcher, memoryOf, rpc } from './measure.ts'
-import { perfNodeArgs, recordPerf, recordsPerf } from './perf-record.ts'
+import { perfNodeArgs, recordPerf } from './perf-record.ts'
 import {
   ANVIL_ARGS,
   BASELINE_KEY,
@@ -119,11 +119,10 @@ export async function startPart(
     nodeArgs,
     keepOutputChars: 20_000,
   })
-  if (recordsPerf(name))
-    await recordPerf(name, part.pid).catch(async (error: unknown) => {
-      await part.stop()
-      throw error
-    })
+  await recordPerf(name, part.pid).catch(async (error: unknown) => {
+    await part.stop()
+    throw error
+  })
   return part
 }
 

@@ -22,7 +22,7 @@ interface Recording {
 const recordings: Recording[] = []
 
 /** Whether the process named `name` is recorded. */
-export function recordsPerf(name: string): boolean {
+function recordsPerf(name: string): boolean {
   return PERF.some((part) => name.startsWith(part))
 }
 
@@ -31,8 +31,12 @@ export function perfNodeArgs(name: string): string[] {
   return recordsPerf(name) ? ['--perf-basic-prof'] : []
 }
 
-/** Starts recording process `pid` (named `name`) and resolves once perf is attached to it. */
+/**
+ * When BENCH_PERF names it, starts recording process `pid` (named `name`) and resolves once perf is
+ * attached to it; otherwise does nothing.
+ */
 export async function recordPerf(name: string, pid: number): Promise<void> {
+  if (!recordsPerf(name)) return
   const file = join(RECORDINGS_DIR, `perf-${name.replace(/\W+/g, '-')}-${pid}.data`)
   let perf: OwnedProcess
   try {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../../src/dev/process.ts'
 import { openChain, type Context } from '../load.ts'
 import { cpuMsOf, memoryOf, perRequest, round, rpc, syscallsOf } from '../measure.ts'
-import { perfNodeArgs, recordPerf, recordsPerf } from '../perf-record.ts'
+import { perfNodeArgs, recordPerf } from '../perf-record.ts'
 import { BARE_KEY, N, PHASE_TIMEOUT_MS } from '../settings.ts'
 import {
   addressesOf,
@@ -67,7 +67,7 @@ async function startBareFulfiller(
     )
     if (bare.child.exitCode !== null)
       throw new Error(`the bare fulfiller exited:\n${bare.output()}`)
-    if (recordsPerf(BARE_NAME)) await recordPerf(BARE_NAME, bare.pid)
+    await recordPerf(BARE_NAME, bare.pid)
   } catch (error) {
     await bare.stop()
     throw error
