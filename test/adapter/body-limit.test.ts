@@ -29,6 +29,8 @@ function postInTwoParts(url: string, total: number): Promise<Answer> {
       (res) => {
         const beforeUploadEnded = !uploadEnded
         const chunks: Buffer[] = []
+        // A reset under a write still going out can be reported on the answer once it has begun.
+        res.on('error', reject)
         res.on('data', (chunk: Buffer) => chunks.push(chunk))
         res.on('end', () =>
           resolve({
@@ -40,6 +42,9 @@ function postInTwoParts(url: string, total: number): Promise<Answer> {
       },
     )
     req.on('error', reject)
+    // ...or on the socket itself, once the request has let go of it: a socket error with no listener
+    // is an uncaught exception (seen once in CI: write ECONNRESET after the 20 MB upload's answer).
+    req.on('socket', (socket) => socket.on('error', reject))
     const half = Math.floor(total / 2)
     req.write(Buffer.alloc(half, 0x20))
     setTimeout(() => {
