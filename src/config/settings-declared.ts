@@ -157,7 +157,7 @@ export const declaredSettings = {
     group: 'chain',
     sensitive: true,
     description:
-      'Sender keys, comma separated; each gets its own ordered transaction sender. Wins over NODE_PRIVATE_KEY for sending.',
+      'Sender keys, comma separated; each is ordered by one runner process at a time, and the runner processes share them. Wins over NODE_PRIVATE_KEY for sending.',
     whenUnset: 'NODE_PRIVATE_KEY sends',
   }),
   JOBS_DIR: withDefault(z.string().min(1), 'jobs', {
@@ -169,7 +169,7 @@ export const declaredSettings = {
     group: 'chain',
     unit: 'requests',
     description:
-      'Requests one runner process works on at once, per sender key (a run holds its slot until mined).',
+      'Requests one runner process works on at once, per sender key it owns (a run holds its slot until mined); a process that owns no key runs none and stands by.',
   }),
   RUNNER_FROM_BLOCK: optional(z.coerce.number().int().nonnegative(), {
     group: 'chain',
@@ -183,12 +183,13 @@ export const declaredSettings = {
     group: 'chain',
     unit: 'ms',
     description:
-      "How often run records that are not settled (errored, sent, running) are checked against the Operator's OracleResponse logs; a run whose fulfilment was mined becomes fulfilled.",
+      "How often run records that are not settled (received, running, sent, errored) are checked against the Operator's OracleResponse and CancelOracleRequest logs; a run the chain shows fulfilled or cancelled says so.",
   }),
   RUNNER_LOCK_MS: withDefault(positiveInt, 30_000, {
     group: 'chain',
     unit: 'ms',
-    description: 'A request held by a crashed runner process is taken over after about this long.',
+    description:
+      "A request held by a crashed runner process is taken over after about this long (its requests job's lock); its sender keys after the lesser of this and 15 s.",
   }),
   TX_CONFIRMATIONS: withDefault(positiveInt, 1, {
     group: 'chain',
@@ -200,6 +201,12 @@ export const declaredSettings = {
     unit: 'ms',
     description:
       'Least time between two broadcasts of one key; what is signed meanwhile leaves in one JSON-RPC batch. 0: as soon as the node answered the one before.',
+  }),
+  CHAIN_LOG_RANGE_BLOCKS: withDefault(positiveInt, 2_000, {
+    group: 'chain',
+    unit: 'blocks',
+    description:
+      'The widest block range of one eth_getLogs call the reconciler, a rebuild from the chain and a run that finds its request closed ask (providers refuse wide ones).',
   }),
   CHAIN_POLL_INTERVAL_MS: withDefault(positiveInt, 1_000, {
     group: 'chain',

@@ -105,6 +105,8 @@ export function rpcCheck(rpcUrl: string, name = 'rpc'): HealthCheck {
 export interface WorkerLike {
   readonly name: string
   isRunning(): boolean
+  /** A runner's worker is paused while its process owns no sender key (it stands by to take one). */
+  isPaused?(): boolean
   readonly closing?: Promise<void> | undefined
 }
 
@@ -118,7 +120,8 @@ export function workersCheck(name: string, workers: () => readonly WorkerLike[])
     live: true,
     async check() {
       const stopped = workers().filter(
-        (worker) => worker.closing !== undefined || !worker.isRunning(),
+        (worker) =>
+          worker.closing !== undefined || (!worker.isRunning() && worker.isPaused?.() !== true),
       )
       if (stopped.length > 0)
         throw new Error(`not running: ${stopped.map((worker) => worker.name).join(', ')}`)

@@ -6,7 +6,6 @@ import {
   watchQueue,
   watchEndpoints,
   watchSender,
-  type CountedQueue,
   type EndpointSource,
   type KeyStatsLike,
 } from '../metrics/index.ts'
@@ -39,14 +38,11 @@ export interface RunnerParts {
   sender?: {
     stats(): readonly KeyStatsLike[]
     balances(): Promise<readonly bigint[]>
-    readonly queueNames: readonly string[]
   }
   listener?: {
     readonly checkpoint: number | undefined
     readonly stats: { readonly pending: number }
   }
-  /** The requests this process holds itself, under a lease (absent in a listen-only process). */
-  direct?: { stats(): { running: number; waiting: number; oldestWaitingSince?: number } }
 }
 
 export interface RunnerEnvironment {
@@ -60,17 +56,15 @@ export interface RunnerEnvironment {
     }
   }
   prefix: string
-  /** A connection for the readiness check and the tx queues' depth reads (the caller's; not closed here). */
+  /** A connection for the readiness check (the caller's; not closed here). */
   connection: Redis
-  /** Where the tx queues' errors go (Connections.reportError: an outage is reported, not swallowed). */
-  onQueueError: (error: Error) => void
   health?: Health
 }
 
 /**
  * Operations of the runner: readiness needs Redis, the RPC node and the pipeline worker; the metrics
- * read the requests queue and every sender key's queue (labelled by key index, never by address),
- * the sender's per-key counters and nonces, and the listener's lag behind the head.
+ * read the requests queue, the sender's per-key counters, nonces and ownership (labelled by key
+ * index, never by address), and the listener's lag behind the head.
  */
 export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment): Closer {
   const health = environment.health ?? processHealth
@@ -83,9 +77,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   const chain = String(environment.chain.chainId)
   // Labelled `requests` and the chain (the queue itself is `requests-<chain id>`).
   closers.push(watchQueue('requests', parts.requestsQueue, chain))
-  const { worker, sender, listener, direct } = parts
-  // Next to the queue: the requests this process runs itself (active) or holds for a slot (waiting).
-  if (direct) closers.push(watchQueue('requests-held', heldAsQueue(direct), chain))
+  const { worker, sender, listener } = parts
   if (worker) {
     closers.push(health.add(workersCheck(`pipeline-worker-${chain}`, () => [worker])))
     observeWaits(worker, 'requests', chain)
@@ -98,15 +90,6 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
         chain,
       ),
     )
-    sender.queueNames.forEach((name, index) => {
-      const queue = new Queue(name, {
-        connection: environment.connection,
-        prefix: environment.prefix,
-      })
-      // Its connection (the runner's) reports an outage; this one only repeats it.
-      queue.on('error', environment.onQueueError)
-      closers.push(watchQueue(`tx-key${index}`, queue, chain), () => queue.close())
-    })
   }
   if (listener) {
     closers.push(
@@ -119,20 +102,6 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
     )
   }
   return closeAll(closers)
-}
-
-/** A runner's held requests as the queue gauges read a queue. */
-function heldAsQueue(direct: NonNullable<RunnerParts['direct']>): CountedQueue {
-  return {
-    getJobCounts: async () => {
-      const { running, waiting } = direct.stats()
-      return { active: running, waiting }
-    },
-    getJobs: async () => {
-      const since = direct.stats().oldestWaitingSince
-      return since === undefined ? [] : [{ timestamp: since }]
-    },
-  }
 }
 
 /** Operations of a process's fetch workers: readiness needs Redis and the workers; waiting times per queue. */

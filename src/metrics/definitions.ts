@@ -23,11 +23,14 @@ const SCRAPE_TIMEOUT_MS = 1_000
 export interface KeyStatsLike {
   nextNonce: number
   pending: number
+  /** Whether this process owns the key now (one process at a time does). */
+  owned: boolean
   sent: number
   bumped: number
   reverted: number
   filled: number
   resent: number
+  leasesLost: number
 }
 
 /** `{chain}` for a runner's metric, nothing for a process-wide one. */
@@ -199,7 +202,7 @@ gauge(
 function senderCounter(
   name: string,
   help: string,
-  field: 'sent' | 'bumped' | 'reverted' | 'filled' | 'resent',
+  field: 'sent' | 'bumped' | 'reverted' | 'filled' | 'resent' | 'leasesLost',
 ): Counter {
   return counter(name, help, ['key', 'chain'], function collectSender() {
     for (const source of sources.senders) {
@@ -238,6 +241,27 @@ senderCounter(
   'feedrunner_tx_resent_total',
   'Transactions sent again unchanged because the key had mined nothing for a while (a node that lost them), by sender key index',
   'resent',
+)
+
+senderCounter(
+  'feedrunner_tx_key_leases_lost_total',
+  'Sender key leases this process lost (not renewed in time, or Redis lost them): the key went to another process with its transactions, by sender key index',
+  'leasesLost',
+)
+
+gauge(
+  'feedrunner_tx_key_owned',
+  'Whether this process owns each sender key now (1) or another process does (0), by key index and chain',
+  ['key', 'chain'],
+  function collectOwned() {
+    this.reset()
+    for (const source of sources.senders)
+      source
+        .stats()
+        .forEach((stats, index) =>
+          this.set({ key: String(index), ...chainLabel(source.chain) }, stats.owned ? 1 : 0),
+        )
+  },
 )
 
 gauge(

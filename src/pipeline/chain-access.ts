@@ -17,9 +17,12 @@ export interface TransactionRequest {
   evmChainID?: bigint
   /**
    * Run it with eth_call first and send nothing if that reverts: the ethtx task's
-   * `transmitChecker={"CheckerType": "simulate"}`, as on a Chainlink node, where it is off by default.
+   * `transmitChecker={"CheckerType": "simulate"}`, off by default on a Chainlink node. The runner's
+   * sender simulates every transaction just before it signs it, whatever this says.
    */
   simulate?: boolean
+  /** The task's signal: the sender stops waiting when the task times out or the run stops. */
+  signal?: AbortSignal
 }
 
 export interface TransactionOutcome {

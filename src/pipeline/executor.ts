@@ -118,7 +118,7 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     (async () => {
       await Promise.all(task.dependsOn.map((id) => running.get(id)))
       const outcome = stop.signal.aborted
-        ? skipped(task)
+        ? skipped(task, stop.signal.reason)
         : await runTask(task, vars, context, outcomes, defaultTimeout, stop.signal)
       outcomes.set(task.id, outcome)
       // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
@@ -171,14 +171,19 @@ function jobSpecVars(job: Job): Record<string, unknown> {
   }
 }
 
-function skipped(task: PipelineTask): TaskOutcome {
+function skipped(task: PipelineTask, reason: unknown): TaskOutcome {
   const error = 'not run: the run was stopped'
+  // A run stopped from outside (the runner closing) keeps the stop's kind: retryable, it goes back.
+  const cause =
+    reason instanceof FeedrunnerError && reason.retryable
+      ? reason
+      : new FeedrunnerError(error, { kind: 'internal' })
   return {
     id: task.id,
     type: task.type,
     ok: false,
     error,
-    failure: new TaskFailure(task.id, error, new FeedrunnerError(error, { kind: 'internal' })),
+    failure: new TaskFailure(task.id, error, cause),
     attempts: 0,
     startedAt: Date.now(),
     durationMs: 0,
@@ -276,13 +281,19 @@ async function attemptTask(
   // One controller and one timer per attempt: AbortSignal.timeout and AbortSignal.any each cost more
   // than the small tasks they guard (they track their signals through weak references).
   const controller = new AbortController()
-  const abort = (reason: TaskError) => controller.abort(reason)
+  const abort = (reason: FeedrunnerError) => controller.abort(reason)
   const timer = setTimeout(
     () => abort(new TaskError(`timed out after ${timeoutMs} ms`, { kind: 'timeout' })),
     timeoutMs,
   )
   timer.unref()
-  const onStop = () => abort(new TaskError('stopped: the run was aborted', { kind: 'internal' }))
+  // A run stopped from outside says why (the runner closing: retryable, the run goes back).
+  const onStop = () =>
+    abort(
+      stopSignal.reason instanceof FeedrunnerError
+        ? stopSignal.reason
+        : new TaskError('stopped: the run was aborted', { kind: 'internal' }),
+    )
   if (stopSignal.aborted) onStop()
   else stopSignal.addEventListener('abort', onStop, { once: true })
   const signal = controller.signal
@@ -296,8 +307,11 @@ async function attemptTask(
     signal,
   })
   const aborted = new Promise<never>((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason as TaskError)
-    else signal.addEventListener('abort', () => reject(signal.reason as TaskError), { once: true })
+    if (signal.aborted) reject(signal.reason as FeedrunnerError)
+    else
+      signal.addEventListener('abort', () => reject(signal.reason as FeedrunnerError), {
+        once: true,
+      })
   })
   try {
     return await Promise.race([run(taskRun), aborted])

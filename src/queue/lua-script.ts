@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 
@@ -44,5 +45,65 @@ export function luaScript(text: string): LuaScript {
         return evalText(redis, keys, args)
       }
     },
+  }
+}
+
+/** A script kept in a `.lua` file, called with its keys and arguments by name. */
+export interface NamedLuaScript<K extends string, A extends string> {
+  run(
+    redis: Redis,
+    keys: Readonly<Record<K, string>>,
+    args: Readonly<Record<A, string | number>>,
+    /** Arguments after the named ones (a script that takes a list reads ARGV past its names). */
+    rest?: ReadonlyArray<string | number>,
+  ): Promise<unknown>
+}
+
+const NAMES_LINE = /^--\s*(keys|args):(.*)$/
+const LUA_NAME = /^[a-z][a-z0-9_]*$/
+
+/**
+ * Loads a Lua script from a `.lua` file whose first lines name its keys and arguments, in order:
+ *
+ * ```lua
+ * -- keys: owner counter
+ * -- args: token next_nonce
+ * ```
+ *
+ * The file's body reads them as locals (`owner_key`, `counter_key`, `token`, `next_nonce`), declared
+ * by a prelude made here, so no script reads `KEYS[3]` or `ARGV[5]` by position, and a caller passes
+ * `{ owner: ..., counter: ... }`. The names the caller declares must be the file's, in the file's order:
+ * a mismatch fails at load, not at the first call.
+ */
+export function luaScriptFile<const K extends string, const A extends string>(
+  file: URL,
+  names: { keys: readonly K[]; args: readonly A[] },
+): NamedLuaScript<K, A> {
+  const body = readFileSync(file, 'utf8')
+  const declared: Record<'keys' | 'args', string[]> = { keys: [], args: [] }
+  for (const line of body.split('\n')) {
+    const match = NAMES_LINE.exec(line.trim())
+    if (!match) break
+    declared[match[1] as 'keys' | 'args'] = match[2]!.trim().split(/\s+/).filter(Boolean)
+  }
+  for (const part of ['keys', 'args'] as const) {
+    const given = names[part] as readonly string[]
+    if (given.join(' ') !== declared[part].join(' ') || !given.every((n) => LUA_NAME.test(n)))
+      throw new Error(
+        `${file.pathname}: its "-- ${part}:" line names ${declared[part].join(' ') || 'nothing'}, the caller ${given.join(' ') || 'nothing'}`,
+      )
+  }
+  const prelude = [
+    ...names.keys.map((name, at) => `local ${name}_key = KEYS[${at + 1}]`),
+    ...names.args.map((name, at) => `local ${name} = ARGV[${at + 1}]`),
+  ].join('\n')
+  const script = luaScript(`${prelude}\n${body}`)
+  return {
+    run: (redis, keys, args, rest = []) =>
+      script.run(
+        redis,
+        names.keys.map((name) => keys[name]),
+        [...names.args.map((name) => args[name]), ...rest],
+      ),
   }
 }

@@ -51,6 +51,7 @@ export async function startListening(parts: {
     operators: options.registry.operators(),
     log: parts.log,
     everyMs: options.reconcileIntervalMs,
+    logRangeBlocks: options.logRangeBlocks,
   })
   reconciler.start()
   return { listener, reconciler }

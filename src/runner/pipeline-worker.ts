@@ -1,16 +1,17 @@
-import { Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
 import {
   FeedrunnerError,
+  isRetryable,
   rootCauseFirst,
   serialiseError,
   withContext,
-  type ErrorKind,
 } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
-import { TaskFailure } from '../pipeline/index.ts'
-import type { ChainAccess, RunOptions, TaskOutcome } from '../pipeline/index.ts'
+import type { ChainAccess, RunOptions, TaskFailure } from '../pipeline/index.ts'
 import { originOf, runJob } from '../pipeline/index.ts'
+import { isRedisUnavailable } from '../queue/connection.ts'
+import { RequestCancelledError } from './sender-chain-access.ts'
 import {
   errorClass,
   observeRun,
@@ -23,7 +24,6 @@ import {
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { baseRecord, sentTxHash, taskRecord } from './run-fields.ts'
 import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
-import { asFailedReason } from '../queue/failed-reason.ts'
 import { fromRequestPayload, jobRunVars, replayOf, requestJobId } from './request-payload.ts'
 import {
   isFinal,
@@ -43,76 +43,24 @@ export interface PipelineWorkerOptions {
   lockDurationMs: number
   registry: JobRegistry
   runs: RunStore
-  /**
-   * Chain access for one run; `onSent` marks the run as sent when its transaction leaves. A run that
-   * is `retried` (an earlier delivery failed or its process died) simulates its transactions first:
-   * by now its request may have been answered or cancelled.
-   */
-  chainAccessFor: (
-    requestId: string,
-    onSent: () => Promise<void>,
-    run: { retried: boolean },
-  ) => ChainAccess
+  /** Chain access for one run; `onSent` marks the run as sent when its transaction leaves. */
+  chainAccessFor: (request: OracleRequestEvent, onSent: () => Promise<void>) => ChainAccess
   /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
   runOptions?: Partial<RunOptions>
   logger: Logger
   /**
-   * When the bridge could not be reached or timed out (adapter restarting, fetch workers gone), throw
-   * instead of recording the run as errored, so the queue runs it again after its backoff.
+   * The request's last try: a retryable failure (as its task declared it) is recorded as the run's
+   * end instead of being thrown for the queue to try again after its backoff.
    */
-  retryTransient?: boolean
-  /** This delivery is not the request's first (see chainAccessFor). */
-  retried?: boolean
+  lastAttempt?: boolean
+  /** Stops the run (the process is closing: its tasks fail retryably and the request goes back). */
+  signal?: AbortSignal
   /** Per-requester bounds (REQUESTER_MAX_CONCURRENT_RUNS, REQUESTER_MAX_REQUESTS_PER_MINUTE). */
   admission?: RequesterAdmission
   /** Characters of a task's output kept in the run record (TASK_OUTPUT_MAX_CHARS). */
   outputMaxChars?: number
   /** The number of this `runs replay` of an errored run; undefined for a request's own run. */
   replay?: number
-}
-
-/** Thrown to hand a request back to the queue: nothing was sent, the failure is the bridge's reachability. */
-export class TransientRunError extends FeedrunnerError {
-  override readonly name = 'TransientRunError'
-  constructor(message: string, cause?: unknown) {
-    super(message, { kind: 'unavailable', retryable: true, cause })
-  }
-}
-
-/**
- * A bridge failure worth another try later, by its kind: `unavailable` (the adapter could not be
- * reached, or answered 503: its Redis is down) or `timeout` (it answered 504: the fetch did not finish
- * in time, or the task timed out). A 502 (the feed service failed after the adapter's own retries,
- * kind `upstream`) and every 4xx are final.
- */
-const TRANSIENT_BRIDGE_KINDS: ReadonlySet<ErrorKind> = new Set(['unavailable', 'timeout'])
-
-function transientBridgeFailure(tasks: readonly TaskOutcome[]): TaskOutcome | undefined {
-  if (tasks.some((task) => task.type === 'ethtx' && task.ok)) return undefined
-  const failed = tasks.find(
-    (task) =>
-      task.type === 'bridge' &&
-      !task.ok &&
-      task.failure !== undefined &&
-      TRANSIENT_BRIDGE_KINDS.has(task.failure.kind),
-  )
-  // An ethtx that timed out may still be mined (its transaction was signed by a process that died):
-  // running the request again finds the same signed attempt in the tx store through its idempotency
-  // key and sends those bytes again, so it cannot send twice.
-  // Only the ethtx's own wait: an ethtx whose input failed (an http task that timed out on a
-  // source dripping a byte a second) sent nothing, and running it again would only fetch again
-  // (issue 23: such a run stayed `running` through five deliveries).
-  // So may one whose node did not answer (every RPC endpoint of the chain away): its nonce is taken
-  // and its attempt stored, and a nonce left unsent would hold back every later transaction of the key.
-  const waitedForTx = tasks.find(
-    (task) =>
-      task.type === 'ethtx' &&
-      !task.ok &&
-      task.failure !== undefined &&
-      TRANSIENT_BRIDGE_KINDS.has(task.failure.kind) &&
-      !failedThroughInput(task.failure),
-  )
-  return failed ?? waitedForTx
 }
 
 /**
@@ -136,13 +84,6 @@ function runFailures(
   return origins
 }
 
-/** A task failure that only passes on an input task's failure (its cause chain holds a TaskFailure). */
-function failedThroughInput(failure: Error): boolean {
-  for (let at: unknown = failure.cause; at instanceof Error; at = at.cause)
-    if (at instanceof TaskFailure) return true
-  return false
-}
-
 export interface RequestOutcome {
   state: RunState
   reason?: string
@@ -152,21 +93,19 @@ export interface RequestOutcome {
 /** The worker of the `requests` queue: admits a request, runs its job's pipeline, records the run. */
 export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
   const process = async (queueJob: QueueJob): Promise<RequestOutcome> => {
-    // The last delivery records a transient failure as the run's end; earlier ones hand the request back.
+    // The last try records a retryable failure as the run's end; earlier ones hand the request back.
     const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
-    const replay = replayOf(queueJob.data)
-    // A replay simulates first too: its request may have been answered or cancelled since.
-    const retried = queueJob.attemptsMade > 0 || queueJob.stalledCounter > 0 || replay !== undefined
     try {
       return await runRequest(fromRequestPayload(queueJob.data), {
         ...options,
-        retryTransient: !lastAttempt,
-        retried,
-        replay,
+        lastAttempt,
+        replay: replayOf(queueJob.data),
       })
     } catch (error) {
-      // The failed job's reason is the error with its kind, for whoever reads it (failedReasonError).
-      throw asFailedReason(error)
+      // A retryable failure goes back with the queue's backoff (the run record says why); anything
+      // else is not tried again. The decision reads the error's flag, never its words.
+      if (isRetryable(error) || isRedisUnavailable(error)) throw error
+      throw new UnrecoverableError(rootCauseFirst(error))
     }
   }
   return new Worker(options.queueName, process, {
@@ -267,7 +206,8 @@ async function runAdmitted(
   const result = await runJob(loaded.job, {
     ...options.runOptions,
     runId,
-    chain: options.chainAccessFor(request.requestId, onSent, { retried: options.retried === true }),
+    signal: options.signal,
+    chain: options.chainAccessFor(request, onSent),
     jobRun: jobRunVars(request),
     onTask: (outcome) => {
       tasks.push(taskRecord(outcome, options.outputMaxChars))
@@ -278,27 +218,36 @@ async function runAdmitted(
   })
   const txHash = sentTxHash(result.tasks)
   if (!result.ok) {
-    const transient = options.retryTransient ? transientBridgeFailure(result.tasks) : undefined
-    if (transient?.failure) {
-      const [failure] = runFailures(request, loaded.name, [transient.failure])
-      const words = rootCauseFirst(failure)
+    const failures = runFailures(request, loaded.name, result.failures)
+    const cancelled = cancellationOf(result.failures)
+    if (cancelled)
+      return finish(
+        runs,
+        request.requestId,
+        { ...unstoredTasks(), txHash: cancelled.txHash },
+        'cancelled',
+        cancelled.message,
+        jobLog,
+        { job: loaded.name, reason: 'cancelled', startedAt },
+      )
+    // Whether to try again is what the task that failed first declared (its error's retryable
+    // flag, set where the failure arose), and nothing else.
+    const [first] = failures
+    if (first?.retryable && !options.lastAttempt) {
+      const words = rootCauseFirst(first)
       await runs.update(request.requestId, {
         tasks,
         reason: `will retry: ${words}`,
-        failure: serialiseError(failure),
+        failure: serialiseError(first),
       })
-      // A debug line: the run record keeps the reason ("will retry: ..."), an adapter that cannot be
-      // reached is reported once by the bridge's outage report (RunContext.bridgeReach), and an
-      // outage elsewhere (Redis, the feed service) by that dependency's; a line per run buried it
-      // (a 30 s Redis outage under load: one per run that timed out meanwhile). A run's last failure
-      // is told as `run errored`.
+      // A debug line: the run record keeps the reason, an adapter away is reported once by the
+      // bridge's outage report, and a run's last failure is told as `run errored`.
       jobLog.debug(
-        { reason: words, kind: failure!.kind },
-        'bridge unavailable: the request goes back to the queue',
+        { reason: words, kind: first.kind },
+        'run failed retryably: the request goes back to the queue',
       )
-      throw new TransientRunError(`will retry: ${words}`, failure)
+      throw first
     }
-    const failures = runFailures(request, loaded.name, result.failures)
     const reason = failures.map(rootCauseFirst).join(' | ') || 'the pipeline failed'
     return finish(
       runs,
@@ -363,6 +312,14 @@ async function finish(
   else
     log.warn({ state, reason, kind: patch.failure?.kind, replay: metrics.replay }, `run ${state}`)
   return outcomeOf(stored)
+}
+
+/** The cancel a run met (its fulfilment's simulation found the request cancelled on chain), if any. */
+function cancellationOf(failures: readonly TaskFailure[]): RequestCancelledError | undefined {
+  for (const failure of failures)
+    for (let at: unknown = failure; at instanceof Error; at = at.cause)
+      if (at instanceof RequestCancelledError) return at
+  return undefined
 }
 
 function outcomeOf(run: RunSummary): RequestOutcome {

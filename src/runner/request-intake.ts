@@ -6,33 +6,27 @@ import type { JobRegistry } from './job-registry.ts'
 import { baseRecord } from './run-fields.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
 import type { RunStore } from './run-record.ts'
-import type { DirectRuns } from './direct/direct-runs.ts'
 
 export interface RequestIntake {
-  /** A confirmed OracleRequest: its run record, and its run here under a lease or its `requests` job. */
+  /** A confirmed OracleRequest: its run record and its `requests` job (one per request). */
   onRequest(event: OracleRequestEvent): Promise<void>
   /** A confirmed CancelOracleRequest: the run is cancelled, a job still waiting goes. */
   onCancel(event: CancelRequestEvent): Promise<void>
 }
 
 /**
- * What the listener hands over: a process that works claims each request and runs it itself (one
- * lease per request, whichever process saw it); one that only listens, or holds too many already,
- * makes it a `requests` job (one per request). Cancels end either.
+ * What the listener hands over: every confirmed request becomes one `requests` job, whose id is the
+ * request's, so every runner process may see the log and add it while only one job exists; whichever
+ * runner takes it runs it. A cancel removes a job still waiting; one already running meets the
+ * cancel when its fulfilment is simulated, and sends nothing.
  */
 export function createRequestIntake(parts: {
   runs: RunStore
   requestsQueue: Queue
   registry: JobRegistry
   log: Logger
-  /** This process's direct runs, once its working half started (none in a listen-only process). */
-  direct: () => DirectRuns | undefined
 }): RequestIntake {
   const { runs, requestsQueue, registry, log } = parts
-  const enqueue = async (event: OracleRequestEvent, jobId: string): Promise<void> => {
-    const claimed = (await parts.direct()?.claim(event)) ?? 'full'
-    if (claimed === 'full') await requestsQueue.add('request', toRequestPayload(event), { jobId })
-  }
   return {
     async onRequest(event) {
       const jobId = requestJobId(event.chainId, event.operator, event.requestId)
@@ -41,7 +35,7 @@ export function createRequestIntake(parts: {
       // run), and a run that starts first creates the record itself.
       const [run] = await Promise.all([
         runs.create(event.requestId, { ...baseRecord(event, loaded), state: 'received' }),
-        enqueue(event, jobId),
+        requestsQueue.add('request', toRequestPayload(event), { jobId }),
       ])
       const job = run.job ?? loaded?.name
       recordRequest(job, 'received')
@@ -54,9 +48,8 @@ export function createRequestIntake(parts: {
         state: 'cancelled',
         reason: `cancelled by the requester in ${event.txHash}`,
       })
-      // A waiting job or run can simply go; one already running meets the Operator's "Must have a valid
-      // requestId".
-      await parts.direct()?.cancel(jobId)
+      // A waiting job can simply go; one already running meets the cancel when its fulfilment is
+      // simulated, just before it would be signed.
       const job = await requestsQueue.getJob(jobId)
       if (job && ((await job.isWaiting()) || (await job.isDelayed())))
         await job.remove().catch(() => undefined)

@@ -297,6 +297,27 @@ export class RunStore {
     )
   }
 
+  /**
+   * Every run created since `sinceMs` (epoch ms), newest first, a page of `pageSize` at a time; a
+   * bound store's chain's only. The index holds RECENT_RUNS_KEPT runs at most.
+   */
+  async *pagesSince(sinceMs: number, pageSize = 500): AsyncGenerator<RunRecord[]> {
+    for (let offset = 0; ; offset += pageSize) {
+      const ids = await this.redis.zrevrangebyscore(
+        this.indexKey(),
+        '+inf',
+        sinceMs,
+        'LIMIT',
+        offset,
+        pageSize,
+      )
+      const own =
+        this.chainId === undefined ? ids : ids.filter((id) => id.startsWith(`${this.chainId}:`))
+      if (own.length > 0) yield await this.load(own)
+      if (ids.length < pageSize) return
+    }
+  }
+
   /** Runs created since `sinceMs` (epoch ms), oldest first, at most `limit`; a bound store's chain's only. */
   async createdSince(sinceMs: number, limit = 1_000): Promise<RunRecord[]> {
     const ids = await this.redis.zrangebyscore(this.indexKey(), sinceMs, '+inf', 'LIMIT', 0, limit)

@@ -17,10 +17,12 @@ export interface RunnerOptions {
   keys: readonly string[]
   registry: JobRegistry
   logger: Logger
-  /** Requests run at once by this process, per sender key (RUNNER_CONCURRENCY). */
+  /** Requests run at once by this process, per sender key it owns (RUNNER_CONCURRENCY). */
   concurrency: number
   /** A request held by a crashed process is taken over after about this long (RUNNER_LOCK_MS). */
   lockDurationMs: number
+  /** The widest eth_getLogs range the reconciler and a run's closure check ask (CHAIN_LOG_RANGE_BLOCKS). */
+  logRangeBlocks?: number
   /** CHAIN_POLL_INTERVAL_MS */
   pollIntervalMs: number
   /**

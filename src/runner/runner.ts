@@ -23,7 +23,7 @@ export type { RunnerOptions } from './runner-options.ts'
 
 export interface Runner {
   start(): Promise<void>
-  /** Lets in-flight runs finish (or hands them back to the queue), then closes everything. */
+  /** Hands the runs in progress back to the queue and the keys to the next owner, then closes. */
   stop(): Promise<void>
   readonly runs: RunStore
   readonly registry: JobRegistry
@@ -33,10 +33,10 @@ export interface Runner {
 }
 
 /**
- * The node's part: the listener hands confirmed `OracleRequest` logs to the intake, which runs each
- * request in this process under a lease (or, when this process holds enough, makes it a `requests`
- * job for any runner); the pipeline runs the matching job spec, and its ethtx goes through the key's
- * ordered transaction sender. Every process may listen and work at once.
+ * The node's part: the listener hands confirmed `OracleRequest` logs to the intake, which makes each
+ * request one `requests` job; whichever runner process takes it runs the matching job spec, and its
+ * ethtx goes to a sender key that process owns (each key is ordered by one process at a time). Every
+ * process may listen and work at once.
  */
 export function createRunner(options: RunnerOptions): Runner {
   const log = options.logger.child({ component: 'runner' })
@@ -54,7 +54,6 @@ export function createRunner(options: RunnerOptions): Runner {
     requestsQueue,
     registry: options.registry,
     log,
-    direct: () => work?.direct,
   })
   let provider: JsonRpcProvider | undefined
   let work: WorkPart | undefined
@@ -93,6 +92,7 @@ export function createRunner(options: RunnerOptions): Runner {
         operators: options.registry.operators(),
         log,
         checkEveryMs: options.pollIntervalMs,
+        logRangeBlocks: options.logRangeBlocks,
       })
       if (options.listen !== false)
         ({ listener, reconciler } = await startListening({
@@ -114,7 +114,7 @@ export function createRunner(options: RunnerOptions): Runner {
           log,
         )
       }
-      await recovery.watch(listener, work?.sender)
+      await recovery.watch(listener)
       // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
       stopOperations = operateRunner(
         {
@@ -122,12 +122,10 @@ export function createRunner(options: RunnerOptions): Runner {
           worker: work?.worker,
           sender: work?.sender,
           listener,
-          direct: work?.direct,
         },
         {
           redisUrl: connections.redisUrl,
           chain: { chainId: options.chainId, pool },
-          onQueueError: (error) => connections.reportError(error, 'tx queue (metrics)'),
           prefix: options.prefix,
           connection: redis,
         },
@@ -148,9 +146,8 @@ export function createRunner(options: RunnerOptions): Runner {
       await reconciler?.stop()
       await headWake?.stop()
       await listener?.stop()
-      // The runs held here and the queue's both end (or are handed back) before the sender closes.
-      await Promise.all([work?.direct.close(), work?.worker.close()])
-      await work?.sender.close()
+      // The runs in progress go back to the queue, then the sender hands its keys over.
+      await work?.close()
       await requestsQueue.close()
       provider?.destroy()
       await pool.close()

@@ -1,6 +1,7 @@
 import { FeedrunnerError } from '../config/errors.ts'
 import type { JsonRpcProvider } from 'ethers'
 import type { TxSender } from '../chain/sender/index.ts'
+import { requestClosure } from '../chain/operator-logs.ts'
 import type {
   CallRequest,
   ChainAccess,
@@ -8,7 +9,7 @@ import type {
   TransactionRequest,
 } from '../pipeline/index.ts'
 
-/** A fulfilment that reverted on chain: the run errors with the decoded reason. */
+/** A fulfilment that reverted on chain (or would have: its simulation did): the run errors with the reason. */
 export class FulfilmentRevertedError extends FeedrunnerError {
   override readonly name = 'FulfilmentRevertedError'
   constructor(message: string) {
@@ -16,47 +17,73 @@ export class FulfilmentRevertedError extends FeedrunnerError {
   }
 }
 
+/**
+ * The requester cancelled the request (`CancelOracleRequest`) before its fulfilment was signed: nothing
+ * was sent, and the run ends `cancelled`, as the chain says.
+ */
+export class RequestCancelledError extends FeedrunnerError {
+  override readonly name = 'RequestCancelledError'
+  constructor(readonly txHash: string) {
+    super(`the requester cancelled the request in ${txHash}: nothing was sent`, {
+      kind: 'bad_input',
+      retryable: false,
+    })
+  }
+}
+
+/** The request a run's transactions are for: where to look when the Operator says it is closed. */
+export interface RequestOnChain {
+  operator: string
+  requestId: string
+  blockNumber: number
+}
+
 export interface SenderAccessOptions {
-  /**
-   * The run was delivered before (retried, or taken over from a process that died): simulate every
-   * transaction whatever its ethtx says, and let a transaction job that failed for good run again.
-   */
-  retried?: boolean
+  /** `onSubmit` lets the run record say `sent` while the transaction is on its way (beside it). */
+  onSubmit?: (tx: TransactionRequest) => Promise<void>
+  /** The widest eth_getLogs range (CHAIN_LOG_RANGE_BLOCKS). */
+  logRangeBlocks?: number
 }
 
 /**
- * The pipeline's ethtx/ethcall, backed by the runner's transaction sender. `onSubmit` lets the run
- * record say `sent` while the transaction is on its way; it runs beside the submission, not before it,
- * so it adds no round trip to a request's latency.
+ * The pipeline's ethtx/ethcall, backed by the runner's transaction sender, which simulates every
+ * transaction just before it signs it. When the Operator refuses the fulfilment because it knows
+ * the request no more ("Must have a valid requestId"), its logs say why: answered already (by this
+ * node's earlier run or another node: the run is fulfilled, with that transaction) or cancelled by
+ * its requester (the run ends cancelled), so a run record never says fulfilled for a cancel.
  */
 export function senderChainAccess(
   sender: TxSender,
   provider: JsonRpcProvider,
-  onSubmit?: (tx: TransactionRequest) => Promise<void>,
+  request: RequestOnChain,
   options: SenderAccessOptions = {},
 ): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
       const [, result] = await Promise.all([
-        onSubmit?.(tx),
+        options.onSubmit?.(tx),
         sender.submit({
           to: tx.to,
           data: tx.data,
           gasLimit: tx.gasLimit === undefined ? undefined : Number(tx.gasLimit),
           idempotencyKey: tx.idempotencyKey,
-          simulate: tx.simulate === true || options.retried === true,
-          resubmit: options.retried === true,
+          signal: tx.signal,
         }),
       ])
-      if (result.status === 'reverted') {
+      if (result.status === 'reverted')
         throw new FulfilmentRevertedError(
           `transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`,
         )
-      }
-      return {
-        txHash: result.txHash,
-        status: result.status === 'mined' ? 'confirmed' : 'already-done',
-      }
+      if (result.status === 'mined') return { txHash: result.txHash, status: 'confirmed' }
+      const closure = await requestClosure(
+        provider,
+        request.operator,
+        request.requestId,
+        request.blockNumber,
+        options.logRangeBlocks,
+      )
+      if (closure?.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
+      return { txHash: closure?.txHash ?? result.txHash, status: 'already-done' }
     },
     async call(request: CallRequest): Promise<string> {
       return provider.call({

@@ -130,6 +130,7 @@ function createChainRunner(
     logger,
     concurrency: settings.RUNNER_CONCURRENCY,
     lockDurationMs: settings.RUNNER_LOCK_MS,
+    logRangeBlocks: settings.CHAIN_LOG_RANGE_BLOCKS,
     pollIntervalMs: chain.pollIntervalMs,
     fromBlock: settings.RUNNER_FROM_BLOCK,
     reconcileIntervalMs: settings.RUNNER_RECONCILE_INTERVAL_MS,

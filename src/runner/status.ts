@@ -4,7 +4,6 @@ import { FEED_FAMILIES } from '../config/settings.ts'
 import { fetchQueueName } from '../queue/names.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
-import { countLeases, leaseKeys } from './direct/lease-store.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
 
 export interface QueueDepth {
@@ -22,13 +21,12 @@ export interface StatusReport {
 }
 
 /**
- * Every queue feedrunner uses under `prefix`: fetch, and the ones runners create, found by their
- * keys (each chain's `requests-<chain id>` and one `tx-<chain id>-<address>` per sender key), on
- * every master of a Redis Cluster.
+ * Every queue feedrunner uses under `prefix`: fetch, and each chain's `requests-<chain id>`, found by
+ * their keys on every master of a Redis Cluster.
  */
 export async function queueNames(redis: Redis, prefix: string): Promise<string[]> {
   const names = new Set<string>(FEED_FAMILIES.map(fetchQueueName))
-  for (const pattern of [`${prefix}:${REQUESTS_QUEUE}-*:meta`, `${prefix}:tx-*:meta`]) {
+  for (const pattern of [`${prefix}:${REQUESTS_QUEUE}-*:meta`]) {
     const found = (await scanKeys(redis, pattern)).map((key) =>
       key.slice(prefix.length + 1, -':meta'.length),
     )
@@ -56,42 +54,6 @@ export async function readStatus(
       completed: counts.completed ?? 0,
     })
   }
-  queues.push(...(await heldRequests(redis, prefix, queues)))
   const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
   return { queues, runs }
-}
-
-/**
- * The requests runners hold themselves (leases, src/runner/direct/), one row per chain next to its
- * queue, `requests-<chain id>-held`: `active` held by a process, `delayed` waiting for another try
- * (or handed back on shutdown) for any process to take. A chain with a requests queue has the row
- * even with nothing held, so the row does not come and go with the load.
- */
-async function heldRequests(
-  redis: Redis,
-  prefix: string,
-  queues: readonly QueueDepth[],
-): Promise<QueueDepth[]> {
-  const base = `${prefix}:runner:direct:`
-  const queuePrefix = `${REQUESTS_QUEUE}-`
-  const chainIds = new Set<string>()
-  for (const { queue } of queues)
-    if (queue.startsWith(queuePrefix)) chainIds.add(queue.slice(queuePrefix.length))
-  for (const key of await scanKeys(redis, `${base}*:held`))
-    chainIds.add(key.slice(base.length, -':held'.length))
-  const rows: QueueDepth[] = []
-  for (const chainId of [...chainIds].sort()) {
-    // A chain with nothing held has no key: counted as empty.
-    const [, heldKey] = leaseKeys(prefix, Number(chainId))
-    const counts = await countLeases(redis, heldKey)
-    rows.push({
-      queue: `${REQUESTS_QUEUE}-${chainId}-held`,
-      waiting: 0,
-      active: counts.held,
-      delayed: counts.waiting,
-      failed: 0,
-      completed: 0,
-    })
-  }
-  return rows
 }

@@ -1,37 +1,44 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Logger } from '../config/logger.ts'
 import { bridgeUrlSetting } from '../config/settings.ts'
-import { rootCauseFirst } from '../config/errors.ts'
+import { errorKindOf, FeedrunnerError, isRetryable, rootCauseFirst } from '../config/errors.ts'
 import { createTxSender, type TxSender } from '../chain/sender/index.ts'
-import { failedReasonError } from '../queue/failed-reason.ts'
-import { createPipelineWorker, runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
+import { createPipelineWorker, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import type { RunStore } from './run-record.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
-import { REQUEST_JOB_OPTIONS, requestsQueueName } from './requests-queue.ts'
+import { requestsQueueName } from './requests-queue.ts'
 import type { EndpointPool } from '../chain/endpoints/pool.ts'
 import type { RunnerOptions } from './runner-options.ts'
 import { RequesterAdmission } from './admission.ts'
-import { observeQueueWait } from '../metrics/index.ts'
-import { DirectRuns } from './direct/direct-runs.ts'
-import { LeaseStore } from './direct/lease-store.ts'
 
 export type PipelineWorker = ReturnType<typeof createPipelineWorker>
 
 /**
- * The working half of a runner: the transaction sender, the runs this process claimed itself (the
- * listener's requests, under a lease), and the pipeline worker of the `requests` queue (requests a
- * process held too many of to claim, a listen-only process's, and those queued before an upgrade).
+ * The working half of a runner: the transaction sender (this process's share of the keys) and the
+ * worker of the chain's `requests` queue, which runs as many requests at once as RUNNER_CONCURRENCY
+ * times the keys this process owns, and none while it owns none.
  */
 export interface WorkPart {
   sender: TxSender
   worker: PipelineWorker
-  direct: DirectRuns
+  /** Stops the runs in progress (they go back to the queue) and closes the worker, then the sender. */
+  close(): Promise<void>
+}
+
+/** Why the runs in progress stop when the process closes: retryable, so each request goes back. */
+export class RunnerClosingError extends FeedrunnerError {
+  override readonly name = 'RunnerClosingError'
+  constructor() {
+    super('the runner process is closing: the request goes back to the queue', {
+      kind: 'unavailable',
+    })
+  }
 }
 
 /**
- * Checks the keys are authorised senders, starts the transaction sender, then the `requests` worker
- * whose runs send through it.
+ * Checks the keys are authorised senders, starts the transaction sender (it takes this process's
+ * share of the keys), then the `requests` worker, sized by the keys owned here as they change.
  */
 export async function startWorkPart(
   options: RunnerOptions,
@@ -40,13 +47,84 @@ export async function startWorkPart(
   log: Logger,
   reportChainError: (error: Error) => void,
 ): Promise<WorkPart> {
-  const { provider, pool } = chain
+  const { provider } = chain
   await checkSendersAuthorised(provider, options.registry, options.keys)
+  const sender = createSender(options, chain, log, reportChainError)
+  const stopping = new AbortController()
+  const pipeline: PipelineWorkerOptions = {
+    queueName: requestsQueueName(options.chainId),
+    // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
+    // blocking copy is not).
+    connection: options.connections.redis('worker', 'pipeline worker', {
+      enableAutoPipelining: true,
+    }),
+    prefix: options.prefix,
+    concurrency: 1,
+    lockDurationMs: options.lockDurationMs,
+    registry: options.registry,
+    runs,
+    chainAccessFor: (request, onSent) =>
+      senderChainAccess(sender, provider, request, {
+        onSubmit: onSent,
+        logRangeBlocks: options.logRangeBlocks,
+      }),
+    runOptions: {
+      ...options.runOptions,
+      // An adapter away is one line when it goes, one a minute, one when back (not a line per run).
+      bridgeReach: (name, url) =>
+        options.connections.dependency(`bridge ${name}`, bridgeUrlSetting(name), url),
+    },
+    admission: requesterAdmission(options),
+    outputMaxChars: options.requestPolicy?.outputMaxChars,
+    logger: options.logger,
+    signal: stopping.signal,
+  }
+  const worker = createPipelineWorker(pipeline)
+  worker.on('failed', (job, error) => {
+    // Every line about a run carries its request id and job (the queue job id embeds the request id).
+    const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
+    // A run handed back to the queue runs again after its backoff: only its last failure is an error.
+    const willRetry =
+      job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1) && isRetryable(error)
+    log[willRetry ? 'debug' : 'error'](
+      {
+        requestId: data.requestId,
+        job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)',
+        jobId: job?.id,
+        kind: errorKindOf(error),
+        err: rootCauseFirst(error),
+      },
+      'request job failed',
+    )
+  })
+  options.connections.watch(worker, 'pipeline worker')
+  // The worker runs once this process owns a key (sizeWorkerByKeys starts and stops it).
+  await sizeWorkerByKeys(worker, sender, options.concurrency)
+  await sender.start()
+  return {
+    sender,
+    worker,
+    async close() {
+      stopping.abort(new RunnerClosingError())
+      // The runs end at once (their tasks fail retryably, their requests go back to the queue), so
+      // the worker closes quickly; then the sender hands its keys over within its close timeout.
+      await worker.close()
+      await sender.close()
+    },
+  }
+}
+
+function createSender(
+  options: RunnerOptions,
+  chain: { provider: JsonRpcProvider; pool: EndpointPool },
+  log: Logger,
+  reportChainError: (error: Error) => void,
+): TxSender {
   const { gas } = options.chain
-  const sender = createTxSender({
-    rpcUrl: pool.readOrder()[0]?.url ?? '',
-    pool,
-    provider,
+  return createTxSender({
+    rpcUrl: chain.pool.readOrder()[0]?.url ?? '',
+    pool: chain.pool,
+    provider: chain.provider,
     chainId: options.chainId,
     rpcMaxResponseBytes: options.rpcMaxResponseBytes,
     keys: options.keys,
@@ -60,102 +138,43 @@ export async function startWorkPart(
     bumpAfterBlocks: gas.bumpAfterBlocks,
     broadcastIntervalMs: options.txBroadcastIntervalMs,
     pollIntervalMs: options.pollIntervalMs,
-    // Each run waits for its own transaction: a key takes as many at once as it has runs.
-    maxInFlight: options.concurrency,
-    // A crashed process's queued transactions are taken over after lock + stalled check, and the
-    // nonce of one it ran directly is leased this long: keep that well inside a run's ethtx timeout
-    // (maxTaskDuration) (found by the crash test).
-    lockDurationMs: Math.min(options.lockDurationMs, 15_000),
-    // On shutdown a transaction still waiting for its receipt is handed back (its run is retried and
-    // sends its stored attempt again, elsewhere) soon enough for the process to be gone within 2 s.
+    // A dead process's keys are taken over this long after its last renewal: well inside a run's
+    // ethtx timeout (maxTaskDuration), as the crash test found.
+    keyLeaseMs: Math.min(options.lockDurationMs, 15_000),
+    // On shutdown a transaction still waiting for its receipt is handed over (its record stays in
+    // Redis, the key's next owner watches it) soon enough for the process to be gone within 2 s.
     closeTimeoutMs: 1_000,
+    logger: log,
     // An RPC node away is one line when it goes and one when it is back (DependencyHealth).
     onError: reportChainError,
   })
-  await sender.start()
-  const pipeline: PipelineWorkerOptions = {
-    queueName: requestsQueueName(options.chainId),
-    // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
-    // blocking copy is not).
-    connection: options.connections.redis('worker', 'pipeline worker', {
-      enableAutoPipelining: true,
-    }),
-    prefix: options.prefix,
-    // A run holds its slot until its fulfilment is mined, so the slots bound the fulfilments in
-    // flight: per key, or a second key would add nothing (measured: bench/runner.ts).
-    concurrency: options.concurrency * Math.max(1, options.keys.length),
-    lockDurationMs: options.lockDurationMs,
-    registry: options.registry,
-    runs,
-    chainAccessFor: (_requestId, onSent, run) =>
-      senderChainAccess(sender, provider, onSent, { retried: run.retried }),
-    runOptions: {
-      ...options.runOptions,
-      // An adapter away is one line when it goes, one a minute, one when back (not a line per run).
-      bridgeReach: (name, url) =>
-        options.connections.dependency(`bridge ${name}`, bridgeUrlSetting(name), url),
-    },
-    admission: requesterAdmission(options),
-    outputMaxChars: options.requestPolicy?.outputMaxChars,
-    logger: options.logger,
-  }
-  const worker = createPipelineWorker(pipeline)
-  const direct = startDirectRuns(options, pipeline, () => worker.concurrency, log)
-  worker.on('failed', (job, error) => {
-    // Every line about a run carries its request id and job (the queue job id embeds the request id).
-    const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
-    const failure = failedReasonError(job?.failedReason ?? error.message)
-    // A run handed back to the queue (its bridge away) runs again after its backoff: the outage is
-    // told by the bridge's own report, and only a run's last failure is an error line.
-    const willRetry = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1)
-    log[willRetry && failure.retryable ? 'debug' : 'error'](
-      {
-        requestId: data.requestId,
-        job: options.registry.bySpecId(data.specId ?? '')?.name ?? '(unknown)',
-        jobId: job?.id,
-        kind: failure.kind,
-        err: rootCauseFirst(failure),
-      },
-      'request job failed',
-    )
-  })
-  options.connections.watch(worker, 'pipeline worker')
-  void worker.run()
-  return { sender, worker, direct }
 }
 
-/** The runs of requests this process claims itself, with the same options as the worker's runs. */
-function startDirectRuns(
-  options: RunnerOptions,
-  pipeline: PipelineWorkerOptions,
-  concurrency: () => number,
-  log: Logger,
-): DirectRuns {
-  const backoff = REQUEST_JOB_OPTIONS.backoff
-  const direct = new DirectRuns({
-    // Auto-pipelined: the claims and ends of the runs of one tick leave in one write.
-    store: new LeaseStore(
-      options.connections.redis('worker', 'runner leases', { enableAutoPipelining: true }),
-      options.prefix,
-      options.chainId,
-    ),
-    leaseMs: options.lockDurationMs,
-    concurrency,
-    attempts: REQUEST_JOB_OPTIONS.attempts ?? 1,
-    backoffMs: typeof backoff === 'object' ? (backoff.delay ?? 1_000) : (backoff ?? 1_000),
-    run: (request, delivery) => runRequest(request, { ...pipeline, ...delivery }),
-    // The wait a request's job had in the queue is, for a held one, its wait for a slot here.
-    onStart: (heldAt) =>
-      observeQueueWait(
-        'requests',
-        { timestamp: heldAt, processedOn: Date.now() },
-        String(options.chainId),
-      ),
-    jobName: (request) => options.registry.bySpecId(request.specId)?.name ?? '(unknown)',
-    log,
+/**
+ * RUNNER_CONCURRENCY is per sender key: the worker runs that many requests for each key this process
+ * owns and may give work to, and takes none while it has none (another process owns the keys; this
+ * one stands by to take them over).
+ */
+async function sizeWorkerByKeys(
+  worker: PipelineWorker,
+  sender: TxSender,
+  perKey: number,
+): Promise<void> {
+  let sizing = Promise.resolve()
+  const resize = async () => {
+    const { available } = sender.ownership()
+    if (available === 0) {
+      if (!worker.isPaused()) await worker.pause(true)
+      return
+    }
+    worker.concurrency = perKey * available
+    // resume() starts a worker that never ran, and wakes one that was paused.
+    if (worker.isPaused() || !worker.isRunning()) await worker.resume()
+  }
+  sender.onOwnershipChange(() => {
+    sizing = sizing.then(resize).catch(() => undefined)
   })
-  direct.start()
-  return direct
+  await resize()
 }
 
 /** The per-requester bounds, counted in Redis so they hold across every runner process; none when off. */

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Wallet } from 'ethers'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { waitFor } from '../../src/dev/process.ts'
-import { createTxSender, jobIdOf, type TxSubmission } from '../../src/chain/sender/index.ts'
+import { createTxSender, txStateBase, type TxSubmission } from '../../src/chain/sender/index.ts'
 import { createTxSigner } from '../../src/chain/sender/tx-signer.ts'
 import { TxStore } from '../../src/chain/sender/tx-store.ts'
-import { txStateKey } from '../../src/chain/sender/types.ts'
+import { ownerKey } from '../../src/chain/sender/ownership/key-leases.ts'
 import { JsonRpcCallError } from '../../src/chain/sender/json-rpc-batch.ts'
 import {
   isFatalRefusal,
@@ -154,7 +153,7 @@ describe('transaction sender: transactions the node refuses', () => {
           `refused the transaction for good: .*gas_limit > env\\.block\\.gas_limit.*its nonce ${nonce} went to a filler`,
         ),
       )
-      // No retries: BullMQ's five attempts with back-off would take 7.5 s.
+      // Not retried: the same bytes can never be taken.
       expect(Date.now() - started).toBeLessThan(5_000)
       // Without the filler these would wait behind the unused nonce for good.
       const results = await settlesWithin(
@@ -180,96 +179,91 @@ describe('transaction sender: transactions the node refuses', () => {
       expect(sender.stats()[0]!.filled).toBe(1)
       expect(await consumerAt(chain).getFunction('uint256Value')(later[1]!.requestId)).toBe(11n)
 
-      // The same submission again joins the failed job: no second transaction, no second filler.
+      // The job's record went with its nonce: the same submission again starts over (and is refused
+      // again, its nonce filled again), with nothing left waiting behind it.
       await expect(sender.submit(refused)).rejects.toThrow(/refused the transaction for good/)
-      expect(await minedNonce(chain)).toBe(nonce + 3)
-      expect(sender.stats()[0]!.filled).toBe(1)
+      await waitFor(
+        'the second filler mined',
+        async () => (await minedNonce(chain)) === nonce + 4,
+        20_000,
+        20,
+      )
+      expect(sender.stats()[0]!.filled).toBe(2)
     } finally {
       await sender.close()
     }
   })
 
-  it('a stalled key fills the nonce of a job that failed for good (no funds at the time) once transactions wait behind it', async () => {
+  it('a transaction the node does not take now (no funds) stays watched and is sent again once it can be, with the one behind it', async () => {
     const [first, second] = await makeRequests(chain, 2)
     const provider = chain.dev.provider
     const balance = await rpc<string>(provider, 'eth_getBalance', [NODE, 'latest'])
-    const fromBlock = await blockNumber(chain)
     const nonce = await minedNonce(chain)
-    const sender = createTxSender(senderOptions(uniquePrefix('hole')))
-    let miner: NodeJS.Timeout | undefined
+    const errors: string[] = []
+    const sender = createTxSender({
+      ...senderOptions(uniquePrefix('no-funds')),
+      resendAfterMs: 200,
+      onError: (error) => errors.push(error.message),
+    })
     try {
       await sender.start()
       await rpc(provider, 'anvil_setBalance', [NODE, '0x0'])
-      // Not a refusal for good: the job sends the same bytes again on each of its five attempts, then fails.
-      await expect(
-        sender.submit({
-          to: chain.dev.addresses.operator,
-          data: fulfilUint256(first!, 1n),
-          idempotencyKey: first!.requestId,
-        }),
-      ).rejects.toThrow(/insufficient funds/i)
-      await rpc(provider, 'anvil_setBalance', [NODE, balance])
-
-      // The next transaction takes the nonce after the failed job's and waits in the pool behind it,
-      // while blocks go by (a real chain makes them whether or not the key's transactions are in them).
-      const waiting = sender.submit({
+      const firstSent = sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(first!, 1n),
+        idempotencyKey: first!.requestId,
+      })
+      await waitFor(
+        'the refusal told',
+        async () => errors.some((e) => /insufficient funds/i.test(e)),
+        10_000,
+        20,
+      )
+      const secondSent = sender.submit({
         to: chain.dev.addresses.operator,
         data: fulfilUint256(second!, 2n),
         idempotencyKey: second!.requestId,
       })
-      miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 100)
-      const result = await settlesWithin(waiting, 20_000)
-      expect(result).toMatchObject({ status: 'mined', nonce: nonce + 1 })
-      const mined = await minedByNonce(chain, fromBlock)
-      expect(isFiller(mined.get(nonce))).toBe(true)
-      expect(sender.stats()[0]!.filled).toBe(1)
+      await rpc(provider, 'anvil_setBalance', [NODE, balance])
+      const results = await settlesWithin(Promise.all([firstSent, secondSent]), 30_000)
+      expect(results).not.toBe('timed out')
+      if (results === 'timed out') return
+      expect(results.map((result) => [result.status, result.nonce])).toEqual([
+        ['mined', nonce],
+        ['mined', nonce + 1],
+      ])
+      expect(sender.stats()[0]!.filled).toBe(0)
       expect(await consumerAt(chain).getFunction('uint256Value')(second!.requestId)).toBe(2n)
     } finally {
-      clearInterval(miner)
       await rpc(provider, 'anvil_setBalance', [NODE, balance])
       await sender.close()
     }
-  }, 40_000)
+  }, 60_000)
 
-  it('a stalled key leaves a nonce whose job is still retrying alone, and fills it once that job is gone', async () => {
-    const [held, waiting] = await makeRequests(chain, 2)
+  it("a stalled key fills a nonce nobody will send (the key's next nonce stored past the chain, nothing recorded for it)", async () => {
+    const [request] = await makeRequests(chain, 1)
     const provider = chain.dev.provider
-    const prefix = uniquePrefix('live-holder')
+    const prefix = uniquePrefix('hole')
     const fromBlock = await blockNumber(chain)
     const nonce = await minedNonce(chain)
-    const sender = createTxSender(senderOptions(prefix))
-    // A job of the key that holds the next nonce and waits for its retry (as after a failed broadcast
-    // in another process): queued for later, its nonce allocated, nothing sent.
-    const queue = new Queue(sender.queueNames[0]!, { connection: redis, prefix })
-    const heldJobId = jobIdOf(held!.requestId)
-    const heldJob = await queue.add(
-      'tx',
-      { to: chain.dev.addresses.operator, data: fulfilUint256(held!, 1n) },
-      { jobId: heldJobId, delay: 120_000 },
+    // What a batch whose recording was lost half-way can leave: the next nonce moved on, no record.
+    await redis.set(
+      `${txStateBase(prefix, chain.dev.chainId)}:${NODE.toLowerCase()}:nonce`,
+      nonce + 1,
     )
+    const sender = createTxSender(senderOptions(prefix))
     let miner: NodeJS.Timeout | undefined
     try {
       await sender.start()
-      // After the start: a nonce held at start without a signed transaction is signed by the recovery.
-      expect(
-        await new TxStore(redis, txStateKey(prefix, chain.dev.chainId, NODE)).allocateNonce(
-          heldJobId,
-          nonce,
-        ),
-      ).toBe(nonce)
+      await waitFor('the key owned', async () => sender.ownership().available === 1, 10_000, 20)
       const submitted = sender.submit({
         to: chain.dev.addresses.operator,
-        data: fulfilUint256(waiting!, 2n),
-        idempotencyKey: waiting!.requestId,
+        data: fulfilUint256(request!, 2n),
+        idempotencyKey: request!.requestId,
       })
+      // A real chain makes blocks whether or not the key's transactions are in them.
       miner = setInterval(() => void rpc(provider, 'evm_mine').catch(() => undefined), 50)
-      // Many times bumpAfterBlocks (2) go by: the nonce stays the retrying job's.
-      const head = await blockNumber(chain)
-      await waitFor('20 blocks', async () => (await blockNumber(chain)) >= head + 20, 10_000, 20)
-      expect(await minedNonce(chain)).toBe(nonce)
-      expect(sender.stats()[0]!.filled).toBe(0)
-      await heldJob.remove()
-      expect(await settlesWithin(submitted, 10_000)).toMatchObject({
+      expect(await settlesWithin(submitted, 20_000)).toMatchObject({
         status: 'mined',
         nonce: nonce + 1,
       })
@@ -278,9 +272,8 @@ describe('transaction sender: transactions the node refuses', () => {
     } finally {
       clearInterval(miner)
       await sender.close()
-      await queue.close()
     }
-  })
+  }, 40_000)
 
   it('a sender whose store holds a transaction the node now refuses for good starts, and fills that nonce', async () => {
     const [request] = await makeRequests(chain, 1)
@@ -292,9 +285,11 @@ describe('transaction sender: transactions the node refuses', () => {
       'eth_getBlockByNumber',
       ['latest', false],
     )
-    // What a process that died after signing leaves behind: a nonce and an attempt the node will not take.
-    const store = new TxStore(redis, txStateKey(prefix, chain.dev.chainId, NODE))
-    expect(await store.allocateNonce('died-with-it', nonce)).toBe(nonce)
+    // What a process that died after signing leaves behind: a nonce and an attempt the node will
+    // not take, recorded under its lease, which ran out.
+    const store = new TxStore(redis, txStateBase(prefix, chain.dev.chainId))
+    const owner = ownerKey(txStateBase(prefix, chain.dev.chainId), NODE)
+    await redis.set(owner, 'died:1')
     const fees = {
       maxFeePerGas: BigInt(baseFeePerGas) * 2n + 10n ** 9n,
       maxPriorityFeePerGas: 10n ** 9n,
@@ -308,13 +303,21 @@ describe('transaction sender: transactions the node refuses', () => {
       gasLimit: BigInt(gasLimit) + 1n,
       ...fees,
     })
-    await store.addAttempt('died-with-it', [
-      {
-        ...signed,
-        maxFeePerGas: fees.maxFeePerGas.toString(),
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-      },
-    ])
+    expect(
+      await store.recordFirstAttempts(NODE, 'died:1', [
+        {
+          jobId: 'died-with-it',
+          nonce,
+          attempt: {
+            ...signed,
+            maxFeePerGas: fees.maxFeePerGas.toString(),
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+          },
+          tx: { to: chain.dev.addresses.operator, data: '0x', gasLimit: Number(gasLimit) + 1 },
+        },
+      ]),
+    ).toEqual(['recorded'])
+    await redis.del(owner)
 
     const errors: string[] = []
     const sender = createTxSender({
@@ -323,7 +326,7 @@ describe('transaction sender: transactions the node refuses', () => {
     })
     try {
       await sender.start()
-      expect(errors.join('\n')).toMatch(/refused the transaction for good/)
+      await waitFor('the key owned', async () => sender.ownership().available === 1, 10_000, 20)
       const result = await sender.submit({
         to: chain.dev.addresses.operator,
         data: fulfilUint256(request!, 3n),
@@ -334,7 +337,7 @@ describe('transaction sender: transactions the node refuses', () => {
       // The filler's record is settled once it is mined: nothing is left for the next start.
       await waitFor(
         'no transaction in flight',
-        async () => (await store.inflight()).length === 0,
+        async () => (await store.inflight(NODE)).length === 0,
         5_000,
         20,
       )

@@ -86,7 +86,7 @@ describe('transaction sender on anvil (automine)', () => {
       'latest',
     ])
 
-    // The same idempotency key joins the finished job; a new key that asks for a simulation is stopped by it.
+    // The same idempotency key joins the finished job; a new key is stopped by its simulation.
     const joined = await sender.submit({
       to: chain.dev.addresses.operator,
       data,
@@ -97,7 +97,6 @@ describe('transaction sender on anvil (automine)', () => {
       to: chain.dev.addresses.operator,
       data,
       idempotencyKey: `${request!.requestId}-retry`,
-      simulate: true,
     })
     expect(again.status).toBe('already-fulfilled')
     expect(again.reason).toContain('Must have a valid requestId')
@@ -114,31 +113,8 @@ describe('transaction sender on anvil (automine)', () => {
       to: chain.dev.addresses.operator,
       data: wrongPayment,
       idempotencyKey: `${request!.requestId}-bad`,
-      simulate: true,
     })
     expect(result).toMatchObject({ status: 'reverted', reason: 'Params do not match request ID' })
     expect(result.txHash).toBeUndefined()
-  })
-
-  it('without a simulation, sends a fulfilment that reverts and reports the decoded reason from the mined transaction', async () => {
-    const [request] = await makeRequests(chain, 1)
-    const wrongPayment = fulfilUint256({ ...request!, payment: request!.payment + 1n }, 1n)
-    const nonce = Number(
-      await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest']),
-    )
-    const result = await sender.submit({
-      to: chain.dev.addresses.operator,
-      data: wrongPayment,
-      idempotencyKey: `${request!.requestId}-unsimulated`,
-    })
-    expect(result).toMatchObject({
-      status: 'reverted',
-      reason: 'Params do not match request ID',
-      nonce,
-    })
-    expect((await receiptOf(chain.dev.provider, result.txHash!)).status).toBe('0x0')
-    expect(
-      Number(await rpc<string>(chain.dev.provider, 'eth_getTransactionCount', [NODE, 'latest'])),
-    ).toBe(nonce + 1)
   })
 })

@@ -1,7 +1,11 @@
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
-import { TxStore, type TxAttempt } from '../../src/chain/sender/tx-store.ts'
+import { TxStore, type FirstAttempt, type TxAttempt } from '../../src/chain/sender/tx-store.ts'
+import { ownerKey } from '../../src/chain/sender/ownership/key-leases.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+
+const KEY = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const OTHER_KEY = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
 
 const attempt = (hash: string): TxAttempt => ({
   hash,
@@ -9,11 +13,19 @@ const attempt = (hash: string): TxAttempt => ({
   maxFeePerGas: '2',
   maxPriorityFeePerGas: '1',
 })
+const job = (jobId: string, nonce: number): FirstAttempt => ({
+  jobId,
+  nonce,
+  attempt: attempt(`0x${jobId}`),
+  tx: { to: '0x0000000000000000000000000000000000000001', data: '0x', gasLimit: 500_000 },
+})
 
-describe('transaction store', () => {
+describe('transaction store: every write that hands out a nonce or puts bytes on their way is fenced', () => {
   const redis = new Redis(testRedisUrl())
   const base = uniquePrefix('txstore')
   const store = new TxStore(redis, base, 3_600)
+  const own = async (address: string, fence: string) =>
+    redis.set(ownerKey(base, address), fence, 'PX', 60_000)
 
   afterAll(async () => {
     const keys = await redis.keys(`${base}:*`)
@@ -21,31 +33,65 @@ describe('transaction store', () => {
     redis.disconnect()
   })
 
-  it('keeps every job record it writes under an expiry, with or without an allocation first', async () => {
-    const nonce = await store.allocateNonce('job-a', 7, { to: '0x01' })
-    expect(nonce).toBe(7)
-    expect(await store.load('job-a')).toEqual({ nonce: 7, attempts: [], tx: { to: '0x01' } })
-    await store.addAttempt('job-a', [attempt('0xa1')])
-    await store.addAttempt('job-a', [attempt('0xa1'), attempt('0xa2')])
-    expect((await store.load('job-a')).attempts.map((stored) => stored.hash)).toEqual([
-      '0xa1',
-      '0xa2',
+  it('records a batch only under the fence that owns the key, each job under an expiry, and moves the next nonce past it', async () => {
+    await own(KEY, 'p1:1')
+    expect(await store.recordFirstAttempts(KEY, 'p0:9', [job('a', 7)])).toBe('not-owner')
+    expect(await store.load('a')).toBeUndefined()
+    expect(await store.recordFirstAttempts(KEY, 'p1:1', [job('a', 7), job('b', 8)])).toEqual([
+      'recorded',
+      'recorded',
     ])
-    const allocatedTtl = await redis.ttl(`${base}:job:job-a`)
-    expect(allocatedTtl).toBeGreaterThan(0)
-    expect(allocatedTtl).toBeLessThanOrEqual(3_600)
-    // A record the allocation did not make (gone meanwhile) gets its expiry from the attempt.
-    await store.addAttempt('job-b', [attempt('0xb1')])
-    const ttl = await redis.ttl(`${base}:job:job-b`)
+    expect(await store.load('a')).toMatchObject({
+      from: KEY.toLowerCase(),
+      nonce: 7,
+      attempts: [attempt('0xa')],
+    })
+    expect(await store.nextNonce(KEY)).toBe(9)
+    expect(await store.inflight(KEY)).toEqual([
+      { jobId: 'a', nonce: 7 },
+      { jobId: 'b', nonce: 8 },
+    ])
+    const ttl = await redis.ttl(`${base}:job:a`)
     expect(ttl).toBeGreaterThan(0)
     expect(ttl).toBeLessThanOrEqual(3_600)
   })
-  it('without a counter and without a fallback allocates nothing (Redis lost its state)', async () => {
-    const lost = new TxStore(redis, `${base}:lost`, 3_600)
-    expect(await lost.allocateNonce('job-c', undefined)).toBeUndefined()
-    expect(await lost.load('job-c')).toEqual({ nonce: undefined, attempts: [] })
-    expect(await lost.inflight()).toEqual([])
-    expect(await lost.allocateNonce('job-c', 42)).toBe(42)
-    expect(await lost.allocateNonce('job-d', undefined)).toBe(43)
+
+  it('stops a batch at the first job bound already (an earlier run sent it): the jobs after it are not recorded', async () => {
+    await own(OTHER_KEY, 'p2:1')
+    // Job `a` is bound to KEY: another key's owner cannot send it again.
+    expect(
+      await store.recordFirstAttempts(OTHER_KEY, 'p2:1', [job('c', 0), job('a', 1), job('d', 2)]),
+    ).toEqual(['recorded', 'exists'])
+    expect(await store.load('d')).toBeUndefined()
+    expect(await store.nextNonce(OTHER_KEY)).toBe(1)
+    expect((await store.load('a'))?.from).toBe(KEY.toLowerCase())
+  })
+
+  it('never steps the next nonce back, and syncs it only under the owning fence', async () => {
+    expect(await store.syncNonce(KEY, 'p1:1', 3)).toBe(9)
+    expect(await store.syncNonce(KEY, 'p1:1', 12)).toBe(12)
+    expect(await store.syncNonce(KEY, 'p0:9', 20)).toBeUndefined()
+    expect(await store.nextNonce(KEY)).toBe(12)
+  })
+
+  it('keeps a final result with the record and takes the job out of the in-flight index', async () => {
+    await store.settle(KEY, 'a', { status: 'mined', txHash: '0xa', nonce: 7 })
+    expect((await store.load('a'))?.result).toEqual({ status: 'mined', txHash: '0xa', nonce: 7 })
+    expect(await store.inflight(KEY)).toEqual([{ jobId: 'b', nonce: 8 }])
+    // A record Redis lost is not made again by its settlement.
+    await store.settle(KEY, 'gone', { status: 'mined' })
+    expect(await redis.exists(`${base}:job:gone`)).toBe(0)
+  })
+
+  it('gives a nonce to a filler only from its holder at that nonce, under the fence', async () => {
+    const claim = { fillerId: 'filler-8', nonce: 8, holderJobId: 'b' }
+    expect(await store.claimForFiller(KEY, 'p0:9', claim)).toBe(false)
+    expect(await store.claimForFiller(KEY, 'p1:1', { ...claim, nonce: 9 })).toBe(false)
+    expect(await store.claimForFiller(KEY, 'p1:1', claim)).toBe(true)
+    expect(await store.load('b')).toBeUndefined()
+    expect(await store.inflight(KEY)).toEqual([{ jobId: 'filler-8', nonce: 8 }])
+    expect(await store.storeAttempts(KEY, 'p1:1', 'filler-8', [attempt('0xf8')])).toBe(true)
+    expect(await store.storeAttempts(KEY, 'p0:9', 'filler-8', [attempt('0xf9')])).toBe(false)
+    expect((await store.load('filler-8'))?.attempts).toEqual([attempt('0xf8')])
   })
 })

@@ -158,8 +158,28 @@ describe('instrumented parts', () => {
 
   it("turns a sender's running totals into counters that move by the difference, per key index", async () => {
     const stats = [
-      { nextNonce: 7, pending: 1, sent: 3, bumped: 0, reverted: 0, filled: 0, resent: 0 },
-      { nextNonce: 2, pending: 0, sent: 1, bumped: 1, reverted: 1, filled: 2, resent: 4 },
+      {
+        nextNonce: 7,
+        pending: 1,
+        owned: true,
+        sent: 3,
+        bumped: 0,
+        reverted: 0,
+        filled: 0,
+        resent: 0,
+        leasesLost: 0,
+      },
+      {
+        nextNonce: 2,
+        pending: 0,
+        owned: false,
+        sent: 1,
+        bumped: 1,
+        reverted: 1,
+        filled: 2,
+        resent: 4,
+        leasesLost: 1,
+      },
     ]
     const unwatch = watchSender(
       () => stats,
@@ -173,6 +193,9 @@ describe('instrumented parts', () => {
       await metricsRegistry.metrics()
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(5)
       expect(await sampleValue('feedrunner_tx_next_nonce', { key: '0' })).toBe(7)
+      expect(await sampleValue('feedrunner_tx_key_owned', { key: '0' })).toBe(1)
+      expect(await sampleValue('feedrunner_tx_key_owned', { key: '1' })).toBe(0)
+      expect(await sampleValue('feedrunner_tx_key_leases_lost_total', { key: '1' })).toBe(1)
       expect(await sampleValue('feedrunner_tx_bumped_total', { key: '1' })).toBeGreaterThanOrEqual(
         1,
       )

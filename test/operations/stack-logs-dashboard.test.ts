@@ -106,8 +106,6 @@ describe('operations on the dev stack: metrics, health, dashboard and logs of re
       expect(response?.status()).toBe(200)
       for (const queue of ['requests-31337', 'fetch-sports', 'fetch-weather'])
         await page.getByText(queue, { exact: true }).first().waitFor({ timeout: 15_000 })
-      const txQueue = stack.runner!.sender!.queueNames[0]!
-      await page.getByText(txQueue, { exact: true }).first().waitFor({ timeout: 15_000 })
       // Read-only: Bull Board's API refuses actions on jobs.
       const action = await fetch(
         `${stack.adapter.url}/dashboard/queues/api/queues/requests-31337/pause`,

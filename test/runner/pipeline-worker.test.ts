@@ -4,13 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { OracleRequestEvent } from '../../src/chain/operator.ts'
 import { reviveError, rootCauseFirst } from '../../src/config/index.ts'
 import { loadJobSpec, RecordingChainAccess } from '../../src/pipeline/index.ts'
-import { asFailedReason, failedReasonError } from '../../src/queue/failed-reason.ts'
 import { JobRegistry, registerJob, type LoadedJob } from '../../src/runner/job-registry.ts'
-import {
-  runRequest,
-  TransientRunError,
-  type PipelineWorkerOptions,
-} from '../../src/runner/pipeline-worker.ts'
+import { FeedrunnerError } from '../../src/config/errors.ts'
+import type { ChainAccess } from '../../src/pipeline/index.ts'
+import { runRequest, type PipelineWorkerOptions } from '../../src/runner/pipeline-worker.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { sendJson, startTestServer, type TestServer } from '../pipeline/support/http-server.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
@@ -24,7 +21,18 @@ const ANSWERS: Record<string, [number, string]> = {
   '/final-but-says-timed-out': [502, 'upstream timed out: ECONNREFUSED, answered 503'],
 }
 
-function feedJob(name: string, externalJobID: string, minimumJuels?: string): LoadedJob {
+const FEED_PIPELINE = `
+fetch [type="bridge" name="datafeed" requestData="{}"]
+parse [type="jsonparse" path="result"]
+fetch -> parse
+`
+
+function feedJob(
+  name: string,
+  externalJobID: string,
+  minimumJuels?: string,
+  pipeline = FEED_PIPELINE,
+): LoadedJob {
   const { job, problems } = loadJobSpec(
     `type = "directrequest"
 schemaVersion = 1
@@ -33,11 +41,7 @@ externalJobID = "${externalJobID}"
 contractAddress = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
 evmChainID = "31337"
 ${minimumJuels ? `minContractPaymentLinkJuels = "${minimumJuels}"` : ''}
-observationSource = """
-fetch [type="bridge" name="datafeed" requestData="{}"]
-parse [type="jsonparse" path="result"]
-fetch -> parse
-"""
+observationSource = """${pipeline}"""
 `,
     `${name}.toml`,
   )
@@ -78,9 +82,20 @@ describe('pipeline worker: decisions by kind', () => {
     down: feedJob('down job', '7c2b1a6e-3f1d-4d7e-9a55-0b9d6a1e2c01'),
     final: feedJob('final job', '7c2b1a6e-3f1d-4d7e-9a55-0b9d6a1e2c02'),
     costly: feedJob('costly job', '7c2b1a6e-3f1d-4d7e-9a55-0b9d6a1e2c03', '1000'),
+    // A task type the retry decision never names: its timeout is retryable because it says so.
+    call: feedJob(
+      'call job',
+      '7c2b1a6e-3f1d-4d7e-9a55-0b9d6a1e2c04',
+      undefined,
+      `call [type="ethcall" contract="0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512" data="0x" timeout="50ms"]`,
+    ),
   }
   let server: TestServer
-  const options = (path: string, retryTransient: boolean): PipelineWorkerOptions => ({
+  const options = (
+    path: string,
+    lastAttempt: boolean,
+    chain: ChainAccess = new RecordingChainAccess(),
+  ): PipelineWorkerOptions => ({
     queueName: 'unused',
     connection: {},
     prefix,
@@ -88,10 +103,10 @@ describe('pipeline worker: decisions by kind', () => {
     lockDurationMs: 30_000,
     registry: new JobRegistry(Object.values(jobs)),
     runs,
-    chainAccessFor: () => new RecordingChainAccess(),
+    chainAccessFor: () => chain,
     runOptions: { env: { BRIDGE_DATAFEED_URL: `${server.url}${path}` } },
     logger: pino({ level: 'silent' }),
-    retryTransient,
+    lastAttempt,
   })
 
   beforeAll(async () => {
@@ -109,25 +124,41 @@ describe('pipeline worker: decisions by kind', () => {
 
   it('hands a run back to the queue when the bridge is unavailable, whatever its words say', async () => {
     const request = requestFor(jobs.down)
-    const failure = await runRequest(request, options('/down-but-says-final', true)).then(
+    const failure = await runRequest(request, options('/down-but-says-final', false)).then(
       () => undefined,
       (error: unknown) => error,
     )
-    expect(failure).toBeInstanceOf(TransientRunError)
-    expect((failure as TransientRunError).kind).toBe('unavailable')
+    expect(failure).toBeInstanceOf(FeedrunnerError)
+    expect((failure as FeedrunnerError).kind).toBe('unavailable')
+    expect((failure as FeedrunnerError).retryable).toBe(true)
     const run = await runs.get(request.requestId)
     expect(run?.state).toBe('running')
     expect(run?.reason).toMatch(/^will retry: the adapter is down; this is final, do not retry; /)
     expect(run?.failure?.kind).toBe('unavailable')
-    // What BullMQ keeps as the failed reason comes back as the same kind in another process.
-    const revived = failedReasonError(asFailedReason(failure).message)
-    expect(revived.kind).toBe('unavailable')
-    expect(revived.retryable).toBe(true)
+    // The request's last try records the same failure as the run's end.
+    expect((await runRequest(request, options('/down-but-says-final', true))).state).toBe('errored')
+    expect((await runs.get(request.requestId))?.failure?.kind).toBe('unavailable')
+  })
+
+  it('retries what the failed task declared retryable, whatever its type: an ethcall that timed out', async () => {
+    const request = requestFor(jobs.call)
+    const hanging: ChainAccess = {
+      sendTransaction: () => new Promise(() => undefined),
+      call: () => new Promise(() => undefined),
+    }
+    const failure = await runRequest(request, options('/unused', false, hanging)).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect((failure as FeedrunnerError).kind).toBe('timeout')
+    expect((await runs.get(request.requestId))?.reason).toMatch(
+      /^will retry: timed out after 50 ms/,
+    )
   })
 
   it('errors a run at once when the bridge failed for good, even if its words say "timed out"', async () => {
     const request = requestFor(jobs.final)
-    const outcome = await runRequest(request, options('/final-but-says-timed-out', true))
+    const outcome = await runRequest(request, options('/final-but-says-timed-out', false))
     expect(outcome.state).toBe('errored')
     const run = await runs.get(request.requestId)
     // Root cause first, then where: the bridge and its status, the task, the job, the request.
@@ -144,7 +175,7 @@ describe('pipeline worker: decisions by kind', () => {
 
   it('records a refusal with its kind', async () => {
     const request = requestFor(jobs.costly, 1n)
-    const outcome = await runRequest(request, options('/final-but-says-timed-out', true))
+    const outcome = await runRequest(request, options('/final-but-says-timed-out', false))
     expect(outcome.state).toBe('refused')
     const run = await runs.get(request.requestId)
     expect(run?.reason).toMatch(/^payment 0\.000000000000000001 LINK is below/)

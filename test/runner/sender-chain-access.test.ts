@@ -19,9 +19,9 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
       }
     },
     addresses: [],
-    queueNames: [],
     stats: () => [],
-    resyncNonces: async () => undefined,
+    ownership: () => ({ available: 1, owned: 1, lostLeases: 0 }),
+    onOwnershipChange: () => undefined,
     balances: async () => [],
     close: async () => undefined,
   }
@@ -29,23 +29,21 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
 }
 
 const tx = { to: `0x${'3'.repeat(40)}`, data: '0x01', idempotencyKey: 'run:submit' }
+const REQUEST = {
+  operator: `0x${'4'.repeat(40)}`,
+  requestId: `0x${'5'.repeat(64)}`,
+  blockNumber: 1,
+}
 
 describe('senderChainAccess', () => {
-  it('simulates only what the ethtx asks to, or every transaction of a retried run', async () => {
+  it("hands the task's signal to the sender, so its wait ends with the task", async () => {
     const { sender, submissions } = recordingSender()
-    const provider = {} as JsonRpcProvider
-    await senderChainAccess(sender, provider).sendTransaction(tx)
-    await senderChainAccess(sender, provider).sendTransaction({ ...tx, simulate: true })
-    await senderChainAccess(sender, provider, undefined, { retried: true }).sendTransaction(tx)
-    expect(submissions.map((submission) => submission.simulate)).toEqual([false, true, true])
-  })
-
-  it('asks the sender to run a failed earlier job again only for a retried run', async () => {
-    const { sender, submissions } = recordingSender()
-    const provider = {} as JsonRpcProvider
-    await senderChainAccess(sender, provider).sendTransaction({ ...tx, simulate: true })
-    await senderChainAccess(sender, provider, undefined, { retried: true }).sendTransaction(tx)
-    expect(submissions.map((submission) => submission.resubmit)).toEqual([false, true])
+    const stop = new AbortController()
+    await senderChainAccess(sender, {} as JsonRpcProvider, REQUEST).sendTransaction({
+      ...tx,
+      signal: stop.signal,
+    })
+    expect(submissions[0]?.signal).toBe(stop.signal)
   })
 
   it('submits without waiting for the run record to say sent', async () => {
@@ -56,11 +54,9 @@ describe('senderChainAccess', () => {
       while (submissions.length === 0) await new Promise((resolve) => setImmediate(resolve))
       marked = true
     }
-    const outcome = await senderChainAccess(
-      sender,
-      {} as JsonRpcProvider,
+    const outcome = await senderChainAccess(sender, {} as JsonRpcProvider, REQUEST, {
       onSubmit,
-    ).sendTransaction(tx)
+    }).sendTransaction(tx)
     expect(outcome.status).toBe('confirmed')
     expect(marked).toBe(true)
   })

@@ -1,13 +1,14 @@
 import { bumpIsDue } from './fee-policy.ts'
-import {
-  FILLER_ID_PREFIX,
-  NonceTakenError,
-  type Head,
-  type RpcReceipt,
-  type UnsignedTx,
-} from './model.ts'
+import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import type { TxAttempt } from './tx-store.ts'
+import type { TxResult } from './types.ts'
+
+/** Someone waiting for a transaction: a run's ethtx, here. */
+interface Waiter {
+  resolve: (entry: PendingTx) => void
+  reject: (error: Error) => void
+}
 
 /** A transaction of the key that is sent and watched until it is deep enough (or its nonce is taken). */
 export interface PendingTx {
@@ -21,9 +22,14 @@ export interface PendingTx {
   misses: number
   bumping: boolean
   receipt?: RpcReceipt
-  resolve: (receipt: RpcReceipt) => void
-  reject: (error: Error) => void
+  /** How it ended, once final (set by the final handler, before the waiters hear of it). */
+  result?: TxResult
+  /** Runs waiting for it in this process; none for one recovered from Redis. */
+  waiters: Waiter[]
 }
+
+/** How a watched transaction ended: its receipt deep enough, or its nonce used by another one. */
+export type FinalOutcome = { receipt: RpcReceipt } | { taken: NonceTakenError }
 
 /** What the confirmer does about a key that does not move: the resender's and the fillers' part. */
 export interface StuckHandlers {
@@ -33,6 +39,8 @@ export interface StuckHandlers {
   fillHoles(current: Head, latestNonce: number): Promise<void>
   /** Sends the last attempts of these transactions again, the same bytes, in nonce order. */
   resend(entries: readonly PendingTx[]): Promise<void>
+  /** A transaction is final: its record is settled (and `entry.result` set) before its waiters hear of it. */
+  final(entry: PendingTx, outcome: FinalOutcome): Promise<void>
 }
 
 export interface ConfirmerSettings {
@@ -73,29 +81,52 @@ export class Confirmer {
     return this.progress
   }
 
-  /** Watches `nonce` for the job until its receipt is deep enough; rejects with NonceTakenError. */
-  track(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): Promise<RpcReceipt> {
-    return new Promise<RpcReceipt>((resolve, reject) => {
-      // A job retried just as its nonce went to a filler: the job watches the nonce from here on.
-      const earlier = this.pending.get(nonce)
-      if (this.pending.size === 0) this.progressAt = Date.now()
-      if (earlier?.jobId.startsWith(FILLER_ID_PREFIX))
-        earlier.reject(
-          new NonceTakenError(`nonce ${nonce} of ${this.address} is watched by job ${jobId}`),
-        )
-      this.pending.set(nonce, {
-        nonce,
-        jobId,
-        tx,
-        attempts,
-        sentAtBlock: this.node.head?.number ?? 0,
-        sentAt: Date.now(),
-        misses: 0,
-        bumping: false,
-        resolve,
-        reject,
-      })
+  /**
+   * Watches `nonce` for the job until its receipt is deep enough; rejects with NonceTakenError when
+   * another transaction used the nonce, or with the hand-over error when this process lets the key go.
+   * A second run of the same job joins the first's watch. A different job at a watched nonce (a
+   * filler, or a job retried after its nonce went to one) takes the nonce over: the earlier job's
+   * waiters are told at once, so none is left waiting for a receipt nobody looks for.
+   */
+  track(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): Promise<PendingTx> {
+    return new Promise<PendingTx>((resolve, reject) => {
+      this.watch(nonce, jobId, tx, attempts).waiters.push({ resolve, reject })
     })
+  }
+
+  /** Watches `nonce` for the job with nobody waiting here (a transaction recovered from Redis). */
+  watch(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): PendingTx {
+    const earlier = this.pending.get(nonce)
+    if (earlier?.jobId === jobId) {
+      if (attempts.length > earlier.attempts.length) earlier.attempts = attempts
+      return earlier
+    }
+    if (this.pending.size === 0) this.progressAt = Date.now()
+    if (earlier) {
+      this.pending.delete(nonce)
+      const taken = new NonceTakenError(`nonce ${nonce} of ${this.address} is now job ${jobId}'s`)
+      for (const waiter of earlier.waiters) waiter.reject(taken)
+    }
+    const entry: PendingTx = {
+      nonce,
+      jobId,
+      tx,
+      attempts,
+      sentAtBlock: this.node.head?.number ?? 0,
+      sentAt: Date.now(),
+      misses: 0,
+      bumping: false,
+      waiters: [],
+    }
+    this.pending.set(nonce, entry)
+    return entry
+  }
+
+  /** Stops watching everything: each waiter is told `error` (the key was handed over, or closed). */
+  handOver(error: Error): void {
+    for (const entry of this.pending.values())
+      for (const waiter of entry.waiters) waiter.reject(error)
+    this.pending.clear()
   }
 
   /** One look at the chain for this key: receipts, confirmations, stuck transactions. */
@@ -135,11 +166,6 @@ export class Confirmer {
     await this.stuck.resend(due)
   }
 
-  failAll(error: Error): void {
-    for (const entry of this.pending.values()) entry.reject(error)
-    this.pending.clear()
-  }
-
   private async checkOne(entry: PendingTx, current: Head, latestNonce: number): Promise<void> {
     if (entry.receipt) return this.confirm(entry, entry.receipt, current)
     if (entry.nonce < latestNonce) {
@@ -149,14 +175,12 @@ export class Confirmer {
         return this.confirm(entry, found, current)
       }
       entry.misses += 1
-      if (entry.misses >= 3) {
-        this.pending.delete(entry.nonce)
-        entry.reject(
-          new NonceTakenError(
+      if (entry.misses >= 3)
+        await this.finish(entry, {
+          taken: new NonceTakenError(
             `nonce ${entry.nonce} of ${this.address} was used by another transaction`,
           ),
-        )
-      }
+        })
       return
     }
     if (entry.bumping) return
@@ -201,7 +225,19 @@ export class Confirmer {
         return
       }
     }
+    await this.finish(entry, { receipt })
+  }
+
+  /** Ends a watch: the record first (the run retried elsewhere reads it), then the waiters here. */
+  private async finish(entry: PendingTx, outcome: FinalOutcome): Promise<void> {
+    if (this.pending.get(entry.nonce) !== entry) return
     this.pending.delete(entry.nonce)
-    entry.resolve(receipt)
+    try {
+      await this.stuck.final(entry, outcome)
+    } finally {
+      for (const waiter of entry.waiters)
+        if ('receipt' in outcome) waiter.resolve(entry)
+        else waiter.reject(outcome.taken)
+    }
   }
 }

@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Confirmer } from './confirmer.ts'
 import { feesAbove } from './fee-policy.ts'
-import {
-  errorText,
-  FILLER_ID_PREFIX,
-  fillerTx,
-  NonceTakenError,
-  type Head,
-  type KeyCounters,
-} from './model.ts'
+import { errorText, FILLER_ID_PREFIX, fillerTx, type Head, type KeyCounters } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import type { SignAttempt } from './signing.ts'
 import type { TxAttempt, TxStore } from './tx-store.ts'
@@ -27,14 +20,19 @@ export interface FillerParts {
   confirmer: Confirmer
   bumpAfterBlocks: number
   counters: KeyCounters
-  /** A job that will still send or watch its transaction (queued, retrying or running anywhere). */
-  isJobLive: (jobId: string) => Promise<boolean>
+  /** The fence this process owns the key under; undefined when it does not own it. */
+  fence: () => string | undefined
   /** Called once a filler was broadcast (its receipt may be there now). */
   onBroadcast: () => void
   reportError: (error: Error) => void
 }
 
-/** A key's nonce-gap repair: fillers for nonces whose transaction can never be mined. */
+/**
+ * A key's nonce-gap repair, run by the key's owner: fillers for nonces whose transaction can never be
+ * mined. The owner watches every transaction of the key that is not final (its own, and those it
+ * recovered from Redis when it took the key), so a nonce below the lowest one watched that nobody
+ * watches is a hole nobody will fill but a filler.
+ */
 export class Fillers {
   /** The block of the last look for nonces nobody is waiting for (see fillHoles). */
   private holeCheckBlock = Number.NEGATIVE_INFINITY
@@ -44,28 +42,23 @@ export class Fillers {
   /**
    * Spends `nonce` on a filler (a zero-value transfer to the key itself) once the transaction that
    * held it can never be mined, priced above anything its holder put in the node's pool. False when
-   * the nonce is not to be had: its holder moved on, or another process filled it first. A filler
-   * the node refuses stays recorded and tracked: the stalled key bumps it, a restart sends it again.
+   * the nonce is not to be had: its holder moved on, or the key is not this process's any more. A
+   * filler the node refuses stays recorded and watched: the stalled key bumps it.
    */
   async fillNonce(nonce: number, holder?: NonceHolder): Promise<boolean> {
     const { address, store, confirmer } = this.parts
+    const fence = this.parts.fence()
+    if (fence === undefined) return false
     const fillerId = `${FILLER_ID_PREFIX}${nonce}-${randomUUID()}`
-    if (!(await store.claimForFiller(fillerId, nonce, holder?.jobId))) return false
+    const claim = { fillerId, nonce, holderJobId: holder?.jobId }
+    if (!(await store.claimForFiller(address, fence, claim))) return false
     const tx = fillerTx(address)
     const fees = feesAbove(holder?.attempts.at(-1), await this.parts.node.currentFees())
     const attempt = await this.parts.sign(tx, nonce, fees, true)
-    await store.addAttempt(fillerId, [attempt])
+    if (!(await store.storeAttempts(address, fence, fillerId, [attempt]))) return false
     this.parts.counters.filled += 1
-    if (!confirmer.pending.has(nonce)) {
-      confirmer
-        .track(nonce, fillerId, tx, [attempt])
-        .then(
-          () => store.settle(fillerId),
-          (error: unknown) =>
-            error instanceof NonceTakenError ? store.forget(fillerId) : undefined,
-        )
-        .catch(this.parts.reportError)
-    }
+    // Watched in place of its holder: a run still waiting for the holder is told at once.
+    confirmer.watch(nonce, fillerId, tx, [attempt])
     await this.parts.node
       .broadcast(attempt.raw)
       .catch((error: unknown) =>
@@ -80,13 +73,11 @@ export class Fillers {
   }
 
   /**
-   * A stalled key whose lowest unmined nonce nobody here waits for may have holes: nonces whose job
-   * failed for good (its transaction refused, or never sent) or whose record is gone. Those up to
-   * the lowest nonce waited for go to fillers. A nonce whose job is queued, retrying or running (in
-   * any process) is left to that job, which bumps it when the key stalls.
+   * A stalled key whose lowest unmined nonce nobody watches has holes: nonces whose job failed for
+   * good or whose record is gone. Those up to the lowest nonce watched go to fillers.
    */
   async fillHoles(current: Head, latest: number): Promise<void> {
-    const { confirmer, bumpAfterBlocks, store } = this.parts
+    const { confirmer, bumpAfterBlocks, store, address } = this.parts
     const waited = [...confirmer.pending.keys()].filter((nonce) => nonce >= latest)
     if (waited.length === 0 || confirmer.pending.has(latest)) return
     if (
@@ -96,18 +87,13 @@ export class Fillers {
       return
     this.holeCheckBlock = current.number
     const lowestWaited = Math.min(...waited)
-    const holders = await store.inflight(latest, lowestWaited - 1)
+    const holders = (await store.inflight(address)).filter(
+      (entry) => entry.nonce >= latest && entry.nonce < lowestWaited,
+    )
     for (let nonce = latest; nonce < lowestWaited; nonce++) {
       const holder = holders.find((entry) => entry.nonce === nonce)
-      if (holder && (await this.isLive(holder.jobId))) return
-      const attempts = holder ? (await store.load(holder.jobId)).attempts : []
+      const attempts = holder ? ((await store.load(holder.jobId))?.attempts ?? []) : []
       if (!(await this.fillNonce(nonce, holder && { jobId: holder.jobId, attempts }))) return
     }
-  }
-
-  /** A job that will still send or watch its transaction. A filler watched here is in `pending`. */
-  private async isLive(jobId: string): Promise<boolean> {
-    if (jobId.startsWith(FILLER_ID_PREFIX)) return false
-    return this.parts.isJobLive(jobId)
   }
 }

@@ -1,27 +1,22 @@
+import { randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
-import {
-  FeedrunnerError,
-  reviveErrorText,
-  rootCauseFirst,
-  withContext,
-} from '../../config/errors.ts'
-import type { Worker } from 'bullmq'
+import { getAddress } from 'ethers'
+import type { Redis } from 'ioredis'
+import { FeedrunnerError } from '../../config/errors.ts'
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import { Connections } from '../../queue/connections.ts'
 import { KeySender } from './key-sender.ts'
-import { senderSettings, type SenderSettings } from './model.ts'
+import { JobRuns } from './job-runs.ts'
+import { senderSettings, type UnsignedTx } from './model.ts'
 import { createSenderNode } from './node-client.ts'
+import { KeyLeases } from './ownership/key-leases.ts'
 import { createPollLoop } from './poll-loop.ts'
-import { createTxQueues } from './tx-queues.ts'
 import { createTxSigner } from './tx-signer.ts'
 import { TxStore } from './tx-store.ts'
 import {
   jobDataSchema,
   jobIdOf,
-  pickKeyIndex,
-  txQueueName,
-  txStateKey,
-  type TxJobData,
+  txStateBase,
   type TxResult,
   type TxSender,
   type TxSenderOptions,
@@ -31,9 +26,7 @@ import {
 export {
   DEFAULT_GAS_LIMIT,
   jobIdOf,
-  pickKeyIndex,
-  txQueueName,
-  txStateKey,
+  txStateBase,
   type KeyStats,
   type TxResult,
   type TxSender,
@@ -41,37 +34,31 @@ export {
   type TxStatus,
   type TxSubmission,
 } from './types.ts'
+export { HandedOverError } from './model.ts'
 
 /**
- * Sends transactions from one or more keys, each through its ordered sender (key-sender.ts).
+ * Sends transactions from one or more keys, each ordered by the one process that owns it (as
+ * Chainlink's broadcaster runs one loop per address): a lease per key in Redis, expiring by Redis's
+ * clock (ownership/key-leases.ts). Processes share the keys, each about its share; a key whose owner
+ * died is taken over once its lease runs out, and its new owner sends again and watches what was in
+ * flight (key-recovery.ts).
  *
- * A started sender runs a submission itself, in this process: no queue hop between the run that
- * asks and the key's sender (issue 20: the `tx-<address>` job cost a request dozens of Redis
- * commands). A process that only submits (never started) hands the job to the key's BullMQ queue,
- * whose worker runs in a process that started its sender.
+ * A submission goes to the least loaded key this process owns. A job is bound to the key that sent
+ * it for good: a run retried anywhere finds the job's record, and resumes it (this process owns the
+ * key) or waits for the key's owner to settle it, so a request is never signed twice.
  *
- * Throughput comes from splitting each job in two: the ordered part (allocate the nonce in Redis,
- * sign locally with a cached fee, record the signed bytes, broadcast) runs one job at a time per key,
- * while waiting for receipts is shared: one poll loop checks every key's nonce and the receipts of
- * what it sent, so up to `maxInFlight` jobs per key wait at once.
- *
- * Crash safety: a job's data and nonce, then its signed transaction, are in Redis before the
- * transaction leaves, so a job run again (a redelivered run after a crash, or BullMQ handing a
- * crashed worker's job to another) broadcasts the same bytes instead of signing a second transaction
- * with a new nonce, and a restarted sender re-broadcasts (or signs) what a crash left.
+ * One poll loop looks at the chain for every key this process owns: receipts, confirmations, stuck
+ * transactions (confirmer.ts), and reads nothing while no key has anything to watch.
  */
 export function createTxSender(options: TxSenderOptions): TxSender {
   if (options.keys.length === 0) throw new Error('createTxSender: at least one key is required')
   const settings = senderSettings(options)
   const signers = options.keys.map(createTxSigner)
   const addresses = signers.map((signer) => signer.address)
-  const queueNames = addresses.map((address) => txQueueName(address, options.chainId))
   const ownConnections = options.connections ? undefined : connectionsOfItsOwn(options)
-  const queues = createTxQueues(
-    options.connections ?? (ownConnections as Connections),
-    queueNames,
-    settings,
-  )
+  const connections = options.connections ?? (ownConnections as Connections)
+  // Auto-pipelined: the attempts of jobs signed in one tick and their settlements leave in one write.
+  const redis: Redis = connections.redis('worker', 'tx sender', { enableAutoPipelining: true })
   const node = createSenderNode({
     rpcUrl: options.rpcUrl,
     chainId: options.chainId,
@@ -81,93 +68,181 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     pool: options.pool,
     provider: options.provider,
   })
-  const keySenders: KeySender[] = []
-  const workers = new Map<KeySender, Worker<TxJobData, TxResult>>()
+  const keySenders = new Map<string, KeySender>()
+  const ownershipListeners: Array<() => void> = []
+  const ownershipChanged = () => ownershipListeners.forEach((listener) => listener())
+  let jobs: JobRuns | undefined
+  let leases: KeyLeases | undefined
   const reportError = (error: unknown) =>
     options.onError?.(error instanceof Error ? error : new Error(String(error)))
   const pollLoop = createPollLoop(
     () => node.readHead(),
     async (current) => {
-      await Promise.all(
-        keySenders.map(async (keySender) => {
-          await keySender.renewLeases()
-          await keySender.confirmer.check(current)
-        }),
-      )
+      const owned = [...keySenders.values()].filter((keySender) => keySender.hasWork)
+      await Promise.all(owned.map((keySender) => keySender.confirmer.check(current)))
     },
     settings.pollIntervalMs,
     reportError,
-    () => keySenders.some((keySender) => keySender.hasWork),
+    () => [...keySenders.values()].some((keySender) => keySender.hasWork),
   )
-
-  function startWorker(keySender: KeySender, index: number): void {
-    const worker = queues.startWorker(
-      index,
-      (jobId, data) => keySender.process(jobId, data),
-      (jobId, error) => {
-        // A failed reason may be a stored error (a refusal for good): told root cause first.
-        const failure = error.message.startsWith('{') ? reviveErrorText(error.message) : error
-        const where = withContext(`tx job ${jobId ?? '?'} from ${keySender.address}`, failure)
-        reportError(
-          new FeedrunnerError(rootCauseFirst(where), { kind: where.kind, cause: failure }),
-        )
-      },
-    )
-    workers.set(keySender, worker)
-  }
 
   return {
     addresses,
-    queueNames,
     async start() {
       await node.connect()
       await node.readHead()
       await node.currentFees()
-      signers.forEach((signer, index) => {
-        const chainId = node.chainId as number
-        const store = new TxStore(queues.redis, txStateKey(options.prefix, chainId, signer.address))
-        keySenders.push(
+      const chainId = node.chainId as number
+      const store = new TxStore(redis, txStateBase(options.prefix, chainId))
+      jobs = new JobRuns(keySenders, store, chainId, settings.pollIntervalMs)
+      for (const signer of signers)
+        keySenders.set(
+          signer.address.toLowerCase(),
           new KeySender({
             signer,
             node,
             store,
-            jobs: queues.lookup(index),
             settings,
             wake: pollLoop.wake,
             reportError,
           }),
         )
-      })
-      await Promise.all(keySenders.map((keySender) => keySender.recover()))
+      leases = new KeyLeases(
+        redis,
+        {
+          base: txStateBase(options.prefix, chainId),
+          addresses,
+          leaseMs: settings.keyLeaseMs,
+          process: randomUUID().slice(0, 12),
+        },
+        keyOwner(keySenders, options.logger, ownershipChanged),
+      )
       pollLoop.start()
-      keySenders.forEach(startWorker)
+      await leases.start()
+      // The keys taken at start send once recovered; a recovery that keeps failing (the node away)
+      // goes on in the background, and the key takes work once it is done.
+      await Promise.race([
+        Promise.all([...keySenders.values()].map((keySender) => keySender.activation)),
+        delay(settings.keyLeaseMs, undefined, { ref: false }),
+      ])
     },
-    async submit(submission, timeoutMs) {
-      const data = jobDataOf(submission)
+    async submit(submission: TxSubmission, timeoutMs?: number) {
+      if (!jobs) throw new Error('submit: start the sender first')
+      const data = jobDataSchema.parse({
+        to: submission.to,
+        data: submission.data,
+        gasLimit: submission.gasLimit,
+      })
       if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
-      const index = pickKeyIndex(submission.idempotencyKey, queueNames.length)
-      const jobId = jobIdOf(submission.idempotencyKey)
-      const resubmit = submission.resubmit === true
-      // A started sender runs the key's sender itself: no queue hop. A process that only submits
-      // hands the job to the key's queue, whose worker runs in a process that started its sender.
-      const keySender = keySenders[index]
-      if (!keySender) return queues.enqueue(index, jobId, data, resubmit, timeoutMs)
-      return withTimeout(keySender.runDirect(jobId, data, resubmit), jobId, timeoutMs)
+      const tx: UnsignedTx = {
+        to: getAddress(data.to),
+        data: data.data,
+        gasLimit: data.gasLimit ?? settings.defaultGasLimit,
+        value: 0n,
+      }
+      const signal = boundSignal(submission.signal, timeoutMs)
+      const running = jobs.run(jobIdOf(submission.idempotencyKey), tx, signal)
+      return untilAborted(running, signal, submission.idempotencyKey)
     },
-    stats: () => keySenders.map((keySender) => keySender.stats()),
-    async resyncNonces() {
-      await Promise.all(keySenders.map((keySender) => keySender.recover()))
+    stats: () => [...keySenders.values()].map((keySender) => keySender.stats()),
+    ownership: () => {
+      const all = [...keySenders.values()]
+      return {
+        available: all.filter((keySender) => keySender.available).length,
+        owned: all.filter((keySender) => keySender.owned).length,
+        lostLeases: leases?.lostCount ?? 0,
+      }
     },
+    onOwnershipChange: (listener) => void ownershipListeners.push(listener),
     balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
     async close() {
-      await closeRuns(keySenders, workers, settings)
+      if (jobs) jobs.closing = true
+      const all = [...keySenders.values()]
+      // Transactions still waiting for receipts after the close timeout are handed over: their
+      // records are in Redis, and whoever takes the key next watches them to their end.
+      await Promise.race([
+        Promise.all(all.map((keySender) => keySender.settled())),
+        delay(settings.closeTimeoutMs, undefined, { ref: false }),
+      ])
+      for (const keySender of all) keySender.handOver('was let go: this process is closing')
+      await leases?.stop()
       await pollLoop.stop()
-      for (const keySender of keySenders) keySender.failAll(new Error('tx sender closed'))
-      await queues.close()
+      ownershipChanged()
       node.destroy()
+      redis.disconnect()
       await ownConnections?.close()
     },
   }
+}
+
+/** What the leases tell the key senders, told in one line each, and the runner through `changed`. */
+function keyOwner(
+  keySenders: ReadonlyMap<string, KeySender>,
+  logger: TxSenderOptions['logger'],
+  changed: () => void,
+): ConstructorParameters<typeof KeyLeases>[2] {
+  const at = (address: string) => keySenders.get(address.toLowerCase()) as KeySender
+  return {
+    acquired(address, fence) {
+      logger?.info({ address, fence }, `took sender key ${address}: recovering its transactions`)
+      void at(address)
+        .activate(fence)
+        .then(() => {
+          if (at(address).available) logger?.info({ address }, `sender key ${address} is sending`)
+          changed()
+        })
+    },
+    lost(address) {
+      const keySender = at(address)
+      const voluntary = keySender.idle && keySender.state === 'draining'
+      keySender.handOver(
+        voluntary ? 'was let go to another process' : 'lost its lease to another process',
+      )
+      if (!voluntary) keySender.counters.leasesLost += 1
+      if (voluntary)
+        logger?.info({ address }, `let sender key ${address} go: another process takes its share`)
+      else
+        logger?.warn(
+          { address },
+          `lost the lease of sender key ${address} (not renewed in time, or Redis lost it): its transactions are handed to its next owner`,
+        )
+      changed()
+    },
+    drain(address, draining) {
+      const before = at(address).available
+      at(address).setDraining(draining)
+      if (before !== at(address).available) changed()
+    },
+    idle: (address) => at(address).idle,
+  }
+}
+
+/** The caller's signal, and a timeout if one is given. */
+function boundSignal(signal: AbortSignal | undefined, timeoutMs: number | undefined) {
+  const signals = [signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)]
+  const given = signals.filter((one): one is AbortSignal => one !== undefined)
+  return given.length === 0 ? undefined : AbortSignal.any(given)
+}
+
+/** A job's wait, ended by the signal (the job itself goes on, watched by its key's owner). */
+function untilAborted(
+  run: Promise<TxResult>,
+  signal: AbortSignal | undefined,
+  idempotencyKey: string,
+): Promise<TxResult> {
+  if (!signal) return run
+  return new Promise<TxResult>((resolve, reject) => {
+    const abort = () =>
+      reject(
+        new FeedrunnerError(
+          `tx job ${idempotencyKey} did not finish in time; its transaction, if sent, is still watched`,
+          { kind: 'timeout', cause: signal.reason },
+        ),
+      )
+    if (signal.aborted) return abort()
+    signal.addEventListener('abort', abort, { once: true })
+    run.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort))
+  })
 }
 
 /** A sender started alone (tests, the bench) has connections of its own, whose outage lines go to onError. */
@@ -183,56 +258,4 @@ function connectionsOfItsOwn(options: TxSenderOptions): Connections {
       info: () => undefined,
     },
   )
-}
-
-/** What a job carries of a submission, checked (the idempotency key is its id, not its data). */
-function jobDataOf(submission: TxSubmission): TxJobData {
-  return jobDataSchema.parse({
-    to: submission.to,
-    data: submission.data,
-    gasLimit: submission.gasLimit,
-    simulate: submission.simulate,
-  })
-}
-
-/**
- * Lets running jobs finish their wait for receipts, but not forever (a dead node would hold them).
- * A worker's close, once begun, waits for its running jobs whatever it is asked later, so the jobs
- * still waiting are failed: BullMQ retries them (a job run without a queue is run again by its
- * caller's retry), and the tx store keeps their attempts.
- */
-async function closeRuns(
-  keySenders: readonly KeySender[],
-  workers: ReadonlyMap<KeySender, Worker<TxJobData, TxResult>>,
-  settings: SenderSettings,
-): Promise<void> {
-  await Promise.all(
-    keySenders.map(async (keySender) => {
-      const worker = workers.get(keySender)
-      const closing = Promise.all([worker?.close(), keySender.directSettled()])
-      const finished = await Promise.race([
-        closing.then(() => true),
-        delay(settings.closeTimeoutMs, false, { ref: false }),
-      ])
-      if (!finished) keySender.failAll(new Error('tx sender closed before the receipt'))
-      await closing
-    }),
-  )
-}
-
-/** A direct run's wait, bounded like a queued job's `waitUntilFinished` (the run itself goes on). */
-function withTimeout(
-  run: Promise<TxResult>,
-  jobId: string,
-  timeoutMs: number | undefined,
-): Promise<TxResult> {
-  if (timeoutMs === undefined) return run
-  let timer: NodeJS.Timeout | undefined
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`tx job ${jobId} timed out before finishing (${timeoutMs} ms)`)),
-      timeoutMs,
-    )
-  })
-  return Promise.race([run, timedOut]).finally(() => clearTimeout(timer))
 }

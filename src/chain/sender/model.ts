@@ -34,6 +34,8 @@ export interface KeyCounters {
   filled: number
   /** Transactions sent again unchanged because the key's mined nonce stood still (resendAfterMs). */
   resent: number
+  /** Leases of the key this process lost: the key went to another process with its transactions. */
+  leasesLost: number
 }
 
 /** The sender's options with their defaults applied, read once. */
@@ -46,7 +48,10 @@ export interface SenderSettings {
   maxInFlight: number
   broadcastIntervalMs: number
   pollIntervalMs: number
-  lockDurationMs: number
+  /** How long a new owner waits for the node's pool to empty of the key's transactions Redis lost. */
+  drainBoundMs: number
+  /** How long a key's owner has to renew its lease before another process may take the key. */
+  keyLeaseMs: number
   maxFeeCap: bigint
   closeTimeoutMs: number
 }
@@ -63,7 +68,8 @@ export function senderSettings(options: TxSenderOptions): SenderSettings {
     maxInFlight: options.maxInFlight ?? DEFAULT_SETTINGS.RUNNER_CONCURRENCY,
     broadcastIntervalMs: options.broadcastIntervalMs ?? DEFAULT_SETTINGS.TX_BROADCAST_INTERVAL_MS,
     pollIntervalMs: options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS,
-    lockDurationMs: options.lockDurationMs ?? 15_000,
+    keyLeaseMs: options.keyLeaseMs ?? 15_000,
+    drainBoundMs: options.drainBoundMs ?? 120_000,
     maxFeeCap: options.maxFeePerGasCapWei ?? 10n ** 13n,
     closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
   }
@@ -74,6 +80,26 @@ export class NonceTakenError extends FeedrunnerError {
   override readonly name = 'NonceTakenError'
   constructor(message: string) {
     super(message, { kind: 'node_refused', retryable: true })
+  }
+}
+
+/**
+ * The key's transactions are another process's to order now (its lease was lost or let go, or this
+ * process is closing): whatever waited here is told, and a run tried again later finds its
+ * transaction's record and waits for the key's owner, or resumes it if that is this process again.
+ */
+export class HandedOverError extends FeedrunnerError {
+  override readonly name = 'HandedOverError'
+  constructor(message: string) {
+    super(message, { kind: 'unavailable', retryable: true })
+  }
+}
+
+/** The job was bound to a transaction by an earlier run (in a race with this one): read its record. */
+export class JobBoundError extends FeedrunnerError {
+  override readonly name = 'JobBoundError'
+  constructor(jobId: string) {
+    super(`tx job ${jobId} has a transaction already`, { kind: 'internal', retryable: true })
   }
 }
 

@@ -1,22 +1,17 @@
-import { asError, type Fees, type UnsignedTx } from './model.ts'
+import { asError, HandedOverError, JobBoundError, type Fees, type UnsignedTx } from './model.ts'
 import type { OrderedBroadcaster } from './ordered-broadcast.ts'
 import type { SignAttempt } from './signing.ts'
-import type { TxAttempt, TxStore } from './tx-store.ts'
+import type { FirstAttempt, TxAttempt, TxStore } from './tx-store.ts'
 
 /** A job waiting for its turn in a key's ordered part. */
 export interface SigningRequest {
   jobId: string
   tx: UnsignedTx
-  /** Set when the job already holds a nonce (a crash left it allocated but unsigned). */
-  nonce: number | undefined
   fees: Fees
-  filler: boolean
-  /** The job's submitted data, stored with its nonce when no queue keeps it (the direct path). */
-  data?: unknown
 }
 
 export interface Signed {
-  allocated: number
+  nonce: number
   attempt: TxAttempt
   /** The broadcast, under way. */
   sending: Promise<void>
@@ -28,43 +23,34 @@ interface Waiting extends SigningRequest {
 }
 
 export interface SigningLineParts {
+  address: string
   store: TxStore
   sign: SignAttempt
   broadcaster: OrderedBroadcaster
   /** Called once a broadcast is answered (the receipt may be there now). */
   onBroadcast: () => void
-  /** The key's next nonce as the node sees it (its pending transaction count). */
-  chainNextNonce: () => Promise<number>
-}
-
-/** Allocates the batch's nonces, in batch order (undefined: the key's counter is gone, see allocate). */
-function allocateAll(
-  store: TxStore,
-  batch: readonly Waiting[],
-  fallbackNext: number | undefined,
-): Promise<Array<PromiseSettledResult<number | undefined>>> {
-  return Promise.allSettled(
-    batch.map((item) =>
-      item.nonce === undefined
-        ? store.allocateNonce(item.jobId, fallbackNext, item.data)
-        : Promise.resolve(item.nonce),
-    ),
-  )
+  /** The fence this process owns the key under; undefined when it does not own it. */
+  fence: () => string | undefined
+  /**
+   * Finds the key's next nonce again (from Redis and the node) after a batch whose recording may or
+   * may not have happened (Redis did not answer): the line signs nothing until it has.
+   */
+  resync: () => Promise<number>
 }
 
 /**
- * A key's ordered part (Chainlink's broadcaster and nonce tracker): allocates a job's nonce (unless
- * it holds one), signs and records its attempt, and hands it to the broadcaster, in the order jobs
- * arrive here. Jobs that arrive while a batch is being signed form the next batch: its nonce
- * allocations and its recorded attempts each leave for Redis in one write (the store's connection
- * pipelines commands issued together, and Redis runs them in order), so a key is not limited to one
- * transaction per two Redis round trips.
+ * A key's ordered part (Chainlink's broadcaster with its in-memory nonce tracker), run by the key's
+ * owner alone: hands out the key's nonces in the order jobs arrive, signs, records every attempt of
+ * the batch in Redis in one fenced script (nothing leaves unless the fence still owns the key), then
+ * hands them to the broadcaster in nonce order. Jobs that arrive while a batch is recorded form the
+ * next batch, so a key is not limited to one transaction per Redis round trip.
  */
 export class SigningLine {
-  /** The next nonce this process expects to hand out (the store's counter decides). */
+  /** The next nonce to hand out; the key's owner sets it when it takes the key. */
   nextNonce = 0
   private readonly queue: Waiting[] = []
   private busy = false
+  private unsure = false
 
   constructor(private readonly parts: SigningLineParts) {}
 
@@ -84,70 +70,73 @@ export class SigningLine {
     }
   }
 
-  /**
-   * The batch's nonces from the key's counter in Redis. Without a counter (Redis lost its state, and
-   * the runner rebuilds), the next nonce is the node's pending count, or past what this process
-   * allocated itself if that is further: another process's allocations are not known here, and a
-   * nonce from memory alone would be one the other process used, replacing its transaction in the
-   * node's pool (found by the Redis-loss test under load).
-   */
-  private async allocate(batch: Waiting[]): Promise<Array<PromiseSettledResult<number>>> {
-    const { store } = this.parts
-    const first = await allocateAll(store, batch, undefined)
-    if (!first.some((nonce) => nonce.status === 'fulfilled' && nonce.value === undefined))
-      return first as Array<PromiseSettledResult<number>>
-    // A node that does not answer fails the batch's jobs (they are retried), never the line itself.
-    const fromChain = await this.parts.chainNextNonce().catch(asError)
-    if (fromChain instanceof Error)
-      return batch.map(() => ({ status: 'rejected', reason: fromChain }) as const)
-    const again = await allocateAll(store, batch, Math.max(fromChain, this.nextNonce))
-    return again.map((nonce) =>
-      nonce.status === 'fulfilled' && nonce.value === undefined
-        ? { status: 'rejected', reason: new Error('the key has no nonce counter in Redis') }
-        : (nonce as PromiseSettledResult<number>),
-    )
+  private async signBatch(batch: Waiting[]): Promise<void> {
+    const fence = this.parts.fence()
+    if (fence === undefined) return rejectAll(batch, notOwned(this.parts.address))
+    if (this.unsure) {
+      const next = await this.parts.resync().catch(asError)
+      if (next instanceof Error) return rejectAll(batch, next)
+      this.nextNonce = next
+      this.unsure = false
+    }
+    const signed: FirstAttempt[] = []
+    for (const [index, item] of batch.entries()) {
+      const nonce = this.nextNonce + index
+      const attempt = await this.parts.sign(item.tx, nonce, item.fees).catch(asError)
+      if (attempt instanceof Error) {
+        // Nothing after it is signed: its nonce would be a hole. The rest go again next round.
+        item.reject(attempt)
+        this.queue.unshift(...batch.slice(index + 1))
+        break
+      }
+      signed.push({ jobId: item.jobId, nonce, attempt, tx: storedTx(item.tx) })
+    }
+    if (signed.length === 0) return
+    const answer = await this.parts.store
+      .recordFirstAttempts(this.parts.address, fence, signed)
+      .catch(asError)
+    if (answer instanceof Error) {
+      // The script may have run with its answer lost: recorded attempts are found by the resync.
+      this.unsure = true
+      return rejectAll(batch.slice(0, signed.length), answer)
+    }
+    if (answer === 'not-owner') return rejectAll(batch, notOwned(this.parts.address))
+    this.settleBatch(batch, signed, answer)
   }
 
-  private async signBatch(batch: Waiting[]): Promise<void> {
-    const nonces = await this.allocate(batch)
-    const attempts: Array<TxAttempt | Error> = []
-    for (const [index, item] of batch.entries()) {
-      const nonce = nonces[index] as PromiseSettledResult<number>
-      if (nonce.status === 'rejected') {
-        attempts.push(asError(nonce.reason))
-        continue
+  /** Resolves the recorded jobs (broadcast in nonce order) up to the first bound elsewhere. */
+  private settleBatch(
+    batch: Waiting[],
+    signed: readonly FirstAttempt[],
+    answer: ReadonlyArray<'recorded' | 'exists'>,
+  ): void {
+    for (const [index, outcome] of answer.entries()) {
+      const item = batch[index] as Waiting
+      const { nonce, attempt } = signed[index] as FirstAttempt
+      if (outcome === 'exists') {
+        // Its nonce was not used: the jobs after it are signed again from it.
+        item.reject(new JobBoundError(item.jobId))
+        this.queue.unshift(...batch.slice(index + 1, signed.length))
+        return
       }
-      this.nextNonce = Math.max(this.nextNonce, nonce.value + 1)
-      attempts.push(
-        await this.parts.sign(item.tx, nonce.value, item.fees, item.filler).catch(asError),
-      )
-    }
-    const recorded = await Promise.allSettled(
-      batch.map((item, index) => {
-        const attempt = attempts[index] as TxAttempt | Error
-        return attempt instanceof Error
-          ? Promise.reject(attempt)
-          : this.parts.store.addAttempt(item.jobId, [attempt])
-      }),
-    )
-    // Handed to the broadcaster in batch order, which is nonce order.
-    for (const [index, item] of batch.entries()) {
-      const outcome = recorded[index] as PromiseSettledResult<void>
-      const attempt = attempts[index]
-      if (outcome.status === 'rejected' || !attempt || attempt instanceof Error) {
-        item.reject(
-          outcome.status === 'rejected'
-            ? asError(outcome.reason)
-            : new Error('the transaction was not signed'),
-        )
-        continue
-      }
-      const allocated = (nonces[index] as PromiseFulfilledResult<number>).value
+      this.nextNonce = nonce + 1
       item.resolve({
-        allocated,
+        nonce,
         attempt,
         sending: this.parts.broadcaster.send(attempt.raw).finally(this.parts.onBroadcast),
       })
     }
   }
+}
+
+function rejectAll(batch: readonly Waiting[], error: Error): void {
+  for (const item of batch) item.reject(error)
+}
+
+function notOwned(address: string): HandedOverError {
+  return new HandedOverError(`this process does not own sender key ${address} now`)
+}
+
+function storedTx(tx: UnsignedTx): FirstAttempt['tx'] {
+  return { to: tx.to, data: tx.data, gasLimit: tx.gasLimit }
 }

@@ -13,6 +13,8 @@ export interface ResenderParts {
   /** Bumping stops below this max fee per gas (wei). */
   maxFeeCap: bigint
   counters: KeyCounters
+  /** The fence this process owns the key under; undefined when it does not own it. */
+  fence: () => string | undefined
   reportError: (error: Error) => void
 }
 
@@ -40,7 +42,13 @@ export function createResender(parts: ResenderParts) {
       last.filler === true,
     )
     const attempts = [...entry.attempts, attempt]
-    await parts.store.addAttempt(entry.jobId, attempts)
+    const fence = parts.fence()
+    // Recorded before it leaves, and only by the key's owner: a bump is never sent unrecorded.
+    if (
+      fence === undefined ||
+      !(await parts.store.storeAttempts(parts.address, fence, entry.jobId, attempts))
+    )
+      return
     entry.attempts = attempts
     entry.sentAtBlock = current.number
     entry.sentAt = Date.now()

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
-import { luaScript } from '../../queue/lua-script.ts'
+import { luaScriptFile } from '../../queue/lua-script.ts'
+import { txResultSchema, type TxResult } from './types.ts'
 
 /** One signed transaction for a job's nonce; a bump adds another with the same nonce. */
 export interface TxAttempt {
@@ -20,74 +21,69 @@ const attemptSchema = z.object({
   filler: z.boolean().optional(),
 })
 
-export interface TxJobState {
-  nonce?: number
+const storedTxSchema = z.object({
+  to: z.string(),
+  data: z.string(),
+  gasLimit: z.number().int().positive(),
+})
+export type StoredTx = z.infer<typeof storedTxSchema>
+
+/** What Redis holds of a job: the key and nonce its transaction went to, and how it ended. */
+export interface TxJobRecord {
+  /** The sender key the job's transaction is bound to (lower case). */
+  from: string
+  nonce: number
   attempts: TxAttempt[]
-  /** The transaction the job's nonce was allocated for (unchecked: the sender parses it). */
-  tx?: unknown
-  /** Why the job failed for good (its bytes refused by the node), until a resubmit clears it. */
-  failed?: string
+  tx?: StoredTx
+  /** Set once the transaction is final: a retried run anywhere answers with it. */
+  result?: TxResult
 }
 
-/**
- * Allocates the key's next nonce to a job, once: a job that already holds a nonce keeps it. The
- * counter, the job's nonce and the in-flight index change together, so a crash cannot leave a nonce
- * allocated without a record of whose it is. Without a counter (Redis lost its state) and without a
- * fallback it allocates nothing and answers -1: the caller asks the chain where the key is.
- */
-const ALLOCATE_NONCE = luaScript(`
-local existing = redis.call('HGET', KEYS[2], 'nonce')
-if existing then return tonumber(existing) end
-local counter = redis.call('GET', KEYS[1])
-if not counter and ARGV[2] == '' then return -1 end
-local nonce = tonumber(counter or ARGV[2])
-redis.call('SET', KEYS[1], nonce + 1)
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[2], 'nonce', nonce, 'attempts', '[]', 'tx', ARGV[4])
-else
-  redis.call('HSET', KEYS[2], 'nonce', nonce, 'attempts', '[]')
-end
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('ZADD', KEYS[3], nonce, ARGV[1])
-return nonce
-`)
+/** A job of a batch whose first attempt is recorded before it is broadcast. */
+export interface FirstAttempt {
+  jobId: string
+  nonce: number
+  attempt: TxAttempt
+  tx: StoredTx
+}
+
+/** How a batch's recording went: `not-owner`, or per job in order 'recorded' up to the first 'exists'. */
+export type RecordAnswer = 'not-owner' | Array<'recorded' | 'exists'>
+
+const RECORD_ATTEMPTS = luaScriptFile(new URL('./store/record-attempts.lua', import.meta.url), {
+  keys: ['owner', 'counter', 'inflight'],
+  args: ['fence', 'job_base', 'address', 'ttl'],
+})
+const SYNC_NONCE = luaScriptFile(new URL('./store/sync-nonce.lua', import.meta.url), {
+  keys: ['owner', 'counter'],
+  args: ['fence', 'next_nonce'],
+})
+const STORE_ATTEMPTS = luaScriptFile(new URL('./store/store-attempts.lua', import.meta.url), {
+  keys: ['owner', 'job'],
+  args: ['fence', 'attempts'],
+})
+const CLAIM_FILLER = luaScriptFile(new URL('./store/claim-filler.lua', import.meta.url), {
+  keys: ['owner', 'inflight', 'filler', 'holder'],
+  args: ['fence', 'nonce', 'filler_id', 'holder_id', 'address', 'ttl'],
+})
+const SETTLE = luaScriptFile(new URL('./store/settle.lua', import.meta.url), {
+  keys: ['inflight', 'job'],
+  args: ['job_id', 'result'],
+})
 
 /**
- * Stores a job's signed attempts. A record the allocation made (with an empty attempt list, and its
- * expiry) keeps the expiry it has, so the usual case is one command; a record without the field (a
- * filler's, or one gone meanwhile) gets the expiry here, so no job record is ever kept for good
- * (issue 20: Redis commands per request). A script rather than MULTI/EXEC: ioredis sends a
- * transaction as a write of its own, while scripts join the auto-pipelined write of the tick, with
- * the nonce allocations and attempts of the other jobs signed in the same batch.
+ * A chain's transaction state in Redis, under `<prefix>:txstate:<chain id>` (the prefix's hash tag
+ * keeps it in one Cluster slot):
+ *
+ * - `job:<job id>`, a hash per job (what a request's ethtx asked): the key it is bound to, its nonce,
+ *   its signed attempts, its transaction, and its result once final. A job is bound to one key for
+ *   good: a run retried in another process finds it and waits for that key's owner.
+ * - `<address>:nonce`, the key's next nonce; `<address>:inflight`, its jobs not final yet by nonce;
+ *   `<address>:owner`, the key's lease (see ownership/key-leases.ts).
+ *
+ * Every write that could hand a nonce out or put bytes on their way is fenced: it checks in the same
+ * script that the writer's fence still owns the key.
  */
-const STORE_ATTEMPTS = luaScript(`
-if redis.call('HSET', KEYS[1], 'attempts', ARGV[1]) == 1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-end
-`)
-
-/**
- * Hands a nonce to a filler transaction, once. With an owner (the job that held the nonce and whose
- * transaction can never be mined), only while that job still holds it: its record goes, so a retry
- * of the job starts over with a new nonce. A second claim of the same nonce (another process saw the
- * same hole) finds the owner gone or the filler there, and gets 0.
- */
-const CLAIM_FOR_FILLER = luaScript(`
-local nonce = tonumber(ARGV[2])
-if ARGV[3] ~= '' then
-  local held = redis.call('ZSCORE', KEYS[1], ARGV[3])
-  if not held or tonumber(held) ~= nonce then return 0 end
-  redis.call('ZREM', KEYS[1], ARGV[3])
-  redis.call('DEL', KEYS[3])
-end
-if redis.call('ZADD', KEYS[1], 'NX', nonce, ARGV[1]) == 0 then return 0 end
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], 'nonce', nonce)
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1
-`)
-
-/** Per-key transaction state in Redis: the nonce counter, each job's nonce and signed attempts. */
 export class TxStore {
   constructor(
     private readonly redis: Redis,
@@ -95,134 +91,135 @@ export class TxStore {
     private readonly ttlSeconds = 7 * 24 * 3600,
   ) {}
 
-  private nonceKey = () => `${this.base}:nonce`
-  private inflightKey = () => `${this.base}:inflight`
   private jobKey = (jobId: string) => `${this.base}:job:${jobId}`
-  private leaseKey = () => `${this.base}:leases`
+  private keyBase = (address: string) => `${this.base}:${address.toLowerCase()}`
+  private owner = (address: string) => `${this.keyBase(address)}:owner`
 
-  async load(jobId: string): Promise<TxJobState> {
+  /** The job's record, or undefined when it has none (never sent, or Redis lost it). */
+  async load(jobId: string): Promise<TxJobRecord | undefined> {
     const fields = await this.redis.hgetall(this.jobKey(jobId))
-    const attempts = fields.attempts
-      ? z.array(attemptSchema).parse(JSON.parse(fields.attempts))
-      : []
+    if (fields.from === undefined || fields.nonce === undefined) return undefined
     return {
-      nonce: fields.nonce === undefined ? undefined : Number(fields.nonce),
-      attempts,
-      ...(fields.tx ? { tx: JSON.parse(fields.tx) as unknown } : {}),
-      ...(fields.failed ? { failed: fields.failed } : {}),
+      from: fields.from,
+      nonce: Number(fields.nonce),
+      attempts: z.array(attemptSchema).parse(JSON.parse(fields.attempts ?? '[]')),
+      ...(fields.tx ? { tx: storedTxSchema.parse(JSON.parse(fields.tx)) } : {}),
+      ...(fields.result ? { result: txResultSchema.parse(JSON.parse(fields.result)) } : {}),
     }
   }
 
-  /**
-   * The job's nonce: the one it holds, or the key's next. With `tx` (a job no queue holds), the
-   * unsigned transaction is stored beside the nonce, so a restart can sign it if a crash came between
-   * the allocation and the signature. When the key's counter is gone, the next is `fallbackNext`, and
-   * without one nothing is allocated (undefined).
-   */
-  async allocateNonce(
-    jobId: string,
-    fallbackNext: number | undefined,
-    tx?: unknown,
-  ): Promise<number | undefined> {
-    const nonce = Number(
-      await ALLOCATE_NONCE.run(
+  /** Records a batch's first attempts under `fence` (see record-attempts.lua). */
+  async recordFirstAttempts(
+    address: string,
+    fence: string,
+    batch: readonly FirstAttempt[],
+  ): Promise<RecordAnswer> {
+    const base = this.keyBase(address)
+    const answers = (await RECORD_ATTEMPTS.run(
+      this.redis,
+      { owner: `${base}:owner`, counter: `${base}:nonce`, inflight: `${base}:inflight` },
+      {
+        fence,
+        job_base: `${this.base}:job:`,
+        address: address.toLowerCase(),
+        ttl: this.ttlSeconds,
+      },
+      batch.flatMap((job) => [
+        job.jobId,
+        job.nonce,
+        JSON.stringify([job.attempt]),
+        JSON.stringify(job.tx),
+      ]),
+    )) as number[]
+    if (answers[0] === -1) return 'not-owner'
+    return answers.map((answer) => (answer === 1 ? 'recorded' : 'exists'))
+  }
+
+  /** Raises the key's next nonce to at least `next`; the next nonce, or undefined when not the owner. */
+  async syncNonce(address: string, fence: string, next: number): Promise<number | undefined> {
+    const base = this.keyBase(address)
+    const answer = Number(
+      await SYNC_NONCE.run(
         this.redis,
-        [this.nonceKey(), this.jobKey(jobId), this.inflightKey()],
-        [jobId, fallbackNext ?? '', this.ttlSeconds, tx === undefined ? '' : JSON.stringify(tx)],
+        { owner: `${base}:owner`, counter: `${base}:nonce` },
+        { fence, next_nonce: next },
       ),
     )
-    return nonce < 0 ? undefined : nonce
+    return answer < 0 ? undefined : answer
   }
 
-  /** Keeps the jobs live until `untilMs` for other processes, and drops leases that ran out. */
-  async renewLeases(jobIds: readonly string[], untilMs: number, nowMs: number): Promise<void> {
-    const pipeline = this.redis.pipeline().zremrangebyscore(this.leaseKey(), '-inf', nowMs)
-    if (jobIds.length > 0)
-      pipeline.zadd(this.leaseKey(), ...jobIds.flatMap((jobId) => [untilMs, jobId]))
-    await pipeline.exec()
+  /** Replaces a job's attempts (a bump, a filler's signature) under `fence`; false when not stored. */
+  async storeAttempts(
+    address: string,
+    fence: string,
+    jobId: string,
+    attempts: readonly TxAttempt[],
+  ): Promise<boolean> {
+    const answer = await STORE_ATTEMPTS.run(
+      this.redis,
+      { owner: this.owner(address), job: this.jobKey(jobId) },
+      { fence, attempts: JSON.stringify(attempts) },
+    )
+    return Number(answer) === 1
   }
 
-  /** A job some process works on now (its lease has not run out). */
-  async isLeased(jobId: string, nowMs: number): Promise<boolean> {
-    const until = await this.redis.zscore(this.leaseKey(), jobId)
-    return until !== null && Number(until) > nowMs
+  /** Gives `nonce` to the filler `fillerId` (see claim-filler.lua); false when it is not to be had. */
+  async claimForFiller(
+    address: string,
+    fence: string,
+    claim: { fillerId: string; nonce: number; holderJobId?: string },
+  ): Promise<boolean> {
+    const holder = claim.holderJobId ?? claim.fillerId
+    const answer = await CLAIM_FILLER.run(
+      this.redis,
+      {
+        owner: this.owner(address),
+        inflight: `${this.keyBase(address)}:inflight`,
+        filler: this.jobKey(claim.fillerId),
+        holder: this.jobKey(holder),
+      },
+      {
+        fence,
+        nonce: claim.nonce,
+        filler_id: claim.fillerId,
+        holder_id: claim.holderJobId ?? '',
+        address: address.toLowerCase(),
+        ttl: this.ttlSeconds,
+      },
+    )
+    return Number(answer) === 1
   }
 
-  async releaseLease(jobId: string): Promise<void> {
-    await this.redis.zrem(this.leaseKey(), jobId)
+  /** The job's transaction is final: its result is kept, and it no longer blocks the key. */
+  async settle(address: string, jobId: string, result: TxResult): Promise<void> {
+    await SETTLE.run(
+      this.redis,
+      { inflight: `${this.keyBase(address)}:inflight`, job: this.jobKey(jobId) },
+      { job_id: jobId, result: JSON.stringify(result) },
+    )
   }
 
-  /** Records that the job failed for good (a first submission joins that failure; a resubmit clears it). */
-  async markFailed(jobId: string, reason: string): Promise<void> {
+  /** Forgets a job whose nonce another transaction took: a retry starts over, simulating first. */
+  async forget(address: string, jobId: string): Promise<void> {
     await this.redis
-      .pipeline()
-      .hset(this.jobKey(jobId), 'failed', reason)
-      .expire(this.jobKey(jobId), this.ttlSeconds)
-      .zrem(this.leaseKey(), jobId)
+      .multi()
+      .del(this.jobKey(jobId))
+      .zrem(`${this.keyBase(address)}:inflight`, jobId)
       .exec()
   }
 
-  async clearFailed(jobId: string): Promise<void> {
-    await this.redis.hdel(this.jobKey(jobId), 'failed')
-  }
-
-  /** Records a signed attempt; called before it is broadcast, so a crash can only lead to a rebroadcast. */
-  async addAttempt(jobId: string, attempts: readonly TxAttempt[]): Promise<void> {
-    await STORE_ATTEMPTS.run(
-      this.redis,
-      [this.jobKey(jobId)],
-      [JSON.stringify(attempts), this.ttlSeconds],
-    )
-  }
-
-  /** The job's transaction is final: it no longer blocks anything. */
-  async settle(jobId: string): Promise<void> {
-    await this.redis.zrem(this.inflightKey(), jobId)
-  }
-
-  /** Forgets a job's nonce after another transaction took it (so a retry allocates a new one). */
-  async forget(jobId: string): Promise<void> {
-    await this.redis.multi().del(this.jobKey(jobId)).zrem(this.inflightKey(), jobId).exec()
-  }
-
-  /** Gives `nonce` to the filler `fillerId` (see CLAIM_FOR_FILLER); false when it is not to be had. */
-  async claimForFiller(fillerId: string, nonce: number, ownerJobId?: string): Promise<boolean> {
-    const keys = [this.inflightKey(), this.jobKey(fillerId), this.jobKey(ownerJobId ?? fillerId)]
-    return (
-      Number(
-        await CLAIM_FOR_FILLER.run(this.redis, keys, [
-          fillerId,
-          nonce,
-          ownerJobId ?? '',
-          this.ttlSeconds,
-        ]),
-      ) === 1
-    )
-  }
-
-  async setNextNonce(next: number): Promise<void> {
-    await this.redis.set(this.nonceKey(), next)
-  }
-
-  async nextNonce(): Promise<number | undefined> {
-    const value = await this.redis.get(this.nonceKey())
+  /** The key's next nonce as stored (undefined when Redis has none: a first start, or lost state). */
+  async nextNonce(address: string): Promise<number | undefined> {
+    const value = await this.redis.get(`${this.keyBase(address)}:nonce`)
     return value === null ? undefined : Number(value)
   }
 
-  /** Jobs holding a nonce whose transaction is not final yet, lowest nonce first (within the bounds, both included). */
-  async inflight(
-    fromNonce = 0,
-    toNonce = Number.POSITIVE_INFINITY,
-  ): Promise<Array<{ jobId: string; nonce: number }>> {
-    const flat = await this.redis.zrangebyscore(
-      this.inflightKey(),
-      fromNonce,
-      Number.isFinite(toNonce) ? toNonce : '+inf',
-      'WITHSCORES',
-    )
+  /** The key's jobs whose transaction is not final yet, lowest nonce first. */
+  async inflight(address: string): Promise<Array<{ jobId: string; nonce: number }>> {
+    const flat = await this.redis.zrange(`${this.keyBase(address)}:inflight`, 0, -1, 'WITHSCORES')
     const entries: Array<{ jobId: string; nonce: number }> = []
-    for (let i = 0; i < flat.length; i += 2)
-      entries.push({ jobId: flat[i] as string, nonce: Number(flat[i + 1]) })
+    for (let at = 0; at < flat.length; at += 2)
+      entries.push({ jobId: flat[at] as string, nonce: Number(flat[at + 1]) })
     return entries
   }
 }

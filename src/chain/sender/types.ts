@@ -1,7 +1,7 @@
 import type { JsonRpcApiProvider } from 'ethers'
+import type { Logger } from '../../config/logger.ts'
 import type { Connections } from '../../queue/connections.ts'
 import type { EndpointPool } from '../endpoints/pool.ts'
-import { createHash } from 'node:crypto'
 import { z } from 'zod'
 
 export const DEFAULT_GAS_LIMIT = 500_000
@@ -31,22 +31,20 @@ export interface TxSubmission {
   to: string
   data: string
   gasLimit?: number
-  /** Also the queue job id: a second submit with the same key joins the first (use the request id). */
-  idempotencyKey: string
-  /** Run it with eth_call before signing and send nothing if that reverts (the result says why). */
-  simulate?: boolean
   /**
-   * This may repeat an earlier submission (a redelivered run): an earlier job of the same key that
-   * failed for good runs again. A first submission skips that look (a Redis script per transaction).
+   * The job's id: a second submit with the same key, in any process, joins the first's transaction
+   * (use the request id). Every transaction is simulated (eth_call) just before it is signed, and
+   * nothing is sent when that reverts (the result says why).
    */
-  resubmit?: boolean
+  idempotencyKey: string
+  /** Stops waiting (the transaction, once sent, is still watched to its end by the key's owner). */
+  signal?: AbortSignal
 }
 
 export const jobDataSchema = z.object({
   to: z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected an address' }),
   data: z.string().regex(/^0x([0-9a-fA-F]{2})*$/, { message: 'expected 0x hex calldata' }),
   gasLimit: z.number().int().positive().optional(),
-  simulate: z.boolean().optional(),
 })
 export type TxJobData = z.infer<typeof jobDataSchema>
 
@@ -58,13 +56,13 @@ export interface TxSenderOptions {
   chainId?: number
   /** RPC_MAX_RESPONSE_BYTES: the largest JSON-RPC answer read from the node. */
   rpcMaxResponseBytes?: number
-  /** Sender private keys; each gets its own ordered queue and worker. Never logged or queued. */
+  /** Sender private keys; each is ordered by the one process that owns it. Never logged or queued. */
   keys: readonly string[]
   /** Used when no `connections` are given (a sender started alone). */
   redisUrl: string
   /** The process's connections (its composition root's): every Redis connection comes from them. */
   connections?: Connections
-  /** Prefix of the BullMQ queues and of the sender's own Redis keys. */
+  /** Prefix of the sender's Redis keys (`<prefix>:txstate:<chain id>`). */
   prefix: string
   /**
    * The least time between two broadcast batches of one key (default 50 ms); what is signed meanwhile
@@ -88,33 +86,23 @@ export interface TxSenderOptions {
   priorityFeeWei?: bigint
   /** Bumping stops below this max fee per gas (wei); default 10,000 gwei. */
   maxFeePerGasCapWei?: bigint
-  /** BullMQ lock: a job of a crashed process is taken over after about this long. */
-  lockDurationMs?: number
+  /** A key's lease: the keys of a process that died are taken over after about this long. */
+  keyLeaseMs?: number
+  /** How long a new owner waits for the node's pool to empty of transactions Redis lost (120 s). */
+  drainBoundMs?: number
+  /** Where the keys' ownership changes are told (taken, lost, let go). */
+  logger?: Pick<Logger, 'info' | 'warn'>
   /** close() waits this long for running jobs before it stops them (they are retried elsewhere). */
   closeTimeoutMs?: number
   onError?: (error: Error) => void
-}
-
-/** How one job is run. */
-export interface RunMode {
-  /** May repeat an earlier submission: a job that failed for good runs again. */
-  resubmit: boolean
-  /** No queue holds the job: its data is stored with its nonce, and it is leased while it runs. */
-  direct: boolean
-}
-
-/** What a key's sender needs to know about the jobs that carry its transactions. */
-export interface TxJobLookup {
-  /** The job's submitted data, if the job is still there (unchecked). */
-  dataOf(jobId: string): Promise<unknown>
-  /** A job that will still send or watch its transaction (queued, retrying or running anywhere). */
-  isLive(jobId: string): Promise<boolean>
 }
 
 export interface KeyStats {
   address: string
   nextNonce: number
   pending: number
+  /** Whether this process owns the key now. */
+  owned: boolean
   sent: number
   bumped: number
   reverted: number
@@ -122,45 +110,37 @@ export interface KeyStats {
   filled: number
   /** Transactions sent again unchanged because the key's mined nonce stood still. */
   resent: number
+  /** Leases of the key this process lost (not renewed in time, or Redis lost them). */
+  leasesLost: number
 }
 
 export interface TxSender {
-  /** Starts one worker per key (a process that only submits does not need to). */
+  /** Connects, then takes this process's share of the keys (and keeps it, renewing their leases). */
   start(): Promise<void>
+  /**
+   * Sends a transaction from a key this process owns and waits for it; a job with a transaction
+   * already (a retried run) resumes it, or waits for the owner of the key it is bound to.
+   */
   submit(submission: TxSubmission, timeoutMs?: number): Promise<TxResult>
   /** Sender addresses, in the order of `keys`. */
   readonly addresses: readonly string[]
-  /** The queue name of each key: `tx-<chain id>-<address lowercased>` (`tx-<address>` without a chain id). */
-  readonly queueNames: readonly string[]
   stats(): KeyStats[]
-  /**
-   * Reads every key's nonce from the chain again (after Redis lost the counters): the next nonce is the
-   * node's pending count, raised past whatever the store still holds in flight.
-   */
-  resyncNonces(): Promise<void>
+  /** Keys this process owns and may give work to now, and leases it lost so far. */
+  ownership(): { available: number; owned: number; lostLeases: number }
+  /** Called whenever the keys available here change (the runner sizes its worker by them). */
+  onOwnershipChange(listener: () => void): void
   /** Each key's balance (wei) as the node has it now, in the order of `keys`. */
   balances(): Promise<bigint[]>
+  /** Hands every key over (waiters told, leases let go) within its close timeout. */
   close(): Promise<void>
 }
 
-/** The key a job goes to: a stable hash of its idempotency key, so a resubmit finds the same queue. */
-export function pickKeyIndex(idempotencyKey: string, keyCount: number): number {
-  return createHash('sha256').update(idempotencyKey).digest().readUInt32BE(0) % keyCount
-}
-
-/** BullMQ refuses `:` in most custom job ids. */
+/** BullMQ refuses `:` in most custom job ids, and a job id is part of a Redis key here. */
 export function jobIdOf(idempotencyKey: string): string {
   return idempotencyKey.replaceAll(':', '_')
 }
 
-/** A key's queue; the chain id keeps one key's queues on two chains apart. */
-export function txQueueName(address: string, chainId?: number): string {
-  return chainId === undefined
-    ? `tx-${address.toLowerCase()}`
-    : `tx-${chainId}-${address.toLowerCase()}`
-}
-
-/** Where a key's nonce counter and attempts live in Redis: one key serving two chains has two. */
-export function txStateKey(prefix: string, chainId: number, address: string): string {
-  return `${prefix}:txstate:${chainId}:${address.toLowerCase()}`
+/** Where a chain's sender state lives in Redis: one key serving two chains has two. */
+export function txStateBase(prefix: string, chainId: number): string {
+  return `${prefix}:txstate:${chainId}`
 }

@@ -73,8 +73,12 @@ export const bridge: TaskDefinition = {
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
       const reason = (adapterErrorMessage(text) ?? text).slice(0, 200)
       const answered = adapterStatus ?? status
-      // The adapter's words are the root cause; the bridge, its URL and status say where.
-      const failure = { kind: statusKind(answered), retryable: isRetryableStatus(answered) }
+      // The adapter's words are the root cause; the bridge, its URL and status say where. A 502 is
+      // the feed service failing after the adapter's own retries: final, for the task and the run.
+      const failure = {
+        kind: statusKind(answered),
+        retryable: answered !== 502 && isRetryableStatus(answered),
+      }
       throw new TaskError(`bridge ${name} (${redactUrl(url)}) answered ${answered}: ${reason}`, {
         ...failure,
         cause: new FeedrunnerError(reason, failure),

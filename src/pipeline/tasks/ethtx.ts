@@ -64,6 +64,7 @@ export const ethtx: TaskDefinition = {
       evmChainID:
         chainId === undefined ? undefined : BigInt(integerAttribute(chainId, 'evmChainID', 0)),
       ...(simulateFirst(task.json('transmitChecker')) ? { simulate: true } : {}),
+      signal: task.signal,
     })
   },
 }

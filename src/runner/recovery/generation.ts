@@ -24,11 +24,12 @@ export class RedisGeneration {
     return current
   }
 
-  /** True once per loss: the generation vanished or changed since it was adopted (then adopts the new one). */
+  /**
+   * Whether the generation vanished or changed since it was adopted. It is not adopted here: the
+   * runner adopts the new one only once its rebuild succeeded, so a rebuild that fails is tried again.
+   */
   async lost(): Promise<boolean> {
     const current = await this.redis.get(this.key)
-    if (current !== null && current === this.known) return false
-    await this.adopt()
-    return true
+    return current === null || current !== this.known
   }
 }

@@ -3,9 +3,9 @@ import type { Redis } from 'ioredis'
 import type { Logger } from '../../config/logger.ts'
 import type { OracleRequestEvent } from '../../chain/operator.ts'
 import type { RequestListener } from '../../chain/listener/index.ts'
-import type { TxSender } from '../../chain/sender/index.ts'
+import { rootCauseFirst } from '../../config/errors.ts'
 import { RedisGeneration } from './generation.ts'
-import { answeredRequestIds, openWindowStart, waitForPoolsToDrain } from './open-requests.ts'
+import { answeredRequestIds, openWindowStart } from './open-requests.ts'
 
 export { createReconciler, type Reconciler } from './reconciler.ts'
 
@@ -24,8 +24,8 @@ export interface RecoveryParts {
   log: Logger
   /** How often the generation key is read. */
   checkEveryMs: number
-  /** How long a rebuild waits for the keys' transactions in the node's pool to be mined. */
-  drainBoundMs?: number
+  /** The widest eth_getLogs range (CHAIN_LOG_RANGE_BLOCKS). */
+  logRangeBlocks?: number
 }
 
 export interface Recovery {
@@ -40,8 +40,8 @@ export interface Recovery {
    * process of the lost generation wrote must not keep it from running), `run` any other.
    */
   verdict(event: OracleRequestEvent): 'skip' | 'run-again' | 'run'
-  /** Watches for a Redis that lost its state; rebuilds the listener and the sender from the chain. */
-  watch(listener: RequestListener | undefined, sender: TxSender | undefined): Promise<void>
+  /** Watches for a Redis that lost its state; rebuilds the listener's reading from the chain. */
+  watch(listener: RequestListener | undefined): Promise<void>
   /** Reads the generation once now (what the watch does every `checkEveryMs`). */
   check(): Promise<boolean>
   stop(): Promise<void>
@@ -50,10 +50,11 @@ export interface Recovery {
 /**
  * Redis is a cache of the chain. When it loses what it held (FLUSHALL, an empty instance in its place,
  * a failover to a replica that lags), the runner notices the generation key gone, says so in one line,
- * and rebuilds: every key's nonce is read from the chain again once the node's pool holds none of its
- * transactions (a fulfilment sent before the loss is mined first, so it is not sent twice), and the
- * OracleRequest logs are read again back to the oldest request still open; the ones the Operator
- * answered or that expired are skipped, the others run again.
+ * and reads the OracleRequest logs again back to the oldest request still open; the ones the Operator
+ * answered or that expired are skipped, the others run again. (Each sender key's new owner reads its
+ * nonce from the chain again, after the node's pool let its transactions be mined: key-recovery.ts.)
+ * The new generation is adopted only once the rebuild succeeded: one that fails is tried again at the
+ * next check, and says so once a minute until it succeeds.
  */
 export function createRecovery(parts: RecoveryParts): Recovery {
   const generationKey = `${parts.prefix}:generation`
@@ -62,7 +63,8 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   let timer: NodeJS.Timeout | undefined
   let checking: Promise<boolean> | undefined
   let listener: RequestListener | undefined
-  let sender: TxSender | undefined
+  /** A loss seen and not rebuilt yet: its failed tries, and when one was last told. */
+  let rebuilding: { failures: number; toldAt: number } | undefined
 
   async function readWindow(): Promise<number> {
     const window = await openWindowStart(parts.provider)
@@ -71,41 +73,48 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       parts.operators,
       window.fromBlock,
       window.head,
+      parts.logRangeBlocks,
     )
     filter = { upToBlock: window.head, headTimestamp: window.headTimestamp, answered }
     return window.fromBlock
   }
 
   async function rebuild(): Promise<void> {
+    if (!listener) return
+    const fromBlock = await readWindow()
+    await listener.rewind(fromBlock)
     parts.log.warn(
-      { key: generationKey },
-      'Redis lost its state (the generation key is gone): rebuilding from the chain',
+      { fromBlock, answeredOnChain: filter?.answered.size ?? 0 },
+      'rebuilt from the chain: reading OracleRequest logs again from the oldest request not past its cancelExpiration',
     )
-    if (sender) {
-      const { drained } = await waitForPoolsToDrain(
-        parts.provider,
-        sender.addresses,
-        parts.drainBoundMs ?? 120_000,
-      )
-      if (!drained)
-        parts.log.warn(
-          'the node still holds transactions of the sender keys; nonces are read from the chain as they are',
-        )
-      await sender.resyncNonces()
-    }
-    if (listener) {
-      const fromBlock = await readWindow()
-      await listener.rewind(fromBlock)
-      parts.log.warn(
-        { fromBlock, answeredOnChain: filter?.answered.size ?? 0 },
-        'rebuilt from the chain: reading OracleRequest logs again from the oldest request not past its cancelExpiration',
-      )
-    }
   }
 
   async function check(): Promise<boolean> {
-    if (!(await generation.lost())) return false
-    await rebuild()
+    if (!rebuilding) {
+      if (!(await generation.lost())) return false
+      parts.log.warn(
+        { key: generationKey },
+        'Redis lost its state (the generation key is gone): rebuilding from the chain',
+      )
+      rebuilding = { failures: 0, toldAt: 0 }
+    }
+    try {
+      await rebuild()
+    } catch (error) {
+      rebuilding.failures += 1
+      if (Date.now() - rebuilding.toldAt >= 60_000) {
+        rebuilding.toldAt = Date.now()
+        parts.log.warn(
+          { failures: rebuilding.failures, err: rootCauseFirst(error) },
+          'the rebuild from the chain failed; trying again',
+        )
+      }
+      throw error
+    }
+    await generation.adopt()
+    if (rebuilding.failures > 0)
+      parts.log.info({ failures: rebuilding.failures }, 'the rebuild from the chain succeeded')
+    rebuilding = undefined
     return true
   }
 
@@ -116,9 +125,8 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       if (filter.answered.has(event.requestId.toLowerCase())) return 'skip'
       return event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'skip'
     },
-    async watch(watchedListener, watchedSender) {
+    async watch(watchedListener) {
       listener = watchedListener
-      sender = watchedSender
       await generation.adopt()
       timer = setInterval(() => {
         // One check at a time; while Redis is away the check fails and the connection's own

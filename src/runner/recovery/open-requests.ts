@@ -1,11 +1,9 @@
 import type { JsonRpcProvider } from 'ethers'
 import { ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
+import { readLogsInRanges } from '../../chain/operator-logs.ts'
 
 /** Operator.EXPIRYTIME: a request may be cancelled by its requester this long after it was made. */
 export const OPERATOR_EXPIRY_SECONDS = 5 * 60
-
-/** Widest `eth_getLogs` range asked at once (public nodes refuse wider ones). */
-const LOG_RANGE = 2_000
 
 /**
  * The first block whose requests may still be open: every request made before it is past its
@@ -36,44 +34,14 @@ export async function answeredRequestIds(
   operators: readonly string[],
   fromBlock: number,
   toBlock: number,
+  rangeBlocks?: number,
 ): Promise<Set<string>> {
-  const answered = new Set<string>()
-  for (let from = fromBlock; from <= toBlock; from += LOG_RANGE) {
-    const logs = await provider.getLogs({
-      address: [...operators],
-      topics: [ORACLE_RESPONSE_TOPIC],
-      fromBlock: from,
-      toBlock: Math.min(toBlock, from + LOG_RANGE - 1),
-    })
-    for (const log of logs) if (log.topics[1]) answered.add(log.topics[1].toLowerCase())
-  }
-  return answered
-}
-
-/**
- * Resolves once none of `addresses` has a transaction waiting in the node's pool (its pending count
- * equals its mined count), or after `boundMs`: a fulfilment sent before Redis was lost is mined, and
- * found closed, before its request is looked at again.
- */
-export async function waitForPoolsToDrain(
-  provider: JsonRpcProvider,
-  addresses: readonly string[],
-  boundMs: number,
-  pollMs = 250,
-): Promise<{ drained: boolean }> {
-  const until = Date.now() + boundMs
-  for (;;) {
-    const counts = await Promise.all(
-      addresses.map(async (address) => {
-        const [pending, latest] = await Promise.all([
-          provider.send('eth_getTransactionCount', [address, 'pending']),
-          provider.send('eth_getTransactionCount', [address, 'latest']),
-        ])
-        return Number(pending) - Number(latest)
-      }),
-    )
-    if (counts.every((waiting) => waiting <= 0)) return { drained: true }
-    if (Date.now() >= until) return { drained: false }
-    await new Promise((resolve) => setTimeout(resolve, pollMs))
-  }
+  const logs = await readLogsInRanges(provider, {
+    address: operators,
+    topics: [ORACLE_RESPONSE_TOPIC],
+    fromBlock,
+    toBlock,
+    rangeBlocks,
+  })
+  return new Set(logs.flatMap((log) => (log.topics[1] ? [log.topics[1].toLowerCase()] : [])))
 }

@@ -1,10 +1,16 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import type { RunRecord, RunStore } from '../run-record.ts'
-import { ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
+import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
+import { readLogsInRanges } from '../../chain/operator-logs.ts'
 
 /** Runs the reconciler looks at: not settled by the chain yet, as far as our records know. */
-const UNSETTLED: ReadonlySet<RunRecord['state']> = new Set(['errored', 'sent', 'running'])
+const UNSETTLED: ReadonlySet<RunRecord['state']> = new Set([
+  'errored',
+  'sent',
+  'running',
+  'received',
+])
 
 export interface ReconcilerOptions {
   runs: RunStore
@@ -13,14 +19,18 @@ export interface ReconcilerOptions {
   log: Logger
   /** How often a pass runs. */
   everyMs: number
-  /** A run written more recently than this is left to the sender that is still on it. */
+  /** A run written more recently than this is left to the run that is still on it. */
   settleMs?: number
-  /** How far back (by last write) runs are looked at. */
+  /** How far back (by creation) runs are looked at. */
   lookBackMs?: number
+  /** The widest eth_getLogs range asked at once (CHAIN_LOG_RANGE_BLOCKS). */
+  logRangeBlocks?: number
+  /** Runs read from Redis at once. */
+  pageSize?: number
 }
 
 export interface Reconciler {
-  /** One pass: every unsettled run the Operator answered becomes `fulfilled`, with the mined tx. */
+  /** One pass: every unsettled run the Operator answered or whose requester cancelled it follows the chain. */
   pass(): Promise<{ checked: number; settled: number }>
   start(): void
   stop(): Promise<void>
@@ -28,8 +38,11 @@ export interface Reconciler {
 
 /**
  * Makes run records agree with the chain. The sender can see an error while its transaction is mined
- * (the node went away as it answered): that run says `errored` although the request was fulfilled. The
- * Operator's `OracleResponse` log is the truth; each pass reads it for every unsettled run at once.
+ * (the node went away as it answered), or a run can stop while its request is cancelled: such a run
+ * says `errored` (or `sent`, `running`) although the request was fulfilled or cancelled. The
+ * Operator's `OracleResponse` and `CancelOracleRequest` logs are the truth. Each pass pages through
+ * every run of the look-back window, newest first, and reads those logs once, in bounded block ranges,
+ * from the oldest unsettled run's block to the head.
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const settleMs = options.settleMs ?? options.everyMs
@@ -37,38 +50,46 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
 
+  async function unsettledRuns(now: number): Promise<Map<string, RunRecord>> {
+    const unsettled = new Map<string, RunRecord>()
+    for await (const page of options.runs.pagesSince(now - lookBackMs, options.pageSize))
+      for (const run of page)
+        if (UNSETTLED.has(run.state) && lastWrite(run) <= now - settleMs)
+          unsettled.set(run.requestId.toLowerCase(), run)
+    return unsettled
+  }
+
   async function pass(): Promise<{ checked: number; settled: number }> {
     const now = Date.now()
-    const candidates = (await options.runs.createdSince(now - lookBackMs)).filter(
-      (run) => UNSETTLED.has(run.state) && lastWrite(run) <= now - settleMs,
-    )
+    const byId = await unsettledRuns(now)
     let settled = 0
-    if (candidates.length > 0) {
-      const byId = new Map(candidates.map((run) => [run.requestId.toLowerCase(), run]))
-      const logs = await options.provider.getLogs({
-        address: [...options.operators],
-        topics: [ORACLE_RESPONSE_TOPIC, [...byId.keys()]],
-        fromBlock: Math.min(...candidates.map((run) => run.blockNumber)),
+    if (byId.size > 0) {
+      const logs = await readLogsInRanges(options.provider, {
+        address: options.operators,
+        topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
+        fromBlock: Math.min(...[...byId.values()].map((run) => run.blockNumber)),
+        toBlock: await options.provider.getBlockNumber(),
+        rangeBlocks: options.logRangeBlocks,
       })
       for (const log of logs) {
-        const run = byId.get(log.topics[1]!.toLowerCase())
-        if (!run || run.state === 'fulfilled') continue
+        const run = byId.get(log.topics[1]?.toLowerCase() ?? '')
+        if (!run) continue
+        byId.delete(run.requestId.toLowerCase())
+        const state = log.topics[0] === ORACLE_RESPONSE_TOPIC ? 'fulfilled' : 'cancelled'
         await options.runs.settleFromChain(run.requestId, {
-          state: 'fulfilled',
-          txHash: log.transactionHash,
-          reason: run.reason
-            ? `the chain shows it fulfilled (the run had said: ${run.reason})`
-            : undefined,
+          state,
+          ...(state === 'fulfilled' ? { txHash: log.transactionHash } : {}),
+          reason: `the chain shows it ${state} in ${log.transactionHash}${run.reason ? ` (the run had said: ${run.reason})` : ''}`,
         })
         options.log.info(
           { requestId: run.requestId, job: run.job, was: run.state, txHash: log.transactionHash },
-          'run settled from the chain: its fulfilment was mined',
+          `run settled from the chain: ${state}`,
         )
         settled++
       }
     }
     await options.runs.markReconciled(now)
-    return { checked: candidates.length, settled }
+    return { checked: byId.size + settled, settled }
   }
 
   return {

@@ -231,6 +231,8 @@ describe('ethtx and ethcall', () => {
         failOnRevert: false,
         idempotencyKey: 'run-1:task',
         evmChainID: undefined,
+        // The task's own signal: the sender stops waiting when the task times out or the run stops.
+        signal: expect.any(AbortSignal),
       },
     ])
   })

@@ -1,0 +1,95 @@
+import { setTimeout as delay } from 'node:timers/promises'
+import { getAddress } from 'ethers'
+import type { Confirmer } from './confirmer.ts'
+import { fillerTx, HandedOverError, type UnsignedTx } from './model.ts'
+import type { SenderNode } from './node-client.ts'
+import { isFatalRefusal } from './node-refusal.ts'
+import type { TxAttempt, TxStore } from './tx-store.ts'
+
+export interface KeyRecoveryParts {
+  address: string
+  fence: string
+  node: Pick<SenderNode, 'send' | 'broadcastBatch'>
+  store: TxStore
+  confirmer: Confirmer
+  /** The next nonce this process knew of the key (0 if it never owned it): never stepped back from. */
+  memoryNext: number
+  /** How long to wait for the node's pool to empty of the key's transactions when Redis lost them. */
+  drainBoundMs: number
+  pollIntervalMs: number
+  /** An in-flight transaction the node now refuses for good: its nonce goes to a filler. */
+  onFatalRefusal: (entry: {
+    nonce: number
+    jobId: string
+    attempts: TxAttempt[]
+  }) => Promise<unknown>
+}
+
+/**
+ * What the key's new owner does before it signs anything (Chainlink's nonce syncer): the key's next
+ * nonce is the greatest of the one stored in Redis, the node's pending count, the highest nonce
+ * recorded in flight plus one, and the one this process knew; it is written back under the fence, so
+ * it never steps back. Every transaction recorded in flight is sent again (the same bytes) and
+ * watched until final, whoever sent it first.
+ *
+ * When Redis holds nothing of the key (it lost its state) while the node's pool still holds the key's
+ * transactions, those are left to be mined first (up to drainBoundMs): their fulfilments are on the
+ * chain before any request is looked at again, so none is sent twice.
+ */
+export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
+  const { address, store, node } = parts
+  const [stored, inflight] = await Promise.all([store.nextNonce(address), store.inflight(address)])
+  let [pending, latest] = await chainCounts(node, address)
+  if (stored === undefined && inflight.length === 0 && pending > latest) {
+    const until = Date.now() + parts.drainBoundMs
+    while (pending > latest && Date.now() < until) {
+      await delay(parts.pollIntervalMs)
+      ;[pending, latest] = await chainCounts(node, address)
+    }
+  }
+  const highestInflight = Math.max(-1, ...inflight.map((entry) => entry.nonce))
+  const next = await store.syncNonce(
+    address,
+    parts.fence,
+    Math.max(stored ?? 0, pending, highestInflight + 1, parts.memoryNext),
+  )
+  if (next === undefined) throw new HandedOverError(`sender key ${address} was taken meanwhile`)
+  await watchInflight(parts, inflight)
+  return next
+}
+
+/** The key's pending and latest transaction counts, as the node has them. */
+async function chainCounts(
+  node: KeyRecoveryParts['node'],
+  address: string,
+): Promise<[number, number]> {
+  const [pending, latest] = await Promise.all([
+    node.send<string>('eth_getTransactionCount', [address, 'pending']),
+    node.send<string>('eth_getTransactionCount', [address, 'latest']),
+  ])
+  return [Number(pending), Number(latest)]
+}
+
+/** Sends every recorded in-flight attempt again, in nonce order, and watches each until final. */
+async function watchInflight(
+  parts: KeyRecoveryParts,
+  inflight: ReadonlyArray<{ jobId: string; nonce: number }>,
+): Promise<void> {
+  const watched: Array<{ nonce: number; jobId: string; attempts: TxAttempt[] }> = []
+  for (const { jobId, nonce } of inflight) {
+    const record = await parts.store.load(jobId)
+    // A filler claimed but not signed (a crash between the two) is a hole the fillers find again.
+    if (!record || record.attempts.length === 0) continue
+    const tx: UnsignedTx = record.tx
+      ? { ...record.tx, to: getAddress(record.tx.to), value: 0n }
+      : fillerTx(parts.address)
+    parts.confirmer.watch(nonce, jobId, tx, record.attempts)
+    watched.push({ nonce, jobId, attempts: record.attempts })
+  }
+  if (watched.length === 0) return
+  const outcomes = await parts.node.broadcastBatch(
+    watched.map((entry) => ['eth_sendRawTransaction', [(entry.attempts.at(-1) as TxAttempt).raw]]),
+  )
+  for (const [index, outcome] of outcomes.entries())
+    if (!outcome.ok && isFatalRefusal(outcome.message)) await parts.onFatalRefusal(watched[index]!)
+}

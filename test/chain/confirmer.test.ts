@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import { Confirmer } from '../../src/chain/sender/confirmer.ts'
+import { HandedOverError, NonceTakenError, type UnsignedTx } from '../../src/chain/sender/model.ts'
+import { settlesWithin } from '../support/settles-within.ts'
+
+const ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const TX: UnsignedTx = { to: ADDRESS, data: '0x', gasLimit: 21_000, value: 0n }
+const attempt = { hash: '0x01', raw: '0x02', maxFeePerGas: '2', maxPriorityFeePerGas: '1' }
+
+/** A confirmer that is never asked to look at the chain here: these cases need no node. */
+function confirmer(): Confirmer {
+  const idle = async () => undefined
+  return new Confirmer(
+    ADDRESS,
+    { send: () => Promise.reject(new Error('no node in this test')), head: undefined },
+    { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 5_000 },
+    { bump: idle, fillHoles: idle, resend: idle, final: idle },
+  )
+}
+
+const outcome = (waiting: Promise<unknown>) =>
+  settlesWithin(
+    waiting.then(
+      () => 'resolved',
+      (error: Error) => error.name,
+    ),
+    1_000,
+  )
+
+describe('confirmer: every waiter settles', () => {
+  it('a different job at a watched nonce takes it over, and the earlier job is told at once', async () => {
+    const watching = confirmer()
+    const earlier = watching.track(5, 'job-a', TX, [attempt])
+    watching.watch(5, 'filler-5', TX, [attempt])
+    expect(await outcome(earlier)).toBe(NonceTakenError.name)
+    expect(watching.pending.get(5)?.jobId).toBe('filler-5')
+  })
+
+  it('a second run of the same job joins the first watch instead of replacing it', async () => {
+    const watching = confirmer()
+    const first = watching.track(6, 'job-b', TX, [attempt])
+    const second = watching.track(6, 'job-b', TX, [attempt, { ...attempt, hash: '0x03' }])
+    expect(watching.pending.get(6)?.waiters).toHaveLength(2)
+    expect(watching.pending.get(6)?.attempts).toHaveLength(2)
+    watching.handOver(new HandedOverError('closing'))
+    expect(await outcome(first)).toBe(HandedOverError.name)
+    expect(await outcome(second)).toBe(HandedOverError.name)
+    expect(watching.pending.size).toBe(0)
+  })
+})
