@@ -44,7 +44,9 @@ export interface RunResult {
 /**
  * A task's failure, saying which task: its message is the task's error in words (TaskOutcome.error),
  * its cause the error the task threw (for a task whose input failed, that error's cause is the input
- * task's TaskFailure). Kind and retryable are the cause's.
+ * task's TaskFailure). Its kind is the cause's; `retryable` is whether the run may be tried again for
+ * it: the cause's flag, unless the task declares that its failures never send the run back
+ * (TaskDefinition.retriesRun).
  */
 export class TaskFailure extends FeedrunnerError {
   override readonly name = 'TaskFailure'
@@ -52,8 +54,13 @@ export class TaskFailure extends FeedrunnerError {
     readonly taskId: string,
     message: string,
     cause: unknown,
+    retriesRun: 'by-error' | 'never' = 'by-error',
   ) {
-    super(message, { kind: errorKindOf(cause), retryable: isRetryable(cause), cause })
+    super(message, {
+      kind: errorKindOf(cause),
+      retryable: retriesRun === 'by-error' && isRetryable(cause),
+      cause,
+    })
   }
 }
 
@@ -218,7 +225,13 @@ async function runTask(
       : {
           ok: false,
           error: result.error,
-          failure: new TaskFailure(task.id, result.error, result.cause),
+          // A run stopped from outside (the runner closing) goes back whatever the task declares.
+          failure: new TaskFailure(
+            task.id,
+            result.error,
+            result.cause,
+            stopSignal.aborted ? 'by-error' : definition?.retriesRun,
+          ),
         }),
     attempts,
     startedAt,

@@ -26,6 +26,14 @@ export interface TaskDefinition {
   check?(attributes: Readonly<Record<string, string>>): { attribute: string; message: string }[]
   /** How many errored inputs the task tolerates itself (median etc. use allowedFaults); default 0. */
   readonly toleratesInputErrors?: boolean
+  /**
+   * Whether a failure of this task may send the whole run back to its queue, to be tried again later
+   * (Chainlink's RunInfo.IsRetryable): `by-error` (the default) when the error says it is retryable,
+   * `never` when the spec's `retries` attribute is the only retry the task gets (a source chosen by
+   * whoever made the request is not fetched again and again on the node's time). Either way the
+   * task's own `retries` retry a retryable error within the run.
+   */
+  readonly retriesRun?: 'by-error' | 'never'
   run(task: TaskRun): Promise<unknown>
 }
 

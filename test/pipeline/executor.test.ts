@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rootCauseFirst } from '../../src/config/index.ts'
+import { isRetryable, rootCauseFirst } from '../../src/config/index.ts'
 import {
   loadJobSpec,
   originOf,
@@ -228,25 +228,29 @@ describe('executor: failures carry their kind, never read from the words', () =>
     const result = await runJob(
       job(`f [type="http" method="GET" url="${server.url}/gateway-timeout"]`),
     )
-    expect(result.tasks[0]!.failure?.kind).toBe('timeout')
-    expect(result.tasks[0]!.failure?.retryable).toBe(true)
+    const failure = result.tasks[0]!.failure!
+    expect(failure.kind).toBe('timeout')
+    // Retryable by the task's own `retries`; an http task never sends the run back to its queue.
+    expect(isRetryable(failure.cause)).toBe(true)
+    expect(failure.retryable).toBe(false)
   })
 
   it("a dependent's failure keeps the origin's kind and retryable flag, and points back to it", async () => {
     const result = await runJob(
       job(`
-    f [type="http" method="GET" url="${server.url}/broken"]
+    f [type="bridge" name="broken" requestData="{}"]
     p [type="jsonparse" path="value"]
     u [type="uppercase"]
     f -> p -> u
 `),
+      { env: { BRIDGE_BROKEN_URL: `${server.url}/broken` } },
     )
     const failure = result.failures[0]!
     expect(result.errors[0]).toMatch(/^u: input from p failed: input from f failed: /)
     expect(failure.kind).toBe('upstream')
     expect(failure.retryable).toBe(true)
     expect(rootCauseFirst(originOf(failure))).toBe(
-      `always; GET ${server.url}/broken answered 500, task f`,
+      `always; bridge broken (${server.url}/broken) answered 500, task f`,
     )
   })
 })
