@@ -224,7 +224,7 @@ async function runAdmitted(
       return finish(
         runs,
         request.requestId,
-        { ...unstoredTasks(), txHash: cancelled.txHash },
+        unstoredTasks(),
         'cancelled',
         cancelled.message,
         jobLog,

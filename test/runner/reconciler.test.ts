@@ -1,0 +1,112 @@
+import { Redis } from 'ioredis'
+import { JsonRpcProvider, type Filter, type FilterByBlockHash, type Log } from 'ethers'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
+import { createTxSender } from '../../src/chain/sender/index.ts'
+import { createReconciler } from '../../src/runner/recovery/reconciler.ts'
+import { RunStore } from '../../src/runner/run-record.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import {
+  fulfilUint256,
+  makeRequests,
+  rpc,
+  startTestChain,
+  type TestChain,
+} from '../chain/support.ts'
+
+/** The node's provider, telling every eth_getLogs block range it is asked for. */
+class RangeRecordingProvider extends JsonRpcProvider {
+  readonly ranges: Array<[number, number]> = []
+  override async getLogs(filter: Filter | FilterByBlockHash): Promise<Log[]> {
+    const { fromBlock, toBlock } = filter as Filter
+    this.ranges.push([Number(fromBlock), Number(toBlock)])
+    return super.getLogs(filter)
+  }
+}
+
+/**
+ * The reconciler checks every run that is not settled, the newest included, past the first thousand
+ * of a day, and reads the Operator's logs in bounded block ranges.
+ */
+describe('reconciler: every unsettled run, newest included, logs in bounded ranges', () => {
+  let chain: TestChain
+  const redis = new Redis(testRedisUrl())
+  const prefix = uniquePrefix('reconciler')
+  let provider: RangeRecordingProvider
+
+  beforeAll(async () => {
+    chain = await startTestChain()
+    provider = new RangeRecordingProvider(chain.anvil.rpcUrl, chain.dev.chainId, {
+      staticNetwork: true,
+      cacheTimeout: -1,
+    })
+  })
+  afterAll(async () => {
+    provider.destroy()
+    await chain?.stop()
+    const keys = await redis.keys(`${prefix}:*`)
+    for (let at = 0; at < keys.length; at += 1_000) await redis.del(...keys.slice(at, at + 1_000))
+    redis.disconnect()
+  })
+
+  it('settles the newest run of 1,200 that the chain shows fulfilled, and one it shows cancelled', async () => {
+    const runs = new RunStore(redis, `${prefix}:runner`, chain.dev.chainId)
+    const [answered, cancelled] = await makeRequests(chain, 2)
+    const sender = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl,
+      chainId: chain.dev.chainId,
+      keys: [ANVIL_PRIVATE_KEYS[1]!],
+      redisUrl: testRedisUrl(),
+      prefix,
+      pollIntervalMs: 20,
+    })
+    await sender.start()
+    const fulfilment = await sender.submit({
+      to: chain.dev.addresses.operator,
+      data: fulfilUint256(answered!, 7n),
+      idempotencyKey: answered!.requestId,
+    })
+    await sender.close()
+    await rpc(chain.dev.provider, 'evm_increaseTime', [301])
+    await rpc(chain.dev.provider, 'evm_mine')
+    await (
+      await chain.dev.consumer.getFunction('cancelRequest')(
+        cancelled!.requestId,
+        cancelled!.cancelExpiration,
+      )
+    ).wait()
+    // A day's worth of older runs first (settled ones), then the two the sender saw fail, newest last.
+    const run = (state: 'fulfilled' | 'errored') => ({
+      state,
+      chainId: chain.dev.chainId,
+      blockNumber: answered!.blockNumber,
+      reason: state === 'errored' ? 'the node did not answer' : undefined,
+    })
+    for (let index = 0; index < 1_200; index++)
+      await runs.create(`0x${index.toString(16).padStart(64, '0')}`, run('fulfilled'))
+    await runs.create(cancelled!.requestId, run('errored'))
+    await runs.create(answered!.requestId, run('errored'))
+    // Many blocks between the request and the head: the log reads come in ranges.
+    await rpc(chain.dev.provider, 'anvil_mine', ['0x1f4'])
+
+    const reconciler = createReconciler({
+      runs,
+      provider,
+      operators: [chain.dev.addresses.operator],
+      log: pino({ level: 'silent' }),
+      everyMs: 60_000,
+      settleMs: 0,
+      logRangeBlocks: 100,
+      pageSize: 250,
+    })
+    expect(await reconciler.pass()).toMatchObject({ settled: 2 })
+    expect(await runs.get(answered!.requestId)).toMatchObject({
+      state: 'fulfilled',
+      txHash: fulfilment.txHash,
+    })
+    expect((await runs.get(cancelled!.requestId))?.state).toBe('cancelled')
+    expect(provider.ranges.length).toBeGreaterThan(1)
+    for (const [from, to] of provider.ranges) expect(to - from + 1).toBeLessThanOrEqual(100)
+  }, 120_000)
+})
