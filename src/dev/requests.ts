@@ -8,6 +8,7 @@ import {
   type Wallet,
 } from 'ethers'
 import { postJsonRpcBatch } from '../chain/sender/json-rpc-batch.ts'
+import { isToleratedRefusal } from '../chain/sender/node-refusal.ts'
 import { specIdAscii } from '../chain/operator.ts'
 
 /** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */
@@ -103,7 +104,8 @@ export async function signConsumerRequests(
  * connections, or pipelined on one WebSocket (anvil's server may answer those in any order), do not
  * keep it. With `perSecond`, transaction i is due i / perSecond seconds after the first, and each
  * call carries the transactions due by then (at most `window`), so a slow answer delays but does not
- * lower the rate. Resolves with the time (ms since the epoch) each transaction was sent.
+ * lower the rate. A transaction the node has already is no failure: a resend may meet it. Resolves
+ * with the time (ms since the epoch) each transaction was sent.
  */
 export async function sendRawInNonceOrder(
   rpcUrl: string,
@@ -129,7 +131,9 @@ export async function sendRawInNonceOrder(
       batch.map((raw) => ['eth_sendRawTransaction', [raw]] as const),
     )
     outcomes.forEach((outcome, offset) => {
-      if (!outcome.ok)
+      // Sent again (a resend of what anvil lost): "already known", "transaction already imported" or
+      // "nonce too low" mean the chain has it, not a failure (node-refusal.ts reads the words once).
+      if (!outcome.ok && !isToleratedRefusal(outcome.message))
         throw new Error(
           `eth_sendRawTransaction (transaction ${start + offset} of ${raws.length}): ${outcome.message}`,
         )
