@@ -59,15 +59,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const connections = options.connections ?? (ownConnections as Connections)
   // Auto-pipelined: the attempts of jobs signed in one tick and their settlements leave in one write.
   const redis: Redis = connections.redis('worker', 'tx sender', { enableAutoPipelining: true })
-  const node = createSenderNode({
-    rpcUrl: options.rpcUrl,
-    chainId: options.chainId,
-    pollIntervalMs: settings.pollIntervalMs,
-    priorityFeeWei: options.priorityFeeWei,
-    rpcMaxResponseBytes: options.rpcMaxResponseBytes,
-    pool: options.pool,
-    provider: options.provider,
-  })
+  const node = createSenderNode({ ...options, pollIntervalMs: settings.pollIntervalMs })
   const keySenders = new Map<string, KeySender>()
   const ownershipListeners: Array<() => void> = []
   const ownershipChanged = () => ownershipListeners.forEach((listener) => listener())
@@ -95,18 +87,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       const chainId = node.chainId as number
       const store = new TxStore(redis, txStateBase(options.prefix, chainId))
       jobs = new JobRuns(keySenders, store, chainId, settings.pollIntervalMs)
-      for (const signer of signers)
-        keySenders.set(
-          signer.address.toLowerCase(),
-          new KeySender({
-            signer,
-            node,
-            store,
-            settings,
-            wake: pollLoop.wake,
-            reportError,
-          }),
-        )
+      for (const signer of signers) {
+        const parts = { signer, node, store, settings, wake: pollLoop.wake, reportError }
+        keySenders.set(signer.address.toLowerCase(), new KeySender(parts))
+      }
       leases = new KeyLeases(
         redis,
         {

@@ -141,21 +141,6 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     }
   }
 
-  async function simulate(
-    from: string,
-    tx: UnsignedTx,
-    blockTag: string | number = 'latest',
-  ): Promise<string | undefined> {
-    try {
-      await (await rpc()).call({ from, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag })
-      return undefined
-    } catch (error) {
-      const reason = revertReasonOf(error)
-      if (reason === undefined) throw error
-      return reason
-    }
-  }
-
   return {
     get head() {
       return head
@@ -169,10 +154,27 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     currentFees,
     broadcast,
     broadcastBatch,
-    simulate,
+    simulate: async (from, tx, blockTag) => simulateOn(await rpc(), from, tx, blockTag),
     balanceOf: (address) => send<string>('eth_getBalance', [address, 'latest']).then(BigInt),
     // A pool's provider is its runner's to destroy.
     destroy: () => provider?.destroy(),
+  }
+}
+
+/** Runs the transaction against the state at `blockTag`; the revert reason, or undefined if it succeeds. */
+async function simulateOn(
+  provider: JsonRpcApiProvider,
+  from: string,
+  tx: UnsignedTx,
+  blockTag: string | number = 'latest',
+): Promise<string | undefined> {
+  try {
+    await provider.call({ from, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag })
+    return undefined
+  } catch (error) {
+    const reason = revertReasonOf(error)
+    if (reason === undefined) throw error
+    return reason
   }
 }
 
