@@ -6,8 +6,8 @@
  */
 export const PARTS: ReadonlyArray<readonly [string, RegExp]> = [
   [
-    'Redis client (ioredis, scripts, run records, leases, transaction store)',
-    /node_modules\/(ioredis|redis-parser|bullmq)\/|dist\/queue\/|dist\/runner\/(run-record|direct\/)|sender\/tx-store/,
+    'Redis client (ioredis, scripts, run records, key leases, transaction store)',
+    /node_modules\/(ioredis|redis-parser|bullmq)\/|dist\/queue\/|dist\/runner\/run-record|sender\/(tx-store|ownership\/)/,
   ],
   [
     'HTTP client (the bridge task to the adapter, the sender JSON-RPC batches)',

@@ -23,16 +23,13 @@ export function totalCalls(calls: Record<string, number>): number {
 
 /**
  * What a key belongs to, by its first part after the queue prefix: the `requests` BullMQ queue, a
- * fetch queue, a key's transaction queue, the leases of requests runners hold themselves
- * (`runner:direct:`), run records (`runner:`), the sender's transaction store
- * (`txstate:`), the listener's checkpoints, the recovery generation.
+ * fetch queue, run records (`runner:`), the sender's transaction store and key leases (`txstate:`),
+ * the listener's checkpoints, the recovery generation.
  */
 export function sourceOfKey(key: string): string {
   const part = key.slice(key.indexOf(':') + 1).split(':')[0] ?? ''
   if (part === 'requests' || part.startsWith('requests-')) return 'requests job (BullMQ)'
   if (part.startsWith('fetch-')) return 'fetch jobs (BullMQ)'
-  if (part.startsWith('tx-')) return 'transaction queues (BullMQ)'
-  if (part === 'runner' && key.includes(':runner:direct:')) return 'runner leases'
   if (part === 'runner') return 'run records'
   if (part === 'txstate') return 'sender transaction store'
   if (part === 'listener') return 'listener checkpoints'
