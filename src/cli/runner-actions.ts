@@ -8,13 +8,15 @@ import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
 import { withDevStack } from './dev-state.ts'
+import { watchRunnerJobs } from './jobs-reload.ts'
+import { checkRunnerSettings, settingsWithKeys, waitForRedis } from './start-checks.ts'
 import {
   serveUntilSignal,
   settingsOrExit,
   startOperationsPort,
   type RunningPart,
 } from './lifecycle.ts'
-import { printRun } from './replay-action.ts'
+import { printRun } from './run-view.ts'
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when neither RPC_URL nor CHAINS_FILE is set). */
@@ -30,19 +32,29 @@ export async function runnerStartPart({
   const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
     connections,
   })
+  const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // Host and port only: an RPC URL's path often carries an API key.
   console.log(
     settings.RPC_URL
       ? `feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`
       : `feedrunner runner watching and working on chains ${[...runner.byChain.keys()].join(', ')} (CHAINS_FILE ${settings.CHAINS_FILE})`,
   )
-  return { name: 'runner', close: () => runner.stop() }
+  return {
+    name: 'runner',
+    close: async () => {
+      await jobs.close()
+      await runner.stop()
+    },
+  }
 }
 
 /** The composition root of `feedrunner runner`. */
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
-  const settings = settingsOrExit()
+  // Keys opened before the logger exists, then everything checked before a connection is tried.
+  const settings = settingsWithKeys(settingsOrExit())
   const logger = createLogger(settings, 'feedrunner-runner')
+  await checkRunnerSettings(settings, logger, true)
+  await waitForRedis(settings, 'feedrunner runner')
   const connections = new Connections(settings, logger)
   const runner = await startRunnerFromSettings(settings, logger, {
     listen: options.listen,
@@ -55,8 +67,9 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     await connections.close()
     process.exit(1)
   })
+  const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   console.log(
-    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'})`,
+    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
   )
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
@@ -64,6 +77,7 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     logger,
     [
       { name: 'runner', close: () => runner.stop() },
+      jobs,
       ...(operations ? [{ name: 'operations', close: () => operations.close() }] : []),
     ],
     connections,
@@ -115,7 +129,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
   }
 }
 
-export async function runShowAction(requestId: string): Promise<void> {
+export async function runShowAction(requestId: string, options: { json?: boolean }): Promise<void> {
   const settings = settingsOrExit(withDevStack().env)
   const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
   try {
@@ -142,9 +156,11 @@ export async function runShowAction(requestId: string): Promise<void> {
         `${settings.QUEUE_PREFIX}:runner`,
         run.chainId,
       ).reconciledAt()
-      printRun(run, {
-        checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet',
-      })
+      printRun(
+        run,
+        { checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet' },
+        options,
+      )
     }
   } finally {
     redis.disconnect()
