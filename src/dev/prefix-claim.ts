@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import { FeedrunnerError } from '../config/errors.ts'
 import { endpointOf } from '../config/settings.ts'
 import { luaScript } from '../queue/lua-script.ts'
+import { processAlive } from './state.ts'
 
 /**
  * A dev stack owns its queue prefix on the Redis it was given: two stacks on one Redis under one
@@ -32,6 +33,11 @@ interface Owner {
   token: string
 }
 
+/** The claim's key: a stack clearing its prefix at start keeps it. */
+export function claimKey(prefix: string): string {
+  return `${prefix}:dev-stack`
+}
+
 export interface PrefixClaim {
   release(): Promise<void>
 }
@@ -44,7 +50,7 @@ export async function claimPrefix(
   redisUrl: string,
   onLost: () => void = () => undefined,
 ): Promise<PrefixClaim> {
-  const key = `${prefix}:dev-stack`
+  const key = claimKey(prefix)
   const owner: Owner = {
     pid: process.pid,
     host: hostname(),
@@ -54,7 +60,7 @@ export async function claimPrefix(
   }
   const value = JSON.stringify(owner)
   const taken = await redis.set(key, value, 'PX', LEASE_MS, 'NX')
-  if (taken !== 'OK') {
+  if (taken !== 'OK' && !(await takeOverFromDead(redis, key, value))) {
     const holder = parseOwner(await redis.get(key))
     throw new FeedrunnerError(
       `queue prefix ${prefix} on REDIS_URL ${endpointOf(redisUrl)} belongs to another dev stack${holder ? ` (pid ${holder.pid} on ${holder.host}, checkout ${holder.checkout}, since ${holder.since})` : ''}: give this one a QUEUE_PREFIX of its own, or unset REDIS_URL so it starts a Redis of its own`,
@@ -64,7 +70,11 @@ export async function claimPrefix(
   const timer = setInterval(() => {
     void RENEW.run(redis, [key], [value, LEASE_MS])
       .then((renewed) => {
-        if (renewed === 0) onLost()
+        // Lost (it expired while Redis or this process stood still, and another stack took it): said
+        // once; the stack goes on, its records no longer its own alone.
+        if (renewed !== 0) return
+        clearInterval(timer)
+        onLost()
       })
       .catch(() => undefined) // Redis away: its connection reports the outage
   }, RENEW_EVERY_MS)
@@ -75,6 +85,21 @@ export async function claimPrefix(
       await RELEASE.run(redis, [key], [value]).catch(() => undefined)
     },
   }
+}
+
+const TAKE_OVER = luaScript(
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return false",
+)
+
+/**
+ * A claim left by a stack of this host whose process is gone (killed before its claim expired) is
+ * taken over at once, instead of refusing a restart for the rest of the claim's lease.
+ */
+async function takeOverFromDead(redis: Redis, key: string, value: string): Promise<boolean> {
+  const stored = await redis.get(key)
+  const holder = parseOwner(stored)
+  if (!holder || holder.host !== hostname() || processAlive(holder.pid)) return false
+  return (await TAKE_OVER.run(redis, [key], [stored as string, value, LEASE_MS])) === 'OK'
 }
 
 function parseOwner(stored: string | null): Owner | undefined {

@@ -22,7 +22,7 @@ import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
 import { startPoolBackstop } from './pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from './deploy.ts'
 import { freePort, isPortFree } from './ports.ts'
-import { claimPrefix } from './prefix-claim.ts'
+import { claimKey, claimPrefix } from './prefix-claim.ts'
 import {
   redisAnswers,
   redisServerInstalled,
@@ -120,7 +120,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     )
     stops.push(() => claim.release())
     // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
-    if (!contracts.reused) await clearPrefix(connections, prefix)
+    if (!contracts.reused) await clearPrefix(connections, prefix, claimKey(prefix))
     // Runs after every part that writes under the prefix has stopped (stops run newest first).
     if (options.clearPrefixOnStop) stops.push(() => clearPrefix(connections, prefix))
 
@@ -228,13 +228,16 @@ async function onPreferredPort<T>(
   return start(await freePort())
 }
 
-/** Deletes every key under `prefix:` (only feedrunner's own dev namespace is ever cleared). */
-async function clearPrefix(connections: Connections, prefix: string): Promise<void> {
+/** Deletes every key under `prefix:` but `keep` (only feedrunner's own dev namespace is ever cleared). */
+async function clearPrefix(connections: Connections, prefix: string, keep?: string): Promise<void> {
   const redis = connections.redis('worker', 'dev prefix cleanup')
   try {
     // Every master of a cluster; a batch comes from one node, and a hash-tagged prefix (which a
     // cluster requires) keeps its keys in one slot, so one UNLINK takes the batch.
-    for await (const keys of scanKeyBatches(redis, `${prefix}:*`, 1000)) await redis.unlink(...keys)
+    for await (const batch of scanKeyBatches(redis, `${prefix}:*`, 1000)) {
+      const keys = batch.filter((key) => key !== keep)
+      if (keys.length > 0) await redis.unlink(...keys)
+    }
   } finally {
     redis.disconnect()
   }
