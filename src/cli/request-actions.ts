@@ -9,7 +9,8 @@ import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '
 import type { DevState } from '../dev/state.ts'
 import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog/index.ts'
 import { connectClient } from '../queue/connection.ts'
-import { loadJobRegistry, type LoadedJob } from '../runner/job-registry.ts'
+import { loadValidJobs, type LoadedJob } from '../runner/job-registry.ts'
+import { formatProblem, type SpecProblem } from '../pipeline/index.ts'
 import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
 import { checkServed } from './served-jobs.ts'
 import { toDecimal } from '../reduce/index.ts'
@@ -62,8 +63,9 @@ async function sendRequests(
   })
   const redis = await connectClient(settings.REDIS_URL).catch(() => undefined)
   try {
-    const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
-    const loaded = findJob(registry.jobs, jobName)
+    // Another spec's problem does not stop a request for this one (the runner keeps its jobs too).
+    const { registry, problems } = await loadValidJobs(settings.JOBS_DIR, chainId)
+    const loaded = findJob(registry.jobs, jobName, problems)
     if (redis) await checkServed(redis, settings.QUEUE_PREFIX, chainId, loaded)
     const shape = feedJobShape(loaded.job)
     const params = await requestParams(loaded, shape, parseParams(options.param), env, devStack)
@@ -290,15 +292,29 @@ export function describeEndedRun(run: RunRecord): string {
   return lines.join('\n')
 }
 
-function findJob(jobs: readonly LoadedJob[], name: string): LoadedJob {
+function findJob(
+  jobs: readonly LoadedJob[],
+  name: string,
+  problems: readonly SpecProblem[],
+): LoadedJob {
   const wanted = name.toLowerCase()
+  const wantedFile = (file: string) =>
+    file.toLowerCase().endsWith(`/${wanted}.toml`) || file.toLowerCase().endsWith(`/${wanted}`)
   const found = jobs.find(
     (loaded) =>
       loaded.name.toLowerCase() === wanted ||
       loaded.externalJobId === wanted ||
-      loaded.job.file.toLowerCase().endsWith(`/${wanted}.toml`) ||
-      loaded.job.file.toLowerCase().endsWith(`/${wanted}`),
+      wantedFile(loaded.job.file),
   )
+  const own = problems.filter((problem) => wantedFile(problem.file))
+  if (!found && own.length > 0)
+    throw new FeedrunnerError(`job ${name}: ${own.map(formatProblem).join('; ')}`, {
+      kind: 'config',
+    })
+  if (found && problems.length > 0)
+    console.error(
+      `(other specs of the jobs folder have problems, and a runner keeps the jobs it had while they do: ${problems.map(formatProblem).join('; ')})`,
+    )
   if (!found)
     throw badArgument(
       `no job ${JSON.stringify(name)}; jobs: ${jobs

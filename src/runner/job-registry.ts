@@ -181,6 +181,31 @@ export async function loadJobRegistry(
   chainIds?: number | readonly number[],
   options: { refuseOtherChains?: boolean } = {},
 ): Promise<JobRegistry> {
+  const { jobs, notices, problems } = await readJobsDir(dir, chainIds, options)
+  if (problems.length > 0) throw new JobsDirError(problems)
+  return new JobRegistry(jobs.map(registerJob), notices)
+}
+
+/**
+ * The specs of `dir` that load, and the problems of those that do not, without refusing the folder:
+ * for a command that asks about one job (`request`), where another spec's problem is a warning.
+ * Specs that share an externalJobID are all left out.
+ */
+export async function loadValidJobs(
+  dir: string,
+  chainIds?: number | readonly number[],
+): Promise<{ registry: JobRegistry; problems: SpecProblem[] }> {
+  const { jobs, notices, problems } = await readJobsDir(dir, chainIds)
+  const shared = new Set(problems.map((problem) => problem.file))
+  const valid = jobs.filter((job) => !shared.has(job.file))
+  return { registry: new JobRegistry(valid.map(registerJob), notices), problems }
+}
+
+async function readJobsDir(
+  dir: string,
+  chainIds: number | readonly number[] | undefined,
+  options: { refuseOtherChains?: boolean } = {},
+): Promise<{ jobs: Job[]; notices: string[]; problems: SpecProblem[] }> {
   const root = resolve(dir)
   const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
   const configured = chainIds === undefined ? undefined : [chainIds].flat()
@@ -210,8 +235,6 @@ export async function loadJobRegistry(
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
     jobs.push({ ...job, spec: { ...job.spec, evmChainID: BigInt(choice.chainId) } })
   }
-  const duplicates = duplicateJobIdProblems(jobs)
-  problems.push(...duplicates)
-  if (problems.length > 0) throw new JobsDirError(problems)
-  return new JobRegistry(jobs.map(registerJob), notices)
+  problems.push(...duplicateJobIdProblems(jobs))
+  return { jobs, notices, problems }
 }
