@@ -187,10 +187,10 @@ describe('the first hour of a new operator (issue 19)', () => {
     expect(row, status.output).toBeDefined()
     expect(row).toContain('fulfilled')
     const shownId = row!.trim().split(/\s+/)[0]!
-    const show = await runCli(['runs', 'show', shownId], plainEnv(stateEnv), 60_000)
+    const show = await runCli(['runs', 'show', shownId, '--json'], plainEnv(stateEnv), 60_000)
     expect(show.code, show.output).toBe(0)
-    // The record as JSON, then (for some runs) notes for its requester.
-    const run = JSON.parse(show.output.slice(0, show.output.indexOf('\n}') + 2)) as {
+    // The record as JSON, alone (notes for its requester would go to stderr).
+    const run = JSON.parse(show.output) as {
       requestId: string
       state: string
       tasks: { id: string }[]
