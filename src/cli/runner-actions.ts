@@ -5,7 +5,7 @@ import { Connections } from '../queue/connections.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
-import { readStatus } from '../runner/status.ts'
+import { readStatus, type StatusReport } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
 import { withDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
@@ -110,7 +110,12 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
         ),
       )
       console.log()
-      console.log(await jobsTable(settings.JOBS_DIR))
+      console.log(await jobsTable(settings.JOBS_DIR, report.served ?? []))
+      for (const chain of report.served ?? [])
+        if (chain.refused)
+          console.log(
+            `the runner of chain ${chain.chainId} refused the last change of the jobs folder, and runs the jobs it had: ${chain.refused}`,
+          )
       console.log()
       console.log(
         report.runs.length === 0
@@ -167,16 +172,24 @@ export async function runShowAction(requestId: string, options: { json?: boolean
   }
 }
 
-/** The jobs in JOBS_DIR with the externalJobID a consumer must use (given, or derived). */
-async function jobsTable(dir: string): Promise<string> {
+/**
+ * The jobs in JOBS_DIR with the externalJobID a consumer must use (given, or derived), and whether
+ * the running runners serve each (when a runner says what it serves).
+ */
+async function jobsTable(
+  dir: string,
+  served: NonNullable<StatusReport['served']>,
+): Promise<string> {
   try {
     const { jobs } = await loadJobRegistry(dir)
+    const servedIds = new Set(served.flatMap((chain) => chain.jobs.map((job) => job.externalJobId)))
     return renderTable(
-      ['job', 'externalJobID', 'chain'],
+      ['job', 'externalJobID', 'chain', ...(served.length > 0 ? ['served'] : [])],
       jobs.map(({ job, name, externalJobId }) => [
         name,
         `${externalJobId}${job.externalJobIDDerived ? ' (derived)' : ''}`,
         job.spec.evmChainID === undefined ? "(the runner's)" : String(job.spec.evmChainID),
+        ...(served.length > 0 ? [servedIds.has(externalJobId) ? 'yes' : 'NOT LOADED'] : []),
       ]),
     )
   } catch (error) {

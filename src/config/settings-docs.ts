@@ -94,8 +94,9 @@ export function renderConfigurationDoc(): string {
     'The adapter runs on `@chainlink/external-adapter-framework`, which reads settings of its own from the same',
     'environment: `EA_HOST`, `EA_MODE`, `CACHE_TYPE` (`local` or `redis`), `CACHE_REDIS_URL` (else `REDIS_URL`),',
     '`CACHE_MAX_ITEMS`, `METRICS_ENABLED`, `METRICS_PORT`, `RATE_LIMIT_*` and more. They are listed, with their',
-    `defaults, in the framework's [settings reference](${EA_SETTINGS_URL}); feedrunner only gives \`EA_PORT\` the`,
-    'default above. The framework checks its own settings when the adapter starts.',
+    `defaults, in the framework's [settings reference](${EA_SETTINGS_URL}); feedrunner gives \`EA_PORT\` the`,
+    "default above, and lists `METRICS_PORT` above with the framework's default since it is a port the",
+    "adapter's process takes. The framework checks its own settings when the adapter starts.",
     '',
   )
   return lines.join('\n')

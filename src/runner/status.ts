@@ -6,6 +6,7 @@ import { scanKeys } from '../queue/scan-keys.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
 import { countLeases, leaseKeys } from './direct/lease-store.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
+import { readLoadedJobs, type LoadedJobs } from './loaded-jobs.ts'
 
 export interface QueueDepth {
   queue: string
@@ -19,6 +20,8 @@ export interface QueueDepth {
 export interface StatusReport {
   queues: QueueDepth[]
   runs: RunRecord[]
+  /** What the running runners serve, per chain (none when no runner runs on this prefix). */
+  served?: Array<{ chainId: number } & LoadedJobs>
 }
 
 /**
@@ -58,7 +61,15 @@ export async function readStatus(
   }
   queues.push(...(await heldRequests(redis, prefix, queues)))
   const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
-  return { queues, runs }
+  const served: NonNullable<StatusReport['served']> = []
+  const queuePrefix = `${REQUESTS_QUEUE}-`
+  for (const { queue } of queues) {
+    if (!queue.startsWith(queuePrefix) || queue.endsWith('-held')) continue
+    const chainId = Number(queue.slice(queuePrefix.length))
+    const entry = await readLoadedJobs(redis, prefix, chainId)
+    if (entry) served.push({ chainId, ...entry })
+  }
+  return { queues, runs, served }
 }
 
 /**

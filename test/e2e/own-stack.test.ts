@@ -210,6 +210,10 @@ describe('beyond the first hour: a dev stack of its own, jobs that change, no gu
     it('a broken spec keeps the jobs running and says why; SIGHUP reloads too', async () => {
       writeFileSync(join(a.jobsDir, 'broken.toml'), 'type = "directrequest"\nname = "broken"\n')
       await logged(/^job specs not reloaded, the jobs loaded before still run: .*broken\.toml/)
+      const status = await cli(a, ['status'])
+      expect(status.stdout).toContain(
+        'the runner of chain 31337 refused the last change of the jobs folder, and runs the jobs it had: ',
+      )
       // The jobs loaded before still run, and `request` says what is wrong with the broken one.
       expectFulfilled(await cli(a, ['request', 'odds-copy']), '160')
       const broken = await cli(a, ['request', 'broken'])
