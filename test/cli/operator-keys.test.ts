@@ -26,6 +26,7 @@ const OPERATOR_ABI = [
 ]
 const LINK_ABI = [
   'function balanceOf(address) view returns (uint256)',
+  'function grantMintRole(address)',
   'function mint(address, uint256)',
 ]
 
@@ -278,62 +279,30 @@ describe('feedrunner keys and feedrunner operator on a chain of their own', () =
   it('operator withdraw: the LINK earned goes to the recipient, never more than is withdrawable', async () => {
     // LINK in the Operator as payments leave it (minted here: the first deploy made the token).
     const link = new Contract(consumerDeployment.link, LINK_ABI, owner.connect(provider))
-    const minter = new Contract(
-      consumerDeployment.link,
-      ['function grantMintRole(address)'],
-      owner.connect(provider),
-    )
-    await (await minter.getFunction('grantMintRole')(owner.address)).wait()
+    await (await link.getFunction('grantMintRole')(owner.address)).wait()
     await (await link.getFunction('mint')(operator, parseEther('2'))).wait()
     const recipient = new Wallet(ANVIL_PRIVATE_KEYS[3]).address
 
-    const tooMuch = await runFeedrunner(
-      [
-        'operator',
-        'withdraw',
-        '--operator',
-        operator,
-        '--owner-key-env',
-        'OWNER_KEY',
-        '--amount',
-        '5',
-      ],
-      env,
-    )
+    const withdraw = (...args: string[]) =>
+      runFeedrunner(
+        ['operator', 'withdraw', '--operator', operator, '--owner-key-env', 'OWNER_KEY', ...args],
+        env,
+      )
+
+    const tooMuch = await withdraw('--amount', '5')
     expect(tooMuch.code).toBe(1)
     expect(tooMuch.stderr).toContain('withdrawable')
 
-    const part = await runFeedrunner(
-      [
-        'operator',
-        'withdraw',
-        '--operator',
-        operator,
-        '--owner-key-env',
-        'OWNER_KEY',
-        '--to',
-        recipient,
-        '--amount',
-        '0.5',
-        '--json',
-      ],
-      env,
-    )
+    const part = await withdraw('--to', recipient, '--amount', '0.5', '--json')
     expect(part.code, part.stderr).toBe(0)
     expect(JSON.parse(part.stdout)).toMatchObject({ recipient, amount: String(parseEther('0.5')) })
     expect(await link.getFunction('balanceOf')(recipient)).toBe(parseEther('0.5'))
 
-    const rest = await runFeedrunner(
-      ['operator', 'withdraw', '--operator', operator, '--owner-key-env', 'OWNER_KEY', '--json'],
-      env,
-    )
+    const rest = await withdraw('--json')
     expect(rest.code, rest.stderr).toBe(0)
     // Nothing is escrowed for an open request here: all of it was withdrawable.
     expect(await link.getFunction('balanceOf')(owner.address)).toBe(parseEther('1.5'))
-    const nothing = await runFeedrunner(
-      ['operator', 'withdraw', '--operator', operator, '--owner-key-env', 'OWNER_KEY', '--json'],
-      env,
-    )
+    const nothing = await withdraw('--json')
     expect(JSON.parse(nothing.stdout)).toMatchObject({ amount: '0', tx: null })
   }, 120_000)
 })
