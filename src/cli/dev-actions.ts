@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
 import { createLogger, type Logger } from '../config/logger.ts'
-import { parseSettings, presentVariables } from '../config/settings.ts'
+import { presentVariables } from '../config/settings.ts'
 import { buildDemoCases, runDemoCases, type DemoResult } from '../dev/demo.ts'
 import { startDevStack, type DevStack, type DevStackOptions } from '../dev/stack.ts'
 import { removeDevState, writeDevState, type DevState } from '../dev/state.ts'
 import { feedJobShape } from '../runner/feed-job.ts'
 import { devStateFile, runningDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
-import { stopOnSignal } from './lifecycle.ts'
+import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
 /** The ports `feedrunner dev` takes when they are free, so a chain tool finds anvil at its usual port. */
@@ -149,14 +149,14 @@ async function startStack(
     ...process.env,
     ...Object.fromEntries(Object.entries(overrides).filter(([key]) => !process.env[key])),
   }
+  const settings = settingsOrExit(env)
   try {
-    const settings = parseSettings(env)
     const logger = createLogger(settings, 'feedrunner-dev')
     return { stack: await startDevStack({ ...options, env, logger }), logger }
   } catch (error) {
-    console.error(
-      `feedrunner could not start the dev stack: ${error instanceof Error ? error.message : String(error)}`,
-    )
+    // A taken EA_PORT is named by its setting, as in start.
+    const { startFailure } = await import('./start-checks.ts')
+    console.error(`feedrunner could not start the dev stack: ${startFailure(error, settings)}`)
     process.exit(1)
   }
 }
