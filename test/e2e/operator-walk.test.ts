@@ -5,10 +5,12 @@ import { join } from 'node:path'
 import { Contract, getAddress, JsonRpcProvider, parseEther, Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { operatorInterface } from '../../src/chain/operator.ts'
+import { decryptKeystore, listKeystores, passwordFromFile } from '../../src/config/keystore.ts'
 import { SETTINGS } from '../../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { freePort } from '../../src/dev/ports.ts'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../src/dev/process.ts'
+import { dumpKeyspace } from '../support/keyspace.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 // Issue 39, point 8: docs/operating.md's walk "From an empty chain to a fulfilled request", run as
@@ -64,6 +66,7 @@ describe('docs/operating.md: from an empty chain to a fulfilled request, on a se
   const outputs = new Map<string, string>()
   const filled: Record<string, string> = {}
   let nodeAddress = ''
+  const prefix = uniquePrefix('walk')
 
   beforeAll(async () => {
     anvil = await startAnvil({ chainId: 4242 })
@@ -101,7 +104,7 @@ describe('docs/operating.md: from an empty chain to a fulfilled request, on a se
         .replaceAll('127.0.0.1:8090', `127.0.0.1:${feedsPort}`)
         .replaceAll('--port 8090', `--port ${feedsPort}`)
         .replaceAll('http://127.0.0.1:8080', `http://127.0.0.1:${eaPort}`)
-        .replaceAll('QUEUE_PREFIX=my-node', `QUEUE_PREFIX=${uniquePrefix('walk')}`)
+        .replaceAll('QUEUE_PREFIX=my-node', `QUEUE_PREFIX=${prefix}`)
         .replaceAll('<owner-key>', ANVIL_PRIVATE_KEYS[0])
         .replaceAll('<requester-key>', ANVIL_PRIVATE_KEYS[2])
         .replaceAll('<feed-key>', 'walk-feed-key-0123456789')
@@ -202,9 +205,17 @@ describe('docs/operating.md: from an empty chain to a fulfilled request, on a se
     expect(shown).toMatch(/^withdrawable\s+0\.1 LINK/m)
   })
 
-  it('the runner signed from the keystore, so it gave no raw-key warning', () => {
+  it('the runner signed from the keystore: no raw-key warning, and the key is nowhere in its output or in Redis', async () => {
     const start = background.find((process) => process.name.includes('feedrunner start'))!
     expect(start.output()).not.toContain('raw keys')
     expect(start.output()).toContain('runner watching and working on RPC_URL')
+    const [keystore] = listKeystores(join(dir, 'keys'))
+    const key = decryptKeystore(keystore!.path, passwordFromFile(join(dir, 'keys.password')))
+    expect(key.address).toBe(getAddress(nodeAddress))
+    const secret = key.privateKey.slice(2)
+    expect(start.output()).not.toContain(secret)
+    const stored = await dumpKeyspace(testRedisUrl(), prefix)
+    expect(stored).toContain(`${prefix}:runner`)
+    expect(stored.toLowerCase()).not.toContain(secret.toLowerCase())
   })
 })
