@@ -230,7 +230,7 @@ describe('beyond the first hour: a dev stack of its own, jobs that change, no gu
       expect(a.process.child.exitCode).toBeNull()
     }, 180_000)
 
-    it('a spec for an Operator deployed meanwhile is watched from then on', async () => {
+    it('a spec for an Operator deployed meanwhile is refused until the Operator knows the key, then watched', async () => {
       const deploy = await cli(
         a,
         [
@@ -247,21 +247,6 @@ describe('beyond the first hour: a dev stack of its own, jobs that change, no gu
       )
       expect(deploy.code, deploy.stderr).toBe(0)
       const second = JSON.parse(deploy.stdout) as { operator: string; consumer: string }
-      const authorize = await cli(
-        a,
-        [
-          'operator',
-          'authorize',
-          '--operator',
-          second.operator,
-          '--owner-key-env',
-          'OWNER_KEY',
-          '--sender',
-          NODE_ADDRESS,
-        ],
-        { OWNER_KEY: ANVIL_PRIVATE_KEYS[0] },
-      )
-      expect(authorize.code, authorize.stderr).toBe(0)
       const moved = join(dir, 'moved')
       const retarget = await cli(a, [
         'jobs',
@@ -281,6 +266,26 @@ describe('beyond the first hour: a dev stack of its own, jobs that change, no gu
           '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e92',
         ),
       )
+      // The Operator does not know the node's key yet: the spec is refused, the old set runs on.
+      await logged(
+        new RegExp(`^job specs not reloaded, .*not authorised by the Operator ${second.operator}`),
+      )
+      const authorize = await cli(
+        a,
+        [
+          'operator',
+          'authorize',
+          '--operator',
+          second.operator,
+          '--owner-key-env',
+          'OWNER_KEY',
+          '--sender',
+          NODE_ADDRESS,
+        ],
+        { OWNER_KEY: ANVIL_PRIVATE_KEYS[0] },
+      )
+      expect(authorize.code, authorize.stderr).toBe(0)
+      process.kill(a.state.pid, 'SIGHUP')
       await logged(new RegExp(`^job added: second odds .*Operator ${second.operator}\\)$`))
       expectFulfilled(
         await cli(a, ['request', 'second-odds'], { CONSUMER_ADDRESS: second.consumer }),
