@@ -181,7 +181,9 @@ async function run(
 ): Promise<void> {
   const { settingsWithKeys, waitForRedis, startFailure } = await startChecksModule()
   // Keys opened before the logger exists: its scrubber knows every secret it must never write.
-  const settings = settingsWithKeys(settingsOrExit())
+  const parsed = settingsOrExit()
+  const runsRunner = name === 'start' && (parsed.RPC_URL || parsed.CHAINS_FILE) !== undefined
+  const settings = settingsWithKeys(parsed, runsRunner)
   const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
   // Everything is checked before a port opens or a connection is tried.
   for (const check of checks) await check(settings, logger)

@@ -51,7 +51,7 @@ export async function runnerStartPart({
 /** The composition root of `feedrunner runner`. */
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
   // Keys opened before the logger exists, then everything checked before a connection is tried.
-  const settings = settingsWithKeys(settingsOrExit())
+  const settings = settingsWithKeys(settingsOrExit(), true)
   const logger = createLogger(settings, 'feedrunner-runner')
   await checkRunnerSettings(settings, logger, true)
   await waitForRedis(settings, 'feedrunner runner')

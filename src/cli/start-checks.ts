@@ -14,8 +14,13 @@ import { loadJobRegistry } from '../runner/job-registry.ts'
  * and exit code 1: "adapter listening" no longer printed before a runner setting stopped the start.
  */
 
-/** The settings with KEYSTORE_DIR's keys opened, or the problem in one line and exit code 1. */
-export function settingsWithKeys(settings: Settings): Settings {
+/**
+ * The settings with KEYSTORE_DIR's keys opened, or the problem in one line and exit code 1. Only a
+ * process that signs opens them (`signs`: it runs a runner, or signs ##signKey tokens): a fetch
+ * worker or an adapter in static mode needs neither the keys nor their password.
+ */
+export function settingsWithKeys(settings: Settings, signs: boolean): Settings {
+  if (!signs && settings.SIGNKEY_MODE !== 'signed') return settings
   try {
     return withKeystoreKeys(settings)
   } catch (error) {
