@@ -214,10 +214,11 @@ describe('the first hour of a new operator (issue 19)', () => {
         'game-odds',
         '--timeout',
         '3600',
-        ...['region=england', 'sport=soccer', 'league=epl', 'date=2024-01-01'].flatMap((pair) => [
-          '--param',
-          pair,
-        ]),
+        // times given: without it `request` asks the adapter for the scale, and refuses at once
+        // (the adapter's 404 said), so nothing reached the chain.
+        ...['region=england', 'sport=soccer', 'league=epl', 'date=2024-01-01', 'times=100'].flatMap(
+          (pair) => ['--param', pair],
+        ),
         '--param',
         'homeTeam=Manchester United',
       ],
