@@ -64,6 +64,8 @@ export interface AdapterOptions {
    * closes its own.
    */
   connections?: Connections
+  /** /metrics is served by `mount` on the adapter's port (the framework's own metrics server is off). */
+  metricsServedElsewhere?: boolean
 }
 
 export interface CreatedAdapter {
@@ -146,7 +148,9 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
   }
   const dependencies = {
     cache,
-    loggerFactory: frameworkLoggerFactory(logger),
+    loggerFactory: frameworkLoggerFactory(logger, {
+      metricsServedElsewhere: options.metricsServedElsewhere,
+    }),
     ...(cacheClient ? { redisClient: cacheClient } : {}),
   }
   // A process that collected the process metrics already (a dev stack beside this adapter) hands them

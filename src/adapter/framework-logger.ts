@@ -22,12 +22,24 @@ function isOutageAnswer(line: unknown): boolean {
  * The logger factory handed to the EA framework: each layer's child of the process logger, except that
  * the error-catching layer's lines about an outage answer go to debug (see OUTAGE_ANSWERS).
  */
-export function frameworkLoggerFactory(logger: Logger): {
+export function frameworkLoggerFactory(
+  logger: Logger,
+  options: { metricsServedElsewhere?: boolean } = {},
+): {
   child(bindings: { layer: string; color?: string }): Logger
 } {
   return {
     child(bindings) {
       const child = logger.child(bindings)
+      // The dev stack serves /metrics on the adapter's port with the framework's own server off: the
+      // framework's "METRICS_ENABLED has been set to false" warning is wrong there.
+      if (options.metricsServedElsewhere && bindings.layer === 'Adapter') {
+        const warnAdapter = child.warn.bind(child)
+        child.warn = ((first: unknown, ...rest: unknown[]) =>
+          typeof first === 'string' && first.startsWith('METRICS_ENABLED has been set to false')
+            ? undefined
+            : warnAdapter(first as object, ...(rest as []))) as Logger['warn']
+      }
       if (bindings.layer !== 'ErrorCatchingMiddleware') return child
       const warn = child.warn.bind(child)
       child.warn = ((first: unknown, ...rest: unknown[]) =>

@@ -1,6 +1,12 @@
 import type { Command } from 'commander'
 import type { Logger } from '../config/logger.ts'
-import { FEED_FAMILIES, SettingsError, type FeedFamily, type Settings } from '../config/settings.ts'
+import {
+  FEED_FAMILIES,
+  familyUrlSetting,
+  SettingsError,
+  type FeedFamily,
+  type Settings,
+} from '../config/settings.ts'
 import type { Connections } from '../queue/connections.ts'
 import {
   serveUntilSignal,
@@ -22,6 +28,8 @@ const dashboardModule = (): Promise<typeof import('../dashboard/mount.ts')> =>
   import('../dashboard/mount.ts')
 const connectionsModule = (): Promise<typeof import('../queue/connections.ts')> =>
   import('../queue/connections.ts')
+const startChecksModule = (): Promise<typeof import('./start-checks.ts')> =>
+  import('./start-checks.ts')
 
 /** What a part of a process is started with: the settings, read once, and the process's connections. */
 export interface ProcessContext {
@@ -32,11 +40,16 @@ export interface ProcessContext {
 
 export type StartPart = (context: ProcessContext) => Promise<RunningPart>
 
+/** What a part checks of the settings before anything starts (no port, no connection); exits on a problem. */
+export type StartCheck = (settings: Settings, logger: Logger) => Promise<void>
+
 const extraStartParts: StartPart[] = []
+const extraStartChecks: StartCheck[] = []
 
 /** Lets another command group (the runner) join `feedrunner start`; call it from its `register`. */
-export function addStartPart(part: StartPart): void {
+export function addStartPart(part: StartPart, check?: StartCheck): void {
   extraStartParts.push(part)
+  if (check) extraStartChecks.push(check)
 }
 
 export function register(program: Command): void {
@@ -57,10 +70,14 @@ export function register(program: Command): void {
       `comma-separated families (default: those with a <FAMILY>_URL set): ${FEED_FAMILIES.join(', ')}`,
     )
     .action((options: { families?: string }) =>
-      run('worker', async (context) => [
-        await workerPart(context, parseFamilies(options.families)),
-        ...(await operationsPart(context)),
-      ]),
+      run(
+        'worker',
+        async (context) => [
+          await workerPart(context, parseFamilies(options.families)),
+          ...(await operationsPart(context)),
+        ],
+        [async (settings) => checkFamilies(settings, parseFamilies(options.families))],
+      ),
     )
 
   program
@@ -69,14 +86,18 @@ export function register(program: Command): void {
       'Every configured part in one process: the adapter, fetch workers for the configured families, and the runner when it is available',
     )
     .action(() =>
-      run('start', async (context) => {
-        const parts = [await adapterPart(context)]
-        if ((await workersModule()).configuredFamilies(context.settings).length > 0)
-          parts.push(await workerPart(context))
-        else context.logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
-        for (const part of extraStartParts) parts.push(await part(context))
-        return parts
-      }),
+      run(
+        'start',
+        async (context) => {
+          const parts = [await adapterPart(context)]
+          if ((await workersModule()).configuredFamilies(context.settings).length > 0)
+            parts.push(await workerPart(context))
+          else context.logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
+          for (const part of extraStartParts) parts.push(await part(context))
+          return parts
+        },
+        extraStartChecks,
+      ),
     )
 }
 
@@ -117,6 +138,21 @@ async function operationsPart({ settings, logger }: ProcessContext) {
   return server ? [{ name: 'operations', close: () => server.close() }] : []
 }
 
+/** The families a worker fetches each have their URL (a family named by --families may lack it). */
+function checkFamilies(settings: Settings, families: FeedFamily[] | undefined): void {
+  const missing = (families ?? []).filter(
+    (family) => settings[familyUrlSetting(family)] === undefined,
+  )
+  if (missing.length > 0) {
+    console.error(
+      missing
+        .map((family) => `${familyUrlSetting(family)}: required for --families ${family} (not set)`)
+        .join('\n'),
+    )
+    process.exit(1)
+  }
+}
+
 function parseFamilies(list: string | undefined): FeedFamily[] | undefined {
   if (list === undefined) return undefined
   const families = list
@@ -141,17 +177,23 @@ function parseFamilies(list: string | undefined): FeedFamily[] | undefined {
 async function run(
   name: string,
   startParts: (context: ProcessContext) => Promise<RunningPart[]>,
+  checks: readonly StartCheck[] = [],
 ): Promise<void> {
-  const settings = settingsOrExit()
+  const { settingsWithKeys, waitForRedis, startFailure } = await startChecksModule()
+  // Keys opened before the logger exists: its scrubber knows every secret it must never write.
+  const parsed = settingsOrExit()
+  const runsRunner = name === 'start' && (parsed.RPC_URL || parsed.CHAINS_FILE) !== undefined
+  const settings = settingsWithKeys(parsed, runsRunner)
   const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
+  // Everything is checked before a port opens or a connection is tried.
+  for (const check of checks) await check(settings, logger)
+  await waitForRedis(settings, `feedrunner ${name}`)
   const connections = new (await connectionsModule()).Connections(settings, logger)
   let parts: RunningPart[]
   try {
     parts = await startParts({ settings, logger, connections })
   } catch (error) {
-    console.error(
-      `feedrunner ${name} could not start: ${error instanceof Error ? error.message : String(error)}`,
-    )
+    console.error(`feedrunner ${name} could not start: ${startFailure(error, settings)}`)
     await connections.close()
     process.exit(1)
   }

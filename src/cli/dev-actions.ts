@@ -1,11 +1,14 @@
-import { createLogger } from '../config/logger.ts'
-import { parseSettings } from '../config/settings.ts'
+import { createHash } from 'node:crypto'
+import { resolve } from 'node:path'
+import { createLogger, type Logger } from '../config/logger.ts'
+import { presentVariables } from '../config/settings.ts'
 import { buildDemoCases, runDemoCases, type DemoResult } from '../dev/demo.ts'
 import { startDevStack, type DevStack, type DevStackOptions } from '../dev/stack.ts'
 import { removeDevState, writeDevState, type DevState } from '../dev/state.ts'
 import { feedJobShape } from '../runner/feed-job.ts'
 import { devStateFile, runningDevStack } from './dev-state.ts'
-import { stopOnSignal } from './lifecycle.ts'
+import { watchRunnerJobs } from './jobs-reload.ts'
+import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
 /** The ports `feedrunner dev` takes when they are free, so a chain tool finds anvil at its usual port. */
@@ -21,11 +24,24 @@ export async function devAction(): Promise<void> {
     )
     process.exit(1)
   }
-  // On a developer's machine the dashboard is on unless DASHBOARD_ENABLED says otherwise.
-  const stack = await startStack({ DASHBOARD_ENABLED: 'true' }, { preferredPorts: DEV_PORTS })
+  // On a developer's machine the dashboard is on unless DASHBOARD_ENABLED says otherwise. A stack of
+  // its own: its own Redis unless REDIS_URL names one, and then a queue prefix of this checkout's.
+  const given = presentVariables(process.env)
+  const { stack, logger } = await startStack(
+    { DASHBOARD_ENABLED: 'true' },
+    {
+      preferredPorts: DEV_PORTS,
+      ownRedis: given.REDIS_URL === undefined,
+      prefix: given.QUEUE_PREFIX ?? checkoutPrefix(stateFile, given.REDIS_URL),
+    },
+  )
+  const jobs = stack.runner
+    ? watchRunnerJobs(stack.runner, stack.settings.JOBS_DIR, logger)
+    : undefined
   stopOnSignal(
     async () => {
       removeDevState(stateFile)
+      await jobs?.close()
       await stack.stop()
     },
     '\nstopping...',
@@ -76,9 +92,13 @@ export async function demoAction(options: { timeout: string }): Promise<void> {
   // Its own queue prefix (removed when it ends), chain and ports: a dev stack running beside it
   // keeps its queues, runs and request ids (two fresh chains give the same ids).
   const prefix = `${process.env.QUEUE_PREFIX || 'feedrunner'}-demo-${process.pid}`
-  const stack = await startStack(
+  const { stack } = await startStack(
     { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
-    { prefix, clearPrefixOnStop: true },
+    {
+      prefix,
+      clearPrefixOnStop: true,
+      ownRedis: presentVariables(process.env).REDIS_URL === undefined,
+    },
   )
   let results: DemoResult[] = []
   try {
@@ -108,25 +128,35 @@ export async function demoAction(options: { timeout: string }): Promise<void> {
   process.exit(failed === 0 && results.length > 0 ? 0 : 1)
 }
 
+/**
+ * The queue prefix of this checkout's dev stack when REDIS_URL names a Redis others may use: two
+ * checkouts on one Redis under the old fixed `feedrunner-dev` mixed their runs. Derived from where
+ * the stack records itself (the checkout, or DEV_STATE_FILE), so `status` and `runs show` agree.
+ */
+function checkoutPrefix(stateFile: string, redisUrl: string | undefined): string {
+  const id = createHash('sha256').update(resolve(stateFile)).digest('hex').slice(0, 8)
+  // A Redis Cluster needs the hash tag (settings.ts says why).
+  return redisUrl?.startsWith('redis+cluster://')
+    ? `{feedrunner-dev-${id}}`
+    : `feedrunner-dev-${id}`
+}
+
 async function startStack(
   overrides: Record<string, string>,
   options: DevStackOptions,
-): Promise<DevStack> {
+): Promise<{ stack: DevStack; logger: Logger }> {
   const env = {
     ...process.env,
     ...Object.fromEntries(Object.entries(overrides).filter(([key]) => !process.env[key])),
   }
+  const settings = settingsOrExit(env)
   try {
-    const settings = parseSettings(env)
-    return await startDevStack({
-      ...options,
-      env,
-      logger: createLogger(settings, 'feedrunner-dev'),
-    })
+    const logger = createLogger(settings, 'feedrunner-dev')
+    return { stack: await startDevStack({ ...options, env, logger }), logger }
   } catch (error) {
-    console.error(
-      `feedrunner could not start the dev stack: ${error instanceof Error ? error.message : String(error)}`,
-    )
+    // A taken EA_PORT is named by its setting, as in start.
+    const { startFailure } = await import('./start-checks.ts')
+    console.error(`feedrunner could not start the dev stack: ${startFailure(error, settings)}`)
     process.exit(1)
   }
 }

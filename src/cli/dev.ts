@@ -27,8 +27,15 @@ export function register(program: Command): void {
     .option('-p, --param <key=value>', 'a request parameter (repeatable)', collect, [])
     .option('-n, --count <n>', 'how many requests to send', '1')
     .option('--timeout <seconds>', 'how long to wait for the fulfilments', '60')
-    .action(async (job: string, options: { param: string[]; count: string; timeout: string }) =>
-      (await import('./request-actions.ts')).requestAction(job, options),
+    .option(
+      '--payment <juels>',
+      "LINK juels each request pays the Operator (default: the job's minContractPaymentLinkJuels)",
+    )
+    .action(
+      async (
+        job: string,
+        options: { param: string[]; count: string; timeout: string; payment?: string },
+      ) => (await import('./request-actions.ts')).requestAction(job, options),
     )
 }
 

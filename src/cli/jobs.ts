@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import type { Command } from 'commander'
 import { settingsOrExit } from './lifecycle.ts'
 import type { Job, JobSummary, TaskOutcome } from '../pipeline/index.ts'
+import { register as registerRetarget } from './jobs-retarget.ts'
+import { validateJson } from './jobs-validate-json.ts'
 
 // The pipeline (ethers, cbor-x, jsonpath) loads only when a jobs command runs, so other commands start fast.
 const pipeline = (): Promise<typeof import('../pipeline/index.ts')> =>
@@ -17,16 +19,20 @@ export function register(program: Command): void {
     .command('validate')
     .description('Check job specs; every problem is printed with file, line and task')
     .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
-    .action(async (files: string[]) => {
-      process.exitCode = await validate(files.length > 0 ? files : await defaultSpecFiles())
+    .option('--json', 'print JSON alone on stdout: each spec, valid or with its problems')
+    .action(async (files: string[], options: { json?: boolean }) => {
+      const specs = files.length > 0 ? files : await defaultSpecFiles()
+      process.exitCode = options.json ? await validateJson(specs) : await validate(specs)
     })
   jobs
     .command('list')
     .description('The job specs as a Markdown table (the README\'s "Job specs" table)')
     .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
-    .action(async (files: string[]) => {
-      process.exitCode = await list(files.length > 0 ? files : await defaultSpecFiles())
+    .option('--json', 'print JSON alone on stdout')
+    .action(async (files: string[], options: { json?: boolean }) => {
+      process.exitCode = await list(files.length > 0 ? files : await defaultSpecFiles(), options)
     })
+  registerRetarget(jobs)
   jobs
     .command('run')
     .description(
@@ -111,7 +117,7 @@ async function validate(files: readonly string[]): Promise<number> {
   return failed.size === 0 ? 0 : 1
 }
 
-async function list(files: readonly string[]): Promise<number> {
+async function list(files: readonly string[], options: { json?: boolean } = {}): Promise<number> {
   const { formatProblem, jobTableMarkdown, loadJobSpecFile, summariseJob } = await pipeline()
   const summaries: JobSummary[] = []
   for (const file of files) {
@@ -122,7 +128,15 @@ async function list(files: readonly string[]): Promise<number> {
     }
     summaries.push(summariseJob(job))
   }
-  console.log(jobTableMarkdown(summaries))
+  console.log(
+    options.json
+      ? JSON.stringify(
+          summaries,
+          (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value),
+          2,
+        )
+      : jobTableMarkdown(summaries),
+  )
   return 0
 }
 

@@ -4,6 +4,8 @@ import { register as registerFeeds } from './feeds.ts'
 import { register as registerJobs } from './jobs.ts'
 import { register as registerRunner } from './runner.ts'
 import { register as registerDev } from './dev.ts'
+import { register as registerOperator } from './operator.ts'
+import { register as registerKeys } from './keys.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below. Building the
@@ -25,6 +27,8 @@ export function buildProgram(version: string): Command {
   registerAdapter(program)
   registerFeeds(program)
   registerJobs(program)
+  registerOperator(program)
+  registerKeys(program)
 
   // The help's sections: what a newcomer runs first comes first.
   const helpGroups: Record<string, string> = {
@@ -39,6 +43,8 @@ export function buildProgram(version: string): Command {
     runner: 'Production (settings from the environment and .env):',
     feeds: 'Feeds and job specs:',
     jobs: 'Feeds and job specs:',
+    operator: 'A chain of your own (Operator contract, sender keys):',
+    keys: 'A chain of your own (Operator contract, sender keys):',
   }
   for (const command of program.commands) command.helpGroup(helpGroups[command.name()] ?? 'Other:')
   program.addHelpText(

@@ -6,8 +6,7 @@ import { replayRun } from '../runner/replay.ts'
 import { chainsFromSettings } from '../config/chains.ts'
 import type { Settings } from '../config/settings.ts'
 import { REQUEST_JOB_OPTIONS, requestsQueueName } from '../runner/requests-queue.ts'
-import { RunStore, splitRunId, type RunRecord } from '../runner/run-record.ts'
-import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
+import { RunStore, splitRunId } from '../runner/run-record.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
 
@@ -73,11 +72,4 @@ function readEndpointOf(settings: Settings, chainId: number): { url: string; set
       { kind: 'bad_input' },
     )
   return { url: endpoint.url, setting: endpoint.setting }
-}
-
-/** A run as `runs show` prints it: the record, then its replays and what its requester can do. */
-export function printRun(run: RunRecord, extra: Record<string, unknown> = {}): void {
-  console.log(JSON.stringify({ ...run, ...extra }, null, 2))
-  const notes = [...replayHistory(run), ...requesterAdvice(run, Math.floor(Date.now() / 1000))]
-  if (notes.length > 0) console.log(`\n${notes.join('\n')}`)
 }

@@ -1,7 +1,7 @@
 import { Contract, JsonRpcProvider, Network, Wallet, type InterfaceAbi } from 'ethers'
 import { artifact, compileContracts } from '../chain/artifacts.ts'
 import { FeedrunnerError } from '../config/errors.ts'
-import { presentVariables, type Settings } from '../config/settings.ts'
+import { endpointOf, presentVariables, type Settings } from '../config/settings.ts'
 import { ANVIL_PRIVATE_KEYS } from '../dev/anvil.ts'
 import { demoFeedParams, demoPath, demoTimes } from '../dev/demo.ts'
 import { DEV_CONSUMER_ADDRESS } from '../dev/deploy.ts'
@@ -9,8 +9,11 @@ import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '
 import type { DevState } from '../dev/state.ts'
 import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog/index.ts'
 import { connectClient } from '../queue/connection.ts'
-import { loadJobRegistry, type LoadedJob } from '../runner/job-registry.ts'
+import { loadValidJobs, type LoadedJob } from '../runner/job-registry.ts'
+import { formatProblem, type SpecProblem } from '../pipeline/index.ts'
 import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
+import { checkServed } from './served-jobs.ts'
+import { toDecimal } from '../reduce/index.ts'
 import { isFinal, RunStore, type RunRecord } from '../runner/run-record.ts'
 import { NO_DEV_STACK, withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
@@ -19,6 +22,8 @@ export interface RequestOptions {
   param: string[]
   count: string
   timeout: string
+  /** LINK juels paid per request (default: the job's minContractPaymentLinkJuels). */
+  payment?: string
 }
 
 /** A mistake in the command's arguments: said in one line (no stack trace) with what to do. */
@@ -58,8 +63,10 @@ async function sendRequests(
   })
   const redis = await connectClient(settings.REDIS_URL).catch(() => undefined)
   try {
-    const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
-    const loaded = findJob(registry.jobs, jobName)
+    // Another spec's problem does not stop a request for this one (the runner keeps its jobs too).
+    const { registry, problems } = await loadValidJobs(settings.JOBS_DIR, chainId)
+    const loaded = findJob(registry.jobs, jobName, problems)
+    if (redis) await checkServed(redis, settings.QUEUE_PREFIX, chainId, loaded)
     const shape = feedJobShape(loaded.job)
     const params = await requestParams(loaded, shape, parseParams(options.param), env, devStack)
 
@@ -74,7 +81,7 @@ async function sendRequests(
       externalJobId: loaded.externalJobId,
       valueType: shape.answerType,
       params,
-      payment: loaded.job.spec.minContractPaymentLinkJuels ?? 0n,
+      payment: requestPayment(loaded, options.payment),
     }
     const fromBlock = await provider.getBlockNumber()
     const progressEvery = Math.max(1, Math.floor(count / 10))
@@ -203,24 +210,33 @@ async function requestParams(
   const has = (name: string) => params.some(([key]) => key === name)
   if (shape.params.includes('path') && !has('path')) added.push(['path', demoPath(entry)])
   const path = params.find(([key]) => key === 'path')?.[1] ?? demoPath(entry)
-  if (shape.params.includes('times') && !has('times'))
-    added.push(['times', demoTimes(await adapterAnswer(env, entry, params, path))])
+  if (shape.params.includes('times') && !has('times')) {
+    // The scale comes from the endpoint's answer now, or from the caller: never from a guess (a
+    // fallback of times=1 stored 1 for odds of 1.6 and called it the endpoint's result).
+    const answer = await adapterAnswer(env, entry, params, path)
+    if (!answer.ok || toDecimal(answer.result) === undefined)
+      throw badArgument(
+        `job ${loaded.name} scales its answer by the request parameter times, and ${answer.ok ? `the adapter's result for path ${path} is not a number (${JSON.stringify(answer.result)})` : answer.why}, so the scale cannot be told: give it, e.g. --param times=100 to keep two decimals (--param times=1 for a whole number)`,
+      )
+    added.push(['times', demoTimes(answer.result)])
+  }
   if (added.length > 0)
     console.log(
-      `added ${formatParams(added)} (the endpoint's result, two decimals of a decimal kept)`,
+      `added ${formatParams(added)} (from the adapter's result for these parameters: two decimals of a decimal kept)`,
     )
   return [...params, ...added]
 }
 
-/** The adapter's `result` for these parameters (undefined when no adapter answers). */
+/** The adapter's `result` for these parameters, or why there is none. */
 async function adapterAnswer(
   env: NodeJS.ProcessEnv,
   entry: CatalogEntry,
   params: ReadonlyArray<readonly [string, string]>,
   path: string,
-): Promise<unknown> {
+): Promise<{ ok: true; result: unknown } | { ok: false; why: string }> {
   const adapterUrl = env.BRIDGE_DATAFEED_URL
-  if (!adapterUrl) return undefined
+  if (!adapterUrl)
+    return { ok: false, why: 'no adapter to ask is known (BRIDGE_DATAFEED_URL is not set)' }
   try {
     const response = await fetch(adapterUrl, {
       method: 'POST',
@@ -231,9 +247,18 @@ async function adapterAnswer(
       }),
       signal: AbortSignal.timeout(20_000),
     })
-    return ((await response.json()) as { result?: unknown }).result
-  } catch {
-    return undefined
+    const body = (await response.json()) as { result?: unknown; error?: { message?: unknown } }
+    if (!response.ok)
+      return {
+        ok: false,
+        why: `the adapter at ${endpointOf(adapterUrl)} answered ${response.status}${typeof body.error?.message === 'string' ? ` (${body.error.message})` : ''}`,
+      }
+    return { ok: true, result: body.result }
+  } catch (error) {
+    return {
+      ok: false,
+      why: `the adapter at ${endpointOf(adapterUrl)} did not answer (${error instanceof Error ? error.message : String(error)})`,
+    }
   }
 }
 
@@ -267,15 +292,29 @@ export function describeEndedRun(run: RunRecord): string {
   return lines.join('\n')
 }
 
-function findJob(jobs: readonly LoadedJob[], name: string): LoadedJob {
+function findJob(
+  jobs: readonly LoadedJob[],
+  name: string,
+  problems: readonly SpecProblem[],
+): LoadedJob {
   const wanted = name.toLowerCase()
+  const wantedFile = (file: string) =>
+    file.toLowerCase().endsWith(`/${wanted}.toml`) || file.toLowerCase().endsWith(`/${wanted}`)
   const found = jobs.find(
     (loaded) =>
       loaded.name.toLowerCase() === wanted ||
       loaded.externalJobId === wanted ||
-      loaded.job.file.toLowerCase().endsWith(`/${wanted}.toml`) ||
-      loaded.job.file.toLowerCase().endsWith(`/${wanted}`),
+      wantedFile(loaded.job.file),
   )
+  const own = problems.filter((problem) => wantedFile(problem.file))
+  if (!found && own.length > 0)
+    throw new FeedrunnerError(`job ${name}: ${own.map(formatProblem).join('; ')}`, {
+      kind: 'config',
+    })
+  if (found && problems.length > 0)
+    console.error(
+      `(other specs of the jobs folder have problems, and a runner keeps the jobs it had while they do: ${problems.map(formatProblem).join('; ')})`,
+    )
   if (!found)
     throw badArgument(
       `no job ${JSON.stringify(name)}; jobs: ${jobs
@@ -302,4 +341,18 @@ function formatParams(params: ReadonlyArray<readonly [string, string]>): string 
   return params
     .map(([key, value]) => `${key}=${/\s/.test(value) ? JSON.stringify(value) : value}`)
     .join(' ')
+}
+
+/** The juels each request pays: --payment, else the job's minContractPaymentLinkJuels. */
+function requestPayment(loaded: LoadedJob, given: string | undefined): bigint {
+  const minimum = loaded.job.spec.minContractPaymentLinkJuels ?? 0n
+  if (given === undefined) return minimum
+  if (!/^[0-9]+$/.test(given))
+    throw badArgument(`--payment ${JSON.stringify(given)}: expected a whole number of juels`)
+  const payment = BigInt(given)
+  if (payment < minimum)
+    throw badArgument(
+      `--payment ${given}: job ${loaded.name} asks at least ${minimum} juels (minContractPaymentLinkJuels)`,
+    )
+  return payment
 }

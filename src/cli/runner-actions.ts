@@ -5,16 +5,18 @@ import { Connections } from '../queue/connections.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
-import { readStatus } from '../runner/status.ts'
+import { readStatus, type StatusReport } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
 import { withDevStack } from './dev-state.ts'
+import { watchRunnerJobs } from './jobs-reload.ts'
+import { checkRunnerSettings, settingsWithKeys, waitForRedis } from './start-checks.ts'
 import {
   serveUntilSignal,
   settingsOrExit,
   startOperationsPort,
   type RunningPart,
 } from './lifecycle.ts'
-import { printRun } from './replay-action.ts'
+import { printRun } from './run-view.ts'
 import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when neither RPC_URL nor CHAINS_FILE is set). */
@@ -30,19 +32,29 @@ export async function runnerStartPart({
   const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
     connections,
   })
+  const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // Host and port only: an RPC URL's path often carries an API key.
   console.log(
     settings.RPC_URL
       ? `feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`
       : `feedrunner runner watching and working on chains ${[...runner.byChain.keys()].join(', ')} (CHAINS_FILE ${settings.CHAINS_FILE})`,
   )
-  return { name: 'runner', close: () => runner.stop() }
+  return {
+    name: 'runner',
+    close: async () => {
+      await jobs.close()
+      await runner.stop()
+    },
+  }
 }
 
 /** The composition root of `feedrunner runner`. */
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
-  const settings = settingsOrExit()
+  // Keys opened before the logger exists, then everything checked before a connection is tried.
+  const settings = settingsWithKeys(settingsOrExit(), true)
   const logger = createLogger(settings, 'feedrunner-runner')
+  await checkRunnerSettings(settings, logger, true)
+  await waitForRedis(settings, 'feedrunner runner')
   const connections = new Connections(settings, logger)
   const runner = await startRunnerFromSettings(settings, logger, {
     listen: options.listen,
@@ -55,8 +67,9 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     await connections.close()
     process.exit(1)
   })
+  const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   console.log(
-    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'})`,
+    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
   )
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
@@ -64,6 +77,7 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     logger,
     [
       { name: 'runner', close: () => runner.stop() },
+      jobs,
       ...(operations ? [{ name: 'operations', close: () => operations.close() }] : []),
     ],
     connections,
@@ -96,7 +110,12 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
         ),
       )
       console.log()
-      console.log(await jobsTable(settings.JOBS_DIR))
+      console.log(await jobsTable(settings.JOBS_DIR, report.served ?? []))
+      for (const chain of report.served ?? [])
+        if (chain.refused)
+          console.log(
+            `the runner of chain ${chain.chainId} refused the last change of the jobs folder, and runs the jobs it had: ${chain.refused}`,
+          )
       console.log()
       console.log(
         report.runs.length === 0
@@ -115,7 +134,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
   }
 }
 
-export async function runShowAction(requestId: string): Promise<void> {
+export async function runShowAction(requestId: string, options: { json?: boolean }): Promise<void> {
   const settings = settingsOrExit(withDevStack().env)
   const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
   try {
@@ -142,25 +161,35 @@ export async function runShowAction(requestId: string): Promise<void> {
         `${settings.QUEUE_PREFIX}:runner`,
         run.chainId,
       ).reconciledAt()
-      printRun(run, {
-        checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet',
-      })
+      printRun(
+        run,
+        { checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet' },
+        options,
+      )
     }
   } finally {
     redis.disconnect()
   }
 }
 
-/** The jobs in JOBS_DIR with the externalJobID a consumer must use (given, or derived). */
-async function jobsTable(dir: string): Promise<string> {
+/**
+ * The jobs in JOBS_DIR with the externalJobID a consumer must use (given, or derived), and whether
+ * the running runners serve each (when a runner says what it serves).
+ */
+async function jobsTable(
+  dir: string,
+  served: NonNullable<StatusReport['served']>,
+): Promise<string> {
   try {
     const { jobs } = await loadJobRegistry(dir)
+    const servedIds = new Set(served.flatMap((chain) => chain.jobs.map((job) => job.externalJobId)))
     return renderTable(
-      ['job', 'externalJobID', 'chain'],
+      ['job', 'externalJobID', 'chain', ...(served.length > 0 ? ['served'] : [])],
       jobs.map(({ job, name, externalJobId }) => [
         name,
         `${externalJobId}${job.externalJobIDDerived ? ' (derived)' : ''}`,
         job.spec.evmChainID === undefined ? "(the runner's)" : String(job.spec.evmChainID),
+        ...(served.length > 0 ? [servedIds.has(externalJobId) ? 'yes' : 'NOT LOADED'] : []),
       ]),
     )
   } catch (error) {

@@ -5,7 +5,11 @@ import { addStartPart } from './adapter.ts'
 const actions = (): Promise<typeof import('./runner-actions.ts')> => import('./runner-actions.ts')
 
 export function register(program: Command): void {
-  addStartPart(async (context) => (await actions()).runnerStartPart(context))
+  addStartPart(
+    async (context) => (await actions()).runnerStartPart(context),
+    async (settings, logger) =>
+      (await import('./start-checks.ts')).checkRunnerSettings(settings, logger),
+  )
 
   program
     .command('runner')
@@ -22,7 +26,7 @@ export function register(program: Command): void {
     .command('status')
     .description('Queue depths and the latest runs')
     .option('--runs <n>', 'how many recent runs to show', '20')
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (alone on stdout)')
     .action(async (options: { runs: string; json?: boolean }) =>
       (await actions()).statusAction(options),
     )
@@ -33,7 +37,10 @@ export function register(program: Command): void {
     .description(
       'One run: its state, each task output, the fulfilment transaction; for an errored run, what its requester can do (any unique start of the request id will do)',
     )
-    .action(async (requestId: string) => (await actions()).runShowAction(requestId))
+    .option('--json', 'print the run record as JSON (advice for its requester goes to stderr)')
+    .action(async (requestId: string, options: { json?: boolean }) =>
+      (await actions()).runShowAction(requestId, options),
+    )
   runs
     .command('replay <requestId>')
     .description(

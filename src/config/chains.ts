@@ -118,7 +118,9 @@ function shorthandKeys(settings: Settings, neededFor: string): string[] {
   if (settings.NODE_PRIVATE_KEYS && settings.NODE_PRIVATE_KEYS.length > 0)
     return settings.NODE_PRIVATE_KEYS
   if (settings.NODE_PRIVATE_KEY) return [settings.NODE_PRIVATE_KEY]
-  throw new SettingsError([`NODE_PRIVATE_KEY: required for ${neededFor} (not set)`])
+  throw new SettingsError([
+    `NODE_PRIVATE_KEY: required for ${neededFor} (not set): set KEYSTORE_DIR to a folder of keystores (feedrunner keys create), or NODE_PRIVATE_KEY`,
+  ])
 }
 
 /** Reads and checks CHAINS_FILE; `file` is the path as configured (messages name it so). */

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { boundSettings } from './settings-bounds.ts'
+import { keystoreSettings } from './settings-keystore.ts'
 import { boolean, optional, positiveInt, url, withDefault } from './settings-kit.ts'
 
 import type { SettingGroup } from './settings-kit.ts'
@@ -118,6 +119,12 @@ export const declaredSettings = {
         'Prefix of every key, so several feedrunner installations can share one Redis. The braces are a Redis Cluster hash tag: every key of the installation lands in one slot, as BullMQ needs there.',
     },
   ),
+  REDIS_START_WAIT_MS: withDefault(positiveInt, 15_000, {
+    group: 'redis',
+    unit: 'ms',
+    description:
+      'How long start, adapter, worker and runner wait for Redis to answer before anything else starts; then they stop with one line naming REDIS_URL.',
+  }),
   OUTAGE_REPORT_INTERVAL_MS: withDefault(positiveInt, 60_000, {
     group: 'operations',
     unit: 'ms',
@@ -160,6 +167,7 @@ export const declaredSettings = {
       'Sender keys, comma separated; each is ordered by one runner process at a time, and the runner processes share them. Wins over NODE_PRIVATE_KEY for sending.',
     whenUnset: 'NODE_PRIVATE_KEY sends',
   }),
+  ...keystoreSettings,
   JOBS_DIR: withDefault(z.string().min(1), 'jobs', {
     group: 'chain',
     description:
@@ -275,6 +283,12 @@ export const declaredSettings = {
     unit: 'port',
     description:
       "The adapter's HTTP port (the EA framework's own setting; feedrunner gives it this default).",
+  }),
+  METRICS_PORT: withDefault(port, 9080, {
+    group: 'adapter',
+    unit: 'port',
+    description:
+      "/metrics of the adapter's process (`adapter`, `start`): the EA framework's own setting, with its default; off with the framework's METRICS_ENABLED=false. The dev stack serves /metrics on the adapter's port instead.",
   }),
   ADAPTER_TIMEOUT_MS: withDefault(positiveInt, 18_000, {
     group: 'adapter',

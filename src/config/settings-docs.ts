@@ -58,7 +58,11 @@ export function renderConfigurationDoc(): string {
     'Every setting is checked when a process starts, before it connects to anything: a wrong value stops',
     'the start with one line per problem, naming the variable and what is wrong. The value of a',
     'sensitive setting is never printed (nor logged: the logger removes it from every line), and a URL',
-    'only as its host and port, since a path or query may carry an API key.',
+    'only as its host and port, since a path or query may carry an API key. A variable whose name is',
+    "close to a setting's but is none (`NODE_PRIVATEKEY`) stops the start as well, naming the setting it",
+    'meant, since that setting was never read. Processes that serve (`start`, `adapter`, `worker`,',
+    '`runner`) then check what their parts need (chains, keys, job specs) and wait up to',
+    '`REDIS_START_WAIT_MS` for Redis, all before a port opens; a port setting that is taken is named.',
     '',
     'Each process reads the settings once, in its composition root (`src/cli/`), and hands each part',
     'what it needs. This page and `.env.example` are generated from the one schema',
@@ -90,8 +94,9 @@ export function renderConfigurationDoc(): string {
     'The adapter runs on `@chainlink/external-adapter-framework`, which reads settings of its own from the same',
     'environment: `EA_HOST`, `EA_MODE`, `CACHE_TYPE` (`local` or `redis`), `CACHE_REDIS_URL` (else `REDIS_URL`),',
     '`CACHE_MAX_ITEMS`, `METRICS_ENABLED`, `METRICS_PORT`, `RATE_LIMIT_*` and more. They are listed, with their',
-    `defaults, in the framework's [settings reference](${EA_SETTINGS_URL}); feedrunner only gives \`EA_PORT\` the`,
-    'default above. The framework checks its own settings when the adapter starts.',
+    `defaults, in the framework's [settings reference](${EA_SETTINGS_URL}); feedrunner gives \`EA_PORT\` the`,
+    "default above, and lists `METRICS_PORT` above with the framework's default since it is a port the",
+    "adapter's process takes. The framework checks its own settings when the adapter starts.",
     '',
   )
   return lines.join('\n')
@@ -115,9 +120,10 @@ function comment(text: string, width = 100): string[] {
 export function renderEnvExample(): string {
   const lines = [
     '# feedrunner settings, generated from src/config/settings-declared.ts by `npm run docs:config`.',
-    '# Copy to .env (never commit it) and fill in what the parts you run need: feedrunner reads .env',
-    '# from its working directory, and a variable set in the environment wins over the file. Every',
-    '# variable is checked at start; a wrong value names the variable. The manual: docs/configuration.md.',
+    '# Copy to .env (never commit it), then uncomment and fill in what the parts you run need: as',
+    '# copied it sets nothing, so every default applies. feedrunner reads .env from its working',
+    '# directory, and a variable set in the environment wins over the file. Every variable is checked',
+    '# at start; a wrong value names the variable. The manual: docs/configuration.md.',
     '',
   ]
   for (const group of GROUPS) {
@@ -131,9 +137,11 @@ export function renderEnvExample(): string {
       lines.push(
         ...comment(`${info.sensitive ? 'SECRET. ' : ''}${info.description}${unit}${unset}`),
       )
-      if (info.default !== undefined) lines.push(`${name}=${info.default}`)
-      else if (info.example !== undefined) lines.push(`${name}=${info.example}`)
-      else lines.push(`${name}=`)
+      // Commented out: a copy changes nothing until a line is uncommented (RPC_URL and CHAINS_FILE
+      // both set, as examples, stopped every start).
+      if (info.default !== undefined) lines.push(`# ${name}=${info.default}`)
+      else if (info.example !== undefined) lines.push(`# ${name}=${info.example}`)
+      else lines.push(`# ${name}=`)
     }
     for (const pattern of patterns) {
       lines.push(...comment(`${pattern.sensitive ? 'SECRET. ' : ''}${pattern.description}`))

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { FeedrunnerError } from './errors.ts'
+import { misspeltSettings } from './setting-names.ts'
 import {
   declaredSettings,
   FEED_FAMILIES,
@@ -25,6 +26,9 @@ export const settingsSchema = z.object(
 )
 
 export type Settings = z.infer<typeof settingsSchema>
+
+/** Every declared setting's name. */
+export const SETTING_NAMES: readonly string[] = Object.keys(declaredSettings)
 
 /** Every setting's default (the schema's), for a part started without settings (a test's sender). */
 export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({})
@@ -79,7 +83,11 @@ export function loadDotEnv(path = '.env'): string | undefined {
  * naming the variable; a sensitive value is never repeated, and a URL only as its host and port.
  */
 export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const parsed = settingsSchema.safeParse(presentVariables(env))
+  const present = presentVariables(env)
+  const parsed = settingsSchema.safeParse(present)
+  // A misspelt name is reported with the schema's problems: its setting was never read.
+  const misspelt = misspeltSettings(present, SETTING_NAMES)
+  if (parsed.success && misspelt.length > 0) throw new SettingsError(misspelt)
   if (parsed.success) {
     // Redis Cluster runs a Lua script or a MULTI only on keys of one slot: BullMQ's keys of a queue
     // share the prefix, and the hash tag in braces makes them share the slot.
@@ -97,7 +105,7 @@ export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     const joint = issue.message.startsWith('is ') ? ' ' : ': '
     return `${variable}${item}${joint}${issue.message}${shownValue(variable, env[variable])}`
   })
-  throw new SettingsError(problems)
+  throw new SettingsError([...misspelt, ...problems])
 }
 
 function shownValue(variable: string, value: string | undefined): string {

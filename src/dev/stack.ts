@@ -17,13 +17,18 @@ import { Connections } from '../queue/connections.ts'
 import { scanKeyBatches } from '../queue/scan-keys.ts'
 import { HEALTH_PATHS, METRICS_PATH, registerMetricsRoute } from '../health/routes.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
-import { startRunnerFromSettings } from '../runner/start.ts'
-import type { Runner } from '../runner/runner.ts'
+import { startRunnerFromSettings, type Runners } from '../runner/start.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
 import { startPoolBackstop } from './pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from './deploy.ts'
 import { freePort, isPortFree } from './ports.ts'
-import { redisAnswers, startPrivateRedis, type PrivateRedis } from './redis.ts'
+import { claimKey, claimPrefix } from './prefix-claim.ts'
+import {
+  redisAnswers,
+  redisServerInstalled,
+  startPrivateRedis,
+  type PrivateRedis,
+} from './redis.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -47,6 +52,13 @@ export interface DevStackOptions {
   runner?: boolean
   /** Delete every key under the prefix when the stack stops (a demo leaves the Redis as it found it). */
   clearPrefixOnStop?: boolean
+  /**
+   * A redis-server of the stack's own even when one answers at REDIS_URL (REDIS_URL was not set: the
+   * default address may be another stack's Redis). Without redis-server installed, REDIS_URL is used.
+   */
+  ownRedis?: boolean
+  /** What the stack's claim on its queue prefix names as its checkout (default: this one). */
+  checkout?: string
   logger?: Logger
 }
 
@@ -61,7 +73,7 @@ export interface DevStack {
   readonly feedServer: FeedServer
   readonly adapter: RunningAdapter
   readonly workers: RunningFetchWorkers
-  readonly runner?: Runner
+  readonly runner?: Runners
   /** Prometheus text of the stack's process, on the adapter's port. */
   readonly metricsUrl: string
   /** Readiness (503 naming what is down) on the adapter's port; liveness is at /live. */
@@ -85,7 +97,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const bootSettings = parseSettings(env)
     const logger = options.logger ?? createLogger(bootSettings, 'feedrunner-dev')
 
-    const redisUrl = await redisForStack(bootSettings.REDIS_URL, logger, stops)
+    const redisUrl = await redisForStack(bootSettings.REDIS_URL, logger, stops, options.ownRedis)
     // Every Redis connection of the stack's parts, closed after them (stops run newest first).
     const connections = new Connections({ ...bootSettings, REDIS_URL: redisUrl }, logger)
     stops.push(() => connections.close())
@@ -98,8 +110,17 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const demoTokens = contracts.reused ? undefined : await deployDemoTokens(contracts.deployer)
 
     const prefix = options.prefix ?? (env.QUEUE_PREFIX || 'feedrunner-dev')
+    // Before anything is written or cleared under the prefix: it must not be another stack's.
+    const claim = await claimPrefix(
+      connections.redis('worker', 'dev prefix claim'),
+      prefix,
+      options.checkout ?? projectRoot,
+      redisUrl,
+      () => logger.error({ prefix }, 'another dev stack took this queue prefix'),
+    )
+    stops.push(() => claim.release())
     // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
-    if (!contracts.reused) await clearPrefix(connections, prefix)
+    if (!contracts.reused) await clearPrefix(connections, prefix, claimKey(prefix))
     // Runs after every part that writes under the prefix has stopped (stops run newest first).
     if (options.clearPrefixOnStop) stops.push(() => clearPrefix(connections, prefix))
 
@@ -123,7 +144,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       QUEUE_PREFIX: prefix,
       RPC_URL: rpcUrl,
       NODE_PRIVATE_KEY: nodeKeys[0] as string,
-      ...(nodeKeys.length > 1 ? { NODE_PRIVATE_KEYS: nodeKeys.join(',') } : {}),
+      NODE_PRIVATE_KEYS: nodeKeys.join(','),
+      // The dev chain's keys sign here, whatever a production .env says about keystores.
+      KEYSTORE_DIR: '',
       ...allFamilyUrls(feedUrl),
       FEED_API_KEY: feedKey,
       ...(adapterPort !== undefined ? { EA_PORT: String(adapterPort) } : {}),
@@ -155,7 +178,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     })
     stops.push(() => workers.close())
 
-    let runner: Runner | undefined
+    let runner: Runners | undefined
     if (options.runner !== false) {
       runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
         env: { ...env, ...stackEnv },
@@ -205,13 +228,16 @@ async function onPreferredPort<T>(
   return start(await freePort())
 }
 
-/** Deletes every key under `prefix:` (only feedrunner's own dev namespace is ever cleared). */
-async function clearPrefix(connections: Connections, prefix: string): Promise<void> {
+/** Deletes every key under `prefix:` but `keep` (only feedrunner's own dev namespace is ever cleared). */
+async function clearPrefix(connections: Connections, prefix: string, keep?: string): Promise<void> {
   const redis = connections.redis('worker', 'dev prefix cleanup')
   try {
     // Every master of a cluster; a batch comes from one node, and a hash-tagged prefix (which a
     // cluster requires) keeps its keys in one slot, so one UNLINK takes the batch.
-    for await (const keys of scanKeyBatches(redis, `${prefix}:*`, 1000)) await redis.unlink(...keys)
+    for await (const batch of scanKeyBatches(redis, `${prefix}:*`, 1000)) {
+      const keys = batch.filter((key) => key !== keep)
+      if (keys.length > 0) await redis.unlink(...keys)
+    }
   } finally {
     redis.disconnect()
   }
@@ -222,13 +248,16 @@ async function redisForStack(
   wanted: string,
   logger: Logger,
   stops: Array<() => Promise<void>>,
+  own = false,
 ): Promise<string> {
-  if (await redisAnswers(wanted)) return wanted
+  if ((!own || !redisServerInstalled()) && (await redisAnswers(wanted))) return wanted
   const redis: PrivateRedis = await startPrivateRedis()
   stops.push(() => redis.stop())
   logger.info(
     { redisUrl: redis.url, wanted },
-    'no Redis answered at REDIS_URL: started a private redis-server',
+    own
+      ? 'started a private redis-server (REDIS_URL not set)'
+      : 'no Redis answered at REDIS_URL: started a private redis-server',
   )
   return redis.url
 }
@@ -264,6 +293,7 @@ async function startStackAdapter(
       // Loopback only: the dev stack has no authentication and well-known keys. The framework's own
       // metrics server would take one more port per stack; /metrics is on the adapter's port instead.
       framework: { METRICS_ENABLED: false, EA_HOST: '127.0.0.1' },
+      metricsServedElsewhere: true,
       // /live, /ready, /metrics and (DASHBOARD_ENABLED) the dashboard on the adapter's port.
       mount: async (api, bind) => {
         registerMetricsRoute(api)

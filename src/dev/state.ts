@@ -74,7 +74,8 @@ function readStateFile(file: string): DevState | undefined {
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this id runs on this host (EPERM: it does, as another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

@@ -149,7 +149,8 @@ export async function connectClient(redisUrl: string, timeoutMs = 3_000): Promis
     redis.disconnect()
     throw new FeedrunnerError(
       `Redis does not answer at REDIS_URL ${endpointOf(redisUrl)} (${reasonOf(lastError ?? error)}); start it, or set REDIS_URL to one that runs`,
-      { kind: 'unavailable', cause: error },
+      // The socket's error (ECONNREFUSED, ...) is the cause: connect() itself says "Connection is closed".
+      { kind: 'unavailable', cause: lastError ?? error },
     )
   } finally {
     clearTimeout(timer)

@@ -19,40 +19,90 @@ export interface LoadedJob {
   readonly specIds: readonly string[]
 }
 
-/** The job specs of `JOBS_DIR`, looked up by the spec id of an `OracleRequest` log. */
+/** What one swap of the registry's jobs changed, by externalJobID. */
+export interface JobsChange {
+  added: LoadedJob[]
+  changed: LoadedJob[]
+  removed: LoadedJob[]
+}
+
+interface Snapshot {
+  jobs: readonly LoadedJob[]
+  notices: readonly string[]
+  bySpec: ReadonlyMap<string, LoadedJob>
+  /** What tells a changed spec from the same one loaded again, by externalJobID. */
+  fingerprints: ReadonlyMap<string, string>
+}
+
+function snapshotOf(jobs: readonly LoadedJob[], notices: readonly string[]): Snapshot {
+  const bySpec = new Map<string, LoadedJob>()
+  for (const loaded of jobs) for (const specId of loaded.specIds) bySpec.set(specId, loaded)
+  const fingerprints = new Map(jobs.map((loaded) => [loaded.externalJobId, fingerprint(loaded)]))
+  return { jobs, notices, bySpec, fingerprints }
+}
+
+function fingerprint(loaded: LoadedJob): string {
+  const { file, spec, tasks } = loaded.job
+  return JSON.stringify({ file, spec, tasks }, (_key, value: unknown) =>
+    typeof value === 'bigint' ? value.toString() : value,
+  )
+}
+
+/**
+ * The job specs of `JOBS_DIR`, looked up by the spec id of an `OracleRequest` log. The set is live:
+ * `replace` swaps it at once for one that was validated whole (a reload of the folder), and whoever
+ * reads it (the runner by `bySpecId`, `operators()`, `specFilters()` and `jobs`; the listener, which
+ * subscribes with `onChange`) sees the old set or the new one, never a mix.
+ */
 export class JobRegistry {
-  private readonly bySpec = new Map<string, LoadedJob>()
+  private snapshot: Snapshot
+  /** One array for the registry's life, refilled on a swap: holders of `operators()` see the new list. */
+  private readonly operatorList: string[] = []
+  private readonly listeners = new Set<(change: JobsChange) => void>()
 
   /**
    * @param notices what the runner says once at start about these jobs (a spec without evmChainID
    * put on the one chain it serves).
    */
-  constructor(
-    readonly jobs: readonly LoadedJob[],
-    readonly notices: readonly string[] = [],
-  ) {
-    for (const loaded of jobs) for (const specId of loaded.specIds) this.bySpec.set(specId, loaded)
+  constructor(jobs: readonly LoadedJob[], notices: readonly string[] = []) {
+    this.snapshot = snapshotOf(jobs, notices)
+    this.refillOperators()
+  }
+
+  get jobs(): readonly LoadedJob[] {
+    return this.snapshot.jobs
+  }
+
+  get notices(): readonly string[] {
+    return this.snapshot.notices
   }
 
   bySpecId(specId: string): LoadedJob | undefined {
-    return this.bySpec.get(specId.toLowerCase())
+    return this.snapshot.bySpec.get(specId.toLowerCase())
   }
 
   byName(name: string): LoadedJob | undefined {
     return this.jobs.find((loaded) => loaded.name === name || loaded.externalJobId === name)
   }
 
-  /** The jobs of one chain (each loaded job names its chain once the registry was loaded for chains). */
+  /**
+   * The jobs of one chain (each loaded job names its chain once the registry was loaded for chains),
+   * following this registry: a swap here swaps the chain's jobs too.
+   */
   forChain(chainId: number): JobRegistry {
-    return new JobRegistry(
-      this.jobs.filter((loaded) => loaded.job.spec.evmChainID === BigInt(chainId)),
-      this.notices,
-    )
+    const ofChain = (jobs: readonly LoadedJob[]) =>
+      jobs.filter((loaded) => loaded.job.spec.evmChainID === BigInt(chainId))
+    const chain = new JobRegistry(ofChain(this.jobs), this.notices)
+    this.onChange(() => chain.replace(ofChain(this.jobs), this.notices))
+    return chain
   }
 
-  /** The Operator contracts the loaded jobs name, checksummed and without duplicates. */
+  /**
+   * The Operator contracts the loaded jobs name, checksummed and without duplicates. The array is the
+   * registry's own and follows a swap (recovery and the reconciler read it at each pass).
+   */
   operators(): string[] {
-    return [...new Set(this.jobs.map((loaded) => loaded.job.spec.contractAddress))]
+    return this.operatorList
   }
 
   /** What the listener filters by: every spec id with its job's confirmation depth. */
@@ -63,6 +113,39 @@ export class JobRegistry {
       for (const specId of loaded.specIds) filters.set(specId, { minConfirmations })
     }
     return filters
+  }
+
+  /**
+   * Swaps in `jobs` (already validated as a whole) and tells the subscribers what changed; a swap
+   * that changes nothing tells no one. Answers the change.
+   */
+  replace(jobs: readonly LoadedJob[], notices: readonly string[] = this.notices): JobsChange {
+    const before = this.snapshot
+    const after = snapshotOf(jobs, notices)
+    const change: JobsChange = { added: [], changed: [], removed: [] }
+    for (const loaded of jobs) {
+      const was = before.fingerprints.get(loaded.externalJobId)
+      if (was === undefined) change.added.push(loaded)
+      else if (was !== after.fingerprints.get(loaded.externalJobId)) change.changed.push(loaded)
+    }
+    for (const loaded of before.jobs)
+      if (!after.fingerprints.has(loaded.externalJobId)) change.removed.push(loaded)
+    this.snapshot = after
+    this.refillOperators()
+    if (change.added.length + change.changed.length + change.removed.length > 0)
+      for (const listener of this.listeners) listener(change)
+    return change
+  }
+
+  /** Calls `listener` after every swap that changed something; answers how to unsubscribe. */
+  onChange(listener: (change: JobsChange) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private refillOperators(): void {
+    const operators = [...new Set(this.jobs.map((loaded) => loaded.job.spec.contractAddress))]
+    this.operatorList.splice(0, this.operatorList.length, ...operators)
   }
 }
 
@@ -98,6 +181,31 @@ export async function loadJobRegistry(
   chainIds?: number | readonly number[],
   options: { refuseOtherChains?: boolean } = {},
 ): Promise<JobRegistry> {
+  const { jobs, notices, problems } = await readJobsDir(dir, chainIds, options)
+  if (problems.length > 0) throw new JobsDirError(problems)
+  return new JobRegistry(jobs.map(registerJob), notices)
+}
+
+/**
+ * The specs of `dir` that load, and the problems of those that do not, without refusing the folder:
+ * for a command that asks about one job (`request`), where another spec's problem is a warning.
+ * Specs that share an externalJobID are all left out.
+ */
+export async function loadValidJobs(
+  dir: string,
+  chainIds?: number | readonly number[],
+): Promise<{ registry: JobRegistry; problems: SpecProblem[] }> {
+  const { jobs, notices, problems } = await readJobsDir(dir, chainIds)
+  const shared = new Set(problems.map((problem) => problem.file))
+  const valid = jobs.filter((job) => !shared.has(job.file))
+  return { registry: new JobRegistry(valid.map(registerJob), notices), problems }
+}
+
+async function readJobsDir(
+  dir: string,
+  chainIds: number | readonly number[] | undefined,
+  options: { refuseOtherChains?: boolean } = {},
+): Promise<{ jobs: Job[]; notices: string[]; problems: SpecProblem[] }> {
   const root = resolve(dir)
   const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
   const configured = chainIds === undefined ? undefined : [chainIds].flat()
@@ -127,8 +235,6 @@ export async function loadJobRegistry(
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
     jobs.push({ ...job, spec: { ...job.spec, evmChainID: BigInt(choice.chainId) } })
   }
-  const duplicates = duplicateJobIdProblems(jobs)
-  problems.push(...duplicates)
-  if (problems.length > 0) throw new JobsDirError(problems)
-  return new JobRegistry(jobs.map(registerJob), notices)
+  problems.push(...duplicateJobIdProblems(jobs))
+  return { jobs, notices, problems }
 }

@@ -45,9 +45,11 @@ export async function startListening(parts: {
     fromBlock,
   })
   await listener.start()
+  followJobs(options, listener, recovery, parts.onError)
   const reconciler = createReconciler({
     runs,
     provider,
+    // The registry's own list: a reload of the jobs folder changes what the next pass reads.
     operators: options.registry.operators(),
     log: parts.log,
     everyMs: options.reconcileIntervalMs,
@@ -55,4 +57,36 @@ export async function startListening(parts: {
   })
   reconciler.start()
   return { listener, reconciler }
+}
+
+/**
+ * The listener follows the jobs as they change (src/runner/jobs-watch.ts): it reads the Operators and
+ * spec ids of the set swapped in from its next scan on. A job added reads the logs again from the
+ * oldest request that may still be open, so a request sent for it before it was loaded runs too (the
+ * consumed markers keep every other request from running twice; recovery's window skips those the
+ * Operator answered or that expired). Stopping the listener ends the subscription.
+ */
+function followJobs(
+  options: RunnerOptions,
+  listener: RequestListener,
+  recovery: Recovery,
+  onError: (error: Error) => void,
+): void {
+  const { registry } = options
+  const unsubscribe = registry.onChange((change) => {
+    listener.setOperators(registry.operators())
+    listener.setSpecIds(registry.specFilters())
+    if (change.added.length > 0)
+      void recovery
+        .openWindow()
+        .then((fromBlock) => listener.rewind(fromBlock))
+        .catch((error: unknown) =>
+          onError(error instanceof Error ? error : new Error(String(error))),
+        )
+  })
+  const stop = listener.stop.bind(listener)
+  listener.stop = async () => {
+    unsubscribe()
+    await stop()
+  }
 }

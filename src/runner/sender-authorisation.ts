@@ -36,6 +36,6 @@ export async function checkSendersAuthorised(
   if (problems.length === 0) return
   throw new Error(
     `sender ${problems.join('; ')}. Their fulfilments would revert with "Not authorized sender": the Operator's owner adds them ` +
-      'with setAuthorizedSenders, or leave them out of NODE_PRIVATE_KEYS (keys are counted from 0).',
+      'with feedrunner operator authorize (setAuthorizedSenders), or leave them out of the keys (counted from 0).',
   )
 }

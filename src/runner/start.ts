@@ -2,10 +2,13 @@ import { chainsFromSettings, endpointName, type ChainConfig } from '../config/ch
 import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import { SettingsError, type Settings } from '../config/settings.ts'
-import { fetchChainId } from '../chain/provider.ts'
+import { connectProvider, fetchChainId } from '../chain/provider.ts'
 import { pipelineLimits, type HostResolver } from '../pipeline/index.ts'
 import { Connections } from '../queue/connections.ts'
-import { loadJobRegistry, type JobRegistry } from './job-registry.ts'
+import { JobsDirError, loadJobRegistry, type JobRegistry, type JobsChange } from './job-registry.ts'
+import { readEndpoint } from './runner-options.ts'
+import { checkSendersAuthorised } from './sender-authorisation.ts'
+import { publishLoadedJobs } from './loaded-jobs.ts'
 import { createRunner, type Runner } from './runner.ts'
 
 export interface RunnerFromSettingsOptions {
@@ -27,6 +30,13 @@ export interface Runners extends Runner {
   readonly byChain: ReadonlyMap<number, Runner>
   /** Every chain's jobs. */
   readonly allJobs: JobRegistry
+  /**
+   * Loads JOBS_DIR again for the same chains and swaps it in whole (each chain's runner follows);
+   * throws JobsDirError, keeping the jobs it had, when a spec is broken.
+   */
+  reloadJobs(): Promise<JobsChange>
+  /** Tells the other processes (`request`) why the last reload was refused, or that it was not. */
+  jobsRefused(reason: string | undefined): void
 }
 
 /**
@@ -70,6 +80,12 @@ export async function startRunnerFromSettings(
     await stopAll().catch(() => undefined)
     throw error
   }
+  // What `request` in another process reads to say at once that a job is not served here.
+  const published = publishLoadedJobs(
+    connections.redis('worker', 'loaded jobs'),
+    settings.QUEUE_PREFIX,
+    new Map([...runners].map(([chainId, runner]) => [chainId, runner.registry])),
+  )
   const first = runners.values().next().value as Runner
   return {
     get runs() {
@@ -88,7 +104,17 @@ export async function startRunnerFromSettings(
     allJobs: registry,
     byChain: runners,
     start: async () => undefined,
-    stop: stopAll,
+    stop: async () => {
+      published.stop()
+      await stopAll()
+    },
+    async reloadJobs() {
+      const next = await loadJobRegistry(settings.JOBS_DIR, chainIds, { refuseOtherChains: true })
+      // A working runner signs for every Operator its jobs name: a new one must know its keys.
+      if (options.work !== false) await checkSenders(settings.JOBS_DIR, chains, chainIds, next)
+      return registry.replace(next.jobs, next.notices)
+    },
+    jobsRefused: (reason) => published.refused(reason),
   }
 }
 
@@ -152,4 +178,30 @@ function createChainRunner(
     listen: options.listen,
     work: options.work,
   })
+}
+
+/**
+ * What the runner checks of its keys at start, for a set of jobs loaded while it runs: every sender
+ * key of each chain is an authorised sender of every Operator the chain's jobs name. Refused (as the
+ * jobs folder's problem, so the jobs loaded before keep running) when one is not.
+ */
+async function checkSenders(
+  dir: string,
+  chains: readonly ChainConfig[],
+  chainIds: readonly number[],
+  jobs: JobRegistry,
+): Promise<void> {
+  for (const [index, chain] of chains.entries()) {
+    const chainId = chainIds[index] as number
+    const ofChain = jobs.forChain(chainId)
+    if (ofChain.operators().length === 0) continue
+    const provider = await connectProvider(readEndpoint(chain).url, { chainId })
+    try {
+      await checkSendersAuthorised(provider, ofChain, chain.keys)
+    } catch (error) {
+      throw new JobsDirError([{ file: dir, message: (error as Error).message }])
+    } finally {
+      provider.destroy()
+    }
+  }
 }

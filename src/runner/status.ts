@@ -5,6 +5,7 @@ import { fetchQueueName } from '../queue/names.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
 import { REQUESTS_QUEUE } from './requests-queue.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
+import { readLoadedJobs, type LoadedJobs } from './loaded-jobs.ts'
 
 export interface QueueDepth {
   queue: string
@@ -18,6 +19,8 @@ export interface QueueDepth {
 export interface StatusReport {
   queues: QueueDepth[]
   runs: RunRecord[]
+  /** What the running runners serve, per chain (none when no runner runs on this prefix). */
+  served?: Array<{ chainId: number } & LoadedJobs>
 }
 
 /**
@@ -55,5 +58,13 @@ export async function readStatus(
     })
   }
   const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
-  return { queues, runs }
+  const served: NonNullable<StatusReport['served']> = []
+  const queuePrefix = `${REQUESTS_QUEUE}-`
+  for (const { queue } of queues) {
+    if (!queue.startsWith(queuePrefix) || queue.endsWith('-held')) continue
+    const chainId = Number(queue.slice(queuePrefix.length))
+    const entry = await readLoadedJobs(redis, prefix, chainId)
+    if (entry) served.push({ chainId, ...entry })
+  }
+  return { queues, runs, served }
 }

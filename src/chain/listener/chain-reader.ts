@@ -35,7 +35,8 @@ export interface ChainReaderOptions {
   provider?: ChainProvider
   rpcUrl?: string
   chainId?: number
-  operators: readonly string[]
+  /** The Operators whose logs are read: a list, or a getter that answers the current one. */
+  operators: readonly string[] | (() => readonly string[])
   pollIntervalMs: number
   maxBlockRange: number
 }
@@ -91,15 +92,21 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
     return head
   }
 
+  const operators =
+    typeof options.operators === 'function' ? options.operators : () => options.operators
+
   async function readLogs(from: number, to: number): Promise<Log[]> {
     const logs: Log[] = []
+    const addresses = [...(operators() as readonly string[])]
+    // No Operator: nothing to read (an empty address list would ask a node for every contract's logs).
+    if (addresses.length === 0) return logs
     for (let start = from; start <= to; start += options.maxBlockRange) {
       const end = Math.min(to, start + options.maxBlockRange - 1)
       logs.push(
         ...(await (
           await chain()
         ).getLogs({
-          address: [...options.operators],
+          address: addresses,
           topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
           fromBlock: start,
           toBlock: end,

@@ -32,11 +32,16 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   const name = options.name ?? 'default'
   const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS
   const maxBlockRange = options.maxBlockRange ?? 1_000
-  const operators = options.operators.map((address) => getAddress(address))
-  if (operators.length === 0)
-    throw new Error('createRequestListener: at least one operator address is required')
+  // A runner whose jobs folder names no Operator yet still follows the chain: a spec added later
+  // brings one (setOperators).
+  let operators = normalizeOperators(options.operators)
   let specIds = normalizeSpecIds(options.specIds)
-  const reader = createChainReader({ ...options, operators, pollIntervalMs, maxBlockRange })
+  const reader = createChainReader({
+    ...options,
+    operators: () => operators,
+    pollIntervalMs,
+    maxBlockRange,
+  })
   const stats: ListenerStats = {
     pending: 0,
     delivered: 0,
@@ -130,6 +135,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     setSpecIds(next) {
       specIds = normalizeSpecIds(next)
     },
+    setOperators(next) {
+      operators = normalizeOperators(next)
+    },
     poll,
     wake: onBlock,
     async rewind(blockNumber) {
@@ -186,6 +194,10 @@ function scanWaiters() {
       })
     },
   }
+}
+
+function normalizeOperators(addresses: readonly string[]): string[] {
+  return [...new Set(addresses.map((address) => getAddress(address)))]
 }
 
 function normalizeSpecIds(specIds: ReadonlyMap<string, SpecFilter>): Map<string, SpecFilter> {

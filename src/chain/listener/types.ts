@@ -13,7 +13,7 @@ export interface RequestListenerOptions {
   provider?: ChainProvider
   rpcUrl?: string
   chainId?: number
-  /** Operator contracts whose logs are read. */
+  /** Operator contracts whose logs are read (none: only heads are read until `setOperators`). */
   operators: readonly string[]
   /** Spec ids (lowercase 0x hex, either externalJobID encoding) of the loaded jobs. */
   specIds: ReadonlyMap<string, SpecFilter>
@@ -54,6 +54,8 @@ export interface RequestListener {
   stop(): Promise<void>
   /** Replaces the set of jobs (after a reload of `jobs/`). */
   setSpecIds(specIds: ReadonlyMap<string, SpecFilter>): void
+  /** Replaces the Operators whose logs are read (after a reload of `jobs/`); the next scan reads them. */
+  setOperators(operators: readonly string[]): void
   /** Runs one scan now (also what the poll loop runs). */
   poll(): Promise<void>
   /** Ends the poll loop's pause: a new head is there (a `newHeads` notification said so). */

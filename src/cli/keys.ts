@@ -1,0 +1,66 @@
+import type { Command } from 'commander'
+
+// ethers loads only when one of these commands runs.
+const actions = (): Promise<typeof import('./keys-actions.ts')> => import('./keys-actions.ts')
+
+/** Options every `keys` command takes: where the keystores are and where their password comes from. */
+export interface KeystoreOptions {
+  dir?: string
+  passwordFile?: string
+  passwordEnv?: string
+  json?: boolean
+}
+
+function keystoreOptions(command: Command): Command {
+  return command
+    .option('--dir <dir>', 'the keystore folder (default: KEYSTORE_DIR, else keys)')
+    .option(
+      '--password-file <file>',
+      'file whose first line is the password (default: KEYSTORE_PASSWORD_FILE, else KEYSTORE_PASSWORD)',
+    )
+    .option('--password-env <variable>', 'environment variable that holds the password')
+}
+
+/** `feedrunner keys create|import|list`: sender keys in Web3 Secret Storage keystores. */
+export function register(program: Command): void {
+  const keys = program
+    .command('keys')
+    .description(
+      'Sender keys kept encrypted: Web3 Secret Storage keystores (as geth and cast wallet write them) in KEYSTORE_DIR',
+    )
+  keystoreOptions(
+    keys
+      .command('create')
+      .description(
+        'A new random key, encrypted into a keystore; prints its address (a --password-file that does not exist yet is created with a random password)',
+      ),
+  )
+    .option('--json', 'print JSON')
+    .action(async (options: KeystoreOptions) => (await actions()).createKeyAction(options))
+  keystoreOptions(
+    keys
+      .command('import')
+      .description(
+        'A keystore file (geth, cast wallet) checked with its password and copied into the folder, or a raw key from a variable encrypted into one',
+      )
+      .argument('[keystore]', 'a keystore file to import'),
+  )
+    .option(
+      '--private-key-env <variable>',
+      'import the raw key this variable holds (never on the command line, where ps shows it)',
+    )
+    .option('--json', 'print JSON')
+    .action(
+      async (file: string | undefined, options: KeystoreOptions & { privateKeyEnv?: string }) =>
+        (await actions()).importKeyAction(file, options),
+    )
+  keystoreOptions(
+    keys
+      .command('list')
+      .description(
+        "The folder's keystores and their addresses (a keystore that does not name its address is opened with the password)",
+      ),
+  )
+    .option('--json', 'print JSON')
+    .action(async (options: KeystoreOptions) => (await actions()).listKeysAction(options))
+}

@@ -1,0 +1,84 @@
+import { formatUnits } from 'ethers'
+import type { RunRecord } from '../runner/run-record.ts'
+import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
+import { renderTable } from './table.ts'
+
+/** The widest task output `runs show` prints in its table; `--json` has every output whole. */
+const SHOWN_OUTPUT_CHARS = 100
+
+/**
+ * A run as `runs show` prints it. With --json: the record alone on stdout (a program reads it
+ * whole), its replays and what its requester can do on stderr. Without: a readable summary, the
+ * tasks as a table, then those notes.
+ */
+export function printRun(
+  run: RunRecord,
+  extra: { checkedAgainstChain: string },
+  options: { json?: boolean } = {},
+): void {
+  const notes = [...replayHistory(run), ...requesterAdvice(run, Math.floor(Date.now() / 1000))]
+  if (options.json) {
+    console.log(JSON.stringify({ ...run, ...extra }, null, 2))
+    if (notes.length > 0) console.error(notes.join('\n'))
+    return
+  }
+  console.log(renderTable(['run', run.requestId], summaryRows(run, extra.checkedAgainstChain)))
+  const tasks = run.tasks ?? []
+  console.log(
+    tasks.length === 0
+      ? '\nno task has run yet'
+      : `\n${renderTable(
+          ['task', 'type', 'ms', 'output'],
+          tasks.map((task) => [
+            task.id,
+            task.type,
+            task.ms === undefined ? '' : String(task.ms),
+            task.error !== undefined ? `FAILED: ${oneLine(task.error)}` : shown(task.output),
+          ]),
+        )}`,
+  )
+  if (notes.length > 0) console.log(`\n${notes.join('\n')}`)
+  console.log('\n(feedrunner runs show <id> --json prints the whole record)')
+}
+
+function summaryRows(run: RunRecord, checkedAgainstChain: string): string[][] {
+  const rows: Array<[string, string | undefined]> = [
+    ['job', `${run.job} (externalJobID ${run.externalJobId})`],
+    ['state', run.state],
+    ['reason', run.reason],
+    ['chain', String(run.chainId)],
+    ['operator', run.operator],
+    ['requester', run.requester],
+    ['payment', `${formatUnits(BigInt(run.payment || '0'), 18)} LINK (${run.payment} juels)`],
+    ['request', `block ${run.blockNumber}, tx ${run.requestTxHash}`],
+    ['fulfilment tx', run.txHash],
+    ['times', timeline(run.times)],
+    ['checked against the chain', checkedAgainstChain],
+  ]
+  return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '')
+}
+
+/** `received 2025-01-01T10:00:00.000Z, running +3 ms, sent +180 ms, fulfilled +420 ms`. */
+function timeline(times: RunRecord['times']): string {
+  const entries = Object.entries(times)
+    .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+    .sort((a, b) => a[1] - b[1])
+  const first = entries[0]?.[1]
+  return entries
+    .map(([state, at], index) =>
+      index === 0 ? `${state} ${new Date(at).toISOString()}` : `${state} +${at - (first ?? at)} ms`,
+    )
+    .join(', ')
+}
+
+function shown(output: unknown): string {
+  if (output === undefined) return ''
+  const text = oneLine(typeof output === 'string' ? output : JSON.stringify(output))
+  return text.length > SHOWN_OUTPUT_CHARS
+    ? `${text.slice(0, SHOWN_OUTPUT_CHARS)}… (${text.length} chars)`
+    : text
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ')
+}
