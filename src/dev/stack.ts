@@ -125,17 +125,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     if (options.clearPrefixOnStop) stops.push(() => clearPrefix(connections, prefix))
 
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
-    // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
-    const signers = nodeKeys.map((key) => new Wallet(key).address)
-    const feedServer = createFeedServer({
-      keys: [feedKey],
-      signers,
-      chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl },
-      intercept: options.feedIntercept,
-    })
-    const feedUrl = await onPreferredPort(options.preferredPorts?.feeds, (port) =>
-      feedServer.listen(port),
-    )
+    const { feedServer, feedUrl } = await startStackFeeds(options, nodeKeys, feedKey, rpcUrl)
     stops.push(() => feedServer.close())
 
     const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : undefined
@@ -207,6 +197,27 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     await stop()
     throw error
   }
+}
+
+/** The local feed service of the stack, on its preferred port when free. */
+async function startStackFeeds(
+  options: DevStackOptions,
+  nodeKeys: readonly string[],
+  feedKey: string,
+  rpcUrl: string,
+): Promise<{ feedServer: FeedServer; feedUrl: string }> {
+  // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
+  const signers = nodeKeys.map((key) => new Wallet(key).address)
+  const feedServer = createFeedServer({
+    keys: [feedKey],
+    signers,
+    chains: { [DEV_BLOCKCHAIN_ID]: rpcUrl },
+    intercept: options.feedIntercept,
+  })
+  const feedUrl = await onPreferredPort(options.preferredPorts?.feeds, (port) =>
+    feedServer.listen(port),
+  )
+  return { feedServer, feedUrl }
 }
 
 /**

@@ -57,16 +57,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     options.fromBlock,
     options.rewindDepth ?? 64,
   )
-  const delivery: DeliveryOptions = {
-    redis: options.redis,
-    consumedKey: (event: OperatorEvent) =>
-      `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`,
-    consumedTtlSeconds: options.consumedTtlSeconds ?? 7 * 24 * 3600,
-    onRequest: options.onRequest,
-    onCancel: options.onCancel,
-    stats,
-    reportError: (error) => options.onError?.(error),
-  }
+  const delivery = deliveryOptions(options, stats, keyBase)
   // A new head, or a scan that stopped short of the head, starts the next scan at once.
   const pause = wakeableSleep()
   const scanned = scanWaiters()
@@ -151,6 +142,24 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     get stats() {
       return stats
     },
+  }
+}
+
+/** How logs are handed over: the handlers, and the consumed markers that keep a log from coming twice. */
+function deliveryOptions(
+  options: RequestListenerOptions,
+  stats: ListenerStats,
+  keyBase: () => string,
+): DeliveryOptions {
+  return {
+    redis: options.redis,
+    consumedKey: (event: OperatorEvent) =>
+      `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`,
+    consumedTtlSeconds: options.consumedTtlSeconds ?? 7 * 24 * 3600,
+    onRequest: options.onRequest,
+    onCancel: options.onCancel,
+    stats,
+    reportError: (error) => options.onError?.(error),
   }
 }
 
