@@ -3,6 +3,7 @@ import { parse as parseToml, TomlError } from 'smol-toml'
 import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
 import { parseDuration } from '../duration.ts'
+import { attributeProblem, parseBoolText } from '../literals.ts'
 import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
@@ -192,7 +193,8 @@ function checkTask(
   const report = (message: string, line = dotTask.line): void => {
     problems.push({ file, line, task: dotTask.id, message })
   }
-  const type = dotTask.attributes.type
+  // Task types are case-insensitive, as on a node (`type=JSONParse`).
+  const type = dotTask.attributes.type?.trim().toLowerCase()
   const definition = type === undefined ? undefined : TASK_TYPES.get(type)
   if (RESERVED_TASK_IDS.has(dotTask.id))
     report(`the task id ${dotTask.id} is reserved (${[...RESERVED_TASK_IDS].join(', ')})`)
@@ -277,13 +279,18 @@ function checkAttributes(
     const problem = jsonProblem(text)
     if (problem) report(`${name} is not valid JSON: ${problem}`, dotTask.attributeLines[name])
   }
+  for (const [name, kind] of Object.entries(definition.kinds ?? {})) {
+    const text = dotTask.attributes[name]
+    const problem = text === undefined ? undefined : attributeProblem(kind, text)
+    if (problem) report(`${name} ${problem}`, dotTask.attributeLines[name])
+  }
   for (const problem of definition.check?.(dotTask.attributes) ?? [])
     report(`${problem.attribute}: ${problem.message}`, dotTask.attributeLines[problem.attribute])
   const known = new Set<string>([...COMMON_ATTRIBUTES, ...definition.attributes])
   for (const name of Object.keys(dotTask.attributes)) {
     if (!known.has(name))
       report(
-        `unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'})`,
+        `unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'}): feedrunner refuses what it does not implement, where a Chainlink node ignores it without a word`,
         dotTask.attributeLines[name],
       )
   }
@@ -315,11 +322,15 @@ function checkCommonAttributes(
       )
   }
   const failEarly = attributes.failEarly
-  if (failEarly !== undefined && failEarly !== 'true' && failEarly !== 'false')
+  if (failEarly === undefined) return
+  const early = parseBoolText(failEarly.trim())
+  if (early === undefined)
     report(
       `failEarly must be true or false, got ${JSON.stringify(failEarly)}`,
       dotTask.attributeLines.failEarly,
     )
+  // Chainlink reads it as Go's ParseBool does; the executor reads the canonical word.
+  else attributes.failEarly = String(early)
 }
 
 /** JSON attributes are checked with every `$(...)` standing for null, as the executor will parse them. */

@@ -22,7 +22,16 @@ export const ethtx: TaskDefinition = {
     'txMeta',
     'transmitChecker',
   ],
-  jsonAttributes: ['transmitChecker'],
+  jsonAttributes: ['transmitChecker', 'txMeta'],
+  kinds: {
+    to: 'address',
+    from: 'addresses',
+    data: 'hex',
+    gasLimit: 'uint',
+    minConfirmations: 'uint',
+    failOnRevert: 'boolean',
+    evmChainID: 'uint',
+  },
   required: ['to'],
   check(attributes) {
     const text = attributes.transmitChecker

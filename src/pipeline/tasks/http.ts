@@ -40,6 +40,7 @@ export const http: TaskDefinition = {
   ],
   required: ['method', 'url'],
   jsonAttributes: ['requestData', 'headers'],
+  kinds: { allowUnrestrictedNetworkAccess: 'boolean' },
   async run(task) {
     const method = String(task.value('method') ?? 'GET').toUpperCase()
     if (!isSupportedMethod(method)) throw new TaskError(`method ${method} is not supported`)
