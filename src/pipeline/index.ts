@@ -1,8 +1,10 @@
 /** The job pipeline: spec loading, the DAG executor, task types, and the dry-run request builder. */
 export {
   RecordingChainAccess,
+  type BlockRoots,
   type CallRequest,
   type ChainAccess,
+  type GasEstimateRequest,
   type TransactionOutcome,
   type TransactionRequest,
 } from './chain-access.ts'

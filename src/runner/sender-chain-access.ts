@@ -4,6 +4,7 @@ import type { TxSender } from '../chain/sender/index.ts'
 import type {
   CallRequest,
   ChainAccess,
+  GasEstimateRequest,
   TransactionOutcome,
   TransactionRequest,
 } from '../pipeline/index.ts'
@@ -64,10 +65,18 @@ export function senderChainAccess(
         data: request.data,
         from: request.from,
         gasLimit: request.gasLimit,
-        blockTag:
-          request.blockNumber === undefined || request.blockNumber === 'latest'
-            ? 'latest'
-            : request.blockNumber,
+        gasPrice: request.gasPrice,
+        maxPriorityFeePerGas: request.maxPriorityFeePerGas,
+        maxFeePerGas: request.maxFeePerGas,
+        blockTag: request.blockNumber ?? 'latest',
+      })
+    },
+    async estimateGas(request: GasEstimateRequest): Promise<bigint> {
+      return provider.estimateGas({
+        from: request.from,
+        to: request.to,
+        data: request.data,
+        blockTag: request.blockNumber ?? 'latest',
       })
     },
   }

@@ -15,6 +15,18 @@ const decoder = new Decoder({ mapsAsObjects: false, useRecords: false })
 export const cborparse: TaskDefinition = {
   type: 'cborparse',
   attributes: ['data', 'mode'],
+  check(attributes) {
+    const mode = attributes.mode?.trim()
+    if (
+      mode === undefined ||
+      mode === '' ||
+      mode === 'diet' ||
+      mode === 'standard' ||
+      mode.startsWith('$(')
+    )
+      return []
+    return [{ attribute: 'mode', message: `must be diet or standard, got ${JSON.stringify(mode)}` }]
+  },
   async run(task) {
     const mode = task.value('mode') ?? 'diet'
     if (mode !== 'diet' && mode !== 'standard')
@@ -22,7 +34,8 @@ export const cborparse: TaskDefinition = {
     const data = bytesOf(task.value('data', { fromInput: true }), 'data')
     if (data.length > MAX_CBOR_BYTES)
       throw new TaskError(`data is ${data.length} bytes, more than ${MAX_CBOR_BYTES}`)
-    if (mode === 'diet' && data.length === 0) return {}
+    // No data: an empty map in diet mode (a request without parameters), nothing in standard mode.
+    if (data.length === 0) return mode === 'diet' ? {} : null
     const buffer =
       mode === 'diet'
         ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])])

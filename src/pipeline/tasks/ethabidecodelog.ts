@@ -107,7 +107,8 @@ function eventFragment(abi: string): EventFragment {
   }
 }
 
-function plain(value: unknown, type: ParamType): unknown {
+/** A decoded value as the pipeline keeps it: `bytes` as bytes, tuples as maps, the rest as ethers gives it. */
+export function plain(value: unknown, type: ParamType): unknown {
   if (type.baseType === 'bytes') return getBytes(value as string)
   if (type.isArray() && Array.isArray(value))
     return value.map((item) => plain(item, type.arrayChildren))

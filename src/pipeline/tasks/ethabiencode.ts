@@ -96,7 +96,7 @@ function parsedFunction(abi: string): ParsedFunction {
   })
 }
 
-function functionFragment(abi: string): FunctionFragment {
+export function functionFragment(abi: string): FunctionFragment {
   const trimmed = abi.trim()
   const signature = trimmed.startsWith('(') ? `anonymous__${trimmed}` : trimmed
   try {
@@ -118,6 +118,11 @@ export function convert(value: unknown, type: ParamType, where: string): unknown
     return value.map((item, index) => convert(item, type.arrayChildren, `${where}[${index}]`))
   }
   if (type.isTuple()) {
+    // A map by component name, or a list in component order (Chainlink takes both).
+    if (Array.isArray(value) && value.length === type.components.length)
+      return type.components.map((component, index) =>
+        convert(value[index], component, `${where}[${index}]`),
+      )
     if (!isPlainObject(value))
       throw new TaskError(`${where}: expected an object for ${type.format()}`)
     return type.components.map((component) =>
