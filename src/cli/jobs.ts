@@ -205,6 +205,8 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     requester: options.requester,
     recorded: fromChain?.recorded,
     call: fromChain?.call,
+    estimateGas: fromChain?.estimateGas,
+    blockRoots: fromChain?.blockRoots,
     onTask: options.json ? undefined : printTask,
   }).finally(() => fromChain?.close())
   const { result, transaction, request } = dryRun

@@ -1,5 +1,10 @@
 import { AbiCoder } from 'ethers'
-import { RecordingChainAccess, type CallRequest, type TransactionRequest } from './chain-access.ts'
+import {
+  RecordingChainAccess,
+  type CallRequest,
+  type GasEstimateRequest,
+  type TransactionRequest,
+} from './chain-access.ts'
 import { runJob, type RunOptions, type RunResult } from './executor.ts'
 import {
   buildOracleRequest,
@@ -17,7 +22,7 @@ import type { Job } from './job-spec/loader.ts'
  */
 export interface DryRunOptions extends Pick<
   RunOptions,
-  'env' | 'aliases' | 'onTask' | 'signal' | 'limits'
+  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots'
 > {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string
@@ -28,6 +33,8 @@ export interface DryRunOptions extends Pick<
   recorded?: RecordedRequest
   /** Answers the pipeline's eth calls (ethcall tasks); without it they fail, as nothing is on chain. */
   call?: (tx: CallRequest) => Promise<string>
+  /** Answers estimategaslimit tasks (eth_estimateGas); without it they fail likewise. */
+  estimateGas?: (request: GasEstimateRequest) => Promise<bigint>
 }
 
 /** An OracleRequest read from the chain, with the `jobRun` variables its log gives a run. */
@@ -82,7 +89,7 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
         (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
       requestId: options.requestId,
     })
-  const chain = new RecordingChainAccess(options.call)
+  const chain = new RecordingChainAccess(options.call, options.estimateGas)
   const result = await runJob(job, {
     ...options,
     chain,

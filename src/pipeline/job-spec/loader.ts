@@ -4,7 +4,7 @@ import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
 import { parseDuration } from '../duration.ts'
 import { attributeProblem, parseBoolText } from '../literals.ts'
-import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
+import { BLOCK_ROOT_VARIABLES, referencedKeypaths, wholeVarExpression } from '../vars.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
@@ -28,7 +28,7 @@ export interface Job {
 
 /** The run variables a directrequest run has (what the runner and `jobs run` set). */
 const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
-  jobSpec: ['name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
+  jobSpec: ['databaseID', 'name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
   jobRun: [
     'logData',
     'logTopics',
@@ -37,6 +37,7 @@ const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
     'logBlockNumber',
     'logTxHash',
     'meta',
+    ...BLOCK_ROOT_VARIABLES,
   ],
 }
 const VARIABLE_ROOTS = new Set(Object.keys(RUN_VARIABLES))
