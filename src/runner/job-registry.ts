@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import type { JobChainDefaults } from '../config/chains.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { specIdsOfJob } from '../chain/operator.ts'
 import {
@@ -7,6 +8,7 @@ import {
   formatProblem,
   loadJobSpecFile,
   type Job,
+  type JobSpec,
   type SpecProblem,
 } from '../pipeline/index.ts'
 import { chooseChain } from './chain-choice.ts'
@@ -96,7 +98,11 @@ export class JobsDirError extends FeedrunnerError {
 export async function loadJobRegistry(
   dir: string,
   chainIds?: number | readonly number[],
-  options: { refuseOtherChains?: boolean } = {},
+  options: {
+    refuseOtherChains?: boolean
+    /** The chain's defaults every job of it takes (settings, CHAINS_FILE): see withChainDefaults. */
+    defaultsFor?: (chainId: number) => JobChainDefaults
+  } = {},
 ): Promise<JobRegistry> {
   const root = resolve(dir)
   const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
@@ -125,10 +131,29 @@ export async function loadJobRegistry(
     if (choice.kind !== 'serve') continue
     if (choice.notice) notices.push(`${path}: ${choice.notice}`)
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
-    jobs.push({ ...job, spec: { ...job.spec, evmChainID: BigInt(choice.chainId) } })
+    const spec = { ...job.spec, evmChainID: BigInt(choice.chainId) }
+    const defaults = options.defaultsFor?.(choice.chainId)
+    jobs.push({ ...job, spec: defaults ? withChainDefaults(spec, defaults) : spec })
   }
   const duplicates = duplicateJobIdProblems(jobs)
   problems.push(...duplicates)
   if (problems.length > 0) throw new JobsDirError(problems)
   return new JobRegistry(jobs.map(registerJob), notices)
+}
+
+/**
+ * A job as its chain runs it, as a Chainlink node's directrequest delegate combines them: it waits for
+ * the greater of its own and the chain's minIncomingConfirmations, and a request must pay its
+ * minContractPaymentLinkJuels, or the chain's minimum when it sets none.
+ */
+export function withChainDefaults(spec: JobSpec, defaults: JobChainDefaults): JobSpec {
+  return {
+    ...spec,
+    minIncomingConfirmations: Math.max(
+      spec.minIncomingConfirmations ?? 0,
+      defaults.minIncomingConfirmations,
+    ),
+    minContractPaymentLinkJuels:
+      spec.minContractPaymentLinkJuels ?? defaults.minContractPaymentLinkJuels,
+  }
 }
