@@ -68,6 +68,7 @@ function devState(stack: DevStack): DevState {
       linkToken: addresses.linkToken,
       operator: addresses.operator,
       consumer: addresses.consumer,
+      forwarder: addresses.forwarder,
     },
   }
 }
@@ -142,6 +143,7 @@ function printStack(stack: DevStack): void {
         ['LinkToken', addresses.linkToken],
         ['Operator', addresses.operator],
         ['FeedConsumer', addresses.consumer],
+        ['AuthorizedForwarder', `${addresses.forwarder} (jobs with forwardingAllowed)`],
         ['node address', addresses.nodes.join(', ')],
         ['feed service', `${stack.feedServer.url} (blockchain "local" = this chain)`],
         ['adapter', `${stack.adapter.url} (bridge "datafeed")`],

@@ -206,6 +206,8 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     recorded: fromChain?.recorded,
     call: fromChain?.call,
     estimateGas: fromChain?.estimateGas,
+    // A job with forwardingAllowed forwards through the chain's forwarder (the dev stack's here).
+    forwarder: env.FORWARDER_ADDRESS || settings.FORWARDER_ADDRESS,
     blockRoots: fromChain?.blockRoots,
     onTask: options.json ? undefined : printTask,
   }).finally(() => fromChain?.close())
@@ -238,8 +240,12 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
   if (transaction) {
     console.log(`calldata to ${transaction.to} (gas limit ${transaction.gasLimit ?? 'default'}):`)
     console.log(transaction.data)
+    if (dryRun.forwarded)
+      console.log(
+        `forwarded: the AuthorizedForwarder ${transaction.to} calls ${dryRun.forwarded.to} with:\n${dryRun.forwarded.data}`,
+      )
     try {
-      const fulfilment = decodeFulfillment(transaction.data)
+      const fulfilment = decodeFulfillment((dryRun.forwarded ?? transaction).data)
       console.log(
         `fulfillOracleRequest2 requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
       )

@@ -201,6 +201,13 @@ export const declaredSettings = {
         "The least payment a request must carry when its job sets no minContractPaymentLinkJuels: 10^13 juels (0.00001 LINK), a Chainlink node's MinContractPayment. Per chain in CHAINS_FILE (min_contract_payment_link_juels). 0 lets a request pay nothing.",
     },
   ),
+  FORWARDER_ADDRESS: optional(address, {
+    group: 'chain',
+    unit: 'address',
+    description:
+      "Chainlink's AuthorizedForwarder the fulfilments of jobs with forwardingAllowed = true go through (its forward(), from a sender key it authorises; the Operator authorises the forwarder). Per chain in CHAINS_FILE (forwarder_address). The dev stack deploys one.",
+    whenUnset: 'a job with forwardingAllowed = true is refused at start, with the reason',
+  }),
   MIN_INCOMING_CONFIRMATIONS: optional(z.coerce.number().int().nonnegative().max(1000), {
     group: 'chain',
     unit: 'blocks',

@@ -6,6 +6,7 @@ import {
   type TransactionRequest,
 } from './chain-access.ts'
 import { runJob, type RunOptions, type RunResult } from './executor.ts'
+import { unforwarded } from './forwarding.ts'
 import {
   buildOracleRequest,
   decodeFulfillment,
@@ -22,7 +23,7 @@ import type { Job } from './job-spec/loader.ts'
  */
 export interface DryRunOptions extends Pick<
   RunOptions,
-  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots'
+  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots' | 'forwarder'
 > {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string
@@ -48,6 +49,8 @@ export interface DryRun {
   result: RunResult
   /** The transaction the run would send (the last ethtx), if it got that far. */
   transaction?: TransactionRequest
+  /** The call a forwarded transaction makes: `forward(to, data)`'s to and data (forwardingAllowed). */
+  forwarded?: { to: string; data: string }
   /** `(bytes32 requestId, T value)`'s T, when the job has such an encoding step. */
   valueType?: string
   /** The value inside the fulfilment calldata, decoded with valueType. */
@@ -102,10 +105,11 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
     },
   })
   const transaction = chain.transactions.at(-1)
-  const dryRun: DryRun = { request, result, transaction, valueType }
+  const forwarded = transaction && unforwarded(transaction.data)
+  const dryRun: DryRun = { request, result, transaction, valueType, forwarded }
   if (transaction && valueType) {
     try {
-      const fulfilment = decodeFulfillment(transaction.data)
+      const fulfilment = decodeFulfillment((forwarded ?? transaction).data)
       dryRun.value = AbiCoder.defaultAbiCoder().decode(['bytes32', valueType], fulfilment.data)[1]
     } catch {
       // Not a fulfillOracleRequest2 call: the calldata is printed as it is.

@@ -98,6 +98,9 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     limits: options.limits,
     resolveHost: options.resolveHost,
     bridgeReach: options.bridgeReach,
+    forwardingAllowed: job.spec.forwardingAllowed === true,
+    forwarder: options.forwarder,
+    senders: options.senders,
     defaultGasLimit:
       options.defaultGasLimit ??
       (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),

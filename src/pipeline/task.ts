@@ -52,6 +52,12 @@ export interface RunContext {
   aliases?: Aliases
   /** The spec's gasLimit, used by ethtx when the task gives none. */
   defaultGasLimit?: bigint
+  /** The job's forwardingAllowed: its ethtx tasks send through `forwarder`. */
+  forwardingAllowed?: boolean
+  /** The chain's AuthorizedForwarder (FORWARDER_ADDRESS, or the chain's forwarder_address). */
+  forwarder?: string
+  /** The addresses the runner's sender keys send from (for ethtx `from`); unknown in dry runs. */
+  senders?: readonly string[]
   /** Environment for settings such as BRIDGE_<NAME>_URL. */
   env: NodeJS.ProcessEnv
   /** Body caps and parse bounds (the settings'); their defaults when absent. */

@@ -12,6 +12,7 @@ import {
   type SpecProblem,
 } from '../pipeline/index.ts'
 import { chooseChain } from './chain-choice.ts'
+import { chainFitProblems } from './chain-fit.ts'
 
 /** A job spec the runner serves, with the spec ids a request may carry for it. */
 export interface LoadedJob {
@@ -133,6 +134,12 @@ export async function loadJobRegistry(
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
     const spec = { ...job.spec, evmChainID: BigInt(choice.chainId) }
     const defaults = options.defaultsFor?.(choice.chainId)
+    for (const problem of defaults ? chainFitProblems(job, defaults) : [])
+      problems.push({
+        file: path,
+        field: problem.task ? undefined : 'forwardingAllowed',
+        ...problem,
+      })
     jobs.push({ ...job, spec: defaults ? withChainDefaults(spec, defaults) : spec })
   }
   const duplicates = duplicateJobIdProblems(jobs)

@@ -1,3 +1,4 @@
+import { computeAddress } from 'ethers'
 import {
   chainsFromSettings,
   endpointName,
@@ -145,6 +146,9 @@ function createChainRunner(
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,
     runOptions: {
+      // The chain's forwarder and sender addresses: ethtx forwards and checks `from` with them.
+      forwarder: chain.forwarder,
+      senders: chain.keys.map((key) => computeAddress(key)),
       env: options.env ?? process.env,
       limits: pipelineLimits(settings),
       resolveHost: options.resolveHost,
