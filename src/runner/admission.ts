@@ -38,7 +38,8 @@ export const DEFAULT_MIN_CONTRACT_PAYMENT_JUELS = 10n ** 13n
 /**
  * Why a request must not run, per the job's `requesters` and `minContractPaymentLinkJuels`, or
  * undefined when it may. The runner's jobs carry their chain's minimum when they set none
- * (withChainDefaults); a job without either pays at least DEFAULT_MIN_CONTRACT_PAYMENT_JUELS.
+ * (job-registry.ts withChainDefaults: MIN_CONTRACT_PAYMENT_LINK_JUELS, default
+ * DEFAULT_MIN_CONTRACT_PAYMENT_JUELS).
  */
 export function refusalOf(
   spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
@@ -53,8 +54,8 @@ export function refusalOf(
       )
     }
   }
-  const minimum = spec.minContractPaymentLinkJuels ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS
-  if (request.payment < minimum) {
+  const minimum = spec.minContractPaymentLinkJuels
+  if (minimum !== undefined && request.payment < minimum) {
     return new RequestRefusedError(
       'payment_too_low',
       `payment ${formatUnits(request.payment, 18)} LINK is below the job's minimum of ${formatUnits(minimum, 18)} LINK (its minContractPaymentLinkJuels, else MIN_CONTRACT_PAYMENT_LINK_JUELS)`,

@@ -6,6 +6,9 @@ import {
   RequesterAdmission,
   type RequesterLimits,
 } from '../../src/runner/admission.ts'
+import { parseSettings } from '../../src/config/settings.ts'
+import type { JobSpec } from '../../src/pipeline/index.ts'
+import { withChainDefaults } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 const ALICE = '0x00000000000000000000000000000000000A11CE'
@@ -120,12 +123,20 @@ describe("the minimum contract payment: the job's, else the chain's, else a node
     ({ requester: ALICE, payment }) as unknown as Parameters<typeof refusalOf>[1]
   it('a job without minContractPaymentLinkJuels refuses less than 10^13 juels (0.00001 LINK)', () => {
     expect(DEFAULT_MIN_CONTRACT_PAYMENT_JUELS).toBe(10n ** 13n)
-    const refused = refusalOf({}, request(1n))
+    expect(BigInt(parseSettings({}).MIN_CONTRACT_PAYMENT_LINK_JUELS)).toBe(
+      DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
+    )
+    // The runner's registry gives a job without a minimum its chain's (withChainDefaults).
+    const runnerSpec = withChainDefaults({} as JobSpec, {
+      minIncomingConfirmations: 1,
+      minContractPaymentLinkJuels: DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
+    })
+    const refused = refusalOf(runnerSpec, request(1n))
     expect(refused?.code).toBe('payment_too_low')
     expect(refused?.message).toBe(
       "payment 0.000000000000000001 LINK is below the job's minimum of 0.00001 LINK (its minContractPaymentLinkJuels, else MIN_CONTRACT_PAYMENT_LINK_JUELS)",
     )
-    expect(refusalOf({}, request(10n ** 13n))).toBeUndefined()
+    expect(refusalOf(runnerSpec, request(10n ** 13n))).toBeUndefined()
   })
   it("the job's own minimum wins, lower or higher; 0 lets a request pay nothing", () => {
     expect(refusalOf({ minContractPaymentLinkJuels: 0n }, request(0n))).toBeUndefined()

@@ -24,7 +24,7 @@ describe('chain defaults for jobs', () => {
     const [chain] = chainsFromSettings(
       parseSettings({ RPC_URL: 'http://127.0.0.1:8545', NODE_PRIVATE_KEY: KEY }),
     )
-    expect(jobChainDefaults(chain!, 31337)).toEqual({
+    expect(jobChainDefaults(chain!, 31337)).toMatchObject({
       minIncomingConfirmations: 1,
       minContractPaymentLinkJuels: 10n ** 13n,
     })
@@ -37,7 +37,7 @@ describe('chain defaults for jobs', () => {
         MIN_CONTRACT_PAYMENT_LINK_JUELS: '0',
       }),
     )
-    expect(jobChainDefaults(set!, 31337)).toEqual({
+    expect(jobChainDefaults(set!, 31337)).toMatchObject({
       minIncomingConfirmations: 6,
       minContractPaymentLinkJuels: 0n,
     })
@@ -60,7 +60,7 @@ endpoints = [{ url = "https://polygon.example" }]
     const chains = chainsFromSettings(
       parseSettings({ CHAINS_FILE: file, NODE_PRIVATE_KEY: KEY, MIN_INCOMING_CONFIRMATIONS: '5' }),
     )
-    expect(chains.map((chain) => jobChainDefaults(chain, chain.chainId!))).toEqual([
+    expect(chains.map((chain) => jobChainDefaults(chain, chain.chainId!))).toMatchObject([
       { minIncomingConfirmations: 12, minContractPaymentLinkJuels: 10n ** 17n },
       { minIncomingConfirmations: 5, minContractPaymentLinkJuels: 10n ** 13n },
     ])
