@@ -117,7 +117,8 @@ const CASES: Case[] = [
       'maxTaskDuration = "30s"\nminIncomingConfirmations = "three"',
     ),
     at: { field: 'minIncomingConfirmations', line: 8 },
-    message: 'minIncomingConfirmations must be a whole number of blocks from 0 to 1000, got "three"',
+    message:
+      'minIncomingConfirmations must be a whole number of blocks from 0 to 1000, got "three"',
   },
   {
     name: 'minContractPaymentLinkJuels in LINK',
