@@ -148,7 +148,7 @@ interface RunCommandOptions {
 async function run(file: string, options: RunCommandOptions): Promise<number> {
   const {
     boundedPlain,
-    decodeFulfillment,
+    decodeAnyFulfilment,
     describeValue,
     dryRunJob,
     formatProblem,
@@ -245,9 +245,9 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
         `forwarded: the AuthorizedForwarder ${transaction.to} calls ${dryRun.forwarded.to} with:\n${dryRun.forwarded.data}`,
       )
     try {
-      const fulfilment = decodeFulfillment((dryRun.forwarded ?? transaction).data)
+      const fulfilment = decodeAnyFulfilment((dryRun.forwarded ?? transaction).data)
       console.log(
-        `fulfillOracleRequest2 requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
+        `${fulfilment.method} requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
       )
     } catch {
       // not a fulfilment; the raw calldata above says it all

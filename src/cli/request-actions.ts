@@ -1,4 +1,4 @@
-import { Contract, JsonRpcProvider, Network, Wallet, type InterfaceAbi } from 'ethers'
+import { Contract, getAddress, JsonRpcProvider, Network, Wallet, type InterfaceAbi } from 'ethers'
 import { artifact, compileContracts } from '../chain/artifacts.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { presentVariables, type Settings } from '../config/settings.ts'
@@ -9,6 +9,9 @@ import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '
 import type { DevState } from '../dev/state.ts'
 import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog/index.ts'
 import { connectClient } from '../queue/connection.ts'
+import { jobChainDefaults } from '../config/chains.ts'
+import { decodeCallbackAnswer, describeValue } from '../pipeline/index.ts'
+import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../runner/admission.ts'
 import { loadJobRegistry, type LoadedJob } from '../runner/job-registry.ts'
 import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
 import { isFinal, RunStore, type RunRecord } from '../runner/run-record.ts'
@@ -58,7 +61,17 @@ async function sendRequests(
   })
   const redis = await connectClient(settings.REDIS_URL).catch(() => undefined)
   try {
-    const registry = await loadJobRegistry(settings.JOBS_DIR, chainId)
+    // The chain's minimum payment applies to a job that sets none, as the runner applies it.
+    const registry = await loadJobRegistry(settings.JOBS_DIR, chainId, {
+      defaultsFor: (id) =>
+        jobChainDefaults(
+          {
+            minIncomingConfirmations: settings.MIN_INCOMING_CONFIRMATIONS,
+            minContractPaymentLinkJuels: BigInt(settings.MIN_CONTRACT_PAYMENT_LINK_JUELS),
+          },
+          id,
+        ),
+    })
     const loaded = findJob(registry.jobs, jobName)
     const shape = feedJobShape(loaded.job)
     const params = await requestParams(loaded, shape, parseParams(options.param), env, devStack)
@@ -69,12 +82,14 @@ async function sendRequests(
       artifact(compileContracts(), 'FeedConsumer').abi as InterfaceAbi,
       signer,
     )
+    await sameOperator(consumer, loaded)
     const count = Math.max(1, Number(options.count) || 1)
     const request: ConsumerRequest = {
       externalJobId: loaded.externalJobId,
       valueType: shape.answerType,
+      version: shape.answer.method === 'fulfillOracleRequest' ? 1 : 2,
       params,
-      payment: loaded.job.spec.minContractPaymentLinkJuels ?? 0n,
+      payment: loaded.job.spec.minContractPaymentLinkJuels ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
     }
     const fromBlock = await provider.getBlockNumber()
     const progressEvery = Math.max(1, Math.floor(count / 10))
@@ -104,8 +119,11 @@ async function sendRequests(
           done += 1
           const latency =
             fulfilment.seenAt - (sentAt.get(fulfilment.requestId) ?? fulfilment.seenAt)
-          if (count <= 20)
-            console.log(`${fulfilment.requestId}  ${String(fulfilment.value)}  (${latency} ms)`)
+          const value =
+            shape.answerType === 'raw'
+              ? describeValue(decodeCallbackAnswer(shape.answer, String(fulfilment.value)))
+              : String(fulfilment.value)
+          if (count <= 20) console.log(`${fulfilment.requestId}  ${value}  (${latency} ms)`)
           else if (done % progressEvery === 0) console.log(`fulfilled ${done}/${count}`)
         },
       },
@@ -265,6 +283,15 @@ export function describeEndedRun(run: RunRecord): string {
   } else if (run.reason) lines.push(`  reason: ${run.reason}`)
   lines.push(`  details: npx feedrunner runs show ${run.requestId.slice(0, 12)}`)
   return lines.join('\n')
+}
+
+/** The consumer asks one Operator: a job that answers another could never see its requests. */
+async function sameOperator(consumer: Contract, loaded: LoadedJob): Promise<void> {
+  const [, operator] = (await consumer.getFunction('chainlinkContracts')()) as [string, string]
+  if (getAddress(operator) !== getAddress(loaded.job.spec.contractAddress))
+    throw badArgument(
+      `job ${loaded.name} answers the Operator ${loaded.job.spec.contractAddress}, and the consumer ${await consumer.getAddress()} asks ${operator}: set CONSUMER_ADDRESS to a consumer of that Operator`,
+    )
 }
 
 function findJob(jobs: readonly LoadedJob[], name: string): LoadedJob {

@@ -17,6 +17,18 @@ export {
   type RecordedRequest,
 } from './dry-run.ts'
 export {
+  answerLabel,
+  answerShapeOf,
+  CONSUMER_VALUE_TYPES,
+  consumerValueType,
+  decodeAnswer,
+  decodeCallbackAnswer,
+  type AnswerShape,
+  type AnswerShapeOf,
+  type ConsumerValueType,
+  type FulfilMethod,
+} from './answer-shape.ts'
+export {
   originOf,
   runJob,
   TaskFailure,
@@ -48,6 +60,7 @@ export { TASK_TYPES } from './tasks/index.ts'
 export {
   buildOracleRequest,
   decodeFulfilledValue,
+  decodeAnyFulfilment,
   decodeFulfillment,
   encodeRequestParams,
   FULFILL_ORACLE_REQUEST2,

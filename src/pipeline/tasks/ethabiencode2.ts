@@ -38,11 +38,18 @@ export const ethabiencode2: TaskDefinition = {
 }
 
 interface JsonFunction {
+  /** '' for an entry without a name (arguments only). */
+  name: string
   inputs: FunctionFragment['inputs']
   /** 0x and the selector when the entry has a name, 0x alone when it has none. */
   prefix: string
 }
 const jsonCache = new Map<string, JsonFunction>()
+
+/** The name and arguments of a JSON ABI entry (answer-shape.ts reads a job's encodings with it). */
+export function jsonFunctionInputs(abi: string): Pick<JsonFunction, 'name' | 'inputs'> {
+  return memoizedAbi(jsonCache, abi, jsonFunction)
+}
 
 function jsonFunction(abi: string): JsonFunction {
   let entry: unknown
@@ -62,5 +69,5 @@ function jsonFunction(abi: string): JsonFunction {
   const unnamed = fragment.inputs.findIndex((input) => input.name === '')
   if (unnamed !== -1)
     throw new TaskError(`abi: bad ABI specification, missing argument name (input ${unnamed + 1})`)
-  return { inputs: fragment.inputs, prefix: name ? fragment.selector : '0x' }
+  return { name, inputs: fragment.inputs, prefix: name ? fragment.selector : '0x' }
 }

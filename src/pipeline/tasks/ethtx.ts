@@ -81,7 +81,7 @@ export const ethtx: TaskDefinition = {
     })
     return {
       ...outcome,
-      ...(target.to === to ? {} : { forwarder: target.to }),
+      ...(task.context.forwardingAllowed ? { forwarder: target.to } : {}),
       ...(txMeta === undefined ? {} : { txMeta }),
     }
   },
