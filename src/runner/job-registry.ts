@@ -103,6 +103,8 @@ export async function loadJobRegistry(
     refuseOtherChains?: boolean
     /** The chain's defaults every job of it takes (settings, CHAINS_FILE): see withChainDefaults. */
     defaultsFor?: (chainId: number) => JobChainDefaults
+    /** Refuse a job its chain cannot run as it says (chain-fit.ts): the runner's start does. */
+    refuseMisfits?: boolean
   } = {},
 ): Promise<JobRegistry> {
   const root = resolve(dir)
@@ -134,7 +136,7 @@ export async function loadJobRegistry(
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
     const spec = { ...job.spec, evmChainID: BigInt(choice.chainId) }
     const defaults = options.defaultsFor?.(choice.chainId)
-    for (const problem of defaults ? chainFitProblems(job, defaults) : [])
+    for (const problem of defaults && options.refuseMisfits ? chainFitProblems(job, defaults) : [])
       problems.push({
         file: path,
         field: problem.task ? undefined : 'forwardingAllowed',

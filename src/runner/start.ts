@@ -52,6 +52,7 @@ export async function startRunnerFromSettings(
   const chainIds = await Promise.all(chains.map(chainIdOf))
   const registry = await loadJobRegistry(settings.JOBS_DIR, chainIds, {
     refuseOtherChains: true,
+    refuseMisfits: true,
     defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
   })
   for (const notice of registry.notices) logger.warn({ chainIds }, notice)

@@ -94,3 +94,27 @@ endpoints = [{ url = "https://polygon.example" }]
     expect([...registry.specFilters().values()][0]).toEqual({ minConfirmations: confirmations })
   })
 })
+
+describe('a job its chain cannot run as it says is refused at start', () => {
+  it('forwardingAllowed on a chain without a forwarder: the runner does not start, naming the spec and the setting', async () => {
+    const spec = gameOdds.replace(
+      /^evmChainID = .*$/m,
+      'evmChainID = "1"\nforwardingAllowed = true',
+    )
+    const dir = join(tempFile('forwarded.toml', spec), '..')
+    const defaults = { minIncomingConfirmations: 3, minContractPaymentLinkJuels: 0n }
+    const error = await loadJobRegistry(dir, [1], {
+      refuseMisfits: true,
+      defaultsFor: () => defaults,
+    }).catch((caught: Error) => caught)
+    expect((error as Error).message).toContain(
+      `${join(dir, 'forwarded.toml')}: forwardingAllowed = true, and this chain has no forwarder`,
+    )
+    expect((error as Error).message).toContain('Set FORWARDER_ADDRESS')
+    const served = await loadJobRegistry(dir, [1], {
+      refuseMisfits: true,
+      defaultsFor: () => ({ ...defaults, forwarder: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9' }),
+    })
+    expect(served.jobs[0]!.job.spec.forwardingAllowed).toBe(true)
+  })
+})
