@@ -15,6 +15,8 @@ export interface TransactionRequest {
   idempotencyKey: string
   /** The ethtx task's `evmChainID`, when given. */
   evmChainID?: bigint
+  /** Aborted when the task's timeout passes: a wait for minConfirmations ends with it. */
+  signal?: AbortSignal
   /**
    * Run it with eth_call first and send nothing if that reverts: the ethtx task's
    * `transmitChecker={"CheckerType": "simulate"}`, as on a Chainlink node, where it is off by default.

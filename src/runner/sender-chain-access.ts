@@ -54,6 +54,11 @@ export function senderChainAccess(
           `transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`,
         )
       }
+      // The ethtx task's minConfirmations: the task goes on once its transaction is that deep (the
+      // sender itself waits TX_CONFIRMATIONS); bounded by the task's timeout, as on a node.
+      const depth = tx.minConfirmations ?? 0
+      if (result.status === 'mined' && result.blockNumber !== undefined && depth > 1)
+        await untilDepth(provider, result.blockNumber, depth, tx.signal)
       return {
         txHash: result.txHash,
         status: result.status === 'mined' ? 'confirmed' : 'already-done',
@@ -79,5 +84,24 @@ export function senderChainAccess(
         blockTag: request.blockNumber ?? 'latest',
       })
     },
+  }
+}
+
+const DEPTH_POLL_MS = 250
+
+/**
+ * Until the block `minedIn` is `depth` deep (the head read raw: ethers caches block numbers), or
+ * `signal` aborts (the task's timeout): a chain without new blocks must not hold a loop forever.
+ */
+async function untilDepth(
+  provider: JsonRpcProvider,
+  minedIn: number,
+  depth: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  while (!signal?.aborted) {
+    const head = Number(await provider.send('eth_blockNumber', []))
+    if (head - minedIn + 1 >= depth) return
+    await new Promise((resolve) => setTimeout(resolve, DEPTH_POLL_MS))
   }
 }

@@ -77,6 +77,7 @@ export const ethtx: TaskDefinition = {
       minConfirmations: integerAttribute(task.value('minConfirmations'), 'minConfirmations', 0),
       failOnRevert: optionalBoolean(task, 'failOnRevert', false),
       idempotencyKey: `${task.context.runId}:${task.id}`,
+      signal: task.signal,
       ...(simulateFirst(task.json('transmitChecker')) ? { simulate: true } : {}),
     })
     return {

@@ -230,7 +230,8 @@ describe('ethtx and ethcall', () => {
         minConfirmations: 2,
         failOnRevert: false,
         idempotencyKey: 'run-1:task',
-        evmChainID: undefined,
+        // The task's timeout ends a wait for minConfirmations.
+        signal: expect.any(AbortSignal),
       },
     ])
   })
