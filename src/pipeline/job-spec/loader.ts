@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
+import { REFUSED_TASK_TYPES } from '../tasks/refused.ts'
 import { parseDuration } from '../duration.ts'
 import { attributeProblem, parseBoolText } from '../literals.ts'
 import { BLOCK_ROOT_VARIABLES, referencedKeypaths, wholeVarExpression } from '../vars.ts'
@@ -205,6 +206,8 @@ function checkTask(
     )
   else if (type === undefined)
     report('has no type attribute: every task needs one, such as type="http" or type="jsonparse"')
+  else if (!definition && Object.hasOwn(REFUSED_TASK_TYPES, type))
+    report(`task type ${type} is not supported: ${REFUSED_TASK_TYPES[type]}`)
   else if (!definition)
     report(
       `unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`,
