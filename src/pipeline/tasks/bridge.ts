@@ -80,7 +80,10 @@ export const bridge: TaskDefinition = {
       method: 'POST',
       url,
       body: toJsonText(body),
-      headers: { 'content-type': 'application/json', ...headerPairs(task.json('headers')) },
+      headers: withHeaders(
+        { 'content-type': 'application/json' },
+        headerPairs(task.json('headers')),
+      ),
       signal: task.signal,
       cap: responseCap(task, 'bridge'),
     }).catch((error: unknown) => {
@@ -102,6 +105,23 @@ export const bridge: TaskDefinition = {
     }
     return text
   },
+}
+
+/**
+ * `defaults` with the spec's headers over them, names compared without case: a spec's Content-Type
+ * replaces the task's own, as on a node.
+ */
+export function withHeaders(
+  defaults: Record<string, string>,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const headers = { ...defaults }
+  for (const [name, value] of Object.entries(extra)) {
+    for (const existing of Object.keys(headers))
+      if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing]
+    headers[name] = value
+  }
+  return headers
 }
 
 /** Chainlink's `headers` attribute: a flat list ["Name", "value", ...]. */

@@ -1,6 +1,6 @@
 import { Decoder } from 'cbor-x'
 import { TaskError, type TaskDefinition } from '../task.ts'
-import { bytesOf } from './convert.ts'
+import { bytesParam } from './convert.ts'
 
 /**
  * cborparse(data, mode): Chainlink's request parameters. `diet` (default): the on-chain buffer is a
@@ -31,18 +31,23 @@ export const cborparse: TaskDefinition = {
     const mode = task.value('mode') ?? 'diet'
     if (mode !== 'diet' && mode !== 'standard')
       throw new TaskError(`mode must be diet or standard, got ${JSON.stringify(mode)}`)
-    const data = bytesOf(task.value('data', { fromInput: true }), 'data')
+    const data = bytesParam(task.value('data', { fromInput: true }), 'data')
     if (data.length > MAX_CBOR_BYTES)
       throw new TaskError(`data is ${data.length} bytes, more than ${MAX_CBOR_BYTES}`)
     // No data: an empty map in diet mode (a request without parameters), nothing in standard mode.
     if (data.length === 0) return mode === 'diet' ? {} : null
+    // As Chainlink's ParseDietCBOR: a buffer that is a whole map already (major type 5) is not wrapped.
     const buffer =
-      mode === 'diet'
+      mode === 'diet' && data[0]! >> 5 !== 5
         ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])])
         : Buffer.from(data)
     let decoded: unknown
     try {
-      decoded = decoder.decode(buffer)
+      // The first item: bytes after it (a padded buffer) are not read, as a node's decoder does.
+      decoder.decodeMultiple(buffer, (item: unknown) => {
+        decoded = item
+        return false
+      })
     } catch (error) {
       throw new TaskError(`data is not valid CBOR (${mode}): ${(error as Error).message}`)
     }

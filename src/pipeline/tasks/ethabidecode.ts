@@ -2,7 +2,7 @@ import { AbiCoder, FunctionFragment, type ParamType } from 'ethers'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { bytesParam } from './convert.ts'
 import { plain } from './ethabidecodelog.ts'
-import { abiProblem, memoizedAbi, shortReason } from './ethabiencode.ts'
+import { abiProblem, memoizedAbi, requireNames, shortReason } from './ethabiencode.ts'
 
 /**
  * ethabidecode(abi, data): ABI-encoded `data` (a variable, else the first input) decoded by the
@@ -48,7 +48,6 @@ export function argumentTypes(abi: string): readonly ParamType[] {
   } catch (error) {
     throw new TaskError(`abi: not an argument list (${shortReason(error)})`)
   }
-  const unnamed = fragment.inputs.findIndex((input) => input.name === '')
-  if (unnamed !== -1) throw new TaskError(`abi: argument ${unnamed + 1} has no name`)
+  requireNames(fragment.inputs)
   return fragment.inputs
 }

@@ -29,8 +29,8 @@ export const ethabiencode: TaskDefinition = {
     const data = task.json('data') ?? {}
     if (!isPlainObject(data))
       throw new TaskError('data must be a JSON object of argument values by name')
-    const values = fragment.inputs.map((input, index) => {
-      const name = input.name || String(index)
+    const values = fragment.inputs.map((input) => {
+      const name = input.name
       if (!Object.hasOwn(data, name))
         throw new TaskError(`data: no value for argument ${name} (${input.type})`)
       return convert(data[name], input, `data.${name}`)
@@ -99,11 +99,23 @@ function parsedFunction(abi: string): ParsedFunction {
 export function functionFragment(abi: string): FunctionFragment {
   const trimmed = abi.trim()
   const signature = trimmed.startsWith('(') ? `anonymous__${trimmed}` : trimmed
+  let fragment: FunctionFragment
   try {
-    return FunctionFragment.from(`function ${signature}`)
+    fragment = FunctionFragment.from(`function ${signature}`)
   } catch (error) {
     throw new TaskError(`abi: not a function or argument list (${shortReason(error)})`)
   }
+  requireNames(fragment.inputs)
+  return fragment
+}
+
+/** Every argument named, as Chainlink requires: the data map finds values by name. */
+export function requireNames(inputs: readonly ParamType[]): void {
+  const unnamed = inputs.findIndex((input) => input.name === '')
+  if (unnamed !== -1)
+    throw new TaskError(
+      `abi: bad ABI specification, missing argument name (argument ${unnamed + 1}, ${inputs[unnamed]!.type})`,
+    )
 }
 
 /** One argument in the form ethers expects, converted by the ABI type. */

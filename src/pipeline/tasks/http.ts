@@ -1,7 +1,7 @@
 import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
 import { wholeVarExpression } from '../vars.ts'
 import { toJsonText } from '../values.ts'
-import { headerPairs } from './bridge.ts'
+import { headerPairs, withHeaders } from './bridge.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
 import {
   adapterErrorMessage,
@@ -62,10 +62,10 @@ export const http: TaskDefinition = {
       method,
       url: url.toString(),
       body: withBody ? toJsonText(requestData) : undefined,
-      headers: {
-        ...(withBody ? { 'content-type': 'application/json' } : {}),
-        ...headerPairs(task.json('headers')),
-      },
+      headers: withHeaders(
+        withBody ? { 'content-type': 'application/json' } : {},
+        headerPairs(task.json('headers')),
+      ),
       signal: task.signal,
       cap: responseCap(task, 'http'),
       ...(guarded ? { guard: { resolve: task.context.resolveHost } } : {}),

@@ -143,7 +143,7 @@ describe('ethabidecode (TestETHABIDecodeTask)', () => {
     expect(
       (await failure(runTask('ethabidecode', { abi: 'address, bytes32' }, { inputs: [U_B_I_S] })))
         .message,
-    ).toContain('has no name')
+    ).toContain('missing argument name')
     expect(await runTask('ethabidecode', { abi: 'uint256 u' }, { inputs: ['0x'] })).toEqual({})
   })
 })
