@@ -1,7 +1,8 @@
-import { getAddress, isHexString } from 'ethers'
+import { getAddress } from 'ethers'
 import { optionalBoolean, TaskError, withCause, type TaskDefinition } from '../task.ts'
 import { blockTag, checkChainId } from './chain-params.ts'
-import { describe, integerAttribute } from './convert.ts'
+import { bytesParam, describe, hexOf, integerAttribute } from './convert.ts'
+import { DEFAULT_GAS_LIMIT } from './estimategaslimit.ts'
 
 /**
  * ethcall(contract, data, from, gas, block, gasPrice, gasTipCap, gasFeeCap, gasUnlimited,
@@ -43,14 +44,16 @@ export const ethcall: TaskDefinition = {
     const contract = task.value('contract')
     if (typeof contract !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(contract))
       throw new TaskError(`contract must be an address, got ${describe(contract)}`)
-    const data = task.value('data', { fromInput: true })
-    if (typeof data !== 'string' || !isHexString(data))
-      throw new TaskError(`data must be 0x-hex calldata, got ${describe(data)}`)
+    // Chainlink's BytesParam: bytes, 0x-hex, or text as its bytes.
+    const data = hexOf(bytesParam(task.value('data', { fromInput: true }), 'data'), 'data')
     const from = task.value('from')
     if (from !== undefined && (typeof from !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(from)))
       throw new TaskError(`from must be an address, got ${describe(from)}`)
-    // gasUnlimited: no gas limit on the call (the node's own cap), whatever `gas` says.
-    const gas = optionalBoolean(task, 'gasUnlimited', false) ? undefined : optionalWei(task, 'gas')
+    // gasUnlimited: no gas limit on the call (the node's own cap), whatever `gas` says; else `gas`,
+    // else the job's gas limit (gasLimit, else 500,000), as a node selects it.
+    const gas = optionalBoolean(task, 'gasUnlimited', false)
+      ? undefined
+      : (optionalWei(task, 'gas') ?? task.context.defaultGasLimit ?? DEFAULT_GAS_LIMIT)
     try {
       return await chain.call({
         to: getAddress(contract.toLowerCase()),

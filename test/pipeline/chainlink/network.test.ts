@@ -1,11 +1,13 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { hexlify, toUtf8Bytes } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RecordingChainAccess } from '../../../src/pipeline/index.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
 import { runTask } from '../support/task.ts'
 
-// Chainlink's http and bridge cases (task.http_test.go, task.bridge_test.go) that do not need a
-// node's database: requestData from variables, the private-address guard, an adapter's error
+// Chainlink's http, bridge and ethcall cases (task.http_test.go, task.bridge_test.go,
+// task.ethcall_test.go) that do not need a node's database: requestData from variables, the private-address guard, an adapter's error
 // message, headers. Where feedrunner classifies a failure differently, the case says so.
 
 let server: TestServer
@@ -149,5 +151,66 @@ describe('http (TestHTTPTask_*)', () => {
       }),
     )
     expect(odd.message).toContain('headers must be a list of name, value pairs')
+  })
+})
+
+describe('ethcall (TestETHCallTask)', () => {
+  const contract = '0xDeaDbeefdEAdbeefdEadbEEFdeadbeEFdEaDbeeF'
+  it('happy with empty from: bytes data, the job gas limit (else 500,000), the latest block', async () => {
+    const chain = new RecordingChainAccess(async () => '0x62617a2071757578')
+    const result = await runTask(
+      'ethcall',
+      { contract, data: '$(foo)' },
+      { vars: { foo: toUtf8Bytes('foo bar') }, context: { chain } },
+    )
+    expect(result).toBe('0x62617a2071757578')
+    expect(chain.calls).toEqual([
+      expect.objectContaining({
+        to: contract,
+        data: hexlify(toUtf8Bytes('foo bar')),
+        gasLimit: 500_000n,
+        blockNumber: 'latest',
+        from: undefined,
+      }),
+    ])
+    await runTask(
+      'ethcall',
+      { contract, data: '0x12', gas: '123' },
+      { context: { chain, defaultGasLimit: 789n } },
+    )
+    await runTask(
+      'ethcall',
+      { contract, data: '0x12' },
+      { context: { chain, defaultGasLimit: 789n } },
+    )
+    expect(chain.calls.slice(1).map((call) => call.gasLimit)).toEqual([123n, 789n])
+  })
+  it('bad contract address, and a node that does not answer (retryable) or a revert (final)', async () => {
+    expect(
+      (
+        await failure(
+          runTask(
+            'ethcall',
+            { contract: '0xDeaDbeef', data: '0x12' },
+            { context: { chain: new RecordingChainAccess() } },
+          ),
+        )
+      ).message,
+    ).toContain('contract must be an address')
+    const away = new RecordingChainAccess(async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+    })
+    expect(
+      (await failure(runTask('ethcall', { contract, data: '0x12' }, { context: { chain: away } })))
+        .retryable,
+    ).toBe(true)
+    const reverts = new RecordingChainAccess(async () => {
+      throw new Error('execution reverted: nope')
+    })
+    expect(
+      await failure(
+        runTask('ethcall', { contract, data: '0x12' }, { context: { chain: reverts } }),
+      ),
+    ).toMatchObject({ retryable: false, kind: 'reverted' })
   })
 })
