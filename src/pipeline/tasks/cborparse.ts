@@ -43,11 +43,14 @@ export const cborparse: TaskDefinition = {
         : Buffer.from(data)
     let decoded: unknown
     try {
-      // The first item: bytes after it (a padded buffer) are not read, as a node's decoder does.
-      decoder.decodeMultiple(buffer, (item: unknown) => {
-        decoded = item
-        return false
-      })
+      // Diet: the request's map, and padding after it is not read (Chainlink's "trailing empty
+      // bytes" case). Standard: exactly one item.
+      if (mode === 'diet')
+        decoder.decodeMultiple(buffer, (item: unknown) => {
+          decoded = item
+          return false
+        })
+      else decoded = decoder.decode(buffer)
     } catch (error) {
       throw new TaskError(`data is not valid CBOR (${mode}): ${(error as Error).message}`)
     }
