@@ -84,6 +84,7 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
         'f [type=conditional data="true"]',
         'g [type=median values="[1]" allowedFaults="$(a)"]',
         'h [type=bridge name=x async=true cacheTTL="1m"]',
+        'i [type=bridge name="my bridge"]',
       ].join('\n'),
     )
     expect(problems).toEqual([
@@ -100,6 +101,7 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
       expect.stringContaining('12: allowedFaults must be a whole number written in the spec'),
       expect.stringContaining('13: async: asynchronous bridges are not supported'),
       expect.stringContaining('13: cacheTTL: is not supported: feedrunner keeps no cache'),
+      '14: name: must be a bridge name such as "datafeed" (letters, digits, _ and -), got "my bridge"',
     ])
   })
 

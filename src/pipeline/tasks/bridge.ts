@@ -23,6 +23,8 @@ import { responseCap } from './response-cap.ts'
  * cached answer served when the bridge fails) are refused when the spec is loaded: feedrunner has
  * neither, and a spec must not run differently than it says.
  */
+const BRIDGE_NAME = /^[A-Za-z0-9_-]+$/
+
 export const bridge: TaskDefinition = {
   type: 'bridge',
   attributes: [
@@ -39,6 +41,12 @@ export const bridge: TaskDefinition = {
   kinds: { async: 'boolean', cacheTTL: 'duration' },
   check(attributes) {
     const problems: { attribute: string; message: string }[] = []
+    const name = attributes.name?.trim() ?? ''
+    if (name !== '' && !name.startsWith('$(') && !BRIDGE_NAME.test(name))
+      problems.push({
+        attribute: 'name',
+        message: `must be a bridge name such as "datafeed" (letters, digits, _ and -), got ${JSON.stringify(name.slice(0, 60))}`,
+      })
     if (attributes.async !== undefined && parseBoolText(attributes.async.trim()) === true)
       problems.push({
         attribute: 'async',
@@ -55,7 +63,7 @@ export const bridge: TaskDefinition = {
   },
   async run(task) {
     const name = String(task.value('name') ?? '').trim()
-    if (!/^[A-Za-z0-9_-]+$/.test(name))
+    if (!BRIDGE_NAME.test(name))
       throw new TaskError(
         `name must be a bridge name such as "datafeed", got ${JSON.stringify(name)}`,
       )
