@@ -85,6 +85,7 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
         'g [type=median values="[1]" allowedFaults="$(a)"]',
         'h [type=bridge name=x async=true cacheTTL="1m"]',
         'i [type=bridge name="my bridge"]',
+        'j [type=http method=FETCH url="ftp://example.com"]',
       ].join('\n'),
     )
     expect(problems).toEqual([
@@ -102,6 +103,8 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
       expect.stringContaining('13: async: asynchronous bridges are not supported'),
       expect.stringContaining('13: cacheTTL: is not supported: feedrunner keeps no cache'),
       '14: name: must be a bridge name such as "datafeed" (letters, digits, _ and -), got "my bridge"',
+      '15: method: FETCH is not supported (GET, POST, PUT, PATCH, DELETE, HEAD)',
+      '15: url: must be an http or https URL, got "ftp://example.com"',
     ])
   })
 

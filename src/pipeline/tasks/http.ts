@@ -41,6 +41,23 @@ export const http: TaskDefinition = {
   required: ['method', 'url'],
   jsonAttributes: ['requestData', 'headers'],
   kinds: { allowUnrestrictedNetworkAccess: 'boolean' },
+  // What the run refuses, refused when the spec is loaded when it is written there.
+  check(attributes) {
+    const problems: { attribute: string; message: string }[] = []
+    const method = attributes.method?.trim().toUpperCase() ?? ''
+    if (method !== '' && !method.startsWith('$(') && !isSupportedMethod(method))
+      problems.push({
+        attribute: 'method',
+        message: `${method} is not supported (${SUPPORTED_METHODS.join(', ')})`,
+      })
+    const url = attributes.url?.trim() ?? ''
+    if (url !== '' && !url.includes('$(') && !/^https?:\/\/[^\s]+$/i.test(url))
+      problems.push({
+        attribute: 'url',
+        message: `must be an http or https URL, got ${JSON.stringify(url.slice(0, 60))}`,
+      })
+    return problems
+  },
   async run(task) {
     const method = String(task.value('method') ?? 'GET').toUpperCase()
     if (!isSupportedMethod(method)) throw new TaskError(`method ${method} is not supported`)
