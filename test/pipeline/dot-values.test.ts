@@ -86,6 +86,7 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
         'h [type=bridge name=x async=true cacheTTL="1m"]',
         'i [type=bridge name="my bridge"]',
         'j [type=http method=FETCH url="ftp://example.com"]',
+        'k [type=ethabiencode abi="(bytes32 requestId, uint256 value)" data=<{"requestId": $(a)}>]',
       ].join('\n'),
     )
     expect(problems).toEqual([
@@ -105,6 +106,7 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
       '14: name: must be a bridge name such as "datafeed" (letters, digits, _ and -), got "my bridge"',
       '15: method: FETCH is not supported (GET, POST, PUT, PATCH, DELETE, HEAD)',
       '15: url: must be an http or https URL, got "ftp://example.com"',
+      '16: data: has no value for argument value',
     ])
   })
 

@@ -19,10 +19,15 @@ export const ethabiencode: TaskDefinition = {
   required: ['abi'],
   jsonAttributes: ['data'],
   check(attributes) {
-    return abiProblem(
+    const problems = abiProblem(
       () => functionFragment(attributes.abi ?? ''),
       'a function such as "fulfill(bytes32 requestId, uint256 value)" or an argument list such as "(bytes32 requestId, uint256 value)", in Solidity types',
     )
+    if (problems.length > 0) return problems
+    const missing = missingArguments(functionFragment(attributes.abi ?? ''), attributes.data)
+    return missing.length === 0
+      ? []
+      : [{ attribute: 'data', message: `has no value for argument ${missing.join(', ')}` }]
   },
   async run(task) {
     const { fragment, iface, words, prefix } = parsedFunction(task.raw('abi') ?? '')
@@ -47,6 +52,22 @@ export const ethabiencode: TaskDefinition = {
       )
     }
   },
+}
+
+/**
+ * The arguments a JSON object written as `data` leaves out (its `$(...)` standing for values); none
+ * when `data` is a variable or not an object (the run says so).
+ */
+function missingArguments(fragment: FunctionFragment, data: string | undefined): string[] {
+  if (data === undefined || /^\s*\$\([^$]*\)\s*$/.test(data)) return []
+  let object: unknown
+  try {
+    object = JSON.parse(data.trim() === '' ? '{}' : data.replace(/\$\(([\w.]+)\)/g, 'null'))
+  } catch {
+    return []
+  }
+  if (!isPlainObject(object)) return []
+  return fragment.inputs.map((input) => input.name).filter((name) => !Object.hasOwn(object, name))
 }
 
 /** A static ABI check for the loader: an empty list when the ABI text parses, else what it must be. */
