@@ -14,15 +14,20 @@ import {ChainlinkClient} from "@chainlink/contracts/src/v0.8/operatorforwarder/C
 contract FeedConsumer is ChainlinkClient {
   using Chainlink for Chainlink.Request;
 
-  /// The type of the answer; it picks the callback the Operator calls.
+  /// The type of the answer; it picks the callback the Operator calls. `Raw` is any other shape
+  /// (several words, arrays, tuples): its callback stores the arguments as the Operator sent them.
   enum ValueType {
     Uint256,
     Int256,
     Bool,
     String,
     Bytes32,
-    Bytes
+    Bytes,
+    Raw
   }
+
+  /// The callback selector of Raw answers; no function has it, so the call reaches `fallback`.
+  bytes4 public constant RAW_CALLBACK = bytes4(keccak256("fulfillRaw(bytes32,bytes)"));
 
   struct Request {
     address requester;
@@ -75,6 +80,27 @@ contract FeedConsumer is ChainlinkClient {
       req._add(keys[i], values[i]);
     }
     requestId = _sendOperatorRequest(req, payment);
+    _record(requestId, specId, valueType, payment);
+  }
+
+  /**
+   * @notice `requestData` sent as a version 1 request (the Operator's `oracleRequest`, as
+   * `_sendChainlinkRequest` sends): a job that answers with `fulfillOracleRequest` (one bytes32 word,
+   * Chainlink's "Get > Bytes32" spec) can only fulfil such a request.
+   */
+  function requestDataV1(
+    bytes32 specId,
+    uint256 payment,
+    ValueType valueType,
+    string[] calldata keys,
+    string[] calldata values
+  ) external returns (bytes32 requestId) {
+    require(keys.length == values.length, "keys and values differ in length");
+    Chainlink.Request memory req = _buildChainlinkRequest(specId, address(this), callbackSelector(valueType));
+    for (uint256 i = 0; i < keys.length; i++) {
+      req._add(keys[i], values[i]);
+    }
+    requestId = _sendChainlinkRequest(req, payment);
     _record(requestId, specId, valueType, payment);
   }
 
@@ -136,6 +162,22 @@ contract FeedConsumer is ChainlinkClient {
     _store(requestId, ValueType.Bytes, abi.encode(value));
   }
 
+  /**
+   * @notice A Raw answer: the Operator calls RAW_CALLBACK with the job's encoded arguments, whose
+   * first word is the request id. They are stored as they came (abi.decode them with the job's types,
+   * the request id first).
+   */
+  fallback(bytes calldata input) external returns (bytes memory) {
+    require(msg.sig == RAW_CALLBACK, "no such function");
+    require(input.length >= 36, "a Raw answer starts with the request id");
+    _fulfillRaw(bytes32(input[4:36]), input[4:]);
+    return "";
+  }
+
+  function _fulfillRaw(bytes32 requestId, bytes calldata arguments) private recordChainlinkFulfillment(requestId) {
+    _store(requestId, ValueType.Raw, arguments);
+  }
+
   /// @notice The callback function selector used for answers of `valueType`.
   function callbackSelector(ValueType valueType) public pure returns (bytes4) {
     if (valueType == ValueType.Uint256) return this.fulfillUint256.selector;
@@ -143,6 +185,7 @@ contract FeedConsumer is ChainlinkClient {
     if (valueType == ValueType.Bool) return this.fulfillBool.selector;
     if (valueType == ValueType.String) return this.fulfillString.selector;
     if (valueType == ValueType.Bytes32) return this.fulfillBytes32.selector;
+    if (valueType == ValueType.Raw) return RAW_CALLBACK;
     return this.fulfillBytes.selector;
   }
 

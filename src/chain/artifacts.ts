@@ -33,6 +33,7 @@ function loadSolc(): typeof solcModule {
 export const CHAINLINK_SOURCES = [
   '@chainlink/contracts/src/v0.8/shared/token/ERC677/LinkToken.sol',
   '@chainlink/contracts/src/v0.8/operatorforwarder/Operator.sol',
+  '@chainlink/contracts/src/v0.8/operatorforwarder/AuthorizedForwarder.sol',
 ] as const
 
 /** The project's own Solidity, `contracts/**\/*.sol`, as source unit names relative to the root. */

@@ -5,7 +5,8 @@ import { presentVariables } from '../config/settings.ts'
 import { buildDemoCases, runDemoCases, type DemoResult } from '../dev/demo.ts'
 import { startDevStack, type DevStack, type DevStackOptions } from '../dev/stack.ts'
 import { removeDevState, writeDevState, type DevState } from '../dev/state.ts'
-import { feedJobShape } from '../runner/feed-job.ts'
+import { answerLabel } from '../pipeline/index.ts'
+import { drivableShape } from '../runner/feed-job.ts'
 import { devStateFile, runningDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
 import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
@@ -84,6 +85,7 @@ function devState(stack: DevStack): DevState {
       linkToken: addresses.linkToken,
       operator: addresses.operator,
       consumer: addresses.consumer,
+      forwarder: addresses.forwarder,
     },
   }
 }
@@ -102,7 +104,9 @@ export async function demoAction(options: { timeout: string }): Promise<void> {
   )
   let results: DemoResult[] = []
   try {
-    const cases = await buildDemoCases(stack, stack.runner?.registry.jobs ?? [])
+    const cases = await buildDemoCases(stack, stack.runner?.registry.jobs ?? [], (line) =>
+      console.log(line),
+    )
     console.log(`requesting ${cases.length} jobs on chain ${stack.contracts.chainId}...`)
     results = await runDemoCases(stack, cases, Number(options.timeout) * 1000)
   } finally {
@@ -172,6 +176,7 @@ function printStack(stack: DevStack): void {
         ['LinkToken', addresses.linkToken],
         ['Operator', addresses.operator],
         ['FeedConsumer', addresses.consumer],
+        ['AuthorizedForwarder', `${addresses.forwarder} (jobs with forwardingAllowed)`],
         ['node address', addresses.nodes.join(', ')],
         ['feed service', `${stack.feedServer.url} (blockchain "local" = this chain)`],
         ['adapter', `${stack.adapter.url} (bridge "datafeed")`],
@@ -191,18 +196,22 @@ function printStack(stack: DevStack): void {
   )
   const jobs = stack.runner?.registry.jobs ?? []
   console.log(`\n${jobs.length} jobs from ${stack.settings.JOBS_DIR}:`)
+  const undrivable: string[] = []
   console.log(
     renderTable(
       ['job', 'externalJobID', 'answer', 'request parameters'],
       jobs.map((loaded) => {
-        const shape = feedJobShape(loaded.job)
+        const driven = drivableShape(loaded.job)
+        if (!driven.ok) undrivable.push(driven.reason)
         return [
           loaded.name,
           `${loaded.externalJobId}${loaded.job.externalJobIDDerived ? ' (derived)' : ''}`,
-          shape.answerType,
-          shape.params.join(', '),
+          driven.ok ? answerLabel(driven.shape.answer) : '-',
+          driven.ok ? driven.shape.params.join(', ') : '-',
         ]
       }),
     ),
   )
+  // The runner serves these as their specs say; only the dev tools cannot make requests for them.
+  for (const line of undrivable) console.log(line)
 }

@@ -29,6 +29,7 @@ export function withDevStack(env: NodeJS.ProcessEnv = process.env): {
     RPC_URL: devStack.rpcUrl,
     JOBS_DIR: devStack.jobsDir,
     BRIDGE_DATAFEED_URL: devStack.adapterUrl,
+    ...(devStack.contracts.forwarder ? { FORWARDER_ADDRESS: devStack.contracts.forwarder } : {}),
   }
   return { env: { ...recorded, ...presentVariables(env) }, devStack }
 }

@@ -162,7 +162,7 @@ interface RunCommandOptions {
 async function run(file: string, options: RunCommandOptions): Promise<number> {
   const {
     boundedPlain,
-    decodeFulfillment,
+    decodeAnyFulfilment,
     describeValue,
     dryRunJob,
     formatProblem,
@@ -219,6 +219,10 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     requester: options.requester,
     recorded: fromChain?.recorded,
     call: fromChain?.call,
+    estimateGas: fromChain?.estimateGas,
+    // A job with forwardingAllowed forwards through the chain's forwarder (the dev stack's here).
+    forwarder: env.FORWARDER_ADDRESS || settings.FORWARDER_ADDRESS,
+    blockRoots: fromChain?.blockRoots,
     onTask: options.json ? undefined : printTask,
   }).finally(() => fromChain?.close())
   const { result, transaction, request } = dryRun
@@ -250,10 +254,14 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
   if (transaction) {
     console.log(`calldata to ${transaction.to} (gas limit ${transaction.gasLimit ?? 'default'}):`)
     console.log(transaction.data)
-    try {
-      const fulfilment = decodeFulfillment(transaction.data)
+    if (dryRun.forwarded)
       console.log(
-        `fulfillOracleRequest2 requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
+        `forwarded: the AuthorizedForwarder ${transaction.to} calls ${dryRun.forwarded.to} with:\n${dryRun.forwarded.data}`,
+      )
+    try {
+      const fulfilment = decodeAnyFulfilment((dryRun.forwarded ?? transaction).data)
+      console.log(
+        `${fulfilment.method} requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
       )
     } catch {
       // not a fulfilment; the raw calldata above says it all

@@ -3,7 +3,8 @@ import { connectProvider } from '../chain/provider.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { specIdsOfJob } from '../chain/operator.ts'
 import { parseLogLocator, readOracleRequest } from '../chain/request-log.ts'
-import type { Job, RecordedRequest } from '../pipeline/index.ts'
+import { readBlockRoots } from '../chain/block-roots.ts'
+import type { BlockRoots, GasEstimateRequest, Job, RecordedRequest } from '../pipeline/index.ts'
 import { recordedRequest } from '../runner/request-payload.ts'
 import { settingsOrExit } from './lifecycle.ts'
 
@@ -26,6 +27,8 @@ export async function readRecordedRequest(
 ): Promise<{
   recorded: RecordedRequest
   call: (tx: { to: string; data: string }) => Promise<string>
+  estimateGas: (request: GasEstimateRequest) => Promise<bigint>
+  blockRoots: (blockHash: string) => Promise<BlockRoots>
   close(): void
 }> {
   const rpcUrl = settingsOrExit().RPC_URL ?? DEV_RPC_URL
@@ -56,6 +59,9 @@ export async function readRecordedRequest(
     return {
       recorded: recordedRequest(event),
       call: (tx) => provider.call({ to: tx.to, data: tx.data }),
+      estimateGas: (request) =>
+        provider.estimateGas({ from: request.from, to: request.to, data: request.data }),
+      blockRoots: (blockHash) => readBlockRoots(provider, blockHash),
       close: () => provider.destroy(),
     }
   } catch (error) {

@@ -1,4 +1,4 @@
-import { Contract, JsonRpcProvider, Network, Wallet, type InterfaceAbi } from 'ethers'
+import { Contract, getAddress, JsonRpcProvider, Network, Wallet, type InterfaceAbi } from 'ethers'
 import { artifact, compileContracts } from '../chain/artifacts.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { endpointOf, presentVariables, type Settings } from '../config/settings.ts'
@@ -11,6 +11,9 @@ import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog
 import { connectClient } from '../queue/connection.ts'
 import { loadValidJobs, type LoadedJob } from '../runner/job-registry.ts'
 import { formatProblem, type SpecProblem } from '../pipeline/index.ts'
+import { jobChainDefaults } from '../config/chains.ts'
+import { decodeCallbackAnswer, describeValue } from '../pipeline/index.ts'
+import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../runner/admission.ts'
 import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
 import { checkServed } from './served-jobs.ts'
 import { toDecimal } from '../reduce/index.ts'
@@ -63,8 +66,18 @@ async function sendRequests(
   })
   const redis = await connectClient(settings.REDIS_URL).catch(() => undefined)
   try {
-    // Another spec's problem does not stop a request for this one (the runner keeps its jobs too).
-    const { registry, problems } = await loadValidJobs(settings.JOBS_DIR, chainId)
+    // Another spec's problem does not stop a request for this one (the runner keeps its jobs too);
+    // the chain's minimum payment applies to a job that sets none, as the runner applies it.
+    const { registry, problems } = await loadValidJobs(settings.JOBS_DIR, chainId, {
+      defaultsFor: (id) =>
+        jobChainDefaults(
+          {
+            minIncomingConfirmations: settings.MIN_INCOMING_CONFIRMATIONS,
+            minContractPaymentLinkJuels: BigInt(settings.MIN_CONTRACT_PAYMENT_LINK_JUELS),
+          },
+          id,
+        ),
+    })
     const loaded = findJob(registry.jobs, jobName, problems)
     if (redis) await checkServed(redis, settings.QUEUE_PREFIX, chainId, loaded)
     const shape = feedJobShape(loaded.job)
@@ -76,10 +89,12 @@ async function sendRequests(
       artifact(compileContracts(), 'FeedConsumer').abi as InterfaceAbi,
       signer,
     )
+    await sameOperator(consumer, loaded)
     const count = Math.max(1, Number(options.count) || 1)
     const request: ConsumerRequest = {
       externalJobId: loaded.externalJobId,
       valueType: shape.answerType,
+      version: shape.answer.method === 'fulfillOracleRequest' ? 1 : 2,
       params,
       payment: requestPayment(loaded, options.payment),
     }
@@ -111,8 +126,11 @@ async function sendRequests(
           done += 1
           const latency =
             fulfilment.seenAt - (sentAt.get(fulfilment.requestId) ?? fulfilment.seenAt)
-          if (count <= 20)
-            console.log(`${fulfilment.requestId}  ${String(fulfilment.value)}  (${latency} ms)`)
+          const value =
+            shape.answerType === 'raw'
+              ? describeValue(decodeCallbackAnswer(shape.answer, String(fulfilment.value)))
+              : String(fulfilment.value)
+          if (count <= 20) console.log(`${fulfilment.requestId}  ${value}  (${latency} ms)`)
           else if (done % progressEvery === 0) console.log(`fulfilled ${done}/${count}`)
         },
       },
@@ -292,6 +310,15 @@ export function describeEndedRun(run: RunRecord): string {
   return lines.join('\n')
 }
 
+/** The consumer asks one Operator: a job that answers another could never see its requests. */
+async function sameOperator(consumer: Contract, loaded: LoadedJob): Promise<void> {
+  const [, operator] = (await consumer.getFunction('chainlinkContracts')()) as [string, string]
+  if (getAddress(operator) !== getAddress(loaded.job.spec.contractAddress))
+    throw badArgument(
+      `job ${loaded.name} answers the Operator ${loaded.job.spec.contractAddress}, and the consumer ${await consumer.getAddress()} asks ${operator}: set CONSUMER_ADDRESS to a consumer of that Operator`,
+    )
+}
+
 function findJob(
   jobs: readonly LoadedJob[],
   name: string,
@@ -345,7 +372,8 @@ function formatParams(params: ReadonlyArray<readonly [string, string]>): string 
 
 /** The juels each request pays: --payment, else the job's minContractPaymentLinkJuels. */
 function requestPayment(loaded: LoadedJob, given: string | undefined): bigint {
-  const minimum = loaded.job.spec.minContractPaymentLinkJuels ?? 0n
+  // The job's minimum, or the chain's when it sets none (as the runner applies it).
+  const minimum = loaded.job.spec.minContractPaymentLinkJuels ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS
   if (given === undefined) return minimum
   if (!/^[0-9]+$/.test(given))
     throw badArgument(`--payment ${JSON.stringify(given)}: expected a whole number of juels`)

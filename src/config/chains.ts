@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { parse as parseToml, TomlError } from 'smol-toml'
+import { computeAddress } from 'ethers'
 import { z } from 'zod'
 import { privateKey } from './settings-declared.ts'
 import { endpointOf, SettingsError, type Settings } from './settings.ts'
@@ -23,6 +24,46 @@ export interface ChainConfig {
   /** An endpoint this many blocks behind the chain's best is taken out of its pool until it catches up. */
   maxLagBlocks?: number
   gas: GasConfig
+  /** The chain's least incoming confirmations (MIN_INCOMING_CONFIRMATIONS unless the chain says); unset: by chain id. */
+  minIncomingConfirmations?: number
+  /** The least payment of a request whose job sets none (MIN_CONTRACT_PAYMENT_LINK_JUELS unless the chain says). */
+  minContractPaymentLinkJuels: bigint
+  /** The AuthorizedForwarder of jobs with forwardingAllowed (FORWARDER_ADDRESS unless the chain says). */
+  forwarder?: string
+}
+
+/** What a chain adds to each of its jobs, as a Chainlink node's chain config does. */
+export interface JobChainDefaults {
+  /** A job waits at least this long: max(the job's minIncomingConfirmations, this). */
+  minIncomingConfirmations: number
+  /** Used when the job sets no minContractPaymentLinkJuels. */
+  minContractPaymentLinkJuels: bigint
+  /** The chain's AuthorizedForwarder, for jobs with forwardingAllowed. */
+  forwarder?: string
+  /** The addresses of the chain's sender keys (what an ethtx `from` must list). */
+  senders?: readonly string[]
+}
+
+/** Chain ids of local dev chains (anvil and Hardhat, Chainlink's simulated chain): blocks come only with transactions. */
+export const DEV_CHAIN_IDS: readonly number[] = [31337, 1337]
+
+/** Chainlink's default EVM.MinIncomingConfirmations. */
+const CHAINLINK_MIN_INCOMING_CONFIRMATIONS = 3
+
+/** The chain's defaults for its jobs; confirmations not configured are 1 on a dev chain, else Chainlink's 3. */
+export function jobChainDefaults(
+  chain: Pick<ChainConfig, 'minIncomingConfirmations' | 'minContractPaymentLinkJuels'> &
+    Partial<Pick<ChainConfig, 'forwarder' | 'keys'>>,
+  chainId: number,
+): JobChainDefaults {
+  return {
+    forwarder: chain.forwarder,
+    senders: chain.keys?.map((key) => computeAddress(key)),
+    minIncomingConfirmations:
+      chain.minIncomingConfirmations ??
+      (DEV_CHAIN_IDS.includes(chainId) ? 1 : CHAINLINK_MIN_INCOMING_CONFIRMATIONS),
+    minContractPaymentLinkJuels: chain.minContractPaymentLinkJuels,
+  }
 }
 
 export interface EndpointConfig {
@@ -68,6 +109,12 @@ const chainSchema = z.strictObject({
   confirmations: z.int().positive().optional(),
   poll_interval_ms: z.int().positive().optional(),
   max_lag_blocks: z.int().positive().optional(),
+  min_incoming_confirmations: z.int().nonnegative().max(1000).optional(),
+  min_contract_payment_link_juels: wei.optional(),
+  forwarder_address: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected an address: 0x and 40 hex digits' })
+    .optional(),
   gas: z
     .strictObject({
       limit: z.int().min(21_000).optional(),
@@ -109,6 +156,9 @@ export function chainsFromSettings(
       confirmations: settings.TX_CONFIRMATIONS,
       pollIntervalMs: settings.CHAIN_POLL_INTERVAL_MS,
       gas: {},
+      minIncomingConfirmations: settings.MIN_INCOMING_CONFIRMATIONS,
+      minContractPaymentLinkJuels: BigInt(settings.MIN_CONTRACT_PAYMENT_LINK_JUELS),
+      forwarder: settings.FORWARDER_ADDRESS,
     },
   ]
 }
@@ -186,6 +236,11 @@ function toChainConfig(
     confirmations: chain.confirmations ?? settings.TX_CONFIRMATIONS,
     pollIntervalMs: chain.poll_interval_ms ?? settings.CHAIN_POLL_INTERVAL_MS,
     maxLagBlocks: chain.max_lag_blocks,
+    minIncomingConfirmations:
+      chain.min_incoming_confirmations ?? settings.MIN_INCOMING_CONFIRMATIONS,
+    minContractPaymentLinkJuels:
+      chain.min_contract_payment_link_juels ?? BigInt(settings.MIN_CONTRACT_PAYMENT_LINK_JUELS),
+    forwarder: chain.forwarder_address ?? settings.FORWARDER_ADDRESS,
     gas: {
       limit: chain.gas.limit,
       priorityFeeWei: chain.gas.priority_fee_wei,

@@ -199,6 +199,32 @@ export const declaredSettings = {
     description:
       "A request held by a crashed runner process is taken over after about this long (its requests job's lock); its sender keys after the lesser of this and 15 s.",
   }),
+  // Kept as its digits (settings stay JSON); chains.ts reads it as a bigint.
+  MIN_CONTRACT_PAYMENT_LINK_JUELS: withDefault(
+    z.string().regex(/^\d{1,30}$/, { message: 'expected a whole number of LINK juels' }),
+    '10000000000000',
+    {
+      group: 'chain',
+      unit: 'juels',
+      description:
+        "The least payment a request must carry when its job sets no minContractPaymentLinkJuels: 10^13 juels (0.00001 LINK), a Chainlink node's MinContractPayment. Per chain in CHAINS_FILE (min_contract_payment_link_juels). 0 lets a request pay nothing.",
+    },
+  ),
+  FORWARDER_ADDRESS: optional(address, {
+    group: 'chain',
+    unit: 'address',
+    description:
+      "Chainlink's AuthorizedForwarder the fulfilments of jobs with forwardingAllowed = true go through (its forward(), from a sender key it authorises; the Operator authorises the forwarder). Per chain in CHAINS_FILE (forwarder_address). The dev stack deploys one.",
+    whenUnset: 'a job with forwardingAllowed = true is refused at start, with the reason',
+  }),
+  MIN_INCOMING_CONFIRMATIONS: optional(z.coerce.number().int().nonnegative().max(1000), {
+    group: 'chain',
+    unit: 'blocks',
+    description:
+      "The least confirmations a request waits for before it runs, whatever its job says: a job's minIncomingConfirmations can only raise it, as on a Chainlink node (EVM.MinIncomingConfirmations). Per chain in CHAINS_FILE (min_incoming_confirmations).",
+    whenUnset:
+      "1 on the dev chain ids 31337 and 1337 (blocks come only with transactions there), else 3 (Chainlink's default)",
+  }),
   TX_CONFIRMATIONS: withDefault(positiveInt, 1, {
     group: 'chain',
     unit: 'blocks',

@@ -1,8 +1,10 @@
-import { getEndpoint, type CatalogEntry } from '../feeds/catalog/index.ts'
+import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog/index.ts'
+import { answerLabel } from '../pipeline/index.ts'
+import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../runner/admission.ts'
 import { DEMO_RECIPIENT } from '../feeds/server/blockchain/demo-tokens.ts'
 import { reduce, toDecimal } from '../reduce/index.ts'
 import type { LoadedJob } from '../runner/job-registry.ts'
-import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
+import { drivableShape, type FeedJobShape } from '../runner/feed-job.ts'
 import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from './requests.ts'
 import { DEV_BLOCKCHAIN_ID, type DevStack } from './stack.ts'
 
@@ -86,19 +88,50 @@ async function fetchEnvelope(
   return body
 }
 
-/** Builds one case per job: parameters from the data set, a path to the natural result, and `times`. */
+/**
+ * Why the demo cannot build a request for a job (it builds them from the feed catalog's examples and
+ * checks one value against the feed service), or its shape when it can.
+ */
+function demoShape(
+  stack: DevStack,
+  job: LoadedJob,
+): { ok: true; shape: FeedJobShape } | { ok: false; reason: string } {
+  const driven = drivableShape(job.job)
+  if (!driven.ok) return driven
+  const { shape } = driven
+  const cannot = (why: string) => ({
+    ok: false as const,
+    reason: `${job.job.file}: the demo skips it: ${why}`,
+  })
+  if (!shape.endpoint || !isEndpointName(shape.endpoint))
+    return cannot(
+      `its bridge names no feed endpoint, so the catalog has no example request for it (npx feedrunner request ${job.name.includes(' ') ? JSON.stringify(job.name) : job.name} --param ... sends one)`,
+    )
+  if (shape.answerType === 'raw')
+    return cannot(`it answers ${answerLabel(shape.answer)}, and the demo checks one value`)
+  if (job.job.spec.contractAddress !== stack.contracts.addresses.operator)
+    return cannot(`its Operator ${job.job.spec.contractAddress} is not this stack's`)
+  return driven
+}
+
+/**
+ * Builds one case per job: parameters from the data set, a path to the natural result, and `times`.
+ * A job the demo cannot drive is left out, told to `onSkip` in one line.
+ */
 export async function buildDemoCases(
   stack: DevStack,
   jobs: readonly LoadedJob[],
+  onSkip: (line: string) => void = () => undefined,
 ): Promise<DemoCase[]> {
   const cases: DemoCase[] = []
   for (const job of jobs) {
-    const shape = feedJobShape(job.job)
-    if (!shape.endpoint)
-      throw new Error(
-        `${job.job.file}: its bridge task names no endpoint; the demo cannot build a request for it`,
-      )
-    const entry = getEndpoint(shape.endpoint)
+    const demo = demoShape(stack, job)
+    if (!demo.ok) {
+      onSkip(demo.reason)
+      continue
+    }
+    const { shape } = demo
+    const entry = getEndpoint(shape.endpoint!)
     const feedParams = demoFeedParams(
       shape,
       entry,
@@ -110,7 +143,7 @@ export async function buildDemoCases(
     const params: Array<[string, string]> = Object.entries(feedParams)
     if (shape.params.includes('path')) params.push(['path', path])
     if (shape.params.includes('times')) params.push(['times', times])
-    const type = shape.answerType === 'string' ? 'string' : shape.answerType
+    const type = shape.answerType as Exclude<typeof shape.answerType, 'raw'>
     const expectedOf = (answer: unknown) =>
       reduce(answer, {
         path,
@@ -151,8 +184,10 @@ export async function runDemoCases(
   const requests: ConsumerRequest[] = cases.map((demoCase) => ({
     externalJobId: demoCase.job.externalJobId,
     valueType: demoCase.shape.answerType,
+    version: demoCase.shape.answer.method === 'fulfillOracleRequest' ? 1 : 2,
     params: demoCase.params,
-    payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+    payment:
+      demoCase.job.job.spec.minContractPaymentLinkJuels ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
   }))
   const sent = await sendConsumerRequests(consumer, deployer, requests)
   const fulfilments = await waitForFulfilments(

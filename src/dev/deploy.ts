@@ -5,6 +5,7 @@ import {
   getAddress,
   getCreateAddress,
   parseEther,
+  ZeroAddress,
   type InterfaceAbi,
 } from 'ethers'
 import { artifact, compileContracts, type ArtifactSet } from '../chain/artifacts.ts'
@@ -13,12 +14,14 @@ import { ANVIL_PRIVATE_KEYS } from './anvil.ts'
 
 /**
  * Addresses on a fresh dev chain: anvil's account 0 deploys LinkToken with nonce 0, the Operator with
- * nonce 1 and the FeedConsumer with nonce 2, so job specs in `jobs/` can name them.
+ * nonce 1, the FeedConsumer with nonce 2 and an AuthorizedForwarder with nonce 3, so job specs in
+ * `jobs/` can name them.
  */
 export const DEV_DEPLOYER_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
 export const DEV_LINK_TOKEN_ADDRESS = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
 export const DEV_OPERATOR_ADDRESS = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
 export const DEV_CONSUMER_ADDRESS = '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0'
+export const DEV_FORWARDER_ADDRESS = '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9'
 
 /** LINK minted to the consumer so it can pay for requests (10,000 LINK). */
 export const DEV_CONSUMER_LINK = parseEther('10000')
@@ -41,6 +44,8 @@ export interface DevAddresses {
   linkToken: string
   operator: string
   consumer: string
+  /** Chainlink's AuthorizedForwarder: it authorises the node keys, the Operator authorises it. */
+  forwarder: string
   nodes: string[]
 }
 
@@ -52,15 +57,18 @@ export interface DevContracts {
   linkToken: Contract
   operator: Contract
   consumer: Contract
+  forwarder: Contract
   /** True when the contracts were already on the chain (deployer nonce > 0) and were reused. */
   reused: boolean
   artifacts: ArtifactSet
 }
 
 /**
- * Deploys LinkToken, Operator and FeedConsumer in a fixed order and sets them up: the consumer holds
- * LINK and the node keys are the Operator's authorised senders. On a chain where the deployer already
- * deployed them (nonce > 0 and code at the fixed addresses) they are reused, not deployed again.
+ * Deploys LinkToken, Operator, FeedConsumer and an AuthorizedForwarder in a fixed order and sets them
+ * up: the consumer holds LINK, the node keys are the Operator's authorised senders and the
+ * forwarder's, and the Operator authorises the forwarder too (jobs with forwardingAllowed send through
+ * it). On a chain where the deployer already deployed them (nonce > 0 and code at the fixed addresses)
+ * they are reused, not deployed again.
  */
 export async function deployDevContracts(
   rpcUrl: string,
@@ -75,22 +83,25 @@ export async function deployDevContracts(
     new Contract(address, artifact(artifacts, name).abi as InterfaceAbi, deployer)
 
   let nonce = await provider.getTransactionCount(deployer.address, 'pending')
-  const expected = [0, 1, 2].map((n) => getCreateAddress({ from: deployer.address, nonce: n }))
+  const expected = [0, 1, 2, 3].map((n) => getCreateAddress({ from: deployer.address, nonce: n }))
   if (nonce > 0) {
     const codes = await Promise.all(expected.map((address) => provider.getCode(address)))
     if (codes.every((code) => code !== '0x')) {
-      const [linkToken, operator, consumer] = [
+      const [linkToken, operator, consumer, forwarder] = [
         handle('LinkToken', expected[0]!),
         handle('Operator', expected[1]!),
         handle('FeedConsumer', expected[2]!),
+        handle('AuthorizedForwarder', expected[3]!),
       ]
-      await authorizeNodes(operator, nodes)
+      await authorizeNodes(operator, [...nodes, expected[3]!])
+      await authorizeNodes(forwarder, nodes)
       return {
         addresses: {
           deployer: deployer.address,
           linkToken: expected[0]!,
           operator: expected[1]!,
           consumer: expected[2]!,
+          forwarder: expected[3]!,
           nodes,
         },
         chainId,
@@ -99,6 +110,7 @@ export async function deployDevContracts(
         linkToken,
         operator,
         consumer,
+        forwarder,
         reused: true,
         artifacts,
       }
@@ -118,6 +130,12 @@ export async function deployDevContracts(
     await linkToken.getAddress(),
     await operator.getAddress(),
   ])
+  const forwarder = await deploy('AuthorizedForwarder', [
+    await linkToken.getAddress(),
+    deployer.address,
+    ZeroAddress,
+    '0x',
+  ])
 
   const sent = [
     await linkToken.getFunction('grantMintRole')(deployer.address, { nonce: nonce++ }),
@@ -131,7 +149,10 @@ export async function deployDevContracts(
       options.deployerLink ?? DEV_CONSUMER_LINK,
       { nonce: nonce++ },
     ),
-    await operator.getFunction('setAuthorizedSenders')(nodes, { nonce: nonce++ }),
+    await operator.getFunction('setAuthorizedSenders')([...nodes, await forwarder.getAddress()], {
+      nonce: nonce++,
+    }),
+    await forwarder.getFunction('setAuthorizedSenders')(nodes, { nonce: nonce++ }),
   ]
   for (const tx of sent) {
     const receipt = await tx.wait()
@@ -142,6 +163,7 @@ export async function deployDevContracts(
     linkToken: getAddress(await linkToken.getAddress()),
     operator: getAddress(await operator.getAddress()),
     consumer: getAddress(await consumer.getAddress()),
+    forwarder: getAddress(await forwarder.getAddress()),
     nodes,
   }
   return {
@@ -152,20 +174,24 @@ export async function deployDevContracts(
     linkToken,
     operator,
     consumer,
+    forwarder,
     reused: false,
     artifacts,
   }
 }
 
-/** Makes sure every node address may fulfil (setAuthorizedSenders replaces the whole list). */
-async function authorizeNodes(operator: Contract, nodes: readonly string[]): Promise<void> {
+/**
+ * Makes sure every address may send to `receiver`, an Operator or a forwarder (setAuthorizedSenders
+ * replaces the whole list).
+ */
+async function authorizeNodes(receiver: Contract, nodes: readonly string[]): Promise<void> {
   const authorized = await Promise.all(
-    nodes.map((node) => operator.getFunction('isAuthorizedSender')(node) as Promise<boolean>),
+    nodes.map((node) => receiver.getFunction('isAuthorizedSender')(node) as Promise<boolean>),
   )
   if (authorized.every(Boolean)) return
-  const current = (await operator.getFunction('getAuthorizedSenders')()) as string[]
+  const current = (await receiver.getFunction('getAuthorizedSenders')()) as string[]
   const all = [...new Set([...current, ...nodes].map((address) => getAddress(address)))]
-  const receipt = await (await operator.getFunction('setAuthorizedSenders')(all)).wait()
+  const receipt = await (await receiver.getFunction('setAuthorizedSenders')(all)).wait()
   if (receipt?.status !== 1) throw new Error('setAuthorizedSenders failed')
 }
 

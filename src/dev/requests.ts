@@ -10,14 +10,20 @@ import {
 import { postJsonRpcBatch } from '../chain/sender/json-rpc-batch.ts'
 import { isToleratedRefusal } from '../chain/sender/node-refusal.ts'
 import { specIdAscii } from '../chain/operator.ts'
+import { CONSUMER_VALUE_TYPES, type ConsumerValueType } from '../pipeline/index.ts'
 
 /** FeedConsumer's ValueType enum, in its declaration order; it picks the fulfil callback. */
-export const VALUE_TYPES = ['uint256', 'int256', 'bool', 'string', 'bytes32', 'bytes'] as const
-export type ValueType = (typeof VALUE_TYPES)[number]
+export const VALUE_TYPES = CONSUMER_VALUE_TYPES
+export type ValueType = ConsumerValueType
 
 export interface ConsumerRequest {
   externalJobId: string
   valueType: ValueType
+  /**
+   * 1: sent as the Operator's oracleRequest (FeedConsumer.requestDataV1), which a job answering with
+   * fulfillOracleRequest needs; 2 (default): operatorRequest.
+   */
+  version?: 1 | 2
   /** Request parameters in order; `path` and `times` are parameters like any other. */
   params: ReadonlyArray<readonly [string, string]>
   /** LINK juels paid to the Operator. */
@@ -82,13 +88,16 @@ export async function signConsumerRequests(
         gasLimit: REQUEST_GAS_LIMIT,
         maxFeePerGas,
         maxPriorityFeePerGas,
-        data: consumer.interface.encodeFunctionData('requestData', [
-          specIdAscii(request.externalJobId),
-          request.payment,
-          VALUE_TYPES.indexOf(request.valueType),
-          request.params.map(([key]) => key),
-          request.params.map(([, value]) => value),
-        ]),
+        data: consumer.interface.encodeFunctionData(
+          request.version === 1 ? 'requestDataV1' : 'requestData',
+          [
+            specIdAscii(request.externalJobId),
+            request.payment,
+            VALUE_TYPES.indexOf(request.valueType),
+            request.params.map(([key]) => key),
+            request.params.map(([, value]) => value),
+          ],
+        ),
       }),
     ),
   )
@@ -341,6 +350,11 @@ export async function waitForFulfilments(
   return found
 }
 
+/**
+ * A stored answer as its ValueType; a Raw answer stays the callback's encoded arguments, the request
+ * id first (decodeAnswer of src/pipeline reads it with the job's types).
+ */
 export function decodeValue(valueType: ValueType, encoded: string): unknown {
+  if (valueType === 'raw') return encoded
   return AbiCoder.defaultAbiCoder().decode([valueType], encoded)[0]
 }

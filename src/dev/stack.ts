@@ -142,6 +142,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       ...(adapterPort !== undefined ? { EA_PORT: String(adapterPort) } : {}),
       JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
       CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
+      // Jobs with forwardingAllowed send through the stack's AuthorizedForwarder.
+      FORWARDER_ADDRESS: env.FORWARDER_ADDRESS || contracts.addresses.forwarder,
       // One dev consumer makes every request: per-requester bounds are off unless asked for.
       REQUESTER_MAX_CONCURRENT_RUNS: env.REQUESTER_MAX_CONCURRENT_RUNS || '0',
       REQUESTER_MAX_REQUESTS_PER_MINUTE: env.REQUESTER_MAX_REQUESTS_PER_MINUTE || '0',

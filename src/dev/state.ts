@@ -32,6 +32,7 @@ export const devStateSchema = z.object({
     linkToken: z.string(),
     operator: z.string(),
     consumer: z.string(),
+    forwarder: z.string().optional(),
   }),
 })
 export type DevState = z.infer<typeof devStateSchema>

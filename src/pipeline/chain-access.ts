@@ -21,7 +21,10 @@ export interface TransactionRequest {
    * sender simulates every transaction just before it signs it, whatever this says.
    */
   simulate?: boolean
-  /** The task's signal: the sender stops waiting when the task times out or the run stops. */
+  /**
+   * The task's signal: the sender stops waiting, and a wait for minConfirmations ends, when the task
+   * times out or the run stops.
+   */
   signal?: AbortSignal
 }
 
@@ -36,12 +39,33 @@ export interface CallRequest {
   data: string
   from?: string
   gasLimit?: bigint
-  blockNumber?: bigint | 'latest'
+  blockNumber?: bigint | 'latest' | 'pending'
+  /** The ethcall task's gasPrice (legacy) or gasTipCap/gasFeeCap (EIP-1559), when given. */
+  gasPrice?: bigint
+  maxPriorityFeePerGas?: bigint
+  maxFeePerGas?: bigint
+}
+
+/** An eth_estimateGas request (the estimategaslimit task). */
+export interface GasEstimateRequest {
+  from: string
+  to: string
+  data: string
+  blockNumber?: bigint | 'latest' | 'pending'
+}
+
+/** The roots of the block a request's log is in: Chainlink's `jobRun.block*Root` variables. */
+export interface BlockRoots {
+  receiptsRoot: string
+  transactionsRoot: string
+  stateRoot: string
 }
 
 export interface ChainAccess {
   sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome>
   call(tx: CallRequest): Promise<string>
+  /** eth_estimateGas; a chain access without it cannot run estimategaslimit tasks. */
+  estimateGas?(request: GasEstimateRequest): Promise<bigint>
 }
 
 /** Records transactions instead of sending them (dry runs, tests); calls go to `callHandler` if any. */
@@ -49,7 +73,16 @@ export class RecordingChainAccess implements ChainAccess {
   readonly transactions: TransactionRequest[] = []
   readonly calls: CallRequest[] = []
 
-  constructor(private readonly callHandler?: (tx: CallRequest) => Promise<string>) {}
+  constructor(
+    private readonly callHandler?: (tx: CallRequest) => Promise<string>,
+    private readonly estimateHandler?: (request: GasEstimateRequest) => Promise<bigint>,
+  ) {}
+
+  async estimateGas(request: GasEstimateRequest): Promise<bigint> {
+    if (!this.estimateHandler)
+      throw new Error(`no chain to estimate gas for ${request.to} on (dry run)`)
+    return this.estimateHandler(request)
+  }
 
   async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
     this.transactions.push(tx)

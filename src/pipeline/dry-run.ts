@@ -1,9 +1,21 @@
-import { AbiCoder } from 'ethers'
-import { RecordingChainAccess, type CallRequest, type TransactionRequest } from './chain-access.ts'
+import {
+  RecordingChainAccess,
+  type CallRequest,
+  type GasEstimateRequest,
+  type TransactionRequest,
+} from './chain-access.ts'
 import { runJob, type RunOptions, type RunResult } from './executor.ts'
+import { unforwarded } from './forwarding.ts'
+import {
+  answerLabel,
+  answerShapeOf,
+  consumerValueType,
+  decodeAnswer,
+  type ConsumerValueType,
+} from './answer-shape.ts'
 import {
   buildOracleRequest,
-  decodeFulfillment,
+  decodeAnyFulfilment,
   oracleRequestMeta,
   type OracleRequest,
   type RequestParamValue,
@@ -17,7 +29,7 @@ import type { Job } from './job-spec/loader.ts'
  */
 export interface DryRunOptions extends Pick<
   RunOptions,
-  'env' | 'aliases' | 'onTask' | 'signal' | 'limits'
+  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots' | 'forwarder'
 > {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string
@@ -28,6 +40,8 @@ export interface DryRunOptions extends Pick<
   recorded?: RecordedRequest
   /** Answers the pipeline's eth calls (ethcall tasks); without it they fail, as nothing is on chain. */
   call?: (tx: CallRequest) => Promise<string>
+  /** Answers estimategaslimit tasks (eth_estimateGas); without it they fail likewise. */
+  estimateGas?: (request: GasEstimateRequest) => Promise<bigint>
 }
 
 /** An OracleRequest read from the chain, with the `jobRun` variables its log gives a run. */
@@ -41,36 +55,35 @@ export interface DryRun {
   result: RunResult
   /** The transaction the run would send (the last ethtx), if it got that far. */
   transaction?: TransactionRequest
-  /** `(bytes32 requestId, T value)`'s T, when the job has such an encoding step. */
+  /** The call a forwarded transaction makes: `forward(to, data)`'s to and data (forwardingAllowed). */
+  forwarded?: { to: string; data: string }
+  /** The answer's type label (`uint256`, `(uint256, uint256)`) when the spec's fulfilment shows it. */
   valueType?: string
-  /** The value inside the fulfilment calldata, decoded with valueType. */
+  /** The answer inside the fulfilment calldata: one value, or a list for several. */
   value?: unknown
 }
 
 /** FeedConsumer's callbacks (contracts/FeedConsumer.sol), one per value type. */
-export const FEED_CONSUMER_CALLBACKS: Readonly<Record<string, string>> = {
+export const FEED_CONSUMER_CALLBACKS: Readonly<Record<ConsumerValueType, string>> = {
   uint256: 'fulfillUint256(bytes32,uint256)',
   int256: 'fulfillInt256(bytes32,int256)',
   bool: 'fulfillBool(bytes32,bool)',
   string: 'fulfillString(bytes32,string)',
   bytes32: 'fulfillBytes32(bytes32,bytes32)',
   bytes: 'fulfillBytes(bytes32,bytes)',
+  raw: 'fulfillRaw(bytes32,bytes)',
 }
 
-const VALUE_ENCODING = /^\(\s*bytes32\s+\w+\s*,\s*(\w+)\s+\w+\s*\)$/
-
-/** The value type of the job's `(bytes32 requestId, T value)` ethabiencode step, if it has one. */
+/** The answer's type label (`uint256`, `(uint256, uint256)`), when the spec's fulfilment shows it. */
 export function fulfilmentValueType(job: Job): string | undefined {
-  for (const task of job.tasks) {
-    if (task.type !== 'ethabiencode') continue
-    const match = VALUE_ENCODING.exec((task.attributes.abi ?? '').trim())
-    if (match) return match[1]
-  }
-  return undefined
+  const answer = answerShapeOf(job)
+  return answer.ok ? answerLabel(answer.shape) : undefined
 }
 
 export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRun> {
-  const valueType = fulfilmentValueType(job)
+  const answer = answerShapeOf(job)
+  const shape = answer.ok ? answer.shape : undefined
+  const valueType = shape && answerLabel(shape)
   const request =
     options.recorded?.request ??
     buildOracleRequest({
@@ -79,10 +92,10 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
       requester: options.requester,
       callbackFunction:
         options.callbackFunction ??
-        (valueType === undefined ? undefined : FEED_CONSUMER_CALLBACKS[valueType]),
+        (shape === undefined ? undefined : FEED_CONSUMER_CALLBACKS[consumerValueType(shape)]),
       requestId: options.requestId,
     })
-  const chain = new RecordingChainAccess(options.call)
+  const chain = new RecordingChainAccess(options.call, options.estimateGas)
   const result = await runJob(job, {
     ...options,
     chain,
@@ -95,13 +108,14 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
     },
   })
   const transaction = chain.transactions.at(-1)
-  const dryRun: DryRun = { request, result, transaction, valueType }
-  if (transaction && valueType) {
+  const forwarded = transaction && unforwarded(transaction.data)
+  const dryRun: DryRun = { request, result, transaction, valueType, forwarded }
+  if (transaction && shape) {
     try {
-      const fulfilment = decodeFulfillment(transaction.data)
-      dryRun.value = AbiCoder.defaultAbiCoder().decode(['bytes32', valueType], fulfilment.data)[1]
+      const fulfilment = decodeAnyFulfilment((forwarded ?? transaction).data)
+      dryRun.value = decodeAnswer(shape, fulfilment.data)
     } catch {
-      // Not a fulfillOracleRequest2 call: the calldata is printed as it is.
+      // Not a fulfilment: the calldata is printed as it is.
     }
   }
   return dryRun

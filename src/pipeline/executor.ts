@@ -1,6 +1,8 @@
 import { errorKindOf, FeedrunnerError, isRetryable, withContext } from '../config/errors.ts'
 import { parseDuration } from './duration.ts'
+import type { BlockRoots } from './chain-access.ts'
 import type { Job, PipelineTask } from './job-spec/loader.ts'
+import { jobSpecVars, withBlockRoots } from './run-vars.ts'
 import { createTaskRun, TaskError, withCause, type RunContext, type TaskInput } from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
 import type { Vars } from './vars.ts'
@@ -82,6 +84,8 @@ export interface RunOptions extends Partial<Omit<RunContext, 'runId'>> {
   jobRun?: Record<string, unknown>
   /** Extra `jobSpec` variables beside the spec's own fields. */
   jobSpec?: Record<string, unknown>
+  /** Reads the roots of a block (`jobRun.block*Root`), asked only when the job uses them. */
+  blockRoots?: (blockHash: string) => Promise<BlockRoots>
   /** Stops the run from outside (shutdown). */
   signal?: AbortSignal
   /** Called as each task finishes (progress output, run records). */
@@ -101,13 +105,16 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     limits: options.limits,
     resolveHost: options.resolveHost,
     bridgeReach: options.bridgeReach,
+    forwardingAllowed: job.spec.forwardingAllowed === true,
+    forwarder: options.forwarder,
+    senders: options.senders,
     defaultGasLimit:
       options.defaultGasLimit ??
       (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),
   }
   const vars: Vars = {
     jobSpec: { ...jobSpecVars(job), ...options.jobSpec },
-    jobRun: { ...options.jobRun },
+    jobRun: await withBlockRoots(job, { ...options.jobRun }, options.blockRoots),
   }
   // maxTaskDuration "0s" (Chainlink's docs use it) means no spec-wide limit: the default applies.
   const specTimeout =
@@ -163,18 +170,6 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
         outcome.failure ?? new TaskFailure(outcome.id, outcome.error ?? 'failed', undefined),
     ),
     ok: failed.length === 0,
-  }
-}
-
-function jobSpecVars(job: Job): Record<string, unknown> {
-  const spec = job.spec
-  return {
-    name: spec.name,
-    externalJobID: spec.externalJobID,
-    contractAddress: spec.contractAddress,
-    // Chainlink passes the chain id as text.
-    evmChainID: spec.evmChainID?.toString(),
-    gasLimit: spec.gasLimit === undefined ? undefined : BigInt(spec.gasLimit),
   }
 }
 

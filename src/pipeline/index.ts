@@ -1,8 +1,10 @@
 /** The job pipeline: spec loading, the DAG executor, task types, and the dry-run request builder. */
 export {
   RecordingChainAccess,
+  type BlockRoots,
   type CallRequest,
   type ChainAccess,
+  type GasEstimateRequest,
   type TransactionOutcome,
   type TransactionRequest,
 } from './chain-access.ts'
@@ -14,6 +16,18 @@ export {
   type DryRunOptions,
   type RecordedRequest,
 } from './dry-run.ts'
+export {
+  answerLabel,
+  answerShapeOf,
+  CONSUMER_VALUE_TYPES,
+  consumerValueType,
+  decodeAnswer,
+  decodeCallbackAnswer,
+  type AnswerShape,
+  type AnswerShapeOf,
+  type ConsumerValueType,
+  type FulfilMethod,
+} from './answer-shape.ts'
 export {
   originOf,
   runJob,
@@ -46,6 +60,7 @@ export { TASK_TYPES } from './tasks/index.ts'
 export {
   buildOracleRequest,
   decodeFulfilledValue,
+  decodeAnyFulfilment,
   decodeFulfillment,
   encodeRequestParams,
   FULFILL_ORACLE_REQUEST2,

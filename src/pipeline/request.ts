@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { Encoder } from 'cbor-x'
-import { AbiCoder, concat, getAddress, getBytes, hexlify, id, type BytesLike } from 'ethers'
+import {
+  AbiCoder,
+  concat,
+  getAddress,
+  getBytes,
+  hexlify,
+  id,
+  Interface,
+  type BytesLike,
+} from 'ethers'
+import type { FulfilMethod } from './answer-shape.ts'
 import {
   OPERATOR_ABI,
   ORACLE_REQUEST_TOPIC,
@@ -164,6 +174,32 @@ export function decodeFulfillment(calldata: BytesLike): {
 } {
   const decoded = operatorInterface.decodeFunctionData('fulfillOracleRequest2', calldata)
   return {
+    requestId: decoded[0] as string,
+    payment: decoded[1] as bigint,
+    callbackAddress: decoded[2] as string,
+    callbackFunctionId: decoded[3] as string,
+    expiration: decoded[4] as bigint,
+    data: decoded[5] as string,
+  }
+}
+
+const fulfilV1 = new Interface([
+  'function fulfillOracleRequest(bytes32 requestId, uint256 payment, address callbackAddress, bytes4 callbackFunctionId, uint256 expiration, bytes32 data)',
+])
+
+/**
+ * Either Operator fulfilment (fulfillOracleRequest2, or the one-word fulfillOracleRequest) with its
+ * data: the callback's encoded arguments after the request id, or the bytes32 word.
+ */
+export function decodeAnyFulfilment(
+  calldata: BytesLike,
+): ReturnType<typeof decodeFulfillment> & { method: FulfilMethod } {
+  const text = hexlify(calldata)
+  if (!text.startsWith(fulfilV1.getFunction('fulfillOracleRequest')!.selector))
+    return { method: 'fulfillOracleRequest2', ...decodeFulfillment(text) }
+  const decoded = fulfilV1.decodeFunctionData('fulfillOracleRequest', text)
+  return {
+    method: 'fulfillOracleRequest',
     requestId: decoded[0] as string,
     payment: decoded[1] as bigint,
     callbackAddress: decoded[2] as string,

@@ -7,6 +7,7 @@ import {
 import type { Aliases } from '../reduce/index.ts'
 import type { ChainAccess } from './chain-access.ts'
 import type { PipelineLimits } from './limits.ts'
+import { parseBoolText, type AttributeKind } from './literals.ts'
 import type { HostResolver } from './tasks/address-guard.ts'
 import { getVar, jsonWithVarExpressions, VarError, wholeVarExpression, type Vars } from './vars.ts'
 
@@ -22,6 +23,8 @@ export interface TaskDefinition {
   readonly required?: readonly string[]
   /** Attributes holding JSON with `$(...)` placeholders; the loader checks they parse. */
   readonly jsonAttributes?: readonly string[]
+  /** What each attribute takes: a value written in the spec is checked at load time (literals.ts). */
+  readonly kinds?: Readonly<Record<string, AttributeKind>>
   /** Static checks of literal attributes at load time (an ABI that does not parse, ...). */
   check?(attributes: Readonly<Record<string, string>>): { attribute: string; message: string }[]
   /** How many errored inputs the task tolerates itself (median etc. use allowedFaults); default 0. */
@@ -57,6 +60,12 @@ export interface RunContext {
   aliases?: Aliases
   /** The spec's gasLimit, used by ethtx when the task gives none. */
   defaultGasLimit?: bigint
+  /** The job's forwardingAllowed: its ethtx tasks send through `forwarder`. */
+  forwardingAllowed?: boolean
+  /** The chain's AuthorizedForwarder (FORWARDER_ADDRESS, or the chain's forwarder_address). */
+  forwarder?: string
+  /** The addresses the runner's sender keys send from (for ethtx `from`); unknown in dry runs. */
+  senders?: readonly string[]
   /** Environment for settings such as BRIDGE_<NAME>_URL. */
   env: NodeJS.ProcessEnv
   /** Body caps and parse bounds (the settings'); their defaults when absent. */
@@ -202,12 +211,12 @@ export function requireString(
   )
 }
 
-/** Chainlink's boolean attributes: "true"/"false" (or a boolean variable). */
+/** Chainlink's boolean attributes (Go's ParseBool: true, 1, t, false, 0, f, ...), or a boolean variable. */
 export function optionalBoolean(task: TaskRun, name: string, fallback: boolean): boolean {
   const value = task.value(name)
   if (value === undefined) return fallback
   if (typeof value === 'boolean') return value
-  if (value === 'true') return true
-  if (value === 'false') return false
+  const parsed = typeof value === 'string' ? parseBoolText(value.trim()) : undefined
+  if (parsed !== undefined) return parsed
   throw new TaskError(`${name} must be true or false, got ${JSON.stringify(value)}`)
 }

@@ -39,6 +39,22 @@ export function getVar(vars: Vars, keypath: string): unknown {
   return current
 }
 
+/** `jobRun` variables of the roots of the request's block, read from the chain only when a job uses them. */
+export const BLOCK_ROOT_VARIABLES = [
+  'blockReceiptsRoot',
+  'blockTransactionsRoot',
+  'blockStateRoot',
+] as const
+
+/** Whether any attribute of the tasks reads a block root. */
+export function readsBlockRoots(attributes: Iterable<Readonly<Record<string, string>>>): boolean {
+  for (const taskAttributes of attributes)
+    for (const text of Object.values(taskAttributes))
+      for (const keypath of referencedKeypaths(text))
+        if (BLOCK_ROOT_VARIABLES.some((name) => keypath === `jobRun.${name}`)) return true
+  return false
+}
+
 const VARIABLE = /\$\(([a-zA-Z0-9_.]+)\)/g
 
 /** The keypath when the whole attribute is one `$(keypath)`, as Chainlink's VarExpr decides. */

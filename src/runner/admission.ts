@@ -32,9 +32,14 @@ export class RequestRefusedError extends FeedrunnerError {
   }
 }
 
+/** A Chainlink node's MinContractPayment: 0.00001 LINK (MIN_CONTRACT_PAYMENT_LINK_JUELS's default). */
+export const DEFAULT_MIN_CONTRACT_PAYMENT_JUELS = 10n ** 13n
+
 /**
  * Why a request must not run, per the job's `requesters` and `minContractPaymentLinkJuels`, or
- * undefined when it may.
+ * undefined when it may. The runner's jobs carry their chain's minimum when they set none
+ * (job-registry.ts withChainDefaults: MIN_CONTRACT_PAYMENT_LINK_JUELS, default
+ * DEFAULT_MIN_CONTRACT_PAYMENT_JUELS).
  */
 export function refusalOf(
   spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
@@ -53,7 +58,7 @@ export function refusalOf(
   if (minimum !== undefined && request.payment < minimum) {
     return new RequestRefusedError(
       'payment_too_low',
-      `payment ${formatUnits(request.payment, 18)} LINK is below the job's minimum of ${formatUnits(minimum, 18)} LINK`,
+      `payment ${formatUnits(request.payment, 18)} LINK is below the job's minimum of ${formatUnits(minimum, 18)} LINK (its minContractPaymentLinkJuels, else MIN_CONTRACT_PAYMENT_LINK_JUELS)`,
     )
   }
   return undefined

@@ -1,24 +1,44 @@
-import type { Job } from '../pipeline/index.ts'
+import { FeedrunnerError } from '../config/errors.ts'
+import {
+  answerShapeOf,
+  consumerValueType,
+  type AnswerShape,
+  type ConsumerValueType,
+  type Job,
+} from '../pipeline/index.ts'
 
-/** FeedConsumer's answer types (its ValueType enum order), as a job's encoding task names them. */
-export const ANSWER_TYPES = ['uint256', 'int256', 'bool', 'string', 'bytes32', 'bytes'] as const
-export type AnswerType = (typeof ANSWER_TYPES)[number]
-
-/** What a requester must know to call a datafeed job: read from the spec, never restated. */
+/** What a requester must know to call a job: read from the spec, never restated. */
 export interface FeedJobShape {
   /** The adapter endpoint the bridge task asks for, when the spec names one literally. */
   endpoint?: string
-  /** The answer type the job ABI-encodes for the callback. */
-  answerType: AnswerType
+  /** The FeedConsumer callback its answer takes: a typed one for one value, else `raw`. */
+  answerType: ConsumerValueType
+  /** What its fulfilment carries: the Operator method and the answer's types. */
+  answer: AnswerShape
   /** Request parameters the job reads from the CBOR request (`$(<cborparse task>.<name>)`), in order. */
   params: string[]
 }
 
+/** A job the dev tools (`request`, `demo`) cannot make requests for; the runner may serve it still. */
+export class UndrivableJobError extends FeedrunnerError {
+  override readonly name = 'UndrivableJobError'
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: request and demo cannot drive it: ${reason}`, { kind: 'config' })
+  }
+}
+
 /**
- * Reads a datafeed job's shape: the parameters its pipeline takes from the request, the endpoint its
- * bridge calls and the type it delivers (the `value` of the `(bytes32 requestId, <type> value)` encoding).
+ * Reads a job's shape: the parameters its pipeline takes from the request, the endpoint its bridge
+ * calls and what its fulfilment carries (any ethabiencode shape: one word, several, bytes, string,
+ * one bytes32 word through fulfillOracleRequest). A job whose fulfilment cannot be read from the spec
+ * (no ethtx, data not from an ethabiencode, no request id first) is an UndrivableJobError saying why.
  */
 export function feedJobShape(job: Job): FeedJobShape {
+  const answer = answerShapeOf(job)
+  if (!answer.ok) throw new UndrivableJobError(job.file, answer.reason)
   const cborTasks = job.tasks.filter((task) => task.type === 'cborparse').map((task) => task.id)
   const params: string[] = []
   let endpoint: string | undefined
@@ -34,16 +54,22 @@ export function feedJobShape(job: Job): FeedJobShape {
         task.attributes.requestData ?? '',
       )?.[1]
   }
-  const answerType = job.tasks
-    .filter((task) => task.type === 'ethabiencode')
-    .map(
-      (task) =>
-        /^\s*\(\s*bytes32\s+\w+\s*,\s*(\w+)\s+\w+\s*\)\s*$/.exec(task.attributes.abi ?? '')?.[1],
-    )
-    .find((type): type is AnswerType => (ANSWER_TYPES as readonly string[]).includes(type ?? ''))
-  if (!answerType)
-    throw new Error(
-      `${job.file}: no ethabiencode task of the form "(bytes32 requestId, <type> value)": cannot tell the answer type`,
-    )
-  return { ...(endpoint ? { endpoint } : {}), answerType, params }
+  return {
+    ...(endpoint ? { endpoint } : {}),
+    answerType: consumerValueType(answer.shape),
+    answer: answer.shape,
+    params,
+  }
+}
+
+/** The shape, or the one line that says why the dev tools cannot drive the job. */
+export function drivableShape(
+  job: Job,
+): { ok: true; shape: FeedJobShape } | { ok: false; reason: string } {
+  try {
+    return { ok: true, shape: feedJobShape(job) }
+  } catch (error) {
+    if (error instanceof UndrivableJobError) return { ok: false, reason: error.message }
+    throw error
+  }
 }

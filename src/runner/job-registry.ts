@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import type { JobChainDefaults } from '../config/chains.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import { specIdsOfJob } from '../chain/operator.ts'
 import {
@@ -7,9 +8,11 @@ import {
   formatProblem,
   loadJobSpecFile,
   type Job,
+  type JobSpec,
   type SpecProblem,
 } from '../pipeline/index.ts'
 import { chooseChain } from './chain-choice.ts'
+import { chainFitProblems } from './chain-fit.ts'
 
 /** A job spec the runner serves, with the spec ids a request may carry for it. */
 export interface LoadedJob {
@@ -179,7 +182,13 @@ export class JobsDirError extends FeedrunnerError {
 export async function loadJobRegistry(
   dir: string,
   chainIds?: number | readonly number[],
-  options: { refuseOtherChains?: boolean } = {},
+  options: {
+    refuseOtherChains?: boolean
+    /** The chain's defaults every job of it takes (settings, CHAINS_FILE): see withChainDefaults. */
+    defaultsFor?: (chainId: number) => JobChainDefaults
+    /** Refuse a job its chain cannot run as it says (chain-fit.ts): the runner's start does. */
+    refuseMisfits?: boolean
+  } = {},
 ): Promise<JobRegistry> {
   const { jobs, notices, problems } = await readJobsDir(dir, chainIds, options)
   if (problems.length > 0) throw new JobsDirError(problems)
@@ -194,8 +203,9 @@ export async function loadJobRegistry(
 export async function loadValidJobs(
   dir: string,
   chainIds?: number | readonly number[],
+  options: { defaultsFor?: (chainId: number) => JobChainDefaults } = {},
 ): Promise<{ registry: JobRegistry; problems: SpecProblem[] }> {
-  const { jobs, notices, problems } = await readJobsDir(dir, chainIds)
+  const { jobs, notices, problems } = await readJobsDir(dir, chainIds, options)
   const shared = new Set(problems.map((problem) => problem.file))
   const valid = jobs.filter((job) => !shared.has(job.file))
   return { registry: new JobRegistry(valid.map(registerJob), notices), problems }
@@ -204,7 +214,11 @@ export async function loadValidJobs(
 async function readJobsDir(
   dir: string,
   chainIds: number | readonly number[] | undefined,
-  options: { refuseOtherChains?: boolean } = {},
+  options: {
+    refuseOtherChains?: boolean
+    defaultsFor?: (chainId: number) => JobChainDefaults
+    refuseMisfits?: boolean
+  } = {},
 ): Promise<{ jobs: Job[]; notices: string[]; problems: SpecProblem[] }> {
   const root = resolve(dir)
   const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
@@ -233,8 +247,33 @@ async function readJobsDir(
     if (choice.kind !== 'serve') continue
     if (choice.notice) notices.push(`${path}: ${choice.notice}`)
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.
-    jobs.push({ ...job, spec: { ...job.spec, evmChainID: BigInt(choice.chainId) } })
+    const spec = { ...job.spec, evmChainID: BigInt(choice.chainId) }
+    const defaults = options.defaultsFor?.(choice.chainId)
+    for (const problem of defaults && options.refuseMisfits ? chainFitProblems(job, defaults) : [])
+      problems.push({
+        file: path,
+        field: problem.task ? undefined : 'forwardingAllowed',
+        ...problem,
+      })
+    jobs.push({ ...job, spec: defaults ? withChainDefaults(spec, defaults) : spec })
   }
   problems.push(...duplicateJobIdProblems(jobs))
   return { jobs, notices, problems }
+}
+
+/**
+ * A job as its chain runs it, as a Chainlink node's directrequest delegate combines them: it waits for
+ * the greater of its own and the chain's minIncomingConfirmations, and a request must pay its
+ * minContractPaymentLinkJuels, or the chain's minimum when it sets none.
+ */
+export function withChainDefaults(spec: JobSpec, defaults: JobChainDefaults): JobSpec {
+  return {
+    ...spec,
+    minIncomingConfirmations: Math.max(
+      spec.minIncomingConfirmations ?? 0,
+      defaults.minIncomingConfirmations,
+    ),
+    minContractPaymentLinkJuels:
+      spec.minContractPaymentLinkJuels ?? defaults.minContractPaymentLinkJuels,
+  }
 }

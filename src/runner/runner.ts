@@ -3,6 +3,7 @@ import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { RequestListener } from '../chain/listener/index.ts'
 import { EndpointPool } from '../chain/endpoints/pool.ts'
+import { readBlockRoots } from '../chain/block-roots.ts'
 import { PoolProvider } from '../chain/endpoints/pool-provider.ts'
 import { startHeadWake, type HeadWake } from '../chain/endpoints/head-wake.ts'
 import type { TxSender } from '../chain/sender/index.ts'
@@ -79,7 +80,7 @@ export function createRunner(options: RunnerOptions): Runner {
       provider = new PoolProvider(pool, options.pollIntervalMs)
       if (options.work !== false)
         work = await startWorkPart(
-          options,
+          withChainReads(options, provider),
           { provider, pool },
           runs,
           log,
@@ -239,4 +240,15 @@ function onRpcPort(error: unknown, rpcUrl: string): boolean {
     at = (at as { cause?: unknown }).cause
   }
   return false
+}
+
+/** The runner's options with the run's chain reads: $(jobRun.block*Root), only for jobs that use them. */
+function withChainReads(options: RunnerOptions, provider: JsonRpcProvider): RunnerOptions {
+  return {
+    ...options,
+    runOptions: {
+      ...options.runOptions,
+      blockRoots: (blockHash) => readBlockRoots(provider, blockHash),
+    },
+  }
 }

@@ -5,6 +5,7 @@ import { requestClosure } from '../chain/operator-logs.ts'
 import type {
   CallRequest,
   ChainAccess,
+  GasEstimateRequest,
   TransactionOutcome,
   TransactionRequest,
 } from '../pipeline/index.ts'
@@ -74,7 +75,14 @@ export function senderChainAccess(
         throw new FulfilmentRevertedError(
           `transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`,
         )
-      if (result.status === 'mined') return { txHash: result.txHash, status: 'confirmed' }
+      if (result.status === 'mined') {
+        // The ethtx task's minConfirmations: the task goes on once its transaction is that deep
+        // (the sender itself waits TX_CONFIRMATIONS); bounded by the task's timeout, as on a node.
+        const depth = tx.minConfirmations ?? 0
+        if (result.blockNumber !== undefined && depth > 1)
+          await untilDepth(provider, result.blockNumber, depth, tx.signal)
+        return { txHash: result.txHash, status: 'confirmed' }
+      }
       const closure = await requestClosure(
         provider,
         request.operator,
@@ -91,11 +99,38 @@ export function senderChainAccess(
         data: request.data,
         from: request.from,
         gasLimit: request.gasLimit,
-        blockTag:
-          request.blockNumber === undefined || request.blockNumber === 'latest'
-            ? 'latest'
-            : request.blockNumber,
+        gasPrice: request.gasPrice,
+        maxPriorityFeePerGas: request.maxPriorityFeePerGas,
+        maxFeePerGas: request.maxFeePerGas,
+        blockTag: request.blockNumber ?? 'latest',
       })
     },
+    async estimateGas(request: GasEstimateRequest): Promise<bigint> {
+      return provider.estimateGas({
+        from: request.from,
+        to: request.to,
+        data: request.data,
+        blockTag: request.blockNumber ?? 'latest',
+      })
+    },
+  }
+}
+
+const DEPTH_POLL_MS = 250
+
+/**
+ * Until the block `minedIn` is `depth` deep (the head read raw: ethers caches block numbers), or
+ * `signal` aborts (the task's timeout): a chain without new blocks must not hold a loop forever.
+ */
+async function untilDepth(
+  provider: JsonRpcProvider,
+  minedIn: number,
+  depth: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  while (!signal?.aborted) {
+    const head = Number(await provider.send('eth_blockNumber', []))
+    if (head - minedIn + 1 >= depth) return
+    await new Promise((resolve) => setTimeout(resolve, DEPTH_POLL_MS))
   }
 }

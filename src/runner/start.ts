@@ -1,4 +1,10 @@
-import { chainsFromSettings, endpointName, type ChainConfig } from '../config/chains.ts'
+import { computeAddress } from 'ethers'
+import {
+  chainsFromSettings,
+  endpointName,
+  jobChainDefaults,
+  type ChainConfig,
+} from '../config/chains.ts'
 import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import { SettingsError, type Settings } from '../config/settings.ts'
@@ -54,7 +60,11 @@ export async function startRunnerFromSettings(
     throw new SettingsError(['RPC_URL: required for the runner, or CHAINS_FILE (not set)'])
   // Before any connection is made: a node that does not answer is named by its setting and host:port.
   const chainIds = await Promise.all(chains.map(chainIdOf))
-  const registry = await loadJobRegistry(settings.JOBS_DIR, chainIds, { refuseOtherChains: true })
+  const registry = await loadJobRegistry(settings.JOBS_DIR, chainIds, {
+    refuseOtherChains: true,
+    refuseMisfits: true,
+    defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
+  })
   for (const notice of registry.notices) logger.warn({ chainIds }, notice)
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
@@ -164,6 +174,9 @@ function createChainRunner(
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,
     runOptions: {
+      // The chain's forwarder and sender addresses: ethtx forwards and checks `from` with them.
+      forwarder: chain.forwarder,
+      senders: chain.keys.map((key) => computeAddress(key)),
       env: options.env ?? process.env,
       limits: pipelineLimits(settings),
       resolveHost: options.resolveHost,

@@ -188,7 +188,7 @@ describe('the runner end to end: on-chain request -> value stored by the consume
       15_000,
     )
     expect((await stack.runner!.runs.get(sent!.requestId))?.reason).toBe(
-      "payment 0.1 LINK is below the job's minimum of 1.0 LINK",
+      "payment 0.1 LINK is below the job's minimum of 1.0 LINK (its minContractPaymentLinkJuels, else MIN_CONTRACT_PAYMENT_LINK_JUELS)",
     )
     expect(await stack.contracts.consumer.getFunction('isFulfilled')(sent!.requestId)).toBe(false)
   })

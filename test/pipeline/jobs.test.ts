@@ -95,7 +95,9 @@ describe('jobs/ specs', () => {
       ),
     ].map((match) => `${match[1]}(bytes32,${match[2]})`)
     for (const summary of summaries)
-      expect(callbacks).toContain(FEED_CONSUMER_CALLBACKS[summary.valueType ?? ''])
+      expect(callbacks).toContain(
+        FEED_CONSUMER_CALLBACKS[summary.valueType as keyof typeof FEED_CONSUMER_CALLBACKS],
+      )
   })
 
   it('are listed in the table of docs/job-specs.md, generated from jobs/', async () => {

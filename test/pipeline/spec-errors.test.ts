@@ -111,13 +111,14 @@ const CASES: Case[] = [
     message: 'evmChainID must be a chain id, a positive integer such as 1 or "11155111", got 0',
   },
   {
-    name: 'minIncomingConfirmations as a string',
+    name: 'minIncomingConfirmations as a word',
     text: broken(
       'maxTaskDuration = "30s"',
-      'maxTaskDuration = "30s"\nminIncomingConfirmations = "3"',
+      'maxTaskDuration = "30s"\nminIncomingConfirmations = "three"',
     ),
     at: { field: 'minIncomingConfirmations', line: 8 },
-    message: 'minIncomingConfirmations must be a whole number of blocks from 0 to 1000, got "3"',
+    message:
+      'minIncomingConfirmations must be a whole number of blocks from 0 to 1000, got "three"',
   },
   {
     name: 'minContractPaymentLinkJuels in LINK',

@@ -13,6 +13,7 @@ import type { Runner } from '../../src/runner/runner.ts'
 import { startRunnerFromSettings } from '../../src/runner/start.ts'
 import { FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
 import { startHostileSource, type HostileSource } from '../support/hostile-source.ts'
+import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../../src/runner/admission.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { recordFigures } from './support.ts'
 
@@ -134,7 +135,8 @@ describe('hostile sources against a running runner', () => {
         ['path', 'value'],
         ['times', '1'],
       ] as const,
-      payment: 0n,
+      // The docs' spec sets no minContractPaymentLinkJuels: the chain's minimum applies.
+      payment: DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
     })
     // Warm-up: one fair request and one fair answer through the http task load every code path.
     const warm = await sendConsumerRequests(hostileConsumer, deployer, [hostile('/ok?value=42')])

@@ -1,6 +1,14 @@
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
-import { RequesterAdmission, type RequesterLimits } from '../../src/runner/admission.ts'
+import {
+  DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
+  refusalOf,
+  RequesterAdmission,
+  type RequesterLimits,
+} from '../../src/runner/admission.ts'
+import { parseSettings } from '../../src/config/settings.ts'
+import type { JobSpec } from '../../src/pipeline/index.ts'
+import { withChainDefaults } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 const ALICE = '0x00000000000000000000000000000000000A11CE'
@@ -107,5 +115,33 @@ describe('per-requester admission, shared through Redis', () => {
     )
     for (let index = 0; index < 1_000; index++)
       expect((await admission.admit(ALICE, `x${index}`)).ok).toBe(true)
+  })
+})
+
+describe("the minimum contract payment: the job's, else the chain's, else a node's 10^13 juels", () => {
+  const request = (payment: bigint) =>
+    ({ requester: ALICE, payment }) as unknown as Parameters<typeof refusalOf>[1]
+  it('a job without minContractPaymentLinkJuels refuses less than 10^13 juels (0.00001 LINK)', () => {
+    expect(DEFAULT_MIN_CONTRACT_PAYMENT_JUELS).toBe(10n ** 13n)
+    expect(BigInt(parseSettings({}).MIN_CONTRACT_PAYMENT_LINK_JUELS)).toBe(
+      DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
+    )
+    // The runner's registry gives a job without a minimum its chain's (withChainDefaults).
+    const runnerSpec = withChainDefaults({} as JobSpec, {
+      minIncomingConfirmations: 1,
+      minContractPaymentLinkJuels: DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
+    })
+    const refused = refusalOf(runnerSpec, request(1n))
+    expect(refused?.code).toBe('payment_too_low')
+    expect(refused?.message).toBe(
+      "payment 0.000000000000000001 LINK is below the job's minimum of 0.00001 LINK (its minContractPaymentLinkJuels, else MIN_CONTRACT_PAYMENT_LINK_JUELS)",
+    )
+    expect(refusalOf(runnerSpec, request(10n ** 13n))).toBeUndefined()
+  })
+  it("the job's own minimum wins, lower or higher; 0 lets a request pay nothing", () => {
+    expect(refusalOf({ minContractPaymentLinkJuels: 0n }, request(0n))).toBeUndefined()
+    expect(refusalOf({ minContractPaymentLinkJuels: 10n ** 18n }, request(10n ** 17n))?.code).toBe(
+      'payment_too_low',
+    )
   })
 })

@@ -32,8 +32,10 @@ export type DotParse =
   | { ok: false; line: number; message: string }
 
 export function parseObservationSource(source: string, lineOffset: number): DotParse {
-  // Wrapped as Chainlink does; the wrapper line is line 0, so DOT line n is source line n.
-  const wrapped = `digraph {\n${source}\n}`
+  // Wrapped as Chainlink does; the wrapper line is line 0, so DOT line n is source line n. Bare
+  // numerals are quoted first: dotparser hands them over as JS numbers (`times=1.50` would become
+  // 1.5, `x=.5` 0.5), where Chainlink's parser keeps the text as written.
+  const wrapped = `digraph {\n${quoteBareNumerals(source)}\n}`
   let statements: Stmt[]
   try {
     const graphs = parseDot(wrapped)
@@ -109,11 +111,78 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
   return { ok: true, tasks: [...tasks.values()], edges, unsupported }
 }
 
-/** An attribute's text; `[flag]` without a value (DOT allows it) reads as ''. */
+/**
+ * An attribute's text as Chainlink reads it: a quoted string unquoted, a `<...>` string without its
+ * brackets, a bare word or numeral as written; `[flag]` without a value (DOT allows it) reads as ''.
+ */
 function attributeText(attr: Attr): string {
-  const eq = attr.eq as Attr['eq'] | null | undefined
+  const eq = attr.eq as Attr['eq'] | number | null | undefined
   if (eq === null || eq === undefined) return ''
-  return typeof eq === 'string' ? eq : String(eq.value)
+  if (typeof eq === 'string') return eq
+  if (typeof eq === 'number') return String(eq)
+  return String(eq.value)
+}
+
+/** A DOT numeral (`100`, `-2.5`, `.5`, `1.`) not followed by more of an ID. */
+const NUMERAL = /-?(?:\.\d+|\d+(?:\.\d*)?)(?![\w.])/y
+
+/**
+ * The DOT text with every bare numeral after `=` put in quotes, which DOT reads as the same ID, so
+ * the parser keeps its digits. Quoted strings, `<...>` strings and comments are passed over as they
+ * are; no line changes.
+ */
+export function quoteBareNumerals(source: string): string {
+  let out = ''
+  let at = 0
+  while (at < source.length) {
+    const char = source[at]!
+    const skipped = skipOpaque(source, at)
+    if (skipped > at) {
+      out += source.slice(at, skipped)
+      at = skipped
+      continue
+    }
+    out += char
+    at++
+    if (char !== '=') continue
+    while (at < source.length && /[ \t\r\n]/.test(source[at]!)) out += source[at++]
+    NUMERAL.lastIndex = at
+    const numeral = NUMERAL.exec(source)
+    if (numeral) {
+      out += `"${numeral[0]}"`
+      at += numeral[0].length
+    }
+  }
+  return out
+}
+
+/** The end of a quoted string, `<...>` string or comment starting at `at`, or `at` when none starts there. */
+function skipOpaque(source: string, at: number): number {
+  const char = source[at]
+  if (char === '"') {
+    let end = at + 1
+    while (end < source.length && source[end] !== '"') end += source[end] === '\\' ? 2 : 1
+    return Math.min(end + 1, source.length)
+  }
+  if (char === '<') {
+    let depth = 0
+    let end = at
+    do {
+      if (source[end] === '<') depth++
+      else if (source[end] === '>') depth--
+      end++
+    } while (end < source.length && depth > 0)
+    return end
+  }
+  if (source.startsWith('//', at) || char === '#') {
+    const newline = source.indexOf('\n', at)
+    return newline === -1 ? source.length : newline
+  }
+  if (source.startsWith('/*', at)) {
+    const close = source.indexOf('*/', at + 2)
+    return close === -1 ? source.length : close + 2
+  }
+  return at
 }
 
 class Locator {

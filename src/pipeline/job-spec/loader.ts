@@ -2,8 +2,10 @@ import { readFile } from 'node:fs/promises'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
+import { REFUSED_TASK_TYPES } from '../tasks/refused.ts'
 import { parseDuration } from '../duration.ts'
-import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
+import { attributeProblem, parseBoolText } from '../literals.ts'
+import { BLOCK_ROOT_VARIABLES, referencedKeypaths, wholeVarExpression } from '../vars.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
@@ -27,7 +29,7 @@ export interface Job {
 
 /** The run variables a directrequest run has (what the runner and `jobs run` set). */
 const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
-  jobSpec: ['name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
+  jobSpec: ['databaseID', 'name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
   jobRun: [
     'logData',
     'logTopics',
@@ -36,6 +38,7 @@ const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
     'logBlockNumber',
     'logTxHash',
     'meta',
+    ...BLOCK_ROOT_VARIABLES,
   ],
 }
 const VARIABLE_ROOTS = new Set(Object.keys(RUN_VARIABLES))
@@ -192,7 +195,8 @@ function checkTask(
   const report = (message: string, line = dotTask.line): void => {
     problems.push({ file, line, task: dotTask.id, message })
   }
-  const type = dotTask.attributes.type
+  // Task types are case-insensitive, as on a node (`type=JSONParse`).
+  const type = dotTask.attributes.type?.trim().toLowerCase()
   const definition = type === undefined ? undefined : TASK_TYPES.get(type)
   if (RESERVED_TASK_IDS.has(dotTask.id))
     report(`the task id ${dotTask.id} is reserved (${[...RESERVED_TASK_IDS].join(', ')})`)
@@ -202,6 +206,8 @@ function checkTask(
     )
   else if (type === undefined)
     report('has no type attribute: every task needs one, such as type="http" or type="jsonparse"')
+  else if (!definition && Object.hasOwn(REFUSED_TASK_TYPES, type))
+    report(`task type ${type} is not supported: ${REFUSED_TASK_TYPES[type]}`)
   else if (!definition)
     report(
       `unknown task type ${JSON.stringify(type)} (known: ${[...TASK_TYPES.keys()].join(', ')})`,
@@ -277,13 +283,18 @@ function checkAttributes(
     const problem = jsonProblem(text)
     if (problem) report(`${name} is not valid JSON: ${problem}`, dotTask.attributeLines[name])
   }
+  for (const [name, kind] of Object.entries(definition.kinds ?? {})) {
+    const text = dotTask.attributes[name]
+    const problem = text === undefined ? undefined : attributeProblem(kind, text)
+    if (problem) report(`${name} ${problem}`, dotTask.attributeLines[name])
+  }
   for (const problem of definition.check?.(dotTask.attributes) ?? [])
     report(`${problem.attribute}: ${problem.message}`, dotTask.attributeLines[problem.attribute])
   const known = new Set<string>([...COMMON_ATTRIBUTES, ...definition.attributes])
   for (const name of Object.keys(dotTask.attributes)) {
     if (!known.has(name))
       report(
-        `unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'})`,
+        `unknown attribute ${name} for ${definition.type} (known: ${definition.attributes.join(', ') || 'none'}): feedrunner refuses what it does not implement, where a Chainlink node ignores it without a word`,
         dotTask.attributeLines[name],
       )
   }
@@ -315,11 +326,15 @@ function checkCommonAttributes(
       )
   }
   const failEarly = attributes.failEarly
-  if (failEarly !== undefined && failEarly !== 'true' && failEarly !== 'false')
+  if (failEarly === undefined) return
+  const early = parseBoolText(failEarly.trim())
+  if (early === undefined)
     report(
       `failEarly must be true or false, got ${JSON.stringify(failEarly)}`,
       dotTask.attributeLines.failEarly,
     )
+  // Chainlink reads it as Go's ParseBool does; the executor reads the canonical word.
+  else attributes.failEarly = String(early)
 }
 
 /** JSON attributes are checked with every `$(...)` standing for null, as the executor will parse them. */

@@ -86,11 +86,25 @@ export const jobSpecFields = z.strictObject({
   evmChainID: unsignedInteger(EXPECTED.chainId)
     .refine((id) => id > 0n, { message: EXPECTED.chainId })
     .optional(),
+  // A number or its text ("3"), as Chainlink's TOML decoder takes either.
   minIncomingConfirmations: z
-    .number(says(EXPECTED.confirmations))
-    .int(EXPECTED.confirmations)
-    .min(0, EXPECTED.confirmations)
-    .max(1000, EXPECTED.confirmations)
+    .union(
+      [
+        z.number(says(EXPECTED.confirmations)),
+        z
+          .string()
+          .regex(/^\s*\d{1,4}\s*$/, EXPECTED.confirmations)
+          .transform(Number),
+      ],
+      says(EXPECTED.confirmations),
+    )
+    .pipe(
+      z
+        .number()
+        .int(EXPECTED.confirmations)
+        .min(0, EXPECTED.confirmations)
+        .max(1000, EXPECTED.confirmations),
+    )
     .optional(),
   minContractPaymentLinkJuels: unsignedInteger(EXPECTED.juels).optional(),
   requesters: z.array(address(EXPECTED.address), says(EXPECTED.requesters)).optional(),

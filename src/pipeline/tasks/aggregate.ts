@@ -13,8 +13,9 @@ export function gatherValues(task: TaskRun): unknown[] {
       ? task.inputs.map((input) => (input.ok ? input.value : input.error))
       : listAttribute(task)
   const faults = entries.filter((entry) => entry instanceof Error).length
+  // Read as written: Chainlink resolves no variable in allowedFaults.
   const allowed = integerAttribute(
-    task.value('allowedFaults'),
+    task.raw('allowedFaults')?.trim(),
     'allowedFaults',
     Math.max(entries.length - 1, 0),
   )
@@ -38,3 +39,4 @@ export function decimals(values: readonly unknown[]): Decimal[] {
 }
 
 export const AGGREGATE_ATTRIBUTES = ['values', 'allowedFaults'] as const
+export const AGGREGATE_KINDS = { allowedFaults: 'literalUint' } as const

@@ -1,5 +1,6 @@
 import { errorKindOf, FeedrunnerError } from '../../config/errors.ts'
 import { bridgeUrl } from '../../config/settings.ts'
+import { parseBoolText } from '../literals.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isPlainObject, toJsonText } from '../values.ts'
 import {
@@ -18,8 +19,12 @@ import { responseCap } from './response-cap.ts'
  * jsonparse picks the value, usually `data,result`). A non-200 answer, or an adapter body whose
  * `statusCode` is not 200, fails the task with the adapter's own message. The body is read under
  * BRIDGE_MAX_RESPONSE_BYTES (or the task's literal `maxResponseBytes`).
- * `cacheTTL`, `async` and `headers` are Chainlink attributes accepted for compatibility; only headers is used.
+ * `async="true"` (a bridge that answers later through the node's callback URL) and `cacheTTL` (a
+ * cached answer served when the bridge fails) are refused when the spec is loaded: feedrunner has
+ * neither, and a spec must not run differently than it says.
  */
+const BRIDGE_NAME = /^[A-Za-z0-9_-]+$/
+
 export const bridge: TaskDefinition = {
   type: 'bridge',
   attributes: [
@@ -33,9 +38,32 @@ export const bridge: TaskDefinition = {
   ],
   required: ['name'],
   jsonAttributes: ['requestData', 'headers'],
+  kinds: { async: 'boolean', cacheTTL: 'duration' },
+  check(attributes) {
+    const problems: { attribute: string; message: string }[] = []
+    const name = attributes.name?.trim() ?? ''
+    if (name !== '' && !name.startsWith('$(') && !BRIDGE_NAME.test(name))
+      problems.push({
+        attribute: 'name',
+        message: `must be a bridge name such as "datafeed" (letters, digits, _ and -), got ${JSON.stringify(name.slice(0, 60))}`,
+      })
+    if (attributes.async !== undefined && parseBoolText(attributes.async.trim()) === true)
+      problems.push({
+        attribute: 'async',
+        message:
+          'asynchronous bridges are not supported: feedrunner has no callback URL for an adapter to answer later; make the adapter answer at once, or remove async',
+      })
+    if (attributes.cacheTTL !== undefined)
+      problems.push({
+        attribute: 'cacheTTL',
+        message:
+          'is not supported: feedrunner keeps no cache of bridge answers to serve when the bridge fails (the adapter caches its own); remove cacheTTL',
+      })
+    return problems
+  },
   async run(task) {
     const name = String(task.value('name') ?? '').trim()
-    if (!/^[A-Za-z0-9_-]+$/.test(name))
+    if (!BRIDGE_NAME.test(name))
       throw new TaskError(
         `name must be a bridge name such as "datafeed", got ${JSON.stringify(name)}`,
       )
@@ -60,7 +88,10 @@ export const bridge: TaskDefinition = {
       method: 'POST',
       url,
       body: toJsonText(body),
-      headers: { 'content-type': 'application/json', ...headerPairs(task.json('headers')) },
+      headers: withHeaders(
+        { 'content-type': 'application/json' },
+        headerPairs(task.json('headers')),
+      ),
       signal: task.signal,
       cap: responseCap(task, 'bridge'),
     }).catch((error: unknown) => {
@@ -86,6 +117,23 @@ export const bridge: TaskDefinition = {
     }
     return text
   },
+}
+
+/**
+ * `defaults` with the spec's headers over them, names compared without case: a spec's Content-Type
+ * replaces the task's own, as on a node.
+ */
+export function withHeaders(
+  defaults: Record<string, string>,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const headers = { ...defaults }
+  for (const [name, value] of Object.entries(extra)) {
+    for (const existing of Object.keys(headers))
+      if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing]
+    headers[name] = value
+  }
+  return headers
 }
 
 /** Chainlink's `headers` attribute: a flat list ["Name", "value", ...]. */

@@ -1,6 +1,6 @@
 import { Decoder } from 'cbor-x'
 import { TaskError, type TaskDefinition } from '../task.ts'
-import { bytesOf } from './convert.ts'
+import { bytesParam } from './convert.ts'
 
 /**
  * cborparse(data, mode): Chainlink's request parameters. `diet` (default): the on-chain buffer is a
@@ -15,21 +15,42 @@ const decoder = new Decoder({ mapsAsObjects: false, useRecords: false })
 export const cborparse: TaskDefinition = {
   type: 'cborparse',
   attributes: ['data', 'mode'],
+  check(attributes) {
+    const mode = attributes.mode?.trim()
+    if (
+      mode === undefined ||
+      mode === '' ||
+      mode === 'diet' ||
+      mode === 'standard' ||
+      mode.startsWith('$(')
+    )
+      return []
+    return [{ attribute: 'mode', message: `must be diet or standard, got ${JSON.stringify(mode)}` }]
+  },
   async run(task) {
     const mode = task.value('mode') ?? 'diet'
     if (mode !== 'diet' && mode !== 'standard')
       throw new TaskError(`mode must be diet or standard, got ${JSON.stringify(mode)}`)
-    const data = bytesOf(task.value('data', { fromInput: true }), 'data')
+    const data = bytesParam(task.value('data', { fromInput: true }), 'data')
     if (data.length > MAX_CBOR_BYTES)
       throw new TaskError(`data is ${data.length} bytes, more than ${MAX_CBOR_BYTES}`)
-    if (mode === 'diet' && data.length === 0) return {}
+    // No data: an empty map in diet mode (a request without parameters), nothing in standard mode.
+    if (data.length === 0) return mode === 'diet' ? {} : null
+    // As Chainlink's ParseDietCBOR: a buffer that is a whole map already (major type 5) is not wrapped.
     const buffer =
-      mode === 'diet'
+      mode === 'diet' && data[0]! >> 5 !== 5
         ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])])
         : Buffer.from(data)
     let decoded: unknown
     try {
-      decoded = decoder.decode(buffer)
+      // Diet: the request's map, and padding after it is not read (Chainlink's "trailing empty
+      // bytes" case). Standard: exactly one item.
+      if (mode === 'diet')
+        decoder.decodeMultiple(buffer, (item: unknown) => {
+          decoded = item
+          return false
+        })
+      else decoded = decoder.decode(buffer)
     } catch (error) {
       throw new TaskError(`data is not valid CBOR (${mode}): ${(error as Error).message}`)
     }

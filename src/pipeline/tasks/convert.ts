@@ -39,6 +39,16 @@ export function integerAttribute(value: unknown, name: string, fallback: number)
   return number
 }
 
+/** Chainlink's MaybeInt32Param: a whole number within int32 (sign allowed), or undefined when not given. */
+export function int32Attribute(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined
+  const text = typeof value === 'string' ? value.trim() : String(value)
+  const number = Number(text)
+  if (!/^[+-]?\d+$/.test(text) || Math.abs(number) > 2 ** 31 - 1)
+    throw new TaskError(`${name} must be a whole number (int32), got ${describe(value)}`)
+  return number
+}
+
 export function describe(value: unknown): string {
   if (value === null) return 'null'
   if (value === undefined) return 'nothing'
@@ -49,4 +59,20 @@ export function describe(value: unknown): string {
   if (isDecimal(value)) return value.toFixed()
   if (value instanceof Uint8Array) return `${value.length} bytes`
   return Array.isArray(value) ? 'an array' : 'an object'
+}
+
+/** Chainlink's StringParam: text, or bytes read as text; anything else is bad input. */
+export function stringParam(value: unknown, name: string): string {
+  if (typeof value === 'string') return value
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8')
+  throw new TaskError(`${name}: expected a string, got ${describe(value)}`)
+}
+
+/**
+ * Chainlink's BytesParam: bytes as they are; a string that is 0x and whole hex bytes is decoded, any
+ * other string is its UTF-8 bytes; null is no bytes.
+ */
+export function bytesParam(value: unknown, name: string): Uint8Array {
+  if (value === null) return new Uint8Array(0)
+  return bytesOf(value, name)
 }

@@ -4,7 +4,7 @@ import { isOracleRequestFragment } from '../../chain/operator.ts'
 import { readCanonicalOracleRequest } from '../../chain/oracle-request-data.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
-import { abiProblem, memoizedAbi, shortReason } from './ethabiencode.ts'
+import { abiProblem, memoizedAbi, requireNames, shortReason } from './ethabiencode.ts'
 
 /**
  * ethabidecodelog(abi, data, topics): decodes an event log into a map of its named arguments.
@@ -49,10 +49,7 @@ export const ethabidecodelog: TaskDefinition = {
       (oracleRequestLayout && readOracleRequest(data, topics as string[])) ||
       decodedByEthers(iface, fragment, data, topics as string[])
     return Object.fromEntries(
-      fragment.inputs.map((input, index) => [
-        input.name || String(index),
-        plain(values[index], input),
-      ]),
+      fragment.inputs.map((input, index) => [input.name, plain(values[index], input)]),
     )
   },
 }
@@ -100,14 +97,18 @@ const eventCache = new Map<
 >()
 
 function eventFragment(abi: string): EventFragment {
+  let fragment: EventFragment
   try {
-    return EventFragment.from(`event ${abi.trim()}`)
+    fragment = EventFragment.from(`event ${abi.trim()}`)
   } catch (error) {
     throw new TaskError(`abi: not an event signature (${shortReason(error)})`)
   }
+  requireNames(fragment.inputs)
+  return fragment
 }
 
-function plain(value: unknown, type: ParamType): unknown {
+/** A decoded value as the pipeline keeps it: `bytes` as bytes, tuples as maps, the rest as ethers gives it. */
+export function plain(value: unknown, type: ParamType): unknown {
   if (type.baseType === 'bytes') return getBytes(value as string)
   if (type.isArray() && Array.isArray(value))
     return value.map((item) => plain(item, type.arrayChildren))

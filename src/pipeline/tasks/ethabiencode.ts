@@ -19,18 +19,23 @@ export const ethabiencode: TaskDefinition = {
   required: ['abi'],
   jsonAttributes: ['data'],
   check(attributes) {
-    return abiProblem(
+    const problems = abiProblem(
       () => functionFragment(attributes.abi ?? ''),
       'a function such as "fulfill(bytes32 requestId, uint256 value)" or an argument list such as "(bytes32 requestId, uint256 value)", in Solidity types',
     )
+    if (problems.length > 0) return problems
+    const missing = missingArguments(functionFragment(attributes.abi ?? ''), attributes.data)
+    return missing.length === 0
+      ? []
+      : [{ attribute: 'data', message: `has no value for argument ${missing.join(', ')}` }]
   },
   async run(task) {
     const { fragment, iface, words, prefix } = parsedFunction(task.raw('abi') ?? '')
     const data = task.json('data') ?? {}
     if (!isPlainObject(data))
       throw new TaskError('data must be a JSON object of argument values by name')
-    const values = fragment.inputs.map((input, index) => {
-      const name = input.name || String(index)
+    const values = fragment.inputs.map((input) => {
+      const name = input.name
       if (!Object.hasOwn(data, name))
         throw new TaskError(`data: no value for argument ${name} (${input.type})`)
       return convert(data[name], input, `data.${name}`)
@@ -47,6 +52,22 @@ export const ethabiencode: TaskDefinition = {
       )
     }
   },
+}
+
+/**
+ * The arguments a JSON object written as `data` leaves out (its `$(...)` standing for values); none
+ * when `data` is a variable or not an object (the run says so).
+ */
+function missingArguments(fragment: FunctionFragment, data: string | undefined): string[] {
+  if (data === undefined || /^\s*\$\([^$]*\)\s*$/.test(data)) return []
+  let object: unknown
+  try {
+    object = JSON.parse(data.trim() === '' ? '{}' : data.replace(/\$\(([\w.]+)\)/g, 'null'))
+  } catch {
+    return []
+  }
+  if (!isPlainObject(object)) return []
+  return fragment.inputs.map((input) => input.name).filter((name) => !Object.hasOwn(object, name))
 }
 
 /** A static ABI check for the loader: an empty list when the ABI text parses, else what it must be. */
@@ -96,14 +117,26 @@ function parsedFunction(abi: string): ParsedFunction {
   })
 }
 
-function functionFragment(abi: string): FunctionFragment {
+export function functionFragment(abi: string): FunctionFragment {
   const trimmed = abi.trim()
   const signature = trimmed.startsWith('(') ? `anonymous__${trimmed}` : trimmed
+  let fragment: FunctionFragment
   try {
-    return FunctionFragment.from(`function ${signature}`)
+    fragment = FunctionFragment.from(`function ${signature}`)
   } catch (error) {
     throw new TaskError(`abi: not a function or argument list (${shortReason(error)})`)
   }
+  requireNames(fragment.inputs)
+  return fragment
+}
+
+/** Every argument named, as Chainlink requires: the data map finds values by name. */
+export function requireNames(inputs: readonly ParamType[]): void {
+  const unnamed = inputs.findIndex((input) => input.name === '')
+  if (unnamed !== -1)
+    throw new TaskError(
+      `abi: bad ABI specification, missing argument name (argument ${unnamed + 1}, ${inputs[unnamed]!.type})`,
+    )
 }
 
 /** One argument in the form ethers expects, converted by the ABI type. */
@@ -118,6 +151,11 @@ export function convert(value: unknown, type: ParamType, where: string): unknown
     return value.map((item, index) => convert(item, type.arrayChildren, `${where}[${index}]`))
   }
   if (type.isTuple()) {
+    // A map by component name, or a list in component order (Chainlink takes both).
+    if (Array.isArray(value) && value.length === type.components.length)
+      return type.components.map((component, index) =>
+        convert(value[index], component, `${where}[${index}]`),
+      )
     if (!isPlainObject(value))
       throw new TaskError(`${where}: expected an object for ${type.format()}`)
     return type.components.map((component) =>

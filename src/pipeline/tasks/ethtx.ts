@@ -1,13 +1,18 @@
 import { getAddress, isHexString } from 'ethers'
-import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
+import { forwardCalldata } from '../forwarding.ts'
+import { optionalBoolean, TaskError, type TaskDefinition, type TaskRun } from '../task.ts'
 import { isPlainObject } from '../values.ts'
+import { checkChainId } from './chain-params.ts'
 import { describe, integerAttribute } from './convert.ts'
 
 /**
- * ethtx(to, data, gasLimit, minConfirmations, failOnRevert, evmChainID): hands the transaction to the
- * run's ChainAccess (the runner's sender, or the dry run's recorder). The idempotency key is the run id
- * plus the task id, so a retried run cannot send a second transaction for the same step.
- * Output: the sender's outcome `{ txHash?, status }`.
+ * ethtx(to, data, from, gasLimit, minConfirmations, failOnRevert, evmChainID, txMeta,
+ * transmitChecker): hands the transaction to the run's ChainAccess (the runner's sender, or the dry
+ * run's recorder). The idempotency key is the run id plus the task id, so a retried run cannot send a
+ * second transaction for the same step. A job with forwardingAllowed sends it through the chain's
+ * AuthorizedForwarder (`forward(to, data)`), as a node with forwarders does; `from` must list every
+ * sender key, since the runner picks the key per run. Output: the sender's outcome
+ * `{ txHash?, status }`, with the forwarder and txMeta when there are.
  */
 export const ethtx: TaskDefinition = {
   type: 'ethtx',
@@ -22,7 +27,16 @@ export const ethtx: TaskDefinition = {
     'txMeta',
     'transmitChecker',
   ],
-  jsonAttributes: ['transmitChecker'],
+  jsonAttributes: ['transmitChecker', 'txMeta', 'from'],
+  kinds: {
+    to: 'address',
+    from: 'addresses',
+    data: 'hex',
+    gasLimit: 'uint',
+    minConfirmations: 'uint',
+    failOnRevert: 'boolean',
+    evmChainID: 'uint',
+  },
   required: ['to'],
   check(attributes) {
     const text = attributes.transmitChecker
@@ -44,7 +58,9 @@ export const ethtx: TaskDefinition = {
   },
   async run(task) {
     const chain = task.context.chain
-    if (!chain) throw new TaskError('no chain access configured for ethtx')
+    if (!chain) throw new TaskError('no chain access configured for ethtx', { kind: 'config' })
+    checkChainId(task)
+    checkFrom(task)
     const to = task.value('to')
     if (typeof to !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(to))
       throw new TaskError(`to must be an address, got ${describe(to)}`)
@@ -52,21 +68,59 @@ export const ethtx: TaskDefinition = {
     if (typeof data !== 'string' || !isHexString(data))
       throw new TaskError(`data must be 0x-hex calldata, got ${describe(data)}`)
     const gasLimit = task.value('gasLimit') ?? task.context.defaultGasLimit
-    const chainId = task.value('evmChainID')
-    return chain.sendTransaction({
-      to: getAddress(to.toLowerCase()),
-      data,
+    const target = forwarded(task, getAddress(to.toLowerCase()), data)
+    const txMeta = task.json('txMeta')
+    const outcome = await chain.sendTransaction({
+      ...target,
       gasLimit:
         gasLimit === undefined ? undefined : BigInt(integerAttribute(gasLimit, 'gasLimit', 0)),
       minConfirmations: integerAttribute(task.value('minConfirmations'), 'minConfirmations', 0),
       failOnRevert: optionalBoolean(task, 'failOnRevert', false),
       idempotencyKey: `${task.context.runId}:${task.id}`,
-      evmChainID:
-        chainId === undefined ? undefined : BigInt(integerAttribute(chainId, 'evmChainID', 0)),
       ...(simulateFirst(task.json('transmitChecker')) ? { simulate: true } : {}),
       signal: task.signal,
     })
+    return {
+      ...outcome,
+      ...(task.context.forwardingAllowed ? { forwarder: target.to } : {}),
+      ...(txMeta === undefined ? {} : { txMeta }),
+    }
   },
+}
+
+/** The transaction as sent: to the chain's AuthorizedForwarder for a job with forwardingAllowed. */
+function forwarded(task: TaskRun, to: string, data: string): { to: string; data: string } {
+  if (!task.context.forwardingAllowed) return { to, data }
+  const forwarder = task.context.forwarder
+  if (!forwarder)
+    throw new TaskError(
+      'the job has forwardingAllowed = true, and this chain has no forwarder: set FORWARDER_ADDRESS (CHAINS_FILE: forwarder_address) to an AuthorizedForwarder the Operator authorises, or remove forwardingAllowed',
+      { kind: 'config' },
+    )
+  return {
+    to: getAddress(forwarder.toLowerCase()),
+    data: forwardCalldata(to, data),
+  }
+}
+
+/**
+ * Chainlink's `from`: the keys a transaction may go from. The runner picks one of all its keys per
+ * run, so `from` is honoured only when it lists every one of them; a dry run knows no keys.
+ */
+function checkFrom(task: TaskRun): void {
+  const listed = task.json('from')
+  if (listed === undefined) return
+  if (!Array.isArray(listed) || listed.some((item) => typeof item !== 'string'))
+    throw new TaskError(`from must be a list of addresses, got ${describe(listed)}`)
+  const senders = task.context.senders
+  if (!senders) return
+  const allowed = new Set((listed as string[]).map((address) => address.toLowerCase()))
+  const missing = senders.filter((address) => !allowed.has(address.toLowerCase()))
+  if (missing.length > 0)
+    throw new TaskError(
+      `from lists ${listed.length} address(es), and this runner sends from any of its keys (one per run): add ${missing.join(', ')} to from, or remove from`,
+      { kind: 'config' },
+    )
 }
 
 /**

@@ -1,30 +1,41 @@
-import { hexlify, toUtf8Bytes } from 'ethers'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isDecimal } from '../values.ts'
 import { describe } from './convert.ts'
 
 /**
- * hexencode(input): 0x-hex of a string's UTF-8 bytes, of bytes, or of a non-negative integer's value
- * (bigint, integral number or Decimal: 255 -> 0xff). Negative or fractional numbers are errors.
+ * hexencode(input): 0x-hex of a string's UTF-8 bytes (never read as a number or as hex), of bytes
+ * (whole bytes), or of a non-negative whole number's value (255 -> 0xff). Empty text or bytes give ''.
+ * Negative or fractional numbers are errors, as on a Chainlink node.
  */
 export const hexencode: TaskDefinition = {
   type: 'hexencode',
   attributes: ['input'],
   async run(task) {
     const input = task.value('input', { fromInput: true })
-    if (typeof input === 'string') return hexlify(toUtf8Bytes(input))
-    if (input instanceof Uint8Array) return hexlify(input)
+    if (typeof input === 'string' || input instanceof Uint8Array) {
+      const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input)
+      return bytes.length === 0 ? '' : `0x${bytes.toString('hex')}`
+    }
     const integer = toInteger(input)
-    if (integer === undefined)
-      throw new TaskError(`input cannot be hex-encoded: ${describe(input)}`)
-    if (integer < 0n) throw new TaskError(`input is negative: ${integer}`)
+    if (integer < 0n)
+      throw new TaskError(`input: negative integer ${integer} cannot be hex-encoded`)
     return '0x' + integer.toString(16)
   },
 }
 
-function toInteger(value: unknown): bigint | undefined {
+function toInteger(value: unknown): bigint {
   if (typeof value === 'bigint') return value
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value)
-  if (isDecimal(value) && value.isInteger()) return BigInt(value.toFixed(0))
-  return undefined
+  const decimal =
+    typeof value === 'number' && Number.isFinite(value)
+      ? value
+      : isDecimal(value)
+        ? value
+        : undefined
+  if (decimal === undefined) throw new TaskError(`input cannot be hex-encoded: ${describe(value)}`)
+  const isInteger = typeof decimal === 'number' ? Number.isInteger(decimal) : decimal.isInteger()
+  if (!isInteger)
+    throw new TaskError(
+      `input: decimal input ${describe(value)} cannot be hex-encoded, only whole numbers`,
+    )
+  return BigInt(typeof decimal === 'number' ? decimal : decimal.toFixed(0))
 }

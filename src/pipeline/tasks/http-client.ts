@@ -108,9 +108,10 @@ function tooLarge(where: string, what: string, cap: ResponseCap): TaskError {
 }
 
 /**
- * A declared binary type (an image, an archive, octet-stream) is refused before its body is read:
- * these tasks hand text on. No content type, JSON, text and XML pass (many sources send JSON as
- * text/plain).
+ * A declared media or archive type (an image, a zip) is refused before its body is read: these tasks
+ * hand text on. No content type, JSON, text, XML and octet-stream pass: a Chainlink node reads a body
+ * whatever its type and leaves the parsing to jsonparse, and sources serve JSON as text/plain or as
+ * application/octet-stream (a file download); its bytes must still be UTF-8.
  */
 function refuseBinary(
   where: string,
@@ -120,7 +121,9 @@ function refuseBinary(
   const type = (Array.isArray(header) ? header[0] : header)?.split(';')[0]?.trim().toLowerCase()
   if (
     !type ||
-    /^text\/|[/+]json$|[/+]xml$|^application\/(x-www-form-urlencoded|javascript)$/.test(type)
+    /^text\/|[/+]json$|[/+]xml$|^(application|binary)\/(x-www-form-urlencoded|javascript|octet-stream)$/.test(
+      type,
+    )
   )
     return
   discard(body)

@@ -1,7 +1,7 @@
 import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
 import { wholeVarExpression } from '../vars.ts'
 import { toJsonText } from '../values.ts'
-import { headerPairs } from './bridge.ts'
+import { headerPairs, withHeaders } from './bridge.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
 import {
   adapterErrorMessage,
@@ -42,6 +42,24 @@ export const http: TaskDefinition = {
   ],
   required: ['method', 'url'],
   jsonAttributes: ['requestData', 'headers'],
+  kinds: { allowUnrestrictedNetworkAccess: 'boolean' },
+  // What the run refuses, refused when the spec is loaded when it is written there.
+  check(attributes) {
+    const problems: { attribute: string; message: string }[] = []
+    const method = attributes.method?.trim().toUpperCase() ?? ''
+    if (method !== '' && !method.startsWith('$(') && !isSupportedMethod(method))
+      problems.push({
+        attribute: 'method',
+        message: `${method} is not supported (${SUPPORTED_METHODS.join(', ')})`,
+      })
+    const url = attributes.url?.trim() ?? ''
+    if (url !== '' && !url.includes('$(') && !/^https?:\/\/[^\s]+$/i.test(url))
+      problems.push({
+        attribute: 'url',
+        message: `must be an http or https URL, got ${JSON.stringify(url.slice(0, 60))}`,
+      })
+    return problems
+  },
   async run(task) {
     const method = String(task.value('method') ?? 'GET').toUpperCase()
     if (!isSupportedMethod(method)) throw new TaskError(`method ${method} is not supported`)
@@ -63,10 +81,10 @@ export const http: TaskDefinition = {
       method,
       url: url.toString(),
       body: withBody ? toJsonText(requestData) : undefined,
-      headers: {
-        ...(withBody ? { 'content-type': 'application/json' } : {}),
-        ...headerPairs(task.json('headers')),
-      },
+      headers: withHeaders(
+        withBody ? { 'content-type': 'application/json' } : {},
+        headerPairs(task.json('headers')),
+      ),
       signal: task.signal,
       cap: responseCap(task, 'http'),
       ...(guarded ? { guard: { resolve: task.context.resolveHost } } : {}),

@@ -19,6 +19,7 @@ const MAX_JSON_TEXT = 10 * 1024 * 1024
 export const jsonparse: TaskDefinition = {
   type: 'jsonparse',
   attributes: ['data', 'path', 'separator', 'lax'],
+  kinds: { lax: 'boolean' },
   async run(task) {
     const data = task.value('data', { fromInput: true })
     const json = parseJson(data, (task.context.limits ?? DEFAULT_PIPELINE_LIMITS).jsonMaxDepth)

@@ -1,6 +1,6 @@
 import type { TaskDefinition } from '../task.ts'
 import { isDecimal, toJsonText } from '../values.ts'
-import { AGGREGATE_ATTRIBUTES, gatherValues } from './aggregate.ts'
+import { AGGREGATE_ATTRIBUTES, AGGREGATE_KINDS, gatherValues } from './aggregate.ts'
 
 /**
  * mode(values, allowedFaults): the most frequent value(s), as Chainlink's `{ results, occurrences }`.
@@ -11,6 +11,7 @@ export const mode: TaskDefinition = {
   type: 'mode',
   attributes: [...AGGREGATE_ATTRIBUTES],
   jsonAttributes: ['values'],
+  kinds: AGGREGATE_KINDS,
   toleratesInputErrors: true,
   async run(task) {
     const counts = new Map<string, number>()

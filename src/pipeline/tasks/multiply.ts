@@ -6,6 +6,7 @@ export const multiply: TaskDefinition = {
   type: 'multiply',
   attributes: ['input', 'times'],
   required: ['times'],
+  kinds: { input: 'decimal', times: 'decimal' },
   async run(task) {
     const input = decimalOf(task.value('input', { fromInput: true }), 'input')
     return input.times(decimalOf(task.value('times'), 'times'))

@@ -230,8 +230,8 @@ describe('ethtx and ethcall', () => {
         minConfirmations: 2,
         failOnRevert: false,
         idempotencyKey: 'run-1:task',
-        evmChainID: undefined,
-        // The task's own signal: the sender stops waiting when the task times out or the run stops.
+        // The task's own signal: the sender stops waiting, and a wait for minConfirmations ends,
+        // when the task times out or the run stops.
         signal: expect.any(AbortSignal),
       },
     ])

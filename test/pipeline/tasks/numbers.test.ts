@@ -44,7 +44,7 @@ describe('divide', () => {
       '-0.13',
     )
     expect(text(await runTask('divide', { input: '1', divisor: '8' }))).toBe('0.125')
-    await expect(runTask('divide', { input: '1', divisor: '0' })).rejects.toThrow('divisor is zero')
+    await expect(runTask('divide', { input: '1', divisor: '0' })).rejects.toThrow('divide by zero')
   })
 })
 
