@@ -63,7 +63,7 @@ describe('bench:perf-shares', () => {
     expect(parts).toEqual([
       'HTTP client (the bridge task to the adapter, the sender JSON-RPC batches)',
       // A system call counts to the code that made it: here ioredis's write.
-      'Redis client (ioredis, scripts, run records, leases, transaction store)',
+      'Redis client (ioredis, scripts, run records, key leases, transaction store)',
       COMPILER,
       'garbage collector',
       // node's HTTP parser is not V8's Parser: the adapter's request parsing, not the compiler.

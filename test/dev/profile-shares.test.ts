@@ -31,7 +31,7 @@ describe('bench:profile-shares', () => {
     const { busyUs, byPart } = cpuShares(profile, 0.02)
     expect(busyUs).toBe(5_000)
     expect(Object.fromEntries(byPart)).toEqual({
-      'Redis client (ioredis, scripts, run records, leases, transaction store)': 2_000,
+      'Redis client (ioredis, scripts, run records, key leases, transaction store)': 2_000,
       'garbage collector': 1_000,
       'HTTP client (the bridge task to the adapter, the sender JSON-RPC batches)': 1_000,
       'pipeline (executor and tasks)': 1_000,

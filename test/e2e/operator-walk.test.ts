@@ -69,7 +69,9 @@ describe('docs/operating.md: from an empty chain to a fulfilled request, on a se
   const prefix = uniquePrefix('walk')
 
   beforeAll(async () => {
-    anvil = await startAnvil({ chainId: 4242 })
+    // A chain of its own that makes blocks as a public chain does (every second): a chain id that is
+    // not a dev chain's waits for 3 incoming confirmations, as a Chainlink node does.
+    anvil = await startAnvil({ chainId: 4242, blockTime: 1 })
     provider = new JsonRpcProvider(anvil.rpcUrl, 4242, { staticNetwork: true, cacheTimeout: -1 })
   }, 60_000)
 
