@@ -1,5 +1,6 @@
 import { familyBaseUrl, type Settings } from '../config/settings.ts'
 import { nestingBeyond, readBounded } from '../net/bounded-body.ts'
+import { DecodeBudgetError, NodeBudget } from '../net/decode-budget.ts'
 import { substituteQuery } from '../signkey/index.ts'
 import {
   envelopeSchema,
@@ -154,10 +155,20 @@ function parseEnvelope(
   status: number,
   body: string,
   forms: readonly string[],
-  maxDepth: number,
+  bounds: { maxDepth: number; maxNodes: number },
 ): Envelope {
   let json: unknown
-  const deep = nestingBeyond(body, maxDepth)
+  const { maxDepth, maxNodes } = bounds
+  let deep: number | undefined
+  try {
+    deep = nestingBeyond(body, maxDepth, new NodeBudget(maxNodes, "the feed service's answer"))
+  } catch (error) {
+    if (!(error instanceof DecodeBudgetError)) throw error
+    throw new UpstreamError(entry.name, 'bad-envelope', error.message, {
+      httpStatus: status,
+      retryable: false,
+    })
+  }
   if (deep !== undefined)
     throw new UpstreamError(
       entry.name,
@@ -258,7 +269,10 @@ export async function fetchFeed(
 
   const { status, body } = await get(entry, url, options, forms)
   const envelope = scrubDeep(
-    parseEnvelope(entry, status, body, forms, options.settings.JSON_MAX_DEPTH),
+    parseEnvelope(entry, status, body, forms, {
+      maxDepth: options.settings.JSON_MAX_DEPTH,
+      maxNodes: options.settings.DECODE_MAX_NODES,
+    }),
     forms,
   )
   if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {

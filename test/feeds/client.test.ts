@@ -267,6 +267,22 @@ describe('upstream client', () => {
     expect(error.description).toContain('nested deeper than 64 levels (JSON_MAX_DEPTH)')
   })
 
+  it('refuses an answer that would build more than DECODE_MAX_NODES values before parsing it', async () => {
+    // 2 MiB less a little of empty arrays: 700,000 values, every one an object of V8's.
+    const wide = `[${'[],'.repeat(699_000)}[]]`
+    intercept = (_call, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(`{"data":${wide}}`)
+      return true
+    }
+    const error = await failure(fetchFeed('game-odds', mufc, { settings }))
+    intercept = undefined
+    expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
+    expect(error.description).toBe(
+      "the feed service's answer would build more than 100000 values (DECODE_MAX_NODES); it was refused before they were built",
+    )
+  })
+
   it('reports an unreachable service as a retryable network error', async () => {
     const closed = settingsFor(`http://127.0.0.1:${await freePort()}`)
     const error = await failure(fetchFeed('game-odds', mufc, { settings: closed }))
