@@ -12,7 +12,11 @@ import type { HostResolver } from '../../src/pipeline/index.ts'
 import type { Runner } from '../../src/runner/runner.ts'
 import { startRunnerFromSettings } from '../../src/runner/start.ts'
 import { FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
-import { startHostileSource, type HostileSource } from '../support/hostile-source.ts'
+import {
+  PUBLIC_UNSERVED_V6,
+  startHostileSource,
+  type HostileSource,
+} from '../support/hostile-source.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { recordFigures } from './support.ts'
 
@@ -53,9 +57,9 @@ describe('hostile sources against a running runner', () => {
   let hostileConsumer: Contract
   let jobsDir: string
   const resolved: string[] = []
-  // A documentation address stands for the public answer: nothing answers there.
+  // A public address no test serves stands for the public answer.
   const rebinding: HostResolver = async (hostname) => {
-    const address = resolved.length === 0 ? '2001:db8::1' : '127.0.0.1'
+    const address = resolved.length === 0 ? PUBLIC_UNSERVED_V6 : '127.0.0.1'
     resolved.push(`${hostname}=${address}`)
     return [{ address, family: address.includes(':') ? 6 : 4 }]
   }
@@ -171,7 +175,7 @@ describe('hostile sources against a running runner', () => {
       [
         'rebinding resolver',
         hostile('/ok?value=7', GUARDED_ID, `http://rebind.test:${source.port}`),
-        /rebind\.test resolves to 127\.0\.0\.1, a private or loopback address/,
+        /rebind\.test resolves to 127\.0\.0\.1, a special-purpose address \(127\.0\.0\.0\/8 Loopback/,
       ],
     ]
     global.gc?.()
@@ -229,7 +233,7 @@ describe('hostile sources against a running runner', () => {
       // The source of 200 MB was cut off far before it could send them.
       expect(source.sent.get('/chunked-200mb') ?? 0).toBeLessThan(32 * MB)
       // The rebinding name reached the guard twice (public, then loopback) and loopback never answered it.
-      expect(resolved).toEqual(['rebind.test=2001:db8::1', 'rebind.test=127.0.0.1'])
+      expect(resolved).toEqual([`rebind.test=${PUBLIC_UNSERVED_V6}`, 'rebind.test=127.0.0.1'])
     } finally {
       clearInterval(sampler)
     }

@@ -18,6 +18,13 @@ export interface HostileSource {
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x31)
 
+/**
+ * A public address (Cloudflare's resolver) in no special-purpose range, serving no HTTP on a test's
+ * port: the "public" answer of a rebinding resolver. A connection there hangs, is refused or finds no
+ * route, each worth a retry; documentation ranges can no longer stand for it, the guard refuses them.
+ */
+export const PUBLIC_UNSERVED_V6 = '2606:4700:4700::1111'
+
 /** Writes `total` bytes (Infinity: forever) as fast as the reader takes them, stopping when it hangs up. */
 function pump(response: ServerResponse, total: number, count: (bytes: number) => void): void {
   let written = 0
