@@ -14,6 +14,7 @@ import type {
   TypeFromDefinition,
 } from '@chainlink/external-adapter-framework/validation/input-params.js'
 import type { Logger } from '../config/logger.ts'
+import { secretScrubber } from '../config/secret-scrub.ts'
 import { familyCacheTtlMs, type Settings } from '../config/settings.ts'
 import type { CatalogEntry } from '../feeds/catalog/index.ts'
 import type { FetchQueueClient } from '../queue/fetch-queue.ts'
@@ -108,8 +109,9 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
       return await this.context.fetchWithClientKey(this.entry, prepared.params, clientKey)
     } catch (error) {
       if (!(error instanceof FetchFailureError)) throw error
-      // The upstream may quote the key it refused; the client's key goes no further than this.
-      const message = error.failure.message.split(clientKey).join('[key]')
+      // The upstream may quote the key it refused, whole or in part, in any form: the client's key
+      // goes no further than this.
+      const message = secretScrubber([clientKey], { partial: true })(error.failure.message)
       throw failureError(this.entry.name, { ...error.failure, message, causes: [], attempts: 1 })
     }
   }

@@ -1,9 +1,10 @@
-import { createLogger, scrubSecrets, type Logger } from '../config/logger.ts'
+import { createLogger, type Logger } from '../config/logger.ts'
+import { secretScrubber } from '../config/secret-scrub.ts'
+import { secretValues } from '../config/secrets.ts'
 import {
   FEED_FAMILIES,
   familyBaseUrl,
   familyUrlSetting,
-  secretValues,
   type FeedFamily,
   type Settings,
 } from '../config/settings.ts'
@@ -60,8 +61,7 @@ export async function startFetchWorkers(
   }
   // Every call's latency and failure by family and status (feedrunner_fetch_*).
   const fetch = instrumentFetch(options.fetch ?? queuedFetch(settings))
-  const secrets = secretValues(settings)
-  const scrub = (text: string) => scrubSecrets(text, secrets)
+  const scrub = secretScrubber(secretValues(settings))
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
   const connection = connections.redis('worker', 'fetch workers')

@@ -10,10 +10,9 @@ import { buildDemoCases, runDemoCases, type DemoCase } from '../../src/dev/demo.
 import { freePort } from '../../src/dev/ports.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { getEndpoint } from '../../src/feeds/catalog/index.ts'
-import { createRedisConnection } from '../../src/queue/connection.ts'
 import type { Runner } from '../../src/runner/runner.ts'
 import { startRunnerFromSettings } from '../../src/runner/start.ts'
-import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { dumpKeyspace, testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { recordFigures, startPart, stopPart, type PartProcess } from './support.ts'
 
 // Recognisable secrets: any trace of them anywhere is a leak.
@@ -252,33 +251,6 @@ describe('secrets never leak: a full demo with a recognisable feed key and node 
       replayOtherEndpointStatus: onAnotherEndpoint.status,
     })
   }, 180_000)
-
-  /** Every key under the prefix and its whole value, whatever the type (BullMQ job data and return values included). */
-  async function dumpKeyspace(redisUrl: string, prefix: string): Promise<string> {
-    const redis = createRedisConnection(redisUrl, 'worker')
-    const parts: string[] = []
-    try {
-      let cursor = '0'
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-        cursor = next
-        for (const key of keys) {
-          parts.push(key)
-          const type = await redis.type(key)
-          if (type === 'string') parts.push((await redis.get(key)) ?? '')
-          else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)))
-          else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)))
-          else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)))
-          else if (type === 'zset')
-            parts.push(JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES')))
-          else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')))
-        }
-      } while (cursor !== '0')
-    } finally {
-      redis.disconnect()
-    }
-    return parts.join('\n')
-  }
 
   /** Every transaction's calldata and every log from block 0 to the head. */
   async function dumpChain(devStack: DevStack): Promise<string> {
