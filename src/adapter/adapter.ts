@@ -19,6 +19,7 @@ import { Connections } from '../queue/connections.ts'
 import { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FailFastCache } from './cache.ts'
 import { installBodyChecks } from './body-checks.ts'
+import { installErrorBounds } from './error-bounds.ts'
 import { frameworkLoggerFactory } from './framework-logger.ts'
 import { installRequestPreparation } from './client-keys.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
@@ -163,6 +164,7 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     frameworkSettings.MAX_PAYLOAD_SIZE_LIMIT,
     logger,
   )
+  installErrorBounds(api as unknown as FastifyInstance)
   let mounted: { close(): Promise<void> } | undefined
   const closeAll = async () => {
     await api.close()

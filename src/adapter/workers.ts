@@ -12,6 +12,7 @@ import { decodeFetchFailure, type FetchFailure } from '../queue/fetch-job.ts'
 import { Connections } from '../queue/connections.ts'
 import { createFetchWorker, type FetchWorker } from '../queue/factories.ts'
 import { fetchProcessor, type FetchFunction } from '../queue/fetch-worker.ts'
+import { sweepFetchJobs } from '../queue/fetch-sweep.ts'
 import { fetchQueueName } from '../queue/names.ts'
 import { REDIS_CHECK_OPTIONS } from '../health/checks.ts'
 import { operateFetchWorkers } from '../health/operate.ts'
@@ -106,6 +107,8 @@ export async function startFetchWorkers(
     return connections.watch(worker, `fetch worker ${family}`)
   })
   // Readiness (Redis, workers running) and queue waiting times.
+  // Finished jobs kept by count and age, not for ever.
+  const sweeper = sweepFetchJobs(settings, families, connections.redis('client', 'fetch job sweep'))
   const stopOperating = operateFetchWorkers(
     workers,
     connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),
@@ -122,6 +125,7 @@ export async function startFetchWorkers(
     families,
     workers,
     async close() {
+      await sweeper.stop()
       await stopOperating()
       await Promise.allSettled(workers.map((worker) => worker.close()))
       connection.disconnect()
