@@ -22,6 +22,7 @@ import { installBodyChecks } from './body-checks.ts'
 import { installErrorBounds } from './error-bounds.ts'
 import { frameworkLoggerFactory } from './framework-logger.ts'
 import { installRequestPreparation } from './client-keys.ts'
+import { FetchShares } from './fetch-shares.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
 import { clientKeyFetch } from './upstream.ts'
@@ -96,6 +97,7 @@ export function createAdapter(
       queue,
       logger,
       fetchWithClientKey: options.fetchWithClientKey ?? clientKeyFetch(settings),
+      shares: new FetchShares(),
     }),
     config,
   })
