@@ -55,10 +55,10 @@ function checkItems(buffer: Buffer, mode: 'diet' | 'standard', maxNodes: number)
       positionOffset: mode === 'diet' ? -1 : 0,
     })
   } catch (error) {
+    // The walk's words, completed: a run's reason shows its root cause first, and this is it.
     if (error instanceof CborShapeError && error.problem === 'malformed')
-      throw new TaskError(`data is not valid CBOR (${mode}): ${error.message}`, { cause: error })
-    if (error instanceof CborShapeError)
-      throw new TaskError(`data ${error.message}`, { cause: error })
+      throw new TaskError(`data is not valid CBOR (${mode}): ${error.message}`)
+    if (error instanceof CborShapeError) throw new TaskError(`data ${error.message}`)
     if (error instanceof DecodeBudgetError) throw new TaskError(error.message, { cause: error })
     throw error
   }
