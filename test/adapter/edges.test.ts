@@ -1,17 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAdapter, type RunningAdapter } from '../../src/adapter/adapter.ts'
-import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/workers.ts'
-import { createLogger } from '../../src/config/logger.ts'
-import { parseSettings, type Settings } from '../../src/config/settings.ts'
+import type { RunningAdapter } from '../../src/adapter/adapter.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { createFetchQueue, type FetchQueue } from '../../src/queue/factories.ts'
-import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { testRedisUrl } from '../support/redis.ts'
 import {
-  deleteKeys,
+  adapterSettings,
   errorEnvelope,
   postAdapter,
   sendJson,
+  startAdapterWithWorkers,
   startEmulatedFeed,
+  type AdapterWithWorkers,
   type EmulatedFeed,
 } from './support.ts'
 
@@ -31,12 +30,10 @@ const KEPT = 50
 
 describe("the adapter's edges", () => {
   let feed: EmulatedFeed
+  let parts: AdapterWithWorkers
   let adapter: RunningAdapter
-  let workers: RunningFetchWorkers
-  let settings: Settings
   let queue: FetchQueue
   const connection = createRedisConnection(testRedisUrl(), 'client')
-  const prefix = uniquePrefix('edges').replace(/:/g, '.')
   const logLines: string[] = []
 
   beforeAll(async () => {
@@ -44,10 +41,7 @@ describe("the adapter's edges", () => {
     feed = await startEmulatedFeed((query, response) =>
       sendJson(response, 404, errorEnvelope(404, `no game of ${query.get('homeTeam')}`)),
     )
-    settings = parseSettings({
-      REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: prefix,
-      SPORTS_URL: feed.url,
+    const settings = adapterSettings('edges', feed.url, {
       FEED_API_KEY: 'edges-key-4d5e6f7a8b',
       FETCH_FAILED_JOBS_KEPT: String(KEPT),
       FETCH_FAILED_JOBS_KEPT_SECONDS: '2',
@@ -55,24 +49,15 @@ describe("the adapter's edges", () => {
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     })
-    const logger = createLogger(settings, 'edges', {
-      write: (line: string) => void logLines.push(line),
-    })
-    adapter = await startAdapter({
-      settings,
-      logger,
-      framework: { EA_PORT: 0, METRICS_ENABLED: false },
-    })
-    workers = await startFetchWorkers({ settings, logger })
+    parts = await startAdapterWithWorkers(settings, logLines)
+    adapter = parts.adapter
     queue = createFetchQueue(settings, 'sports', connection)
   })
   afterAll(async () => {
-    await adapter?.close()
-    await workers?.close()
     await queue?.close()
+    await parts?.close()
     await feed?.close()
     connection.disconnect()
-    await deleteKeys(testRedisUrl(), `${prefix}:*`)
   })
 
   const jobsQueued = async () =>

@@ -14,6 +14,8 @@ import { cborAliasBomb } from '../support/decode-bombs.ts'
 import { startHostileSource, type HostileSource } from '../support/hostile-source.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
+  fairGameOddsRequest,
+  GAME_ODDS_JOB_ID,
   isFinalRun,
   readRuns,
   recordFigures,
@@ -31,7 +33,6 @@ import {
  * 25 ms while it runs) stays within 50 MB of where it was, and the next request is fulfilled, read
  * from the chain.
  */
-const GAME_ODDS_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
 const WIDE_ID = 'a1b2c3d4-0000-4000-8000-00000000a038'
 const MB = 1024 * 1024
 
@@ -46,20 +47,7 @@ function wideSpec(): string {
     )
 }
 
-const fair = {
-  externalJobId: GAME_ODDS_ID,
-  valueType: 'uint256' as const,
-  params: [
-    ['region', 'england'],
-    ['sport', 'soccer'],
-    ['league', 'epl'],
-    ['date', '2024-08-16'],
-    ['homeTeam', 'Manchester United'],
-    ['path', 'data.homeMoneyLine'],
-    ['times', '100'],
-  ] as const,
-  payment: 0n,
-}
+const fair = fairGameOddsRequest()
 
 describe('the alias bomb and its JSON cousin, on chain', () => {
   let stack: DevStack
@@ -152,7 +140,7 @@ describe('the alias bomb and its JSON cousin, on chain', () => {
   }
 
   async function hostileRuns(rss: () => number, label: string): Promise<void> {
-    const bombId = await sendRawRequest(GAME_ODDS_ID, cborAliasBomb(24))
+    const bombId = await sendRawRequest(GAME_ODDS_JOB_ID, cborAliasBomb(24))
     const wide = await sendConsumerRequests(stack.contracts.consumer, stack.contracts.deployer, [
       {
         externalJobId: WIDE_ID,

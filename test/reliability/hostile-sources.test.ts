@@ -18,7 +18,7 @@ import {
   type HostileSource,
 } from '../support/hostile-source.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { recordFigures } from './support.ts'
+import { fairGameOddsRequest, recordFigures } from './support.ts'
 
 /**
  * Issue 23's hostile sources, end to end on loopback: a requester names a URL (Chainlink's Get > Uint256
@@ -30,7 +30,6 @@ import { recordFigures } from './support.ts'
  */
 const UNRESTRICTED_ID = 'a1b2c3d4-0000-4000-8000-00000000e023'
 const GUARDED_ID = 'a1b2c3d4-0000-4000-8000-00000000f023'
-const GAME_ODDS_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
 const MB = 1024 * 1024
 
 /** Chainlink's documented Get > Uint256 spec, with a 5 s fetch timeout; guarded: without allowUnrestrictedNetworkAccess. */
@@ -115,21 +114,7 @@ describe('hostile sources against a running runner', () => {
 
   it('every hostile source ends its run with its reason; RSS grows < 50 MB; the other requester is served', async () => {
     const { consumer, deployer, provider } = stack.contracts
-    const fair = (count: number) =>
-      Array.from({ length: count }, () => ({
-        externalJobId: GAME_ODDS_ID,
-        valueType: 'uint256' as const,
-        params: [
-          ['region', 'england'],
-          ['sport', 'soccer'],
-          ['league', 'epl'],
-          ['date', '2024-08-16'],
-          ['homeTeam', 'Manchester United'],
-          ['path', 'data.homeMoneyLine'],
-          ['times', '100'],
-        ] as const,
-        payment: 0n,
-      }))
+    const fair = (count: number) => Array.from({ length: count }, fairGameOddsRequest)
     const hostile = (path: string, jobId = UNRESTRICTED_ID, host = source.url) => ({
       externalJobId: jobId,
       valueType: 'uint256' as const,

@@ -1,17 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAdapter, type RunningAdapter } from '../../src/adapter/adapter.ts'
-import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/workers.ts'
-import { createLogger } from '../../src/config/logger.ts'
-import { parseSettings } from '../../src/config/settings.ts'
+import type { Settings } from '../../src/config/settings.ts'
 import {
-  deleteKeys,
+  adapterSettings,
   errorEnvelope,
   postAdapter,
   sendJson,
+  startAdapterWithWorkers,
   startEmulatedFeed,
+  type AdapterWithWorkers,
   type EmulatedFeed,
 } from '../adapter/support.ts'
-import { dumpKeyspace, testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { dumpKeyspace, testRedisUrl } from '../support/redis.ts'
 import { echoes, longestShared } from '../support/secret-forms.ts'
 import { recordFigures } from './support.ts'
 
@@ -25,7 +24,6 @@ import { recordFigures } from './support.ts'
  */
 const FEED_KEY = 'FeedKey/echo+check=5e6f7a8b9c0d1e2f&y'
 const ECHOES = echoes(FEED_KEY)
-const prefix = uniquePrefix('secret-echo').replace(/:/g, '.')
 
 const game = {
   endpoint: 'game-odds',
@@ -51,16 +49,13 @@ async function startEchoingFeed(): Promise<EmulatedFeed> {
 
 describe('a feed service that echoes its key', () => {
   let feed: EmulatedFeed
-  let adapter: RunningAdapter
-  let workers: RunningFetchWorkers
+  let parts: AdapterWithWorkers
+  let settings: Settings
   const logLines: string[] = []
 
   beforeAll(async () => {
     feed = await startEchoingFeed()
-    const settings = parseSettings({
-      REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: prefix,
-      SPORTS_URL: feed.url,
+    settings = adapterSettings('secret-echo', feed.url, {
       FEED_API_KEY: FEED_KEY,
       FETCH_ATTEMPTS: '2',
       FETCH_BACKOFF_MS: '20',
@@ -68,28 +63,21 @@ describe('a feed service that echoes its key', () => {
       LOG_LEVEL: 'debug',
       LOG_FORMAT: 'json',
     })
-    const logger = createLogger(settings, 'secret-echo', {
-      write: (line: string) => void logLines.push(line),
-    })
-    adapter = await startAdapter({
-      settings,
-      logger,
-      framework: { EA_PORT: 0, METRICS_ENABLED: false },
-    })
-    workers = await startFetchWorkers({ settings, logger })
+    parts = await startAdapterWithWorkers(settings, logLines)
   })
   afterAll(async () => {
-    await adapter?.close()
-    await workers?.close()
+    await parts?.close()
     await feed?.close()
-    await deleteKeys(testRedisUrl(), `${prefix}:*`)
   })
 
   it('gets it to no response, log line or Redis record, in any form, whole or in part', async () => {
     const answers: Array<{ form: string; status: number; text: string }> = []
     for (const status of ['401', '500', '200'])
       for (const form of Object.keys(ECHOES)) {
-        const answer = await postAdapter(adapter.url, { ...game, homeTeam: `${form} ${status}` })
+        const answer = await postAdapter(parts.adapter.url, {
+          ...game,
+          homeTeam: `${form} ${status}`,
+        })
         answers.push({ form: `${form} ${status}`, status: answer.status, text: answer.text })
       }
     // The service's status and a short excerpt of its words, the key cut out.
@@ -101,7 +89,7 @@ describe('a feed service that echoes its key', () => {
       expect(answer.text.length, answer.form).toBeLessThan(1024)
     }
     expect(feed.requests.length).toBeGreaterThanOrEqual(answers.length)
-    const redis = await dumpKeyspace(testRedisUrl(), prefix)
+    const redis = await dumpKeyspace(testRedisUrl(), settings.QUEUE_PREFIX)
     expect(redis).toContain('failedReason')
     const left = {
       responses: Math.max(...answers.map((answer) => longestShared(answer.text, FEED_KEY))),
