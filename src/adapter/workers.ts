@@ -106,9 +106,14 @@ export async function startFetchWorkers(
     // Redis away: one line when it goes, one a minute, one when it is back (Connections).
     return connections.watch(worker, `fetch worker ${family}`)
   })
-  // Readiness (Redis, workers running) and queue waiting times.
   // Finished jobs kept by count and age, not for ever.
-  const sweeper = sweepFetchJobs(settings, families, connections.redis('client', 'fetch job sweep'))
+  const sweeper = sweepFetchJobs(
+    settings,
+    families,
+    connections.redis('client', 'fetch job sweep'),
+    (queue, name) => connections.watch(queue, name),
+  )
+  // Readiness (Redis, workers running) and queue waiting times.
   const stopOperating = operateFetchWorkers(
     workers,
     connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),

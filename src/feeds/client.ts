@@ -226,7 +226,12 @@ function parseEnvelope(
   return envelope.data
 }
 
-/** Replaces any occurrence of the key, whole or in part, in a (hostile or buggy) upstream answer. */
+/**
+ * Replaces every occurrence of the whole key, in any of its forms, in a (hostile or buggy) upstream
+ * answer. Only whole forms: a part of a key can be a word of the answer too (a test key
+ * `blockchain-http-test-key` took the field name `blockchain` with it); the service's free words,
+ * which pass on, get the partial scrub in `excerpt`.
+ */
 function scrubDeep<T>(value: T, scrub: Scrubber): T {
   const text = JSON.stringify(value)
   const clean = scrub(text)
@@ -262,27 +267,28 @@ export async function fetchFeed(
       ...(options.env !== undefined ? { env: options.env } : {}),
     },
   )
-  const scrub = secretScrubber([query.key!], { partial: true })
+  const whole = secretScrubber([query.key!])
+  const partial = secretScrubber([query.key!], { partial: true })
   const url = feedUrl(
     options.baseUrl ?? familyBaseUrl(options.settings, entry.family),
     entry,
     query,
   )
-  const safeUrl = scrub(url.toString())
+  const safeUrl = whole(url.toString())
 
-  const { status, body } = await get(entry, url, options, scrub)
+  const { status, body } = await get(entry, url, options, partial)
   const envelope = scrubDeep(
-    parseEnvelope(entry, status, body, scrub, {
+    parseEnvelope(entry, status, body, partial, {
       maxDepth: options.settings.JSON_MAX_DEPTH,
       maxNodes: options.settings.DECODE_MAX_NODES,
     }),
-    scrub,
+    whole,
   )
   if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {
     const httpStatus = status !== 200 ? status : envelope.status
     // The service's own words, scrubbed and cut: they travel on to logs and to the adapter's answer.
     const description =
-      excerpt(envelope.description, scrub) ||
+      excerpt(envelope.description, partial) ||
       `the feed service answered ${envelope.result} (${envelope.status})`
     throw new UpstreamError(entry.name, 'upstream-error', description, {
       httpStatus,
