@@ -19,8 +19,10 @@ import { Connections } from '../queue/connections.ts'
 import { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FailFastCache } from './cache.ts'
 import { installBodyChecks } from './body-checks.ts'
+import { installErrorBounds } from './error-bounds.ts'
 import { frameworkLoggerFactory } from './framework-logger.ts'
 import { installRequestPreparation } from './client-keys.ts'
+import { FetchShares } from './fetch-shares.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
 import { clientKeyFetch } from './upstream.ts'
@@ -97,6 +99,7 @@ export function createAdapter(
       queue,
       logger,
       fetchWithClientKey: options.fetchWithClientKey ?? clientKeyFetch(settings),
+      shares: new FetchShares(),
     }),
     config,
   })
@@ -167,6 +170,7 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     frameworkSettings.MAX_PAYLOAD_SIZE_LIMIT,
     logger,
   )
+  installErrorBounds(api as unknown as FastifyInstance)
   let mounted: { close(): Promise<void> } | undefined
   const closeAll = async () => {
     await api.close()

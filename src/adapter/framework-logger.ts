@@ -1,4 +1,5 @@
 import type { Logger } from '../config/logger.ts'
+import { boundedText } from './error-bounds.ts'
 
 /**
  * Answers the adapter gives because a dependency is away: the feed service could not be reached (the
@@ -19,8 +20,27 @@ function isOutageAnswer(line: unknown): boolean {
 }
 
 /**
+ * A log object with every string in it cut to the error bound (error-bounds.ts): the framework logs a
+ * failed request's whole data, and a 100 kB parameter made a 400 kB line.
+ */
+function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return boundedText(value)
+  if (value === null || typeof value !== 'object' || depth > 4) return value
+  if (Array.isArray(value)) return value.map((item) => bounded(item, depth + 1))
+  if (value instanceof Error)
+    return bounded(
+      { ...value, name: value.name, message: value.message, stack: value.stack },
+      depth,
+    )
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [boundedText(key), bounded(item, depth + 1)]),
+  )
+}
+
+/**
  * The logger factory handed to the EA framework: each layer's child of the process logger, except that
- * the error-catching layer's lines about an outage answer go to debug (see OUTAGE_ANSWERS).
+ * the error-catching layer's lines about an outage answer go to debug (see OUTAGE_ANSWERS), and its
+ * lines have their strings bounded.
  */
 export function frameworkLoggerFactory(
   logger: Logger,
@@ -44,8 +64,8 @@ export function frameworkLoggerFactory(
       const warn = child.warn.bind(child)
       child.warn = ((first: unknown, ...rest: unknown[]) =>
         isOutageAnswer(first)
-          ? child.debug(first as object, ...(rest as []))
-          : warn(first as object, ...(rest as []))) as Logger['warn']
+          ? child.debug(bounded(first) as object, ...(rest as []))
+          : warn(bounded(first) as object, ...(rest as []))) as Logger['warn']
       return child
     },
   }

@@ -10,6 +10,7 @@ import {
   VALUE_TYPES,
   type ValueType,
 } from '../reduce/index.ts'
+import { isPlaceholder } from '../signkey/index.ts'
 import { CLIENT_KEY_MARKER } from './client-keys.ts'
 import { RESERVED_PARAMS, SIGN_KEY_PLACEHOLDER } from './input-parameters.ts'
 
@@ -63,6 +64,16 @@ export function prepareRequest(
     )
   }
   delete data.key
+  // A placeholder is substituted in key only: elsewhere it would send a secret as data (and the
+  // fetch worker refuses it after the job is queued).
+  const misplaced = Object.entries(data).find(
+    ([, value]) => typeof value === 'string' && isPlaceholder(value),
+  )
+  if (misplaced)
+    return inputError(
+      misplaced[0],
+      `placeholders (${SIGN_KEY_PLACEHOLDER}, ##env:NAME) are substituted in key only`,
+    )
 
   const validation = validateParams(entry, data)
   if (!validation.ok) {

@@ -14,11 +14,13 @@ import type {
   TypeFromDefinition,
 } from '@chainlink/external-adapter-framework/validation/input-params.js'
 import type { Logger } from '../config/logger.ts'
+import { secretScrubber } from '../config/secret-scrub.ts'
 import { familyCacheTtlMs, type Settings } from '../config/settings.ts'
 import type { CatalogEntry } from '../feeds/catalog/index.ts'
 import type { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FetchFailureError } from '../queue/fetch-worker.ts'
 import { clientKeyOf } from './client-keys.ts'
+import { clientOf, type FetchShares } from './fetch-shares.ts'
 import { failureError, toAdapterError } from './errors.ts'
 import { preparedOf, type PreparedRequest } from './request.ts'
 import { buildResponse, type FeedResponseGenerics } from './response.ts'
@@ -41,6 +43,8 @@ export interface FeedTransportContext {
   queue: FetchQueueClient
   fetchWithClientKey: DirectFetch
   logger: Logger
+  /** The adapter's fair shares of the fetch queues between clients (one per adapter). */
+  shares: FetchShares
 }
 
 /**
@@ -48,7 +52,8 @@ export interface FeedTransportContext {
  * first request with 504 until its background loop has fetched; a bridge call needs the value now).
  * A cache miss enqueues the fetch on the family's queue, or joins the equal fetch already there,
  * and waits for it within ADAPTER_TIMEOUT_MS; the answer is cached for the family's TTL.
- * A request with a client key is fetched here, never queued and never cached.
+ * A request with a client key is fetched here, never queued and never cached. Queued fetches carry
+ * their client's fair-share priority (fetch-shares.ts).
  */
 export class FeedTransport implements Transport<FeedTransportTypes> {
   name = 'feed'
@@ -81,7 +86,11 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
     try {
       if (typeof clientKey === 'string')
         return buildResponse(prepared, await this.fetchDirect(prepared, clientKey), requestedAt)
-      const response = buildResponse(prepared, await this.fetchQueued(prepared), requestedAt)
+      const response = buildResponse(
+        prepared,
+        await this.fetchQueued(prepared, clientOf(req)),
+        requestedAt,
+      )
       await this.remember(req.requestContext.cacheKey, response)
       return response
     } catch (error) {
@@ -89,15 +98,24 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
     }
   }
 
-  private async fetchQueued(prepared: PreparedRequest): Promise<Record<string, unknown>> {
-    const { settings, queue } = this.context
-    const outcome = await queue.fetch(
-      this.entry.family,
-      { endpoint: this.entry.name, params: { ...prepared.params } },
-      settings.ADAPTER_TIMEOUT_MS,
-    )
-    if (!outcome.ok) throw failureError(this.entry.name, outcome.failure)
-    return outcome.envelope
+  private async fetchQueued(
+    prepared: PreparedRequest,
+    client: string,
+  ): Promise<Record<string, unknown>> {
+    const { settings, queue, shares } = this.context
+    const share = shares.enter(client)
+    try {
+      const outcome = await queue.fetch(
+        this.entry.family,
+        { endpoint: this.entry.name, params: { ...prepared.params } },
+        settings.ADAPTER_TIMEOUT_MS,
+        share.priority,
+      )
+      if (!outcome.ok) throw failureError(this.entry.name, outcome.failure)
+      return outcome.envelope
+    } finally {
+      share.leave()
+    }
   }
 
   private async fetchDirect(
@@ -108,8 +126,9 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
       return await this.context.fetchWithClientKey(this.entry, prepared.params, clientKey)
     } catch (error) {
       if (!(error instanceof FetchFailureError)) throw error
-      // The upstream may quote the key it refused; the client's key goes no further than this.
-      const message = error.failure.message.split(clientKey).join('[key]')
+      // The upstream may quote the key it refused, whole or in part, in any form: the client's key
+      // goes no further than this.
+      const message = secretScrubber([clientKey], { partial: true })(error.failure.message)
       throw failureError(this.entry.name, { ...error.failure, message, causes: [], attempts: 1 })
     }
   }

@@ -1,9 +1,10 @@
-import { createLogger, scrubSecrets, type Logger } from '../config/logger.ts'
+import { createLogger, type Logger } from '../config/logger.ts'
+import { secretScrubber } from '../config/secret-scrub.ts'
+import { secretValues } from '../config/secrets.ts'
 import {
   FEED_FAMILIES,
   familyBaseUrl,
   familyUrlSetting,
-  secretValues,
   type FeedFamily,
   type Settings,
 } from '../config/settings.ts'
@@ -11,6 +12,7 @@ import { decodeFetchFailure, type FetchFailure } from '../queue/fetch-job.ts'
 import { Connections } from '../queue/connections.ts'
 import { createFetchWorker, type FetchWorker } from '../queue/factories.ts'
 import { fetchProcessor, type FetchFunction } from '../queue/fetch-worker.ts'
+import { sweepFetchJobs } from '../queue/fetch-sweep.ts'
 import { fetchQueueName } from '../queue/names.ts'
 import { REDIS_CHECK_OPTIONS } from '../health/checks.ts'
 import { operateFetchWorkers } from '../health/operate.ts'
@@ -60,8 +62,7 @@ export async function startFetchWorkers(
   }
   // Every call's latency and failure by family and status (feedrunner_fetch_*).
   const fetch = instrumentFetch(options.fetch ?? queuedFetch(settings))
-  const secrets = secretValues(settings)
-  const scrub = (text: string) => scrubSecrets(text, secrets)
+  const scrub = secretScrubber(secretValues(settings))
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
   const connection = connections.redis('worker', 'fetch workers')
@@ -105,6 +106,13 @@ export async function startFetchWorkers(
     // Redis away: one line when it goes, one a minute, one when it is back (Connections).
     return connections.watch(worker, `fetch worker ${family}`)
   })
+  // Finished jobs kept by count and age, not for ever.
+  const sweeper = sweepFetchJobs(
+    settings,
+    families,
+    connections.redis('client', 'fetch job sweep'),
+    (queue, name) => connections.watch(queue, name),
+  )
   // Readiness (Redis, workers running) and queue waiting times.
   const stopOperating = operateFetchWorkers(
     workers,
@@ -122,6 +130,7 @@ export async function startFetchWorkers(
     families,
     workers,
     async close() {
+      await sweeper.stop()
       await stopOperating()
       await Promise.allSettled(workers.map((worker) => worker.close()))
       connection.disconnect()

@@ -1,10 +1,9 @@
 import { pino, type DestinationStream, type Logger } from 'pino'
-import type { Settings } from './settings.ts'
-import { secretValues, SENSITIVE_SETTINGS } from './settings.ts'
+import { REDACTED, secretScrubber } from './secret-scrub.ts'
+import { secretValues } from './secrets.ts'
+import { SENSITIVE_SETTINGS, type Settings } from './settings.ts'
 
 export type { Logger }
-
-const REDACTED = '[redacted]'
 
 /** Field names that hold secrets wherever they appear in a log object. */
 const SECRET_FIELDS = [
@@ -17,19 +16,20 @@ const SECRET_FIELDS = [
 
 /**
  * The process logger. Secrets are removed by the logger itself: by field name, and by value in the
- * finished line, so a key that slips into a message or an error text is still never written.
+ * finished line (every secret the process holds, in every form it travels in, case-folded:
+ * secret-scrub.ts), so a key that slips into a message or an error text is still never written.
  */
 export function createLogger(
   settings: Settings,
   name = 'feedrunner',
   destination?: DestinationStream,
 ): Logger {
-  const secrets = secretValues(settings)
+  const scrub = secretScrubber(secretValues(settings))
   const options = {
     name,
     level: settings.LOG_LEVEL,
     redact: { paths: SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]), censor: REDACTED },
-    hooks: { streamWrite: (line: string) => scrubSecrets(line, secrets) },
+    hooks: { streamWrite: scrub },
   }
   if (destination) return pino(options, destination)
   if (logFormat(settings, process.stdout) === 'pretty') {
@@ -59,12 +59,4 @@ export function logFormat(
   stdout: { isTTY?: boolean },
 ): 'json' | 'pretty' {
   return settings.LOG_FORMAT ?? (stdout.isTTY ? 'pretty' : 'json')
-}
-
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  let scrubbed = text
-  for (const secret of secrets) {
-    if (secret.length >= 4) scrubbed = scrubbed.split(secret).join(REDACTED)
-  }
-  return scrubbed
 }

@@ -37,6 +37,12 @@ export const boundSettings = {
     description:
       'Deepest nesting of arrays and objects jsonparse and the fetch worker accept (feed answers nest 4 levels).',
   }),
+  DECODE_MAX_NODES: withDefault(positiveInt, 100_000, {
+    group: 'bounds',
+    unit: 'values',
+    description:
+      'Most values one decode may build (cborparse, jsonparse, ethabidecodelog, the fetch worker): a map, an array, a number or a string each count one, a string one more per 32 bytes. Counted before the values are built, so references that expand (CBOR shared values, ABI offsets pointing at one place) cannot. The largest answer of the shipped data set builds 195 (test/feeds/answer-size.test.ts).',
+  }),
   TASK_OUTPUT_MAX_CHARS: withDefault(positiveInt, 4_096, {
     group: 'bounds',
     unit: 'characters',

@@ -222,6 +222,18 @@ export const declaredSettings = {
     unit: 'fetches',
     description: 'Fetches one worker process runs at once, per family.',
   }),
+  FETCH_FAILED_JOBS_KEPT: withDefault(positiveInt, 1_000, {
+    group: 'fetch',
+    unit: 'jobs',
+    description:
+      'Failed fetch jobs kept in Redis per family for inspection (status, dashboard); older ones are removed as new ones fail.',
+  }),
+  FETCH_FAILED_JOBS_KEPT_SECONDS: withDefault(positiveInt, 300, {
+    group: 'fetch',
+    unit: 's',
+    description:
+      'How long a failed fetch job is kept; the fetch workers sweep older ones (and completed ones past their cache TTL) every half of this, at most every minute.',
+  }),
   RATE_LIMIT_SPORTS_PER_SECOND: rateLimit('sports'),
   RATE_LIMIT_BLOCKCHAIN_PER_SECOND: rateLimit('blockchain'),
   RATE_LIMIT_NFT_PER_SECOND: rateLimit('NFT'),

@@ -197,20 +197,6 @@ export function bridgeUrl(env: NodeJS.ProcessEnv, name: string): string | undefi
 const checkedBridgeUrls = new Map<string, string>()
 const MAX_CHECKED_BRIDGE_URLS = 64
 
-/** Every secret value currently configured, for redaction and for the leak tests. */
-export function secretValues(settings: Settings): string[] {
-  const values: string[] = []
-  for (const name of SENSITIVE_SETTINGS) {
-    const value = settings[name] as string | readonly string[] | undefined
-    for (const secret of typeof value === 'string' ? [value] : (value ?? [])) {
-      values.push(secret)
-      // A hex key also leaks without its 0x.
-      if (/^0x[0-9a-fA-F]+$/.test(secret)) values.push(secret.slice(2))
-    }
-  }
-  return values
-}
-
 /** `<FAMILY>_URL` for every family, all pointing at one service (the local feed service serves them all). */
 export function allFamilyUrls(baseUrl: string): Record<string, string> {
   return Object.fromEntries(FEED_FAMILIES.map((family) => [familyUrlSetting(family), baseUrl]))

@@ -1,5 +1,7 @@
+import { secretScrubber, type Scrubber } from '../config/secret-scrub.ts'
 import { familyBaseUrl, type Settings } from '../config/settings.ts'
 import { nestingBeyond, readBounded } from '../net/bounded-body.ts'
+import { DecodeBudgetError, NodeBudget } from '../net/decode-budget.ts'
 import { substituteQuery } from '../signkey/index.ts'
 import {
   envelopeSchema,
@@ -37,23 +39,26 @@ export interface FeedResult {
   envelope: Envelope & { data: Record<string, unknown> }
   /** `data`, validated, with canonical twins of aliased fields added (originals kept). */
   data: Record<string, unknown>
-  /** The URL called, with the key replaced by `REDACTED` (safe to log). */
+  /** The URL called, with the key replaced by `[redacted]` (safe to log). */
   url: string
 }
 
-const REDACTED = 'REDACTED'
-/**
- * Every form in which a key could show up in a message: raw, percent- and form-encoded. Keys shorter
- * than 4 characters are not scrubbed (they would garble every message); real keys are longer.
- */
-function secretForms(key: string): string[] {
-  return [
-    ...new Set([key, encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2)]),
-  ].filter((form) => form.length >= 4)
-}
+/** The most of an upstream's own words that travel on (to the requester, a log line, Redis). */
+export const UPSTREAM_EXCERPT_CHARS = 200
 
-function scrub(text: string, forms: readonly string[]): string {
-  return forms.reduce((result, form) => result.split(form).join(REDACTED), text)
+/**
+ * An upstream's words as they may travel on: the key removed in every form, whole or in part
+ * (secret-scrub.ts, partial), control characters and runs of space made one space, then cut to
+ * UPSTREAM_EXCERPT_CHARS. Scrubbed before it is cut, so that the cut cannot leave a piece of a key
+ * too short to be recognised.
+ */
+function excerpt(text: string, scrub: Scrubber): string {
+  const clean = scrub(text)
+    .replace(/[\p{Cc}\s]+/gu, ' ')
+    .trim()
+  return clean.length > UPSTREAM_EXCERPT_CHARS
+    ? `${clean.slice(0, UPSTREAM_EXCERPT_CHARS)}... (${clean.length} characters)`
+    : clean
 }
 
 /** The URL of an endpoint for the given query; `key` goes last so logs can cut it easily. */
@@ -103,7 +108,7 @@ async function get(
   entry: CatalogEntry,
   url: URL,
   options: FetchFeedOptions,
-  forms: readonly string[],
+  scrub: Scrubber,
 ): Promise<{ status: number; body: string }> {
   const timeoutMs = options.timeoutMs ?? options.settings.FETCH_TIMEOUT_MS
   const timeout = AbortSignal.timeout(timeoutMs)
@@ -133,31 +138,40 @@ async function get(
     throw new UpstreamError(
       entry.name,
       'network',
-      scrub(`cannot reach the feed service: ${errorMessage(error)}`, forms),
+      excerpt(`cannot reach the feed service: ${errorMessage(error)}`, scrub),
       { retryable: true },
     )
   }
 }
 
-/** `description` (the service's field) or `message`/`error` of an error body, bounded. */
+/** `description` (the service's field) or `message`/`error` of an error body. */
 function wordsOf(json: unknown): string | undefined {
   if (json === null || typeof json !== 'object') return undefined
   const record = json as Record<string, unknown>
-  const words = [record.description, record.message, record.error].find(
+  return [record.description, record.message, record.error].find(
     (value): value is string => typeof value === 'string' && value !== '',
   )
-  return words?.slice(0, 500)
 }
 
 function parseEnvelope(
   entry: CatalogEntry,
   status: number,
   body: string,
-  forms: readonly string[],
-  maxDepth: number,
+  scrub: Scrubber,
+  bounds: { maxDepth: number; maxNodes: number },
 ): Envelope {
   let json: unknown
-  const deep = nestingBeyond(body, maxDepth)
+  const { maxDepth, maxNodes } = bounds
+  let deep: number | undefined
+  try {
+    deep = nestingBeyond(body, maxDepth, new NodeBudget(maxNodes, "the feed service's answer"))
+  } catch (error) {
+    if (!(error instanceof DecodeBudgetError)) throw error
+    throw new UpstreamError(entry.name, 'bad-envelope', error.message, {
+      httpStatus: status,
+      retryable: false,
+    })
+  }
   if (deep !== undefined)
     throw new UpstreamError(
       entry.name,
@@ -190,7 +204,7 @@ function parseEnvelope(
     throw new UpstreamError(
       entry.name,
       'upstream-error',
-      scrub(words ?? `the feed service answered HTTP ${status}`, forms),
+      words === undefined ? `the feed service answered HTTP ${status}` : excerpt(words, scrub),
       { httpStatus: status, retryable: isRetryableStatus(status) },
     )
   }
@@ -199,9 +213,9 @@ function parseEnvelope(
     throw new UpstreamError(
       entry.name,
       'bad-envelope',
-      scrub(
+      excerpt(
         `the feed service answered without its envelope (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`,
-        forms,
+        scrub,
       ),
       {
         httpStatus: status,
@@ -212,11 +226,16 @@ function parseEnvelope(
   return envelope.data
 }
 
-/** Replaces any occurrence of the key in a (hostile or buggy) upstream answer. */
-function scrubDeep<T>(value: T, forms: readonly string[]): T {
+/**
+ * Replaces every occurrence of the whole key, in any of its forms, in a (hostile or buggy) upstream
+ * answer. Only whole forms: a part of a key can be a word of the answer too (a test key
+ * `blockchain-http-test-key` took the field name `blockchain` with it); the service's free words,
+ * which pass on, get the partial scrub in `excerpt`.
+ */
+function scrubDeep<T>(value: T, scrub: Scrubber): T {
   const text = JSON.stringify(value)
-  if (!forms.some((form) => text.includes(form))) return value
-  return JSON.parse(scrub(text, forms)) as T
+  const clean = scrub(text)
+  return clean === text ? value : (JSON.parse(clean) as T)
 }
 
 /**
@@ -248,24 +267,28 @@ export async function fetchFeed(
       ...(options.env !== undefined ? { env: options.env } : {}),
     },
   )
-  const forms = secretForms(query.key!)
+  const whole = secretScrubber([query.key!])
+  const partial = secretScrubber([query.key!], { partial: true })
   const url = feedUrl(
     options.baseUrl ?? familyBaseUrl(options.settings, entry.family),
     entry,
     query,
   )
-  const safeUrl = scrub(url.toString(), forms)
+  const safeUrl = whole(url.toString())
 
-  const { status, body } = await get(entry, url, options, forms)
+  const { status, body } = await get(entry, url, options, partial)
   const envelope = scrubDeep(
-    parseEnvelope(entry, status, body, forms, options.settings.JSON_MAX_DEPTH),
-    forms,
+    parseEnvelope(entry, status, body, partial, {
+      maxDepth: options.settings.JSON_MAX_DEPTH,
+      maxNodes: options.settings.DECODE_MAX_NODES,
+    }),
+    whole,
   )
   if (status !== 200 || envelope.status !== 200 || envelope.result !== 'success') {
     const httpStatus = status !== 200 ? status : envelope.status
-    // The service's own words, bounded: they travel on to logs and to the adapter's answer.
+    // The service's own words, scrubbed and cut: they travel on to logs and to the adapter's answer.
     const description =
-      envelope.description.slice(0, 500) ||
+      excerpt(envelope.description, partial) ||
       `the feed service answered ${envelope.result} (${envelope.status})`
     throw new UpstreamError(entry.name, 'upstream-error', description, {
       httpStatus,

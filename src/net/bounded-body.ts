@@ -1,3 +1,5 @@
+import type { NodeBudget } from './decode-budget.ts'
+
 /**
  * Reading a body from a source feedrunner does not control: bytes are counted as they arrive, and the
  * read stops at the cap (leaving the loop early destroys an undici body and cancels a fetch body, which
@@ -44,21 +46,58 @@ export function declaredLength(header: string | string[] | undefined | null): nu
  * Where JSON text first nests arrays and objects deeper than `maxDepth` (strings skipped), or
  * undefined. A linear scan before parsing: V8's JSON.parse builds millions of nested arrays without
  * complaint, and then every recursive walk of them (stringify, zod, a path) overflows the stack.
+ * With a budget the same scan counts the values the parse would build (every object, array, key,
+ * string, number and literal; a string one more per 32 bytes) and throws DecodeBudgetError past it:
+ * `[[],[],...]` builds a value every 3 bytes, 50 bytes of memory each.
  */
-export function nestingBeyond(text: string, maxDepth: number): number | undefined {
+export function nestingBeyond(
+  text: string,
+  maxDepth: number,
+  budget?: NodeBudget,
+): number | undefined {
   let depth = 0
   for (let at = 0; at < text.length; at++) {
     const code = text.charCodeAt(at)
     if (code === 0x22) {
       // Skip a string: up to the next quote that no backslash escapes.
+      const start = at
       for (at++; at < text.length; at++) {
         const inner = text.charCodeAt(at)
         if (inner === 0x5c) at++
         else if (inner === 0x22) break
       }
+      budget?.takeString(at - start - 1)
     } else if (code === 0x5b || code === 0x7b) {
       if (++depth > maxDepth) return at
+      budget?.take()
     } else if (code === 0x5d || code === 0x7d) depth--
+    else if (budget && isScalarStart(code)) {
+      budget.take()
+      while (at + 1 < text.length && isScalarPart(text.charCodeAt(at + 1))) at++
+    }
   }
   return undefined
+}
+
+/** A number (`-`, a digit) or a literal (true, false, null). */
+function isScalarStart(code: number): boolean {
+  return (
+    code === 0x2d ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x74 ||
+    code === 0x66 ||
+    code === 0x6e
+  )
+}
+
+/** What follows in a number or a literal: digits, letters, `.`, `+`, `-`. */
+function isScalarPart(code: number): boolean {
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    code === 0x2e ||
+    code === 0x2b ||
+    code === 0x2d
+  )
 }

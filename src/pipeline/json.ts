@@ -1,4 +1,5 @@
 import { nestingBeyond } from '../net/bounded-body.ts'
+import type { NodeBudget } from '../net/decode-budget.ts'
 import { Decimal } from '../reduce/index.ts'
 
 /**
@@ -8,10 +9,16 @@ import { Decimal } from '../reduce/index.ts'
  * Bounded against a hostile source: nesting deeper than `maxDepth` is refused before parsing (V8's
  * JSON.parse builds 2 million nested arrays, then every recursive walk of them overflows the stack:
  * issue 23 saw "Maximum call stack size exceeded" on each retry), and so is a number longer than
- * MAX_NUMBER_CHARS (a uint256 has 78 digits; BigInt of 10^6 digits costs ~1 s of CPU).
+ * MAX_NUMBER_CHARS (a uint256 has 78 digits; BigInt of 10^6 digits costs ~1 s of CPU). With a
+ * budget, the values the parse would build are counted in the same scan, before any is built
+ * (DecodeBudgetError past it).
  */
-export function parseJsonLossless(text: string, maxDepth = DEFAULT_MAX_DEPTH): unknown {
-  const tooDeep = nestingBeyond(text, maxDepth)
+export function parseJsonLossless(
+  text: string,
+  maxDepth = DEFAULT_MAX_DEPTH,
+  budget?: NodeBudget,
+): unknown {
+  const tooDeep = nestingBeyond(text, maxDepth, budget)
   if (tooDeep !== undefined)
     throw new SyntaxError(`nesting deeper than ${maxDepth} at position ${tooDeep}`)
   if (!/\d{16,}/.test(text)) return JSON.parse(text) as unknown

@@ -5,11 +5,16 @@ export interface PipelineLimits {
   httpMaxResponseBytes: number
   bridgeMaxResponseBytes: number
   jsonMaxDepth: number
+  /** Values one decode may build (src/pipeline/decode-budget.ts). */
+  decodeMaxNodes: number
 }
 
 type LimitSettings = Pick<
   Settings,
-  'HTTP_TASK_MAX_RESPONSE_BYTES' | 'BRIDGE_MAX_RESPONSE_BYTES' | 'JSON_MAX_DEPTH'
+  | 'HTTP_TASK_MAX_RESPONSE_BYTES'
+  | 'BRIDGE_MAX_RESPONSE_BYTES'
+  | 'JSON_MAX_DEPTH'
+  | 'DECODE_MAX_NODES'
 >
 
 export function pipelineLimits(settings: LimitSettings): PipelineLimits {
@@ -17,6 +22,7 @@ export function pipelineLimits(settings: LimitSettings): PipelineLimits {
     httpMaxResponseBytes: settings.HTTP_TASK_MAX_RESPONSE_BYTES,
     bridgeMaxResponseBytes: settings.BRIDGE_MAX_RESPONSE_BYTES,
     jsonMaxDepth: settings.JSON_MAX_DEPTH,
+    decodeMaxNodes: settings.DECODE_MAX_NODES,
   }
 }
 
@@ -27,6 +33,7 @@ export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = pipelineLimits(
       HTTP_TASK_MAX_RESPONSE_BYTES: true,
       BRIDGE_MAX_RESPONSE_BYTES: true,
       JSON_MAX_DEPTH: true,
+      DECODE_MAX_NODES: true,
     })
     .parse({}),
 )

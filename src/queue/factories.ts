@@ -8,8 +8,7 @@ import { fetchQueueName } from './names.ts'
 export type FetchQueue = Queue<FetchJobData, FetchJobResult, string>
 export type FetchWorker = Worker<FetchJobData, FetchJobResult, string>
 
-/** How long failed fetch jobs stay in Redis for inspection (`feedrunner status`, dashboards). */
-const FAILED_JOB_KEEP_SECONDS = 300
+/** Completed fetch jobs kept at most (each within its family's cache TTL, src/queue/fetch-sweep.ts). */
 const MAX_KEPT_JOBS = 5_000
 
 /**
@@ -76,7 +75,8 @@ export function createFetchWorker(
  * 5xx and connection errors are retried). A completed job is kept about as long as a cached answer
  * would be fresh: a request that comes while it is kept joins it instead of fetching again (and the
  * enqueuer replaces a kept job that is older than that, because BullMQ removes old jobs only when
- * another one finishes).
+ * another one finishes). Failed jobs are kept FETCH_FAILED_JOBS_KEPT at most, each for
+ * FETCH_FAILED_JOBS_KEPT_SECONDS (the fetch workers sweep them: fetch-sweep.ts).
  */
 export function fetchJobOptions(settings: Settings, family: FeedFamily): JobsOptions {
   return {
@@ -86,6 +86,9 @@ export function fetchJobOptions(settings: Settings, family: FeedFamily): JobsOpt
       age: Math.ceil(familyCacheTtlMs(settings, family) / 1_000),
       count: MAX_KEPT_JOBS,
     },
-    removeOnFail: { age: FAILED_JOB_KEEP_SECONDS, count: MAX_KEPT_JOBS },
+    removeOnFail: {
+      age: settings.FETCH_FAILED_JOBS_KEPT_SECONDS,
+      count: settings.FETCH_FAILED_JOBS_KEPT,
+    },
   }
 }

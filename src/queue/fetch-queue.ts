@@ -23,6 +23,13 @@ import { fetchQueueName } from './names.ts'
  */
 const FAILED_JOIN_WINDOW_MS = 1_000
 
+/** A fetch to queue: its data, its job id (the hash of the data) and its priority. */
+interface QueuedFetch {
+  data: FetchJobData
+  jobId: string
+  priority: number
+}
+
 export type FetchOutcome =
   | { ok: true; jobId: string; envelope: Record<string, unknown> }
   | { ok: false; jobId: string; failure: FetchFailure }
@@ -141,14 +148,20 @@ export class FetchQueueClient {
 
   /**
    * The outcome of fetching `data`: from a job that already finished recently, from the job in
-   * flight, or from a new job. Throws QueueUnavailableError when Redis is away and
+   * flight, or from a new job, added with `priority` (BullMQ's: lower runs first; the adapter's fair
+   * shares, src/adapter/fetch-shares.ts). Throws QueueUnavailableError when Redis is away and
    * FetchWaitTimeoutError when no outcome arrives within `timeoutMs`.
    */
-  fetch(family: FeedFamily, data: FetchJobData, timeoutMs: number): Promise<FetchOutcome> {
+  fetch(
+    family: FeedFamily,
+    data: FetchJobData,
+    timeoutMs: number,
+    priority = 1,
+  ): Promise<FetchOutcome> {
     const jobId = fetchJobId(data)
     const existing = this.inflight.get(jobId)
     if (existing) return existing
-    const outcome = this.enqueueOrJoin(family, data, jobId, timeoutMs).finally(() =>
+    const outcome = this.enqueueOrJoin(family, { data, jobId, priority }, timeoutMs).finally(() =>
       this.inflight.delete(jobId),
     )
     this.inflight.set(jobId, outcome)
@@ -157,10 +170,10 @@ export class FetchQueueClient {
 
   private enqueueOrJoin(
     family: FeedFamily,
-    data: FetchJobData,
-    jobId: string,
+    job: QueuedFetch,
     timeoutMs: number,
   ): Promise<FetchOutcome> {
+    const { jobId } = job
     if (!this.connected)
       return Promise.reject(new QueueUnavailableError(`connection ${this.connection.status}`))
     // Per-job events (`completed:<id>`) are not in BullMQ's typed event map.
@@ -194,7 +207,7 @@ export class FetchQueueClient {
       const onDuplicated = () => {
         void this.inspect(family, jobId)
           .then(async (found) => {
-            if (found === 'stale' && replaced++ < 3) await this.replace(family, data, jobId)
+            if (found === 'stale' && replaced++ < 3) await this.replace(family, job)
             else if (found !== undefined && found !== 'stale') settle(found)
           })
           .catch(() => undefined)
@@ -219,7 +232,7 @@ export class FetchQueueClient {
       events.on(completedEvent, onCompleted)
       events.on(failedEvent, onFailed)
       events.on(duplicatedEvent, onDuplicated)
-      this.add(family, data, jobId).catch((error: unknown) => settle(toQueueError(error)))
+      this.add(family, job).catch((error: unknown) => settle(toQueueError(error)))
     })
   }
 
@@ -227,9 +240,12 @@ export class FetchQueueClient {
    * Adds the job. When a job with this id exists, BullMQ keeps it and emits `duplicated`: the
    * caller then inspects it (one round trip on the common path, a new fetch).
    */
-  private async add(family: FeedFamily, data: FetchJobData, jobId: string): Promise<void> {
+  private async add(family: FeedFamily, job: QueuedFetch): Promise<void> {
     await this.familyEvents(family).waitUntilReady()
-    await this.queue(family).add(data.endpoint, data, { jobId })
+    await this.queue(family).add(job.data.endpoint, job.data, {
+      jobId: job.jobId,
+      priority: job.priority,
+    })
   }
 
   /**
@@ -253,10 +269,10 @@ export class FetchQueueClient {
    * Replaces a stale finished job (BullMQ removes old jobs only when another one finishes). Another
    * request may replace it at the same moment; whichever job ends up with this id, we wait for it.
    */
-  private async replace(family: FeedFamily, data: FetchJobData, jobId: string): Promise<void> {
-    const job = await Job.fromId(this.queue(family), jobId)
-    await job?.remove().catch(() => undefined)
-    await this.add(family, data, jobId)
+  private async replace(family: FeedFamily, job: QueuedFetch): Promise<void> {
+    const stale = await Job.fromId(this.queue(family), job.jobId)
+    await stale?.remove().catch(() => undefined)
+    await this.add(family, job)
   }
 
   private async jobState(family: FeedFamily, jobId: string): Promise<string> {

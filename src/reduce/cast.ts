@@ -1,6 +1,6 @@
 import { getAddress, hexlify, isHexString, toUtf8Bytes, zeroPadBytes } from 'ethers'
 import { Decimal, parseTimes, toBigInt, toDecimal, type Truncation } from './decimal.ts'
-import { ReduceError } from './errors.ts'
+import { quoted, ReduceError } from './errors.ts'
 
 /**
  * Typed casting, as API3 Airnode's `_type`/`_times` (NOTES.md):
@@ -66,7 +66,7 @@ export function castValue(
   if (!isValueType(type))
     throw new ReduceError(
       'BAD_TYPE',
-      `unknown type ${JSON.stringify(type)} (expected one of ${VALUE_TYPES.join(', ')})`,
+      `unknown type ${quoted(type)} (expected one of ${VALUE_TYPES.join(', ')})`,
     )
   if (options.times !== undefined && type !== 'uint256' && type !== 'int256') {
     throw new ReduceError('BAD_TIMES', `times applies to uint256 and int256 only, not to ${type}`)
@@ -116,7 +116,7 @@ function castBytes32(value: unknown): string {
   if (bytes.length > 32)
     throw new ReduceError(
       'CAST',
-      `${JSON.stringify(text)} is ${bytes.length} bytes, more than bytes32 holds`,
+      `${quoted(text)} is ${bytes.length} bytes, more than bytes32 holds`,
     )
   return zeroPadBytes(bytes, 32)
 }

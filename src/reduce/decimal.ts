@@ -1,5 +1,5 @@
 import { Decimal as DecimalJs } from 'decimal.js'
-import { ReduceError } from './errors.ts'
+import { quoted, ReduceError } from './errors.ts'
 
 /**
  * Exact decimals. Precision 1,000 significant digits and inputs limited to 200 characters make every
@@ -35,10 +35,7 @@ export function toDecimal(value: unknown): Decimal | undefined {
 export function parseTimes(times: unknown): Decimal {
   const decimal = toDecimal(times)
   if (decimal === undefined)
-    throw new ReduceError(
-      'BAD_TIMES',
-      `times must be a decimal number, got ${JSON.stringify(String(times))}`,
-    )
+    throw new ReduceError('BAD_TIMES', `times must be a decimal number, got ${quoted(times)}`)
   return decimal
 }
 

@@ -11,6 +11,19 @@ export type ReduceErrorCode =
   | 'BAD_TIMES' // `times` is not a finite decimal
   | 'CAST' // the value cannot be cast to the target type
 
+/** Characters of a value a message repeats: a request's 100,000-digit `times` is not sent back whole. */
+const SHOWN_CHARS = 64
+
+/** `text`, or its first SHOWN_CHARS characters and how long it was. */
+export function cut(text: string, max = SHOWN_CHARS): string {
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text
+}
+
+/** A value as a message shows it: quoted, cut. */
+export function quoted(value: unknown): string {
+  return JSON.stringify(cut(String(value)))
+}
+
 export class ReduceError extends FeedrunnerError {
   override readonly name = 'ReduceError'
   constructor(
@@ -19,7 +32,7 @@ export class ReduceError extends FeedrunnerError {
     readonly reason: string,
     readonly path?: string,
   ) {
-    super(path === undefined ? reason : `path ${path}: ${reason}`, { kind: 'bad_input' })
+    super(path === undefined ? reason : `path ${cut(path)}: ${reason}`, { kind: 'bad_input' })
   }
 
   /** The same error, now saying which path produced the value (casts do not know it). */

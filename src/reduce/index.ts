@@ -1,7 +1,7 @@
 import type { Aliases } from './aliases.ts'
 import { castValue, isValueType, VALUE_TYPES, type ValueType } from './cast.ts'
 import { parseTimes, toDecimal, type Truncation } from './decimal.ts'
-import { ReduceError } from './errors.ts'
+import { cut, quoted, ReduceError } from './errors.ts'
 import { evaluatePath } from './path.ts'
 
 export {
@@ -57,7 +57,7 @@ export function reduce(json: unknown, options: ReduceOptions): Reduced {
   if (options.type !== undefined && !isValueType(options.type)) {
     throw new ReduceError(
       'BAD_TYPE',
-      `unknown type ${JSON.stringify(options.type)} (expected one of ${VALUE_TYPES.join(', ')})`,
+      `unknown type ${quoted(options.type)} (expected one of ${VALUE_TYPES.join(', ')})`,
       path,
     )
   }
@@ -73,7 +73,7 @@ export function reduce(json: unknown, options: ReduceOptions): Reduced {
     if (decimal === undefined)
       throw new ReduceError(
         'CAST',
-        `cannot multiply ${value === null ? 'null' : JSON.stringify(value)} by times`,
+        `cannot multiply ${value === null ? 'null' : cut(JSON.stringify(value) ?? String(value))} by times`,
       )
     return decimal.times(parseTimes(options.times)).toFixed()
   } catch (error) {

@@ -6,7 +6,7 @@ import {
   type Aliases,
   type AliasResolver,
 } from './aliases.ts'
-import { ReduceError } from './errors.ts'
+import { cut, quoted as quotedValue, ReduceError } from './errors.ts'
 
 /**
  * Path evaluation shared by the adapter (`path` parameter) and the pipeline (`jsonparse`).
@@ -168,7 +168,11 @@ function evaluateGeneralJsonPath(json: unknown, path: string, resolve: AliasReso
       (JSONPath({ path, json: view as object, wrap: true, eval: false }) as
         unknown[] | undefined) ?? []
   } catch (error) {
-    throw new ReduceError('BAD_PATH', `not a valid JSONPath (${(error as Error).message})`, path)
+    throw new ReduceError(
+      'BAD_PATH',
+      `not a valid JSONPath (${cut((error as Error).message, 120)})`,
+      path,
+    )
   }
   const defined = matches.filter((match) => match !== undefined)
   if (defined.length === 0) throw new ReduceError('NO_VALUE', 'no value', path)
@@ -176,7 +180,7 @@ function evaluateGeneralJsonPath(json: unknown, path: string, resolve: AliasReso
 }
 
 function describeSegment(segments: readonly Segment[], position: number): string {
-  return JSON.stringify(
+  return quotedValue(
     segments
       .slice(0, position + 1)
       .map(String)

@@ -11,6 +11,7 @@ export {
 export {
   ENV_KEY_NAME,
   ENV_PLACEHOLDER_PREFIX,
+  isPlaceholder,
   SIGN_KEY_PLACEHOLDER,
   resolveKey,
   substituteQuery,

@@ -25,7 +25,8 @@ export interface KeyContext {
   now?: number
 }
 
-function isPlaceholder(value: string): boolean {
+/** `##signKey` or `##env:NAME`: substituted in `key` only, refused anywhere else. */
+export function isPlaceholder(value: string): boolean {
   return value === SIGN_KEY_PLACEHOLDER || value.startsWith(ENV_PLACEHOLDER_PREFIX)
 }
 

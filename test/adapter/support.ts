@@ -1,5 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { startAdapter, type RunningAdapter } from '../../src/adapter/adapter.ts'
+import { startFetchWorkers, type RunningFetchWorkers } from '../../src/adapter/workers.ts'
+import { createLogger } from '../../src/config/logger.ts'
+import { parseSettings, type Settings } from '../../src/config/settings.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 export interface AdapterAnswer {
   status: number
@@ -125,5 +130,55 @@ export async function deleteKeys(redisUrl: string, pattern: string): Promise<voi
     } while (cursor !== '0')
   } finally {
     redis.disconnect()
+  }
+}
+
+/**
+ * Settings for an adapter and fetch workers on the test Redis, under a queue prefix of their own, for
+ * a sports feed at `feedUrl`; `extra` adds or overrides.
+ */
+export function adapterSettings(
+  label: string,
+  feedUrl: string,
+  extra: Record<string, string>,
+): Settings {
+  return parseSettings({
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: uniquePrefix(label).replace(/:/g, '.'),
+    SPORTS_URL: feedUrl,
+    LOG_LEVEL: 'silent',
+    ...extra,
+  })
+}
+
+export interface AdapterWithWorkers {
+  adapter: RunningAdapter
+  workers: RunningFetchWorkers
+  /** Closes both and deletes their keys from the Redis. */
+  close(): Promise<void>
+}
+
+/** An adapter and its fetch workers in this process; their JSON log lines go to `logLines` when given. */
+export async function startAdapterWithWorkers(
+  settings: Settings,
+  logLines?: string[],
+): Promise<AdapterWithWorkers> {
+  const logger = logLines
+    ? createLogger(settings, 'adapter', { write: (line: string) => void logLines.push(line) })
+    : undefined
+  const adapter = await startAdapter({
+    settings,
+    ...(logger ? { logger } : {}),
+    framework: { EA_PORT: 0, METRICS_ENABLED: false },
+  })
+  const workers = await startFetchWorkers({ settings, ...(logger ? { logger } : {}) })
+  return {
+    adapter,
+    workers,
+    async close() {
+      await adapter.close()
+      await workers.close()
+      await deleteKeys(settings.REDIS_URL, `${settings.QUEUE_PREFIX}:*`)
+    },
   }
 }

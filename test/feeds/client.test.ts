@@ -64,7 +64,7 @@ describe('upstream client', () => {
       awayMoneyLine: 5.25,
     })
     expect(result.envelope).toMatchObject({ status: 200, result: 'success', query: odds })
-    expect(result.url).toContain('key=REDACTED')
+    expect(result.url).toContain('key=[redacted]')
     expect(JSON.stringify(result)).not.toContain(TEST_KEY)
   })
 
@@ -229,8 +229,29 @@ describe('upstream client', () => {
     }
     const error = await failure(fetchFeed('game-odds', mufc, { settings }))
     intercept = undefined
-    expect(error.description).toContain('key=REDACTED')
+    expect(error.description).toContain('key=[redacted]')
     expect(error.description).not.toContain(TEST_KEY)
+  })
+
+  it("passes on a short excerpt of the service's words, the key cut out however it comes back", async () => {
+    intercept = (_call, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          status: 401,
+          result: 'error',
+          description: `key ${TEST_KEY.slice(0, 12).toUpperCase()}\n\u0000 refused; ${'words '.repeat(100)}`,
+          time: new Date().toUTCString(),
+          timestamp: Date.now(),
+        }),
+      )
+      return true
+    }
+    const error = await failure(fetchFeed('game-odds', mufc, { settings }))
+    intercept = undefined
+    expect(error.description).toMatch(
+      /^key \[redacted\] refused; words words .*\.\.\. \(\d+ characters\)$/,
+    )
+    expect(error.description.length).toBeLessThan(240)
   })
 
   it('refuses an oversized answer without reading it all', async () => {
@@ -265,6 +286,22 @@ describe('upstream client', () => {
     intercept = undefined
     expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
     expect(error.description).toContain('nested deeper than 64 levels (JSON_MAX_DEPTH)')
+  })
+
+  it('refuses an answer that would build more than DECODE_MAX_NODES values before parsing it', async () => {
+    // 2 MiB less a little of empty arrays: 700,000 values, every one an object of V8's.
+    const wide = `[${'[],'.repeat(699_000)}[]]`
+    intercept = (_call, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(`{"data":${wide}}`)
+      return true
+    }
+    const error = await failure(fetchFeed('game-odds', mufc, { settings }))
+    intercept = undefined
+    expect(error).toMatchObject({ problem: 'bad-envelope', retryable: false })
+    expect(error.description).toBe(
+      "the feed service's answer would build more than 100000 values (DECODE_MAX_NODES); it was refused before they were built",
+    )
   })
 
   it('reports an unreachable service as a retryable network error', async () => {

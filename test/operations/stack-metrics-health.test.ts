@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { secretValues } from '../../src/config/settings.ts'
+import { secretValues } from '../../src/config/secrets.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import type { HealthReport } from '../../src/health/index.ts'
 import type { RunRecord } from '../../src/runner/run-record.ts'

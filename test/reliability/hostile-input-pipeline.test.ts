@@ -198,14 +198,15 @@ describe('hostile input', () => {
         } catch (error) {
           expect(error, url).toBeInstanceOf(TaskError)
           expect((error as Error).message, url).toMatch(
-            /private or loopback|cannot resolve|not a valid URL/,
+            /a special-purpose address|cannot resolve|not a valid URL/,
           )
           refused.push(host)
         }
       }
       expect(hits).toBe(0)
       expect(refused).toEqual(hosts)
-      // Addresses that embed an IPv4 address (IPv4-compatible, NAT64, 6to4) are judged by that address.
+      // Addresses that embed an IPv4 address (IPv4-compatible, NAT64, 6to4) are refused whatever they
+      // embed: each prefix is a row of IANA's registry (or, IPv4-compatible, a deprecated form).
       for (const address of [
         '::7f00:1',
         '64:ff9b::7f00:1',
@@ -214,7 +215,8 @@ describe('hostile input', () => {
         '2002:c0a8:101::1',
       ])
         expect(isRestrictedAddress(address), address).toBe(true)
-      expect(isRestrictedAddress('64:ff9b::808:808')).toBe(false)
+      expect(isRestrictedAddress('64:ff9b::808:808')).toBe(true)
+      expect(isRestrictedAddress('8.8.8.8')).toBe(false)
       figures.ssrfSpellingsRefused = refused.length
     })
   })

@@ -12,10 +12,14 @@ import type { HostResolver } from '../../src/pipeline/index.ts'
 import type { Runner } from '../../src/runner/runner.ts'
 import { startRunnerFromSettings } from '../../src/runner/start.ts'
 import { FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
-import { startHostileSource, type HostileSource } from '../support/hostile-source.ts'
+import {
+  PUBLIC_UNSERVED_V6,
+  startHostileSource,
+  type HostileSource,
+} from '../support/hostile-source.ts'
 import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../../src/runner/admission.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { recordFigures } from './support.ts'
+import { fairGameOddsRequest, recordFigures } from './support.ts'
 
 /**
  * Issue 23's hostile sources, end to end on loopback: a requester names a URL (Chainlink's Get > Uint256
@@ -27,7 +31,6 @@ import { recordFigures } from './support.ts'
  */
 const UNRESTRICTED_ID = 'a1b2c3d4-0000-4000-8000-00000000e023'
 const GUARDED_ID = 'a1b2c3d4-0000-4000-8000-00000000f023'
-const GAME_ODDS_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
 const MB = 1024 * 1024
 
 /** Chainlink's documented Get > Uint256 spec, with a 5 s fetch timeout; guarded: without allowUnrestrictedNetworkAccess. */
@@ -54,9 +57,9 @@ describe('hostile sources against a running runner', () => {
   let hostileConsumer: Contract
   let jobsDir: string
   const resolved: string[] = []
-  // A documentation address stands for the public answer: nothing answers there.
+  // A public address no test serves stands for the public answer.
   const rebinding: HostResolver = async (hostname) => {
-    const address = resolved.length === 0 ? '2001:db8::1' : '127.0.0.1'
+    const address = resolved.length === 0 ? PUBLIC_UNSERVED_V6 : '127.0.0.1'
     resolved.push(`${hostname}=${address}`)
     return [{ address, family: address.includes(':') ? 6 : 4 }]
   }
@@ -112,21 +115,7 @@ describe('hostile sources against a running runner', () => {
 
   it('every hostile source ends its run with its reason; RSS grows < 50 MB; the other requester is served', async () => {
     const { consumer, deployer, provider } = stack.contracts
-    const fair = (count: number) =>
-      Array.from({ length: count }, () => ({
-        externalJobId: GAME_ODDS_ID,
-        valueType: 'uint256' as const,
-        params: [
-          ['region', 'england'],
-          ['sport', 'soccer'],
-          ['league', 'epl'],
-          ['date', '2024-08-16'],
-          ['homeTeam', 'Manchester United'],
-          ['path', 'data.homeMoneyLine'],
-          ['times', '100'],
-        ] as const,
-        payment: 0n,
-      }))
+    const fair = (count: number) => Array.from({ length: count }, fairGameOddsRequest)
     const hostile = (path: string, jobId = UNRESTRICTED_ID, host = source.url) => ({
       externalJobId: jobId,
       valueType: 'uint256' as const,
@@ -173,7 +162,7 @@ describe('hostile sources against a running runner', () => {
       [
         'rebinding resolver',
         hostile('/ok?value=7', GUARDED_ID, `http://rebind.test:${source.port}`),
-        /rebind\.test resolves to 127\.0\.0\.1, a private or loopback address/,
+        /rebind\.test resolves to 127\.0\.0\.1, a special-purpose address \(127\.0\.0\.0\/8 Loopback/,
       ],
     ]
     global.gc?.()
@@ -231,7 +220,7 @@ describe('hostile sources against a running runner', () => {
       // The source of 200 MB was cut off far before it could send them.
       expect(source.sent.get('/chunked-200mb') ?? 0).toBeLessThan(32 * MB)
       // The rebinding name reached the guard twice (public, then loopback) and loopback never answered it.
-      expect(resolved).toEqual(['rebind.test=2001:db8::1', 'rebind.test=127.0.0.1'])
+      expect(resolved).toEqual([`rebind.test=${PUBLIC_UNSERVED_V6}`, 'rebind.test=127.0.0.1'])
     } finally {
       clearInterval(sampler)
     }

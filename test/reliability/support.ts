@@ -64,6 +64,27 @@ export function seededRandom(seed: number): () => number {
   }
 }
 
+/** The job of jobs/game-odds.toml. */
+export const GAME_ODDS_JOB_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
+
+/** A fair requester's request: Manchester United's home odds of 2024-08-16, times 100. */
+export function fairGameOddsRequest(): ConsumerRequest {
+  return {
+    externalJobId: GAME_ODDS_JOB_ID,
+    valueType: 'uint256',
+    params: [
+      ['region', 'england'],
+      ['sport', 'soccer'],
+      ['league', 'epl'],
+      ['date', '2024-08-16'],
+      ['homeTeam', 'Manchester United'],
+      ['path', 'data.homeMoneyLine'],
+      ['times', '100'],
+    ],
+    payment: 0n,
+  }
+}
+
 /** Runs of each hostile-input property (`RELIABILITY_FUZZ_RUNS`, 1,000 unless set). */
 export const FUZZ_RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 1_000)
 

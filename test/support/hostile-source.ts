@@ -1,11 +1,13 @@
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { jsonWideBomb } from './decode-bombs.ts'
 
 /**
  * A source that answers what a hostile one would, on 127.0.0.1, for the hostile-source tests.
  * Paths: /endless (chunked, never ends), /chunked-200mb (200 MB chunked, no content-length),
  * /drip (one byte a second), /deep (16,000 levels of nested arrays, under the http task's 32 KiB cap), /big-number (a number of 10^6 digits),
- * /bad-utf8, /binary (content-type image/png), /loop (redirects to itself), /ok?value=N (a fair answer).
+ * /bad-utf8, /binary (content-type image/png), /loop (redirects to itself), /ok?value=N (a fair answer),
+ * /wide?bytes=N (JSON of N bytes, 3 MiB by default, that builds a value every 3: `[[],[],...]`).
  * `sent` counts the body bytes written per path, so a test can tell that the reader hung up early.
  */
 export interface HostileSource {
@@ -17,6 +19,13 @@ export interface HostileSource {
 }
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x31)
+
+/**
+ * A public address (Cloudflare's resolver) in no special-purpose range, serving no HTTP on a test's
+ * port: the "public" answer of a rebinding resolver. A connection there hangs, is refused or finds no
+ * route, each worth a retry; documentation ranges can no longer stand for it, the guard refuses them.
+ */
+export const PUBLIC_UNSERVED_V6 = '2606:4700:4700::1111'
 
 /** Writes `total` bytes (Infinity: forever) as fast as the reader takes them, stopping when it hangs up. */
 function pump(response: ServerResponse, total: number, count: (bytes: number) => void): void {
@@ -81,6 +90,10 @@ export async function startHostileSource(): Promise<HostileSource> {
           location: `/loop?n=${Number(url.searchParams.get('n') ?? 0) + 1}`,
         })
         return response.end()
+      case '/wide': {
+        const bytes = Number(url.searchParams.get('bytes') ?? 3 * 1024 * 1024)
+        return send('application/json', jsonWideBomb(bytes))
+      }
       case '/ok':
         return send(
           'application/json',

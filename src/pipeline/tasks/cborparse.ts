@@ -1,4 +1,7 @@
 import { Decoder } from 'cbor-x'
+import { CborShapeError, walkCborItem } from '../cbor-items.ts'
+import { DecodeBudgetError, NodeBudget } from '../../net/decode-budget.ts'
+import { DEFAULT_PIPELINE_LIMITS } from '../limits.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { bytesParam } from './convert.ts'
 
@@ -6,8 +9,12 @@ import { bytesParam } from './convert.ts'
  * cborparse(data, mode): Chainlink's request parameters. `diet` (default): the on-chain buffer is a
  * map body without its header, so it is decoded as 0xbf + data + 0xff (an indefinite-length map);
  * `standard`: one complete CBOR item. Integers above 2^53 come back as bigint, byte strings as bytes.
+ * Bounded by what it builds, not only by what it reads: the items are walked and counted against
+ * DECODE_MAX_NODES before cbor-x decodes them, and tags other than big numbers are refused
+ * (src/pipeline/cbor-items.ts: shared references expand a few hundred bytes into millions of values).
  */
 const MAX_CBOR_BYTES = 64 * 1024
+const MAX_DEPTH = 32
 // Maps come back as Map and become objects through Object.fromEntries, which keeps a parameter named
 // __proto__ as an own key: cbor-x's own object mode renames it to __proto_.
 const decoder = new Decoder({ mapsAsObjects: false, useRecords: false })
@@ -41,6 +48,8 @@ export const cborparse: TaskDefinition = {
       mode === 'diet' && data[0]! >> 5 !== 5
         ? Buffer.concat([Buffer.from([0xbf]), data, Buffer.from([0xff])])
         : Buffer.from(data)
+    const maxNodes = (task.context.limits ?? DEFAULT_PIPELINE_LIMITS).decodeMaxNodes
+    checkItems(buffer, mode, maxNodes)
     let decoded: unknown
     try {
       // Diet: the request's map, and padding after it is not read (Chainlink's "trailing empty
@@ -58,9 +67,27 @@ export const cborparse: TaskDefinition = {
   },
 }
 
+/** The walk of cbor-items.ts, its refusals as the task's errors. */
+function checkItems(buffer: Buffer, mode: 'diet' | 'standard', maxNodes: number): void {
+  try {
+    walkCborItem(buffer, {
+      budget: new NodeBudget(maxNodes, `data (CBOR, ${mode})`),
+      maxDepth: MAX_DEPTH,
+      positionOffset: mode === 'diet' ? -1 : 0,
+    })
+  } catch (error) {
+    // The walk's words, completed: a run's reason shows its root cause first, and this is it.
+    if (error instanceof CborShapeError && error.problem === 'malformed')
+      throw new TaskError(`data is not valid CBOR (${mode}): ${error.message}`)
+    if (error instanceof CborShapeError) throw new TaskError(`data ${error.message}`)
+    if (error instanceof DecodeBudgetError) throw new TaskError(error.message, { cause: error })
+    throw error
+  }
+}
+
 /** Maps become objects with text keys; depth is bounded against hostile input. */
 function normalise(value: unknown, depth: number): unknown {
-  if (depth > 32) throw new TaskError('data nests deeper than 32 levels')
+  if (depth > MAX_DEPTH) throw new TaskError(`data nests deeper than ${MAX_DEPTH} levels`)
   if (value instanceof Map)
     return Object.fromEntries(
       [...value.entries()].map(([key, item]) => [String(key), normalise(item, depth + 1)]),

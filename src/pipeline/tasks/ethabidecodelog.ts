@@ -2,6 +2,9 @@ import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethe
 import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { isOracleRequestFragment } from '../../chain/operator.ts'
 import { readCanonicalOracleRequest } from '../../chain/oracle-request-data.ts'
+import { DecodeBudgetError, NodeBudget } from '../../net/decode-budget.ts'
+import { countAbiValues } from '../abi-values.ts'
+import { DEFAULT_PIPELINE_LIMITS } from '../limits.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { hexOf } from './convert.ts'
 import { abiProblem, memoizedAbi, requireNames, shortReason } from './ethabiencode.ts'
@@ -10,6 +13,7 @@ import { abiProblem, memoizedAbi, requireNames, shortReason } from './ethabienco
  * ethabidecodelog(abi, data, topics): decodes an event log into a map of its named arguments.
  * Types kept: uintN/intN -> bigint, `bytes` -> Uint8Array (cborparse reads it), bytesN -> 0x-hex,
  * address -> checksummed string. The first topic must be the event's signature hash.
+ * What ethers would build is counted against DECODE_MAX_NODES before it decodes (abi-values.ts).
  */
 export const ethabidecodelog: TaskDefinition = {
   type: 'ethabidecodelog',
@@ -45,9 +49,10 @@ export const ethabidecodelog: TaskDefinition = {
         `topics[0] ${String(topics[0])} is not the hash of ${fragment.format('sighash')} (${topicHash})`,
       )
     }
+    const maxNodes = (task.context.limits ?? DEFAULT_PIPELINE_LIMITS).decodeMaxNodes
     const values =
       (oracleRequestLayout && readOracleRequest(data, topics as string[])) ||
-      decodedByEthers(iface, fragment, data, topics as string[])
+      decodedByEthers(iface, fragment, { data, topics: topics as string[], maxNodes })
     return Object.fromEntries(
       fragment.inputs.map((input, index) => [input.name, plain(values[index], input)]),
     )
@@ -57,9 +62,21 @@ export const ethabidecodelog: TaskDefinition = {
 function decodedByEthers(
   iface: Interface,
   fragment: EventFragment,
-  data: string,
-  topics: string[],
+  log: { data: string; topics: string[]; maxNodes: number },
 ): Result {
+  const { data, topics, maxNodes } = log
+  try {
+    const unindexed = fragment.inputs.filter((input) => !input.indexed)
+    countAbiValues(unindexed, getBytes(data), new NodeBudget(maxNodes, 'data (ABI)'))
+  } catch (error) {
+    if (!(error instanceof DecodeBudgetError)) throw error
+    throw new TaskError(
+      `cannot decode the log as ${fragment.format('sighash')}: ${error.message}`,
+      {
+        cause: error,
+      },
+    )
+  }
   try {
     return iface.decodeEventLog(fragment, data, topics)
   } catch (error) {

@@ -8,6 +8,7 @@ import {
   RestrictedAddressError,
   trustedDispatcher,
   UnresolvableHostError,
+  type HostAddresses,
   type HostResolver,
 } from './address-guard.ts'
 
@@ -33,9 +34,10 @@ export interface HttpExchange {
   cap: ResponseCap
   /**
    * Present for a URL from a variable: every connection (each redirect hop's too) is checked against
-   * the private-address guard with this resolver. Absent: a URL the operator wrote, trusted.
+   * the private-address guard with this resolver (and this host's addresses: tests inject them).
+   * Absent: a URL the operator wrote, trusted.
    */
-  guard?: { resolve?: HostResolver }
+  guard?: { resolve?: HostResolver; hostAddresses?: HostAddresses }
 }
 
 export async function exchange(request: HttpExchange): Promise<{ status: number; text: string }> {
@@ -47,7 +49,9 @@ export async function exchange(request: HttpExchange): Promise<{ status: number;
       headers: request.headers,
       body: request.body,
       signal: request.signal,
-      dispatcher: request.guard ? guardedDispatcher(request.guard.resolve) : trustedDispatcher,
+      dispatcher: request.guard
+        ? guardedDispatcher(request.guard.resolve, request.guard.hostAddresses)
+        : trustedDispatcher,
       // @ts-expect-error read by undici's redirect handler, missing from its request options type
       throwOnMaxRedirect: true,
     })

@@ -1,6 +1,7 @@
+import { DecodeBudgetError, NodeBudget } from '../../net/decode-budget.ts'
 import { evaluatePath, ReduceError } from '../../reduce/index.ts'
 import { parseJsonLossless } from '../json.ts'
-import { DEFAULT_PIPELINE_LIMITS } from '../limits.ts'
+import { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from '../limits.ts'
 import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
 
 /**
@@ -12,7 +13,8 @@ import { optionalBoolean, TaskError, type TaskDefinition } from '../task.ts'
  * a node reads them as float64 and would lose digits here.
  * `lax="true"`: a missing key or an index out of range gives null instead of an error; as on a node,
  * a path that does not fit the document (a field of a number, a name used on an array) still fails.
- * Nesting deeper than JSON_MAX_DEPTH and numbers of more than 1,000 characters are refused (json.ts).
+ * Nesting deeper than JSON_MAX_DEPTH, numbers of more than 1,000 characters and text that would build
+ * more than DECODE_MAX_NODES values are refused (json.ts).
  */
 const MAX_JSON_TEXT = 10 * 1024 * 1024
 
@@ -22,7 +24,7 @@ export const jsonparse: TaskDefinition = {
   kinds: { lax: 'boolean' },
   async run(task) {
     const data = task.value('data', { fromInput: true })
-    const json = parseJson(data, (task.context.limits ?? DEFAULT_PIPELINE_LIMITS).jsonMaxDepth)
+    const json = parseJson(data, task.context.limits ?? DEFAULT_PIPELINE_LIMITS)
     const pathValue = task.value('path') ?? ''
     const path = Array.isArray(pathValue) ? pathValue.map(String).join(',') : String(pathValue)
     const separator = String(task.value('separator') ?? ',')
@@ -40,14 +42,19 @@ export const jsonparse: TaskDefinition = {
   },
 }
 
-function parseJson(data: unknown, maxDepth: number): unknown {
+function parseJson(data: unknown, limits: PipelineLimits): unknown {
   if (typeof data === 'string' || data instanceof Uint8Array) {
     const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
     if (text.length > MAX_JSON_TEXT)
       throw new TaskError(`data is longer than ${MAX_JSON_TEXT} characters`)
     try {
-      return parseJsonLossless(text, maxDepth)
+      return parseJsonLossless(
+        text,
+        limits.jsonMaxDepth,
+        new NodeBudget(limits.decodeMaxNodes, 'data (JSON)'),
+      )
     } catch (error) {
+      if (error instanceof DecodeBudgetError) throw new TaskError(error.message, { cause: error })
       const reason = (error as Error).message
       // The depth bound is a setting: the message names it.
       const setting = /^nesting deeper/.test(reason) ? ' (JSON_MAX_DEPTH)' : ''

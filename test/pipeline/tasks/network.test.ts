@@ -103,7 +103,7 @@ describe('http', () => {
   it('refuses a URL from a variable that reaches loopback, unless allowed', async () => {
     const vars = { req: { url: `${server.url}/x` } }
     await expect(runTask('http', { method: 'GET', url: '$(req.url)' }, { vars })).rejects.toThrow(
-      '127.0.0.1 is a private or loopback address',
+      '127.0.0.1 is a special-purpose address (127.0.0.0/8 Loopback, RFC 1122)',
     )
     await expect(
       runTask(
@@ -111,14 +111,14 @@ describe('http', () => {
         { method: 'GET', url: '$(req.url)' },
         { vars: { req: { url: 'http://localhost:1/x' } } },
       ),
-    ).rejects.toThrow('private or loopback')
+    ).rejects.toThrow('a special-purpose address')
     await expect(
       runTask(
         'http',
         { method: 'GET', url: '$(req.url)' },
         { vars: { req: { url: 'http://[::1]:1/x' } } },
       ),
-    ).rejects.toThrow('private or loopback')
+    ).rejects.toThrow('a special-purpose address')
     const allowed = await runTask(
       'http',
       { method: 'GET', url: '$(req.url)', allowUnrestrictedNetworkAccess: 'true' },
@@ -167,7 +167,7 @@ describe('the HTTP exchange', () => {
     } as const
     expect(JSON.parse((await exchange(request)).text)).toMatchObject({ result: '144' })
     await expect(exchange({ ...request, guard: {} })).rejects.toThrow(
-      '127.0.0.1 is a private or loopback address',
+      '127.0.0.1 is a special-purpose address (127.0.0.0/8 Loopback, RFC 1122)',
     )
   })
   it('names the connection error and marks it retryable', async () => {
