@@ -1,3 +1,4 @@
+import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../../src/runner/admission.ts'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -150,7 +151,7 @@ describe('the alias bomb and its JSON cousin, on chain', () => {
           ['path', '0'],
           ['times', '1'],
         ],
-        payment: 0n,
+        payment: DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
       },
     ])
     const { runs, growthMb } = await finalRunsWatching([bombId, wide[0]!.requestId], rss)
