@@ -44,7 +44,7 @@ export function printRun(
 function summaryRows(run: RunRecord, checkedAgainstChain: string): string[][] {
   const rows: Array<[string, string | undefined]> = [
     ['job', `${run.job} (externalJobID ${run.externalJobId})`],
-    ['state', run.state],
+    ['state', run.quarantined ? `${run.state} (quarantined: not run again by itself)` : run.state],
     ['reason', run.reason],
     ['chain', String(run.chainId)],
     ['operator', run.operator],

@@ -202,7 +202,7 @@ function runRow(run: RunRecord): string[] {
     run.requestId.slice(0, SHOWN_ID_CHARS),
     String(run.chainId),
     run.job,
-    run.state,
+    run.quarantined ? `${run.state} (quarantined)` : run.state,
     run.txHash ? run.txHash.slice(0, 14) + '…' : '',
     run.reason ?? '',
   ]

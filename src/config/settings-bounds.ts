@@ -43,6 +43,24 @@ export const boundSettings = {
     description:
       'Most values one decode may build (cborparse, jsonparse, ethabidecodelog, the fetch worker): a map, an array, a number or a string each count one, a string one more per 32 bytes. Counted before the values are built, so references that expand (CBOR shared values, ABI offsets pointing at one place) cannot. The largest answer of the shipped data set builds 195 (test/feeds/answer-size.test.ts).',
   }),
+  RUN_ISOLATE_THREADS: withDefault(positiveInt.max(64), 2, {
+    group: 'bounds',
+    unit: 'threads',
+    description:
+      "Isolates (worker threads) a runner process runs pure pipeline tasks in (decoders, jsonparse, arithmetic, encoders), one task at a time each, so a task's memory and time are bounded apart from the process's.",
+  }),
+  RUN_ISOLATE_MEMORY_MB: withDefault(positiveInt.min(32), 256, {
+    group: 'bounds',
+    unit: 'MB',
+    description:
+      'Heap of each isolate: a task that builds past it ends its isolate (a crash of its run), not the runner. Keep it well above the largest body a task reads (the caps above).',
+  }),
+  RUN_MAX_CRASHES: withDefault(positiveInt, 2, {
+    group: 'bounds',
+    unit: 'crashes',
+    description:
+      'A request whose run crashed this many times (its isolate died under a task, or its runner process died or stalled while running it) is quarantined: recorded errored with that cause, never run again by itself; `feedrunner runs replay` runs it by hand.',
+  }),
   TASK_OUTPUT_MAX_CHARS: withDefault(positiveInt, 4_096, {
     group: 'bounds',
     unit: 'characters',

@@ -44,7 +44,7 @@ export function renderRunsPage(report: StatusReport, options: RunsPageOptions): 
         `<td>${escapeHtml(when(run.times))}</td>` +
         `<td title="${escapeHtml(run.requestId)}"><code>${escapeHtml(short(run.requestId))}</code></td>` +
         `<td>${escapeHtml(run.job)}</td>` +
-        `<td class="state">${escapeHtml(run.state)}${run.replays?.length ? ` <span class="replays">(replayed ${run.replays.length}×)</span>` : ''}</td>` +
+        `<td class="state">${escapeHtml(run.state)}${run.quarantined ? ' <span class="quarantined">(quarantined)</span>' : ''}${run.replays?.length ? ` <span class="replays">(replayed ${run.replays.length}×)</span>` : ''}</td>` +
         `<td title="${escapeHtml(run.txHash)}"><code>${escapeHtml(short(run.txHash))}</code></td>` +
         `<td>${escapeHtml(run.reason)}</td></tr>`,
     )

@@ -13,6 +13,7 @@ export const REASON_CLASSES = [
   'payment_too_low',
   'requester_busy',
   'requester_rate_limited',
+  'expired',
   'refused_other',
   // errored
   'fetch_failed',
@@ -22,6 +23,7 @@ export const REASON_CLASSES = [
   'tx_reverted',
   'tx_failed',
   'pipeline',
+  'quarantined',
   // cancelled
   'cancelled',
 ] as const
@@ -37,6 +39,7 @@ export type RefusalClass =
   | 'payment_too_low'
   | 'requester_busy'
   | 'requester_rate_limited'
+  | 'expired'
 
 /** Task types by what their failure means for an operator. */
 const FETCH_TASKS = new Set(['bridge', 'http'])

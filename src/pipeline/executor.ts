@@ -5,6 +5,7 @@ import type { Job, PipelineTask } from './job-spec/loader.ts'
 import { jobSpecVars, withBlockRoots } from './run-vars.ts'
 import { createTaskRun, TaskError, withCause, type RunContext, type TaskInput } from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
+import { isolatedRun } from './isolation/isolated-run.ts'
 import type { Vars } from './vars.ts'
 
 /**
@@ -105,6 +106,7 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     limits: options.limits,
     resolveHost: options.resolveHost,
     bridgeReach: options.bridgeReach,
+    isolation: options.isolation,
     forwardingAllowed: job.spec.forwardingAllowed === true,
     forwarder: options.forwarder,
     senders: options.senders,
@@ -258,7 +260,9 @@ async function runTask(
     try {
       const value = await attemptTask(
         task,
-        definition.run,
+        context.isolation && definition.runsIn !== 'main'
+          ? isolatedRun(context.isolation, task, inputs, vars, timeoutMs)
+          : definition.run,
         inputs,
         vars,
         context,

@@ -28,6 +28,7 @@ export {
   type ConsumerValueType,
   type FulfilMethod,
 } from './answer-shape.ts'
+export { RunCrashedError, TaskIsolation } from './isolation/task-isolation.ts'
 export {
   originOf,
   runJob,

@@ -6,6 +6,7 @@ import {
 } from '../config/errors.ts'
 import type { Aliases } from '../reduce/index.ts'
 import type { ChainAccess } from './chain-access.ts'
+import type { TaskIsolation } from './isolation/task-isolation.ts'
 import type { PipelineLimits } from './limits.ts'
 import { parseBoolText, type AttributeKind } from './literals.ts'
 import type { HostResolver } from './tasks/address-guard.ts'
@@ -37,6 +38,12 @@ export interface TaskDefinition {
    * task's own `retries` retry a retryable error within the run.
    */
   readonly retriesRun?: 'by-error' | 'never'
+  /**
+   * Where the task runs when the runner gives the run isolates (src/pipeline/isolation/): `isolate`
+   * (the default) for a pure task, whose memory and time are then bounded by its isolate; `main` for
+   * a task that reaches the network, the chain or the environment (bridge, http, ethtx, ethcall).
+   */
+  readonly runsIn?: 'main' | 'isolate'
   run(task: TaskRun): Promise<unknown>
 }
 
@@ -77,6 +84,8 @@ export interface RunContext {
    * the adapter stops answering and one when it is back, instead of a line per run).
    */
   bridgeReach?: (name: string, url: string) => Reachability
+  /** Isolates for pure tasks (the runner's); without them every task runs in this thread. */
+  isolation?: TaskIsolation
 }
 
 /** What a task tells about a service it called: it answered (whatever it said), or could not be reached. */

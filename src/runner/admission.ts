@@ -12,6 +12,7 @@ export type RefusalCode =
   | 'payment_too_low'
   | 'requester_busy'
   | 'requester_rate_limited'
+  | 'expired'
 
 const REFUSAL_KINDS: Record<RefusalCode, ErrorKind> = {
   unknown_job: 'bad_input',
@@ -19,6 +20,7 @@ const REFUSAL_KINDS: Record<RefusalCode, ErrorKind> = {
   payment_too_low: 'bad_input',
   requester_busy: 'not_authorised',
   requester_rate_limited: 'not_authorised',
+  expired: 'bad_input',
 }
 
 /** A request the runner will not run; recorded with its message, never dropped silently. */

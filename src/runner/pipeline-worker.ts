@@ -1,39 +1,20 @@
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job as QueueJob } from 'bullmq'
-import {
-  FeedrunnerError,
-  isRetryable,
-  rootCauseFirst,
-  serialiseError,
-  withContext,
-} from '../config/errors.ts'
+import type { ConnectionOptions } from 'bullmq'
+import { rootCauseFirst, serialiseError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
-import type { ChainAccess, RunOptions, TaskFailure } from '../pipeline/index.ts'
-import { originOf, runJob } from '../pipeline/index.ts'
-import { isRedisUnavailable } from '../queue/connection.ts'
+import type { ChainAccess, RunOptions } from '../pipeline/index.ts'
+import { runJob, RunCrashedError } from '../pipeline/index.ts'
 import { RequestCancelledError } from './sender-chain-access.ts'
-import {
-  errorClass,
-  observeRun,
-  observeTask,
-  recordReplay,
-  recordRequest,
-  refusalClass,
-  type ReasonClass,
-} from '../metrics/index.ts'
+import { errorClass, observeTask, refusalClass } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { baseRecord, sentTxHash, taskRecord } from './run-fields.ts'
 import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
-import { fromRequestPayload, jobRunVars, replayOf, requestJobId } from './request-payload.ts'
-import {
-  isFinal,
-  type RunPatch,
-  type RunRecord,
-  type RunState,
-  type RunStore,
-  type RunSummary,
-  type TaskRecord,
-} from './run-record.ts'
+import { jobRunVars, requestJobId } from './request-payload.ts'
+import { RunCrashReport } from './quarantine.ts'
+import { causeIn, finish, outcomeOf, runFailures, type RequestOutcome } from './run-outcomes.ts'
+import { isFinal, type RunRecord, type RunStore, type TaskRecord } from './run-record.ts'
+
+export type { RequestOutcome } from './run-outcomes.ts'
 
 export interface PipelineWorkerOptions {
   queueName: string
@@ -61,64 +42,10 @@ export interface PipelineWorkerOptions {
   outputMaxChars?: number
   /** The number of this `runs replay` of an errored run; undefined for a request's own run. */
   replay?: number
-}
-
-/**
- * A run's failure in words, root cause first, then where: the task it began in, the job, the request
- * ("the feed service answered 404: no match; task fetch, job game-odds, request 0x4f1c"). Terminal
- * tasks that failed for one origin are told once.
- */
-function runFailures(
-  request: OracleRequestEvent,
-  job: string,
-  failures: readonly TaskFailure[],
-): FeedrunnerError[] {
-  const seen = new Set<string>()
-  const origins: FeedrunnerError[] = []
-  for (const failure of failures) {
-    const origin = originOf(failure)
-    if (seen.has(origin.message)) continue
-    seen.add(origin.message)
-    origins.push(withContext(`request ${request.requestId}`, withContext(`job ${job}`, origin)))
-  }
-  return origins
-}
-
-export interface RequestOutcome {
-  state: RunState
-  reason?: string
-  txHash?: string
-}
-
-/** The worker of the `requests` queue: admits a request, runs its job's pipeline, records the run. */
-export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
-  const process = async (queueJob: QueueJob): Promise<RequestOutcome> => {
-    // The last try records a retryable failure as the run's end; earlier ones hand the request back.
-    const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
-    try {
-      return await runRequest(fromRequestPayload(queueJob.data), {
-        ...options,
-        lastAttempt,
-        replay: replayOf(queueJob.data),
-      })
-    } catch (error) {
-      // A retryable failure goes back with the queue's backoff (the run record says why); anything
-      // else is not tried again. The decision reads the error's flag, never its words.
-      if (isRetryable(error) || isRedisUnavailable(error)) throw error
-      throw new UnrecoverableError(rootCauseFirst(error))
-    }
-  }
-  return new Worker(options.queueName, process, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: Math.max(1_000, Math.floor(options.lockDurationMs / 2)),
-    // A stalled request is run again: the sender's idempotency key and the Operator's commitment make
-    // a second run harmless, so a crash never strands a request.
-    maxStalledCount: 1_000,
-    autorun: false,
-  })
+  /** RUN_MAX_CRASHES: crashes of a request's runs before it is quarantined (requests-worker.ts). */
+  maxCrashes?: number
+  /** The chain's time (unix seconds): a request past its cancelExpiration is not run. */
+  chainTime?: () => Promise<number>
 }
 
 /** Runs one request to a final state. Exported for `feedrunner jobs run --from-chain`-style use and tests. */
@@ -157,7 +84,8 @@ export async function runRequest(
       new RequestRefusedError('unknown_job', `no job with spec id ${request.specId}`),
       undefined,
     )
-  const refusal = refusalOf(loaded.job.spec, request)
+  const refusal =
+    refusalOf(loaded.job.spec, request) ?? (await expiryOf(request, options.chainTime))
   if (refusal) return refuse(refusal, loaded.name)
   const admitted = await options.admission?.admit(request.requester, request.requestId)
   if (admitted && !admitted.ok)
@@ -219,7 +147,7 @@ async function runAdmitted(
   const txHash = sentTxHash(result.tasks)
   if (!result.ok) {
     const failures = runFailures(request, loaded.name, result.failures)
-    const cancelled = cancellationOf(result.failures)
+    const cancelled = causeIn(result.failures, RequestCancelledError)
     if (cancelled)
       return finish(
         runs,
@@ -230,6 +158,15 @@ async function runAdmitted(
         jobLog,
         { job: loaded.name, reason: 'cancelled', startedAt },
       )
+    const crashed = causeIn(result.failures, RunCrashedError)
+    if (crashed) {
+      await runs.update(request.requestId, {
+        tasks,
+        reason: `will retry: the run crashed: ${rootCauseFirst(failures[0])}`,
+        failure: serialiseError(failures[0]),
+      })
+      throw new RunCrashReport(failures[0] ?? crashed)
+    }
     // Whether to try again is what the task that failed first declared (its error's retryable
     // flag, set where the failure arose), and nothing else.
     const [first] = failures
@@ -279,49 +216,20 @@ async function runAdmitted(
   )
 }
 
-/** What a finished run adds to the metrics: its job, a reason class (never the free text) and its start. */
-interface RunMetrics {
-  job?: string
-  reason: ReasonClass
-  startedAt?: number
-  /** Set when the run is a replay: counted in feedrunner_replays_total too. */
-  replay?: number
-}
-
-async function finish(
-  runs: RunStore,
-  requestId: string,
-  patch: RunPatch,
-  state: RunState,
-  reason: string | undefined,
-  log: Logger,
-  metrics: RunMetrics,
-): Promise<RequestOutcome> {
-  const stored = await runs.update(requestId, { ...patch, state, ...(reason ? { reason } : {}) })
-  // Counted once, by the delivery that moved the run to its final state (not when it was final already).
-  if (
-    stored.state === state &&
-    (state === 'fulfilled' || state === 'errored' || state === 'refused')
-  ) {
-    recordRequest(metrics.job, state, metrics.reason)
-    if (metrics.replay !== undefined) recordReplay(metrics.job, state)
-    if (metrics.startedAt !== undefined)
-      observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
-  }
-  if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
-  else
-    log.warn({ state, reason, kind: patch.failure?.kind, replay: metrics.replay }, `run ${state}`)
-  return outcomeOf(stored)
-}
-
-/** The cancel a run met (its fulfilment's simulation found the request cancelled on chain), if any. */
-function cancellationOf(failures: readonly TaskFailure[]): RequestCancelledError | undefined {
-  for (const failure of failures)
-    for (let at: unknown = failure; at instanceof Error; at = at.cause)
-      if (at instanceof RequestCancelledError) return at
-  return undefined
-}
-
-function outcomeOf(run: RunSummary): RequestOutcome {
-  return { state: run.state, reason: run.reason, txHash: run.txHash }
+/**
+ * A request past its cancelExpiration (by the chain's time) is not run: its requester may cancel it
+ * and take its payment back at any moment, and a poison request must not outlive it.
+ */
+async function expiryOf(
+  request: OracleRequestEvent,
+  chainTime: (() => Promise<number>) | undefined,
+): Promise<RequestRefusedError | undefined> {
+  if (!chainTime) return undefined
+  const now = BigInt(await chainTime())
+  if (now < request.cancelExpiration) return undefined
+  const at = new Date(Number(request.cancelExpiration) * 1_000).toISOString()
+  return new RequestRefusedError(
+    'expired',
+    `the request passed its cancelExpiration at ${at}: its requester may cancel it and take its payment back, so it is not run`,
+  )
 }

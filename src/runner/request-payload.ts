@@ -30,6 +30,8 @@ export const requestPayloadSchema = z.object({
   data: hex,
   /** Set by `runs replay`: the number of this replay of the request's errored run. */
   replay: z.number().int().positive().optional(),
+  /** Runs of the request whose isolate died under a task (its runner's deaths are BullMQ's stalls). */
+  crashes: z.number().int().nonnegative().optional(),
 })
 export type RequestPayload = z.infer<typeof requestPayloadSchema>
 
@@ -43,7 +45,7 @@ export function toRequestPayload(event: OracleRequestEvent): RequestPayload {
 }
 
 export function fromRequestPayload(payload: unknown): OracleRequestEvent {
-  const { replay: _replay, ...parsed } = requestPayloadSchema.parse(payload)
+  const { replay: _replay, crashes: _crashes, ...parsed } = requestPayloadSchema.parse(payload)
   return {
     ...parsed,
     payment: BigInt(parsed.payment),

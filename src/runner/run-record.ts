@@ -58,6 +58,8 @@ export interface RunRecord {
   callbackFunctionId?: string
   /** Unix seconds after which the consumer may cancel the request and take its payment back. */
   cancelExpiration?: string
+  /** Set when its runs crashed RUN_MAX_CRASHES times: not run again by itself (`runs replay` may). */
+  quarantined?: boolean
   /** Each `runs replay` of this run, oldest first, with the reason the run had errored with. */
   replays?: RunReplay[]
   /** Epoch milliseconds of each state the run entered. */
@@ -160,6 +162,7 @@ if type(replays) ~= 'table' then replays = {} end
 table.insert(replays, { at = tonumber(ARGV[1]), previousReason = record.reason })
 record.replays = replays
 record.state = 'received'
+record.quarantined = nil
 record.reason = nil
 record.failure = nil
 record.txHash = nil
@@ -285,7 +288,14 @@ export class RunStore {
    */
   async reopen(requestId: string): Promise<void> {
     const run = await this.get(requestId)
-    if (!run || run.state === 'fulfilled' || run.state === 'cancelled' || !isFinal(run.state))
+    // A quarantined run stays so: only `runs replay` runs it again.
+    if (
+      !run ||
+      run.quarantined ||
+      run.state === 'fulfilled' ||
+      run.state === 'cancelled' ||
+      !isFinal(run.state)
+    )
       return
     await this.write(
       requestId,

@@ -21,6 +21,8 @@ export interface RunnerOptions {
   concurrency: number
   /** A request held by a crashed process is taken over after about this long (RUNNER_LOCK_MS). */
   lockDurationMs: number
+  /** RUN_MAX_CRASHES: crashes of a request's runs before it is quarantined. */
+  maxCrashes?: number
   /** The widest eth_getLogs range the reconciler and a run's closure check ask (CHAIN_LOG_RANGE_BLOCKS). */
   logRangeBlocks?: number
   /** CHAIN_POLL_INTERVAL_MS */

@@ -9,7 +9,7 @@ import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import { SettingsError, type Settings } from '../config/settings.ts'
 import { connectProvider, fetchChainId } from '../chain/provider.ts'
-import { pipelineLimits, type HostResolver } from '../pipeline/index.ts'
+import { pipelineLimits, TaskIsolation, type HostResolver } from '../pipeline/index.ts'
 import { Connections } from '../queue/connections.ts'
 import { JobsDirError, loadJobRegistry, type JobRegistry, type JobsChange } from './job-registry.ts'
 import { readEndpoint } from './runner-options.ts'
@@ -60,17 +60,24 @@ export async function startRunnerFromSettings(
     throw new SettingsError(['RPC_URL: required for the runner, or CHAINS_FILE (not set)'])
   // Before any connection is made: a node that does not answer is named by its setting and host:port.
   const chainIds = await Promise.all(chains.map(chainIdOf))
-  const registry = await loadJobRegistry(settings.JOBS_DIR, chainIds, {
-    refuseOtherChains: true,
-    refuseMisfits: true,
-    defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
-  })
+  // At start and at every reload alike: each job combined with its chain's defaults, a job its
+  // chain cannot run as it says refused.
+  const loadRegistry = () =>
+    loadJobRegistry(settings.JOBS_DIR, chainIds, {
+      refuseOtherChains: true,
+      refuseMisfits: true,
+      defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
+    })
+  const registry = await loadRegistry()
   for (const notice of registry.notices) logger.warn({ chainIds }, notice)
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
   const runners = new Map<number, Runner>()
+  // The pure tasks of every chain's runs run in this process's isolates (docs/security.md).
+  const isolation = options.work === false ? undefined : taskIsolation(settings)
   const stopAll = async () => {
     for (const runner of [...runners.values()].reverse()) await runner.stop()
+    await isolation?.close()
     await ownConnections?.close()
   }
   try {
@@ -80,7 +87,10 @@ export async function startRunnerFromSettings(
       const log = chains.length > 1 ? logger.child({ chainId }) : logger
       if (jobs.jobs.length === 0)
         log.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
-      const runner = createChainRunner(settings, chain, chainId, jobs, log, connections, options)
+      const runner = createChainRunner(settings, chain, chainId, jobs, log, connections, {
+        ...options,
+        isolation,
+      })
       runners.set(chainId, runner)
       // A runner that could not start (an RPC node away, a sender key the Operator does not know)
       // lets go of what it made, and so do the chains started before it.
@@ -119,7 +129,7 @@ export async function startRunnerFromSettings(
       await stopAll()
     },
     async reloadJobs() {
-      const next = await loadJobRegistry(settings.JOBS_DIR, chainIds, { refuseOtherChains: true })
+      const next = await loadRegistry()
       // A working runner signs for every Operator its jobs name: a new one must know its keys.
       if (options.work !== false) await checkSenders(settings.JOBS_DIR, chains, chainIds, next)
       return registry.replace(next.jobs, next.notices)
@@ -147,6 +157,17 @@ async function chainIdOf(chain: ChainConfig): Promise<number> {
   return chain.chainId
 }
 
+/** Isolates for pure tasks, warmed at start so a first request does not wait for one. */
+function taskIsolation(settings: Settings): TaskIsolation {
+  const isolation = new TaskIsolation({
+    threads: settings.RUN_ISOLATE_THREADS,
+    memoryMb: settings.RUN_ISOLATE_MEMORY_MB,
+    context: { limits: pipelineLimits(settings) },
+  })
+  isolation.warm()
+  return isolation
+}
+
 function createChainRunner(
   settings: Settings,
   chain: ChainConfig,
@@ -154,7 +175,7 @@ function createChainRunner(
   registry: JobRegistry,
   logger: Logger,
   connections: Connections,
-  options: RunnerFromSettingsOptions,
+  options: RunnerFromSettingsOptions & { isolation?: TaskIsolation },
 ): Runner {
   return createRunner({
     chain,
@@ -167,6 +188,7 @@ function createChainRunner(
     concurrency: settings.RUNNER_CONCURRENCY,
     lockDurationMs: settings.RUNNER_LOCK_MS,
     logRangeBlocks: settings.CHAIN_LOG_RANGE_BLOCKS,
+    maxCrashes: settings.RUN_MAX_CRASHES,
     pollIntervalMs: chain.pollIntervalMs,
     fromBlock: settings.RUNNER_FROM_BLOCK,
     reconcileIntervalMs: settings.RUNNER_RECONCILE_INTERVAL_MS,
@@ -180,6 +202,7 @@ function createChainRunner(
       env: options.env ?? process.env,
       limits: pipelineLimits(settings),
       resolveHost: options.resolveHost,
+      isolation: options.isolation,
     },
     requestPolicy: {
       requesterLimits: {

@@ -3,7 +3,8 @@ import type { Logger } from '../config/logger.ts'
 import { bridgeUrlSetting } from '../config/settings.ts'
 import { errorKindOf, FeedrunnerError, isRetryable, rootCauseFirst } from '../config/errors.ts'
 import { createTxSender, type TxSender } from '../chain/sender/index.ts'
-import { createPipelineWorker, type PipelineWorkerOptions } from './pipeline-worker.ts'
+import type { PipelineWorkerOptions } from './pipeline-worker.ts'
+import { createPipelineWorker } from './requests-worker.ts'
 import type { RunStore } from './run-record.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { senderChainAccess } from './sender-chain-access.ts'
@@ -78,6 +79,8 @@ export async function startWorkPart(
     outputMaxChars: options.requestPolicy?.outputMaxChars,
     logger: options.logger,
     signal: stopping.signal,
+    maxCrashes: options.maxCrashes,
+    chainTime: () => sender.chainTime(),
   }
   const worker = createPipelineWorker(pipeline)
   worker.on('failed', (job, error) => {

@@ -7,7 +7,7 @@ import type { Head } from '../../src/chain/sender/model.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { fulfilUint256, makeRequests, rpc, startTestChain, type TestChain } from './support.ts'
 
-const HEAD: Head = { number: 1, hash: '0x01', baseFee: 1n }
+const HEAD: Head = { number: 1, hash: '0x01', baseFee: 1n, timestamp: 0 }
 
 // A sender with nothing to watch reads no head: a runner waiting for requests would otherwise ask the
 // node for its latest block every poll interval for nobody. The fees it signs with after such a

@@ -206,6 +206,16 @@ describe('the alias bomb and its JSON cousin, on chain', () => {
     await stack.workers.close()
     start = await startPart('start', { ...stack.env, JOBS_DIR: jobsDir, LOG_LEVEL: 'warn' })
     const pid = start.child.pid!
+    // Warm-up, as above: a fair run loads every code path, its isolates' included, before the baseline.
+    const warm = await sendConsumerRequests(stack.contracts.consumer, stack.contracts.deployer, [
+      fair,
+    ])
+    await waitForFulfilments(
+      stack.contracts.consumer,
+      stack.contracts.provider,
+      [warm[0]!.requestId],
+      { fromBlock: warm[0]!.blockNumber, timeoutMs: 60_000 },
+    )
     const rss = () => {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8')
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024

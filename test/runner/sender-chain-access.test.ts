@@ -23,6 +23,7 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
     ownership: () => ({ available: 1, owned: 1, lostLeases: 0 }),
     onOwnershipChange: () => undefined,
     balances: async () => [],
+    chainTime: async () => 0,
     close: async () => undefined,
   }
   return { sender, submissions }

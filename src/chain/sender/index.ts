@@ -139,6 +139,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     },
     onOwnershipChange: (listener) => void ownershipListeners.push(listener),
     balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
+    chainTime: async () => (await node.recentHead()).timestamp,
     async close() {
       if (jobs) jobs.closing = true
       const all = [...keySenders.values()]

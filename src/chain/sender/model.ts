@@ -8,6 +8,8 @@ export interface Head {
   number: number
   hash: string
   baseFee: bigint | null
+  /** The block's timestamp (unix seconds): the chain's time. */
+  timestamp: number
 }
 
 export interface RpcReceipt {

@@ -24,6 +24,8 @@ export interface SenderNode {
   /** One raw JSON-RPC call, batched with the others of the same tick. */
   send<T>(method: string, params: unknown[]): Promise<T>
   readHead(): Promise<Head>
+  /** The head read within two poll intervals, else read now (one read shared by every caller). */
+  recentHead(): Promise<Head>
   /** The market's fees now (the priority fee is asked once, then kept). */
   currentFees(): Promise<Fees>
   /** Sends signed bytes; a refusal that means "nothing to do" counts as sent. */
@@ -93,16 +95,19 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
   }
 
   async function readHead(): Promise<Head> {
-    const block = await send<{ number: string; hash: string; baseFeePerGas?: string } | null>(
-      'eth_getBlockByNumber',
-      ['latest', false],
-    )
+    const block = await send<{
+      number: string
+      hash: string
+      timestamp: string
+      baseFeePerGas?: string
+    } | null>('eth_getBlockByNumber', ['latest', false])
     if (!block) throw new Error('the node returned no latest block')
     headReadAt = Date.now()
     head = {
       number: Number(block.number),
       hash: block.hash,
       baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
+      timestamp: Number(block.timestamp),
     }
     return head
   }
@@ -151,6 +156,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     connect: async () => void (await rpc()),
     send,
     readHead,
+    recentHead,
     currentFees,
     broadcast,
     broadcastBatch,

@@ -131,6 +131,8 @@ export interface TxSender {
   onOwnershipChange(listener: () => void): void
   /** Each key's balance (wei) as the node has it now, in the order of `keys`. */
   balances(): Promise<bigint[]>
+  /** The chain's time (unix seconds): the latest block's timestamp, read at most once a poll. */
+  chainTime(): Promise<number>
   /** Hands every key over (waiters told, leases let go) within its close timeout. */
   close(): Promise<void>
 }

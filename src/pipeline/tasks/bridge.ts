@@ -27,6 +27,8 @@ const BRIDGE_NAME = /^[A-Za-z0-9_-]+$/
 
 export const bridge: TaskDefinition = {
   type: 'bridge',
+  // It reaches the network or the chain: it runs in the pipeline's own thread.
+  runsIn: 'main',
   attributes: [
     'name',
     'requestData',

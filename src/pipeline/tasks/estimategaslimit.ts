@@ -14,6 +14,8 @@ export const DEFAULT_GAS_LIMIT = 500_000n
  */
 export const estimategaslimit: TaskDefinition = {
   type: 'estimategaslimit',
+  // It reaches the network or the chain: it runs in the pipeline's own thread.
+  runsIn: 'main',
   attributes: ['to', 'data', 'from', 'multiplier', 'evmChainID', 'block'],
   required: ['to', 'data'],
   kinds: {

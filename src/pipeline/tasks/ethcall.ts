@@ -11,6 +11,8 @@ import { DEFAULT_GAS_LIMIT } from './estimategaslimit.ts'
  */
 export const ethcall: TaskDefinition = {
   type: 'ethcall',
+  // It reaches the network or the chain: it runs in the pipeline's own thread.
+  runsIn: 'main',
   attributes: [
     'contract',
     'data',

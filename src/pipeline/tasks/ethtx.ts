@@ -16,6 +16,8 @@ import { describe, integerAttribute } from './convert.ts'
  */
 export const ethtx: TaskDefinition = {
   type: 'ethtx',
+  // It reaches the network or the chain: it runs in the pipeline's own thread.
+  runsIn: 'main',
   attributes: [
     'to',
     'from',

@@ -30,6 +30,8 @@ function isSupportedMethod(method: string): method is (typeof SUPPORTED_METHODS)
 
 export const http: TaskDefinition = {
   type: 'http',
+  // It reaches the network or the chain: it runs in the pipeline's own thread.
+  runsIn: 'main',
   // Its URL may be a requester's: its `retries` attribute retries it within the run, nothing more.
   retriesRun: 'never',
   attributes: [

@@ -127,7 +127,7 @@ export function publishedSpecs(api: string): PublishedSpec[] {
       // Its fetch takes the URL from the request and does not allow unrestricted access: a node
       // refuses a loopback source the same way.
       refusedAtRun:
-        /private or loopback address.*a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess/,
+        /a special-purpose address \(127\.0\.0\.0\/8 Loopback.*a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess/,
     },
     { file: 'docs-spec-format.toml', params: [] },
   ]

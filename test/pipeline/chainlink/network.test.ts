@@ -93,7 +93,7 @@ describe('http (TestHTTPTask_*)', () => {
     const guarded = await failure(
       runTask('http', { method: 'POST', url: '$(url)' }, { vars: { url: server.url } }),
     )
-    expect(guarded.message).toContain('private or loopback address')
+    expect(guarded.message).toContain('a special-purpose address (127.0.0.0/8 Loopback')
     // Differs: a node marks this refusal retryable; it answers the same on every try, so it is final here.
     expect(guarded.retryable).toBe(false)
     expect(

@@ -1,0 +1,189 @@
+import { Worker } from 'node:worker_threads'
+import { FeedrunnerError, reviveError } from '../../config/errors.ts'
+import { TaskError } from '../task.ts'
+import type { IsolateContext, IsolatedTaskAnswer, IsolatedTaskMessage } from './messages.ts'
+import { decodeValue } from './value-codec.ts'
+
+/**
+ * The isolate a task ran in died under it: its heap passed RUN_ISOLATE_MEMORY_MB, or it ran past its
+ * time and was ended. The process that runs the pipeline goes on; the run counts it as a crash, and
+ * a request whose runs crash RUN_MAX_CRASHES times is quarantined (src/runner/quarantine.ts).
+ */
+export class RunCrashedError extends FeedrunnerError {
+  override readonly name = 'RunCrashedError'
+  constructor(message: string, cause?: unknown) {
+    // Not retried by the task's own `retries`: the same input would crash it again. The runner
+    // decides: another try of the request, or quarantine.
+    super(message, { kind: 'internal', retryable: false, cause })
+  }
+}
+
+export interface TaskIsolationOptions {
+  /** Isolates (worker threads) at once; each runs one task at a time. */
+  threads: number
+  /**
+   * The heap each may use (its maxOldGenerationSizeMb); past it, it dies and its task with it. Keep
+   * it well above the largest input a task is given (the body caps): an isolate ended while its
+   * inputs alone fill its heap takes the process with it (Node aborts on an out-of-memory in a
+   * worker's teardown).
+   */
+  memoryMb: number
+  /** What pure tasks read of a run's context: the catalog's aliases and the pipeline's limits. */
+  context: IsolateContext
+}
+
+type Pending = {
+  message: IsolatedTaskMessage
+  timeoutMs: number
+  resolve: (value: unknown) => void
+  reject: (error: Error) => void
+}
+
+interface Slot {
+  worker: Worker
+  running?: Pending
+  timer?: NodeJS.Timeout
+}
+
+/** How long past its own timeout a task may hold its isolate before the isolate is ended. */
+const OVERRUN_GRACE_MS = 1_000
+
+/**
+ * Pure pipeline tasks run in isolates: worker threads with their own bounded heap, one task at a
+ * time each, so that whatever a decoder or library builds or loops on, it takes down no more than
+ * its isolate (and its one task). A task that runs past its timeout has its isolate ended (a
+ * synchronous loop would never see an abort); a dead isolate is replaced before the next task.
+ */
+export class TaskIsolation {
+  private readonly slots: Slot[] = []
+  private readonly queue: Pending[] = []
+  private nextId = 0
+  private closed = false
+
+  constructor(private readonly options: TaskIsolationOptions) {}
+
+  /** Runs a task in an isolate; its value, or its error (of its kind), or RunCrashedError. */
+  run(message: Omit<IsolatedTaskMessage, 'id'>, timeoutMs: number): Promise<unknown> {
+    if (this.closed) return Promise.reject(new TaskError('stopped: the runner is closing'))
+    return new Promise((resolve, reject) => {
+      this.queue.push({ message: { ...message, id: ++this.nextId }, timeoutMs, resolve, reject })
+      this.dispatch()
+    })
+  }
+
+  /** Starts every isolate now (loading the task types takes a while), not at the first task. */
+  warm(): void {
+    while (!this.closed && this.slots.length < Math.max(1, this.options.threads)) {
+      const slot: Slot = { worker: this.spawn() }
+      this.slots.push(slot)
+      this.watch(slot)
+    }
+  }
+
+  /** Ends every isolate; tasks still queued or running fail. */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const pending of this.queue.splice(0))
+      pending.reject(new TaskError('stopped: the runner is closing'))
+    await Promise.all(this.slots.splice(0).map((slot) => this.end(slot)))
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.idleSlot()
+      if (!slot) return
+      const pending = this.queue.shift() as Pending
+      slot.running = pending
+      slot.timer = setTimeout(() => this.overrun(slot), pending.timeoutMs + OVERRUN_GRACE_MS)
+      slot.timer.unref()
+      // Held while it works (the process waits for its answer), let go while idle.
+      slot.worker.ref()
+      slot.worker.postMessage(pending.message)
+    }
+  }
+
+  private idleSlot(): Slot | undefined {
+    const idle = this.slots.find((slot) => !slot.running)
+    if (idle) return idle
+    if (this.slots.length >= Math.max(1, this.options.threads)) return undefined
+    const slot: Slot = { worker: this.spawn() }
+    this.slots.push(slot)
+    this.watch(slot)
+    return slot
+  }
+
+  private spawn(): Worker {
+    // From the sources (tests, `npm start` before a build) the thread loads TypeScript through tsx.
+    const fromSources = import.meta.url.endsWith('.ts')
+    const worker = new Worker(
+      new URL(`./isolate-thread.${fromSources ? 'ts' : 'js'}`, import.meta.url),
+      {
+        workerData: this.options.context,
+        resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+        execArgv: fromSources ? ['--import', 'tsx'] : [],
+        stdout: false,
+        stderr: false,
+      },
+    )
+    worker.unref()
+    return worker
+  }
+
+  private watch(slot: Slot): void {
+    slot.worker.on('message', (answer: IsolatedTaskAnswer) => {
+      const pending = slot.running
+      if (!pending || pending.message.id !== answer.id) return
+      this.free(slot)
+      if (answer.ok) pending.resolve(decodeValue(answer.value))
+      else pending.reject(reviveError(answer.error))
+      this.dispatch()
+    })
+    const died = (cause: unknown) => {
+      const pending = slot.running
+      this.replace(slot)
+      const outOfMemory = (cause as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY'
+      const why = outOfMemory
+        ? `what it built passed its heap of RUN_ISOLATE_MEMORY_MB=${this.options.memoryMb}`
+        : 'it stopped'
+      pending?.reject(new RunCrashedError(`its isolate died: ${why}`, cause))
+    }
+    slot.worker.on('error', died)
+    slot.worker.on('exit', (code) => {
+      if (!this.closed && this.slots.includes(slot)) died(new Error(`the isolate exited (${code})`))
+    })
+  }
+
+  /** A task past its time: its isolate is ended (a synchronous loop never sees an abort). */
+  private overrun(slot: Slot): void {
+    const pending = slot.running
+    if (!pending) return
+    this.replace(slot)
+    pending.reject(
+      new RunCrashedError(
+        `it ran ${pending.timeoutMs + OVERRUN_GRACE_MS} ms and did not stop; its isolate was ended`,
+      ),
+    )
+  }
+
+  private free(slot: Slot): void {
+    clearTimeout(slot.timer)
+    slot.running = undefined
+    slot.worker.unref()
+  }
+
+  /** Drops a dead or overrunning isolate; the next task gets a fresh one. */
+  private replace(slot: Slot): void {
+    this.free(slot)
+    const at = this.slots.indexOf(slot)
+    if (at >= 0) this.slots.splice(at, 1)
+    void this.end(slot)
+    queueMicrotask(() => this.dispatch())
+  }
+
+  private async end(slot: Slot): Promise<void> {
+    clearTimeout(slot.timer)
+    slot.worker.removeAllListeners()
+    slot.worker.on('error', () => undefined)
+    await slot.worker.terminate().catch(() => undefined)
+  }
+}

@@ -1,0 +1,99 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  loadJobSpec,
+  RunCrashedError,
+  runJob,
+  TaskIsolation,
+  type RunResult,
+} from '../../src/pipeline/index.ts'
+import { DEFAULT_PIPELINE_LIMITS } from '../../src/pipeline/limits.ts'
+import { abiAliasBomb, jsonWideBomb } from '../support/decode-bombs.ts'
+
+function job(pipeline: string) {
+  const { job, problems } = loadJobSpec(
+    `type = "directrequest"
+schemaVersion = 1
+name = "isolated"
+externalJobID = "7c2b1a6e-3f1d-4d7e-9a55-0b9d6a1e2c10"
+contractAddress = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
+evmChainID = "31337"
+minContractPaymentLinkJuels = "0"
+observationSource = """${pipeline}"""
+`,
+    'isolated.toml',
+  )
+  if (!job) throw new Error(problems.map((problem) => problem.message).join('\n'))
+  return job
+}
+
+const crash = (result: RunResult) =>
+  result.tasks.find((task) => task.failure?.cause instanceof RunCrashedError)
+
+/**
+ * Pure tasks run in isolates (worker threads with a bounded heap), one task each at a time: a decode
+ * that builds past the heap or runs past its time ends its isolate, not the process, and the next
+ * task gets a fresh one. The decode budgets are lifted here (as an operator may): the isolate is what
+ * is left to hold.
+ */
+describe('task isolation', () => {
+  // A small heap so the test needs little memory to cross it.
+  const isolation = new TaskIsolation({
+    threads: 1,
+    memoryMb: 64,
+    context: { limits: { ...DEFAULT_PIPELINE_LIMITS, decodeMaxNodes: 1e9 } },
+  })
+  afterAll(() => isolation.close())
+
+  it('gives a pure task the same value in an isolate as in this thread, numbers exact', async () => {
+    const spec = job(`
+parse [type="jsonparse" data="$(jobRun.meta.body)" path="data,odds"]
+times [type="multiply" input="$(parse)" times="100"]
+parse -> times
+`)
+    const jobRun = { meta: { body: '{"data":{"odds":1.605}}' } }
+    const inline = await runJob(spec, { jobRun })
+    const isolated = await runJob(spec, { jobRun, isolation })
+    expect(isolated.ok).toBe(true)
+    expect(String(isolated.outputs[0])).toBe(String(inline.outputs[0]))
+    expect(String(isolated.outputs[0])).toBe('160.5')
+  })
+
+  it('a decode that builds past the heap ends its isolate with a crash, and the next task runs', async () => {
+    const spec = job(`parse [type="jsonparse" data="$(jobRun.meta.body)" path="0" timeout="60s"]`)
+    const before = process.memoryUsage().rss
+    const result = await runJob(spec, {
+      jobRun: { meta: { body: jsonWideBomb(9 * 1024 * 1024) } },
+      isolation,
+    })
+    expect(result.ok).toBe(false)
+    expect(crash(result)?.failure?.cause).toBeInstanceOf(RunCrashedError)
+    expect(result.errors[0]).toMatch(
+      /its isolate died: what it built passed its heap of RUN_ISOLATE_MEMORY_MB=64/,
+    )
+    // This process did not build the value.
+    expect(process.memoryUsage().rss - before).toBeLessThan(300 * 1024 * 1024)
+    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
+      jobRun: { meta: { body: '{"a":1}' } },
+      isolation,
+    })
+    expect(next.ok).toBe(true)
+  }, 60_000)
+
+  it('a decode that runs past its time has its isolate ended (a synchronous loop never sees an abort)', async () => {
+    const bomb = abiAliasBomb(18)
+    const spec = job(`
+decode [type="ethabidecodelog" abi="${bomb.abi}" data="$(jobRun.logData)" topics="$(jobRun.logTopics)" timeout="200ms"]
+`)
+    const result = await runJob(spec, {
+      jobRun: { logData: bomb.data, logTopics: bomb.topics },
+      isolation,
+    })
+    expect(result.ok).toBe(false)
+    expect(result.errors[0]).toMatch(/did not stop; its isolate was ended|timed out after 200 ms/)
+    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
+      jobRun: { meta: { body: '{"a":2}' } },
+      isolation,
+    })
+    expect(next.ok).toBe(true)
+  }, 60_000)
+})
