@@ -1,0 +1,82 @@
+import { rpc, rpcBatch } from './rpc.ts'
+
+interface BlockWithHashes {
+  number: string
+  transactions: string[]
+}
+
+/** What a reorg did, for the report. */
+export interface ReorgOutcome {
+  depth: number
+  /** Transactions in the blocks taken away. */
+  removed: number
+  /** Of them, the ones mined again in the new blocks or put back in the pool. */
+  back: number
+}
+
+/**
+ * What becomes of the transactions of the blocks taken away: mined again in the new blocks, a block
+ * later where the range allows (their logs move to another block and hash); put back in the pool, as
+ * geth does with an abandoned fork's transactions (mined in a later block); or dropped, as by a node
+ * that never sees them again (anvil's own way).
+ */
+export type ReorgTxs = 'reinclude' | 'reinject' | 'drop'
+
+/**
+ * Replaces the last `depth` blocks with new ones (anvil_reorg). Mining pauses meanwhile so the blocks
+ * read are the blocks replaced.
+ */
+export async function reorg(
+  anvilUrl: string,
+  depth: number,
+  txs: ReorgTxs,
+  blockTimeSeconds: number,
+): Promise<ReorgOutcome> {
+  await rpc(anvilUrl, 'evm_setIntervalMining', [0])
+  try {
+    const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
+    const taken = Math.min(depth, head - 1)
+    if (taken < 1) return { depth: 0, removed: 0, back: 0 }
+    const numbers = Array.from({ length: taken }, (_, index) => head - taken + 1 + index)
+    const blocks = await results<BlockWithHashes>(
+      anvilUrl,
+      numbers.map((number) => ['eth_getBlockByNumber', [`0x${number.toString(16)}`, false]]),
+    )
+    const placed: Array<[string, number]> = []
+    for (const [offset, block] of blocks.entries()) {
+      const raws = await results<string>(
+        anvilUrl,
+        block.transactions.map((hash) => ['eth_getRawTransactionByHash', [hash]]),
+      )
+      for (const raw of raws) placed.push([raw, Math.min(offset + 1, taken - 1)])
+    }
+    await rpc(anvilUrl, 'anvil_reorg', [taken, txs === 'reinclude' ? placed : []])
+    // Back in the pool in their order; one the node refuses (its nonce taken meanwhile) stays out.
+    if (txs === 'reinject')
+      await rpcBatch(
+        anvilUrl,
+        placed.map(([raw]) => ['eth_sendRawTransaction', [raw]] as const),
+      )
+    return { depth: taken, removed: placed.length, back: txs === 'drop' ? 0 : placed.length }
+  } finally {
+    await rpc(anvilUrl, 'evm_setIntervalMining', [blockTimeSeconds])
+  }
+}
+
+/** Moves the chain's clock `seconds` ahead and mines a block at the new time. */
+export async function warp(anvilUrl: string, seconds: number): Promise<void> {
+  await rpc(anvilUrl, 'evm_increaseTime', [seconds])
+  await rpc(anvilUrl, 'evm_mine', [])
+}
+
+async function results<T>(
+  anvilUrl: string,
+  calls: ReadonlyArray<readonly [string, readonly unknown[]]>,
+): Promise<T[]> {
+  if (calls.length === 0) return []
+  const outcomes = await rpcBatch(anvilUrl, calls)
+  return outcomes.map((outcome) => {
+    if (!outcome.ok) throw new Error(outcome.message)
+    return outcome.result as T
+  })
+}

@@ -1,0 +1,149 @@
+import { setTimeout as delay } from 'node:timers/promises'
+import { collectHistory } from './collect.ts'
+import { restart, type RunContext } from './context.ts'
+import { runFault } from './faults.ts'
+import type { History, Violation } from './history.ts'
+import { checkInvariants } from './invariants.ts'
+import { RequestBook } from './request-book.ts'
+import { LANE_OF, type FaultPlan, type Schedule } from './schedule.ts'
+import { startChaosStack, type ChaosStack } from './stack.ts'
+
+/** After the last request and fault, how long everything may take to settle. */
+const QUIET_BOUND_MS = 150_000
+/** Once settled, how long to watch for late transactions before the history is read for good. */
+const AFTER_QUIET_MS = 5_000
+/** How long the harness's own transactions may take to be mined once the faults are over. */
+const HARNESS_MINED_MS = 90_000
+
+export interface ScheduleResult {
+  schedule: Schedule
+  /** What was done when, seconds from the start of the schedule. */
+  timeline: string[]
+  history?: History
+  violations: Violation[]
+  /** How long the stack took to settle after the faults (undefined: it did not within the bound). */
+  quietAfterMs?: number
+  /** Wall time of the whole schedule, setup and teardown included. */
+  elapsedMs: number
+  /** The last output of each process, for a schedule with violations. */
+  outputs: Record<string, string>
+}
+
+/** Runs one schedule on a stack of its own and checks the invariants on what it left. */
+export async function runSchedule(schedule: Schedule): Promise<ScheduleResult> {
+  const began = Date.now()
+  const timeline: string[] = []
+  const violations: Violation[] = []
+  let stack: ChaosStack | undefined
+  let history: History | undefined
+  let quietAfterMs: number | undefined
+  const outputs: Record<string, string> = {}
+  try {
+    stack = await startChaosStack(schedule)
+    const book = new RequestBook(stack.wallet, stack.externalJobId)
+    const context: RunContext = {
+      stack,
+      schedule,
+      book,
+      startedAt: Date.now(),
+      stops: [],
+      startFailures: [],
+      note: (line) =>
+        timeline.push(`${((Date.now() - context.startedAt) / 1000).toFixed(1)} s ${line}`),
+    }
+    await Promise.all([pace(context), ...lanesOf(schedule).map((lane) => runLane(context, lane))])
+    await heal(context)
+    await stack.wallet.allMined(HARNESS_MINED_MS)
+    const quiet = await quiesce(context)
+    quietAfterMs = quiet.afterMs
+    context.stops.push(...(await stack.stopParts()))
+    history = { ...quiet.history, stops: context.stops, startFailures: context.startFailures }
+    violations.push(...checkInvariants(history))
+  } catch (error) {
+    violations.push({ invariant: 'harness', detail: (error as Error).stack ?? String(error) })
+  } finally {
+    for (const part of stack?.parts.values() ?? []) outputs[part.name] = part.output()
+    await stack?.stop().catch(() => undefined)
+  }
+  return {
+    schedule,
+    timeline,
+    ...(history ? { history } : {}),
+    violations,
+    ...(quietAfterMs === undefined ? {} : { quietAfterMs }),
+    elapsedMs: Date.now() - began,
+    outputs,
+  }
+}
+
+/** Sends each planned request at its offset. */
+async function pace(context: RunContext): Promise<void> {
+  for (const [index, plan] of context.schedule.requests.entries()) {
+    await delay(Math.max(0, context.startedAt + plan.atMs - Date.now()))
+    await context.book.send(plan, `request:${index}`)
+  }
+  context.note(`${context.schedule.requests.length} requests sent`)
+}
+
+function lanesOf(schedule: Schedule): FaultPlan[][] {
+  const lanes = new Map<string, FaultPlan[]>()
+  for (const fault of schedule.faults) {
+    const lane = lanes.get(LANE_OF[fault.kind]) ?? []
+    lane.push(fault)
+    lanes.set(LANE_OF[fault.kind], lane)
+  }
+  return [...lanes.values()]
+}
+
+/** Runs a lane's faults in order, each at its offset or, if the one before ran late, right after it. */
+async function runLane(context: RunContext, faults: readonly FaultPlan[]): Promise<void> {
+  for (const fault of faults) {
+    await delay(Math.max(0, context.startedAt + fault.atMs - Date.now()))
+    context.note(`${fault.kind} begins`)
+    context.note(`${fault.kind} done: ${await runFault(context, fault)}`)
+  }
+}
+
+/** Every fault undone: the RPC link whole, every process running. */
+async function heal(context: RunContext): Promise<void> {
+  context.stack.rpcProxy.restore()
+  const down = [...context.stack.parts.values()].filter((part) => !part.running)
+  if (down.length > 0) context.note(`started again after the faults: ${down.map((p) => p.name)}`)
+  await Promise.all(down.map((part) => restart(context, part)))
+}
+
+/** Invariants that hold once the stack has settled; until then the history is read again. */
+const SETTLING: ReadonlySet<Violation['invariant']> = new Set([
+  'settled',
+  'no-nonce-gap',
+  'records-agree',
+])
+
+/**
+ * Waits until every request is answered, cancelled or recorded with its cause, no key has a
+ * transaction waiting, and every run record agrees with the chain (or the bound passes); then reads
+ * the history once more a little later, so a late second transaction is seen too.
+ */
+async function quiesce(
+  context: RunContext,
+): Promise<{ history: Omit<History, 'stops' | 'startFailures'>; afterMs?: number }> {
+  const began = Date.now()
+  const read = () => collectHistory(context.stack, context.book)
+  for (;;) {
+    const history = await read()
+    const unsettled = checkInvariants({ ...history, stops: [], startFailures: [] }).filter((v) =>
+      SETTLING.has(v.invariant),
+    )
+    if (unsettled.length === 0) {
+      const afterMs = Date.now() - began
+      context.note(`settled ${(afterMs / 1000).toFixed(1)} s after the faults`)
+      await delay(AFTER_QUIET_MS)
+      return { history: await read(), afterMs }
+    }
+    if (Date.now() - began > QUIET_BOUND_MS) {
+      context.note(`not settled ${QUIET_BOUND_MS / 1000} s after the faults`)
+      return { history }
+    }
+    await delay(2_000)
+  }
+}
