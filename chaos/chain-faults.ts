@@ -15,8 +15,8 @@ export interface ReorgOutcome {
 }
 
 /**
- * What becomes of the transactions of the blocks taken away: mined again in the new blocks, a block
- * later where the range allows (their logs move to another block and hash); put back in the pool, as
+ * What becomes of the transactions of the blocks taken away: mined again in the new blocks, later
+ * where the range allows (their logs move to another block and hash); put back in the pool, as
  * geth does with an abandoned fork's transactions (mined in a later block); or dropped, as by a node
  * that never sees them again (anvil's own way).
  */
@@ -42,13 +42,17 @@ export async function reorg(
       anvilUrl,
       numbers.map((number) => ['eth_getBlockByNumber', [`0x${number.toString(16)}`, false]]),
     )
+    // Moved as far up as the range allows, block for block: two blocks never merge, so a request and
+    // its answer keep their order.
+    const lastUsed = blocks.findLastIndex((block) => block.transactions.length > 0)
+    const shift = taken - 1 - lastUsed
     const placed: Array<[string, number]> = []
     for (const [offset, block] of blocks.entries()) {
       const raws = await results<string>(
         anvilUrl,
         block.transactions.map((hash) => ['eth_getRawTransactionByHash', [hash]]),
       )
-      for (const raw of raws) placed.push([raw, Math.min(offset + 1, taken - 1)])
+      for (const raw of raws) placed.push([raw, offset + shift])
     }
     await rpc(anvilUrl, 'anvil_reorg', [taken, txs === 'reinclude' ? placed : []])
     // Back in the pool in their order; one the node refuses (its nonce taken meanwhile) stays out.

@@ -171,3 +171,29 @@ export async function keyStates(
     })),
   )
 }
+
+/** The receipts of `hashes` that the chain has: block and status. */
+export async function fatesOf(
+  anvilUrl: string,
+  hashes: readonly string[],
+): Promise<Map<string, { block: number; reverted: boolean }>> {
+  const fates = new Map<string, { block: number; reverted: boolean }>()
+  for (let start = 0; start < hashes.length; start += 100) {
+    const batch = hashes.slice(start, start + 100)
+    const outcomes = await rpcBatch(
+      anvilUrl,
+      batch.map((hash) => ['eth_getTransactionReceipt', [hash]] as const),
+    )
+    outcomes.forEach((outcome, index) => {
+      const receipt = outcome.ok
+        ? (outcome.result as { blockNumber: string; status: string } | null)
+        : null
+      if (receipt)
+        fates.set(batch[index]!, {
+          block: Number(receipt.blockNumber),
+          reverted: Number(receipt.status) !== 1,
+        })
+    })
+  }
+  return fates
+}

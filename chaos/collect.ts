@@ -7,6 +7,7 @@ import {
   readOperatorLogs,
   sendersOf,
   blockTimes,
+  fatesOf,
   type ChainEvent,
 } from './chain-read.ts'
 import type { History, OutcomeFact, RequestFact, RunFact, SignedFact } from './history.ts'
@@ -53,17 +54,21 @@ export async function collectHistory(
     at: timeOf(event.block),
     ...(senders.get(event.txHash) ?? {}),
   })
+  const signed = decodeBroadcasts(stack.rpcProxy.broadcasts)
+  const runs = await readRuns(
+    stack,
+    requests.map((request) => request.requestId),
+  )
+  const named = [...runs.values()].flatMap((run) => (run?.txHash ? [run.txHash.toLowerCase()] : []))
   return {
     requests,
     responses: logs.responses.map(outcome),
     cancels: logs.cancels.map(outcome),
     values: logs.values,
-    signed: decodeBroadcasts(stack.rpcProxy.broadcasts),
+    signed,
     keys: await keyStates(anvilUrl, stack.nodeAddresses),
-    runs: await readRuns(
-      stack,
-      requests.map((request) => request.requestId),
-    ),
+    fates: await fatesOf(anvilUrl, [...new Set([...signed.map((tx) => tx.hash), ...named])]),
+    runs,
   }
 }
 

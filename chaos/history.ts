@@ -18,6 +18,11 @@ export interface History {
   signed: SignedFact[]
   /** The sender keys after quiescence. */
   keys: KeyState[]
+  /**
+   * What became of each transaction a runner sent or a run record names: mined (its block, and
+   * whether it reverted), or absent from the chain (no entry).
+   */
+  fates: ReadonlyMap<string, { block: number; reverted: boolean }>
   /** The run record of each request (RunStore), undefined where there is none. */
   runs: ReadonlyMap<string, RunFact | undefined>
   /** Every SIGTERM and SIGKILL the harness sent, with how the process ended. */

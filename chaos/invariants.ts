@@ -30,9 +30,15 @@ function byRequest(outcomes: readonly OutcomeFact[]): Map<string, OutcomeFact[]>
   return grouped
 }
 
-function describeRun(run: RunFact | undefined): string {
+function describeRun(run: RunFact | undefined, history?: History): string {
   if (!run) return 'no run record'
-  return `record ${run.state}${run.reason ? ` (${run.reason.slice(0, 160)})` : ''}`
+  const tx = run.txHash?.toLowerCase()
+  const fate = tx === undefined ? undefined : history?.fates.get(tx)
+  const named =
+    tx === undefined
+      ? ''
+      : ` by ${tx.slice(0, 10)}, ${fate ? `mined in block ${fate.block}${fate.reverted ? ' and reverted' : ''}` : 'not on chain'}`
+  return `record ${run.state}${named}${run.reason ? ` (${run.reason.slice(0, 160)})` : ''}`
 }
 
 const FINAL = new Set(['fulfilled', 'errored', 'refused', 'cancelled'])
@@ -69,7 +75,7 @@ function eachRequestSettled(history: History): Violation[] {
     if (!run || !FINAL.has(run.state) || run.state === 'fulfilled' || !run.reason)
       violations.push({
         invariant: 'settled',
-        detail: `${id} is open on chain and not recorded with a cause: ${describeRun(run)}`,
+        detail: `${id} is open on chain and not recorded with a cause: ${describeRun(run, history)}`,
       })
   }
   return violations
@@ -135,7 +141,7 @@ function recordsAgree(history: History): Violation[] {
     const disagree = (chain: string) =>
       violations.push({
         invariant: 'records-agree',
-        detail: `${id}: the chain says ${chain}, the ${describeRun(run)}`,
+        detail: `${id}: the chain says ${chain}, the ${describeRun(run, history)}`,
       })
     if (answer && run.state !== 'fulfilled') disagree(`answered by ${answer.txHash.slice(0, 10)}`)
     else if (answer && run.txHash && run.txHash.toLowerCase() !== answer.txHash)

@@ -60,13 +60,16 @@ export function describeResult(result: ScheduleResult): string[] {
     const cancelled = new Set(history.cancels.map((cancel) => cancel.requestId)).size
     const fulfilments = history.signed.filter((tx) => tx.fulfils !== undefined)
     const others = history.signed.length - fulfilments.length
+    const reverted = [...new Set(history.signed.map((tx) => tx.hash))].filter(
+      (hash) => history.fates.get(hash)?.reverted,
+    ).length
     const slots = new Set(fulfilments.map((tx) => `${tx.from}:${tx.nonce}`)).size
     const records = new Map<string, number>()
     for (const run of history.runs.values())
       records.set(run?.state ?? 'none', (records.get(run?.state ?? 'none') ?? 0) + 1)
     lines.push(
       `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
-      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers); ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
+      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
     )
   }
   for (const line of result.timeline) lines.push(`  | ${line}`)
