@@ -1,3 +1,4 @@
+import { keccak256 } from 'ethers'
 import { rpc, rpcBatch } from './rpc.ts'
 
 interface BlockWithHashes {
@@ -61,10 +62,23 @@ export async function reorg(
         anvilUrl,
         placed.map(([raw]) => ['eth_sendRawTransaction', [raw]] as const),
       )
-    return { depth: taken, removed: placed.length, back: txs === 'drop' ? 0 : placed.length }
+    return { depth: taken, removed: placed.length, back: await minedOrPooled(anvilUrl, placed) }
   } finally {
     await rpc(anvilUrl, 'evm_setIntervalMining', [blockTimeSeconds])
   }
+}
+
+/** How many of the raw transactions the node now has, mined or in its pool. */
+async function minedOrPooled(
+  anvilUrl: string,
+  placed: ReadonlyArray<readonly [string, number]>,
+): Promise<number> {
+  if (placed.length === 0) return 0
+  const outcomes = await rpcBatch(
+    anvilUrl,
+    placed.map(([raw]) => ['eth_getTransactionByHash', [keccak256(raw)]] as const),
+  )
+  return outcomes.filter((outcome) => outcome.ok && outcome.result !== null).length
 }
 
 /** Moves the chain's clock `seconds` ahead and mines a block at the new time. */

@@ -53,7 +53,7 @@ function eachRequestSettled(history: History): Violation[] {
   const cancels = byRequest(history.cancels)
   for (const request of history.requests) {
     const answers = responses.get(request.requestId) ?? []
-    const id = `request ${short(request.requestId)} (${request.purpose ?? 'not the harness'})`
+    const id = `request ${short(request.requestId)} (${request.purpose ?? 'not the harness'}, block ${request.block})`
     if (answers.length > 1)
       violations.push({
         invariant: 'fulfilled-once',

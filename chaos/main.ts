@@ -9,11 +9,14 @@
  *   npm run chaos -- --seed 7 --schedules 3    7, 8 and 9
  *   npm run chaos -- --seed 7 --dry-run        print the schedule without running it
  *   npm run chaos -- --seed 7 --output         with each process's last lines when a schedule finds a violation
+ *   npm run chaos -- --seed 7 --report F.json  also write the counts to F.json (CI's closing line reads them)
  *
  * Exits non-zero when any schedule broke an invariant; the last line reads
  * `chaos: K schedules, V violations`.
  */
+import { execFileSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { stopAllOwnedProcesses } from '../src/dev/process.ts'
 import { describeOutputs, describeResult, describeSchedule, replayCommand } from './report.ts'
@@ -24,6 +27,7 @@ interface Options {
   seeds: number[]
   dryRun: boolean
   output: boolean
+  report?: string
 }
 
 function optionsOf(argv: readonly string[]): Options {
@@ -34,6 +38,7 @@ function optionsOf(argv: readonly string[]): Options {
       schedules: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
       output: { type: 'boolean', default: false },
+      report: { type: 'string' },
     },
     strict: true,
   })
@@ -52,7 +57,21 @@ function optionsOf(argv: readonly string[]): Options {
           (_, index) =>
             ((given[0] === undefined ? randomInt(0, 2 ** 31) : Number(given[0])) + index) >>> 0,
         )
-  return { seeds, dryRun: values['dry-run'], output: values.output }
+  return {
+    seeds,
+    dryRun: values['dry-run'],
+    output: values.output,
+    ...(values.report ? { report: values.report } : {}),
+  }
+}
+
+function faketimeInstalled(): boolean {
+  try {
+    execFileSync('faketime', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
 }
 
 async function main(): Promise<number> {
@@ -61,6 +80,15 @@ async function main(): Promise<number> {
     options = optionsOf(process.argv.slice(2))
   } catch (error) {
     console.error(`chaos: ${(error as Error).message}`)
+    return 2
+  }
+  const skewed = options.seeds.some((seed) =>
+    scheduleOf(seed).parts.some((part) => part.clockOffsetSeconds !== 0),
+  )
+  if (!options.dryRun && skewed && !faketimeInstalled()) {
+    console.error(
+      'chaos: faketime is not installed and these schedules offset clocks with it: `sudo apt-get install -y faketime` (Debian/Ubuntu)',
+    )
     return 2
   }
   let violations = 0
@@ -80,9 +108,13 @@ async function main(): Promise<number> {
     console.log(
       `seeds with violations: ${failed.join(', ')} (replay one: ${replayCommand(failed[0]!)})`,
     )
-  console.log(
-    `chaos: ${options.dryRun ? 0 : options.seeds.length} schedules, ${violations} violations`,
-  )
+  const schedules = options.dryRun ? 0 : options.seeds.length
+  if (options.report)
+    writeFileSync(
+      options.report,
+      `${JSON.stringify({ schedules, violations, seedsWithViolations: failed }, null, 2)}\n`,
+    )
+  console.log(`chaos: ${schedules} schedules, ${violations} violations`)
   return violations > 0 ? 1 : 0
 }
 

@@ -8,8 +8,12 @@ import { RequestBook } from './request-book.ts'
 import { LANE_OF, type FaultPlan, type Schedule } from './schedule.ts'
 import { startChaosStack, type ChaosStack } from './stack.ts'
 
-/** After the last request and fault, how long everything may take to settle. */
-const QUIET_BOUND_MS = 150_000
+/**
+ * After the last request and fault, how long everything may take to settle: a request held by a
+ * SIGKILLed runner waits out RUNNER_LOCK_MS (30 s at most here), and a run that failed during a fault
+ * is retried after its backoff. What has not settled by then is a finding.
+ */
+const QUIET_BOUND_MS = 90_000
 /** Once settled, how long to watch for late transactions before the history is read for good. */
 const AFTER_QUIET_MS = 5_000
 /** How long the harness's own transactions may take to be mined once the faults are over. */
