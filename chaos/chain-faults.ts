@@ -33,6 +33,7 @@ export async function reorg(
   txs: ReorgTxs,
   blockTimeSeconds: number,
 ): Promise<ReorgOutcome> {
+  await rpc(anvilUrl, 'evm_setAutomine', [false])
   await rpc(anvilUrl, 'evm_setIntervalMining', [0])
   try {
     const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
@@ -64,6 +65,16 @@ export async function reorg(
       )
     return { depth: taken, removed: placed.length, back: await minedOrPooled(anvilUrl, placed) }
   } finally {
+    await resumeMining(anvilUrl, blockTimeSeconds)
+  }
+}
+
+/** A block every `blockTimeSeconds`, or a block per transaction (automine) for 0. */
+export async function resumeMining(anvilUrl: string, blockTimeSeconds: number): Promise<void> {
+  if (blockTimeSeconds === 0) {
+    await rpc(anvilUrl, 'evm_setAutomine', [true])
+  } else {
+    await rpc(anvilUrl, 'evm_setAutomine', [false])
     await rpc(anvilUrl, 'evm_setIntervalMining', [blockTimeSeconds])
   }
 }

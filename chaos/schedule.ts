@@ -11,7 +11,7 @@ export interface Schedule {
   seed: number
   /** How long requests are made and faults injected, from the first request. */
   durationMs: number
-  /** Seconds between anvil's blocks. */
+  /** Seconds between anvil's blocks; 0 mines a block per transaction (anvil's automine). */
   blockTimeSeconds: number
   /** Sender keys (anvil's accounts 1..n), all authorised on the Operator, shared by every runner. */
   nodeKeys: number

@@ -8,9 +8,9 @@ import { allFamilyUrls } from '../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
 import { freePort } from '../src/dev/ports.ts'
+import { resumeMining } from './chain-faults.ts'
 import { Part, type StopOutcome } from './part.ts'
 import { RedisPair } from './redis-pair.ts'
-import { rpc } from './rpc.ts'
 import { startRpcProxy, type RpcProxy } from './rpc-proxy.ts'
 import type { PartPlan, Schedule } from './schedule.ts'
 import { HarnessWallet } from './wallet.ts'
@@ -63,8 +63,7 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
     const nodeKeys = ANVIL_PRIVATE_KEYS.slice(1, 1 + schedule.nodeKeys)
     const contracts = await deployDevContracts(anvil.rpcUrl, { nodeKeys })
     cleanups.push(async () => contracts.provider.destroy())
-    await rpc(anvil.rpcUrl, 'evm_setAutomine', [false])
-    await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [schedule.blockTimeSeconds])
+    await resumeMining(anvil.rpcUrl, schedule.blockTimeSeconds)
     const rpcProxy = await startRpcProxy(anvil.rpcUrl)
     cleanups.push(() => rpcProxy.close())
 
