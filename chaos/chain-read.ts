@@ -5,7 +5,7 @@ import {
   ORACLE_RESPONSE_TOPIC,
   operatorInterface,
 } from '../src/chain/operator.ts'
-import { rpc, rpcBatch, type RpcCall } from './rpc.ts'
+import { rpc, rpcMany, type RpcCall } from './rpc.ts'
 
 const consumerEvents = new Interface([
   'event RequestFulfilled(bytes32 indexed requestId, uint8 valueType, bytes value)',
@@ -93,16 +93,14 @@ export async function readOperatorLogs(
  */
 export async function blockTimes(anvilUrl: string): Promise<{ raw: number[]; unwarped: number[] }> {
   const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
-  const stamps: number[] = []
-  for (let from = 0; from <= head; from += 100) {
-    const calls: RpcCall[] = []
-    for (let number = from; number <= Math.min(head, from + 99); number++)
-      calls.push(['eth_getBlockByNumber', [`0x${number.toString(16)}`, false]])
-    for (const outcome of await rpcBatch(anvilUrl, calls)) {
-      if (!outcome.ok) throw new Error(outcome.message)
-      stamps.push(Number((outcome.result as { timestamp: string }).timestamp))
-    }
-  }
+  const calls = Array.from({ length: head + 1 }, (_, number): RpcCall => [
+    'eth_getBlockByNumber',
+    [`0x${number.toString(16)}`, false],
+  ])
+  const stamps = (await rpcMany(anvilUrl, calls)).map((outcome) => {
+    if (!outcome.ok) throw new Error(outcome.message)
+    return Number((outcome.result as { timestamp: string }).timestamp)
+  })
   return { raw: stamps, unwarped: unwarp(stamps) }
 }
 
@@ -123,19 +121,32 @@ export async function sendersOf(
   anvilUrl: string,
   hashes: readonly string[],
 ): Promise<Map<string, { from: string; nonce: number }>> {
+  const txs = await resultsOf<{ from: string; nonce: string }>(
+    anvilUrl,
+    'eth_getTransactionByHash',
+    hashes,
+  )
   const senders = new Map<string, { from: string; nonce: number }>()
-  for (let start = 0; start < hashes.length; start += 100) {
-    const batch = hashes.slice(start, start + 100)
-    const outcomes = await rpcBatch(
-      anvilUrl,
-      batch.map((hash) => ['eth_getTransactionByHash', [hash]] as const),
-    )
-    outcomes.forEach((outcome, index) => {
-      const tx = outcome.ok ? (outcome.result as { from: string; nonce: string } | null) : null
-      if (tx) senders.set(batch[index]!, { from: tx.from.toLowerCase(), nonce: Number(tx.nonce) })
-    })
-  }
+  for (const [hash, tx] of txs)
+    senders.set(hash, { from: tx.from.toLowerCase(), nonce: Number(tx.nonce) })
   return senders
+}
+
+/** What `method` answers for each hash, where it answers something (not null, not an error). */
+async function resultsOf<T>(
+  anvilUrl: string,
+  method: string,
+  hashes: readonly string[],
+): Promise<Map<string, T>> {
+  const outcomes = await rpcMany(
+    anvilUrl,
+    hashes.map((hash) => [method, [hash]] as const),
+  )
+  const results = new Map<string, T>()
+  outcomes.forEach((outcome, index) => {
+    if (outcome.ok && outcome.result !== null) results.set(hashes[index]!, outcome.result as T)
+  })
+  return results
 }
 
 /** A key as the node sees it: mined count, pending count, and its transactions in the pool. */
@@ -177,23 +188,13 @@ export async function fatesOf(
   anvilUrl: string,
   hashes: readonly string[],
 ): Promise<Map<string, { block: number; reverted: boolean }>> {
+  const receipts = await resultsOf<{ blockNumber: string; status: string }>(
+    anvilUrl,
+    'eth_getTransactionReceipt',
+    hashes,
+  )
   const fates = new Map<string, { block: number; reverted: boolean }>()
-  for (let start = 0; start < hashes.length; start += 100) {
-    const batch = hashes.slice(start, start + 100)
-    const outcomes = await rpcBatch(
-      anvilUrl,
-      batch.map((hash) => ['eth_getTransactionReceipt', [hash]] as const),
-    )
-    outcomes.forEach((outcome, index) => {
-      const receipt = outcome.ok
-        ? (outcome.result as { blockNumber: string; status: string } | null)
-        : null
-      if (receipt)
-        fates.set(batch[index]!, {
-          block: Number(receipt.blockNumber),
-          reverted: Number(receipt.status) !== 1,
-        })
-    })
-  }
+  for (const [hash, receipt] of receipts)
+    fates.set(hash, { block: Number(receipt.blockNumber), reverted: Number(receipt.status) !== 1 })
   return fates
 }

@@ -49,3 +49,15 @@ export async function rpc<T>(
   if (!outcome?.ok) throw new Error(outcome?.message ?? `${method}: no answer`)
   return outcome.result as T
 }
+
+/** Many calls, in batches of at most `batchSize`; one outcome per call, in their order. */
+export async function rpcMany(
+  rpcUrl: string,
+  calls: readonly RpcCall[],
+  batchSize = 100,
+): Promise<RpcOutcome[]> {
+  const outcomes: RpcOutcome[] = []
+  for (let start = 0; start < calls.length; start += batchSize)
+    outcomes.push(...(await rpcBatch(rpcUrl, calls.slice(start, start + batchSize))))
+  return outcomes
+}
