@@ -84,7 +84,6 @@ async function minedOrPooled(
   anvilUrl: string,
   placed: ReadonlyArray<readonly [string, number]>,
 ): Promise<number> {
-  if (placed.length === 0) return 0
   const outcomes = await rpcBatch(
     anvilUrl,
     placed.map(([raw]) => ['eth_getTransactionByHash', [keccak256(raw)]] as const),
@@ -102,7 +101,6 @@ async function results<T>(
   anvilUrl: string,
   calls: ReadonlyArray<readonly [string, readonly unknown[]]>,
 ): Promise<T[]> {
-  if (calls.length === 0) return []
   const outcomes = await rpcBatch(anvilUrl, calls)
   return outcomes.map((outcome) => {
     if (!outcome.ok) throw new Error(outcome.message)

@@ -19,6 +19,8 @@ export async function rpcBatch(
   calls: readonly RpcCall[],
   timeoutMs = 10_000,
 ): Promise<RpcOutcome[]> {
+  // An empty batch is a JSON-RPC error, not an empty answer.
+  if (calls.length === 0) return []
   const response = await fetch(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
