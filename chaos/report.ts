@@ -74,7 +74,11 @@ export function describeResult(result: ScheduleResult): string[] {
   }
   for (const line of result.timeline) lines.push(`  | ${line}`)
   for (const violation of result.violations)
-    lines.push(`  VIOLATION ${violation.invariant}: ${violation.detail}`)
+    lines.push(
+      violation.invariant === 'harness'
+        ? `  HARNESS ERROR (the schedule could not be run to its end; counted as a violation): ${violation.detail}`
+        : `  VIOLATION ${violation.invariant}: ${violation.detail}`,
+    )
   if (result.violations.length > 0) lines.push(`  replay: ${replayCommand(result.schedule.seed)}`)
   return lines
 }
