@@ -3,7 +3,7 @@ import { warp } from './chain-faults.ts'
 import { restart, stopPart, type RunContext } from './context.ts'
 import { Random } from './random.ts'
 import { rpc } from './rpc.ts'
-import type { FaultPlan } from './schedule.ts'
+import { runsRunner, type FaultPlan } from './schedule.ts'
 
 type CancelStorm = Extract<FaultPlan, { kind: 'cancel-storm' }>
 
@@ -17,7 +17,7 @@ const MINED_BOUND_MS = 60_000
  */
 export async function cancelStorm(context: RunContext, fault: CancelStorm): Promise<string> {
   const { stack, book, schedule } = context
-  const runners = [...stack.parts.values()].filter((part) => part.spec.kind === 'runner')
+  const runners = [...stack.parts.values()].filter((part) => runsRunner(part.spec.kind))
   await Promise.all(runners.map((part) => stopPart(context, part, fault.signal)))
   for (const [index, plan] of fault.requests.entries()) await book.send(plan, `storm:${index}`)
   await stack.wallet.allMined(MINED_BOUND_MS)

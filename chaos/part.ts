@@ -7,6 +7,7 @@ import type { PartKind, Signal } from './schedule.ts'
 /** What each command prints once it serves (the CLI's own ready lines). */
 const READY: Record<PartKind, string> = {
   runner: 'feedrunner runner started',
+  start: 'feedrunner runner watching',
   adapter: 'feedrunner adapter listening',
   worker: 'feedrunner fetch workers running',
   feeds: 'feed service listening',

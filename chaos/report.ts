@@ -1,5 +1,5 @@
 import type { ScheduleResult } from './run.ts'
-import type { FaultPlan, Schedule } from './schedule.ts'
+import { runsRunner, type FaultPlan, type Schedule } from './schedule.ts'
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
@@ -38,9 +38,10 @@ export function describeSchedule(schedule: Schedule): string[] {
       (part) =>
         `${part.name} ${part.clockOffsetSeconds > 0 ? '+' : ''}${part.clockOffsetSeconds} s`,
     )
-  const runners = schedule.parts.filter((part) => part.kind === 'runner').length
+  const runners = schedule.parts.filter((part) => runsRunner(part.kind)).length
+  const start = schedule.parts.find((part) => part.kind === 'start')
   return [
-    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
+    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners${start ? ` (${start.name} is feedrunner start)` : ''}, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
     `  faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
   ]
 }

@@ -22,7 +22,13 @@ export interface Schedule {
   faults: FaultPlan[]
 }
 
-export type PartKind = 'runner' | 'adapter' | 'worker' | 'feeds'
+/** `start` is a runner with its own adapter and fetch workers in one process (`feedrunner start`). */
+export type PartKind = 'runner' | 'start' | 'adapter' | 'worker' | 'feeds'
+
+/** Whether a part runs a runner (and so holds requests and keys). */
+export function runsRunner(kind: PartKind): boolean {
+  return kind === 'runner' || kind === 'start'
+}
 
 export interface PartPlan {
   /** `runner-1`, `adapter`, ...: how faults and reports name the process. */
@@ -100,7 +106,7 @@ export function scheduleOf(seed: number): Schedule {
   const shape = root.fork('shape')
   const durationMs = shape.int(30, 60) * 1_000
   const runners = shape.int(2, 3)
-  const parts = partsOf(root.fork('clocks'), runners)
+  const parts = partsOf(root.fork('clocks'), runners, root.fork('layout').chance(0.3))
   const requests = requestsOf(root.fork('requests'), durationMs)
   const faults = faultsOf(root.fork('faults'), durationMs, parts)
   return {
@@ -115,13 +121,14 @@ export function scheduleOf(seed: number): Schedule {
   }
 }
 
-function partsOf(random: Random, runners: number): PartPlan[] {
+/** With `withStart`, the last runner is a `feedrunner start` process. */
+function partsOf(random: Random, runners: number, withStart: boolean): PartPlan[] {
   const offset = (probability: number) =>
     random.chance(probability) ? random.pick(CLOCK_OFFSETS) : 0
   return [
     ...Array.from({ length: runners }, (_, index) => ({
       name: `runner-${index + 1}`,
-      kind: 'runner' as const,
+      kind: withStart && index === runners - 1 ? ('start' as const) : ('runner' as const),
       clockOffsetSeconds: offset(0.35),
     })),
     { name: 'adapter', kind: 'adapter', clockOffsetSeconds: offset(0.15) },
@@ -183,7 +190,7 @@ function faultOf(
       return {
         kind,
         atMs,
-        part: random.weighted(parts.map((part) => [part.name, part.kind === 'runner' ? 3 : 1])),
+        part: random.weighted(parts.map((part) => [part.name, runsRunner(part.kind) ? 3 : 1])),
         signal: signal(),
         downMs: random.int(500, 8_000),
       }

@@ -12,7 +12,7 @@ import { resumeMining } from './chain-faults.ts'
 import { Part, type StopOutcome } from './part.ts'
 import { RedisPair } from './redis-pair.ts'
 import { startRpcProxy, type RpcProxy } from './rpc-proxy.ts'
-import type { PartPlan, Schedule } from './schedule.ts'
+import { runsRunner, type PartPlan, type Schedule } from './schedule.ts'
 import { HarnessWallet } from './wallet.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -110,6 +110,7 @@ interface Wiring {
 async function partsOf(plans: readonly PartPlan[], wiring: Wiring): Promise<Map<string, Part>> {
   const feedPort = await freePort()
   const adapterPort = await freePort()
+  const startPort = await freePort()
   const feedKey = `chaos-${randomBytes(8).toString('hex')}`
   const common: Record<string, string> = {
     REDIS_URL: wiring.redisUrl,
@@ -142,6 +143,9 @@ async function partsOf(plans: readonly PartPlan[], wiring: Wiring): Promise<Map<
     switch (plan.kind) {
       case 'runner':
         return { args: ['runner'], env: runnerEnv }
+      case 'start':
+        // Its own adapter answers on a port of its own; its runner calls the shared one, as the others do.
+        return { args: ['start'], env: { ...runnerEnv, EA_PORT: String(startPort) } }
       case 'adapter':
         return { args: ['adapter'], env: { ...common, EA_PORT: String(adapterPort) } }
       case 'worker':
@@ -168,8 +172,8 @@ async function partsOf(plans: readonly PartPlan[], wiring: Wiring): Promise<Map<
 
 /** Signals every running part, runners first (their runs may still call the adapter), and times each. */
 async function stopAll(parts: readonly Part[], signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') {
-  const runners = parts.filter((part) => part.spec.kind === 'runner')
-  const others = parts.filter((part) => part.spec.kind !== 'runner')
+  const runners = parts.filter((part) => runsRunner(part.spec.kind))
+  const others = parts.filter((part) => !runsRunner(part.spec.kind))
   const outcomes = [
     ...(await Promise.all(runners.map((part) => part.stop(signal)))),
     ...(await Promise.all(others.map((part) => part.stop(signal)))),

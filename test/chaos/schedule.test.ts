@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LANE_OF, scheduleOf } from '../../chaos/schedule.ts'
+import { LANE_OF, runsRunner, scheduleOf } from '../../chaos/schedule.ts'
 import { Random } from '../../chaos/random.ts'
 
 // `npm run chaos -- --seed N` replays a schedule: everything it does is drawn from the seed alone.
@@ -24,7 +24,7 @@ describe('fault search schedules', () => {
       const schedule = scheduleOf(seed)
       expect(schedule.durationMs).toBeGreaterThanOrEqual(30_000)
       expect(schedule.durationMs).toBeLessThanOrEqual(60_000)
-      const runners = schedule.parts.filter((part) => part.kind === 'runner')
+      const runners = schedule.parts.filter((part) => runsRunner(part.kind))
       expect(runners.length).toBeGreaterThanOrEqual(2)
       expect(runners.length).toBeLessThanOrEqual(3)
       expect(schedule.requests.length).toBeGreaterThan(0)
@@ -45,16 +45,19 @@ describe('fault search schedules', () => {
     }
   })
 
-  it('over many seeds every fault kind and clock offsets come up', () => {
+  it('over many seeds every fault kind, clock offsets and `feedrunner start` come up', () => {
     const kinds = new Set<string>()
     let skewed = 0
+    let withStart = 0
     for (let seed = 0; seed < 200; seed++) {
       const schedule = scheduleOf(seed)
       for (const fault of schedule.faults) kinds.add(fault.kind)
       if (schedule.parts.some((part) => part.clockOffsetSeconds !== 0)) skewed++
+      if (schedule.parts.some((part) => part.kind === 'start')) withStart++
     }
     expect([...kinds].sort()).toEqual(Object.keys(LANE_OF).sort())
     expect(skewed).toBeGreaterThan(50)
+    expect(withStart).toBeGreaterThan(20)
   })
 })
 
