@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { FEEDRUNNER_BIN, readyTest, waitForReady } from '../src/dev/feedrunner-process.ts'
 import { lastChars, startOwnedProcess, type OwnedProcess } from '../src/dev/process.ts'
@@ -44,7 +46,10 @@ export interface PartSpec {
 
 /** Node processes started here (faketime's children included), SIGKILLed if the harness dies. */
 const livePids = new Set<number>()
+/** The parts' working directory: empty, so no `.env` is read there. */
+const emptyDir = mkdtempSync(join(tmpdir(), 'feedrunner-chaos-'))
 process.once('exit', () => {
+  rmSync(emptyDir, { recursive: true, force: true })
   for (const pid of livePids) {
     try {
       process.kill(pid, 'SIGKILL')
@@ -107,7 +112,15 @@ export class Part {
         ? [nodeArgs[0]!, nodeArgs.slice(1)]
         : ['faketime', ['-f', offset, ...nodeArgs]]
     const started = startOwnedProcess(this.name, command, commandArgs, {
-      env: { ...process.env, ...env, FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+      // The schedule's settings and nothing else: neither the caller's environment nor a .env file
+      // in the checkout (feedrunner reads one from its working directory) may change a replay.
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        ...env,
+        FAKETIME_DONT_FAKE_MONOTONIC: '1',
+      },
+      cwd: emptyDir,
       keepOutputChars: 20_000,
     })
     this.process = started
