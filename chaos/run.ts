@@ -33,42 +33,48 @@ export interface ScheduleResult {
   outputs: Record<string, string>
 }
 
+/** What a schedule has gathered so far (the watchdog may end it at any point). */
+interface Gathered {
+  timeline: string[]
+  violations: Violation[]
+  stackStarting?: Promise<ChaosStack>
+  history?: History
+  quietAfterMs?: number
+}
+
+/**
+ * No schedule runs longer than its length and this: starting (a minute or two on a loaded machine),
+ * the harness's transactions, settling and stopping each have bounds of their own well inside it.
+ */
+const SCHEDULE_SLACK_MS = 8 * 60_000
+
 /** Runs one schedule on a stack of its own and checks the invariants on what it left. */
 export async function runSchedule(schedule: Schedule): Promise<ScheduleResult> {
   const began = Date.now()
-  const timeline: string[] = []
-  const violations: Violation[] = []
-  let stack: ChaosStack | undefined
-  let history: History | undefined
-  let quietAfterMs: number | undefined
+  const gathered: Gathered = { timeline: [], violations: [] }
   const outputs: Record<string, string> = {}
+  let watchdog: NodeJS.Timeout | undefined
   try {
-    stack = await startChaosStack(schedule)
-    const book = new RequestBook(stack.wallet, stack.externalJobId)
-    const context: RunContext = {
-      stack,
-      schedule,
-      book,
-      startedAt: Date.now(),
-      stops: [],
-      startFailures: [],
-      note: (line) =>
-        timeline.push(`${((Date.now() - context.startedAt) / 1000).toFixed(1)} s ${line}`),
-    }
-    await Promise.all([pace(context), ...lanesOf(schedule).map((lane) => runLane(context, lane))])
-    await heal(context)
-    await stack.wallet.allMined(HARNESS_MINED_MS)
-    const quiet = await quiesce(context)
-    quietAfterMs = quiet.afterMs
-    context.stops.push(...(await stack.stopParts()))
-    history = { ...quiet.history, stops: context.stops, startFailures: context.startFailures }
-    violations.push(...checkInvariants(history))
+    await Promise.race([
+      runOnStack(schedule, gathered),
+      new Promise<never>((_, reject) => {
+        const boundMs = schedule.durationMs + SCHEDULE_SLACK_MS
+        watchdog = setTimeout(
+          () => reject(new Error(`the schedule ran past its bound of ${boundMs / 1000} s`)),
+          boundMs,
+        )
+      }),
+    ])
   } catch (error) {
-    violations.push({ invariant: 'harness', detail: (error as Error).stack ?? String(error) })
+    const detail = (error as Error).stack ?? String(error)
+    gathered.violations.push({ invariant: 'harness', detail })
   } finally {
+    clearTimeout(watchdog)
+    const stack = await gathered.stackStarting?.catch(() => undefined)
     for (const part of stack?.parts.values() ?? []) outputs[part.name] = part.output()
     await stack?.stop().catch(() => undefined)
   }
+  const { timeline, violations, history, quietAfterMs } = gathered
   return {
     schedule,
     timeline,
@@ -78,6 +84,34 @@ export async function runSchedule(schedule: Schedule): Promise<ScheduleResult> {
     elapsedMs: Date.now() - began,
     outputs,
   }
+}
+
+async function runOnStack(schedule: Schedule, gathered: Gathered): Promise<void> {
+  gathered.stackStarting = startChaosStack(schedule)
+  const stack = await gathered.stackStarting
+  const book = new RequestBook(stack.wallet, stack.externalJobId)
+  const context: RunContext = {
+    stack,
+    schedule,
+    book,
+    startedAt: Date.now(),
+    stops: [],
+    startFailures: [],
+    note: (line) =>
+      gathered.timeline.push(`${((Date.now() - context.startedAt) / 1000).toFixed(1)} s ${line}`),
+  }
+  await Promise.all([pace(context), ...lanesOf(schedule).map((lane) => runLane(context, lane))])
+  await heal(context)
+  await stack.wallet.allMined(HARNESS_MINED_MS)
+  const quiet = await quiesce(context)
+  if (quiet.afterMs !== undefined) gathered.quietAfterMs = quiet.afterMs
+  context.stops.push(...(await stack.stopParts()))
+  gathered.history = {
+    ...quiet.history,
+    stops: context.stops,
+    startFailures: context.startFailures,
+  }
+  gathered.violations.push(...checkInvariants(gathered.history))
 }
 
 /** Sends each planned request at its offset. */
