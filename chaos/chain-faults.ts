@@ -13,6 +13,8 @@ export interface ReorgOutcome {
   removed: number
   /** Of them, the ones mined again in the new blocks or put back in the pool. */
   back: number
+  /** The hashes of the ones the chain no longer has in any form (their nonces are free again). */
+  gone: string[]
 }
 
 /**
@@ -38,7 +40,7 @@ export async function reorg(
   try {
     const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
     const taken = Math.min(depth, head - 1)
-    if (taken < 1) return { depth: 0, removed: 0, back: 0 }
+    if (taken < 1) return { depth: 0, removed: 0, back: 0, gone: [] }
     const numbers = Array.from({ length: taken }, (_, index) => head - taken + 1 + index)
     const blocks = await results<BlockWithHashes>(
       anvilUrl,
@@ -63,7 +65,8 @@ export async function reorg(
         anvilUrl,
         placed.map(([raw]) => ['eth_sendRawTransaction', [raw]] as const),
       )
-    return { depth: taken, removed: placed.length, back: await minedOrPooled(anvilUrl, placed) }
+    const gone = await notOnNode(anvilUrl, placed)
+    return { depth: taken, removed: placed.length, back: placed.length - gone.length, gone }
   } finally {
     await resumeMining(anvilUrl, blockTimeSeconds)
   }
@@ -79,16 +82,20 @@ export async function resumeMining(anvilUrl: string, blockTimeSeconds: number): 
   }
 }
 
-/** How many of the raw transactions the node now has, mined or in its pool. */
-async function minedOrPooled(
+/** The hashes of the raw transactions the node no longer has, mined or in its pool. */
+async function notOnNode(
   anvilUrl: string,
   placed: ReadonlyArray<readonly [string, number]>,
-): Promise<number> {
+): Promise<string[]> {
+  const hashes = placed.map(([raw]) => keccak256(raw).toLowerCase())
   const outcomes = await rpcBatch(
     anvilUrl,
-    placed.map(([raw]) => ['eth_getTransactionByHash', [keccak256(raw)]] as const),
+    hashes.map((hash) => ['eth_getTransactionByHash', [hash]] as const),
   )
-  return outcomes.filter((outcome) => outcome.ok && outcome.result !== null).length
+  return hashes.filter((_, index) => {
+    const outcome = outcomes[index]
+    return !(outcome?.ok && outcome.result !== null)
+  })
 }
 
 /** Moves the chain's clock `seconds` ahead and mines a block at the new time. */

@@ -24,7 +24,7 @@ export interface SentRequests {
 export async function collectHistory(
   stack: ChaosStack,
   sent: SentRequests,
-): Promise<Omit<History, 'stops' | 'startFailures'>> {
+): Promise<Omit<History, 'stops' | 'startFailures' | 'gone'>> {
   const anvilUrl = stack.anvil.rpcUrl
   const { operator, consumer } = stack.contracts.addresses
   const [logs, times] = await Promise.all([

@@ -12,6 +12,8 @@ export interface RunContext {
   readonly startedAt: number
   readonly stops: StopOutcome[]
   readonly startFailures: string[]
+  /** Transactions a reorg took away for good: their nonces are free to be signed anew. */
+  readonly gone: Set<string>
   /** One line of the schedule's timeline (printed with its report). */
   note(line: string): void
 }

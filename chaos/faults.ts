@@ -42,6 +42,7 @@ export async function runFault(context: RunContext, fault: FaultPlan): Promise<s
         fault.txs,
         context.schedule.blockTimeSeconds,
       )
+      for (const hash of done.gone) context.gone.add(hash)
       const resent = await stack.wallet.resendUnmined()
       return `reorg of ${done.depth} blocks: ${done.removed} transactions taken away, ${done.back} ${fault.txs === 'reinclude' ? 'mined again' : 'back in the pool'}; the harness sent ${resent} of its own again`
     }

@@ -29,6 +29,11 @@ export interface History {
   stops: StopOutcome[]
   /** Processes that did not come back after a fault. */
   startFailures: string[]
+  /**
+   * Transactions a reorg took away that the chain no longer has in any form (not mined again, not
+   * back in the pool): their nonces are free, and signing another transaction for one is no fault.
+   */
+  gone: ReadonlySet<string>
 }
 
 export interface RequestFact {

@@ -91,11 +91,14 @@ function answeredInTime(request: RequestFact, answer: OutcomeFact, id: string): 
   ]
 }
 
-/** No key signed two different fulfilments for one nonce (a fee bump of the same one is fine). */
+/**
+ * No key signed two different fulfilments for one nonce (a fee bump of the same one is fine). A
+ * transaction a reorg took away for good freed its nonce: it does not count.
+ */
 function oneFulfilmentPerNonce(history: History): Violation[] {
   const effects = new Map<string, Map<string, string>>()
   for (const tx of history.signed) {
-    if (tx.fulfils === undefined) continue
+    if (tx.fulfils === undefined || history.gone.has(tx.hash)) continue
     const slot = `${tx.from}:${tx.nonce}`
     const seen = effects.get(slot) ?? new Map<string, string>()
     seen.set(tx.effect, tx.fulfils)

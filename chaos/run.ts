@@ -97,6 +97,7 @@ async function runOnStack(schedule: Schedule, gathered: Gathered): Promise<void>
     startedAt: Date.now(),
     stops: [],
     startFailures: [],
+    gone: new Set(),
     note: (line) =>
       gathered.timeline.push(`${((Date.now() - context.startedAt) / 1000).toFixed(1)} s ${line}`),
   }
@@ -106,12 +107,14 @@ async function runOnStack(schedule: Schedule, gathered: Gathered): Promise<void>
   const quiet = await quiesce(context)
   if (quiet.afterMs !== undefined) gathered.quietAfterMs = quiet.afterMs
   context.stops.push(...(await stack.stopParts()))
-  gathered.history = {
+  const history: History = {
     ...quiet.history,
     stops: context.stops,
     startFailures: context.startFailures,
+    gone: context.gone,
   }
-  gathered.violations.push(...checkInvariants(gathered.history))
+  gathered.history = history
+  gathered.violations.push(...checkInvariants(history))
 }
 
 /** Sends each planned request at its offset. */
@@ -164,14 +167,17 @@ const SETTLING: ReadonlySet<Violation['invariant']> = new Set([
  */
 async function quiesce(
   context: RunContext,
-): Promise<{ history: Omit<History, 'stops' | 'startFailures'>; afterMs?: number }> {
+): Promise<{ history: Omit<History, 'stops' | 'startFailures' | 'gone'>; afterMs?: number }> {
   const began = Date.now()
   const read = () => collectHistory(context.stack, context.book)
   for (;;) {
     const history = await read()
-    const unsettled = checkInvariants({ ...history, stops: [], startFailures: [] }).filter((v) =>
-      SETTLING.has(v.invariant),
-    )
+    const unsettled = checkInvariants({
+      ...history,
+      stops: [],
+      startFailures: [],
+      gone: context.gone,
+    }).filter((v) => SETTLING.has(v.invariant))
     if (unsettled.length === 0) {
       const afterMs = Date.now() - began
       context.note(`settled ${(afterMs / 1000).toFixed(1)} s after the faults`)
