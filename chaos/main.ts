@@ -20,7 +20,7 @@ import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { stopAllOwnedProcesses } from '../src/dev/process.ts'
 import { describeOutputs, describeResult, describeSchedule, replayCommand } from './report.ts'
-import { runSchedule } from './run.ts'
+import { runSchedule, stopRunningStack } from './run.ts'
 import { scheduleOf } from './schedule.ts'
 
 interface Options {
@@ -98,6 +98,10 @@ async function main(): Promise<number> {
     for (const line of describeSchedule(schedule)) console.log(line)
     if (options.dryRun) continue
     const result = await runSchedule(schedule)
+    if (interrupted) {
+      console.log(`chaos: interrupted during schedule ${seed}; its stack is stopped`)
+      return 130
+    }
     for (const line of describeResult(result)) console.log(line)
     if (options.output && result.violations.length > 0)
       for (const line of describeOutputs(result)) console.log(line)
@@ -118,10 +122,14 @@ async function main(): Promise<number> {
   return violations > 0 ? 1 : 0
 }
 
-// Interrupted (Ctrl-C): the processes it started go with it.
+// Interrupted (Ctrl-C): the stack it started goes with it, files and all.
+let interrupted = false
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {
-    void stopAllOwnedProcesses().finally(() => process.exit(130))
+    interrupted = true
+    void stopRunningStack()
+      .then(() => stopAllOwnedProcesses())
+      .finally(() => process.exit(130))
   })
 
 process.exit(await main())

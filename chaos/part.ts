@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { FEEDRUNNER_BIN, readyTest, waitForReady } from '../src/dev/feedrunner-process.ts'
 import { lastChars, startOwnedProcess, type OwnedProcess } from '../src/dev/process.ts'
@@ -46,10 +46,9 @@ export interface PartSpec {
 
 /** Node processes started here (faketime's children included), SIGKILLed if the harness dies. */
 const livePids = new Set<number>()
-/** The parts' working directory: empty, so no `.env` is read there. */
-const emptyDir = mkdtempSync(join(tmpdir(), 'feedrunner-chaos-'))
+/** The parts' working directory: an empty folder under the ignored .cache/, so no `.env` is read there. */
+const PARTS_CWD = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'chaos-cwd')
 process.once('exit', () => {
-  rmSync(emptyDir, { recursive: true, force: true })
   for (const pid of livePids) {
     try {
       process.kill(pid, 'SIGKILL')
@@ -103,6 +102,7 @@ export class Part {
   }
 
   private async startOnce(): Promise<void> {
+    mkdirSync(PARTS_CWD, { recursive: true })
     this.earlier = lastChars(this.earlier + (this.process?.output() ?? ''), 20_000)
     const { args, env, clockOffsetSeconds, kind } = this.spec
     const nodeArgs = [process.execPath, FEEDRUNNER_BIN, ...args]
@@ -120,7 +120,7 @@ export class Part {
         ...env,
         FAKETIME_DONT_FAKE_MONOTONIC: '1',
       },
-      cwd: emptyDir,
+      cwd: PARTS_CWD,
       keepOutputChars: 20_000,
     })
     this.process = started

@@ -86,8 +86,18 @@ export async function runSchedule(schedule: Schedule): Promise<ScheduleResult> {
   }
 }
 
+/** The stack of the schedule running now, for an interrupted harness to stop. */
+let running: Promise<ChaosStack> | undefined
+
+/** Stops the running schedule's stack (processes, proxies, anvil, Redis and its files), if any. */
+export async function stopRunningStack(): Promise<void> {
+  const stack = await running?.catch(() => undefined)
+  await stack?.stop().catch(() => undefined)
+}
+
 async function runOnStack(schedule: Schedule, gathered: Gathered): Promise<void> {
   gathered.stackStarting = startChaosStack(schedule)
+  running = gathered.stackStarting
   const stack = await gathered.stackStarting
   const book = new RequestBook(stack.wallet, stack.externalJobId)
   const context: RunContext = {
