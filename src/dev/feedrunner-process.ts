@@ -5,7 +5,7 @@ import { lastChars, startOwnedProcess, type OwnedProcess } from './process.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 // From the project root, not the cwd: tests and the bench may be started from anywhere.
-const FEEDRUNNER_BIN = join(projectRoot, 'bin/feedrunner.js')
+export const FEEDRUNNER_BIN = join(projectRoot, 'bin/feedrunner.js')
 
 /** How much of each stream the ready check looks at: a ready line split across chunks still falls inside it. */
 const READY_WINDOW_CHARS = 4_096
@@ -66,14 +66,14 @@ export async function startFeedrunnerProcess(
 }
 
 /** A test for the ready line. A RegExp's g or y flag would make `test` resume from its last match and miss it. */
-function readyTest(ready: RegExp | string): (text: string) => boolean {
+export function readyTest(ready: RegExp | string): (text: string) => boolean {
   if (typeof ready === 'string') return (text) => text.includes(ready)
   const pattern = new RegExp(ready.source, ready.flags.replace(/[gy]/g, ''))
   return (text) => pattern.test(text)
 }
 
 /** Resolves once `isReady` holds for the recent text of stdout or stderr; rejects on exit or after `timeoutMs`. */
-function waitForReady(
+export function waitForReady(
   part: OwnedProcess,
   isReady: (text: string) => boolean,
   timeoutMs: number,

@@ -60,6 +60,8 @@ export interface PrivateRedisOptions {
   port?: number
   /** Keep data on disk (AOF) in `dir`, as production runs it; default: memory only. */
   persistDir?: string
+  /** More redis-server options, e.g. `['--replicaof', '127.0.0.1', '6379']` for a replica. */
+  extraArgs?: readonly string[]
 }
 
 /** Starts a redis-server of our own on a free loopback port, in the foreground so we own its PID. */
@@ -78,6 +80,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     '--dir',
     dir,
     ...persistence,
+    ...(options.extraArgs ?? []),
   ])
   const url = `redis://127.0.0.1:${port}`
   try {

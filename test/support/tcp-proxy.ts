@@ -9,6 +9,8 @@ export interface TcpProxy {
   /** Ends every open connection at once (reset) and refuses new ones until `restore`. */
   cut(): void
   restore(): void
+  /** Forwards new connections to `port` from now on and resets the open ones (a failover behind one address). */
+  retarget(port: number): void
   readonly isCut: boolean
   /** Connections refused while cut. */
   readonly refused: number
@@ -27,13 +29,14 @@ export async function startTcpProxy(
   const open = new Set<Socket>()
   let cut = false
   let refused = 0
+  let target = targetPort
   const server: Server = createServer((client) => {
     if (cut) {
       refused++
       client.resetAndDestroy()
       return
     }
-    const upstream = connect(targetPort, targetHost)
+    const upstream = connect(target, targetHost)
     open.add(client)
     open.add(upstream)
     const end = () => {
@@ -59,6 +62,11 @@ export async function startTcpProxy(
     },
     restore() {
       cut = false
+    },
+    retarget(port: number) {
+      target = port
+      for (const socket of open) socket.resetAndDestroy()
+      open.clear()
     },
     get isCut() {
       return cut

@@ -1,0 +1,97 @@
+import type { ScheduleResult } from './run.ts'
+import { runsRunner, type FaultPlan, type Schedule } from './schedule.ts'
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+/** The command that runs this schedule again. */
+export function replayCommand(seed: number): string {
+  return `npm run chaos -- --seed ${seed}`
+}
+
+function describeFault(fault: FaultPlan): string {
+  const at = seconds(fault.atMs)
+  switch (fault.kind) {
+    case 'kill':
+      return `${at} ${fault.signal} ${fault.part}, down ${seconds(fault.downMs)}`
+    case 'redis-restart':
+      return `${at} Redis restart (${fault.signal}, down ${seconds(fault.downMs)})`
+    case 'redis-flush':
+      return `${at} Redis FLUSHALL`
+    case 'redis-failover':
+      return `${at} Redis replaced by its promoted replica`
+    case 'rpc-cut':
+      return `${at} RPC cut for ${seconds(fault.forMs)}`
+    case 'rpc-slow':
+      return `${at} RPC slowed by ${fault.delayMs} ms a call for ${seconds(fault.forMs)}`
+    case 'reorg':
+      return `${at} reorg of ${fault.depth} block(s), transactions ${{ reinclude: 'mined again', reinject: 'back in the pool', drop: 'dropped' }[fault.txs]}`
+    case 'cancel-storm':
+      return `${at} cancel storm (runners ${fault.signal}, ${fault.requests.length} requests, clock +${fault.warpSeconds} s, ${fault.cancelShare * 100} % of the others cancelled)`
+  }
+}
+
+/** The schedule in a few lines: what it runs and which faults it injects when. */
+export function describeSchedule(schedule: Schedule): string[] {
+  const clocks = schedule.parts
+    .filter((part) => part.clockOffsetSeconds !== 0)
+    .map(
+      (part) =>
+        `${part.name} ${part.clockOffsetSeconds > 0 ? '+' : ''}${part.clockOffsetSeconds} s`,
+    )
+  const runners = schedule.parts.filter((part) => runsRunner(part.kind)).length
+  const start = schedule.parts.find((part) => part.kind === 'start')
+  return [
+    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners${start ? ` (${start.name} is feedrunner start)` : ''}, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
+    `  faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
+  ]
+}
+
+/** ' in bursts of N' when requests share their offsets. */
+function bursts(schedule: Schedule): string {
+  const first = schedule.requests.filter((request) => request.atMs === 0).length
+  return first > 1 ? ` in bursts of ${first}` : ''
+}
+
+/** What a schedule did and found. */
+export function describeResult(result: ScheduleResult): string[] {
+  const lines: string[] = []
+  const { history } = result
+  if (history) {
+    const answered = new Set(history.responses.map((response) => response.requestId)).size
+    const cancelled = new Set(history.cancels.map((cancel) => cancel.requestId)).size
+    const fulfilments = history.signed.filter((tx) => tx.fulfils !== undefined)
+    const others = history.signed.length - fulfilments.length
+    const reverted = [...new Set(history.signed.map((tx) => tx.hash))].filter(
+      (hash) => history.fates.get(hash)?.reverted,
+    ).length
+    const slots = new Set(fulfilments.map((tx) => `${tx.from}:${tx.nonce}`)).size
+    const records = new Map<string, number>()
+    for (const run of history.runs.values())
+      records.set(run?.state ?? 'none', (records.get(run?.state ?? 'none') ?? 0) + 1)
+    lines.push(
+      `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
+      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
+    )
+  }
+  for (const line of result.timeline) lines.push(`  | ${line}`)
+  for (const violation of result.violations)
+    lines.push(
+      violation.invariant === 'harness'
+        ? `  HARNESS ERROR (the schedule could not be run to its end; counted as a violation): ${violation.detail}`
+        : `  VIOLATION ${violation.invariant}: ${violation.detail}`,
+    )
+  if (result.violations.length > 0) lines.push(`  replay: ${replayCommand(result.schedule.seed)}`)
+  return lines
+}
+
+/** The last lines each process printed, for a schedule with violations (CHAOS_OUTPUT=1). */
+export function describeOutputs(result: ScheduleResult, lines = 15): string[] {
+  return Object.entries(result.outputs).flatMap(([name, output]) => [
+    `  --- ${name}, last lines:`,
+    ...output
+      .trim()
+      .split('\n')
+      .slice(-lines)
+      .map((line) => `    ${line.slice(0, 400)}`),
+  ])
+}

@@ -1,0 +1,113 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Part } from '../../chaos/part.ts'
+import { startRpcProxy, type RpcProxy } from '../../chaos/rpc-proxy.ts'
+import { freePort } from '../../src/dev/ports.ts'
+
+// The fault search's own moving parts: the RPC proxy that keeps what runners broadcast, and a part
+// run under faketime, whose signals must reach the node process and not only faketime's wrapper.
+
+/** A JSON-RPC node stand-in that answers every call with its method's name. */
+async function startEchoNode(): Promise<{ url: string; server: Server }> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as unknown
+      const answer = (call: { id: number; method: string }) => ({
+        jsonrpc: '2.0',
+        id: call.id,
+        result: call.method,
+      })
+      response.setHeader('content-type', 'application/json')
+      response.end(
+        JSON.stringify(
+          Array.isArray(body) ? body.map(answer) : answer(body as { id: number; method: string }),
+        ),
+      )
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
+}
+
+const post = (url: string, body: unknown) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then((response) => response.json())
+
+describe('the RPC proxy', () => {
+  let node: { url: string; server: Server } | undefined
+  let proxy: RpcProxy | undefined
+
+  afterAll(async () => {
+    await proxy?.close()
+    await new Promise((resolve) => node?.server.close(resolve))
+  })
+
+  it('forwards calls, keeps every raw transaction sent alone or in a batch, and cuts the link', async () => {
+    node = await startEchoNode()
+    proxy = await startRpcProxy(node.url)
+    expect(
+      await post(proxy.url, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_sendRawTransaction',
+        params: ['0x01'],
+      }),
+    ).toMatchObject({ result: 'eth_sendRawTransaction' })
+    const batch = await post(proxy.url, [
+      { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_sendRawTransaction', params: ['0x02'] },
+    ])
+    expect(batch).toHaveLength(2)
+    expect(proxy.broadcasts.map((broadcast) => broadcast.raw)).toEqual(['0x01', '0x02'])
+
+    proxy.cut()
+    await expect(
+      post(proxy.url, {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'eth_sendRawTransaction',
+        params: ['0x03'],
+      }),
+    ).rejects.toThrow()
+    proxy.restore()
+    proxy.slow(50)
+    expect(
+      await post(proxy.url, { jsonrpc: '2.0', id: 4, method: 'eth_chainId', params: [] }),
+    ).toMatchObject({
+      result: 'eth_chainId',
+    })
+    proxy.restore()
+  })
+})
+
+describe('a part with its clock offset', () => {
+  it('runs under faketime, and SIGTERM reaches the node process, which exits 0', async () => {
+    const port = await freePort()
+    const part = new Part({
+      name: 'feeds',
+      kind: 'feeds',
+      args: ['feeds', 'serve', '--port', String(port), '--keys', 'k'],
+      env: { LOG_LEVEL: 'warn' },
+      clockOffsetSeconds: 120,
+    })
+    await part.start()
+    try {
+      expect(part.running).toBe(true)
+      // An answer, not only the ready line: `feeds serve` installs its SIGTERM handler just after
+      // printing that line, and a signal in between ends it by the default action.
+      expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBeGreaterThanOrEqual(200)
+      const outcome = await part.stop('SIGTERM')
+      // faketime does not pass signals on: had the wrapper been signalled, node would still run.
+      expect(outcome).toMatchObject({ part: 'feeds', signal: 'SIGTERM', code: 0, overran: false })
+      expect(part.running).toBe(false)
+    } finally {
+      await part.stop('SIGKILL')
+    }
+  }, 120_000)
+})
