@@ -42,6 +42,8 @@ export interface PipelineWorkerOptions {
   outputMaxChars?: number
   /** The number of this `runs replay` of an errored run; undefined for a request's own run. */
   replay?: number
+  /** The request's round (made again after a reorg): its transactions are the round's own. */
+  round?: number
   /** RUN_MAX_CRASHES: crashes of a request's runs before it is quarantined (requests-worker.ts). */
   maxCrashes?: number
   /** The chain's time (unix seconds): a request past its cancelExpiration is not run. */
@@ -57,7 +59,7 @@ export async function runRequest(
   // A replay's transactions get idempotency keys of their own: the errored run's may be spent. The
   // Operator's commitment still lets only one fulfilment through.
   const runId =
-    requestJobId(request.chainId, request.operator, request.requestId) +
+    requestJobId(request.chainId, request.operator, request.requestId, options.round) +
     (options.replay === undefined ? '' : `-replay-${options.replay}`)
   const log = logger.child({ requestId: request.requestId })
   const loaded = registry.bySpecId(request.specId)

@@ -29,21 +29,26 @@ export function createRequestIntake(parts: {
   const { runs, requestsQueue, registry, log } = parts
   return {
     async onRequest(event) {
-      const jobId = requestJobId(event.chainId, event.operator, event.requestId)
       const loaded = registry.bySpecId(event.specId)
-      // Both at once: the run record is only created when absent (a request delivered again keeps its
-      // run), and a run that starts first creates the record itself.
-      const [run] = await Promise.all([
-        runs.create(event.requestId, { ...baseRecord(event, loaded), state: 'received' }),
-        requestsQueue.add('request', toRequestPayload(event), { jobId }),
-      ])
+      // The record is created when absent (a request delivered again keeps its run), or opened in a
+      // new round when the request was made again in another block (a reorg): its job is the round's.
+      const run = await runs.create(event.requestId, {
+        ...baseRecord(event, loaded),
+        state: 'received',
+      })
+      const round = run.round || undefined
+      await requestsQueue.add(
+        'request',
+        { ...toRequestPayload(event), ...(round ? { round } : {}) },
+        { jobId: requestJobId(event.chainId, event.operator, event.requestId, round) },
+      )
       const job = run.job ?? loaded?.name
       recordRequest(job, 'received')
       log.info({ requestId: event.requestId, job }, 'request received')
     },
     async onCancel(event) {
-      const jobId = requestJobId(event.chainId, event.operator, event.requestId)
       const existing = await runs.get(event.requestId)
+      const jobId = requestJobId(event.chainId, event.operator, event.requestId, existing?.round)
       await runs.update(event.requestId, {
         state: 'cancelled',
         reason: `cancelled by the requester in ${event.txHash}`,

@@ -32,6 +32,8 @@ export const requestPayloadSchema = z.object({
   replay: z.number().int().positive().optional(),
   /** Runs of the request whose isolate died under a task (its runner's deaths are BullMQ's stalls). */
   crashes: z.number().int().nonnegative().optional(),
+  /** The request's round: how many times it was made again (a reorg moved it; run-record.ts). */
+  round: z.number().int().positive().optional(),
 })
 export type RequestPayload = z.infer<typeof requestPayloadSchema>
 
@@ -45,13 +47,23 @@ export function toRequestPayload(event: OracleRequestEvent): RequestPayload {
 }
 
 export function fromRequestPayload(payload: unknown): OracleRequestEvent {
-  const { replay: _replay, crashes: _crashes, ...parsed } = requestPayloadSchema.parse(payload)
+  const {
+    replay: _replay,
+    crashes: _crashes,
+    round: _round,
+    ...parsed
+  } = requestPayloadSchema.parse(payload)
   return {
     ...parsed,
     payment: BigInt(parsed.payment),
     cancelExpiration: BigInt(parsed.cancelExpiration),
     dataVersion: BigInt(parsed.dataVersion),
   }
+}
+
+/** The round a `requests` job runs (undefined: the request as first made). */
+export function roundOf(payload: unknown): number | undefined {
+  return requestPayloadSchema.parse(payload).round
 }
 
 /** The replay number a `requests` job carries (`runs replay`), or undefined for a first run. */
@@ -63,8 +75,15 @@ export function replayOf(payload: unknown): number | undefined {
  * One queue job per request, whichever process saw the log first: the id is derived from the chain,
  * the operator and the request id (BullMQ reserves `:` in custom ids, hence `-`).
  */
-export function requestJobId(chainId: number, operator: string, requestId: string): string {
-  return `${chainId}-${operator.toLowerCase()}-${requestId.toLowerCase()}`
+export function requestJobId(
+  chainId: number,
+  operator: string,
+  requestId: string,
+  round?: number,
+): string {
+  const base = `${chainId}-${operator.toLowerCase()}-${requestId.toLowerCase()}`
+  // A request made again after a reorg is a new unit of work: its fulfilment differs.
+  return round ? `${base}-r${round}` : base
 }
 
 /** The `jobRun.*` variables Chainlink's direct request jobs read, from a request's log. */

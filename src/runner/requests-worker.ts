@@ -3,7 +3,7 @@ import { isRetryable, rootCauseFirst } from '../config/errors.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
 import { runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import { quarantine, RunCrashReport } from './quarantine.ts'
-import { fromRequestPayload, replayOf, type RequestPayload } from './request-payload.ts'
+import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 
 /** RUN_MAX_CRASHES' default: a request that crashed its run twice is not run again by itself. */
@@ -31,6 +31,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
         ...options,
         lastAttempt,
         replay: replayOf(queueJob.data),
+        round: roundOf(queueJob.data),
       })
     } catch (error) {
       if (error instanceof RunCrashReport) {

@@ -58,6 +58,11 @@ export interface RunRecord {
   callbackFunctionId?: string
   /** Unix seconds after which the consumer may cancel the request and take its payment back. */
   cancelExpiration?: string
+  /**
+   * How many times the request was made again (a reorg moved it to another block, so its
+   * cancelExpiration, and the fulfilment that matches it, changed): each round runs anew.
+   */
+  round?: number
   /** Set when its runs crashed RUN_MAX_CRASHES times: not run again by itself (`runs replay` may). */
   quarantined?: boolean
   /** Each `runs replay` of this run, oldest first, with the reason the run had errored with. */
@@ -82,7 +87,7 @@ export type RunPatch = Partial<RunRecord> & { state?: RunState; tasksFrom?: numb
 
 /** What a write answers: enough to tell where the run stands, not the whole record (tasks and all). */
 export type RunSummary = Pick<RunRecord, 'requestId' | 'state'> &
-  Partial<Pick<RunRecord, 'job' | 'txHash' | 'reason'>>
+  Partial<Pick<RunRecord, 'job' | 'txHash' | 'reason' | 'round'>>
 
 const runSummarySchema = z.object({
   requestId: z.string(),
@@ -90,6 +95,7 @@ const runSummarySchema = z.object({
   job: z.string().optional(),
   txHash: z.string().optional(),
   reason: z.string().optional(),
+  round: z.number().int().nonnegative().optional(),
 })
 
 const RUN_TTL_SECONDS = 7 * 24 * 3600
@@ -109,14 +115,34 @@ const TRIM_EVERY = 64
  */
 const UPDATE_SCRIPT = luaScript(`
 local function summary(run)
-  return cjson.encode({ requestId = run.requestId, state = run.state, job = run.job, txHash = run.txHash, reason = run.reason })
+  return cjson.encode({ requestId = run.requestId, state = run.state, job = run.job, txHash = run.txHash, reason = run.reason, round = run.round })
 end
 local current = redis.call('GET', KEYS[1])
 local record
 if current then
   record = cjson.decode(current)
   local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
-  if ARGV[6] == '1' or (final[record.state] and ARGV[6] ~= '2') then return summary(record) end
+  if ARGV[6] == '1' then
+    -- A request made again (a reorg moved it to another block: its cancelExpiration and so its
+    -- fulfilment changed) runs again, in a new round, whatever its run had come to.
+    local made = cjson.decode(ARGV[1])
+    if made.cancelExpiration == nil or made.cancelExpiration == record.cancelExpiration then
+      return summary(record)
+    end
+    record.round = (tonumber(record.round) or 0) + 1
+    record.state = 'received'
+    record.reason = 'made again in block ' .. tostring(made.blockNumber) .. ' (a reorg moved the request): run again'
+    record.blockNumber = made.blockNumber
+    record.requestTxHash = made.requestTxHash
+    record.cancelExpiration = made.cancelExpiration
+    record.txHash = nil
+    record.failure = nil
+    record.quarantined = nil
+    record.times.received = tonumber(ARGV[3])
+    redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
+    return summary(record)
+  end
+  if final[record.state] and ARGV[6] ~= '2' then return summary(record) end
   local patch = cjson.decode(ARGV[1])
   local tasksFrom = tonumber(patch.tasksFrom)
   patch.tasksFrom = nil
@@ -217,7 +243,11 @@ export class RunStore {
     return this.write(requestId, patch, 'chain')
   }
 
-  /** Creates the run only when there is none yet (a request seen again keeps the run it has). */
+  /**
+   * Creates the run only when there is none yet (a request seen again keeps the run it has), or
+   * opens it in a new round when the request was made again with another cancelExpiration (a reorg
+   * moved it): the summary's `round` says which.
+   */
   create(requestId: string, record: Partial<RunRecord> & { state: RunState }): Promise<RunSummary> {
     return this.write(requestId, record, 'if-absent')
   }
