@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { serialisedErrorSchema, type SerialisedError } from '../config/errors.ts'
-import { luaScript } from '../queue/lua-script.ts'
+import { luaScriptFile } from '../queue/lua-script.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
 
 /**
@@ -104,99 +104,20 @@ const RECENT_RUNS_KEPT = 10_000
 const TRIM_EVERY = 64
 
 /**
- * Merges `patch` into the stored run unless the stored run is already final (or, with ARGV[6] = '1',
- * unless a run exists at all; with ARGV[6] = '2' even when final: the chain's word settles a run), in one atomic step so two processes racing on the same request cannot
- * move a finished run backwards. Answers a summary: the record with its task outputs is kilobytes,
- * and every run writes it several times. A run enters the index of recent runs once, when it is
- * created (the index orders runs by when they were received): its later writes cost one SET each
- * instead of three commands (issue 20: Redis commands per request). The index is trimmed to its
- * bound by one create in TRIM_EVERY (ARGV[7] = '1'), not by each: between two trims it holds at most
- * that many runs more than the bound, and each other create saves a command.
+ * Merges a patch into the stored run unless it is final (records/update-run.lua, where the modes are
+ * told), in one atomic step, so two processes racing on the same request cannot move a finished run
+ * backwards; answers a summary.
  */
-const UPDATE_SCRIPT = luaScript(`
-local function summary(run)
-  return cjson.encode({ requestId = run.requestId, state = run.state, job = run.job, txHash = run.txHash, reason = run.reason, round = run.round })
-end
-local current = redis.call('GET', KEYS[1])
-local record
-if current then
-  record = cjson.decode(current)
-  local final = { fulfilled = true, errored = true, refused = true, cancelled = true }
-  if ARGV[6] == '1' then
-    -- A request made again (a reorg moved it to another block: its cancelExpiration and so its
-    -- fulfilment changed) runs again, in a new round, whatever its run had come to.
-    local made = cjson.decode(ARGV[1])
-    if made.cancelExpiration == nil or made.cancelExpiration == record.cancelExpiration then
-      return summary(record)
-    end
-    record.round = (tonumber(record.round) or 0) + 1
-    record.state = 'received'
-    record.reason = 'made again in block ' .. tostring(made.blockNumber) .. ' (a reorg moved the request): run again'
-    record.blockNumber = made.blockNumber
-    record.requestTxHash = made.requestTxHash
-    record.cancelExpiration = made.cancelExpiration
-    record.txHash = nil
-    record.failure = nil
-    record.quarantined = nil
-    record.times.received = tonumber(ARGV[3])
-    redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
-    return summary(record)
-  end
-  if final[record.state] and ARGV[6] ~= '2' then return summary(record) end
-  local patch = cjson.decode(ARGV[1])
-  local tasksFrom = tonumber(patch.tasksFrom)
-  patch.tasksFrom = nil
-  for k, v in pairs(patch) do
-    if k == 'times' then
-      for state, at in pairs(v) do record.times[state] = at end
-    elseif k == 'tasks' and tasksFrom then
-      local tasks = {}
-      if type(record.tasks) == 'table' then
-        for i = 1, math.min(#record.tasks, tasksFrom) do tasks[i] = record.tasks[i] end
-      end
-      for _, task in ipairs(v) do tasks[#tasks + 1] = task end
-      record.tasks = tasks
-    else
-      record[k] = v
-    end
-  end
-  redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
-else
-  record = cjson.decode(ARGV[1])
-  record.tasksFrom = nil
-  redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
-  redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
-  if ARGV[7] == '1' then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1) end
-end
-return summary(record)
-`)
+const UPDATE_RUN = luaScriptFile(new URL('./records/update-run.lua', import.meta.url), {
+  keys: ['run', 'index'],
+  args: ['patch', 'ttl', 'now', 'run_id', 'kept', 'mode', 'trim'],
+})
 
-/**
- * Moves an errored run back to `received` for a replay, in one atomic step: only an errored run moves
- * (two replays at once cannot both start), and the reason it errored with is kept in `replays`.
- * Answers the summary and the number of this replay (0 when the run did not move).
- */
-const REOPEN_SCRIPT = luaScript(`
-local current = redis.call('GET', KEYS[1])
-if not current then return nil end
-local record = cjson.decode(current)
-if record.state ~= 'errored' then
-  return cjson.encode({ requestId = record.requestId, state = record.state, job = record.job, txHash = record.txHash, reason = record.reason, replay = 0 })
-end
-local replays = record.replays
-if type(replays) ~= 'table' then replays = {} end
-table.insert(replays, { at = tonumber(ARGV[1]), previousReason = record.reason })
-record.replays = replays
-record.state = 'received'
-record.quarantined = nil
-record.reason = nil
-record.failure = nil
-record.txHash = nil
-record.times.received = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], cjson.encode(record), 'EX', tonumber(ARGV[2]))
-redis.call('ZADD', KEYS[2], tonumber(ARGV[1]), ARGV[3])
-return cjson.encode({ requestId = record.requestId, state = record.state, job = record.job, replay = #replays })
-`)
+/** Moves an errored run back to `received` for a replay (records/reopen-run.lua). */
+const REOPEN_RUN = luaScriptFile(new URL('./records/reopen-run.lua', import.meta.url), {
+  keys: ['run', 'index'],
+  args: ['now', 'ttl', 'run_id'],
+})
 
 /**
  * Run records in Redis: one JSON value per request plus a time-ordered index of recent runs, shared
@@ -261,18 +182,18 @@ export class RunStore {
     const withTime = patch.state
       ? { ...patch, times: { ...patch.times, [patch.state]: now } }
       : patch
-    const answer = (await UPDATE_SCRIPT.run(
+    const answer = (await UPDATE_RUN.run(
       this.redis,
-      [this.runKey(requestId), this.indexKey()],
-      [
-        JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
-        String(RUN_TTL_SECONDS),
-        String(now),
-        this.runId(requestId),
-        String(RECENT_RUNS_KEPT),
-        { 'unless-final': '0', 'if-absent': '1', chain: '2' }[mode],
-        trimsIndex(requestId) ? '1' : '0',
-      ],
+      { run: this.runKey(requestId), index: this.indexKey() },
+      {
+        patch: JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
+        ttl: RUN_TTL_SECONDS,
+        now,
+        run_id: this.runId(requestId),
+        kept: RECENT_RUNS_KEPT,
+        mode,
+        trim: trimsIndex(requestId) ? '1' : '0',
+      },
     )) as string
     return runSummarySchema.parse(JSON.parse(answer))
   }
@@ -282,10 +203,10 @@ export class RunStore {
     requestId: string,
   ): Promise<{ run: RunSummary; replay: number } | undefined> {
     const now = Date.now()
-    const answer = (await REOPEN_SCRIPT.run(
+    const answer = (await REOPEN_RUN.run(
       this.redis,
-      [this.runKey(requestId), this.indexKey()],
-      [String(now), String(RUN_TTL_SECONDS), this.runId(requestId)],
+      { run: this.runKey(requestId), index: this.indexKey() },
+      { now, ttl: RUN_TTL_SECONDS, run_id: this.runId(requestId) },
     )) as string | null
     if (answer === null) return undefined
     const parsed = JSON.parse(answer) as { replay: number }

@@ -77,12 +77,15 @@ describe('run records', () => {
 
   it('opens a run in a new round when its request was made again with another cancelExpiration (a reorg moved it)', async () => {
     const first = { ...base, state: 'received' as const, cancelExpiration: '1000' }
-    await store.create('0xdd', first)
-    await store.update('0xdd', { state: 'fulfilled', txHash: '0xold' })
+    await store.create('0xa1b2', first)
+    await store.update('0xa1b2', { state: 'fulfilled', txHash: '0xold' })
     // Delivered again as it was: nothing changes.
-    expect(await store.create('0xdd', first)).toMatchObject({ state: 'fulfilled', txHash: '0xold' })
+    expect(await store.create('0xa1b2', first)).toMatchObject({
+      state: 'fulfilled',
+      txHash: '0xold',
+    })
     // Made again in block 9, five seconds later: a new round, run again.
-    const again = await store.create('0xdd', {
+    const again = await store.create('0xa1b2', {
       ...first,
       blockNumber: 9,
       requestTxHash: '0xt2',
@@ -90,12 +93,12 @@ describe('run records', () => {
     })
     expect(again).toMatchObject({ state: 'received', round: 1 })
     expect(again.txHash).toBeUndefined()
-    const run = await store.get('0xdd')
+    const run = await store.get('0xa1b2')
     expect(run).toMatchObject({ blockNumber: 9, requestTxHash: '0xt2', cancelExpiration: '1005' })
     expect(run?.reason).toBe('made again in block 9 (a reorg moved the request): run again')
     // Every process that sees the new log delivers it: the first opened the round, the rest find it.
     expect(
-      await store.create('0xdd', { ...first, blockNumber: 9, cancelExpiration: '1005' }),
+      await store.create('0xa1b2', { ...first, blockNumber: 9, cancelExpiration: '1005' }),
     ).toMatchObject({ round: 1 })
   })
 
