@@ -113,14 +113,15 @@ export class TaskIsolation {
   }
 
   private spawn(): Worker {
-    // From the sources (tests, `npm start` before a build) the thread loads TypeScript through tsx.
+    // From the sources (tests, `npm start` before a build) the thread loads TypeScript through tsx,
+    // found from here, not from the process's working directory (which may be anywhere).
     const fromSources = import.meta.url.endsWith('.ts')
     const worker = new Worker(
       new URL(`./isolate-thread.${fromSources ? 'ts' : 'js'}`, import.meta.url),
       {
         workerData: this.options.context,
         resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
-        execArgv: fromSources ? ['--import', 'tsx'] : [],
+        execArgv: fromSources ? ['--import', import.meta.resolve('tsx')] : [],
         stdout: false,
         stderr: false,
       },
@@ -144,7 +145,7 @@ export class TaskIsolation {
       const outOfMemory = (cause as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY'
       const why = outOfMemory
         ? `what it built passed its heap of RUN_ISOLATE_MEMORY_MB=${this.options.memoryMb}`
-        : 'it stopped'
+        : `it stopped (${cause instanceof Error ? cause.message : String(cause)})`
       pending?.reject(new RunCrashedError(`its isolate died: ${why}`, cause))
     }
     slot.worker.on('error', died)
