@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { freePort } from './ports.ts'
@@ -92,14 +93,22 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   const calls = options.countCalls ? countCallLines(process) : undefined
   const rpcUrl = `http://127.0.0.1:${port}`
   try {
-    await waitFor(`anvil on ${rpcUrl}`, async () => {
+    // Another anvil may answer on the port (two stacks that both found it free): only ours counts,
+    // and ours exiting (the port taken) ends the wait at once.
+    const exited = process.exited.then(({ code }) => {
+      throw new Error(`it exited (${code}): ${process.output().trim()}`)
+    })
+    exited.catch(() => undefined)
+    const listening = waitFor(`anvil on ${rpcUrl}`, async () => {
       const response = await fetch(rpcUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
       })
-      return response.ok
+      return response.ok && listensOn(process.pid, port)
     })
+    listening.catch(() => undefined)
+    await Promise.race([listening, exited])
   } catch (error) {
     await process.stop()
     throw new Error(`anvil did not start: ${(error as Error).message}\n${process.output()}`)
@@ -111,6 +120,38 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     process,
     calls: () => (calls ? Object.fromEntries(calls) : undefined),
     stop: () => process.stop(),
+  }
+}
+
+/**
+ * Whether process `pid` holds the listening socket of TCP port `port` (Linux's /proc): a chain that
+ * answers on the port may be another process's, which started there first.
+ */
+function listensOn(pid: number, port: number): boolean {
+  const inodes = new Set<string>()
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const target = readlinkSafe(`/proc/${pid}/fd/${fd}`)
+    const match = /^socket:\[(\d+)\]$/.exec(target ?? '')
+    if (match) inodes.add(match[1] as string)
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const lines = existsSync(table) ? readFileSync(table, 'utf8').split('\n').slice(1) : []
+    for (const line of lines) {
+      const fields = line.trim().split(/\s+/)
+      // local_address is ADDR:PORT in hex, st 0A is LISTEN, the inode is the tenth field.
+      if (fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A' && inodes.has(fields[9] ?? ''))
+        return true
+    }
+  }
+  return false
+}
+
+function readlinkSafe(path: string): string | undefined {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return undefined
   }
 }
 
