@@ -4,7 +4,7 @@ import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions } from '../pipeline/index.ts'
 import { runJob, RunCrashedError } from '../pipeline/index.ts'
-import { RequestCancelledError } from './sender-chain-access.ts'
+import { expiredRefusal, RequestCancelledError } from './sender-chain-access.ts'
 import { errorClass, observeTask, refusalClass } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { baseRecord, sentTxHash, taskRecord } from './run-fields.ts'
@@ -12,7 +12,13 @@ import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admis
 import { jobRunVars, requestJobId } from './request-payload.ts'
 import { RunCrashReport } from './quarantine.ts'
 import { causeIn, finish, outcomeOf, runFailures, type RequestOutcome } from './run-outcomes.ts'
-import { isFinal, type RunRecord, type RunStore, type TaskRecord } from './run-record.ts'
+import {
+  isFinal,
+  type RunPatch,
+  type RunRecord,
+  type RunStore,
+  type TaskRecord,
+} from './run-record.ts'
 
 export type { RequestOutcome } from './run-outcomes.ts'
 
@@ -87,7 +93,7 @@ export async function runRequest(
       undefined,
     )
   const refusal =
-    refusalOf(loaded.job.spec, request) ?? (await expiryOf(request, options.chainTime))
+    refusalOf(loaded.job.spec, request) ?? (await expiryOf(request, runs, options.chainTime))
   if (refusal) return refuse(refusal, loaded.name)
   const admitted = await options.admission?.admit(request.requester, request.requestId)
   if (admitted && !admitted.ok)
@@ -110,21 +116,23 @@ async function runAdmitted(
 ): Promise<RequestOutcome> {
   const { runs } = options
   const jobLog = log.child({ job: loaded.name })
+  // Every write carries the request: one that finds the run gone (Redis flushed or failed over
+  // meanwhile) makes it again whole, so the reconciler can still settle it from the chain.
+  const write = (patch: RunPatch) => runs.update(request.requestId, { ...base, ...patch })
   // A run that is final already (a late redelivery, a cancel) is left as it is: the write says so.
-  const started = await runs.update(request.requestId, { ...base, state: 'running' })
+  const started = await write({ state: 'running' })
   if (isFinal(started.state)) return outcomeOf(started)
   jobLog.info('run started')
   const startedAt = performance.now()
   const tasks: TaskRecord[] = []
   // The tasks the record holds: the last write sends only those after them (RunPatch.tasksFrom).
   let stored = 0
-  const unstoredTasks = () => ({ tasks: tasks.slice(stored), tasksFrom: stored })
+  const unstoredTasks = () => ({ ...base, tasks: tasks.slice(stored), tasksFrom: stored })
   const onSent = async (): Promise<void> => {
     // The record's word for where the run is, written while the transaction is on its way: a failed
     // write must not fail a transaction that may already be out.
     const sentTasks = [...tasks]
-    await runs
-      .update(request.requestId, { state: 'sent', tasks: sentTasks })
+    await write({ state: 'sent', tasks: sentTasks })
       .then(() => void (stored = sentTasks.length))
       .catch((error: unknown) => {
         jobLog.warn(
@@ -160,9 +168,20 @@ async function runAdmitted(
         jobLog,
         { job: loaded.name, reason: 'cancelled', startedAt },
       )
+    const refused = causeIn(result.failures, RequestRefusedError)
+    if (refused)
+      return finish(
+        runs,
+        request.requestId,
+        { ...unstoredTasks(), failure: serialiseError(refused) },
+        'refused',
+        refused.message,
+        jobLog,
+        { job: loaded.name, reason: refusalClass(refused), startedAt },
+      )
     const crashed = causeIn(result.failures, RunCrashedError)
     if (crashed) {
-      await runs.update(request.requestId, {
+      await write({
         tasks,
         reason: `will retry: the run crashed: ${rootCauseFirst(failures[0])}`,
         failure: serialiseError(failures[0]),
@@ -174,7 +193,7 @@ async function runAdmitted(
     const [first] = failures
     if (first?.retryable && !options.lastAttempt) {
       const words = rootCauseFirst(first)
-      await runs.update(request.requestId, {
+      await write({
         tasks,
         reason: `will retry: ${words}`,
         failure: serialiseError(first),
@@ -220,18 +239,19 @@ async function runAdmitted(
 
 /**
  * A request past its cancelExpiration (by the chain's time) is not run: its requester may cancel it
- * and take its payment back at any moment, and a poison request must not outlive it.
+ * and take its payment back at any moment, and a poison request must not outlive it. A run that began
+ * before (its process closed or died) goes on: it may have a transaction out, and the sender resumes
+ * that one and signs none new (sender-chain-access.ts).
  */
 async function expiryOf(
   request: OracleRequestEvent,
+  runs: RunStore,
   chainTime: (() => Promise<number>) | undefined,
 ): Promise<RequestRefusedError | undefined> {
   if (!chainTime) return undefined
   const now = BigInt(await chainTime())
   if (now < request.cancelExpiration) return undefined
-  const at = new Date(Number(request.cancelExpiration) * 1_000).toISOString()
-  return new RequestRefusedError(
-    'expired',
-    `the request passed its cancelExpiration at ${at}: its requester may cancel it and take its payment back, so it is not run`,
-  )
+  const existing = await runs.get(request.requestId)
+  if (existing && existing.state !== 'received') return undefined
+  return expiredRefusal(request.cancelExpiration)
 }

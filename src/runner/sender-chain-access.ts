@@ -2,6 +2,7 @@ import { FeedrunnerError } from '../config/errors.ts'
 import type { JsonRpcProvider } from 'ethers'
 import type { TxSender } from '../chain/sender/index.ts'
 import { requestClosure } from '../chain/operator-logs.ts'
+import { RequestRefusedError } from './admission.ts'
 import type {
   CallRequest,
   ChainAccess,
@@ -37,6 +38,8 @@ export interface RequestOnChain {
   operator: string
   requestId: string
   blockNumber: number
+  /** Unix seconds after which its requester may cancel it: no new fulfilment is signed then. */
+  cancelExpiration?: bigint
 }
 
 export interface SenderAccessOptions {
@@ -61,6 +64,7 @@ export function senderChainAccess(
 ): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
+      await refuseNewAfterExpiry(sender, request, tx.idempotencyKey)
       const [, result] = await Promise.all([
         options.onSubmit?.(tx),
         sender.submit({
@@ -114,6 +118,32 @@ export function senderChainAccess(
       })
     },
   }
+}
+
+/**
+ * A request past its cancelExpiration (by the chain's time) gets no new fulfilment: its requester may
+ * cancel it at any moment. One with a transaction already (a run that went out, then stopped: its
+ * process closed or died) is resumed whatever the time: that transaction may be mined, and the run
+ * must end as the chain says.
+ */
+async function refuseNewAfterExpiry(
+  sender: TxSender,
+  request: RequestOnChain,
+  idempotencyKey: string,
+): Promise<void> {
+  if (request.cancelExpiration === undefined) return
+  if (BigInt(await sender.chainTime()) < request.cancelExpiration) return
+  if (await sender.bound(idempotencyKey)) return
+  throw expiredRefusal(request.cancelExpiration)
+}
+
+/** The refusal of a request past its cancelExpiration. */
+export function expiredRefusal(cancelExpiration: bigint): RequestRefusedError {
+  const at = new Date(Number(cancelExpiration) * 1_000).toISOString()
+  return new RequestRefusedError(
+    'expired',
+    `the request passed its cancelExpiration at ${at}: its requester may cancel it and take its payment back, so it is not run`,
+  )
 }
 
 const DEPTH_POLL_MS = 250

@@ -102,6 +102,27 @@ describe('run records', () => {
     ).toMatchObject({ round: 1 })
   })
 
+  it('makes a run Redis lost again from a write that leaves its state unsaid: received, whole', async () => {
+    // A run's "will retry" write after a FLUSHALL: the reconciler reads the state and the block.
+    await store.update('0xf1', { ...base, reason: 'will retry: the key changed hands' })
+    const run = await store.get('0xf1')
+    expect(run).toMatchObject({ state: 'received', blockNumber: 1, job: 'game-odds' })
+    expect((await store.recent(100)).map((recent) => recent.requestId)).toContain('0xf1')
+  })
+
+  it("does not merge a write of the round before into the new round's run", async () => {
+    const first = { ...base, state: 'received' as const, cancelExpiration: '2000' }
+    await store.create('0xa1b3', first)
+    await store.create('0xa1b3', { ...first, blockNumber: 9, cancelExpiration: '2005' })
+    // The first round's run, still going, writes what it did: the second round's run is not it.
+    const stale = await store.update('0xa1b3', { ...first, state: 'sent' })
+    expect(stale).toMatchObject({ state: 'received', round: 1 })
+    expect(await store.get('0xa1b3')).toMatchObject({ blockNumber: 9, cancelExpiration: '2005' })
+    // The round's own write goes in.
+    const own = await store.update('0xa1b3', { ...first, cancelExpiration: '2005', state: 'sent' })
+    expect(own.state).toBe('sent')
+  })
+
   it('never moves a final run again', async () => {
     await store.update('0xbb', { ...base, state: 'received' })
     await store.update('0xbb', { state: 'cancelled', reason: 'cancelled by requester' })

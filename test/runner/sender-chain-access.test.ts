@@ -1,10 +1,14 @@
 import type { JsonRpcProvider } from 'ethers'
 import { describe, expect, it } from 'vitest'
 import type { TxSender, TxSubmission } from '../../src/chain/sender/index.ts'
+import { RequestRefusedError } from '../../src/runner/admission.ts'
 import { senderChainAccess } from '../../src/runner/sender-chain-access.ts'
 
 /** A sender that records what it is given and answers every submission as mined. */
-function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
+function recordingSender(chain: { time?: number; bound?: boolean } = {}): {
+  sender: TxSender
+  submissions: TxSubmission[]
+} {
   const submissions: TxSubmission[] = []
   const sender: TxSender = {
     start: async () => undefined,
@@ -23,7 +27,8 @@ function recordingSender(): { sender: TxSender; submissions: TxSubmission[] } {
     ownership: () => ({ available: 1, owned: 1, lostLeases: 0 }),
     onOwnershipChange: () => undefined,
     balances: async () => [],
-    chainTime: async () => 0,
+    chainTime: async () => chain.time ?? 0,
+    bound: async () => chain.bound ?? false,
     close: async () => undefined,
   }
   return { sender, submissions }
@@ -60,5 +65,27 @@ describe('senderChainAccess', () => {
     }).sendTransaction(tx)
     expect(outcome.status).toBe('confirmed')
     expect(marked).toBe(true)
+  })
+
+  it('signs no new fulfilment for a request past its cancelExpiration: the run is refused', async () => {
+    const { sender, submissions } = recordingSender({ time: 1_000, bound: false })
+    const access = senderChainAccess(sender, {} as JsonRpcProvider, {
+      ...REQUEST,
+      cancelExpiration: 1_000n,
+    })
+    const refusal = await access.sendTransaction(tx).catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(RequestRefusedError)
+    expect((refusal as RequestRefusedError).code).toBe('expired')
+    expect(submissions).toHaveLength(0)
+  })
+
+  it('resumes a transaction the run had out before, whatever the time: it may be mined', async () => {
+    const { sender, submissions } = recordingSender({ time: 5_000, bound: true })
+    const access = senderChainAccess(sender, {} as JsonRpcProvider, {
+      ...REQUEST,
+      cancelExpiration: 1_000n,
+    })
+    expect((await access.sendTransaction(tx)).status).toBe('confirmed')
+    expect(submissions).toHaveLength(1)
   })
 })

@@ -64,6 +64,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const ownershipListeners: Array<() => void> = []
   const ownershipChanged = () => ownershipListeners.forEach((listener) => listener())
   let jobs: JobRuns | undefined
+  let store: TxStore | undefined
   let leases: KeyLeases | undefined
   const reportError = (error: unknown) =>
     options.onError?.(error instanceof Error ? error : new Error(String(error)))
@@ -85,10 +86,15 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       await node.readHead()
       await node.currentFees()
       const chainId = node.chainId as number
-      const store = new TxStore(redis, txStateBase(options.prefix, chainId))
-      jobs = new JobRuns(keySenders, store, chainId, settings.pollIntervalMs)
+      const txStore = new TxStore(redis, txStateBase(options.prefix, chainId))
+      store = txStore
+      jobs = new JobRuns(keySenders, txStore, chainId, settings.pollIntervalMs)
       for (const signer of signers) {
-        const parts = { signer, node, store, settings, wake: pollLoop.wake, reportError }
+        const parts = {
+          ...{ signer, node, store: txStore, settings, reportError },
+          wake: pollLoop.wake,
+          logger: options.logger,
+        }
         keySenders.set(signer.address.toLowerCase(), new KeySender(parts))
       }
       leases = new KeyLeases(
@@ -140,6 +146,10 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     onOwnershipChange: (listener) => void ownershipListeners.push(listener),
     balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
     chainTime: async () => (await node.recentHead()).timestamp,
+    async bound(idempotencyKey: string) {
+      if (!store) throw new Error('bound: start the sender first')
+      return (await store.load(jobIdOf(idempotencyKey))) !== undefined
+    },
     async close() {
       if (jobs) jobs.closing = true
       const all = [...keySenders.values()]

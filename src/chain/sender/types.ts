@@ -73,6 +73,8 @@ export interface TxSenderOptions {
   broadcastIntervalMs?: number
   /** Blocks a receipt must be deep before a job ends (1 = mined). */
   confirmations?: number
+  /** Blocks a mined transaction is watched for a reorg that drops it (then sent again, same bytes). */
+  finalityDepth?: number
   /** A transaction not mined after this many blocks is re-sent with the same nonce and +20 % fees. */
   bumpAfterBlocks?: number
   /** A key whose mined nonce stood still this long sends its unmined transactions again (default 5 s). */
@@ -112,6 +114,8 @@ export interface KeyStats {
   resent: number
   /** Leases of the key this process lost (not renewed in time, or Redis lost them). */
   leasesLost: number
+  /** Mined transactions a reorg took away, sent again. */
+  reorgedOut: number
 }
 
 export interface TxSender {
@@ -133,6 +137,8 @@ export interface TxSender {
   balances(): Promise<bigint[]>
   /** The chain's time (unix seconds): the latest block's timestamp, read at most once a poll. */
   chainTime(): Promise<number>
+  /** Whether a job (by its idempotency key) has a transaction already, in any process. */
+  bound(idempotencyKey: string): Promise<boolean>
   /** Hands every key over (waiters told, leases let go) within its close timeout. */
   close(): Promise<void>
 }

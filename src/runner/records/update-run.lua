@@ -1,7 +1,8 @@
 -- keys: run index
 -- args: patch ttl now run_id kept mode trim
 -- Merges `patch` into the stored run, as `mode` says:
---   unless-final  unless the stored run is final (a late retry or a second process cannot undo it);
+--   unless-final  unless the stored run is final (a late retry or a second process cannot undo it),
+--                 or of another round (its cancelExpiration differs: the write is the round before's);
 --   if-absent     creates the run when there is none; a run that exists is kept as it is, or, when
 --                 the request was made again with another cancelExpiration (a reorg moved it to
 --                 another block, so the fulfilment that matches it changed), opened in a new round;
@@ -60,12 +61,22 @@ if current then
   elseif final[record.state] and mode ~= 'chain' then
     return summary(record)
   else
-    merge(record, cjson.decode(patch))
+    local change = cjson.decode(patch)
+    -- A write of the round before (its request made again with another cancelExpiration) is not
+    -- this round's: the run it would move is not the one it ran.
+    if mode ~= 'chain' and change.cancelExpiration ~= nil and record.cancelExpiration ~= nil
+        and change.cancelExpiration ~= record.cancelExpiration then
+      return summary(record)
+    end
+    merge(record, change)
   end
   redis.call('SET', run_key, cjson.encode(record), 'EX', tonumber(ttl))
 else
+  -- Redis lost the run (a flush, a failover) while it ran: the write makes it again, whole (every
+  -- write of a run carries the request), and where it stands unsaid is where it began.
   record = cjson.decode(patch)
   record.tasksFrom = nil
+  if record.state == nil then record.state = 'received' end
   redis.call('SET', run_key, cjson.encode(record), 'EX', tonumber(ttl))
   redis.call('ZADD', index_key, tonumber(now), run_id)
   if trim == '1' then redis.call('ZREMRANGEBYRANK', index_key, 0, -tonumber(kept) - 1) end
