@@ -19,6 +19,8 @@ export interface ChainConfig {
   keys: string[]
   /** Blocks a fulfilment's receipt must be deep (TX_CONFIRMATIONS unless the chain says). */
   confirmations: number
+  /** Blocks after which a mined fulfilment can no longer be reorged away (CHAIN_FINALITY_DEPTH unless the chain says). */
+  finalityDepth: number
   /** How often heads are polled on this chain's HTTP endpoints (CHAIN_POLL_INTERVAL_MS unless the chain says). */
   pollIntervalMs: number
   /** An endpoint this many blocks behind the chain's best is taken out of its pool until it catches up. */
@@ -107,6 +109,7 @@ const chainSchema = z.strictObject({
   endpoints: z.array(endpointSchema).min(1, { message: 'a chain needs at least one endpoint' }),
   keys_env: z.array(envName).min(1).optional(),
   confirmations: z.int().positive().optional(),
+  finality_depth: z.int().positive().optional(),
   poll_interval_ms: z.int().positive().optional(),
   max_lag_blocks: z.int().positive().optional(),
   min_incoming_confirmations: z.int().nonnegative().max(1000).optional(),
@@ -154,6 +157,7 @@ export function chainsFromSettings(
       endpoints: [{ url: settings.RPC_URL, sendOnly: false, setting: 'RPC_URL' }],
       keys: shorthandKeys(settings, 'the runner (it signs the fulfilments)'),
       confirmations: settings.TX_CONFIRMATIONS,
+      finalityDepth: settings.CHAIN_FINALITY_DEPTH,
       pollIntervalMs: settings.CHAIN_POLL_INTERVAL_MS,
       gas: {},
       minIncomingConfirmations: settings.MIN_INCOMING_CONFIRMATIONS,
@@ -234,6 +238,7 @@ function toChainConfig(
     })),
     keys: chainKeys(`${where}: chain ${chain.chain_id}: keys_env`, chain, settings, env, problems),
     confirmations: chain.confirmations ?? settings.TX_CONFIRMATIONS,
+    finalityDepth: chain.finality_depth ?? settings.CHAIN_FINALITY_DEPTH,
     pollIntervalMs: chain.poll_interval_ms ?? settings.CHAIN_POLL_INTERVAL_MS,
     maxLagBlocks: chain.max_lag_blocks,
     minIncomingConfirmations:

@@ -64,6 +64,12 @@ export const runnerSettings = {
     unit: 'blocks',
     description: "How deep a fulfilment's receipt must be before its run counts as fulfilled.",
   }),
+  CHAIN_FINALITY_DEPTH: withDefault(positiveInt, 50, {
+    group: 'chain',
+    unit: 'blocks',
+    description:
+      "How deep a block must be before no reorg can take it away (Chainlink's EVM.FinalityDepth): a key's owner watches each fulfilment it sent until it is this deep, and sends one a reorg dropped again, the same bytes. Per chain in CHAINS_FILE (finality_depth).",
+  }),
   TX_BROADCAST_INTERVAL_MS: withDefault(z.coerce.number().int().nonnegative().max(10_000), 50, {
     group: 'chain',
     unit: 'ms',

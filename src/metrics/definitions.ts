@@ -31,6 +31,7 @@ export interface KeyStatsLike {
   filled: number
   resent: number
   leasesLost: number
+  reorgedOut: number
 }
 
 /** `{chain}` for a runner's metric, nothing for a process-wide one. */
@@ -202,7 +203,7 @@ gauge(
 function senderCounter(
   name: string,
   help: string,
-  field: 'sent' | 'bumped' | 'reverted' | 'filled' | 'resent' | 'leasesLost',
+  field: 'sent' | 'bumped' | 'reverted' | 'filled' | 'resent' | 'leasesLost' | 'reorgedOut',
 ): Counter {
   return counter(name, help, ['key', 'chain'], function collectSender() {
     for (const source of sources.senders) {
@@ -241,6 +242,11 @@ senderCounter(
   'feedrunner_tx_resent_total',
   'Transactions sent again unchanged because the key had mined nothing for a while (a node that lost them), by sender key index',
   'resent',
+)
+senderCounter(
+  'feedrunner_tx_reorged_out_total',
+  'Mined transactions a reorg took away, sent again the same bytes (watched until CHAIN_FINALITY_DEPTH deep), by sender key index',
+  'reorgedOut',
 )
 
 senderCounter(

@@ -36,6 +36,8 @@ export interface RunnerOptions {
   reconcileIntervalMs: number
   /** TX_CONFIRMATIONS */
   txConfirmations: number
+  /** CHAIN_FINALITY_DEPTH (or the chain's finality_depth) */
+  finalityDepth?: number
   /** The least time between two broadcasts of one key (TX_BROADCAST_INTERVAL_MS). */
   txBroadcastIntervalMs: number
   /** RPC_MAX_RESPONSE_BYTES: the largest JSON-RPC answer the sender reads. */

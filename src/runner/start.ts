@@ -193,6 +193,7 @@ function createChainRunner(
     fromBlock: settings.RUNNER_FROM_BLOCK,
     reconcileIntervalMs: settings.RUNNER_RECONCILE_INTERVAL_MS,
     txConfirmations: chain.confirmations,
+    finalityDepth: chain.finalityDepth,
     txBroadcastIntervalMs: settings.TX_BROADCAST_INTERVAL_MS,
     rpcMaxResponseBytes: settings.RPC_MAX_RESPONSE_BYTES,
     runOptions: {

@@ -135,6 +135,7 @@ function createSender(
     connections: options.connections,
     prefix: options.prefix,
     confirmations: options.txConfirmations,
+    finalityDepth: options.finalityDepth,
     gasLimit: gas.limit,
     priorityFeeWei: gas.priorityFeeWei,
     maxFeePerGasCapWei: gas.maxFeePerGasCapWei,

@@ -13,8 +13,8 @@ function confirmer(): Confirmer {
   return new Confirmer(
     ADDRESS,
     { send: () => Promise.reject(new Error('no node in this test')), head: undefined },
-    { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 5_000 },
-    { bump: idle, fillHoles: idle, resend: idle, final: idle },
+    { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 5_000, finalityDepth: 50 },
+    { bump: idle, fillHoles: idle, resend: idle, final: idle, reorgedOut: idle },
   )
 }
 

@@ -64,6 +64,9 @@ describe('a sender after an idle spell (anvil, automine)', () => {
       redisUrl: testRedisUrl(),
       prefix: uniquePrefix('sender-idle'),
       pollIntervalMs: 20,
+      // A mined fulfilment is final at once: on an automining chain no block comes while idle, and a
+      // watch until CHAIN_FINALITY_DEPTH would read heads for good (sender-reorg.test.ts covers it).
+      finalityDepth: 1,
     })
     await sender.start()
   })

@@ -168,6 +168,7 @@ describe('instrumented parts', () => {
         filled: 0,
         resent: 0,
         leasesLost: 0,
+        reorgedOut: 2,
       },
       {
         nextNonce: 2,
@@ -179,6 +180,7 @@ describe('instrumented parts', () => {
         filled: 2,
         resent: 4,
         leasesLost: 1,
+        reorgedOut: 0,
       },
     ]
     const unwatch = watchSender(
@@ -188,6 +190,7 @@ describe('instrumented parts', () => {
     try {
       // Each read is a scrape: the counter takes what the sender did since the previous one.
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
+      expect(await sampleValue('feedrunner_tx_reorged_out_total', { key: '0' })).toBe(2)
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
       stats[0]!.sent = 5
       await metricsRegistry.metrics()

@@ -39,6 +39,8 @@ export interface StuckHandlers {
   fillHoles(current: Head, latestNonce: number): Promise<void>
   /** Sends the last attempts of these transactions again, the same bytes, in nonce order. */
   resend(entries: readonly PendingTx[]): Promise<void>
+  /** Mined transactions a reorg took away, watched again here: in flight again, sent again. */
+  reorgedOut(entries: readonly { entry: PendingTx; minedIn: number }[]): Promise<void>
   /** A transaction is final: its record is settled (and `entry.result` set) before its waiters hear of it. */
   final(entry: PendingTx, outcome: FinalOutcome): Promise<void>
 }
@@ -47,6 +49,8 @@ export interface ConfirmerSettings {
   /** Blocks a receipt must be deep before its job ends (1 = mined). */
   confirmations: number
   bumpAfterBlocks: number
+  /** Blocks a mined transaction stays watched for a reorg that takes it away (CHAIN_FINALITY_DEPTH). */
+  finalityDepth: number
   /**
    * A key whose mined nonce has not moved for this long sends its unmined transactions again (the
    * same bytes). Bumps and fillers wait for blocks, and a chain that mines only when a transaction
@@ -63,6 +67,15 @@ export interface ConfirmerSettings {
  */
 export class Confirmer {
   readonly pending = new Map<number, PendingTx>()
+  /**
+   * Mined and final for its job, by nonce, with the block it was mined in: watched until that block
+   * is finalityDepth deep. A reorg can take a fulfilment away after its run ended; the key's mined
+   * nonce count falling to it says so, and it is sent again, the same bytes (the request it answers
+   * is still open: the record must not say fulfilled for a fulfilment the chain no longer has).
+   */
+  private readonly mined = new Map<number, { entry: PendingTx; block: number }>()
+  /** The head of the last check: a head that does not extend it may be a reorg. */
+  private lastHead: Head | undefined
   /** The key's mined nonce count at the last check, and the block where it last moved. */
   private minedNonce = -1
   private progress = 0
@@ -127,14 +140,29 @@ export class Confirmer {
     for (const entry of this.pending.values())
       for (const waiter of entry.waiters) waiter.reject(error)
     this.pending.clear()
+    this.mined.clear()
   }
 
-  /** One look at the chain for this key: receipts, confirmations, stuck transactions. */
+  /** Something to look at: transactions in flight, or mined ones not final yet. */
+  get watching(): boolean {
+    return this.pending.size > 0 || this.mined.size > 0
+  }
+
+  /** One look at the chain for this key: receipts, confirmations, stuck transactions, reorgs. */
   async check(current: Head): Promise<void> {
-    if (this.pending.size === 0) return
+    if (!this.watching) return
+    const mayHaveReorged = !extendsOrIs(current, this.lastHead)
+    this.lastHead = current
+    this.letGoOfFinal(current)
+    // Nothing in flight: the key's nonce count is read only when the head says a reorg may have
+    // taken something away (a head that is not the last one or its child), not once a block.
+    if (this.pending.size === 0 && !(this.mined.size > 0 && mayHaveReorged)) return
     const latest = Number(
       await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
     )
+    const reorged = this.watchMined(current, latest)
+    if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
+    if (this.pending.size === 0) return
     if (latest !== this.minedNonce) {
       this.minedNonce = latest
       this.progress = current.number
@@ -145,6 +173,36 @@ export class Confirmer {
     )
     await this.resendIfStalled(latest)
     await this.stuck.fillHoles(current, latest)
+  }
+
+  /** Lets go of mined transactions that are final: finalityDepth deep (their block counts as 1). */
+  private letGoOfFinal(current: Head): void {
+    for (const [nonce, { block }] of this.mined)
+      if (current.number - block + 1 >= this.settings.finalityDepth) this.mined.delete(nonce)
+  }
+
+  /**
+   * Watches again the mined transactions a reorg took away: the key's mined nonce count is at or
+   * below their nonce. Each is sent again at once (the same bytes, so the same hash) by the key
+   * sender; a nonce another transaction took meanwhile is told by the usual watch (its job is
+   * forgotten: a run of it starts over).
+   */
+  private watchMined(current: Head, latest: number): { entry: PendingTx; minedIn: number }[] {
+    const reorged: { entry: PendingTx; minedIn: number }[] = []
+    for (const [nonce, { entry, block }] of this.mined) {
+      if (nonce >= latest && !this.pending.has(nonce)) {
+        this.mined.delete(nonce)
+        entry.receipt = undefined
+        entry.misses = 0
+        entry.result = undefined
+        entry.sentAt = Date.now()
+        entry.sentAtBlock = current.number
+        entry.waiters = []
+        this.pending.set(nonce, entry)
+        reorged.push({ entry, minedIn: block })
+      }
+    }
+    return reorged.sort((a, b) => a.entry.nonce - b.entry.nonce)
   }
 
   /** Sends again what the key waits for when its mined nonce has stood still for resendAfterMs. */
@@ -232,6 +290,8 @@ export class Confirmer {
   private async finish(entry: PendingTx, outcome: FinalOutcome): Promise<void> {
     if (this.pending.get(entry.nonce) !== entry) return
     this.pending.delete(entry.nonce)
+    if ('receipt' in outcome && this.settings.finalityDepth > 1)
+      this.mined.set(entry.nonce, { entry, block: Number(outcome.receipt.blockNumber) })
     try {
       await this.stuck.final(entry, outcome)
     } finally {
@@ -240,4 +300,11 @@ export class Confirmer {
         else waiter.reject(outcome.taken)
     }
   }
+}
+
+/** Whether `current` is the head seen before or its child: no reorg could have happened between. */
+function extendsOrIs(current: Head, before: Head | undefined): boolean {
+  if (!before) return false
+  if (current.hash === before.hash) return true
+  return current.number === before.number + 1 && current.parentHash === before.hash
 }

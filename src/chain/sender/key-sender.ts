@@ -24,6 +24,7 @@ import { attemptSigner, type SignAttempt } from './signing.ts'
 import { recoverKey } from './key-recovery.ts'
 import type { TxAttempt, TxJobRecord, TxStore } from './tx-store.ts'
 import type { TxSigner } from './tx-signer.ts'
+import type { Logger } from '../../config/logger.ts'
 import type { KeyStats, TxResult } from './types.ts'
 
 export interface KeySenderParts {
@@ -34,6 +35,8 @@ export interface KeySenderParts {
   /** Wakes the poll loop: a broadcast was answered, its receipt may be there. */
   wake: () => void
   reportError: (error: Error) => void
+  /** Tells what the key's owner did that an operator should hear of (a fulfilment sent again after a reorg). */
+  logger?: Pick<Logger, 'warn' | 'info'>
 }
 
 /**
@@ -59,6 +62,7 @@ export class KeySender {
     filled: 0,
     resent: 0,
     leasesLost: 0,
+    reorgedOut: 0,
   }
   state: KeyState = 'standby'
   /** The recovery under way since the key was taken (settled once active, or given up). */
@@ -92,6 +96,7 @@ export class KeySender {
         this.counters.resent += entries.length
       },
       final: (entry, outcome) => this.settle(entry, outcome),
+      reorgedOut: (reorged) => this.sendAgainAfterReorg(reorged),
     })
     this.fillers = new Fillers({
       ...common,
@@ -136,7 +141,7 @@ export class KeySender {
 
   /** Transactions to watch: the poll loop has something to look at. */
   get hasWork(): boolean {
-    return this.owned && this.confirmer.pending.size > 0
+    return this.owned && this.confirmer.watching
   }
 
   stats(): KeyStats {
@@ -317,6 +322,28 @@ export class KeySender {
       pollIntervalMs: this.parts.settings.pollIntervalMs,
       onFatalRefusal: (entry) => this.fillers.fillNonce(entry.nonce, entry),
     })
+  }
+
+  /**
+   * Mined transactions a reorg took away: in flight again in Redis (their results go, so a run of
+   * their jobs waits for them again, and a new owner of the key watches them), then sent again, the
+   * same bytes, in nonce order. The confirmer watches them from here as any other.
+   */
+  private async sendAgainAfterReorg(
+    reorged: readonly { entry: PendingTx; minedIn: number }[],
+  ): Promise<void> {
+    const { store, node, logger } = this.parts
+    for (const { entry, minedIn } of reorged) {
+      await store.unsettle(this.address, entry.jobId, entry.nonce)
+      logger?.warn(
+        { address: this.address, nonce: entry.nonce, job: entry.jobId, minedIn },
+        `a reorg took away the transaction of nonce ${entry.nonce} of ${this.address} (mined in block ${minedIn}): sending it again, the same bytes`,
+      )
+    }
+    this.counters.reorgedOut += reorged.length
+    await node.broadcastBatch(
+      reorged.map(({ entry }) => ['eth_sendRawTransaction', [lastAttempt(entry).raw]]),
+    )
   }
 
   /** A watched transaction is final: its record says so before anyone waiting hears of it. */

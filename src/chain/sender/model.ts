@@ -7,6 +7,8 @@ import { FeedrunnerError } from '../../config/errors.ts'
 export interface Head {
   number: number
   hash: string
+  /** The block's parent: a head whose parent is not the head seen before says the chain may have reorganised. */
+  parentHash?: string
   baseFee: bigint | null
   /** The block's timestamp (unix seconds): the chain's time. */
   timestamp: number
@@ -38,6 +40,8 @@ export interface KeyCounters {
   resent: number
   /** Leases of the key this process lost: the key went to another process with its transactions. */
   leasesLost: number
+  /** Mined transactions a reorg took away, sent again (CHAIN_FINALITY_DEPTH). */
+  reorgedOut: number
 }
 
 /** The sender's options with their defaults applied, read once. */
@@ -45,6 +49,7 @@ export interface SenderSettings {
   prefix: string
   confirmations: number
   bumpAfterBlocks: number
+  finalityDepth: number
   resendAfterMs: number
   defaultGasLimit: number
   maxInFlight: number
@@ -64,6 +69,7 @@ export function senderSettings(options: TxSenderOptions): SenderSettings {
     // Defaults that are settings come from the settings schema, declared once there.
     confirmations: Math.max(1, options.confirmations ?? DEFAULT_SETTINGS.TX_CONFIRMATIONS),
     bumpAfterBlocks: Math.max(1, options.bumpAfterBlocks ?? 3),
+    finalityDepth: options.finalityDepth ?? DEFAULT_SETTINGS.CHAIN_FINALITY_DEPTH,
     // Same bytes, so a resend costs the node one answer ("already known") when nothing was lost.
     resendAfterMs: options.resendAfterMs ?? 5_000,
     defaultGasLimit: options.gasLimit ?? DEFAULT_GAS_LIMIT,

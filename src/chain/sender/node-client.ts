@@ -98,6 +98,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     const block = await send<{
       number: string
       hash: string
+      parentHash: string
       timestamp: string
       baseFeePerGas?: string
     } | null>('eth_getBlockByNumber', ['latest', false])
@@ -106,6 +107,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     head = {
       number: Number(block.number),
       hash: block.hash,
+      parentHash: block.parentHash,
       baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
       timestamp: Number(block.timestamp),
     }

@@ -71,6 +71,11 @@ const SETTLE = luaScriptFile(new URL('./store/settle.lua', import.meta.url), {
   args: ['job_id', 'result'],
 })
 
+const UNSETTLE = luaScriptFile(new URL('./store/unsettle.lua', import.meta.url), {
+  keys: ['inflight', 'job'],
+  args: ['job_id', 'nonce'],
+})
+
 /**
  * A chain's transaction state in Redis, under `<prefix>:txstate:<chain id>` (the prefix's hash tag
  * keeps it in one Cluster slot):
@@ -196,6 +201,18 @@ export class TxStore {
       this.redis,
       { inflight: `${this.keyBase(address)}:inflight`, job: this.jobKey(jobId) },
       { job_id: jobId, result: JSON.stringify(result) },
+    )
+  }
+
+  /**
+   * A job whose mined transaction a reorg took away: in flight again (its result goes; its record, if
+   * Redis still has it, is watched again by whoever owns the key next).
+   */
+  async unsettle(address: string, jobId: string, nonce: number): Promise<void> {
+    await UNSETTLE.run(
+      this.redis,
+      { inflight: `${this.keyBase(address)}:inflight`, job: this.jobKey(jobId) },
+      { job_id: jobId, nonce },
     )
   }
 

@@ -1,0 +1,98 @@
+import { Wallet } from 'ethers'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTxSender, type TxSender } from '../../src/chain/sender/index.ts'
+import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
+import { waitFor } from '../../src/dev/process.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { settlesWithin } from '../support/settles-within.ts'
+import { fulfilUint256, makeRequests, rpc, startTestChain, type TestChain } from './support.ts'
+
+const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
+const NODE = new Wallet(NODE_KEY).address
+
+interface Receipt {
+  blockNumber: string
+  blockHash: string
+}
+
+/**
+ * A reorg takes a fulfilment away after its job ended (mined, settled, its run told): the node no
+ * longer has it, mined or pooled, and nothing else would send it (the chaos search's seed 30). The
+ * key's owner watches what it mined until CHAIN_FINALITY_DEPTH deep, and sends it again: the same
+ * transaction is mined in the new chain, and the request is answered, as the run record says.
+ */
+describe('transaction sender: a fulfilment a reorg took away after its job ended', () => {
+  let chain: TestChain
+  let sender: TxSender
+
+  beforeAll(async () => {
+    chain = await startTestChain()
+    sender = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl,
+      chainId: chain.dev.chainId,
+      keys: [NODE_KEY],
+      redisUrl: testRedisUrl(),
+      prefix: uniquePrefix('sender-reorg'),
+      pollIntervalMs: 50,
+      finalityDepth: 10,
+    })
+    await sender.start()
+  })
+  afterAll(async () => {
+    await sender?.close()
+    await chain?.stop()
+  })
+
+  const provider = () => chain.dev.provider
+  const minedNonce = async () =>
+    Number(await rpc<string>(provider(), 'eth_getTransactionCount', [NODE, 'latest']))
+
+  it('is sent again, the same bytes, and mined in the new chain', async () => {
+    const [request] = await makeRequests(chain, 1)
+    const before = await minedNonce()
+    const result = await settlesWithin(
+      sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(request!, 7n),
+        idempotencyKey: request!.requestId,
+      }),
+      60_000,
+    )
+    if (result === 'timed out') throw new Error('the fulfilment was not mined within 60 s')
+    expect(result).toMatchObject({ status: 'mined', nonce: before })
+    const first = await rpc<Receipt>(provider(), 'eth_getTransactionReceipt', [result.txHash])
+
+    // The block holding it replaced by an empty one: the fulfilment is gone from the node.
+    await rpc(provider(), 'anvil_reorg', [1, []])
+    expect(await rpc(provider(), 'eth_getTransactionByHash', [result.txHash])).toBeNull()
+    expect(await minedNonce()).toBe(before)
+
+    // A hang catcher only: the sender's next poll sees the key's mined nonce fall and resends.
+    let again: Receipt | null = null
+    await waitFor(
+      'the same fulfilment mined again',
+      async () => {
+        again = await rpc<Receipt | null>(provider(), 'eth_getTransactionReceipt', [result.txHash])
+        return again !== null
+      },
+      60_000,
+      50,
+    )
+    expect((again as Receipt | null)?.blockHash).not.toBe(first.blockHash)
+    expect(await minedNonce()).toBe(before + 1)
+    expect(sender.stats()[0]).toMatchObject({ reorgedOut: 1, sent: 1 })
+
+    // A run of the job retried now finds it mined again, not a result the chain no longer has.
+    const resumed = await settlesWithin(
+      sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(request!, 7n),
+        idempotencyKey: request!.requestId,
+      }),
+      60_000,
+    )
+    if (resumed === 'timed out') throw new Error('the resumed job did not end within 60 s')
+    expect(resumed).toMatchObject({ status: 'mined', txHash: result.txHash })
+    expect(resumed.blockNumber).toBe(Number((again as Receipt | null)?.blockNumber))
+  })
+})
