@@ -5,7 +5,7 @@ import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions } from '../pipeline/index.ts'
 import { runJob, RunCrashedError } from '../pipeline/index.ts'
 import { expiredRefusal, RequestCancelledError } from './sender-chain-access.ts'
-import { errorClass, observeTask, refusalClass } from '../metrics/index.ts'
+import { errorClass, observeTask, refusalClass, type ReasonClass } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { baseRecord, sentTxHash, taskRecord } from './run-fields.ts'
 import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
@@ -157,27 +157,16 @@ async function runAdmitted(
   const txHash = sentTxHash(result.tasks)
   if (!result.ok) {
     const failures = runFailures(request, loaded.name, result.failures)
-    const cancelled = causeIn(result.failures, RequestCancelledError)
-    if (cancelled)
+    const ended = endedUnsent(result.failures)
+    if (ended)
       return finish(
         runs,
         request.requestId,
-        unstoredTasks(),
-        'cancelled',
-        cancelled.message,
+        { ...unstoredTasks(), failure: serialiseError(ended.error) },
+        ended.state,
+        ended.error.message,
         jobLog,
-        { job: loaded.name, reason: 'cancelled', startedAt },
-      )
-    const refused = causeIn(result.failures, RequestRefusedError)
-    if (refused)
-      return finish(
-        runs,
-        request.requestId,
-        { ...unstoredTasks(), failure: serialiseError(refused) },
-        'refused',
-        refused.message,
-        jobLog,
-        { job: loaded.name, reason: refusalClass(refused), startedAt },
+        { job: loaded.name, reason: ended.reason, startedAt },
       )
     const crashed = causeIn(result.failures, RunCrashedError)
     if (crashed) {
@@ -235,6 +224,20 @@ async function runAdmitted(
       replay: options.replay,
     },
   )
+}
+
+/**
+ * A run that ends with nothing sent for a reason of the chain's: its requester cancelled it, or it
+ * passed its cancelExpiration (sender-chain-access.ts). Undefined for any other failure.
+ */
+function endedUnsent(
+  failures: readonly Error[],
+): { state: 'cancelled' | 'refused'; error: Error; reason: ReasonClass } | undefined {
+  const cancelled = causeIn(failures, RequestCancelledError)
+  if (cancelled) return { state: 'cancelled', error: cancelled, reason: 'cancelled' }
+  const refused = causeIn(failures, RequestRefusedError)
+  if (refused) return { state: 'refused', error: refused, reason: refusalClass(refused) }
+  return undefined
 }
 
 /**

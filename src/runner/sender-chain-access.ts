@@ -64,7 +64,21 @@ export function senderChainAccess(
 ): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
-      await refuseNewAfterExpiry(sender, request, tx.idempotencyKey)
+      const closed = () =>
+        requestClosure(
+          provider,
+          request.operator,
+          request.requestId,
+          request.blockNumber,
+          options.logRangeBlocks,
+        )
+      if (await expiredUnsent(sender, request, tx.idempotencyKey)) {
+        // Past its cancelExpiration with nothing sent: what the chain says of it decides the end.
+        const closure = await closed()
+        if (closure?.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
+        if (closure) return { txHash: closure.txHash, status: 'already-done' }
+        throw expiredRefusal(request.cancelExpiration as bigint)
+      }
       const [, result] = await Promise.all([
         options.onSubmit?.(tx),
         sender.submit({
@@ -87,13 +101,7 @@ export function senderChainAccess(
           await untilDepth(provider, result.blockNumber, depth, tx.signal)
         return { txHash: result.txHash, status: 'confirmed' }
       }
-      const closure = await requestClosure(
-        provider,
-        request.operator,
-        request.requestId,
-        request.blockNumber,
-        options.logRangeBlocks,
-      )
+      const closure = await closed()
       if (closure?.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
       return { txHash: closure?.txHash ?? result.txHash, status: 'already-done' }
     },
@@ -121,20 +129,19 @@ export function senderChainAccess(
 }
 
 /**
- * A request past its cancelExpiration (by the chain's time) gets no new fulfilment: its requester may
- * cancel it at any moment. One with a transaction already (a run that went out, then stopped: its
- * process closed or died) is resumed whatever the time: that transaction may be mined, and the run
- * must end as the chain says.
+ * Whether the request is past its cancelExpiration (by the chain's time) with no transaction of the
+ * run's yet: it gets no new fulfilment then, as its requester may cancel it at any moment. One with a
+ * transaction already (a run that went out, then stopped: its process closed or died) is resumed
+ * whatever the time: that transaction may be mined, and the run must end as the chain says.
  */
-async function refuseNewAfterExpiry(
+async function expiredUnsent(
   sender: TxSender,
   request: RequestOnChain,
   idempotencyKey: string,
-): Promise<void> {
-  if (request.cancelExpiration === undefined) return
-  if (BigInt(await sender.chainTime()) < request.cancelExpiration) return
-  if (await sender.bound(idempotencyKey)) return
-  throw expiredRefusal(request.cancelExpiration)
+): Promise<boolean> {
+  if (request.cancelExpiration === undefined) return false
+  if (BigInt(await sender.chainTime()) < request.cancelExpiration) return false
+  return !(await sender.bound(idempotencyKey))
 }
 
 /** The refusal of a request past its cancelExpiration. */

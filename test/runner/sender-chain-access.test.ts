@@ -67,9 +67,11 @@ describe('senderChainAccess', () => {
     expect(marked).toBe(true)
   })
 
-  it('signs no new fulfilment for a request past its cancelExpiration: the run is refused', async () => {
+  it('signs no new fulfilment for an open request past its cancelExpiration: the run is refused', async () => {
     const { sender, submissions } = recordingSender({ time: 1_000, bound: false })
-    const access = senderChainAccess(sender, {} as JsonRpcProvider, {
+    // The Operator's logs hold no answer and no cancel for it: it is open.
+    const noLogs = { getBlockNumber: async () => 10, getLogs: async () => [] }
+    const access = senderChainAccess(sender, noLogs as unknown as JsonRpcProvider, {
       ...REQUEST,
       cancelExpiration: 1_000n,
     })
