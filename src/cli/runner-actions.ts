@@ -68,9 +68,6 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     process.exit(1)
   })
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
-  console.log(
-    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
-  )
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
   serveUntilSignal(
@@ -81,6 +78,10 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
       ...(operations ? [{ name: 'operations', close: () => operations.close() }] : []),
     ],
     connections,
+  )
+  // Said once SIGTERM is handled: whoever waits for this line may stop the runner at once.
+  console.log(
+    `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
   )
 }
 

@@ -187,10 +187,11 @@ async function adoptLegacyQueue(
   requestsQueue: Queue,
   log: RunnerOptions['logger'],
 ): Promise<void> {
-  const legacy = new Queue(REQUESTS_QUEUE, {
-    connection,
-    prefix: options.prefix,
-  })
+  // Its errors (Redis away meanwhile) go to the one handler every queue has, not to a crash.
+  const legacy = options.connections.watch(
+    new Queue(REQUESTS_QUEUE, { connection, prefix: options.prefix }),
+    'legacy requests queue',
+  )
   try {
     const moved = await adoptLegacyRequests(legacy, requestsQueue, options.chainId)
     if (moved > 0)
