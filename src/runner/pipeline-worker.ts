@@ -54,6 +54,8 @@ export interface PipelineWorkerOptions {
   maxCrashes?: number
   /** The chain's time (unix seconds): a request past its cancelExpiration is not run. */
   chainTime?: () => Promise<number>
+  /** Whether any of these ethtx idempotency keys has a transaction already (the sender's records). */
+  transactionOut?: (idempotencyKeys: readonly string[]) => Promise<boolean>
 }
 
 /** Runs one request to a final state. Exported for `feedrunner jobs run --from-chain`-style use and tests. */
@@ -93,7 +95,7 @@ export async function runRequest(
       undefined,
     )
   const refusal =
-    refusalOf(loaded.job.spec, request) ?? (await expiryOf(request, runs, options.chainTime))
+    refusalOf(loaded.job.spec, request) ?? (await expiryOf(request, loaded, runId, options))
   if (refusal) return refuse(refusal, loaded.name)
   const admitted = await options.admission?.admit(request.requester, request.requestId)
   if (admitted && !admitted.ok)
@@ -242,19 +244,19 @@ function endedUnsent(
 
 /**
  * A request past its cancelExpiration (by the chain's time) is not run: its requester may cancel it
- * and take its payment back at any moment, and a poison request must not outlive it. A run that began
- * before (its process closed or died) goes on: it may have a transaction out, and the sender resumes
- * that one and signs none new (sender-chain-access.ts).
+ * and take its payment back at any moment, and a poison request must not outlive it. A run that had
+ * a transaction out (its process closed or died after sending) goes on: the sender resumes that
+ * transaction and signs none new (sender-chain-access.ts), so the run ends as the chain says.
  */
 async function expiryOf(
   request: OracleRequestEvent,
-  runs: RunStore,
-  chainTime: (() => Promise<number>) | undefined,
+  loaded: LoadedJob,
+  runId: string,
+  options: Pick<PipelineWorkerOptions, 'chainTime' | 'transactionOut'>,
 ): Promise<RequestRefusedError | undefined> {
-  if (!chainTime) return undefined
-  const now = BigInt(await chainTime())
-  if (now < request.cancelExpiration) return undefined
-  const existing = await runs.get(request.requestId)
-  if (existing && existing.state !== 'received') return undefined
+  if (!options.chainTime) return undefined
+  if (BigInt(await options.chainTime()) < request.cancelExpiration) return undefined
+  const sends = loaded.job.tasks.filter((task) => task.type === 'ethtx')
+  if (await options.transactionOut?.(sends.map((task) => `${runId}:${task.id}`))) return undefined
   return expiredRefusal(request.cancelExpiration)
 }

@@ -81,6 +81,8 @@ export async function startWorkPart(
     signal: stopping.signal,
     maxCrashes: options.maxCrashes,
     chainTime: () => sender.chainTime(),
+    transactionOut: async (keys) =>
+      (await Promise.all(keys.map((key) => sender.bound(key)))).some(Boolean),
   }
   const worker = createPipelineWorker(pipeline)
   worker.on('failed', (job, error) => {

@@ -89,6 +89,14 @@ describe('pipeline worker: decisions by kind', () => {
       undefined,
       `call [type="ethcall" contract="0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512" data="0x" timeout="50ms"]`,
     ),
+    send: feedJob(
+      'send job',
+      '7c2b1a6e-3f1d-4d7e-9a55-0b9d6a1e2c05',
+      undefined,
+      `${FEED_PIPELINE}
+submit [type="ethtx" to="0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512" data="0x"]
+parse -> submit`,
+    ),
   }
   let server: TestServer
   const options = (
@@ -180,5 +188,29 @@ describe('pipeline worker: decisions by kind', () => {
     const run = await runs.get(request.requestId)
     expect(run?.reason).toMatch(/^payment 0\.000000000000000001 LINK is below/)
     expect(run?.failure?.kind).toBe('bad_input')
+  })
+
+  it('refuses a request past its cancelExpiration before any task runs, unless its run had a transaction out', async () => {
+    const asked: string[][] = []
+    const expired = (out: boolean): PipelineWorkerOptions => ({
+      ...options('/final-but-says-timed-out', false),
+      chainTime: async () => 1_000,
+      transactionOut: async (keys) => {
+        asked.push([...keys])
+        return out
+      },
+    })
+    const request = { ...requestFor(jobs.send), cancelExpiration: 1_000n }
+    expect((await runRequest(request, expired(false))).state).toBe('refused')
+    const run = await runs.get(request.requestId)
+    expect(run?.reason).toMatch(/^the request passed its cancelExpiration at 1970-01-01T00:16:40/)
+    expect(run?.tasks ?? []).toHaveLength(0)
+    // It asked the sender about the job's ethtx tasks, by their idempotency keys (run id : task id).
+    expect(asked[0]).toHaveLength(1)
+    expect(asked[0]?.[0]).toMatch(/:submit$/)
+    // A run that sent before it was stopped goes on (its bridge fails for good here: it ran).
+    const sent = { ...requestFor(jobs.send), cancelExpiration: 1_000n }
+    expect((await runRequest(sent, expired(true))).state).toBe('errored')
+    expect((await runs.get(sent.requestId))?.tasks?.length).toBeGreaterThan(0)
   })
 })
