@@ -120,7 +120,13 @@ export class Confirmer {
       const taken = new NonceTakenError(`nonce ${nonce} of ${this.address} is now job ${jobId}'s`)
       for (const waiter of earlier.waiters) waiter.reject(taken)
     }
-    const entry: PendingTx = {
+    const entry = this.entryOf(nonce, jobId, tx, attempts)
+    this.pending.set(nonce, entry)
+    return entry
+  }
+
+  private entryOf(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): PendingTx {
+    return {
       nonce,
       jobId,
       tx,
@@ -131,8 +137,21 @@ export class Confirmer {
       bumping: false,
       waiters: [],
     }
-    this.pending.set(nonce, entry)
-    return entry
+  }
+
+  /**
+   * Watches a transaction the key's owner before this one mined, less than finalityDepth deep (from
+   * the store's index of mined transactions): a reorg may still take it away.
+   */
+  watchMinedBefore(
+    nonce: number,
+    jobId: string,
+    tx: UnsignedTx,
+    attempts: TxAttempt[],
+    minedIn: number,
+  ): void {
+    if (this.pending.has(nonce)) return
+    this.mined.set(nonce, { entry: this.entryOf(nonce, jobId, tx, attempts), block: minedIn })
   }
 
   /** Stops watching everything: each waiter is told `error` (the key was handed over, or closed). */

@@ -4,7 +4,7 @@ import type { Confirmer } from './confirmer.ts'
 import { fillerTx, HandedOverError, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import { isFatalRefusal } from './node-refusal.ts'
-import type { TxAttempt, TxStore } from './tx-store.ts'
+import type { TxAttempt, TxJobRecord, TxStore } from './tx-store.ts'
 
 export interface KeyRecoveryParts {
   address: string
@@ -55,7 +55,31 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   )
   if (next === undefined) throw new HandedOverError(`sender key ${address} was taken meanwhile`)
   await watchInflight(parts, inflight)
+  await watchMinedBefore(parts)
   return next
+}
+
+/**
+ * Watches what the key's owners before mined less than CHAIN_FINALITY_DEPTH deep: a reorg that takes
+ * one away after a hand-over is seen by this owner, who sends it again.
+ */
+async function watchMinedBefore(parts: KeyRecoveryParts): Promise<void> {
+  for (const { jobId, minedIn } of await parts.store.mined(parts.address)) {
+    const record = await parts.store.load(jobId)
+    if (!record || record.attempts.length === 0) continue
+    parts.confirmer.watchMinedBefore(
+      record.nonce,
+      jobId,
+      storedTx(parts.address, record.tx),
+      record.attempts,
+      minedIn,
+    )
+  }
+}
+
+/** A recorded job's transaction as the signer takes it; a filler's when it has none. */
+function storedTx(address: string, tx: TxJobRecord['tx']): UnsignedTx {
+  return tx ? { ...tx, to: getAddress(tx.to), value: 0n } : fillerTx(address)
 }
 
 /** The key's pending and latest transaction counts, as the node has them. */
@@ -80,10 +104,7 @@ async function watchInflight(
     const record = await parts.store.load(jobId)
     // A filler claimed but not signed (a crash between the two) is a hole the fillers find again.
     if (!record || record.attempts.length === 0) continue
-    const tx: UnsignedTx = record.tx
-      ? { ...record.tx, to: getAddress(record.tx.to), value: 0n }
-      : fillerTx(parts.address)
-    parts.confirmer.watch(nonce, jobId, tx, record.attempts)
+    parts.confirmer.watch(nonce, jobId, storedTx(parts.address, record.tx), record.attempts)
     watched.push({ nonce, jobId, attempts: record.attempts })
   }
   if (watched.length === 0) return

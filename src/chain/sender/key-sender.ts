@@ -353,7 +353,12 @@ export class KeySender {
     entry.result = entry.jobId.startsWith(FILLER_ID_PREFIX)
       ? { status: 'already-fulfilled', reason: 'nonce spent by a filler transaction' }
       : await this.resultOf(outcome.receipt, entry.nonce, entry.tx)
-    await store.settle(this.address, entry.jobId, entry.result)
+    const { finalityDepth } = this.parts.settings
+    await store.settle(this.address, entry.jobId, entry.result, {
+      ...(finalityDepth > 1 ? { minedIn: Number(outcome.receipt.blockNumber) } : {}),
+      head: this.parts.node.head?.number ?? 0,
+      finalityDepth,
+    })
   }
 
   /** The job's result from its mined receipt; a revert is replayed to learn its reason. */

@@ -67,12 +67,12 @@ const CLAIM_FILLER = luaScriptFile(new URL('./store/claim-filler.lua', import.me
   args: ['fence', 'nonce', 'filler_id', 'holder_id', 'address', 'ttl'],
 })
 const SETTLE = luaScriptFile(new URL('./store/settle.lua', import.meta.url), {
-  keys: ['inflight', 'job'],
-  args: ['job_id', 'result'],
+  keys: ['inflight', 'mined', 'job'],
+  args: ['job_id', 'result', 'mined_in', 'final_below'],
 })
 
 const UNSETTLE = luaScriptFile(new URL('./store/unsettle.lua', import.meta.url), {
-  keys: ['inflight', 'job'],
+  keys: ['inflight', 'mined', 'job'],
   args: ['job_id', 'nonce'],
 })
 
@@ -84,7 +84,8 @@ const UNSETTLE = luaScriptFile(new URL('./store/unsettle.lua', import.meta.url),
  *   its signed attempts, its transaction, and its result once final. A job is bound to one key for
  *   good: a run retried in another process finds it and waits for that key's owner.
  * - `<address>:nonce`, the key's next nonce; `<address>:inflight`, its jobs not final yet by nonce;
- *   `<address>:owner`, the key's lease (see ownership/key-leases.ts).
+ *   `<address>:mined`, its jobs mined less than CHAIN_FINALITY_DEPTH deep, by block (a reorg may still
+ *   take them away); `<address>:owner`, the key's lease (see ownership/key-leases.ts).
  *
  * Every write that could hand a nonce out or put bytes on their way is fenced: it checks in the same
  * script that the writer's fence still owns the key.
@@ -196,11 +197,30 @@ export class TxStore {
   }
 
   /** The job's transaction is final: its result is kept, and it no longer blocks the key. */
-  async settle(address: string, jobId: string, result: TxResult): Promise<void> {
+  /**
+   * A job's transaction is final: its result is kept, and one mined in a block (`minedIn`) is kept in
+   * the key's index of mined transactions until `finalityDepth` deep, for the key's next owner to
+   * watch for a reorg (settle.lua).
+   */
+  async settle(
+    address: string,
+    jobId: string,
+    result: TxResult,
+    finality?: { minedIn?: number; head: number; finalityDepth: number },
+  ): Promise<void> {
     await SETTLE.run(
       this.redis,
-      { inflight: `${this.keyBase(address)}:inflight`, job: this.jobKey(jobId) },
-      { job_id: jobId, result: JSON.stringify(result) },
+      {
+        inflight: `${this.keyBase(address)}:inflight`,
+        mined: `${this.keyBase(address)}:mined`,
+        job: this.jobKey(jobId),
+      },
+      {
+        job_id: jobId,
+        result: JSON.stringify(result),
+        mined_in: finality?.minedIn ?? '',
+        final_below: finality ? finality.head - finality.finalityDepth + 2 : '',
+      },
     )
   }
 
@@ -211,7 +231,11 @@ export class TxStore {
   async unsettle(address: string, jobId: string, nonce: number): Promise<void> {
     await UNSETTLE.run(
       this.redis,
-      { inflight: `${this.keyBase(address)}:inflight`, job: this.jobKey(jobId) },
+      {
+        inflight: `${this.keyBase(address)}:inflight`,
+        mined: `${this.keyBase(address)}:mined`,
+        job: this.jobKey(jobId),
+      },
       { job_id: jobId, nonce },
     )
   }
@@ -222,6 +246,7 @@ export class TxStore {
       .multi()
       .del(this.jobKey(jobId))
       .zrem(`${this.keyBase(address)}:inflight`, jobId)
+      .zrem(`${this.keyBase(address)}:mined`, jobId)
       .exec()
   }
 
@@ -237,6 +262,15 @@ export class TxStore {
     const entries: Array<{ jobId: string; nonce: number }> = []
     for (let at = 0; at < flat.length; at += 2)
       entries.push({ jobId: flat[at] as string, nonce: Number(flat[at + 1]) })
+    return entries
+  }
+
+  /** The key's mined transactions a reorg could still take away, with the block each was mined in. */
+  async mined(address: string): Promise<Array<{ jobId: string; minedIn: number }>> {
+    const flat = await this.redis.zrange(`${this.keyBase(address)}:mined`, 0, -1, 'WITHSCORES')
+    const entries: Array<{ jobId: string; minedIn: number }> = []
+    for (let at = 0; at < flat.length; at += 2)
+      entries.push({ jobId: flat[at] as string, minedIn: Number(flat[at + 1]) })
     return entries
   }
 }

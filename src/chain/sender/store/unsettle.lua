@@ -1,8 +1,10 @@
--- keys: inflight job
+-- keys: inflight mined job
 -- args: job_id nonce
 -- A job's mined transaction a reorg took away: in flight again. Its result goes (a run of the job
--- waits for the transaction again) and it is back in the key's in-flight index (a new owner of the
--- key watches it). A record Redis lost meanwhile is not made again.
+-- waits for the transaction again), it leaves the index of mined transactions and is back in the
+-- key's in-flight index (a new owner of the key watches it). A record Redis lost meanwhile is not
+-- made again.
+redis.call('ZREM', mined_key, job_id)
 if redis.call('EXISTS', job_key) == 0 then return 0 end
 redis.call('HDEL', job_key, 'result')
 redis.call('ZADD', inflight_key, tonumber(nonce), job_id)
