@@ -19,7 +19,7 @@ export const runnerSettings = {
     description:
       'First block a runner reads when Redis holds no checkpoint yet (a first start, or a Redis that lost its state).',
     whenUnset:
-      "the oldest block whose requests are not past their cancelExpiration (the Operator's 5 minutes)",
+      "the first block of the last 24 hours by the chain's time: the requests still open there run, the ones past their cancelExpiration get their run record (refused)",
   }),
   RUNNER_RECONCILE_INTERVAL_MS: withDefault(positiveInt, 30_000, {
     group: 'chain',

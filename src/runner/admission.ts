@@ -34,6 +34,15 @@ export class RequestRefusedError extends FeedrunnerError {
   }
 }
 
+/** The refusal of a request past its cancelExpiration. */
+export function expiredRefusal(cancelExpiration: bigint): RequestRefusedError {
+  const at = new Date(Number(cancelExpiration) * 1_000).toISOString()
+  return new RequestRefusedError(
+    'expired',
+    `the request passed its cancelExpiration at ${at}: its requester may cancel it and take its payment back, so it is not run`,
+  )
+}
+
 /** A Chainlink node's MinContractPayment: 0.00001 LINK (MIN_CONTRACT_PAYMENT_LINK_JUELS's default). */
 export const DEFAULT_MIN_CONTRACT_PAYMENT_JUELS = 10n ** 13n
 

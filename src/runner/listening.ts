@@ -36,6 +36,7 @@ export async function startListening(parts: {
     onRequest: async (event) => {
       const verdict = recovery.verdict(event)
       if (verdict === 'skip') return
+      if (verdict === 'expired') return intake.onExpired(event)
       if (verdict === 'run-again') await runs.reopen(event.requestId)
       await intake.onRequest(event)
     },

@@ -4,11 +4,16 @@ import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import type { ChainAccess, RunOptions } from '../pipeline/index.ts'
 import { runJob, RunCrashedError } from '../pipeline/index.ts'
-import { expiredRefusal, RequestCancelledError } from './sender-chain-access.ts'
+import { RequestCancelledError } from './sender-chain-access.ts'
 import { errorClass, observeTask, refusalClass, type ReasonClass } from '../metrics/index.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
 import { baseRecord, sentTxHash, taskRecord } from './run-fields.ts'
-import { refusalOf, RequestRefusedError, type RequesterAdmission } from './admission.ts'
+import {
+  expiredRefusal,
+  refusalOf,
+  RequestRefusedError,
+  type RequesterAdmission,
+} from './admission.ts'
 import { jobRunVars, requestJobId } from './request-payload.ts'
 import { RunCrashReport } from './quarantine.ts'
 import { causeIn, finish, outcomeOf, runFailures, type RequestOutcome } from './run-outcomes.ts'

@@ -3,6 +3,8 @@ import type { Logger } from '../config/logger.ts'
 import type { CancelRequestEvent, OracleRequestEvent } from '../chain/operator.ts'
 import { recordRequest } from '../metrics/index.ts'
 import type { JobRegistry } from './job-registry.ts'
+import { serialiseError } from '../config/errors.ts'
+import { expiredRefusal } from './admission.ts'
 import { baseRecord } from './run-fields.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
 import type { RunStore } from './run-record.ts'
@@ -10,6 +12,11 @@ import type { RunStore } from './run-record.ts'
 export interface RequestIntake {
   /** A confirmed OracleRequest: its run record and its `requests` job (one per request). */
   onRequest(event: OracleRequestEvent): Promise<void>
+  /**
+   * A request read again from the chain after Redis lost its state, past its cancelExpiration and
+   * still open: its run record is made again (refused, with the reason) if absent; it is not run.
+   */
+  onExpired(event: OracleRequestEvent): Promise<void>
   /** A confirmed CancelOracleRequest: the run is cancelled, a job still waiting goes. */
   onCancel(event: CancelRequestEvent): Promise<void>
 }
@@ -45,6 +52,15 @@ export function createRequestIntake(parts: {
       const job = run.job ?? loaded?.name
       recordRequest(job, 'received')
       log.info({ requestId: event.requestId, job }, 'request received')
+    },
+    async onExpired(event) {
+      const refusal = expiredRefusal(event.cancelExpiration)
+      await runs.create(event.requestId, {
+        ...baseRecord(event, registry.bySpecId(event.specId)),
+        state: 'refused',
+        reason: refusal.message,
+        failure: serialiseError(refusal),
+      })
     },
     async onCancel(event) {
       const existing = await runs.get(event.requestId)

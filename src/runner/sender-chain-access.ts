@@ -2,7 +2,7 @@ import { FeedrunnerError } from '../config/errors.ts'
 import type { JsonRpcProvider } from 'ethers'
 import type { TxSender } from '../chain/sender/index.ts'
 import { requestClosure } from '../chain/operator-logs.ts'
-import { RequestRefusedError } from './admission.ts'
+import { expiredRefusal } from './admission.ts'
 import type {
   CallRequest,
   ChainAccess,
@@ -142,15 +142,6 @@ async function expiredUnsent(
   if (request.cancelExpiration === undefined) return false
   if (BigInt(await sender.chainTime()) < request.cancelExpiration) return false
   return !(await sender.bound(idempotencyKey))
-}
-
-/** The refusal of a request past its cancelExpiration. */
-export function expiredRefusal(cancelExpiration: bigint): RequestRefusedError {
-  const at = new Date(Number(cancelExpiration) * 1_000).toISOString()
-  return new RequestRefusedError(
-    'expired',
-    `the request passed its cancelExpiration at ${at}: its requester may cancel it and take its payment back, so it is not run`,
-  )
 }
 
 const DEPTH_POLL_MS = 250

@@ -5,7 +5,7 @@ import type { OracleRequestEvent } from '../../chain/operator.ts'
 import type { RequestListener } from '../../chain/listener/index.ts'
 import { rootCauseFirst } from '../../config/errors.ts'
 import { RedisGeneration } from './generation.ts'
-import { answeredRequestIds, openWindowStart } from './open-requests.ts'
+import { closedRequestIds, openWindowStart, REBUILD_LOOK_BACK_SECONDS } from './open-requests.ts'
 
 export { createReconciler, type Reconciler } from './reconciler.ts'
 
@@ -13,7 +13,8 @@ export { createReconciler, type Reconciler } from './reconciler.ts'
 interface WindowFilter {
   upToBlock: number
   headTimestamp: number
-  answered: ReadonlySet<string>
+  /** Answered or cancelled on chain. */
+  closed: ReadonlySet<string>
 }
 
 export interface RecoveryParts {
@@ -30,16 +31,18 @@ export interface RecoveryParts {
 
 export interface Recovery {
   /**
-   * Where a listener with no checkpoint starts: the oldest block whose requests may still be open
-   * (not past their cancelExpiration), and the filter that skips those answered already.
+   * Where a listener with no checkpoint starts: REBUILD_LOOK_BACK_SECONDS back by the chain's time,
+   * and the filter that skips the requests answered or cancelled already.
    */
   openWindow(): Promise<number>
   /**
    * What to do with a delivered request: `skip` one from the window read again that the Operator
-   * answered or that expired, `run-again` one from that window that is still open (a run record a
-   * process of the lost generation wrote must not keep it from running), `run` any other.
+   * answered or its requester cancelled; `expired` one from it past its cancelExpiration and still
+   * open (its run record is made again, refused, if Redis lost it: it is not run); `run-again` one
+   * from it that may still be answered (a run record a process of the lost generation wrote must not
+   * keep it from running); `run` any other.
    */
-  verdict(event: OracleRequestEvent): 'skip' | 'run-again' | 'run'
+  verdict(event: OracleRequestEvent): 'skip' | 'expired' | 'run-again' | 'run'
   /** Watches for a Redis that lost its state; rebuilds the listener's reading from the chain. */
   watch(listener: RequestListener | undefined): Promise<void>
   /** Reads the generation once now (what the watch does every `checkEveryMs`). */
@@ -50,8 +53,9 @@ export interface Recovery {
 /**
  * Redis is a cache of the chain. When it loses what it held (FLUSHALL, an empty instance in its place,
  * a failover to a replica that lags), the runner notices the generation key gone, says so in one line,
- * and reads the OracleRequest logs again back to the oldest request still open; the ones the Operator
- * answered or that expired are skipped, the others run again. (Each sender key's new owner reads its
+ * and reads the OracleRequest logs of the last REBUILD_LOOK_BACK_SECONDS again; the ones the Operator
+ * answered or their requesters cancelled are skipped, the ones past their cancelExpiration get their
+ * run record back (refused), the others run again. (Each sender key's new owner reads its
  * nonce from the chain again, after the node's pool let its transactions be mined: key-recovery.ts.)
  * The new generation is adopted only once the rebuild succeeded: one that fails is tried again at the
  * next check, and says so once a minute until it succeeds.
@@ -67,15 +71,15 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   let rebuilding: { failures: number; toldAt: number } | undefined
 
   async function readWindow(): Promise<number> {
-    const window = await openWindowStart(parts.provider)
-    const answered = await answeredRequestIds(
+    const window = await openWindowStart(parts.provider, REBUILD_LOOK_BACK_SECONDS)
+    const closed = await closedRequestIds(
       parts.provider,
       parts.operators,
       window.fromBlock,
       window.head,
       parts.logRangeBlocks,
     )
-    filter = { upToBlock: window.head, headTimestamp: window.headTimestamp, answered }
+    filter = { upToBlock: window.head, headTimestamp: window.headTimestamp, closed }
     return window.fromBlock
   }
 
@@ -84,8 +88,8 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     const fromBlock = await readWindow()
     await listener.rewind(fromBlock)
     parts.log.warn(
-      { fromBlock, answeredOnChain: filter?.answered.size ?? 0 },
-      'rebuilt from the chain: reading OracleRequest logs again from the oldest request not past its cancelExpiration',
+      { fromBlock, closedOnChain: filter?.closed.size ?? 0 },
+      'rebuilt from the chain: reading the OracleRequest logs of the last 24 hours (chain time) again',
     )
   }
 
@@ -122,8 +126,8 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     openWindow: readWindow,
     verdict(event) {
       if (!filter || event.blockNumber > filter.upToBlock) return 'run'
-      if (filter.answered.has(event.requestId.toLowerCase())) return 'skip'
-      return event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'skip'
+      if (filter.closed.has(event.requestId.toLowerCase())) return 'skip'
+      return event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'expired'
     },
     async watch(watchedListener) {
       listener = watchedListener

@@ -1,22 +1,28 @@
 import type { JsonRpcProvider } from 'ethers'
-import { ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
+import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
 import { readLogsInRanges } from '../../chain/operator-logs.ts'
 
 /** Operator.EXPIRYTIME: a request may be cancelled by its requester this long after it was made. */
 export const OPERATOR_EXPIRY_SECONDS = 5 * 60
 
 /**
- * The first block whose requests may still be open: every request made before it is past its
- * `cancelExpiration` (block time + EXPIRYTIME). Found by bisecting block timestamps, so it costs
- * about log2(head) block reads however many blocks the window spans.
+ * How far back (chain time) a rebuild reads requests: the ones past their cancelExpiration and still
+ * open get their run record again (refused, with the reason), as far back as the reconciler looks.
+ */
+export const REBUILD_LOOK_BACK_SECONDS = 24 * 3600
+
+/**
+ * The first block at most `seconds` old by the chain's time: with OPERATOR_EXPIRY_SECONDS, every
+ * request made before it is past its `cancelExpiration` (block time + EXPIRYTIME). Found by bisecting
+ * block timestamps, so it costs about log2(head) block reads however many blocks the window spans.
  */
 export async function openWindowStart(
   provider: JsonRpcProvider,
-  expirySeconds = OPERATOR_EXPIRY_SECONDS,
+  seconds = OPERATOR_EXPIRY_SECONDS,
 ): Promise<{ fromBlock: number; head: number; headTimestamp: number }> {
   const headBlock = await provider.getBlock('latest')
   if (!headBlock) throw new Error('the node answered no latest block')
-  const since = headBlock.timestamp - expirySeconds
+  const since = headBlock.timestamp - seconds
   let low = 0
   let high = headBlock.number
   while (low < high) {
@@ -28,8 +34,11 @@ export async function openWindowStart(
   return { fromBlock: low, head: headBlock.number, headTimestamp: headBlock.timestamp }
 }
 
-/** Request ids the Operators answered (`OracleResponse`) between `fromBlock` and `toBlock`. */
-export async function answeredRequestIds(
+/**
+ * Request ids the Operators closed between `fromBlock` and `toBlock`: answered (`OracleResponse`) or
+ * cancelled by their requesters (`CancelOracleRequest`).
+ */
+export async function closedRequestIds(
   provider: JsonRpcProvider,
   operators: readonly string[],
   fromBlock: number,
@@ -38,7 +47,7 @@ export async function answeredRequestIds(
 ): Promise<Set<string>> {
   const logs = await readLogsInRanges(provider, {
     address: operators,
-    topics: [ORACLE_RESPONSE_TOPIC],
+    topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
     fromBlock,
     toBlock,
     rangeBlocks,
