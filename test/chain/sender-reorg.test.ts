@@ -11,9 +11,11 @@ const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
 const NODE = new Wallet(NODE_KEY).address
 
 interface Receipt {
+  transactionHash: string
   blockNumber: string
   blockHash: string
 }
+type TestRequest = Awaited<ReturnType<typeof makeRequests>>[number]
 
 /**
  * A reorg takes a fulfilment away after its job ended (mined, settled, its run told): the node no
@@ -46,20 +48,21 @@ describe('transaction sender: a fulfilment a reorg took away after its job ended
     await chain?.stop()
   })
 
-  const fulfil = async (tx: TxSender) => {
-    const [request] = await makeRequests(chain, 1)
+  /** The job of `request`'s fulfilment, submitted (again) to `tx`; its end within a hang catcher. */
+  const submit = async (tx: TxSender, request: TestRequest) => {
     const result = await settlesWithin(
       tx.submit({
         to: chain.dev.addresses.operator,
-        data: fulfilUint256(request!, 7n),
-        idempotencyKey: request!.requestId,
+        data: fulfilUint256(request, 7n),
+        idempotencyKey: request.requestId,
       }),
       60_000,
     )
-    if (result === 'timed out') throw new Error('the fulfilment was not mined within 60 s')
+    if (result === 'timed out') throw new Error('the fulfilment job did not end within 60 s')
     return result
   }
-  const minedAgain = async (txHash: string | undefined) => {
+  /** Waits (a hang catcher only) until the transaction is mined again; its new receipt. */
+  const minedAgain = async (txHash: string | undefined): Promise<Receipt> => {
     let again: Receipt | null = null
     await waitFor(
       'the same fulfilment mined again',
@@ -70,7 +73,7 @@ describe('transaction sender: a fulfilment a reorg took away after its job ended
       60_000,
       50,
     )
-    return again as Receipt | null
+    return again as unknown as Receipt
   }
 
   const provider = () => chain.dev.provider
@@ -80,15 +83,7 @@ describe('transaction sender: a fulfilment a reorg took away after its job ended
   it('is sent again, the same bytes, and mined in the new chain', async () => {
     const [request] = await makeRequests(chain, 1)
     const before = await minedNonce()
-    const result = await settlesWithin(
-      sender.submit({
-        to: chain.dev.addresses.operator,
-        data: fulfilUint256(request!, 7n),
-        idempotencyKey: request!.requestId,
-      }),
-      60_000,
-    )
-    if (result === 'timed out') throw new Error('the fulfilment was not mined within 60 s')
+    const result = await submit(sender, request!)
     expect(result).toMatchObject({ status: 'mined', nonce: before })
     const first = await rpc<Receipt>(provider(), 'eth_getTransactionReceipt', [result.txHash])
 
@@ -97,37 +92,21 @@ describe('transaction sender: a fulfilment a reorg took away after its job ended
     expect(await rpc(provider(), 'eth_getTransactionByHash', [result.txHash])).toBeNull()
     expect(await minedNonce()).toBe(before)
 
-    // A hang catcher only: the sender's next poll sees the key's mined nonce fall and resends.
-    let again: Receipt | null = null
-    await waitFor(
-      'the same fulfilment mined again',
-      async () => {
-        again = await rpc<Receipt | null>(provider(), 'eth_getTransactionReceipt', [result.txHash])
-        return again !== null
-      },
-      60_000,
-      50,
-    )
-    expect((again as Receipt | null)?.blockHash).not.toBe(first.blockHash)
+    // The sender's next poll sees a head that does not extend the last, and the key's nonce fallen.
+    const again = await minedAgain(result.txHash)
+    expect(again.blockHash).not.toBe(first.blockHash)
     expect(await minedNonce()).toBe(before + 1)
     expect(sender.stats()[0]).toMatchObject({ reorgedOut: 1, sent: 1 })
 
     // A run of the job retried now finds it mined again, not a result the chain no longer has.
-    const resumed = await settlesWithin(
-      sender.submit({
-        to: chain.dev.addresses.operator,
-        data: fulfilUint256(request!, 7n),
-        idempotencyKey: request!.requestId,
-      }),
-      60_000,
-    )
-    if (resumed === 'timed out') throw new Error('the resumed job did not end within 60 s')
+    const resumed = await submit(sender, request!)
     expect(resumed).toMatchObject({ status: 'mined', txHash: result.txHash })
-    expect(resumed.blockNumber).toBe(Number((again as Receipt | null)?.blockNumber))
+    expect(resumed.blockNumber).toBe(Number(again.blockNumber))
   })
 
   it("is sent again by the key's next owner when the reorg comes after a hand-over", async () => {
-    const result = await fulfil(sender)
+    const [request] = await makeRequests(chain, 1)
+    const result = await submit(sender, request!)
     expect(result.status).toBe('mined')
     // The owner closes (its key handed over); another process takes the key.
     await sender.close()
@@ -138,7 +117,7 @@ describe('transaction sender: a fulfilment a reorg took away after its job ended
     await rpc(provider(), 'anvil_reorg', [1, []])
     expect(await rpc(provider(), 'eth_getTransactionByHash', [result.txHash])).toBeNull()
     // A hang catcher only: the new owner watches what the one before mined (the store's index).
-    expect(await minedAgain(result.txHash)).not.toBeNull()
+    expect((await minedAgain(result.txHash)).transactionHash).toBe(result.txHash)
     expect(sender.stats()[0]).toMatchObject({ reorgedOut: 1, sent: 0 })
   })
 })

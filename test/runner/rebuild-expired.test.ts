@@ -1,10 +1,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
 import { waitFor } from '../../src/dev/process.ts'
-import { sendConsumerRequests } from '../../src/dev/requests.ts'
-import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
-import { loadJobRegistry } from '../../src/runner/job-registry.ts'
+import { startHeldFeedStack, type HeldFeedStack } from '../support/held-feed-stack.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
 /**
@@ -17,54 +14,26 @@ import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 describe('a refused, expired request after Redis lost its state', () => {
   const prefix = uniquePrefix('rebuild-expired')
   const redis = new Redis(testRedisUrl())
-  let stack: DevStack
-  let odds: DemoCase
-  let releaseFeed: () => void = () => undefined
-  let holdNext = false
-  let feedHeld = false
+  let held: HeldFeedStack
 
   beforeAll(async () => {
-    stack = await startDevStack({
-      env: { ...process.env, REDIS_URL: testRedisUrl(), LOG_LEVEL: 'warn', EA_PORT: '' },
-      prefix,
-      feedIntercept: async () => {
-        if (!holdNext) return false
-        holdNext = false
-        feedHeld = true
-        await new Promise<void>((resolve) => (releaseFeed = resolve))
-        return false
-      },
-    })
-    const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
-    odds = (await buildDemoCases(stack, registry.jobs)).find((demoCase) =>
-      demoCase.job.name.includes('game-odds'),
-    )!
+    held = await startHeldFeedStack(prefix)
   }, 120_000)
 
   afterAll(async () => {
-    releaseFeed()
-    await stack?.stop()
+    await held?.stop()
     redis.disconnect()
   })
 
   it('gets its record back, refused with the reason, and is not run', async () => {
-    const { consumer, deployer, provider, operator } = stack.contracts
-    holdNext = true
-    const [sent] = await sendConsumerRequests(consumer, deployer, [
-      {
-        externalJobId: odds.job.externalJobId,
-        valueType: odds.shape.answerType,
-        params: odds.params,
-        payment: 0n,
-      },
-    ])
-    const { requestId } = sent!
-    const runs = stack.runner!.runs
-    await waitFor('the run fetching', async () => feedHeld, 30_000, 20)
+    const { provider, operator } = held.stack.contracts
+    const sent = await held.requestHeld()
+    const { requestId } = sent
+    const runs = held.stack.runner!.runs
     // The chain's clock passes the request's cancelExpiration while its fetch is held.
     await provider.send('evm_increaseTime', [301])
     await provider.send('evm_mine', [])
-    releaseFeed()
+    held.release()
     await waitFor(
       'the run refused',
       async () => (await runs.get(requestId))?.state === 'refused',
@@ -92,7 +61,7 @@ describe('a refused, expired request after Redis lost its state', () => {
     const logs = await provider.getLogs({
       address: await operator.getAddress(),
       topics: [null, requestId],
-      fromBlock: sent!.blockNumber,
+      fromBlock: sent.blockNumber,
     })
     expect(logs.map((log) => operator.interface.parseLog(log)?.name)).not.toContain(
       'OracleResponse',
