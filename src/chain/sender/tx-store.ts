@@ -258,19 +258,22 @@ export class TxStore {
 
   /** The key's jobs whose transaction is not final yet, lowest nonce first. */
   async inflight(address: string): Promise<Array<{ jobId: string; nonce: number }>> {
-    const flat = await this.redis.zrange(`${this.keyBase(address)}:inflight`, 0, -1, 'WITHSCORES')
-    const entries: Array<{ jobId: string; nonce: number }> = []
-    for (let at = 0; at < flat.length; at += 2)
-      entries.push({ jobId: flat[at] as string, nonce: Number(flat[at + 1]) })
-    return entries
+    const scored = await this.jobsBy(`${this.keyBase(address)}:inflight`)
+    return scored.map(({ jobId, score }) => ({ jobId, nonce: score }))
   }
 
   /** The key's mined transactions a reorg could still take away, with the block each was mined in. */
   async mined(address: string): Promise<Array<{ jobId: string; minedIn: number }>> {
-    const flat = await this.redis.zrange(`${this.keyBase(address)}:mined`, 0, -1, 'WITHSCORES')
-    const entries: Array<{ jobId: string; minedIn: number }> = []
+    const scored = await this.jobsBy(`${this.keyBase(address)}:mined`)
+    return scored.map(({ jobId, score }) => ({ jobId, minedIn: score }))
+  }
+
+  /** The job ids of a sorted set with their scores, lowest first. */
+  private async jobsBy(key: string): Promise<Array<{ jobId: string; score: number }>> {
+    const flat = await this.redis.zrange(key, 0, -1, 'WITHSCORES')
+    const entries: Array<{ jobId: string; score: number }> = []
     for (let at = 0; at < flat.length; at += 2)
-      entries.push({ jobId: flat[at] as string, minedIn: Number(flat[at + 1]) })
+      entries.push({ jobId: flat[at] as string, score: Number(flat[at + 1]) })
     return entries
   }
 }
