@@ -171,14 +171,18 @@ export class Confirmer {
   async check(current: Head): Promise<void> {
     if (!this.watching) return
     const mayHaveReorged = !extendsOrIs(current, this.lastHead)
-    this.lastHead = current
     this.letGoOfFinal(current)
     // Nothing in flight: the key's nonce count is read only when the head says a reorg may have
     // taken something away (a head that is not the last one or its child), not once a block.
-    if (this.pending.size === 0 && !(this.mined.size > 0 && mayHaveReorged)) return
+    if (this.pending.size === 0 && !(this.mined.size > 0 && mayHaveReorged)) {
+      this.lastHead = current
+      return
+    }
     const latest = Number(
       await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
     )
+    // Only once the count is read: a check that failed leaves the next one unsure too.
+    this.lastHead = current
     const reorged = this.watchMined(current, latest)
     if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
     if (this.pending.size === 0) return
@@ -309,8 +313,13 @@ export class Confirmer {
   private async finish(entry: PendingTx, outcome: FinalOutcome): Promise<void> {
     if (this.pending.get(entry.nonce) !== entry) return
     this.pending.delete(entry.nonce)
-    if ('receipt' in outcome && this.settings.finalityDepth > 1)
-      this.mined.set(entry.nonce, { entry, block: Number(outcome.receipt.blockNumber) })
+    if ('receipt' in outcome && this.settings.finalityDepth > 1) {
+      const block = Number(outcome.receipt.blockNumber)
+      this.mined.set(entry.nonce, { entry, block })
+      // Mined above the head last checked (its receipt read after the head): the next head may
+      // extend that one while a reorg took this block away, so the next check reads the count.
+      if (this.lastHead && block > this.lastHead.number) this.lastHead = undefined
+    }
     try {
       await this.stuck.final(entry, outcome)
     } finally {
