@@ -91,7 +91,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       jobs = new JobRuns(keySenders, txStore, chainId, settings.pollIntervalMs)
       for (const signer of signers) {
         const parts = {
-          ...{ signer, node, store: txStore, settings, reportError },
+          signer,
+          node,
+          store: txStore,
+          settings,
+          reportError,
           wake: pollLoop.wake,
           logger: options.logger,
         }

@@ -196,7 +196,6 @@ export class TxStore {
     return Number(answer) === 1
   }
 
-  /** The job's transaction is final: its result is kept, and it no longer blocks the key. */
   /**
    * A job's transaction is final: its result is kept, and one mined in a block (`minedIn`) is kept in
    * the key's index of mined transactions until `finalityDepth` deep, for the key's next owner to
