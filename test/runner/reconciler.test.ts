@@ -42,6 +42,28 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
       cacheTimeout: -1,
     })
   })
+  /** Answers `request` on chain from a sender of its own, as a runner's would. */
+  const fulfil = async (request: Awaited<ReturnType<typeof makeRequests>>[number]) => {
+    const sender = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl,
+      chainId: chain.dev.chainId,
+      keys: [ANVIL_PRIVATE_KEYS[1]!],
+      redisUrl: testRedisUrl(),
+      prefix,
+      pollIntervalMs: 20,
+    })
+    await sender.start()
+    try {
+      return await sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(request, 7n),
+        idempotencyKey: request.requestId,
+      })
+    } finally {
+      await sender.close()
+    }
+  }
+
   afterAll(async () => {
     provider.destroy()
     await chain?.stop()
@@ -53,21 +75,7 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
   it('settles the newest run of 1,200 that the chain shows fulfilled, and one it shows cancelled', async () => {
     const runs = new RunStore(redis, `${prefix}:runner`, chain.dev.chainId)
     const [answered, cancelled] = await makeRequests(chain, 2)
-    const sender = createTxSender({
-      rpcUrl: chain.anvil.rpcUrl,
-      chainId: chain.dev.chainId,
-      keys: [ANVIL_PRIVATE_KEYS[1]!],
-      redisUrl: testRedisUrl(),
-      prefix,
-      pollIntervalMs: 20,
-    })
-    await sender.start()
-    const fulfilment = await sender.submit({
-      to: chain.dev.addresses.operator,
-      data: fulfilUint256(answered!, 7n),
-      idempotencyKey: answered!.requestId,
-    })
-    await sender.close()
+    const fulfilment = await fulfil(answered!)
     await rpc(chain.dev.provider, 'evm_increaseTime', [301])
     await rpc(chain.dev.provider, 'evm_mine')
     await (
@@ -108,5 +116,39 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
     expect((await runs.get(cancelled!.requestId))?.state).toBe('cancelled')
     expect(provider.ranges.length).toBeGreaterThan(1)
     for (const [from, to] of provider.ranges) expect(to - from + 1).toBeLessThanOrEqual(100)
+  }, 120_000)
+
+  it('settles a run refused lately that the chain shows answered, and leaves one refused long ago', async () => {
+    // A run refused for its expiry while the fulfilment its process had sent was still in the
+    // node's pool, unknown to the sender after Redis lost its state: mined after the refusal.
+    const runs = new RunStore(redis, `${prefix}:refused`, chain.dev.chainId)
+    const [request] = await makeRequests(chain, 1)
+    const fulfilment = await fulfil(request!)
+    const refused = {
+      state: 'refused' as const,
+      chainId: chain.dev.chainId,
+      blockNumber: request!.blockNumber,
+      reason: 'the request passed its cancelExpiration',
+    }
+    await runs.create(request!.requestId, refused)
+    const reconciler = (refusedWatchMs: number) =>
+      createReconciler({
+        runs,
+        provider,
+        operators: [chain.dev.addresses.operator],
+        log: pino({ level: 'silent' }),
+        everyMs: 60_000,
+        settleMs: 0,
+        refusedWatchMs,
+      })
+    // Refused longer ago than the watch: not looked at, left as it is.
+    expect(await reconciler(0).pass()).toMatchObject({ settled: 0 })
+    expect((await runs.get(request!.requestId))?.state).toBe('refused')
+    // Refused within it: the chain's answer wins.
+    expect(await reconciler(600_000).pass()).toMatchObject({ settled: 1 })
+    expect(await runs.get(request!.requestId)).toMatchObject({
+      state: 'fulfilled',
+      txHash: fulfilment.txHash,
+    })
   }, 120_000)
 })

@@ -23,6 +23,8 @@ export interface ReconcilerOptions {
   settleMs?: number
   /** How far back (by creation) runs are looked at. */
   lookBackMs?: number
+  /** How long after its refusal a refused run is still looked at (default 10 minutes). */
+  refusedWatchMs?: number
   /** The widest eth_getLogs range asked at once (CHAIN_LOG_RANGE_BLOCKS). */
   logRangeBlocks?: number
   /** Runs read from Redis at once. */
@@ -47,6 +49,7 @@ export interface Reconciler {
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const settleMs = options.settleMs ?? options.everyMs
   const lookBackMs = options.lookBackMs ?? 24 * 3600_000
+  const refusedWatchMs = options.refusedWatchMs ?? 10 * 60_000
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
 
@@ -54,9 +57,19 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const unsettled = new Map<string, RunRecord>()
     for await (const page of options.runs.pagesSince(now - lookBackMs, options.pageSize))
       for (const run of page)
-        if (UNSETTLED.has(run.state) && lastWrite(run) <= now - settleMs)
+        if (looksAt(run, now) && lastWrite(run) <= now - settleMs)
           unsettled.set(run.requestId.toLowerCase(), run)
     return unsettled
+  }
+
+  /**
+   * A run not settled by the chain yet, or one refused lately: a run refused for its expiry while a
+   * fulfilment its process sent before was still in the node's pool (Redis lost what the sender
+   * knew of it: a flush, a failover) is answered when that is mined, and the chain's word wins.
+   */
+  function looksAt(run: RunRecord, now: number): boolean {
+    if (UNSETTLED.has(run.state)) return true
+    return run.state === 'refused' && (run.times.refused ?? 0) > now - refusedWatchMs
   }
 
   async function pass(): Promise<{ checked: number; settled: number }> {
