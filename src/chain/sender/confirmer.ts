@@ -76,6 +76,8 @@ export class Confirmer {
   private readonly mined = new Map<number, { entry: PendingTx; block: number }>()
   /** The head of the last check: a head that does not extend it may be a reorg. */
   private lastHead: Head | undefined
+  /** The key's mined nonce count as last read, and the hash of the head it was read at. */
+  private nonceRead: { count: number; atHead: string } | undefined
   /** The key's mined nonce count at the last check, and the block where it last moved. */
   private minedNonce = -1
   private progress = 0
@@ -176,9 +178,7 @@ export class Confirmer {
     // Nothing in flight: the key's nonce count is read only when the head says a reorg may have
     // taken something away (a head that is not the last one or its child), not once a block.
     if (this.pending.size === 0 && !(this.mined.size > 0 && mayHaveReorged)) return
-    const latest = Number(
-      await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
-    )
+    const latest = await this.minedCount(current)
     const reorged = this.watchMined(current, latest)
     if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
     if (this.pending.size === 0) return
@@ -192,6 +192,20 @@ export class Confirmer {
     )
     await this.resendIfStalled(latest)
     await this.stuck.fillHoles(current, latest)
+  }
+
+  /**
+   * The key's mined nonce count, read once a head: a look at the head of the last read (a poll
+   * interval shorter than the chain's blocks) uses that read's count, as no block came since. A head
+   * of another hash, a reorg's too, is read again.
+   */
+  private async minedCount(current: Head): Promise<number> {
+    if (this.nonceRead?.atHead === current.hash) return this.nonceRead.count
+    const count = Number(
+      await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
+    )
+    this.nonceRead = { count, atHead: current.hash }
+    return count
   }
 
   /** Lets go of mined transactions that are final: finalityDepth deep (their block counts as 1). */
