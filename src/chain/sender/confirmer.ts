@@ -178,7 +178,7 @@ export class Confirmer {
     // Nothing in flight: the key's nonce count is read only when the head says a reorg may have
     // taken something away (a head that is not the last one or its child), not once a block.
     if (this.pending.size === 0 && !(this.mined.size > 0 && mayHaveReorged)) return
-    const latest = await this.minedCount(current)
+    const latest = await this.minedCount(current, mayHaveReorged)
     const reorged = this.watchMined(current, latest)
     if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
     if (this.pending.size === 0) return
@@ -195,12 +195,13 @@ export class Confirmer {
   }
 
   /**
-   * The key's mined nonce count, read once a head: a look at the head of the last read (a poll
-   * interval shorter than the chain's blocks) uses that read's count, as no block came since. A head
-   * of another hash, a reorg's too, is read again.
+   * The key's mined nonce count, read once a head: a look at the head of the last check and of the
+   * last read (a poll interval shorter than the chain's blocks) uses that read's count, as no block
+   * came since. Any other head is read again, and so is one the chain may have reorganised back to
+   * (a read at it may have counted a block the reorg took away).
    */
-  private async minedCount(current: Head): Promise<number> {
-    if (this.nonceRead?.atHead === current.hash) return this.nonceRead.count
+  private async minedCount(current: Head, mayHaveReorged: boolean): Promise<number> {
+    if (!mayHaveReorged && this.nonceRead?.atHead === current.hash) return this.nonceRead.count
     const count = Number(
       await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
     )
