@@ -51,9 +51,15 @@ let currentChain: Chain | undefined
 
 /**
  * Starts anvil on `port` (the previous phase's anvil must have let go of it), deploys the contracts
- * (same addresses every time), funds the keys and starts a block watcher.
+ * (same addresses every time), funds the keys and starts a block watcher. With `blockTimeSeconds`
+ * the chain then mines a block every that many seconds instead of one per transaction: deploying
+ * under automine first takes a moment where a dozen transactions would otherwise wait a block each.
  */
-export async function openChain(port: number, artifacts: ArtifactSet): Promise<Chain> {
+export async function openChain(
+  port: number,
+  artifacts: ArtifactSet,
+  options: { blockTimeSeconds?: number } = {},
+): Promise<Chain> {
   await currentChain?.stop()
   await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
   const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS, countCalls: RPC_CALLS })
@@ -64,6 +70,10 @@ export async function openChain(port: number, artifacts: ArtifactSet): Promise<C
       artifacts,
     })
     await fundKeys(dev, [...RUNNER_KEYS, BASELINE_KEY])
+    if (options.blockTimeSeconds !== undefined) {
+      await rpc(anvil.rpcUrl, 'evm_setAutomine', [false])
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [options.blockTimeSeconds])
+    }
     const watcher = new BlockWatcher(anvil.rpcUrl, anvil.wsUrl)
     await watcher.start()
     const backstop = startPoolBackstop(anvil.rpcUrl)
@@ -133,6 +143,8 @@ export interface Context {
   redis: Redis
   baseEnv: Record<string, string>
   externalJobId: string
+  /** The blocks a request of the job waits for (its minIncomingConfirmations, at least the dev chain's 1). */
+  confirmations: number
   prefix: string
   /** Long-lived processes whose CPU time is accounted per phase, besides the runner and anvil. */
   pids: Record<string, number>

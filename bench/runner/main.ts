@@ -14,6 +14,10 @@
  *    (`phases/runner-phase.ts`);
  * 4. with BENCH_PAIRS=k, k more pairs of the bare fulfiller and the one-key burst, one after the other,
  *    for the two ratio targets over alternating pairs (`phases/pairs.ts`);
+ * 5. the block-time chain (`phases/blocktime.ts`): anvil mining every BENCH_BLOCK_TIME seconds, the
+ *    runner with its defaults behind a counting JSON-RPC proxy, once per transport (BENCH_BLOCKTIME_RPC):
+ *    blocks from confirmation to fulfilment, and the RPC bill idle and per request.
+ * BENCH_PHASES=burst runs 1-4 alone, BENCH_PHASES=blocktime 5 alone.
  * and the peak RSS (VmHWM) of every process. Prints tables and issue 20's targets as ratios of this
  * run's figures (`report.ts`), and writes bench/results/runner-<timestamp>.json.
  *
@@ -39,6 +43,8 @@ import { startPart, stopCurrentChain, type Context } from './load.ts'
 import { memoryOf, round, signingMicros } from './measure.ts'
 import { runBare, type BareResult } from './phases/bare.ts'
 import { runBaseline, type BaselineResult } from './phases/baseline.ts'
+import { runBlockTimePhase, type BlockTimeResult } from './phases/blocktime.ts'
+import { blockTimeTargets, printBlockTime } from './report-blocktime.ts'
 import { pairOf, printPairs, runPairs, type PairResult } from './phases/pairs.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
 import { finishPerfRecordings } from './perf-record.ts'
@@ -48,6 +54,8 @@ import {
   BARE,
   BASELINE_WINDOW,
   BENCH_TIMEOUT_MS,
+  BLOCK_TIME,
+  BLOCK_TIME_TRANSPORTS,
   checkSettings,
   JOB_NAME,
   KEY_COUNTS,
@@ -61,6 +69,8 @@ import {
   REQUEST_WINDOW,
   RUNNER_NODE_ARGS,
   REDIS_SOURCES,
+  RUN_BLOCK_TIME,
+  RUN_BURSTS,
   RUNNER_RPC,
 } from './settings.ts'
 import { RedisSourceTap } from './redis-commands.ts'
@@ -156,6 +166,7 @@ async function startServices(cleanups: Cleanups): Promise<Context> {
     redis,
     baseEnv,
     externalJobId: job.externalJobId,
+    confirmations: Math.max(1, job.job.spec.minIncomingConfirmations ?? 1),
     prefix,
     pids: {
       adapter: adapter.child.pid!,
@@ -188,14 +199,32 @@ function phasePlans(): PhasePlan[] {
 }
 
 interface Run {
-  baseline: BaselineResult
+  /** Undefined when only the block-time phases ran (BENCH_PHASES=blocktime). */
+  baseline: BaselineResult | undefined
   bare: BareResult | undefined
   phases: RunnerPhaseResult[]
   /** With BENCH_PAIRS: the phases' own pair first, then the pairs run after them. */
   pairs: PairResult[]
+  blockTime: BlockTimeResult[]
 }
 
 async function runPhases(ctx: Context): Promise<Run> {
+  const bursts = RUN_BURSTS
+    ? await runBursts(ctx)
+    : { baseline: undefined, bare: undefined, phases: [], pairs: [] }
+  const blockTime: BlockTimeResult[] = []
+  if (RUN_BLOCK_TIME)
+    for (const transport of BLOCK_TIME_TRANSPORTS) {
+      const result = await runBlockTimePhase(ctx, transport)
+      blockTime.push(result)
+      console.log(
+        `block time ${BLOCK_TIME} s, ${transport}: ${result.blockTime.fulfilled}/${result.blockTime.requests} fulfilled, ${round(result.blockTime.nextBlockShare * 100, 1)} % in the next block, idle ${result.rpc.idleCallsPerBlock} calls a block, ${result.rpc.callsPerRequest} a request beyond`,
+      )
+    }
+  return { ...bursts, blockTime }
+}
+
+async function runBursts(ctx: Context): Promise<Omit<Run, 'blockTime'>> {
   const baseline = await runBaseline(ctx)
   console.log(
     `baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`,
@@ -275,7 +304,9 @@ function writeResults(
       .filter((phase) => !phase.paced)
       .map((phase) => ({
         ...phase,
-        ratioToBaseline: round(phase.fulfilmentsPerSecond / baseline.perSecond, 3),
+        ratioToBaseline: baseline
+          ? round(phase.fulfilmentsPerSecond / baseline.perSecond, 3)
+          : undefined,
       })),
     paced: phases.filter((phase) => phase.paced),
     peakRssMb: memory,
@@ -288,11 +319,28 @@ function writeResults(
           barePhase: bare,
         }
       : {}),
-    targets: targetsOf(bare, phases),
+    targets: allTargets(run),
     ...(run.pairs.length > 0 ? { pairs: run.pairs } : {}),
+    ...blockTimeResults(run.blockTime),
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
   return file
+}
+
+/** `blockTime` and `rpc`, each keyed by the runner's transport (ws, http). */
+function blockTimeResults(results: readonly BlockTimeResult[]) {
+  if (results.length === 0) return {}
+  return {
+    blockTime: Object.fromEntries(results.map((result) => [result.transport, result.blockTime])),
+    rpc: Object.fromEntries(results.map((result) => [result.transport, result.rpc])),
+  }
+}
+
+function allTargets(run: Run) {
+  return [
+    ...(run.baseline ? targetsOf(run.bare, run.phases) : []),
+    ...blockTimeTargets(run.blockTime),
+  ]
 }
 
 async function main(): Promise<void> {
@@ -319,8 +367,9 @@ async function main(): Promise<void> {
     )
     const run = await runPhases(ctx)
     const memory = peakMemory(ctx, run)
-    printReport(run.baseline, run.bare, run.phases, memory)
-    printTargets(targetsOf(run.bare, run.phases))
+    if (run.baseline) printReport(run.baseline, run.bare, run.phases, memory)
+    printBlockTime(run.blockTime)
+    printTargets(allTargets(run))
     if (run.pairs.length > 0) printPairs(run.pairs)
     const speedAtEnd = signingMicros()
     console.log(

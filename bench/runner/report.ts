@@ -230,7 +230,7 @@ export interface Target {
   met: boolean | undefined
 }
 
-function target(
+export function target(
   name: string,
   value: number | undefined,
   limit: number,
@@ -278,9 +278,9 @@ export function targetsOf(
       `${round(feedrunnerCpu ?? Number.NaN, 2)} ms / bare ${bare?.cpuMsPerFulfilment} ms`,
     ),
     target(
-      '<= 40 Redis commands per request',
+      '<= 80 Redis commands per request',
       phases.length > 0 ? worstCommands : undefined,
-      40,
+      80,
       true,
       `most of any phase`,
     ),
@@ -306,7 +306,7 @@ export function targetsOf(
 
 export function printTargets(targets: readonly Target[]): void {
   console.log(
-    "\nissue 20's targets (ratios from this run; the machine is shared, compare over runs)",
+    "\nissue 20's and issue 40's targets (ratios from this run; the machine is shared, compare over runs)",
   )
   console.log(
     table([

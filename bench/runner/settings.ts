@@ -65,10 +65,45 @@ export const PERF = (process.env.BENCH_PERF ?? '')
   .map((part) => part.trim())
   .filter(Boolean)
 const PERF_PARTS = ['runner', 'adapter', 'worker', 'bare', 'feed']
+/**
+ * BENCH_PHASES: which phases run, `all` (default) or a list of `burst` (baseline, bare fulfiller,
+ * runner bursts, paced, pairs) and `blocktime` (the block-time chain and its RPC bill).
+ */
+export const PHASES = (process.env.BENCH_PHASES ?? 'all')
+  .split(',')
+  .map((phase) => phase.trim())
+  .filter(Boolean)
+export const RUN_BURSTS = PHASES.includes('all') || PHASES.includes('burst')
+export const RUN_BLOCK_TIME = PHASES.includes('all') || PHASES.includes('blocktime')
+/** BENCH_BLOCK_TIME: seconds between the block-time chain's blocks (default 2). */
+export const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 2)
+/** BENCH_BLOCKTIME_REQUESTS requests, spread evenly over BENCH_BLOCKTIME_SPREAD_SECONDS. */
+export const BLOCK_TIME_REQUESTS = Number(process.env.BENCH_BLOCKTIME_REQUESTS ?? 30)
+export const BLOCK_TIME_SPREAD_SECONDS = Number(process.env.BENCH_BLOCKTIME_SPREAD_SECONDS ?? 60)
+/** BENCH_IDLE_SECONDS: the idle stretch (no requests) whose RPC calls are the per-block rate. */
+export const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30)
+/**
+ * Blocks counted after the last fulfilment: the sender watches a mined fulfilment until it is
+ * CHAIN_FINALITY_DEPTH deep (50 by default), and what it reads meanwhile is the request's too.
+ */
+export const BLOCK_TIME_TAIL_BLOCKS = Number(process.env.BENCH_BLOCKTIME_TAIL_BLOCKS ?? 50)
+/** BENCH_BLOCKTIME_RPC: the transports the block-time phase runs the runner over, one phase each. */
+export const BLOCK_TIME_TRANSPORTS = (process.env.BENCH_BLOCKTIME_RPC ?? 'ws,http')
+  .split(',')
+  .map((transport) => transport.trim())
+  .filter((transport): transport is 'ws' | 'http' => transport === 'ws' || transport === 'http')
+/** How long one block-time phase may take, start to end. */
+export const BLOCK_TIME_PHASE_MS =
+  (IDLE_SECONDS + BLOCK_TIME_SPREAD_SECONDS + (BLOCK_TIME_TAIL_BLOCKS + 10) * BLOCK_TIME) * 1000 +
+  60_000
 export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
-const PHASE_COUNT =
-  1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0) + 2 * Math.max(0, PAIRS)
-export const BENCH_TIMEOUT_MS = PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) + 120_000
+const PHASE_COUNT = RUN_BURSTS
+  ? 1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0) + 2 * Math.max(0, PAIRS)
+  : 0
+export const BENCH_TIMEOUT_MS =
+  PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) +
+  (RUN_BLOCK_TIME ? BLOCK_TIME_TRANSPORTS.length * BLOCK_TIME_PHASE_MS : 0) +
+  120_000
 export const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
 export const GAME_ODDS_PARAMS: Array<[string, string]> = [
@@ -117,6 +152,23 @@ export function checkSettings(): void {
   if (!PERF.every((part) => PERF_PARTS.some((known) => known.startsWith(part))))
     throw new Error(
       `BENCH_PERF lists parts to record, from ${PERF_PARTS.join(', ')} (got ${process.env.BENCH_PERF})`,
+    )
+  if (!PHASES.every((phase) => ['all', 'burst', 'blocktime'].includes(phase)))
+    throw new Error(`BENCH_PHASES lists all, burst or blocktime (got ${process.env.BENCH_PHASES})`)
+  if (!(BLOCK_TIME >= 1) || !Number.isInteger(BLOCK_TIME))
+    throw new Error(`BENCH_BLOCK_TIME must be whole seconds, 1 or more (got ${BLOCK_TIME})`)
+  if (
+    ![BLOCK_TIME_REQUESTS, BLOCK_TIME_SPREAD_SECONDS, IDLE_SECONDS].every(
+      (value) => Number.isInteger(value) && value >= 1,
+    ) ||
+    !(Number.isInteger(BLOCK_TIME_TAIL_BLOCKS) && BLOCK_TIME_TAIL_BLOCKS >= 0)
+  )
+    throw new Error(
+      'BENCH_BLOCKTIME_REQUESTS, BENCH_BLOCKTIME_SPREAD_SECONDS and BENCH_IDLE_SECONDS must be positive integers, BENCH_BLOCKTIME_TAIL_BLOCKS at least 0',
+    )
+  if (RUN_BLOCK_TIME && BLOCK_TIME_TRANSPORTS.length === 0)
+    throw new Error(
+      `BENCH_BLOCKTIME_RPC lists ws and/or http (got ${process.env.BENCH_BLOCKTIME_RPC})`,
     )
   if (PAIRS > 0 && (!BARE || !KEY_COUNTS.includes(1)))
     throw new Error(

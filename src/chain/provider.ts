@@ -147,14 +147,17 @@ const RECENT_HEADS_KEPT = 256
  */
 export class HeadTrackingWebSocketProvider extends WebSocketProvider {
   lastHead: HeadHeader | undefined
+  /** The last notified header as the node sent it (number, hashes, timestamp, base fee, ...). */
+  lastHeadBlock: unknown
   private readonly recentHeads = new Map<number, HeadHeader>()
 
   override _getSubscriber(sub: Subscription): Subscriber {
     return sub.type === 'block' ? new HeadTrackingBlockSubscriber(this) : super._getSubscriber(sub)
   }
 
-  notified(header: HeadHeader): void {
+  notified(header: HeadHeader, block?: unknown): void {
     this.lastHead = header
+    this.lastHeadBlock = block
     this.recentHeads.set(header.number, header)
     // Numbers arrive in order (a reorg rewrites ones already kept): the first kept is the oldest.
     if (this.recentHeads.size > RECENT_HEADS_KEPT)
@@ -185,7 +188,7 @@ class HeadTrackingBlockSubscriber extends SocketBlockSubscriber {
 
   override async _emit(provider: SocketProvider, message: unknown): Promise<void> {
     const header = headHeaderOf(message)
-    if (header) this.tracking.notified(header)
+    if (header) this.tracking.notified(header, message)
     await super._emit(provider, message)
   }
 }

@@ -106,15 +106,13 @@ export function createRunner(options: RunnerOptions): Runner {
           onError: chainError('listener'),
           log,
         }))
-      if (listener) {
-        const wakeListener = listener
+      if (listener)
         headWake = await startHeadWake(
           options.chain.endpoints.filter((endpoint) => !endpoint.sendOnly).map(({ url }) => url),
           options.chainId,
-          () => wakeListener.wake(),
+          wakeOnHead(pool, listener),
           log,
         )
-      }
       await recovery.watch(listener)
       // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
       stopOperations = operateRunner(
@@ -222,6 +220,17 @@ function createEndpointPool(options: RunnerOptions): EndpointPool {
     maxResponseBytes: options.rpcMaxResponseBytes,
     pollIntervalMs: options.pollIntervalMs,
   })
+}
+
+/**
+ * At a notified head: the header is the chain's latest block for every reader of the pool (the scan
+ * it wakes reads no head), and the listener scans.
+ */
+function wakeOnHead(pool: EndpointPool, listener: RequestListener): (header: unknown) => void {
+  return (header) => {
+    if (header) pool.noteLatestBlock(header)
+    listener.wake()
+  }
 }
 
 /** Endpoints are asked for their heads at most this often (more often on a chain polled less often). */

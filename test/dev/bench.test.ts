@@ -9,8 +9,9 @@ import { describe, expect, it } from 'vitest'
 // Its figures are not judged here (speed is measured, never asserted): only that every phase, the
 // bare fulfiller's and the pair's included, fulfils every request exactly once, read from the chain by
 // the bench, that the results JSON keeps the keys the docs name, that BENCH_RPC_CALLS counts the
-// calls anvil served (each request and each fulfilment is an eth_sendRawTransaction), and that anvil's
-// CPU is shown by the blocks it mined.
+// calls anvil served (each request and each fulfilment is an eth_sendRawTransaction), that anvil's
+// CPU is shown by the blocks it mined, and that the block-time phase (short here: 4 requests over 4 s
+// on 2 s blocks) fulfils its requests and writes its blockTime and rpc keys for both transports.
 
 const projectRoot = join(import.meta.dirname, '../..')
 const REQUESTS = 20
@@ -29,7 +30,27 @@ interface BenchResults {
   bare: { fulfilmentsPerSecond: number; cpuMsPerFulfilment: number }
   targets: { target: string; met: boolean }[]
   pairs: { pair: number; rateRatio: number; cpuRatio: number; exactlyOnce: boolean }[]
+  blockTime: Record<
+    string,
+    {
+      seconds: number
+      requests: number
+      fulfilled: number
+      nextBlockShare: number
+      blocksToFulfil: { p50: number; p99: number; max: number }
+    }
+  >
+  rpc: Record<
+    string,
+    {
+      idleCallsPerBlock: number
+      callsPerRequest: number
+      byMethod: { idlePerBlock: Record<string, number>; perRequest: Record<string, number> }
+    }
+  >
 }
+
+const BLOCK_TIME_REQUESTS = 4
 
 describe('npm run bench', () => {
   it('fulfils every request exactly once in every phase, and writes the results JSON', async () => {
@@ -41,6 +62,10 @@ describe('npm run bench', () => {
         BENCH_PACED_SECONDS: '0',
         BENCH_PAIRS: '1',
         BENCH_RPC_CALLS: '1',
+        BENCH_BLOCKTIME_REQUESTS: String(BLOCK_TIME_REQUESTS),
+        BENCH_BLOCKTIME_SPREAD_SECONDS: '4',
+        BENCH_IDLE_SECONDS: '4',
+        BENCH_BLOCKTIME_TAIL_BLOCKS: '2',
       },
       // A hang bound only: the run takes seconds; the bench's own watchdog stops what it started.
       timeout: 600_000,
@@ -75,5 +100,16 @@ describe('npm run bench', () => {
       expect(pair.rateRatio).toBeGreaterThan(0)
       expect(pair.cpuRatio).toBeGreaterThan(0)
     }
+    for (const transport of ['ws', 'http']) {
+      const blockTime = results.blockTime[transport]
+      expect(blockTime?.seconds).toBe(2)
+      expect(blockTime?.fulfilled).toBe(BLOCK_TIME_REQUESTS)
+      expect(blockTime?.blocksToFulfil.max).toBeGreaterThanOrEqual(1)
+      const rpc = results.rpc[transport]
+      // Each fulfilment is one eth_sendRawTransaction of the runner's (the requests go to anvil itself).
+      expect(rpc?.byMethod.perRequest.eth_sendRawTransaction).toBe(1)
+      expect(rpc?.idleCallsPerBlock).toBeGreaterThan(0)
+    }
+    expect(stdout).toContain('block-time chain (anvil --block-time 2)')
   }, 660_000)
 })

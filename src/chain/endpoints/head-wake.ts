@@ -1,6 +1,6 @@
 import type { Logger } from '../../config/logger.ts'
 import { rootCauseFirst } from '../../config/errors.ts'
-import { connectProvider, type ChainProvider } from '../provider.ts'
+import { connectProvider, HeadTrackingWebSocketProvider, type ChainProvider } from '../provider.ts'
 
 /** A `newHeads` subscription that only wakes: every read still goes through the endpoint pool. */
 export interface HeadWake {
@@ -22,11 +22,13 @@ interface ClosingSocket {
  * -> received was 72 ms polling every 100 ms). While no WebSocket endpoint opens (one debug line per
  * outage), or after its socket closed (a node restarted), the listener goes on polling and the
  * subscription is tried again every `resubscribeMs`: a wake is a shortcut, not a dependency.
+ * `onHead` is given the notified header as the node sent it (the pool answers `latest` with it, so
+ * the wake costs no head read), when the provider kept it.
  */
 export async function startHeadWake(
   urls: readonly string[],
   chainId: number,
-  onHead: () => void,
+  onHead: (header: unknown) => void,
   log: Logger,
   resubscribeMs = RESUBSCRIBE_MS,
 ): Promise<HeadWake> {
@@ -41,7 +43,14 @@ export async function startHeadWake(
       let provider: ChainProvider | undefined
       try {
         provider = await connectProvider(url, { chainId })
-        await provider.on('block', onHead)
+        const notifying = provider
+        await provider.on('block', () =>
+          onHead(
+            notifying instanceof HeadTrackingWebSocketProvider
+              ? notifying.lastHeadBlock
+              : undefined,
+          ),
+        )
         if (stopped) {
           await provider.destroy()
           return true

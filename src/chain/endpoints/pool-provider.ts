@@ -22,6 +22,11 @@ export class PoolProvider extends JsonRpcProvider {
     })
   }
 
+  /** The chain's head header, the pool's one shared read (EndpointPool.latestHeader). */
+  latestHeader(): Promise<unknown> {
+    return this.pool.latestHeader()
+  }
+
   override async _send(payload: Parameters<JsonRpcProvider['_send']>[0]): Promise<JsonRpcResult[]> {
     return this.pool.sendPayload(payload)
   }

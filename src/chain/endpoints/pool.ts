@@ -43,6 +43,9 @@ export class EndpointPool {
   private readonly maxLag: number
   private timer: NodeJS.Timeout | undefined
   private probing: Promise<void> | undefined
+  /** The chain's latest block as last read or notified, and when (performance.now()). */
+  private latest: { block: unknown; at: number } | undefined
+  private latestRead: Promise<unknown> | undefined
 
   constructor(private readonly options: EndpointPoolOptions) {
     this.maxLag = options.maxLagBlocks ?? DEFAULT_MAX_LAG_BLOCKS
@@ -106,6 +109,39 @@ export class EndpointPool {
   /** One raw read (JSON-RPC result as the node sent it), failing over on the endpoint's failures. */
   request<T>(method: string, params: readonly unknown[]): Promise<T> {
     return this.read(method, (endpoint) => endpoint.call<T>(method, params))
+  }
+
+  /**
+   * The chain's head as a block header (number, hash, parentHash, timestamp, baseFeePerGas; no
+   * transaction list promised), read once for every reader of the chain: the listener and the
+   * sender's poll loop each look at the head once a poll interval, and a read of
+   * `eth_getBlockByNumber('latest', false)` (or a newHeads notification, `noteLatestBlock`) younger
+   * than `maxAgeMs` answers them both; a read under way is joined. By default half a poll interval,
+   * the listener's: a head it works from is never more than that older than a read of its own would
+   * be. The sender's poll loop takes a whole one (its confirmations are not a request's latency), so
+   * while the listener reads or is notified every poll interval the sender reads no head of its own.
+   */
+  latestHeader(maxAgeMs = this.options.pollIntervalMs / 2): Promise<unknown> {
+    const known = this.latest
+    if (known && performance.now() - known.at < maxAgeMs) return Promise.resolve(known.block)
+    this.latestRead ??= this.read('eth_getBlockByNumber', (endpoint) =>
+      endpoint.call<unknown>('eth_getBlockByNumber', ['latest', false]),
+    )
+      .then((block) => {
+        this.noteLatestBlock(block)
+        return block
+      })
+      .finally(() => (this.latestRead = undefined))
+    return this.latestRead
+  }
+
+  /** A head the chain told of (a newHeads notification, or a read): the latest block if newer. */
+  noteLatestBlock(block: unknown): void {
+    const number = blockNumberOf(block)
+    if (number === undefined) return
+    const known = blockNumberOf(this.latest?.block)
+    if (known !== undefined && number < known) return
+    this.latest = { block, at: performance.now() }
   }
 
   /** An ethers payload for the pool's provider (src/chain/endpoints/pool-provider.ts). */
@@ -183,8 +219,12 @@ export class EndpointPool {
   }
 
   private async probeAll(): Promise<void> {
+    const readers = this.endpoints.filter((endpoint) => !endpoint.sendOnly)
     const heads = await Promise.all(
       this.endpoints.map(async (endpoint) => {
+        // The only reader, in the pool: no other head to lag behind, and every read says whether it
+        // answers. Probed again once a read took it out, to let it back.
+        if (readers.length === 1 && !endpoint.sendOnly && endpoint.state.up) return undefined
         try {
           const method = endpoint.sendOnly ? 'eth_chainId' : 'eth_blockNumber'
           const answer = await withTimeout(endpoint.call<string>(method, []), PROBE_TIMEOUT_MS)
@@ -220,6 +260,11 @@ export class EndpointPool {
 /** One transaction's outcome over every endpoint that answered: taken by any, else the first's refusal. */
 function merged(outcomes: readonly RpcOutcome[]): RpcOutcome {
   return outcomes.find((outcome) => outcome.ok) ?? (outcomes[0] as RpcOutcome)
+}
+
+function blockNumberOf(block: unknown): number | undefined {
+  const number = (block as { number?: unknown } | null | undefined)?.number
+  return typeof number === 'string' || typeof number === 'number' ? Number(number) : undefined
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,5 +1,6 @@
 import type { Log } from 'ethers'
 import { FeedrunnerError } from '../../config/errors.ts'
+import { PoolProvider } from '../endpoints/pool-provider.ts'
 import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_REQUEST_TOPIC } from '../operator.ts'
 import {
   connectProvider,
@@ -142,7 +143,11 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
  * block the node does not have is undefined; an answer of another shape is an error.
  */
 async function header(provider: ChainProvider, tag: string): Promise<HeadRef | undefined> {
-  const block: unknown = await provider.send('eth_getBlockByNumber', [tag, false])
+  // A pool's head is read once for every reader of the chain (EndpointPool.latestHeader).
+  const block: unknown =
+    tag === 'latest' && provider instanceof PoolProvider
+      ? await provider.latestHeader()
+      : await provider.send('eth_getBlockByNumber', [tag, false])
   if (block === null) return undefined
   const parsed = headHeaderOf(block)
   if (!parsed)

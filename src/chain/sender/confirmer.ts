@@ -76,6 +76,8 @@ export class Confirmer {
   private readonly mined = new Map<number, { entry: PendingTx; block: number }>()
   /** The head of the last check: a head that does not extend it may be a reorg. */
   private lastHead: Head | undefined
+  /** The key's mined nonce count as last read, and the hash of the head it was read at. */
+  private nonceRead: { count: number; atHead: string } | undefined
   /** The key's mined nonce count at the last check, and the block where it last moved. */
   private minedNonce = -1
   private progress = 0
@@ -178,10 +180,8 @@ export class Confirmer {
       this.lastHead = current
       return
     }
-    const latest = Number(
-      await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
-    )
-    // Only once the count is read: a check that failed leaves the next one unsure too.
+    const latest = await this.minedCount(current, mayHaveReorged)
+    // Only once the count is known: a check that failed leaves the next one unsure too.
     this.lastHead = current
     const reorged = this.watchMined(current, latest)
     if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
@@ -196,6 +196,21 @@ export class Confirmer {
     )
     await this.resendIfStalled(latest)
     await this.stuck.fillHoles(current, latest)
+  }
+
+  /**
+   * The key's mined nonce count, read once a head: a look at the head of the last check and of the
+   * last read (a poll interval shorter than the chain's blocks) uses that read's count, as no block
+   * came since. Any other head is read again, and so is one the chain may have reorganised back to
+   * (a read at it may have counted a block the reorg took away).
+   */
+  private async minedCount(current: Head, mayHaveReorged: boolean): Promise<number> {
+    if (!mayHaveReorged && this.nonceRead?.atHead === current.hash) return this.nonceRead.count
+    const count = Number(
+      await this.node.send<string>('eth_getTransactionCount', [this.address, 'latest']),
+    )
+    this.nonceRead = { count, atHead: current.hash }
+    return count
   }
 
   /** Lets go of mined transactions that are final: finalityDepth deep (their block counts as 1). */

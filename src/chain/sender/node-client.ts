@@ -95,13 +95,17 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
   }
 
   async function readHead(): Promise<Head> {
-    const block = await send<{
+    // Through a pool, the head is the chain's one shared read (EndpointPool.latestHeader): one a
+    // poll interval old at most, as the poll loop would have read it itself.
+    const block = (await (pool
+      ? pool.latestHeader(options.pollIntervalMs)
+      : send('eth_getBlockByNumber', ['latest', false]))) as {
       number: string
       hash: string
       parentHash: string
       timestamp: string
       baseFeePerGas?: string
-    } | null>('eth_getBlockByNumber', ['latest', false])
+    } | null
     if (!block) throw new Error('the node returned no latest block')
     headReadAt = Date.now()
     head = {

@@ -1,0 +1,244 @@
+/**
+ * The block-time phase: what an operator pays for on a real chain, where blocks come on a clock, not
+ * one per transaction. anvil mines every BENCH_BLOCK_TIME seconds (2 by default, 12 like Ethereum
+ * with BENCH_BLOCK_TIME=12); the runner runs with its default settings (confirmations, poll interval)
+ * behind a counting JSON-RPC proxy (`rpc-proxy.ts`), over one transport (ws or http) per phase.
+ *
+ * 1. Idle: BENCH_IDLE_SECONDS with no request: the runner's calls per block and per hour.
+ * 2. Spread: BENCH_BLOCKTIME_REQUESTS requests, evenly over BENCH_BLOCKTIME_SPREAD_SECONDS (sent
+ *    straight to anvil: the bench's own calls are not the runner's bill), then BENCH_BLOCKTIME_TAIL_BLOCKS
+ *    blocks after the last fulfilment (the sender watches a mined fulfilment until it is
+ *    CHAIN_FINALITY_DEPTH deep, and that is the request's cost too). A request's calls are the
+ *    stretch's calls less the idle rate over its blocks, divided by the requests.
+ *
+ * Blocks to fulfil: from the block where a request is confirmed (its block + confirmations - 1, the
+ * first head at which the runner may run it) to its fulfilment's block; 1 = the very next block.
+ */
+import { freePort } from '../../../src/dev/ports.ts'
+import { requestsOfTransactions } from '../../../src/dev/requests-mined.ts'
+import {
+  sendRawInNonceOrder,
+  waitForFulfilments,
+  waitForSigned,
+} from '../../../src/dev/requests.ts'
+import type { FeedrunnerProcess } from '../../../src/dev/feedrunner-process.ts'
+import { minedSender, openChain, startPart, type Chain, type Context } from '../load.ts'
+import { round, rpc, summary } from '../measure.ts'
+import {
+  callsBetween,
+  startRpcProxy,
+  type RpcCounts,
+  type RpcProxy,
+} from '../../../src/dev/rpc-call-counter.ts'
+import {
+  BLOCK_TIME,
+  BLOCK_TIME_PHASE_MS,
+  BLOCK_TIME_REQUESTS,
+  BLOCK_TIME_SPREAD_SECONDS,
+  BLOCK_TIME_TAIL_BLOCKS,
+  IDLE_SECONDS,
+  RUNNER_KEYS,
+  step,
+} from '../settings.ts'
+import { signRequests } from './outcome.ts'
+
+export interface BlockTimeResult {
+  transport: 'ws' | 'http'
+  blockTime: {
+    seconds: number
+    requests: number
+    fulfilled: number
+    confirmations: number
+    /** Share of the requests fulfilled in the block right after the one that confirmed them. */
+    nextBlockShare: number
+    blocksToFulfil: { p50: number; p99: number; max: number }
+  }
+  rpc: {
+    idleCallsPerBlock: number
+    idleCallsPerHour: number
+    /** Calls per request beyond the idle rate over the same blocks. */
+    callsPerRequest: number
+    byMethod: {
+      /** Idle: calls per block. */
+      idlePerBlock: Record<string, number>
+      /** Spread: calls per request beyond the idle rate. */
+      perRequest: Record<string, number>
+    }
+    /** newHeads (and other) notifications pushed to the runner, per block, idle. */
+    idleNotificationsPerBlock: number
+    idleBlocks: number
+    spreadBlocks: number
+  }
+}
+
+const blockNumber = async (chain: Chain) =>
+  Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
+
+/** Resolves once the chain has mined `block` (polled on anvil itself, not through the proxy). */
+async function untilBlock(chain: Chain, block: number): Promise<void> {
+  while ((await blockNumber(chain)) < block)
+    await new Promise((resolveLater) => setTimeout(resolveLater, 100))
+}
+
+/** Waits for the next block, and answers its number: stretches start and end on a block. */
+async function nextBlock(chain: Chain): Promise<number> {
+  const now = await blockNumber(chain)
+  await untilBlock(chain, now + 1)
+  return blockNumber(chain)
+}
+
+async function startRunner(
+  ctx: Context,
+  proxy: RpcProxy,
+  transport: 'ws' | 'http',
+  fromBlock: number,
+): Promise<FeedrunnerProcess> {
+  // The runner's own defaults: no CHAIN_POLL_INTERVAL_MS of the burst phases' (100 ms, for a dev
+  // chain) unless the caller set one.
+  const env: Record<string, string> = { ...ctx.baseEnv }
+  if (process.env.CHAIN_POLL_INTERVAL_MS === undefined) delete env.CHAIN_POLL_INTERVAL_MS
+  return startPart(
+    `runner, block time ${BLOCK_TIME} s, ${transport}`,
+    ['runner'],
+    {
+      ...env,
+      RPC_URL: transport === 'ws' ? proxy.wsUrl : proxy.httpUrl,
+      QUEUE_PREFIX: `${ctx.prefix}-blocktime-${transport}`,
+      NODE_PRIVATE_KEY: RUNNER_KEYS[0] as string,
+      RUNNER_FROM_BLOCK: String(fromBlock),
+      OPERATIONS_PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
+    },
+    /runner started/,
+  )
+}
+
+export async function runBlockTimePhase(
+  ctx: Context,
+  transport: 'ws' | 'http',
+): Promise<BlockTimeResult> {
+  const label = `block time ${BLOCK_TIME} s, ${transport}`
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts, { blockTimeSeconds: BLOCK_TIME })
+  const proxy = await startRpcProxy(chain.anvil)
+  let runner: FeedrunnerProcess | undefined
+  try {
+    const signed = await signRequests(ctx, chain, BLOCK_TIME_REQUESTS)
+    const head = await blockNumber(chain)
+    runner = await startRunner(ctx, proxy, transport, head + 1)
+    // Idle: from a block to a block, once the runner's start-up reads are behind it.
+    await nextBlock(chain)
+    const idleFrom = await nextBlock(chain)
+    const idleBefore = proxy.snapshot()
+    step(`${label}: idle for ${IDLE_SECONDS} s`)
+    await new Promise((resolveLater) => setTimeout(resolveLater, IDLE_SECONDS * 1000))
+    const idleTo = await nextBlock(chain)
+    const idleAfter = proxy.snapshot()
+    const idleBlocks = idleTo - idleFrom
+    const idleWs = callsBetween(
+      { ...idleBefore, calls: idleBefore.wsCalls },
+      { ...idleAfter, calls: idleAfter.wsCalls },
+    )
+    step(`${label}: idle, over WebSocket: ${JSON.stringify(idleWs)} in ${idleBlocks} blocks`)
+    const idleSeconds = idleBlocks * BLOCK_TIME
+
+    const spreadBefore = proxy.snapshot()
+    const spreadFrom = idleTo
+    step(
+      `${label}: ${BLOCK_TIME_REQUESTS} requests over ${BLOCK_TIME_SPREAD_SECONDS} s, then ${BLOCK_TIME_TAIL_BLOCKS} blocks`,
+    )
+    const sentAt = await sendRawInNonceOrder(chain.anvil.rpcUrl, signed.raws, {
+      perSecond: BLOCK_TIME_REQUESTS / BLOCK_TIME_SPREAD_SECONDS,
+    })
+    // A block-time chain leaves a sender's nonce still for a block: no resend before a few blocks.
+    await waitForSigned(minedSender(chain.anvil.rpcUrl), signed, {
+      timeoutMs: BLOCK_TIME_PHASE_MS,
+      stallMs: BLOCK_TIME * 5_000,
+    })
+    const sent = await requestsOfTransactions(
+      chain.dev.provider,
+      chain.dev.addresses.operator,
+      signed.hashes,
+      sentAt,
+      { fromBlock: head + 1, timeoutMs: BLOCK_TIME_PHASE_MS },
+    )
+    const fulfilled = await waitForFulfilments(
+      chain.dev.consumer,
+      chain.dev.provider,
+      sent.map((item) => item.requestId),
+      { fromBlock: head + 1, timeoutMs: BLOCK_TIME_PHASE_MS, pollIntervalMs: 500 },
+    )
+    const lastFulfilment = Math.max(
+      spreadFrom,
+      ...[...fulfilled.values()].map((item) => item.blockNumber),
+    )
+    await untilBlock(chain, lastFulfilment + BLOCK_TIME_TAIL_BLOCKS)
+    const spreadTo = await nextBlock(chain)
+    const spreadAfter = proxy.snapshot()
+
+    const blocksToFulfil = sent.flatMap((item) => {
+      const fulfilment = fulfilled.get(item.requestId)
+      return fulfilment ? [fulfilment.blockNumber - (item.blockNumber + ctx.confirmations - 1)] : []
+    })
+    const { p50, p99, max } = summary(blocksToFulfil)
+    const idle = callsBetween(idleBefore, idleAfter)
+    const idleCalls = total(idle)
+    const spreadBlocks = spreadTo - spreadFrom
+    const idleRate = idleCalls / Math.max(1, idleBlocks)
+    const spread = callsBetween(spreadBefore, spreadAfter)
+    if (fulfilled.size < sent.length)
+      console.error(
+        `${label}: only ${fulfilled.size} of ${sent.length} fulfilled\n${runner.output().slice(-3_000)}`,
+      )
+    return {
+      transport,
+      blockTime: {
+        seconds: BLOCK_TIME,
+        requests: sent.length,
+        fulfilled: fulfilled.size,
+        confirmations: ctx.confirmations,
+        nextBlockShare: round(
+          blocksToFulfil.filter((blocks) => blocks === 1).length / Math.max(1, sent.length),
+          3,
+        ),
+        blocksToFulfil: { p50, p99, max },
+      },
+      rpc: {
+        idleCallsPerBlock: round(idleRate, 2),
+        idleCallsPerHour: round((idleCalls / Math.max(1, idleSeconds)) * 3600, 0),
+        callsPerRequest: round((total(spread) - idleRate * spreadBlocks) / sent.length, 2),
+        byMethod: {
+          idlePerBlock: scaled(idle, (calls) => calls / Math.max(1, idleBlocks)),
+          perRequest: scaled(spread, (calls, method) => {
+            const idlePerBlock = (idle[method] ?? 0) / Math.max(1, idleBlocks)
+            return (calls - idlePerBlock * spreadBlocks) / sent.length
+          }),
+        },
+        idleNotificationsPerBlock: round(notifications(idleBefore, idleAfter) / idleBlocks, 2),
+        idleBlocks,
+        spreadBlocks,
+      },
+    }
+  } finally {
+    await runner?.stop()
+    await proxy.stop()
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}
+
+function total(calls: Record<string, number>): number {
+  return Object.values(calls).reduce((sum, value) => sum + value, 0)
+}
+
+function notifications(before: RpcCounts, after: RpcCounts): number {
+  return after.notifications - before.notifications
+}
+
+function scaled(
+  calls: Record<string, number>,
+  scale: (calls: number, method: string) => number,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(calls).map(([method, value]) => [method, round(scale(value, method), 2)]),
+  )
+}
