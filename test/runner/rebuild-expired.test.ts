@@ -30,9 +30,19 @@ describe('a refused, expired request after Redis lost its state', () => {
     const sent = await held.requestHeld()
     const { requestId } = sent
     const runs = held.stack.runner!.runs
-    // The chain's clock passes the request's cancelExpiration while its fetch is held.
+    // The chain's clock passes the request's cancelExpiration while its fetch is held, and the
+    // fetch goes on once the runner's sender reads the chain's time past it (it reads the head at
+    // most once a poll interval: before, the fulfilment would go out, still valid on chain).
+    const { cancelExpiration } = (await runs.get(requestId))!
     await provider.send('evm_increaseTime', [301])
     await provider.send('evm_mine', [])
+    const sender = held.stack.runner!.sender!
+    await waitFor(
+      'the runner reading the chain past the expiry',
+      async () => BigInt(await sender.chainTime()) >= BigInt(cancelExpiration!),
+      30_000,
+      50,
+    )
     held.release()
     await waitFor(
       'the run refused',
