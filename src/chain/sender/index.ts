@@ -64,7 +64,6 @@ export function createTxSender(options: TxSenderOptions): TxSender {
   const ownershipListeners: Array<() => void> = []
   const ownershipChanged = () => ownershipListeners.forEach((listener) => listener())
   let jobs: JobRuns | undefined
-  let store: TxStore | undefined
   let leases: KeyLeases | undefined
   const reportError = (error: unknown) =>
     options.onError?.(error instanceof Error ? error : new Error(String(error)))
@@ -86,19 +85,11 @@ export function createTxSender(options: TxSenderOptions): TxSender {
       await node.readHead()
       await node.currentFees()
       const chainId = node.chainId as number
-      const txStore = new TxStore(redis, txStateBase(options.prefix, chainId))
-      store = txStore
-      jobs = new JobRuns(keySenders, txStore, chainId, settings.pollIntervalMs)
+      const store = new TxStore(redis, txStateBase(options.prefix, chainId))
+      jobs = new JobRuns(keySenders, store, chainId, settings.pollIntervalMs)
       for (const signer of signers) {
-        const parts = {
-          signer,
-          node,
-          store: txStore,
-          settings,
-          reportError,
-          wake: pollLoop.wake,
-          logger: options.logger,
-        }
+        const { logger } = options
+        const parts = { signer, node, store, settings, reportError, wake: pollLoop.wake, logger }
         keySenders.set(signer.address.toLowerCase(), new KeySender(parts))
       }
       leases = new KeyLeases(
@@ -151,8 +142,8 @@ export function createTxSender(options: TxSenderOptions): TxSender {
     balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
     chainTime: async () => (await node.recentHead()).timestamp,
     async bound(idempotencyKey: string) {
-      if (!store) throw new Error('bound: start the sender first')
-      return (await store.load(jobIdOf(idempotencyKey))) !== undefined
+      if (!jobs) throw new Error('bound: start the sender first')
+      return jobs.bound(jobIdOf(idempotencyKey))
     },
     async close() {
       if (jobs) jobs.closing = true

@@ -24,6 +24,11 @@ export class JobRuns {
     private readonly pollIntervalMs: number,
   ) {}
 
+  /** Whether the job has a transaction already, sent by any process. */
+  async bound(jobId: string): Promise<boolean> {
+    return (await this.store.load(jobId)) !== undefined
+  }
+
   /** One job to its end: resumed, waited for, or sent from a key picked now. */
   async run(jobId: string, tx: UnsignedTx, signal?: AbortSignal): Promise<TxResult> {
     for (;;) {
