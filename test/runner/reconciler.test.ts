@@ -4,7 +4,7 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { createTxSender } from '../../src/chain/sender/index.ts'
-import { createReconciler } from '../../src/runner/recovery/reconciler.ts'
+import { createReconciler, type ReconcilerOptions } from '../../src/runner/recovery/reconciler.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
@@ -64,6 +64,18 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
     }
   }
 
+  /** A reconciler of `runs` on the test chain that looks at every run at once (no settle time). */
+  const reconcilerOf = (runs: RunStore, options: Partial<ReconcilerOptions>) =>
+    createReconciler({
+      runs,
+      provider,
+      operators: [chain.dev.addresses.operator],
+      log: pino({ level: 'silent' }),
+      everyMs: 60_000,
+      settleMs: 0,
+      ...options,
+    })
+
   afterAll(async () => {
     provider.destroy()
     await chain?.stop()
@@ -98,16 +110,7 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
     // Many blocks between the request and the head: the log reads come in ranges.
     await rpc(chain.dev.provider, 'anvil_mine', ['0x1f4'])
 
-    const reconciler = createReconciler({
-      runs,
-      provider,
-      operators: [chain.dev.addresses.operator],
-      log: pino({ level: 'silent' }),
-      everyMs: 60_000,
-      settleMs: 0,
-      logRangeBlocks: 100,
-      pageSize: 250,
-    })
+    const reconciler = reconcilerOf(runs, { logRangeBlocks: 100, pageSize: 250 })
     expect(await reconciler.pass()).toMatchObject({ settled: 2 })
     expect(await runs.get(answered!.requestId)).toMatchObject({
       state: 'fulfilled',
@@ -131,16 +134,7 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
       reason: 'the request passed its cancelExpiration',
     }
     await runs.create(request!.requestId, refused)
-    const reconciler = (refusedWatchMs: number) =>
-      createReconciler({
-        runs,
-        provider,
-        operators: [chain.dev.addresses.operator],
-        log: pino({ level: 'silent' }),
-        everyMs: 60_000,
-        settleMs: 0,
-        refusedWatchMs,
-      })
+    const reconciler = (refusedWatchMs: number) => reconcilerOf(runs, { refusedWatchMs })
     // Refused longer ago than the watch: not looked at, left as it is.
     expect(await reconciler(0).pass()).toMatchObject({ settled: 0 })
     expect((await runs.get(request!.requestId))?.state).toBe('refused')
