@@ -4,6 +4,7 @@ import { Confirmer } from '../../src/chain/sender/confirmer.ts'
 import type { Head, UnsignedTx } from '../../src/chain/sender/model.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { startRpcProxy, type RpcProxy } from '../../src/dev/rpc-call-counter.ts'
+import { rpc } from '../../chaos/rpc.ts'
 
 /** A real anvil mining only when told, behind a proxy that counts what the confirmer asks it. */
 describe('confirmer: the key nonce read once a head while a transaction is in flight', () => {
@@ -13,7 +14,7 @@ describe('confirmer: the key nonce read once a head while a transaction is in fl
   beforeAll(async () => {
     anvil = await startAnvil()
     counter = await startRpcProxy(anvil)
-    await call(anvil.rpcUrl, 'evm_setAutomine', [false])
+    await rpc(anvil.rpcUrl, 'evm_setAutomine', [false])
   })
 
   afterAll(async () => {
@@ -21,19 +22,8 @@ describe('confirmer: the key nonce read once a head while a transaction is in fl
     await anvil?.stop()
   })
 
-  async function call<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    })
-    const body = (await response.json()) as { result?: T; error?: { message: string } }
-    if (body.error) throw new Error(`${method}: ${body.error.message}`)
-    return body.result as T
-  }
-
   async function head(): Promise<Head> {
-    const block = await call<{
+    const block = await rpc<{
       number: string
       hash: string
       parentHash: string
@@ -55,11 +45,11 @@ describe('confirmer: the key nonce read once a head while a transaction is in fl
       gasLimit: tx.gasLimit,
       ...fees,
     })
-    const hash = await call<string>(anvil.rpcUrl, 'eth_sendRawTransaction', [raw])
+    const hash = await rpc<string>(anvil.rpcUrl, 'eth_sendRawTransaction', [raw])
     const idle = async () => undefined
     const confirmer = new Confirmer(
       wallet.address,
-      { send: (method, params) => call(counter.httpUrl, method, params), head: undefined },
+      { send: (method, params) => rpc(counter.httpUrl, method, params), head: undefined },
       { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 60_000, finalityDepth: 50 },
       { bump: idle, fillHoles: idle, resend: idle, final: idle, reorgedOut: idle },
     )
@@ -72,7 +62,7 @@ describe('confirmer: the key nonce read once a head while a transaction is in fl
     expect(reads()).toBe(1)
     expect(confirmer.pending.size).toBe(1)
 
-    await call(anvil.rpcUrl, 'evm_mine')
+    await rpc(anvil.rpcUrl, 'evm_mine')
     await confirmer.check(await head())
     expect(reads()).toBe(2)
     expect((await fulfilled).receipt?.transactionHash).toBe(hash)
