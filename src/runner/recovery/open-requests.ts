@@ -2,9 +2,6 @@ import type { JsonRpcProvider } from 'ethers'
 import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
 import { readLogsInRanges } from '../../chain/operator-logs.ts'
 
-/** Operator.EXPIRYTIME: a request may be cancelled by its requester this long after it was made. */
-export const OPERATOR_EXPIRY_SECONDS = 5 * 60
-
 /**
  * How far back (chain time) a rebuild reads requests: the ones past their cancelExpiration and still
  * open get their run record again (refused, with the reason), as far back as the reconciler looks.
@@ -12,13 +9,12 @@ export const OPERATOR_EXPIRY_SECONDS = 5 * 60
 export const REBUILD_LOOK_BACK_SECONDS = 24 * 3600
 
 /**
- * The first block at most `seconds` old by the chain's time: with OPERATOR_EXPIRY_SECONDS, every
- * request made before it is past its `cancelExpiration` (block time + EXPIRYTIME). Found by bisecting
- * block timestamps, so it costs about log2(head) block reads however many blocks the window spans.
+ * The first block at most `seconds` old by the chain's time. Found by bisecting block timestamps, so
+ * it costs about log2(head) block reads however many blocks the window spans.
  */
 export async function openWindowStart(
   provider: JsonRpcProvider,
-  seconds = OPERATOR_EXPIRY_SECONDS,
+  seconds: number,
 ): Promise<{ fromBlock: number; head: number; headTimestamp: number }> {
   const headBlock = await provider.getBlock('latest')
   if (!headBlock) throw new Error('the node answered no latest block')
