@@ -33,6 +33,7 @@ export async function startListening(parts: {
     specIds: options.registry.specFilters(),
     redis: parts.redis,
     prefix: `${options.prefix}:listener`,
+    consumedTagKey: recovery.generationKey,
     onRequest: async (event) => {
       const verdict = recovery.verdict(event)
       if (verdict === 'skip') return

@@ -95,6 +95,7 @@ export function createRunner(options: RunnerOptions): Runner {
         checkEveryMs: options.pollIntervalMs,
         logRangeBlocks: options.logRangeBlocks,
       })
+      await recovery.adopt()
       if (options.listen !== false)
         ({ listener, reconciler } = await startListening({
           options,

@@ -159,4 +159,53 @@ describe('request listener on anvil', () => {
     expect(seen).toEqual([request!.requestId, request!.requestId])
     expect(listener.checkpoint).toBe(await head())
   })
+
+  it('a log whose marker was written after Redis lost its state comes again when read again', async () => {
+    const prefix = uniquePrefix('listener')
+    const tagKey = `${prefix}:generation`
+    await redis.set(tagKey, 'generation-1')
+    const seen: string[] = []
+    const { listener } = listen({
+      prefix,
+      fromBlock: (await head()) + 1,
+      consumedTagKey: tagKey,
+      onRequest: async (event) => {
+        seen.push(event.requestId)
+        // Redis loses its state while the handler runs: its run record and job went, the marker
+        // is written after (seed 2047 of the fault search).
+        if (seen.length === 1) await redis.del(tagKey)
+      },
+    })
+    const [request] = await makeRequests(chain, 1)
+    await listener.poll()
+    expect(seen).toEqual([request!.requestId])
+    // The rebuild adopts a new generation and reads the chain again: the log comes again.
+    await redis.set(tagKey, 'generation-2')
+    await listener.rewind(request!.blockNumber)
+    await listener.poll()
+    expect(seen).toEqual([request!.requestId, request!.requestId])
+    // Its marker now carries the generation in force: read again, it is consumed.
+    await listener.rewind(request!.blockNumber)
+    await listener.poll()
+    expect(seen).toHaveLength(2)
+    expect(listener.stats.skippedAsConsumed).toBe(1)
+  })
+
+  it('writes no marker while the generation is gone: the rebuild decides', async () => {
+    const prefix = uniquePrefix('listener')
+    const tagKey = `${prefix}:generation`
+    const seen: string[] = []
+    const { listener } = listen({
+      prefix,
+      fromBlock: (await head()) + 1,
+      consumedTagKey: tagKey,
+      onRequest: (event) => void seen.push(event.requestId),
+    })
+    const [request] = await makeRequests(chain, 1)
+    await listener.poll()
+    await redis.set(tagKey, 'generation-1')
+    await listener.rewind(request!.blockNumber)
+    await listener.poll()
+    expect(seen).toEqual([request!.requestId, request!.requestId])
+  })
 })

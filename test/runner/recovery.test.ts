@@ -53,6 +53,7 @@ describe('recovery: a failed rebuild is tried again until it succeeds', () => {
       checkEveryMs: 60_000,
     })
     try {
+      await recovery.adopt()
       await recovery.watch(listener as unknown as RequestListener)
       const adopted = await redis.get(`${prefix}:generation`)
       // Redis lost its state while the node is away.

@@ -9,6 +9,8 @@ export interface DeliveryOptions {
   /** The consumed marker's key of an event. */
   consumedKey: (event: OperatorEvent) => string
   consumedTtlSeconds: number
+  /** The key whose value tags the markers (RequestListenerOptions.consumedTagKey). */
+  consumedTagKey?: string
   onRequest: (event: OracleRequestEvent) => Promise<void> | void
   onCancel?: (event: CancelRequestEvent) => Promise<void> | void
   stats: ListenerStats
@@ -26,9 +28,9 @@ export async function deliver(
 ): Promise<number> {
   if (events.length === 0) return Number.POSITIVE_INFINITY
   const { stats } = options
-  const consumed = await options.redis.mget(...events.map(options.consumedKey))
+  const { tag, consumed } = await readMarkers(events, options)
   const fresh = events.filter((event, index) => {
-    if (consumed[index] === null) return true
+    if (tag === null || consumed[index] !== tag) return true
     stats.skippedAsConsumed += 1
     return false
   })
@@ -48,7 +50,9 @@ export async function deliver(
   outcomes.forEach((outcome, index) => {
     const event = fresh[index] as OperatorEvent
     if (outcome.status === 'fulfilled') {
-      marks.set(options.consumedKey(event), '1', 'EX', options.consumedTtlSeconds)
+      // With no tag (Redis lost it: the handler's writes may have gone too), no marker: the
+      // rebuild reads the chain again and the handler decides what is still open.
+      if (tag !== null) marks.set(options.consumedKey(event), tag, 'EX', options.consumedTtlSeconds)
       stats.delivered += 1
     } else {
       failedAt = Math.min(failedAt, event.blockNumber)
@@ -60,6 +64,20 @@ export async function deliver(
     }
   })
   return failedAt
+}
+
+/**
+ * The events' consumed markers and the tag a marker must carry to count, read in one command: the
+ * tag key's value, or `1` where markers are not tagged.
+ */
+async function readMarkers(
+  events: readonly OperatorEvent[],
+  options: DeliveryOptions,
+): Promise<{ tag: string | null; consumed: (string | null)[] }> {
+  const markers = events.map(options.consumedKey)
+  if (!options.consumedTagKey) return { tag: '1', consumed: await options.redis.mget(...markers) }
+  const [tag = null, ...consumed] = await options.redis.mget(options.consumedTagKey, ...markers)
+  return { tag, consumed }
 }
 
 /** Sends a pipeline (if it holds anything) and throws the first command error it met. */

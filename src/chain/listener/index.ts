@@ -156,6 +156,7 @@ function deliveryOptions(
     consumedKey: (event: OperatorEvent) =>
       `${keyBase()}:consumed:${event.blockHash.toLowerCase()}:${event.logIndex}`,
     consumedTtlSeconds: options.consumedTtlSeconds ?? 7 * 24 * 3600,
+    ...(options.consumedTagKey ? { consumedTagKey: options.consumedTagKey } : {}),
     onRequest: options.onRequest,
     onCancel: options.onCancel,
     stats,

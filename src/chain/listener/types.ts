@@ -36,6 +36,14 @@ export interface RequestListenerOptions {
   rewindDepth?: number
   /** How long a consumed marker is kept; it only needs to outlive any rescan of its block. */
   consumedTtlSeconds?: number
+  /**
+   * The key whose value a consumed marker is written with and must still match to count (the
+   * runner's Redis generation). A marker written after Redis lost its state (a handler's run record
+   * and job went with the flush, its marker came after it) then does not keep the log from coming
+   * again when the chain is read again; while the key is gone, no marker is written. Without it a
+   * marker is `1` and counts forever.
+   */
+  consumedTagKey?: string
 }
 
 export interface ListenerStats {

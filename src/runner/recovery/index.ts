@@ -31,6 +31,16 @@ export interface RecoveryParts {
 
 export interface Recovery {
   /**
+   * The generation key: the listener's consumed markers carry its value, so a marker written after
+   * a loss (before it was noticed) does not keep the rebuild from delivering that log again.
+   */
+  readonly generationKey: string
+  /**
+   * Writes a generation when there is none and remembers the one in force: once, before the
+   * listener starts (its markers carry it). Later ones are adopted only by a rebuild that succeeded.
+   */
+  adopt(): Promise<void>
+  /**
    * Where a listener with no checkpoint starts: REBUILD_LOOK_BACK_SECONDS back by the chain's time,
    * and the filter that skips the requests answered or cancelled already.
    */
@@ -43,7 +53,10 @@ export interface Recovery {
    * keep it from running); `run` any other.
    */
   verdict(event: OracleRequestEvent): 'skip' | 'expired' | 'run-again' | 'run'
-  /** Watches for a Redis that lost its state; rebuilds the listener's reading from the chain. */
+  /**
+   * Watches for a Redis that lost its state (after `adopt`); rebuilds the listener's reading from
+   * the chain.
+   */
   watch(listener: RequestListener | undefined): Promise<void>
   /** Reads the generation once now (what the watch does every `checkEveryMs`). */
   check(): Promise<boolean>
@@ -123,6 +136,10 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   }
 
   return {
+    generationKey,
+    async adopt() {
+      await generation.adopt()
+    },
     openWindow: readWindow,
     verdict(event) {
       if (!filter || event.blockNumber > filter.upToBlock) return 'run'
@@ -131,7 +148,6 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     },
     async watch(watchedListener) {
       listener = watchedListener
-      await generation.adopt()
       timer = setInterval(() => {
         // One check at a time; while Redis is away the check fails and the connection's own
         // reporter says so.
