@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Confirmer } from '../../src/chain/sender/confirmer.ts'
-import { HandedOverError, NonceTakenError, type UnsignedTx } from '../../src/chain/sender/model.ts'
+import {
+  HandedOverError,
+  NonceTakenError,
+  type Head,
+  type UnsignedTx,
+} from '../../src/chain/sender/model.ts'
 import { settlesWithin } from '../support/settles-within.ts'
 
 const ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
@@ -46,5 +51,67 @@ describe('confirmer: every waiter settles', () => {
     expect(await outcome(first)).toBe(HandedOverError.name)
     expect(await outcome(second)).toBe(HandedOverError.name)
     expect(watching.pending.size).toBe(0)
+  })
+})
+
+describe('confirmer: a resend waits for the chain to have had its chance', () => {
+  const head = (number: number, timestamp: number): Head => ({
+    number,
+    hash: `0x${number.toString(16)}`,
+    parentHash: `0x${(number - 1).toString(16)}`,
+    baseFee: null,
+    timestamp,
+  })
+
+  /** A key whose transaction at nonce 5 the chain never mines; what it resends, by the test's clock. */
+  function stuckAtFive(): { confirmer: Confirmer; resent: number[] } {
+    const resent: number[] = []
+    const idle = async () => undefined
+    const node = {
+      send: async <T>(method: string): Promise<T> =>
+        (method === 'eth_getTransactionCount' ? '0x5' : null) as T,
+      head: undefined,
+    }
+    const confirmer = new Confirmer(
+      ADDRESS,
+      node,
+      { confirmations: 1, bumpAfterBlocks: 1_000, resendAfterMs: 5_000, finalityDepth: 50 },
+      {
+        bump: idle,
+        fillHoles: idle,
+        final: idle,
+        reorgedOut: idle,
+        resend: async (entries) => void resent.push(...entries.map((entry) => entry.nonce)),
+      },
+    )
+    void confirmer.track(5, 'job-5', TX, [attempt]).catch(() => undefined)
+    return { confirmer, resent }
+  }
+
+  afterEach(() => vi.useRealTimers())
+
+  it('on 12 s blocks, not after 5 s but after two blocks passed without it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 })
+    const { confirmer, resent } = stuckAtFive()
+    await confirmer.check(head(100, 1_000))
+    vi.setSystemTime(6_000)
+    await confirmer.check(head(101, 1_012))
+    expect(resent).toEqual([])
+    vi.setSystemTime(18_000)
+    await confirmer.check(head(102, 1_024))
+    expect(resent).toEqual([])
+    vi.setSystemTime(25_000)
+    await confirmer.check(head(102, 1_024))
+    expect(resent).toEqual([5])
+  })
+
+  it('on 1 s blocks, after resendAfterMs', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 })
+    const { confirmer, resent } = stuckAtFive()
+    for (let second = 0; second <= 6; second++) {
+      vi.setSystemTime(second * 1_000)
+      await confirmer.check(head(100 + second, 1_000 + second))
+    }
+    expect(resent).toEqual([5])
   })
 })

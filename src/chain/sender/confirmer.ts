@@ -1,3 +1,4 @@
+import { BlockInterval } from './block-interval.ts'
 import { bumpIsDue } from './fee-policy.ts'
 import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
@@ -83,6 +84,8 @@ export class Confirmer {
   private progress = 0
   /** When (Date.now()) the key's mined nonce count last moved, or its first transaction was tracked. */
   private progressAt = Date.now()
+  /** The chain's pace, from the heads looked at: a resend waits for two blocks at least. */
+  private readonly interval = new BlockInterval()
 
   constructor(
     private readonly address: string,
@@ -171,6 +174,7 @@ export class Confirmer {
 
   /** One look at the chain for this key: receipts, confirmations, stuck transactions, reorgs. */
   async check(current: Head): Promise<void> {
+    this.interval.observe(current)
     if (!this.watching) return
     const mayHaveReorged = !extendsOrIs(current, this.lastHead)
     this.letGoOfFinal(current)
@@ -243,10 +247,18 @@ export class Confirmer {
     return reorged.sort((a, b) => a.entry.nonce - b.entry.nonce)
   }
 
-  /** Sends again what the key waits for when its mined nonce has stood still for resendAfterMs. */
+  /**
+   * Sends again what the key waits for when its mined nonce has stood still for resendAfterMs, or
+   * for two of the chain's blocks where those take longer: a transaction that reached the node just
+   * as a block was sealed is in the one after, and a resend before then tells the node nothing (on
+   * 12 s blocks a 5 s timer sent most fulfilments twice).
+   */
   private async resendIfStalled(latestNonce: number): Promise<void> {
     const now = Date.now()
-    const { resendAfterMs } = this.settings
+    const resendAfterMs = Math.max(
+      this.settings.resendAfterMs,
+      2_000 * this.interval.secondsPerBlock(),
+    )
     if (now - this.progressAt < resendAfterMs) return
     const due = [...this.pending.values()]
       .filter(
