@@ -5,6 +5,7 @@ import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { startRpcProxy, type RpcProxy } from '../../src/dev/rpc-call-counter.ts'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts'
+import { rpc } from '../../chaos/rpc.ts'
 
 /**
  * A chain with one RPC endpoint, as most operators run: the endpoint behind a TCP proxy the test cuts,
@@ -96,6 +97,48 @@ describe('one endpoint: the head read once for every reader, no probe while it a
     opened.noteLatestBlock(next)
     opened.noteLatestBlock(read)
     expect(await opened.latestHeader()).toBe(next)
+    expect(calls('eth_getBlockByNumber') - before).toBe(0)
+  })
+
+  /** Mines a block `secondsLater` than the head's time (anvil mines only when told here). */
+  async function mineAfter(secondsLater: number): Promise<void> {
+    const head = await rpc<{ timestamp: string }>(anvil.rpcUrl, 'eth_getBlockByNumber', [
+      'latest',
+      false,
+    ])
+    await rpc(anvil.rpcUrl, 'evm_mine', [Number(head.timestamp) + secondsLater])
+  }
+
+  it('on 12 s blocks, reads no head until the next block may be there', async () => {
+    const opened = await openPool(1_000)
+    const number = async () => Number(((await opened.latestHeader()) as { number: string }).number)
+    await mineAfter(12)
+    await number()
+    await new Promise((resolveLater) => setTimeout(resolveLater, 600))
+    await mineAfter(12)
+    // The second head read: the pool now knows the chain's pace, a block every 12 s.
+    const paced = await number()
+    const before = calls('eth_getBlockByNumber')
+    await mineAfter(12)
+    await new Promise((resolveLater) => setTimeout(resolveLater, 600))
+    // Past half a poll interval, but the next block is not due for about 11 s: the head answers.
+    expect(await number()).toBe(paced)
+    expect(calls('eth_getBlockByNumber') - before).toBe(0)
+  })
+
+  it('on 12 s blocks, takes a notified head as the latest until the next notification is late', async () => {
+    const opened = await openPool(1_000)
+    const read = (await opened.latestHeader()) as { number: string; timestamp: string }
+    const header = (blocksLater: number) => ({
+      number: `0x${(Number(read.number) + blocksLater).toString(16)}`,
+      hash: `0x0${blocksLater}`,
+      timestamp: `0x${(Number(read.timestamp) + 12 * blocksLater).toString(16)}`,
+    })
+    opened.noteLatestBlock(header(1))
+    opened.noteLatestBlock(header(2))
+    const before = calls('eth_getBlockByNumber')
+    await new Promise((resolveLater) => setTimeout(resolveLater, 600))
+    expect(await opened.latestHeader()).toEqual(header(2))
     expect(calls('eth_getBlockByNumber') - before).toBe(0)
   })
 })

@@ -2,6 +2,7 @@ import type { JsonRpcProvider } from 'ethers'
 import type { EndpointConfig } from '../../config/chains.ts'
 import type { DependencyHealth } from '../../config/dependency-health.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
+import { BlockInterval } from '../block-interval.ts'
 import { JsonRpcCallError, type RpcCall, type RpcOutcome } from '../sender/json-rpc-batch.ts'
 import { RpcEndpoint } from './endpoint.ts'
 
@@ -43,9 +44,14 @@ export class EndpointPool {
   private readonly maxLag: number
   private timer: NodeJS.Timeout | undefined
   private probing: Promise<void> | undefined
-  /** The chain's latest block as last read or notified, and when (performance.now()). */
-  private latest: { block: unknown; at: number } | undefined
+  /**
+   * The chain's latest block as last read or notified: when it was last told (`at`), when its number
+   * was first known (`since`, performance.now()), and whether a notification told it first.
+   */
+  private latest: { block: unknown; at: number; since: number; notified: boolean } | undefined
   private latestRead: Promise<unknown> | undefined
+  /** The chain's pace, from the heads read or notified: no read looks for a block not due yet. */
+  private readonly pace = new BlockInterval()
 
   constructor(private readonly options: EndpointPoolOptions) {
     this.maxLag = options.maxLagBlocks ?? DEFAULT_MAX_LAG_BLOCKS
@@ -120,28 +126,57 @@ export class EndpointPool {
    * the listener's: a head it works from is never more than that older than a read of its own would
    * be. The sender's poll loop takes a whole one (its confirmations are not a request's latency), so
    * while the listener reads or is notified every poll interval the sender reads no head of its own.
+   * Older, the head still answers while the chain's next block is not due (`nextBlockDue`): on 12 s
+   * blocks a read a second would find the same head eleven times.
    */
   latestHeader(maxAgeMs = this.options.pollIntervalMs / 2): Promise<unknown> {
     const known = this.latest
-    if (known && performance.now() - known.at < maxAgeMs) return Promise.resolve(known.block)
+    const now = performance.now()
+    if (known && (now - known.at < maxAgeMs || now < this.nextBlockDue(known)))
+      return Promise.resolve(known.block)
     this.latestRead ??= this.read('eth_getBlockByNumber', (endpoint) =>
       endpoint.call<unknown>('eth_getBlockByNumber', ['latest', false]),
     )
       .then((block) => {
-        this.noteLatestBlock(block)
+        this.noteBlock(block, false)
         return block
       })
       .finally(() => (this.latestRead = undefined))
     return this.latestRead
   }
 
-  /** A head the chain told of (a newHeads notification, or a read): the latest block if newer. */
+  /** A head a newHeads notification told of: the latest block if newer. */
   noteLatestBlock(block: unknown): void {
+    this.noteBlock(block, true)
+  }
+
+  private noteBlock(block: unknown, notified: boolean): void {
     const number = blockNumberOf(block)
     if (number === undefined) return
-    const known = blockNumberOf(this.latest?.block)
-    if (known !== undefined && number < known) return
-    this.latest = { block, at: performance.now() }
+    const known = this.latest
+    const knownNumber = blockNumberOf(known?.block)
+    if (knownNumber !== undefined && number < knownNumber) return
+    const now = performance.now()
+    if (known && number === knownNumber) {
+      this.latest = { ...known, block, at: now }
+      return
+    }
+    this.latest = { block, at: now, since: now, notified }
+    const timestamp = timestampOf(block)
+    if (timestamp !== undefined) this.pace.observe({ number, timestamp })
+  }
+
+  /**
+   * When (performance.now()) the block after the latest may be there, by the chain's pace. A
+   * notified head came as its block was made, and the next one's notification comes with the next
+   * block: a read is due only once that is a poll interval late. A read head may have been made up
+   * to a poll interval before the read saw it. Until the pace is known (two heads), now.
+   */
+  private nextBlockDue(known: { since: number; notified: boolean }): number {
+    const intervalMs = this.pace.secondsPerBlock() * 1_000
+    if (intervalMs === 0) return 0
+    const pollMs = this.options.pollIntervalMs
+    return known.since + intervalMs + (known.notified ? pollMs : -pollMs)
   }
 
   /** An ethers payload for the pool's provider (src/chain/endpoints/pool-provider.ts). */
@@ -260,6 +295,13 @@ export class EndpointPool {
 /** One transaction's outcome over every endpoint that answered: taken by any, else the first's refusal. */
 function merged(outcomes: readonly RpcOutcome[]): RpcOutcome {
   return outcomes.find((outcome) => outcome.ok) ?? (outcomes[0] as RpcOutcome)
+}
+
+function timestampOf(block: unknown): number | undefined {
+  const timestamp = (block as { timestamp?: unknown } | null | undefined)?.timestamp
+  return typeof timestamp === 'string' || typeof timestamp === 'number'
+    ? Number(timestamp)
+    : undefined
 }
 
 function blockNumberOf(block: unknown): number | undefined {

@@ -1,4 +1,4 @@
-import { BlockInterval } from './block-interval.ts'
+import { BlockInterval } from '../block-interval.ts'
 import { bumpIsDue } from './fee-policy.ts'
 import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
