@@ -30,7 +30,6 @@
  * (counted as "anvil flushes").
  */
 import { cpus, loadavg } from 'node:os'
-import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
@@ -41,18 +40,16 @@ import { redisAnswers, startPrivateRedis } from '../../src/dev/redis.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { startPart, stopCurrentChain, type Context } from './load.ts'
 import { memoryOf, round, signingMicros } from './measure.ts'
-import { runBare, type BareResult } from './phases/bare.ts'
-import { runBaseline, type BaselineResult } from './phases/baseline.ts'
+import { runBare } from './phases/bare.ts'
+import { runBaseline } from './phases/baseline.ts'
 import { runBlockTimePhase, type BlockTimeResult } from './phases/blocktime.ts'
-import { blockTimeTargets, printBlockTime } from './report-blocktime.ts'
-import { pairOf, printPairs, runPairs, type PairResult } from './phases/pairs.ts'
+import { printBlockTime } from './report-blocktime.ts'
+import { pairOf, printPairs, printWarm, runPairs, runWarmPair } from './phases/pairs.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
 import { finishPerfRecordings } from './perf-record.ts'
-import { oneKeyBurst, printReport, printTargets, targetsOf } from './report.ts'
+import { oneKeyBurst, printReport, printTargets } from './report.ts'
 import {
-  ANVIL_ARGS,
   BARE,
-  BASELINE_WINDOW,
   BENCH_TIMEOUT_MS,
   BLOCK_TIME,
   BLOCK_TIME_TRANSPORTS,
@@ -63,17 +60,17 @@ import {
   N,
   PACED_COUNT,
   PACED_RATE,
-  PACED_SECONDS,
   PAIRS,
   PERF,
-  REQUEST_WINDOW,
   RUNNER_NODE_ARGS,
   REDIS_SOURCES,
   RUN_BLOCK_TIME,
   RUN_BURSTS,
   RUNNER_RPC,
+  WARMUP,
 } from './settings.ts'
 import { RedisSourceTap } from './redis-commands.ts'
+import { allTargets, writeResults, type Run } from './results.ts'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 type Cleanups = Array<() => Promise<void>>
@@ -198,20 +195,10 @@ function phasePlans(): PhasePlan[] {
   return plans
 }
 
-interface Run {
-  /** Undefined when only the block-time phases ran (BENCH_PHASES=blocktime). */
-  baseline: BaselineResult | undefined
-  bare: BareResult | undefined
-  phases: RunnerPhaseResult[]
-  /** With BENCH_PAIRS: the phases' own pair first, then the pairs run after them. */
-  pairs: PairResult[]
-  blockTime: BlockTimeResult[]
-}
-
 async function runPhases(ctx: Context): Promise<Run> {
   const bursts = RUN_BURSTS
     ? await runBursts(ctx)
-    : { baseline: undefined, bare: undefined, phases: [], pairs: [] }
+    : { baseline: undefined, bare: undefined, phases: [], pairs: [], warm: undefined }
   const blockTime: BlockTimeResult[] = []
   if (RUN_BLOCK_TIME)
     for (const transport of BLOCK_TIME_TRANSPORTS) {
@@ -245,7 +232,8 @@ async function runBursts(ctx: Context): Promise<Omit<Run, 'blockTime'>> {
   const oneKey = oneKeyBurst(phases)
   const pairs =
     PAIRS > 0 && bare && oneKey ? [pairOf(0, bare, oneKey), ...(await runPairs(ctx, PAIRS))] : []
-  return { baseline, bare, phases, pairs }
+  const warm = WARMUP > 0 && bare && oneKey ? await runWarmPair(ctx, WARMUP) : undefined
+  return { baseline, bare, phases, pairs, warm }
 }
 
 function peakMemory(ctx: Context, run: Run): Record<string, number> {
@@ -267,80 +255,6 @@ function peakMemory(ctx: Context, run: Run): Record<string, number> {
       ]),
     ),
   }
-}
-
-function writeResults(
-  ctx: Context,
-  run: Run,
-  memory: Record<string, number>,
-  speed: { atStart: number; atEnd: number },
-): string {
-  const { baseline, bare, phases } = run
-  const at = new Date().toISOString().replace(/[:.]/g, '-')
-  const file = join(root, 'bench/results', `runner-${at}.json`)
-  mkdirSync(dirname(file), { recursive: true })
-  const results = {
-    at: new Date().toISOString(),
-    requests: N,
-    machine: {
-      cpus: cpus().length,
-      node: process.version,
-      loadAverageAtEnd: loadavg().map((value) => round(value, 2)),
-      signingMicros: speed,
-    },
-    settings: {
-      CHAIN_POLL_INTERVAL_MS: ctx.baseEnv.CHAIN_POLL_INTERVAL_MS,
-      LOG_LEVEL,
-      runnerRpc: RUNNER_RPC,
-      baselineWindow: BASELINE_WINDOW,
-      requestWindow: REQUEST_WINDOW,
-      pacedRate: PACED_RATE,
-      pacedSeconds: PACED_SECONDS,
-      anvilArgs: ANVIL_ARGS,
-      freshChainPerPhase: true,
-    },
-    baseline,
-    runner: phases
-      .filter((phase) => !phase.paced)
-      .map((phase) => ({
-        ...phase,
-        ratioToBaseline: baseline
-          ? round(phase.fulfilmentsPerSecond / baseline.perSecond, 3)
-          : undefined,
-      })),
-    paced: phases.filter((phase) => phase.paced),
-    peakRssMb: memory,
-    ...(bare
-      ? {
-          bare: {
-            fulfilmentsPerSecond: bare.fulfilmentsPerSecond,
-            cpuMsPerFulfilment: bare.cpuMsPerFulfilment,
-          },
-          barePhase: bare,
-        }
-      : {}),
-    targets: allTargets(run),
-    ...(run.pairs.length > 0 ? { pairs: run.pairs } : {}),
-    ...blockTimeResults(run.blockTime),
-  }
-  writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
-  return file
-}
-
-/** `blockTime` and `rpc`, each keyed by the runner's transport (ws, http). */
-function blockTimeResults(results: readonly BlockTimeResult[]) {
-  if (results.length === 0) return {}
-  return {
-    blockTime: Object.fromEntries(results.map((result) => [result.transport, result.blockTime])),
-    rpc: Object.fromEntries(results.map((result) => [result.transport, result.rpc])),
-  }
-}
-
-function allTargets(run: Run) {
-  return [
-    ...(run.baseline ? targetsOf(run.bare, run.phases) : []),
-    ...blockTimeTargets(run.blockTime),
-  ]
 }
 
 async function main(): Promise<void> {
@@ -371,6 +285,8 @@ async function main(): Promise<void> {
     printBlockTime(run.blockTime)
     printTargets(allTargets(run))
     if (run.pairs.length > 0) printPairs(run.pairs)
+    const oneKey = oneKeyBurst(run.phases)
+    if (run.warm && run.bare && oneKey) printWarm(pairOf(0, run.bare, oneKey), oneKey, run.warm)
     const speedAtEnd = signingMicros()
     console.log(
       `\nmachine speed: a fulfilment signed in ${speedAtStart} µs before the phases, ${speedAtEnd} µs after (compare runs by it)`,

@@ -57,6 +57,12 @@ export const RUNNER_NODE_ARGS = (process.env.BENCH_RUNNER_NODE_ARGS ?? '')
  */
 export const PAIRS = Number(process.env.BENCH_PAIRS ?? 0)
 /**
+ * BENCH_WARMUP=w: after the cold phases, the bare fulfiller and the one-key burst once more, each
+ * process answering a burst of w requests before its measured N (phases/warm-up.ts); 0 leaves them
+ * out. Default N.
+ */
+export const WARMUP = Number(process.env.BENCH_WARMUP ?? N)
+/**
  * BENCH_PERF=<part>[,<part>...]: a `perf record` of each process whose name starts with one of them
  * (`runner`, `adapter`, `worker`, `bare`; `perf-record.ts`).
  */
@@ -98,7 +104,13 @@ export const BLOCK_TIME_PHASE_MS =
   60_000
 export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
 const PHASE_COUNT = RUN_BURSTS
-  ? 1 + (BARE ? 1 : 0) + KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0) + 2 * Math.max(0, PAIRS)
+  ? 1 +
+    (BARE ? 1 : 0) +
+    KEY_COUNTS.length +
+    (PACED_COUNT > 0 ? 1 : 0) +
+    2 * Math.max(0, PAIRS) +
+    // A warm phase runs its warm-up burst and its measured one.
+    (WARMUP > 0 ? 4 : 0)
   : 0
 export const BENCH_TIMEOUT_MS =
   PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) +
@@ -170,8 +182,10 @@ export function checkSettings(): void {
     throw new Error(
       `BENCH_BLOCKTIME_RPC lists ws and/or http (got ${process.env.BENCH_BLOCKTIME_RPC})`,
     )
-  if (PAIRS > 0 && (!BARE || !KEY_COUNTS.includes(1)))
+  if (!Number.isInteger(WARMUP) || WARMUP < 0)
+    throw new Error(`BENCH_WARMUP must be a whole number of requests, 0 or more (got ${WARMUP})`)
+  if ((PAIRS > 0 || WARMUP > 0) && (!BARE || !KEY_COUNTS.includes(1)))
     throw new Error(
-      'BENCH_PAIRS needs the bare phase (BENCH_BARE) and a one-key phase (BENCH_KEYS)',
+      'BENCH_PAIRS and BENCH_WARMUP need the bare phase (BENCH_BARE) and a one-key phase (BENCH_KEYS); BENCH_WARMUP=0 leaves the warm phases out',
     )
 }

@@ -15,9 +15,9 @@ import {
   minedNonces,
   outcomeOf,
   sendAndAwaitFulfilments,
-  signRequests,
   type Outcome,
 } from './outcome.ts'
+import { signPhaseRequests, warmUpWith } from './warm-up.ts'
 
 const BARE_NAME = 'bare fulfiller'
 const BARE_FULFILLER = join(dirname(fileURLToPath(import.meta.url)), '../bare-fulfiller.ts')
@@ -75,14 +75,17 @@ async function startBareFulfiller(
   return bare
 }
 
-export async function runBare(ctx: Context): Promise<BareResult> {
-  const label = 'bare fulfiller'
+/** The bare-fulfiller phase; with `warmUp`, the process answers that many requests first (warm-up.ts). */
+export async function runBare(ctx: Context, warmUp = 0): Promise<BareResult> {
+  const label = warmUp > 0 ? 'bare fulfiller, warm' : 'bare fulfiller'
   const chain = await openChain(ctx.anvilPort, ctx.artifacts)
   let bare: OwnedProcess | undefined
   try {
-    const signed = await signRequests(ctx, chain, N)
-    const head = Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
+    const phase = await signPhaseRequests(ctx, chain, N, warmUp)
+    const signed = phase.measured
     bare = await startBareFulfiller(ctx, chain)
+    await warmUpWith(chain, phase.warmUp, label)
+    const head = Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
     const addresses = addressesOf([BARE_KEY])
     const noncesBefore = await minedNonces(chain, addresses)
     const cpuBefore = cpuMsOf(bare.pid)

@@ -62,6 +62,57 @@ export async function runPairs(ctx: Context, count: number): Promise<PairResult[
   return pairs
 }
 
+/** The bare fulfiller and the one-key burst warm (BENCH_WARMUP, warm-up.ts), side by side. */
+export interface WarmPair {
+  warmUp: number
+  bare: BareResult
+  oneKey: RunnerPhaseResult
+  pair: PairResult
+}
+
+/** The warm pair: each process answers `warmUp` requests before its measured N. */
+export async function runWarmPair(ctx: Context, warmUp: number): Promise<WarmPair> {
+  const bare = await runBare(ctx, warmUp)
+  const oneKey = await runRunnerPhase(ctx, {
+    label: 'runner, 1 key, warm',
+    id: 'k1-warm',
+    keys: 1,
+    requests: N,
+    warmUp,
+  })
+  const pair = pairOf(0, bare, oneKey)
+  console.log(
+    `warm, after ${warmUp} requests: bare ${pair.bareFulfilmentsPerSecond}/s and ${pair.bareCpuMsPerFulfilment} ms, one key ${pair.oneKeyFulfilmentsPerSecond}/s and ${pair.feedrunnerCpuMsPerFulfilment} ms: ${pair.rateRatio} x the rate, ${pair.cpuRatio} x the CPU, load average ${loadavg()[0]?.toFixed(1)}`,
+  )
+  return { warmUp, bare, oneKey, pair }
+}
+
+/**
+ * Cold (each process fresh, the phases above) against warm (each process after a burst of its own):
+ * every process's CPU a fulfilment, and the ratio to the bare fulfiller's.
+ */
+export function printWarm(cold: PairResult, cold1: RunnerPhaseResult, warm: WarmPair): void {
+  console.log(
+    `\ncold and warm (BENCH_WARMUP: each process answered ${warm.warmUp} requests before the measured ${N}), CPU ms a fulfilment`,
+  )
+  const processes = ['runner', 'adapter', 'worker', 'redis'] as const
+  const row = (label: string, pair: PairResult, phase: RunnerPhaseResult) => [
+    label,
+    String(pair.bareCpuMsPerFulfilment),
+    ...processes.map((name) => String(phase.cpuMsPerRequest[name] ?? '-')),
+    String(pair.feedrunnerCpuMsPerFulfilment),
+    `${pair.cpuRatio} x`,
+    `${pair.rateRatio} x`,
+  ]
+  console.log(
+    table([
+      ['', 'bare fulfiller', ...processes, 'feedrunner', 'CPU ratio', 'rate ratio'],
+      row('cold', cold, cold1),
+      row('warm', warm.pair, warm.oneKey),
+    ]),
+  )
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)

@@ -30,9 +30,9 @@ import {
   minedNonces,
   outcomeOf,
   sendAndAwaitFulfilments,
-  signRequests,
   type Outcome,
 } from './outcome.ts'
+import { signPhaseRequests, warmUpWith } from './warm-up.ts'
 
 export interface PhasePlan {
   /** Row label and queue prefix suffix. */
@@ -42,6 +42,8 @@ export interface PhasePlan {
   requests: number
   /** Requests per second; undefined = as fast as the consumer can (a burst). */
   perSecond?: number
+  /** Requests the runner answers before the measured ones (a warm phase, warm-up.ts). */
+  warmUp?: number
 }
 
 export interface RunnerPhaseResult extends Outcome {
@@ -114,11 +116,19 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
   const { anvil, backstop } = chain
   let started: Awaited<ReturnType<typeof startRunner>> | undefined
   try {
-    const signed = await signRequests(ctx, chain, plan.requests)
-    const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
-    started = await startRunner(ctx, chain, plan, head + 1)
+    const phase = await signPhaseRequests(ctx, chain, plan.requests, plan.warmUp)
+    const signed = phase.measured
+    started = await startRunner(
+      ctx,
+      chain,
+      plan,
+      Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1,
+    )
     const { runner, operationsPort } = started
     const runnerPid = runner.child.pid!
+    const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
+    await warmUpWith(chain, phase.warmUp, plan.label)
+    const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
     const addresses = addressesOf(RUNNER_KEYS.slice(0, plan.keys))
     const noncesBefore = await minedNonces(chain, addresses)
     const pids: Record<string, number> = {
@@ -126,7 +136,6 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       ...ctx.pids,
       anvil: anvil.process.pid,
     }
-    const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
     const metricsUrl = `http://127.0.0.1:${operationsPort}/metrics`
     const heapSampler = sampleHeapPeak(metricsUrl)
     const commandsBefore = await redisCommandStats(ctx.redis)
@@ -142,7 +151,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       perSecond: plan.perSecond,
     })
     const count = plan.requests
-    await runsFinished(metricsUrl, count)
+    await runsFinished(metricsUrl, count + (plan.warmUp ?? 0))
     const rpcCallsAfter = anvil.calls()
     const commandsAfter = await redisCommandStats(ctx.redis)
     const redisCommandsPerRequest = round(

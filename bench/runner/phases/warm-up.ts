@@ -1,0 +1,55 @@
+/**
+ * Warm phases (BENCH_WARMUP): a node runs for weeks, and every phase starts its fulfiller fresh, so
+ * V8 compiles the hot code during the measured burst (a quarter of the runner's CPU, and more of the
+ * bare fulfiller's). A warm phase's process first answers a burst of its own, then the measured N:
+ * the same requests, signed in one nonce run with the warm-up's, the counters read only after it.
+ */
+import type { SignedTransactions } from '../../../src/dev/requests.ts'
+import type { Chain, Context } from '../load.ts'
+import { rpc } from '../measure.ts'
+import { sendAndAwaitFulfilments, signRequests } from './outcome.ts'
+
+export interface WarmSigned {
+  /** Sent and fulfilled before the phase's counters start; undefined for a cold phase. */
+  warmUp: SignedTransactions | undefined
+  measured: SignedTransactions
+}
+
+/** The phase's `count` requests, after `warmUp` more when the phase is a warm one. */
+export async function signPhaseRequests(
+  ctx: Context,
+  chain: Chain,
+  count: number,
+  warmUp = 0,
+): Promise<WarmSigned> {
+  const all = await signRequests(ctx, chain, warmUp + count)
+  if (warmUp === 0) return { warmUp: undefined, measured: all }
+  return { warmUp: sliceOf(all, 0, warmUp), measured: sliceOf(all, warmUp) }
+}
+
+/** Sends the warm-up burst and waits until the fulfiller has answered all of it. */
+export async function warmUpWith(
+  chain: Chain,
+  signed: SignedTransactions | undefined,
+  label: string,
+): Promise<void> {
+  if (!signed) return
+  const head = Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
+  const delivered = await sendAndAwaitFulfilments(chain, signed, {
+    label: `${label}: warm-up`,
+    fromBlock: head + 1,
+  })
+  if (delivered.fulfilled.size < signed.raws.length)
+    throw new Error(
+      `${label}: ${delivered.fulfilled.size} of the ${signed.raws.length} warm-up requests fulfilled; the warm figures would be cold ones`,
+    )
+}
+
+function sliceOf(signed: SignedTransactions, start: number, end?: number): SignedTransactions {
+  return {
+    from: signed.from,
+    firstNonce: signed.firstNonce + start,
+    raws: signed.raws.slice(start, end),
+    hashes: signed.hashes.slice(start, end),
+  }
+}
