@@ -167,16 +167,19 @@ export class EndpointPool {
   }
 
   /**
-   * When (performance.now()) the block after the latest may be there, by the chain's pace. A
-   * notified head came as its block was made, and the next one's notification comes with the next
-   * block: a read is due only once that is a poll interval late. A read head may have been made up
-   * to a poll interval before the read saw it. Until the pace is known (two heads), now.
+   * When (performance.now()) to look for the block after the latest, by the chain's pace. A notified
+   * head came as its block was made, and the next one's notification comes with the next block: a
+   * read is due only once that is a poll interval late. A read head was made within the poll interval
+   * before the read that first saw it, so the next block comes a block later less at most that: the
+   * read is due half a poll interval before then (the poll after it finds the block, as it would
+   * have polling every interval; on 2 s blocks polled every second, the read between finds nothing).
+   * Until the pace is known (two heads), now.
    */
   private nextBlockDue(known: { since: number; notified: boolean }): number {
     const intervalMs = this.pace.secondsPerBlock() * 1_000
     if (intervalMs === 0) return 0
     const pollMs = this.options.pollIntervalMs
-    return known.since + intervalMs + (known.notified ? pollMs : -pollMs)
+    return known.since + intervalMs + (known.notified ? pollMs : -pollMs / 2)
   }
 
   /** An ethers payload for the pool's provider (src/chain/endpoints/pool-provider.ts). */
