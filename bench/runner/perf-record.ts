@@ -5,7 +5,7 @@
  * so the recording is the process's CPU time on all its threads; node's `--perf-basic-prof` names the
  * JavaScript functions in it. Recording costs the process some CPU: leave it off when comparing CPU.
  */
-import { readdirSync, readlinkSync } from 'node:fs'
+import { mkdirSync, readdirSync, readlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startOwnedProcess, waitFor, type OwnedProcess } from '../../src/dev/process.ts'
@@ -31,12 +31,22 @@ export function perfNodeArgs(name: string): string[] {
   return recordsPerf(name) ? ['--perf-basic-prof'] : []
 }
 
+/** How the label of a warm phase's process ends (phases/warm-up.ts). */
+export const WARM_LABEL_END = ', warm'
+
 /**
  * When BENCH_PERF names it, starts recording process `pid` (named `name`) and resolves once perf is
- * attached to it; otherwise does nothing.
+ * attached to it; otherwise does nothing. A warm phase's process is recorded from the end of its
+ * warm-up (`afterWarmUp`), so its recording is the measured burst's alone.
  */
-export async function recordPerf(name: string, pid: number): Promise<void> {
-  if (!recordsPerf(name)) return
+export async function recordPerf(
+  name: string,
+  pid: number,
+  { afterWarmUp = false }: { afterWarmUp?: boolean } = {},
+): Promise<void> {
+  if (!recordsPerf(name) || name.endsWith(WARM_LABEL_END) !== afterWarmUp) return
+  // perf writes into the folder, and does not make it (a fresh machine has none).
+  mkdirSync(RECORDINGS_DIR, { recursive: true })
   const file = join(RECORDINGS_DIR, `perf-${name.replace(/\W+/g, '-')}-${pid}.data`)
   let perf: OwnedProcess
   try {

@@ -17,7 +17,7 @@ import {
   sendAndAwaitFulfilments,
   type Outcome,
 } from './outcome.ts'
-import { signPhaseRequests, warmUpWith } from './warm-up.ts'
+import { phaseLabel, signPhaseRequests, warmUpWith } from './warm-up.ts'
 
 const BARE_NAME = 'bare fulfiller'
 const BARE_FULFILLER = join(dirname(fileURLToPath(import.meta.url)), '../bare-fulfiller.ts')
@@ -38,11 +38,12 @@ export interface BareResult extends Outcome {
 async function startBareFulfiller(
   ctx: Context,
   chain: Awaited<ReturnType<typeof openChain>>,
+  label: string,
 ): Promise<OwnedProcess> {
   const bare = startOwnedProcess(
-    BARE_NAME,
+    label,
     process.execPath,
-    [...perfNodeArgs(BARE_NAME), '--import', 'tsx', BARE_FULFILLER],
+    [...perfNodeArgs(label), '--import', 'tsx', BARE_FULFILLER],
     {
       env: {
         ...process.env,
@@ -67,7 +68,7 @@ async function startBareFulfiller(
     )
     if (bare.child.exitCode !== null)
       throw new Error(`the bare fulfiller exited:\n${bare.output()}`)
-    await recordPerf(BARE_NAME, bare.pid)
+    await recordPerf(label, bare.pid)
   } catch (error) {
     await bare.stop()
     throw error
@@ -77,14 +78,14 @@ async function startBareFulfiller(
 
 /** The bare-fulfiller phase; with `warmUp`, the process answers that many requests first (warm-up.ts). */
 export async function runBare(ctx: Context, warmUp = 0): Promise<BareResult> {
-  const label = warmUp > 0 ? 'bare fulfiller, warm' : 'bare fulfiller'
+  const label = phaseLabel(BARE_NAME, warmUp)
   const chain = await openChain(ctx.anvilPort, ctx.artifacts)
   let bare: OwnedProcess | undefined
   try {
     const phase = await signPhaseRequests(ctx, chain, N, warmUp)
     const signed = phase.measured
-    bare = await startBareFulfiller(ctx, chain)
-    await warmUpWith(chain, phase.warmUp, label)
+    bare = await startBareFulfiller(ctx, chain, label)
+    await warmUpWith(chain, phase.warmUp, label, bare.pid)
     const head = Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
     const addresses = addressesOf([BARE_KEY])
     const noncesBefore = await minedNonces(chain, addresses)

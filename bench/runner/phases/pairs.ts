@@ -13,6 +13,7 @@ import { table } from '../table.ts'
 import { N } from '../settings.ts'
 import { runBare, type BareResult } from './bare.ts'
 import { runRunnerPhase, type RunnerPhaseResult } from './runner-phase.ts'
+import { phaseLabel } from './warm-up.ts'
 
 export interface PairResult {
   /** 0: the phases' own bare fulfiller and one-key burst; 1..k: the pairs run after them. */
@@ -74,7 +75,7 @@ export interface WarmPair {
 export async function runWarmPair(ctx: Context, warmUp: number): Promise<WarmPair> {
   const bare = await runBare(ctx, warmUp)
   const oneKey = await runRunnerPhase(ctx, {
-    label: 'runner, 1 key, warm',
+    label: phaseLabel('runner, 1 key', warmUp),
     id: 'k1-warm',
     keys: 1,
     requests: N,

@@ -127,7 +127,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const { runner, operationsPort } = started
     const runnerPid = runner.child.pid!
     const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
-    await warmUpWith(chain, phase.warmUp, plan.label)
+    await warmUpWith(chain, phase.warmUp, plan.label, runnerPid)
     const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
     const addresses = addressesOf(RUNNER_KEYS.slice(0, plan.keys))
     const noncesBefore = await minedNonces(chain, addresses)

@@ -7,6 +7,7 @@
 import type { SignedTransactions } from '../../../src/dev/requests.ts'
 import type { Chain, Context } from '../load.ts'
 import { rpc } from '../measure.ts'
+import { recordPerf, WARM_LABEL_END } from '../perf-record.ts'
 import { sendAndAwaitFulfilments, signRequests } from './outcome.ts'
 
 export interface WarmSigned {
@@ -27,11 +28,20 @@ export async function signPhaseRequests(
   return { warmUp: sliceOf(all, 0, warmUp), measured: sliceOf(all, warmUp) }
 }
 
-/** Sends the warm-up burst and waits until the fulfiller has answered all of it. */
+/** The label of a phase's process: a warm one's ends in WARM_LABEL_END (perf-record.ts). */
+export function phaseLabel(label: string, warmUp: number | undefined): string {
+  return warmUp ? `${label}${WARM_LABEL_END}` : label
+}
+
+/**
+ * Sends the warm-up burst and waits until the fulfiller (process `pid`, named `label`) has answered
+ * all of it; BENCH_PERF's recording of it starts then.
+ */
 export async function warmUpWith(
   chain: Chain,
   signed: SignedTransactions | undefined,
   label: string,
+  pid: number,
 ): Promise<void> {
   if (!signed) return
   const head = Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
@@ -43,6 +53,7 @@ export async function warmUpWith(
     throw new Error(
       `${label}: ${delivered.fulfilled.size} of the ${signed.raws.length} warm-up requests fulfilled; the warm figures would be cold ones`,
     )
+  await recordPerf(label, pid, { afterWarmUp: true })
 }
 
 function sliceOf(signed: SignedTransactions, start: number, end?: number): SignedTransactions {
