@@ -112,14 +112,17 @@ describe('total Redis loss: two runners rebuild from the chain', () => {
     const lines = runners.map(
       (runner, index) => (runner.output().match(LOST_LINE) ?? []).length - linesBefore[index]!,
     )
-    // Each runner noticed the loss, and said so once (else what each said of Redis and its rebuild).
-    const said = runners.map((runner) =>
-      runner
+    // Each runner noticed the loss, and said so once (else whether it still runs, what it said of
+    // Redis and its rebuild, and its last lines: a runner that died says so there).
+    const said = runners.map((runner) => ({
+      exited: runner.child.exitCode ?? runner.child.signalCode,
+      said: runner
         .output()
         .split('\n')
         .filter((line) => /Redis|rebuil|exit|uncaught|fatal/i.test(line))
         .slice(-12),
-    )
+      last: runner.output().slice(-1_500),
+    }))
     expect(lines, JSON.stringify(said, null, 1)).toEqual([1, 1])
     recordFigures(`redis-loss-${name}`, {
       requests: count,

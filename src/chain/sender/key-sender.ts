@@ -272,14 +272,15 @@ export class KeySender {
     sending: Promise<void>,
   ): Promise<PendingTx> {
     const receipt = this.confirmer.track(job.nonce, job.jobId, job.tx, job.attempts)
+    // The watch can end while the broadcast is out (the key handed over: a lease lost as Redis was
+    // flushed, a close): the caller hears of it when it awaits the receipt, and until then the
+    // rejection must count as handled, or Node ends the process (an unhandled rejection).
+    receipt.catch(() => undefined)
     try {
       await sending
     } catch (error) {
-      if (refusalOf(error) === 'fatal') {
-        // The filler takes the nonce over from this watch.
-        receipt.catch(() => undefined)
-        throw await this.refusedForGood(job, error)
-      }
+      // The filler takes the nonce over from this watch.
+      if (refusalOf(error) === 'fatal') throw await this.refusedForGood(job, error)
       this.parts.reportError(
         new FeedrunnerError(
           `the node did not take nonce ${job.nonce} of ${this.address} now; it is sent again while the key stands still: ${errorText(error).trim()}`,
