@@ -94,5 +94,6 @@ export type InvariantName =
   | 'records-agree'
   | 'no-known-revert'
   | 'sigterm-exit'
+  | 'process-died'
   | 'restarts'
   | 'harness'

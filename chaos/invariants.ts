@@ -192,10 +192,20 @@ function noKnownRevert(history: History): Violation[] {
   return violations
 }
 
-/** Every process exits within 10 s of SIGTERM, with code 0, and comes back after a fault. */
+/**
+ * Every process runs until the harness stops it, exits within 10 s of SIGTERM, with code 0, and comes
+ * back after a fault.
+ */
 function processesBehaved(history: History): Violation[] {
   const violations: Violation[] = []
   for (const stop of history.stops) {
+    if (stop.died) {
+      violations.push({
+        invariant: 'process-died',
+        detail: `${stop.part} had ended by itself (exit code ${stop.code}) before the harness stopped it; it said last: ${lastLines(stop.tail)}`,
+      })
+      continue
+    }
     if (stop.signal !== 'SIGTERM') continue
     if (stop.overran)
       violations.push({
@@ -211,6 +221,15 @@ function processesBehaved(history: History): Violation[] {
   for (const failure of history.startFailures)
     violations.push({ invariant: 'restarts', detail: failure })
   return violations
+}
+
+/** The last lines of a process that died: its error, without Node's version line. */
+function lastLines(text: string | undefined): string {
+  const lines = (text ?? '')
+    .trim()
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^Node\.js v/.test(line))
+  return lines.slice(-6).join(' | ').slice(0, 800)
 }
 
 function lastLine(text: string | undefined): string {

@@ -31,8 +31,10 @@ export interface StopOutcome {
   code: number | null
   /** It was still running SIGTERM_BOUND_MS after SIGTERM and was SIGKILLed. */
   overran: boolean
-  /** What it printed last, when it overran or exited with an error. */
+  /** What it printed last, when it overran, exited with an error, or had died. */
   tail?: string
+  /** It had ended by itself before the harness stopped it (a crash: an uncaught error, say). */
+  died?: boolean
 }
 
 export interface PartSpec {
@@ -68,11 +70,18 @@ export class Part {
   private nodePid: number | undefined
   /** Output of the runs before this one, kept for diagnosis. */
   private earlier = ''
+  /** The harness stopped the process it started last (else one found gone died by itself). */
+  private stoppedByHarness = true
 
   constructor(readonly spec: PartSpec) {}
 
   get name(): string {
     return this.spec.name
+  }
+
+  /** The node process's PID (faketime's child under a clock offset), once started. */
+  get pid(): number | undefined {
+    return this.nodePid
   }
 
   get running(): boolean {
@@ -124,11 +133,14 @@ export class Part {
       keepOutputChars: 20_000,
     })
     this.process = started
+    this.stoppedByHarness = false
     try {
       this.nodePid = clockOffsetSeconds === 0 ? started.pid : await childOf(started)
       livePids.add(this.nodePid)
       await waitForReady(started, readyTest(READY[kind]), READY_TIMEOUT_MS)
     } catch (error) {
+      // A start that did not come up is tried again, and told as a start failure if it never does.
+      this.stoppedByHarness = true
       await this.stop('SIGKILL')
       throw error
     }
@@ -136,7 +148,8 @@ export class Part {
 
   /**
    * Sends `signal` to the node process and waits until it is gone; after SIGTERM_BOUND_MS it is
-   * SIGKILLed and the outcome says it overran. Undefined when it was not running.
+   * SIGKILLed and the outcome says it overran. Undefined when it was not running because the harness
+   * stopped it before; a process found gone that the harness did not stop died by itself (`died`).
    */
   async stop(signal: Signal): Promise<StopOutcome | undefined> {
     const started = this.process
@@ -154,7 +167,18 @@ export class Part {
         ...(overran || failed ? { tail: this.output(3_000) } : {}),
       }
     }
-    if (!started || pid === undefined || !this.running) return undefined
+    const diedByItself = !this.stoppedByHarness
+    this.stoppedByHarness = true
+    if (!started || pid === undefined) return undefined
+    if (!this.running)
+      return diedByItself
+        ? {
+            ...outcome(started.child.exitCode, 0),
+            overran: false,
+            died: true,
+            tail: this.output(3_000),
+          }
+        : undefined
     signalPid(pid, signal)
     const timer = setTimeout(() => signalPid(pid, 'SIGKILL'), SIGTERM_BOUND_MS)
     const exit = await started.exited

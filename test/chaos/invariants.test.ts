@@ -207,6 +207,21 @@ describe('the fault search invariants', () => {
     history.startFailures.push('runner-2 did not start within 90000 ms')
     expect(invariantsOf(history)).toEqual(['sigterm-exit', 'restarts'])
   })
+
+  it('catch a process that died by itself before the harness stopped it', async () => {
+    const history = await cleanHistory()
+    history.stops.push({
+      part: 'runner-1',
+      signal: 'SIGTERM',
+      ms: 0,
+      code: 1,
+      overran: false,
+      died: true,
+      tail: 'HandedOverError: sender key 0x7099 lost its lease\n    at handOver\n\nNode.js v22.23.3',
+    })
+    expect(invariantsOf(history)).toEqual(['process-died'])
+    expect(checkInvariants(history)[0]?.detail).toMatch(/HandedOverError.*at handOver$/)
+  })
 })
 
 describe('unwarp', () => {

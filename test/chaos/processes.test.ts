@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Part } from '../../chaos/part.ts'
 import { startRpcProxy, type RpcProxy } from '../../chaos/rpc-proxy.ts'
 import { freePort } from '../../src/dev/ports.ts'
+import { waitFor } from '../../src/dev/process.ts'
 
 // The fault search's own moving parts: the RPC proxy that keeps what runners broadcast, and a part
 // run under faketime, whose signals must reach the node process and not only faketime's wrapper.
@@ -106,6 +107,30 @@ describe('a part with its clock offset', () => {
       // faketime does not pass signals on: had the wrapper been signalled, node would still run.
       expect(outcome).toMatchObject({ part: 'feeds', signal: 'SIGTERM', code: 0, overran: false })
       expect(part.running).toBe(false)
+    } finally {
+      await part.stop('SIGKILL')
+    }
+  }, 120_000)
+})
+
+describe('a part that ends by itself', () => {
+  it('is told as died when the harness comes to stop it, and not after the harness stopped it', async () => {
+    const port = await freePort()
+    const part = new Part({
+      name: 'feeds',
+      kind: 'feeds',
+      args: ['feeds', 'serve', '--port', String(port), '--keys', 'k'],
+      env: { LOG_LEVEL: 'warn' },
+      clockOffsetSeconds: 0,
+    })
+    await part.start()
+    try {
+      // Ended from outside the harness, as a crash ends it.
+      process.kill(part.pid!, 'SIGKILL')
+      await waitFor('the part gone', async () => !part.running, 10_000, 20)
+      expect(await part.stop('SIGTERM')).toMatchObject({ part: 'feeds', died: true })
+      // Stopped once: a second stop finds nothing to tell.
+      expect(await part.stop('SIGTERM')).toBeUndefined()
     } finally {
       await part.stop('SIGKILL')
     }
