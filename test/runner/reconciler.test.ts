@@ -134,7 +134,7 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
       reason: 'the request passed its cancelExpiration',
     }
     await runs.create(request!.requestId, refused)
-    const reconciler = (refusedWatchMs: number) => reconcilerOf(runs, { refusedWatchMs })
+    const reconciler = (endedWatchMs: number) => reconcilerOf(runs, { endedWatchMs })
     // Refused longer ago than the watch: not looked at, left as it is.
     expect(await reconciler(0).pass()).toMatchObject({ settled: 0 })
     expect((await runs.get(request!.requestId))?.state).toBe('refused')
@@ -144,5 +144,37 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
       state: 'fulfilled',
       txHash: fulfilment.txHash,
     })
+  }, 120_000)
+
+  it('makes a run fulfilled lately by a transaction the chain does not show name the one it does', async () => {
+    // Seed 2134 of the fault search: the reconciler had settled the run from a fulfilment a reorg
+    // then took away; after a Redis restart another run answered the request with a new transaction.
+    const runs = new RunStore(redis, `${prefix}:fulfilled`, chain.dev.chainId)
+    const [request, answeredAsRecorded] = await makeRequests(chain, 2)
+    const fulfilment = await fulfil(request!)
+    const asRecorded = await fulfil(answeredAsRecorded!)
+    const base = { state: 'fulfilled' as const, chainId: chain.dev.chainId }
+    const gone = `0x${'5053'.repeat(16)}`
+    await runs.create(request!.requestId, {
+      ...base,
+      blockNumber: request!.blockNumber,
+      txHash: gone,
+    })
+    await runs.create(answeredAsRecorded!.requestId, {
+      ...base,
+      blockNumber: answeredAsRecorded!.blockNumber,
+      txHash: asRecorded.txHash,
+    })
+    const reconciler = (endedWatchMs: number) => reconcilerOf(runs, { endedWatchMs })
+    // Fulfilled longer ago than the watch: not looked at.
+    expect(await reconciler(0).pass()).toMatchObject({ settled: 0 })
+    expect((await runs.get(request!.requestId))?.txHash).toBe(gone)
+    // Within it: the chain's transaction wins, and a record that agrees is not written.
+    expect(await reconciler(600_000).pass()).toMatchObject({ settled: 1 })
+    expect(await runs.get(request!.requestId)).toMatchObject({
+      state: 'fulfilled',
+      txHash: fulfilment.txHash,
+    })
+    expect((await runs.get(answeredAsRecorded!.requestId))?.reason).toBeUndefined()
   }, 120_000)
 })

@@ -23,8 +23,11 @@ export interface ReconcilerOptions {
   settleMs?: number
   /** How far back (by creation) runs are looked at. */
   lookBackMs?: number
-  /** How long after its refusal a refused run is still looked at (default 10 minutes). */
-  refusedWatchMs?: number
+  /**
+   * How long after its end a refused or fulfilled run is still looked at (default 10 minutes): a
+   * reorg or a late mined transaction can still change what the chain says of it.
+   */
+  endedWatchMs?: number
   /** The widest eth_getLogs range asked at once (CHAIN_LOG_RANGE_BLOCKS). */
   logRangeBlocks?: number
   /** Runs read from Redis at once. */
@@ -49,7 +52,7 @@ export interface Reconciler {
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const settleMs = options.settleMs ?? options.everyMs
   const lookBackMs = options.lookBackMs ?? 24 * 3600_000
-  const refusedWatchMs = options.refusedWatchMs ?? 10 * 60_000
+  const endedWatchMs = options.endedWatchMs ?? 10 * 60_000
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
 
@@ -63,13 +66,25 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   }
 
   /**
-   * A run not settled by the chain yet, or one refused lately: a run refused for its expiry while a
-   * fulfilment its process sent before was still in the node's pool (Redis lost what the sender
-   * knew of it: a flush, a failover) is answered when that is mined, and the chain's word wins.
+   * A run not settled by the chain yet, or one that ended lately: a run refused for its expiry while
+   * a fulfilment its process sent before was still in the node's pool (Redis lost what the sender
+   * knew of it: a flush, a failover) is answered when that is mined; a run fulfilled by a
+   * transaction a reorg then took away may be answered by another (its request was open again, and
+   * a run after Redis lost its state sent a new one). The chain's word wins.
    */
   function looksAt(run: RunRecord, now: number): boolean {
     if (UNSETTLED.has(run.state)) return true
-    return run.state === 'refused' && (run.times.refused ?? 0) > now - refusedWatchMs
+    if (run.state !== 'refused' && run.state !== 'fulfilled') return false
+    return (run.times[run.state] ?? 0) > now - endedWatchMs
+  }
+
+  /** Whether the chain's word is what the run says already: fulfilled by that transaction. */
+  function agrees(run: RunRecord, state: 'fulfilled' | 'cancelled', txHash: string): boolean {
+    return (
+      run.state === 'fulfilled' &&
+      state === 'fulfilled' &&
+      run.txHash?.toLowerCase() === txHash.toLowerCase()
+    )
   }
 
   async function pass(): Promise<{ checked: number; settled: number }> {
@@ -89,6 +104,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         if (!run) continue
         byId.delete(run.requestId.toLowerCase())
         const state = log.topics[0] === ORACLE_RESPONSE_TOPIC ? 'fulfilled' : 'cancelled'
+        if (agrees(run, state, log.transactionHash)) continue
         await options.runs.settleFromChain(run.requestId, {
           state,
           ...(state === 'fulfilled' ? { txHash: log.transactionHash } : {}),
