@@ -87,17 +87,23 @@ describe('the RPC proxy', () => {
   })
 })
 
+/** A feed service as a part of the fault search, started, with its clock `offsetSeconds` off. */
+async function startedFeeds(offsetSeconds: number): Promise<{ part: Part; port: number }> {
+  const port = await freePort()
+  const part = new Part({
+    name: 'feeds',
+    kind: 'feeds',
+    args: ['feeds', 'serve', '--port', String(port), '--keys', 'k'],
+    env: { LOG_LEVEL: 'warn' },
+    clockOffsetSeconds: offsetSeconds,
+  })
+  await part.start()
+  return { part, port }
+}
+
 describe('a part with its clock offset', () => {
   it('runs under faketime, and SIGTERM reaches the node process, which exits 0', async () => {
-    const port = await freePort()
-    const part = new Part({
-      name: 'feeds',
-      kind: 'feeds',
-      args: ['feeds', 'serve', '--port', String(port), '--keys', 'k'],
-      env: { LOG_LEVEL: 'warn' },
-      clockOffsetSeconds: 120,
-    })
-    await part.start()
+    const { part, port } = await startedFeeds(120)
     try {
       expect(part.running).toBe(true)
       // An answer, not only the ready line: `feeds serve` installs its SIGTERM handler just after
@@ -115,15 +121,7 @@ describe('a part with its clock offset', () => {
 
 describe('a part that ends by itself', () => {
   it('is told as died when the harness comes to stop it, and not after the harness stopped it', async () => {
-    const port = await freePort()
-    const part = new Part({
-      name: 'feeds',
-      kind: 'feeds',
-      args: ['feeds', 'serve', '--port', String(port), '--keys', 'k'],
-      env: { LOG_LEVEL: 'warn' },
-      clockOffsetSeconds: 0,
-    })
-    await part.start()
+    const { part } = await startedFeeds(0)
     try {
       // Ended from outside the harness, as a crash ends it.
       process.kill(part.pid!, 'SIGKILL')
