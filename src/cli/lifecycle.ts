@@ -1,4 +1,5 @@
 import { reasonOf } from '../config/dependency-health.ts'
+import { rootCauseFirst } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
@@ -61,6 +62,26 @@ export function serveUntilSignal(
   }
   process.once('SIGINT', () => stop('SIGINT'))
   process.once('SIGTERM', () => stop('SIGTERM'))
+  exitOnUnhandledRejection(logger)
+}
+
+/**
+ * A promise that rejects with nothing listening is a bug. Node ends the process then, with a stack
+ * trace on stderr, outside the log an operator reads (a runner died this way after a FLUSHALL, and
+ * its log said nothing). It still ends: what the process held is in Redis, and another process or
+ * its restart takes it over. But the log says why first, root cause first, with where it arose.
+ */
+export function exitOnUnhandledRejection(logger: Logger): void {
+  process.once('unhandledRejection', (reason) => {
+    logger.fatal(
+      {
+        err: rootCauseFirst(reason),
+        at: reason instanceof Error ? reason.stack?.split('\n').slice(1, 4).join(' <') : undefined,
+      },
+      'a promise rejected with nothing to handle it (a bug: please report this line); the process exits, and what it held is taken over',
+    )
+    process.exit(1)
+  })
 }
 
 function delay(ms: number): Promise<void> {
