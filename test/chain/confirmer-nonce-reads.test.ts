@@ -49,7 +49,11 @@ describe('confirmer: the key nonce read once a head while a transaction is in fl
     const idle = async () => undefined
     const confirmer = new Confirmer(
       wallet.address,
-      { send: (method, params) => rpc(counter.httpUrl, method, params), head: undefined },
+      {
+        send: (method, params) => rpc(counter.httpUrl, method, params),
+        head: undefined,
+        secondsPerBlock: () => 0,
+      },
       { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 60_000, finalityDepth: 50 },
       { bump: idle, fillHoles: idle, resend: idle, final: idle, reorgedOut: idle },
     )

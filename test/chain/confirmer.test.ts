@@ -17,7 +17,11 @@ function confirmer(): Confirmer {
   const idle = async () => undefined
   return new Confirmer(
     ADDRESS,
-    { send: () => Promise.reject(new Error('no node in this test')), head: undefined },
+    {
+      send: () => Promise.reject(new Error('no node in this test')),
+      head: undefined,
+      secondsPerBlock: () => 0,
+    },
     { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 5_000, finalityDepth: 50 },
     { bump: idle, fillHoles: idle, resend: idle, final: idle, reorgedOut: idle },
   )
@@ -63,14 +67,19 @@ describe('confirmer: a resend waits for the chain to have had its chance', () =>
     timestamp,
   })
 
-  /** A key whose transaction at nonce 5 the chain never mines; what it resends, by the test's clock. */
-  function stuckAtFive(): { confirmer: Confirmer; resent: number[] } {
+  /**
+   * A key whose transaction at nonce 5 the chain never mines, on a chain of `secondsPerBlock` (as
+   * the endpoint pool knows it from the heads the listener read before); what it resends, by the
+   * test's clock.
+   */
+  function stuckAtFive(secondsPerBlock: number): { confirmer: Confirmer; resent: number[] } {
     const resent: number[] = []
     const idle = async () => undefined
     const node = {
       send: async <T>(method: string): Promise<T> =>
         (method === 'eth_getTransactionCount' ? '0x5' : null) as T,
       head: undefined,
+      secondsPerBlock: () => secondsPerBlock,
     }
     const confirmer = new Confirmer(
       ADDRESS,
@@ -92,9 +101,13 @@ describe('confirmer: a resend waits for the chain to have had its chance', () =>
 
   it('on 12 s blocks, not after 5 s but after two blocks passed without it', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: 0 })
-    const { confirmer, resent } = stuckAtFive()
+    const { confirmer, resent } = stuckAtFive(12)
     await confirmer.check(head(100, 1_000))
+    // The first block after the key's first transaction: no block came yet, and none is due.
     vi.setSystemTime(6_000)
+    await confirmer.check(head(100, 1_000))
+    expect(resent).toEqual([])
+    vi.setSystemTime(12_000)
     await confirmer.check(head(101, 1_012))
     expect(resent).toEqual([])
     vi.setSystemTime(18_000)
@@ -107,7 +120,7 @@ describe('confirmer: a resend waits for the chain to have had its chance', () =>
 
   it('on 1 s blocks, after resendAfterMs', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: 0 })
-    const { confirmer, resent } = stuckAtFive()
+    const { confirmer, resent } = stuckAtFive(1)
     for (let second = 0; second <= 6; second++) {
       vi.setSystemTime(second * 1_000)
       await confirmer.check(head(100 + second, 1_000 + second))

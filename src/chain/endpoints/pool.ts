@@ -145,6 +145,11 @@ export class EndpointPool {
     return this.latestRead
   }
 
+  /** The chain's pace, seconds a block, from the heads read or notified (0 until two were). */
+  secondsPerBlock(): number {
+    return this.pace.secondsPerBlock()
+  }
+
   /** A head a newHeads notification told of: the latest block if newer. */
   noteLatestBlock(block: unknown): void {
     this.noteBlock(block, true)

@@ -1,4 +1,3 @@
-import { BlockInterval } from '../block-interval.ts'
 import { bumpIsDue } from './fee-policy.ts'
 import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
@@ -84,12 +83,10 @@ export class Confirmer {
   private progress = 0
   /** When (Date.now()) the key's mined nonce count last moved, or its first transaction was tracked. */
   private progressAt = Date.now()
-  /** The chain's pace, from the heads looked at: a resend waits for two blocks at least. */
-  private readonly interval = new BlockInterval()
 
   constructor(
     private readonly address: string,
-    private readonly node: Pick<SenderNode, 'send' | 'head'>,
+    private readonly node: Pick<SenderNode, 'send' | 'head' | 'secondsPerBlock'>,
     private readonly settings: ConfirmerSettings,
     private readonly stuck: StuckHandlers,
   ) {}
@@ -174,7 +171,6 @@ export class Confirmer {
 
   /** One look at the chain for this key: receipts, confirmations, stuck transactions, reorgs. */
   async check(current: Head): Promise<void> {
-    this.interval.observe(current)
     if (!this.watching) return
     const mayHaveReorged = !extendsOrIs(current, this.lastHead)
     this.letGoOfFinal(current)
@@ -255,10 +251,7 @@ export class Confirmer {
    */
   private async resendIfStalled(latestNonce: number): Promise<void> {
     const now = Date.now()
-    const resendAfterMs = Math.max(
-      this.settings.resendAfterMs,
-      2_000 * this.interval.secondsPerBlock(),
-    )
+    const resendAfterMs = Math.max(this.settings.resendAfterMs, 2_000 * this.node.secondsPerBlock())
     if (now - this.progressAt < resendAfterMs) return
     const due = [...this.pending.values()]
       .filter(

@@ -1,4 +1,5 @@
 import type { JsonRpcApiProvider, JsonRpcProvider } from 'ethers'
+import { BlockInterval } from '../block-interval.ts'
 import type { EndpointPool } from '../endpoints/pool.ts'
 import { connectProvider } from '../provider.ts'
 import { revertReasonOf } from '../revert.ts'
@@ -24,6 +25,11 @@ export interface SenderNode {
   /** One raw JSON-RPC call, batched with the others of the same tick. */
   send<T>(method: string, params: unknown[]): Promise<T>
   readHead(): Promise<Head>
+  /**
+   * The chain's pace, seconds a block (0 until two heads were seen): a pool's, which sees every head
+   * the chain's readers see (the listener's while no key has work too), else from this node's reads.
+   */
+  secondsPerBlock(): number
   /** The head read within two poll intervals, else read now (one read shared by every caller). */
   recentHead(): Promise<Head>
   /** The market's fees now (the priority fee is asked once, then kept). */
@@ -61,6 +67,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
   let head: Head | undefined
   /** When (Date.now()) `head` was read. */
   let headReadAt = 0
+  const pace = new BlockInterval()
   // The poll loop reads the head at least every poll interval while a key has work, and not at all
   // while none has: fees signed after such a pause come from a head read then.
   const headMaxAgeMs = 2 * options.pollIntervalMs
@@ -115,6 +122,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
       baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
       timestamp: Number(block.timestamp),
     }
+    pace.observe(head)
     return head
   }
 
@@ -162,6 +170,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     connect: async () => void (await rpc()),
     send,
     readHead,
+    secondsPerBlock: () => (pool ? pool.secondsPerBlock() : pace.secondsPerBlock()),
     recentHead,
     currentFees,
     broadcast,
