@@ -33,6 +33,22 @@ export class RequestCancelledError extends FeedrunnerError {
   }
 }
 
+/**
+ * The Operator holds no commitment for the request ("Must have a valid requestId") and its logs show
+ * no answer and no cancel for it: the request is not on chain as the run saw it. A reorg took it
+ * away (it may come back, in the same block's place or another); the run is tried again, and one
+ * whose request stays away errors with this cause. It is not recorded fulfilled: nothing answered it.
+ */
+export class RequestNotOnChainError extends FeedrunnerError {
+  override readonly name = 'RequestNotOnChainError'
+  constructor(requestId: string, operator: string, fromBlock: number) {
+    super(
+      `the Operator ${operator} knows no open request ${requestId}, and its logs from block ${fromBlock} show no answer and no cancel for it: the request is not on chain as the run saw it (a reorg took it away?); the run is tried again`,
+      { kind: 'upstream', retryable: true },
+    )
+  }
+}
+
 /** The request a run's transactions are for: where to look when the Operator says it is closed. */
 export interface RequestOnChain {
   operator: string
@@ -54,7 +70,8 @@ export interface SenderAccessOptions {
  * transaction just before it signs it. When the Operator refuses the fulfilment because it knows
  * the request no more ("Must have a valid requestId"), its logs say why: answered already (by this
  * node's earlier run or another node: the run is fulfilled, with that transaction) or cancelled by
- * its requester (the run ends cancelled), so a run record never says fulfilled for a cancel.
+ * its requester (the run ends cancelled), so a run record never says fulfilled for a cancel; with
+ * neither, the request is not on chain as the run saw it, and the run is tried again.
  */
 export function senderChainAccess(
   sender: TxSender,
@@ -102,8 +119,10 @@ export function senderChainAccess(
         return { txHash: result.txHash, status: 'confirmed' }
       }
       const closure = await closed()
-      if (closure?.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
-      return { txHash: closure?.txHash ?? result.txHash, status: 'already-done' }
+      if (!closure)
+        throw new RequestNotOnChainError(request.requestId, request.operator, request.blockNumber)
+      if (closure.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
+      return { txHash: closure.txHash, status: 'already-done' }
     },
     async call(request: CallRequest): Promise<string> {
       return provider.call({

@@ -1,11 +1,11 @@
 import type { JsonRpcProvider } from 'ethers'
 import { describe, expect, it } from 'vitest'
-import type { TxSender, TxSubmission } from '../../src/chain/sender/index.ts'
+import type { TxResult, TxSender, TxSubmission } from '../../src/chain/sender/index.ts'
 import { RequestRefusedError } from '../../src/runner/admission.ts'
-import { senderChainAccess } from '../../src/runner/sender-chain-access.ts'
+import { RequestNotOnChainError, senderChainAccess } from '../../src/runner/sender-chain-access.ts'
 
-/** A sender that records what it is given and answers every submission as mined. */
-function recordingSender(chain: { time?: number; bound?: boolean } = {}): {
+/** A sender that records what it is given and answers every submission as mined (or `answer`). */
+function recordingSender(chain: { time?: number; bound?: boolean; answer?: TxResult } = {}): {
   sender: TxSender
   submissions: TxSubmission[]
 } {
@@ -14,6 +14,7 @@ function recordingSender(chain: { time?: number; bound?: boolean } = {}): {
     start: async () => undefined,
     submit: async (submission) => {
       submissions.push(submission)
+      if (chain.answer) return chain.answer
       return {
         status: 'mined',
         txHash: `0x${'1'.repeat(64)}`,
@@ -89,5 +90,19 @@ describe('senderChainAccess', () => {
     })
     expect((await access.sendTransaction(tx)).status).toBe('confirmed')
     expect(submissions).toHaveLength(1)
+  })
+
+  it('does not call a run fulfilled when the Operator knows the request no more and nothing answered it', async () => {
+    // Seed 2146 of the fault search: a reorg dropped the request, whose run then simulated its
+    // fulfilment; the run was recorded fulfilled, and the request, mined again, stayed open.
+    const { sender } = recordingSender({
+      answer: { status: 'already-fulfilled', reason: 'Must have a valid requestId' },
+    })
+    const noLogs = { getBlockNumber: async () => 10, getLogs: async () => [] }
+    const access = senderChainAccess(sender, noLogs as unknown as JsonRpcProvider, REQUEST)
+    const failure = await access.sendTransaction(tx).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(RequestNotOnChainError)
+    expect(failure).toMatchObject({ kind: 'upstream', retryable: true })
+    expect((failure as Error).message).toContain(REQUEST.requestId)
   })
 })
