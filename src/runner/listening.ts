@@ -56,6 +56,7 @@ export async function startListening(parts: {
     log: parts.log,
     everyMs: options.reconcileIntervalMs,
     logRangeBlocks: options.logRangeBlocks,
+    reorgs: () => listener.stats.reorgs,
   })
   reconciler.start()
   return { listener, reconciler }

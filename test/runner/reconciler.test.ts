@@ -169,8 +169,15 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
     // Fulfilled longer ago than the watch: not looked at.
     expect(await reconciler(0).pass()).toMatchObject({ settled: 0 })
     expect((await runs.get(request!.requestId))?.txHash).toBe(gone)
-    // Within it: the chain's transaction wins, and a record that agrees is not written.
-    expect(await reconciler(600_000).pass()).toMatchObject({ settled: 1 })
+    // With the listener's reorg count: not looked at until a reorg was seen.
+    let reorgs = 0
+    const afterReorgs = reconcilerOf(runs, { endedWatchMs: 600_000, reorgs: () => reorgs })
+    expect(await afterReorgs.pass()).toMatchObject({ settled: 0 })
+    expect((await runs.get(request!.requestId))?.txHash).toBe(gone)
+    reorgs = 1
+    // Within it, once a reorg was seen: the chain's transaction wins, and a record that agrees
+    // is not written.
+    expect(await afterReorgs.pass()).toMatchObject({ settled: 1 })
     expect(await runs.get(request!.requestId)).toMatchObject({
       state: 'fulfilled',
       txHash: fulfilment.txHash,

@@ -22,6 +22,8 @@ export class CheckpointKeeper {
     private readonly reader: ChainReader,
     private readonly fromBlock: number | undefined,
     private readonly rewindDepth: number,
+    /** Told each time the checkpoint's block is no longer on the chain (a reorg). */
+    private readonly onReorg: () => void = () => undefined,
   ) {}
 
   get current(): Checkpoint | undefined {
@@ -48,6 +50,7 @@ export class CheckpointKeeper {
       this.reader.knownCanonicalHash(head, current.number) ??
       (current.number < head.number ? await this.reader.blockHash(current.number) : null)
     if (canonical !== null && canonical === current.hash) return current
+    this.onReorg()
     const number = Math.max(-1, Math.min(current.number, head.number) - this.rewindDepth)
     this.value = { number, hash: await this.hashAt(number) }
     return this.value

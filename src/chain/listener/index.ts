@@ -46,6 +46,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     pending: 0,
     delivered: 0,
     droppedByReorg: 0,
+    reorgs: 0,
     cancelledBeforeDelivery: 0,
     skippedAsConsumed: 0,
   }
@@ -56,6 +57,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     reader,
     options.fromBlock,
     options.rewindDepth ?? 64,
+    () => void (stats.reorgs += 1),
   )
   const delivery = deliveryOptions(options, stats, keyBase)
   // A new head, or a scan that stopped short of the head, starts the next scan at once.

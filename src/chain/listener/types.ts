@@ -52,6 +52,8 @@ export interface ListenerStats {
   delivered: number
   /** Logs skipped because their block was no longer canonical at confirmation time. */
   droppedByReorg: number
+  /** Times the checkpoint's block was no longer on the chain (a reorg): the logs were read again. */
+  reorgs: number
   /** Requests not delivered because a cancel for them was seen first. */
   cancelledBeforeDelivery: number
   skippedAsConsumed: number

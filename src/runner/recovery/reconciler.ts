@@ -32,6 +32,12 @@ export interface ReconcilerOptions {
   logRangeBlocks?: number
   /** Runs read from Redis at once. */
   pageSize?: number
+  /**
+   * How many reorgs the chain's listener has seen: runs fulfilled lately are read against the chain
+   * only within endedWatchMs of one (a fulfilment is taken away only by a reorg), so a quiet chain
+   * costs no log read a pass. Without it, they always are.
+   */
+  reorgs?: () => number
 }
 
 export interface Reconciler {
@@ -55,6 +61,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const endedWatchMs = options.endedWatchMs ?? 10 * 60_000
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
+  /** The listener's reorg count at the last pass, and when (Date.now()) it last changed. */
+  let reorgsSeen = options.reorgs?.() ?? 0
+  let reorgAt = options.reorgs ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY
 
   async function unsettledRuns(now: number): Promise<Map<string, RunRecord>> {
     const unsettled = new Map<string, RunRecord>()
@@ -74,6 +83,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
    */
   function looksAt(run: RunRecord, now: number): boolean {
     if (UNSETTLED.has(run.state)) return true
+    if (run.state === 'fulfilled' && reorgAt <= now - endedWatchMs) return false
     if (run.state !== 'refused' && run.state !== 'fulfilled') return false
     return (run.times[run.state] ?? 0) > now - endedWatchMs
   }
@@ -89,6 +99,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
   async function pass(): Promise<{ checked: number; settled: number }> {
     const now = Date.now()
+    const reorgs = options.reorgs?.() ?? 0
+    if (reorgs !== reorgsSeen) {
+      reorgsSeen = reorgs
+      reorgAt = now
+    }
     const byId = await unsettledRuns(now)
     let settled = 0
     if (byId.size > 0) {
