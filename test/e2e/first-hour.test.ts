@@ -178,12 +178,25 @@ describe('the first hour of a new operator (issue 19)', () => {
   }, 200_000)
 
   it('status with no variables lists the run under an id runs show accepts', async () => {
-    const status = await runCli(['status'], plainEnv(stateEnv), 60_000)
+    let status = await runCli(['status'], plainEnv(stateEnv), 60_000)
+    const gameOddsRow = () =>
+      status.output
+        .split('\n')
+        .find((line) => /^0x[0-9a-f]+ /.test(line) && line.includes('game-odds'))
+    // The runner writes the run's end once its sender has seen the fulfilment's receipt, a poll or
+    // two after the request command saw it on chain: on a loaded machine status may come between.
+    await waitFor(
+      'the run recorded fulfilled',
+      async () => {
+        status = await runCli(['status'], plainEnv(stateEnv), 60_000)
+        return gameOddsRow()?.includes('fulfilled') === true
+      },
+      60_000,
+      500,
+    ).catch(() => undefined)
     expect(status.code, status.output).toBe(0)
     expect(status.output).toContain(`queue prefix ${state.queuePrefix}`)
-    const row = status.output
-      .split('\n')
-      .find((line) => /^0x[0-9a-f]+ /.test(line) && line.includes('game-odds'))
+    const row = gameOddsRow()
     expect(row, status.output).toBeDefined()
     expect(row).toContain('fulfilled')
     const shownId = row!.trim().split(/\s+/)[0]!

@@ -59,6 +59,25 @@ export interface SenderNodeOptions {
   provider?: JsonRpcApiProvider
 }
 
+/** A block header as the node sends it (the fields the sender reads). */
+interface RawHeader {
+  number: string
+  hash: string
+  parentHash: string
+  timestamp: string
+  baseFeePerGas?: string
+}
+
+function headOf(block: RawHeader): Head {
+  return {
+    number: Number(block.number),
+    hash: block.hash,
+    parentHash: block.parentHash,
+    baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
+    timestamp: Number(block.timestamp),
+  }
+}
+
 export function createSenderNode(options: SenderNodeOptions): SenderNode {
   const url = httpUrlOf(options.rpcUrl)
   let provider: JsonRpcProvider | undefined
@@ -106,22 +125,10 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     // poll interval old at most, as the poll loop would have read it itself.
     const block = (await (pool
       ? pool.latestHeader(options.pollIntervalMs)
-      : send('eth_getBlockByNumber', ['latest', false]))) as {
-      number: string
-      hash: string
-      parentHash: string
-      timestamp: string
-      baseFeePerGas?: string
-    } | null
+      : send('eth_getBlockByNumber', ['latest', false]))) as RawHeader | null
     if (!block) throw new Error('the node returned no latest block')
     headReadAt = Date.now()
-    head = {
-      number: Number(block.number),
-      hash: block.hash,
-      parentHash: block.parentHash,
-      baseFee: block.baseFeePerGas ? BigInt(block.baseFeePerGas) : null,
-      timestamp: Number(block.timestamp),
-    }
+    head = headOf(block)
     pace.observe(head)
     return head
   }
