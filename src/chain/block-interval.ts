@@ -8,11 +8,12 @@ export interface TimedHead {
 const STEPS_KEPT = 31
 
 /**
- * The chain's block interval, by its own clock: the median, over the last steps between the heads
- * seen, of the time the block timestamps moved per block. The median, as a chain's clock can jump
- * (a dev chain's `evm_increaseTime`, a chain halted for a while): one step of 300 s among 2 s ones
- * does not make the chain a slow one. A chain that mines only when a transaction arrives (anvil's
- * automine) reads as fast as its transactions come; one with 12 s blocks reads 12.
+ * The chain's block interval, by its own clock: the shortest, over the last steps between the heads
+ * seen, of the time the block timestamps moved per block. The shortest: a chain on a clock (12 s,
+ * 2 s) has no step below its block time, and a missed slot or a clock jump (a dev chain's
+ * `evm_increaseTime`, a chain halted for a while) only makes one step longer; a chain that makes a
+ * block whenever a transaction comes (anvil's automine, an L2 sequencer) has steps of 0 or 1 s, so
+ * it is never taken for a slow one, whatever the quiet spells between its blocks.
  */
 export class BlockInterval {
   private last: TimedHead | undefined
@@ -32,13 +33,8 @@ export class BlockInterval {
     this.last = head
   }
 
-  /** Seconds a block (0 until two heads were seen). */
+  /** Seconds a block at the least (0 until two heads were seen). */
   secondsPerBlock(): number {
-    if (this.steps.length === 0) return 0
-    const sorted = [...this.steps].sort((a, b) => a - b)
-    const middle = sorted.length >> 1
-    return sorted.length % 2 === 1
-      ? (sorted[middle] as number)
-      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+    return this.steps.length === 0 ? 0 : Math.min(...this.steps)
   }
 }

@@ -42,6 +42,18 @@ describe('the chain pace from the heads seen', () => {
         [4, 40],
         [5, 43],
       ]),
-    ).toBe(2.5)
+    ).toBe(2)
+  })
+
+  it('takes a chain that makes a block when a transaction comes for a fast one, quiet spells or not', () => {
+    expect(
+      paceOf([
+        [1, 100],
+        [2, 130],
+        [3, 131],
+        [4, 160],
+        [5, 160],
+      ]),
+    ).toBe(0)
   })
 })
