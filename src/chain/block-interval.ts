@@ -6,14 +6,16 @@ export interface TimedHead {
 
 /** Steps between heads the estimate keeps: recent enough to follow a chain that changes its pace. */
 const STEPS_KEPT = 31
+/** Steps it needs before it says anything: one quiet spell is no clock. */
+const STEPS_NEEDED = 8
 
 /**
- * The chain's block interval, by its own clock: the shortest, over the last steps between the heads
- * seen, of the time the block timestamps moved per block. The shortest: a chain on a clock (12 s,
- * 2 s) has no step below its block time, and a missed slot or a clock jump (a dev chain's
- * `evm_increaseTime`, a chain halted for a while) only makes one step longer; a chain that makes a
- * block whenever a transaction comes (anvil's automine, an L2 sequencer) has steps of 0 or 1 s, so
- * it is never taken for a slow one, whatever the quiet spells between its blocks.
+ * The chain's block time, by its own clock, when it has one: a chain on a clock (12 s, 2 s) moves its
+ * block timestamps by its block time a block, or by a multiple where a slot was missed. Over the last
+ * steps between the heads seen, the shortest step is the block time when no step is more than twice
+ * it (a missed slot); otherwise the chain makes its blocks when it likes (anvil's automine, a rollup's
+ * sequencer that makes a block whenever a transaction comes, a clock jump), and nothing is said of when
+ * its next block comes: 0. A reorg back to a lower head starts the steps again.
  */
 export class BlockInterval {
   private last: TimedHead | undefined
@@ -22,8 +24,10 @@ export class BlockInterval {
   observe(head: TimedHead): void {
     const last = this.last
     if (last && head.number <= last.number) {
-      // A reorg back to a lower head: later steps are measured from it.
-      if (head.number < last.number) this.last = head
+      if (head.number < last.number) {
+        this.last = head
+        this.steps.length = 0
+      }
       return
     }
     if (last) {
@@ -33,8 +37,10 @@ export class BlockInterval {
     this.last = head
   }
 
-  /** Seconds a block at the least (0 until two heads were seen). */
+  /** The chain's block time in seconds, or 0 when it keeps none (or too few heads were seen). */
   secondsPerBlock(): number {
-    return this.steps.length === 0 ? 0 : Math.min(...this.steps)
+    if (this.steps.length < STEPS_NEEDED) return 0
+    const shortest = Math.min(...this.steps)
+    return this.steps.every((step) => step <= 2 * shortest) ? shortest : 0
   }
 }
