@@ -174,7 +174,6 @@ export class Part {
       return diedByItself
         ? {
             ...outcome(started.child.exitCode, 0),
-            overran: false,
             died: true,
             tail: this.output(3_000),
           }

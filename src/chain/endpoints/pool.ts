@@ -145,7 +145,7 @@ export class EndpointPool {
     return this.latestRead
   }
 
-  /** The chain's pace, seconds a block, from the heads read or notified (0 until two were). */
+  /** The chain's block time in seconds, from the heads read or notified (0 while it keeps none). */
   secondsPerBlock(): number {
     return this.pace.secondsPerBlock()
   }
@@ -178,7 +178,7 @@ export class EndpointPool {
    * before the read that first saw it, so the next block comes a block later less at most that: the
    * read is due half a poll interval before then (the poll after it finds the block, as it would
    * have polling every interval; on 2 s blocks polled every second, the read between finds nothing).
-   * Until the pace is known (two heads), now.
+   * While the chain keeps no block time (block-interval.ts), now.
    */
   private nextBlockDue(known: { since: number; notified: boolean }): number {
     const intervalMs = this.pace.secondsPerBlock() * 1_000

@@ -26,7 +26,7 @@ export interface SenderNode {
   send<T>(method: string, params: unknown[]): Promise<T>
   readHead(): Promise<Head>
   /**
-   * The chain's pace, seconds a block (0 until two heads were seen): a pool's, which sees every head
+   * The chain's block time in seconds (0 while it keeps none): a pool's, which sees every head
    * the chain's readers see (the listener's while no key has work too), else from this node's reads.
    */
   secondsPerBlock(): number
