@@ -2,6 +2,7 @@ import { bumpIsDue } from './fee-policy.ts'
 import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import type { TxAttempt } from './tx-store.ts'
+import { dueForDirectReads, readDueReceipts, receiptOf } from './receipts-first.ts'
 import type { TxResult } from './types.ts'
 
 /** Someone waiting for a transaction: a run's ethtx, here. */
@@ -180,6 +181,8 @@ export class Confirmer {
       this.lastHead = current
       return
     }
+    if (!(this.mined.size > 0 && mayHaveReorged) && (await this.lookAtReceiptsFirst(current)))
+      return
     const latest = await this.minedCount(current, mayHaveReorged)
     // Only once the count is known: a check that failed leaves the next one unsure too.
     this.lastHead = current
@@ -196,6 +199,41 @@ export class Confirmer {
     )
     await this.resendIfStalled(latest)
     await this.stuck.fillHoles(current, latest)
+  }
+
+  /**
+   * One look without the key's nonce count, when receipts alone tell (receipts-first.ts): reads the
+   * receipts of what is due and confirms what has one. False when the count must be read first.
+   */
+  private async lookAtReceiptsFirst(current: Head): Promise<boolean> {
+    const due = dueForDirectReads({
+      pending: this.pending.values(),
+      current,
+      minedNonce: this.minedNonce,
+      stalled: Date.now() - this.progressAt >= this.resendAfterMs(),
+      bumpAfterBlocks: this.settings.bumpAfterBlocks,
+    })
+    if (!due) return false
+    await readDueReceipts(this.node, due)
+    // Set before confirming, as after a count: finish() may unset it for a block above this head.
+    this.lastHead = current
+    const mined = due.filter((entry) => entry.receipt).map((entry) => entry.nonce + 1)
+    if (mined.length > 0 && Math.max(...mined) > this.minedNonce) {
+      this.minedNonce = Math.max(...mined)
+      this.progress = current.number
+      this.progressAt = Date.now()
+    }
+    await Promise.all(
+      [...this.pending.values()].map((entry) =>
+        entry.receipt ? this.confirm(entry, entry.receipt, current) : undefined,
+      ),
+    )
+    return true
+  }
+
+  /** How long the key's mined nonce stands still before its unmined transactions are sent again. */
+  private resendAfterMs(): number {
+    return Math.max(this.settings.resendAfterMs, 2_000 * this.node.secondsPerBlock())
   }
 
   /**
@@ -251,7 +289,7 @@ export class Confirmer {
    */
   private async resendIfStalled(latestNonce: number): Promise<void> {
     const now = Date.now()
-    const resendAfterMs = Math.max(this.settings.resendAfterMs, 2_000 * this.node.secondsPerBlock())
+    const resendAfterMs = this.resendAfterMs()
     if (now - this.progressAt < resendAfterMs) return
     const due = [...this.pending.values()]
       .filter(
@@ -270,7 +308,7 @@ export class Confirmer {
   private async checkOne(entry: PendingTx, current: Head, latestNonce: number): Promise<void> {
     if (entry.receipt) return this.confirm(entry, entry.receipt, current)
     if (entry.nonce < latestNonce) {
-      const found = await this.receiptOf(entry)
+      const found = await receiptOf(this.node, entry)
       if (found) {
         entry.receipt = found
         return this.confirm(entry, found, current)
@@ -301,16 +339,6 @@ export class Confirmer {
     } finally {
       entry.bumping = false
     }
-  }
-
-  /** The receipt of whichever of the job's attempts was mined, if one was. */
-  private async receiptOf(entry: PendingTx): Promise<RpcReceipt | undefined> {
-    const receipts = await Promise.all(
-      entry.attempts.map((attempt) =>
-        this.node.send<RpcReceipt | null>('eth_getTransactionReceipt', [attempt.hash]),
-      ),
-    )
-    return receipts.find((receipt): receipt is RpcReceipt => receipt !== null)
   }
 
   private async confirm(entry: PendingTx, receipt: RpcReceipt, current: Head): Promise<void> {
