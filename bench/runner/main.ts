@@ -205,7 +205,7 @@ async function runPhases(ctx: Context): Promise<Run> {
       const result = await runBlockTimePhase(ctx, transport)
       blockTime.push(result)
       console.log(
-        `block time ${BLOCK_TIME} s, ${transport}: ${result.blockTime.fulfilled}/${result.blockTime.requests} fulfilled, ${round(result.blockTime.nextBlockShare * 100, 1)} % in the next block, idle ${result.rpc.idleCallsPerBlock} calls a block, ${result.rpc.callsPerRequest} a request beyond`,
+        `block time ${BLOCK_TIME} s, ${transport}: ${result.blockTime.fulfilled}/${result.blockTime.requests} fulfilled, ${round(result.blockTime.nextBlockShare * 100, 1)} % in the next block, idle ${result.rpc.idleCallsPerBlock} calls a block, ${result.rpc.callsPerRequest} a request beyond the shared per-block reads (${result.rpc.callsPerRequestBeyondIdle} beyond the idle rate)`,
       )
     }
   return { ...bursts, blockTime }

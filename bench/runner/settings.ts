@@ -86,6 +86,8 @@ export const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 2)
 /** BENCH_BLOCKTIME_REQUESTS requests, spread evenly over BENCH_BLOCKTIME_SPREAD_SECONDS. */
 export const BLOCK_TIME_REQUESTS = Number(process.env.BENCH_BLOCKTIME_REQUESTS ?? 30)
 export const BLOCK_TIME_SPREAD_SECONDS = Number(process.env.BENCH_BLOCKTIME_SPREAD_SECONDS ?? 60)
+/** BENCH_BLOCKTIME_TRAFFIC: another key's transaction (with a log) in each block; 0 leaves them empty. */
+export const BLOCK_TIME_TRAFFIC = process.env.BENCH_BLOCKTIME_TRAFFIC !== '0'
 /** BENCH_IDLE_SECONDS: the idle stretch (no requests) whose RPC calls are the per-block rate. */
 export const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30)
 /**

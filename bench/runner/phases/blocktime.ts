@@ -9,7 +9,11 @@
  *    straight to anvil: the bench's own calls are not the runner's bill), then BENCH_BLOCKTIME_TAIL_BLOCKS
  *    blocks after the last fulfilment (the sender watches a mined fulfilment until it is
  *    CHAIN_FINALITY_DEPTH deep, and that is the request's cost too). A request's calls are the
- *    stretch's calls less the idle rate over its blocks, divided by the requests.
+ *    stretch's calls less the shared per-block reads (the head, the logs: one a block at most, for
+ *    all requests in it) and less the idle rate of the others, divided by the requests.
+ *
+ * Meanwhile another key sends a transaction a block that logs (chain-traffic.ts), as a real chain's
+ * blocks hold others' logs: BENCH_BLOCKTIME_TRAFFIC=0 leaves the blocks empty.
  *
  * Blocks to fulfil: from the block where a request is confirmed (its block + confirmations - 1, the
  * first head at which the runner may run it) to its fulfilment's block; 1 = the very next block.
@@ -36,10 +40,12 @@ import {
   BLOCK_TIME_REQUESTS,
   BLOCK_TIME_SPREAD_SECONDS,
   BLOCK_TIME_TAIL_BLOCKS,
+  BLOCK_TIME_TRAFFIC,
   IDLE_SECONDS,
   RUNNER_KEYS,
   step,
 } from '../settings.ts'
+import { startChainTraffic, type ChainTraffic } from './chain-traffic.ts'
 import { signRequests } from './outcome.ts'
 
 export interface BlockTimeResult {
@@ -56,8 +62,15 @@ export interface BlockTimeResult {
   rpc: {
     idleCallsPerBlock: number
     idleCallsPerHour: number
-    /** Calls per request beyond the idle rate over the same blocks. */
+    /**
+     * Calls per request beyond the shared per-block reads (heads and logs, SHARED_PER_BLOCK: one a
+     * block at most, whatever the number of requests in it) and the idle rate of the others.
+     */
     callsPerRequest: number
+    /** Every call beyond the idle rate over the same blocks, shared per-block reads too, per request. */
+    callsPerRequestBeyondIdle: number
+    /** The shared per-block reads per block while requests came (idle: idleCallsPerBlock). */
+    sharedReadsPerBlock: number
     byMethod: {
       /** Idle: calls per block. */
       idlePerBlock: Record<string, number>
@@ -68,8 +81,13 @@ export interface BlockTimeResult {
     idleNotificationsPerBlock: number
     idleBlocks: number
     spreadBlocks: number
+    /** Others' transactions on the chain meanwhile, one a block (BENCH_BLOCKTIME_TRAFFIC). */
+    trafficTransactions: number
   }
 }
+
+/** The reads of a block the listener and the sender share, one a block at most: the head, the logs. */
+const SHARED_PER_BLOCK = new Set(['eth_getBlockByNumber', 'eth_blockNumber', 'eth_getLogs'])
 
 const blockNumber = async (chain: Chain) =>
   Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
@@ -121,9 +139,11 @@ export async function runBlockTimePhase(
   const chain = await openChain(ctx.anvilPort, ctx.artifacts, { blockTimeSeconds: BLOCK_TIME })
   const proxy = await startRpcProxy(chain.anvil)
   let runner: FeedrunnerProcess | undefined
+  let traffic: ChainTraffic | undefined
   try {
     const signed = await signRequests(ctx, chain, BLOCK_TIME_REQUESTS)
     const head = await blockNumber(chain)
+    if (BLOCK_TIME_TRAFFIC) traffic = await startChainTraffic(chain)
     runner = await startRunner(ctx, proxy, transport, head + 1)
     // Idle: from a block to a block, once the runner's start-up reads are behind it.
     await nextBlock(chain)
@@ -185,6 +205,9 @@ export async function runBlockTimePhase(
     const spreadBlocks = spreadTo - spreadFrom
     const idleRate = idleCalls / Math.max(1, idleBlocks)
     const spread = callsBetween(spreadBefore, spreadAfter)
+    const [spreadShared, spreadOwn] = splitShared(spread)
+    const [, idleOwn] = splitShared(idle)
+    const idleOwnRate = total(idleOwn) / Math.max(1, idleBlocks)
     if (fulfilled.size < sent.length)
       console.error(
         `${label}: only ${fulfilled.size} of ${sent.length} fulfilled\n${runner.output().slice(-3_000)}`,
@@ -205,7 +228,12 @@ export async function runBlockTimePhase(
       rpc: {
         idleCallsPerBlock: round(idleRate, 2),
         idleCallsPerHour: round((idleCalls / Math.max(1, idleSeconds)) * 3600, 0),
-        callsPerRequest: round((total(spread) - idleRate * spreadBlocks) / sent.length, 2),
+        callsPerRequest: round((total(spreadOwn) - idleOwnRate * spreadBlocks) / sent.length, 2),
+        callsPerRequestBeyondIdle: round(
+          (total(spread) - idleRate * spreadBlocks) / sent.length,
+          2,
+        ),
+        sharedReadsPerBlock: round(total(spreadShared) / Math.max(1, spreadBlocks), 2),
         byMethod: {
           idlePerBlock: scaled(idle, (calls) => calls / Math.max(1, idleBlocks)),
           perRequest: scaled(spread, (calls, method) => {
@@ -216,9 +244,11 @@ export async function runBlockTimePhase(
         idleNotificationsPerBlock: round(notifications(idleBefore, idleAfter) / idleBlocks, 2),
         idleBlocks,
         spreadBlocks,
+        trafficTransactions: traffic?.sent ?? 0,
       },
     }
   } finally {
+    await traffic?.stop()
     await runner?.stop()
     await proxy.stop()
     await chain.stop()
@@ -228,6 +258,17 @@ export async function runBlockTimePhase(
 
 function total(calls: Record<string, number>): number {
   return Object.values(calls).reduce((sum, value) => sum + value, 0)
+}
+
+/** The calls split into the shared per-block reads and the others. */
+function splitShared(
+  calls: Record<string, number>,
+): [Record<string, number>, Record<string, number>] {
+  const entries = Object.entries(calls)
+  return [
+    Object.fromEntries(entries.filter(([method]) => SHARED_PER_BLOCK.has(method))),
+    Object.fromEntries(entries.filter(([method]) => !SHARED_PER_BLOCK.has(method))),
+  ]
 }
 
 function notifications(before: RpcCounts, after: RpcCounts): number {
