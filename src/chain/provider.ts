@@ -16,6 +16,7 @@ import { FeedrunnerError } from '../config/errors.ts'
 import { DEFAULT_SETTINGS, endpointOf } from '../config/settings.ts'
 import { boundedGetUrl } from './bounded-get-url.ts'
 import { NodeJsonRpcProvider } from './node-json-rpc-provider.ts'
+import { RecentHeaders } from './recent-headers.ts'
 
 export type ChainProvider = JsonRpcProvider | WebSocketProvider
 
@@ -117,28 +118,51 @@ export interface HeadHeader {
   number: number
   hash: string
   parentHash: string
+  /** The block's 2048-bit logs bloom (0x + 512 hex, src/chain/logs-bloom.ts), when the node sent one. */
+  logsBloom?: string
+  /**
+   * True when the header shows the block holds no transaction, so no log either (consensus, no
+   * trust in the node's bloom needed); false when it shows one, or shows nothing.
+   */
+  noTransactions?: boolean
 }
 
+/** The root of the empty trie: a header's transactionsRoot when its block holds no transaction. */
+export const EMPTY_TRIE_ROOT = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421'
+
+const hash32 = z.string().regex(/^0x[0-9a-f]{64}$/i)
 const headHeader = z.object({
   number: z.string().regex(/^0x[0-9a-f]+$/i),
-  hash: z.string().regex(/^0x[0-9a-f]{64}$/i),
-  parentHash: z.string().regex(/^0x[0-9a-f]{64}$/i),
+  hash: hash32,
+  parentHash: hash32,
+  // Not required: a head read must not fail on a node that leaves them out or shapes them otherwise.
+  logsBloom: z
+    .string()
+    .regex(/^0x[0-9a-f]{512}$/i)
+    .optional()
+    .catch(undefined),
+  transactionsRoot: hash32.optional().catch(undefined),
+  transactions: z.array(z.unknown()).optional().catch(undefined),
 })
 
 /** A block header as a node sends it (a `newHeads` notification, a raw `eth_getBlockByNumber`), or undefined. */
 export function headHeaderOf(value: unknown): HeadHeader | undefined {
   const header = headHeader.safeParse(value)
-  return header.success
-    ? {
-        number: Number(header.data.number),
-        hash: header.data.hash,
-        parentHash: header.data.parentHash,
-      }
-    : undefined
+  if (!header.success) return undefined
+  const { transactionsRoot, transactions, logsBloom } = header.data
+  // eth_getBlockByNumber lists the transaction hashes; a newHeads notification need not (geth's
+  // carries none), but every header has the root. Empty only when every field given says so.
+  const rootSays =
+    transactionsRoot === undefined ? undefined : transactionsRoot.toLowerCase() === EMPTY_TRIE_ROOT
+  const listSays = transactions === undefined ? undefined : transactions.length === 0
+  return {
+    number: Number(header.data.number),
+    hash: header.data.hash,
+    parentHash: header.data.parentHash,
+    ...(logsBloom === undefined ? {} : { logsBloom }),
+    noTransactions: rootSays !== false && listSays !== false && (rootSays ?? listSays) === true,
+  }
 }
-
-/** Notified headers kept: more than a listener falls behind the head between two scans. */
-const RECENT_HEADS_KEPT = 256
 
 /**
  * A WebSocket provider that keeps the headers of the last `newHeads` notifications: ethers passes only
@@ -149,7 +173,8 @@ export class HeadTrackingWebSocketProvider extends WebSocketProvider {
   lastHead: HeadHeader | undefined
   /** The last notified header as the node sent it (number, hashes, timestamp, base fee, ...). */
   lastHeadBlock: unknown
-  private readonly recentHeads = new Map<number, HeadHeader>()
+  /** The notified headers (and those its readers read), linked down from a head by parent hash. */
+  readonly recentHeaders = new RecentHeaders()
 
   override _getSubscriber(sub: Subscription): Subscriber {
     return sub.type === 'block' ? new HeadTrackingBlockSubscriber(this) : super._getSubscriber(sub)
@@ -158,26 +183,7 @@ export class HeadTrackingWebSocketProvider extends WebSocketProvider {
   notified(header: HeadHeader, block?: unknown): void {
     this.lastHead = header
     this.lastHeadBlock = block
-    this.recentHeads.set(header.number, header)
-    // Numbers arrive in order (a reorg rewrites ones already kept): the first kept is the oldest.
-    if (this.recentHeads.size > RECENT_HEADS_KEPT)
-      this.recentHeads.delete(this.recentHeads.keys().next().value as number)
-  }
-
-  /**
-   * The hash of block `number` on the chain ending in `head`, when the notified headers link down to
-   * it parent by parent; undefined when a link is missing. A header of a chain that was reorganised
-   * away never links to the new head, so it cannot answer.
-   */
-  canonicalHashFromHeaders(head: HeadHeader, number: number): string | undefined {
-    if (number === head.number) return head.hash
-    let child = head
-    while (child.number - 1 > number) {
-      const parent = this.recentHeads.get(child.number - 1)
-      if (parent?.hash !== child.parentHash) return undefined
-      child = parent
-    }
-    return child.number - 1 === number ? child.parentHash : undefined
+    this.recentHeaders.note(header)
   }
 }
 

@@ -2,6 +2,7 @@ import type { Log } from 'ethers'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { PoolProvider } from '../endpoints/pool-provider.ts'
 import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_REQUEST_TOPIC } from '../operator.ts'
+import { RecentHeaders } from '../recent-headers.ts'
 import {
   connectProvider,
   headHeaderOf,
@@ -27,6 +28,10 @@ export interface ChainReader {
   canonicalHash(head: HeadRef, number: number): Promise<string | null>
   /** The canonical hash at `number` when the head (or its `newHeads` chain) already tells it. */
   knownCanonicalHash(head: HeadRef, number: number): string | undefined
+  /** The header of block `number` when the headers given or read link down to it from `head`. */
+  knownCanonicalHeader(head: HeadRef, number: number): HeadHeader | undefined
+  /** Whether a header given or read had a bloom with a bit set (RecentHeaders.bloomsFilled). */
+  readonly bloomsFilled: boolean
   currentHead(): Promise<HeadRef | undefined>
   /** The Operators' request and cancel logs of the range, in chain order. */
   readLogs(from: number, to: number): Promise<Log[]>
@@ -48,6 +53,10 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
   let chainId = options.chainId
   /** The highest head a scan has worked from. */
   let lastHeadNumber = -1
+  // Over a WebSocket the provider keeps the notified headers; over HTTP the reader keeps those it read.
+  const readHeaders = new RecentHeaders()
+  const recent = () =>
+    provider instanceof HeadTrackingWebSocketProvider ? provider.recentHeaders : readHeaders
 
   async function chain(): Promise<ChainProvider> {
     if (!provider) {
@@ -61,22 +70,24 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
     return provider
   }
 
+  /** A header read from the node, kept: a later scan links down through it instead of asking again. */
+  async function readHeader(tag: string): Promise<HeadRef | undefined> {
+    const read = await header(await chain(), tag)
+    if (read) recent().note(read)
+    return read
+  }
+
   async function blockHash(number: number): Promise<string | null> {
-    const block = await header(await chain(), `0x${number.toString(16)}`)
-    return block?.hash ?? null
+    return (await readHeader(`0x${number.toString(16)}`))?.hash ?? null
   }
 
   /**
    * The canonical hash at `number` when the head already tells it (the head or its parent), or the
-   * `newHeads` notifications link down to it, so a scan asks the node for no block but the head, even
+   * headers notified or read link down to it, so a scan asks the node for no block but the head, even
    * one that fell several blocks behind.
    */
   function knownCanonicalHash(head: HeadRef, number: number): string | undefined {
-    if (number === head.number) return head.hash
-    if (number === head.number - 1) return head.parentHash
-    return provider instanceof HeadTrackingWebSocketProvider
-      ? provider.canonicalHashFromHeaders(head, number)
-      : undefined
+    return recent().canonicalHash(head, number)
   }
 
   /**
@@ -88,7 +99,7 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
     const notified =
       connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
     const head =
-      notified && notified.number > lastHeadNumber ? notified : await header(connected, 'latest')
+      notified && notified.number > lastHeadNumber ? notified : await readHeader('latest')
     if (head) lastHeadNumber = Math.max(lastHeadNumber, head.number)
     return head
   }
@@ -132,14 +143,18 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
     canonicalHash: async (head, number) =>
       knownCanonicalHash(head, number) ?? (await blockHash(number)),
     knownCanonicalHash,
+    knownCanonicalHeader: (head, number) => recent().canonicalHeader(head, number),
+    get bloomsFilled() {
+      return recent().bloomsFilled
+    },
     currentHead,
     readLogs,
   }
 }
 
 /**
- * A block's number, hash and parent hash, read raw: ethers' `getBlock` builds a whole Block object
- * (every transaction hash checked and copied) for the three fields a scan needs, once per head. A
+ * A block's header, read raw: ethers' `getBlock` builds a whole Block object (every transaction
+ * hash checked and copied) for the few fields a scan needs (headHeaderOf), once per head. A
  * block the node does not have is undefined; an answer of another shape is an error.
  */
 async function header(provider: ChainProvider, tag: string): Promise<HeadRef | undefined> {
