@@ -43,6 +43,7 @@ export async function startListening(parts: {
     },
     onCancel: intake.onCancel,
     onError: parts.onError,
+    log: parts.log,
     pollIntervalMs: options.pollIntervalMs,
     fromBlock,
   })

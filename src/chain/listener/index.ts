@@ -5,6 +5,7 @@ import { wakeableSleep } from '../wakeable-sleep.ts'
 import { createChainReader } from './chain-reader.ts'
 import { CheckpointKeeper } from './checkpoint.ts'
 import type { DeliveryOptions } from './delivery.ts'
+import { createLogGate } from './log-gate.ts'
 import { scanOnce } from './scan.ts'
 import type {
   ListenerStats,
@@ -42,6 +43,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     pollIntervalMs,
     maxBlockRange,
   })
+  const gate = createLogGate({ reader, operators: () => operators, log: options.log })
   const stats: ListenerStats = {
     pending: 0,
     delivered: 0,
@@ -70,6 +72,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
   async function scan(): Promise<void> {
     const to = await scanOnce({
       reader,
+      gate,
       checkpoint,
       delivery,
       stats,

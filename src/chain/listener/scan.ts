@@ -2,10 +2,13 @@ import { decodeOperatorLog } from '../operator.ts'
 import type { ChainReader, HeadRef } from './chain-reader.ts'
 import type { CheckpointKeeper } from './checkpoint.ts'
 import { deliver, execAll, type DeliveryOptions } from './delivery.ts'
+import type { LogGate } from './log-gate.ts'
 import type { ListenerStats, OperatorEvent, SpecFilter } from './types.ts'
 
 export interface ScanParts {
   reader: ChainReader
+  /** Whether a range is worth reading its logs (headers that show it holds none are not). */
+  gate: LogGate
   checkpoint: CheckpointKeeper
   delivery: DeliveryOptions
   stats: ListenerStats
@@ -42,7 +45,7 @@ export async function scanOnce(parts: ScanParts): Promise<number | undefined> {
   // checkpoint never passes a log whose marker is not stored.
   const writes = parts.delivery.redis.pipeline()
   if (from <= to) {
-    const sorted = sortEvents(await readEvents(parts, from, to), head, parts)
+    const sorted = sortEvents(await readEvents(parts, head, from, to), head, parts)
     pending = sorted.pending
     holdBackFrom = sorted.holdBackFrom
     const canonical = await canonicalEvents(sorted.ready, head, reader)
@@ -66,11 +69,29 @@ export async function scanOnce(parts: ScanParts): Promise<number | undefined> {
   return to
 }
 
-/** The range's request and cancel logs of the loaded jobs, decoded. */
-async function readEvents(parts: ScanParts, from: number, to: number): Promise<OperatorEvent[]> {
+/**
+ * The range's request and cancel logs of the loaded jobs, decoded; none without a call when the
+ * headers of the range show that no block of it holds one.
+ */
+async function readEvents(
+  parts: ScanParts,
+  head: HeadRef,
+  from: number,
+  to: number,
+): Promise<OperatorEvent[]> {
+  if (!parts.gate.mayHoldLogs(head, from, to)) return []
   const chainId = parts.reader.chainId as number
   const specIds = parts.specIds()
-  return (await parts.reader.readLogs(from, to))
+  const logs = await parts.reader.readLogs(from, to)
+  parts.gate.checkLogs(head, logs)
+  const rereadFrom = parts.gate.takeRereadFrom()
+  if (rereadFrom !== undefined) {
+    // Blocks skipped by blooms now known to lie may hold requests: the next scan reads them again
+    // (the consumed markers keep those delivered from coming twice); this one leaves the checkpoint.
+    parts.checkpoint.requestRewind(rereadFrom)
+    parts.moreToScan()
+  }
+  return logs
     .map((log) => decodeOperatorLog(log, chainId))
     .filter(
       (event): event is OperatorEvent =>

@@ -2,6 +2,11 @@ import type { Redis } from 'ioredis'
 import type { CancelRequestEvent, OracleRequestEvent } from '../operator.ts'
 import type { ChainProvider } from '../provider.ts'
 
+/** The part of a logger the listener writes to (a pino Logger is one). */
+export interface ListenerLog {
+  warn(fields: Record<string, unknown>, message: string): void
+}
+
 /** What the listener needs to know about one loaded job, by spec id. */
 export interface SpecFilter {
   /** The job's `minIncomingConfirmations`; values below 1 count as 1. */
@@ -26,6 +31,8 @@ export interface RequestListenerOptions {
   onRequest: (event: OracleRequestEvent) => Promise<void> | void
   onCancel?: (event: CancelRequestEvent) => Promise<void> | void
   onError?: (error: Error) => void
+  /** Where a warning about the chain goes (its headers' blooms found wrong: src/chain/listener/log-gate.ts). */
+  log?: ListenerLog
   /** Milliseconds between head polls (WebSocket providers are also woken by new heads). */
   pollIntervalMs?: number
   /** First block to read when no checkpoint is stored; default: the current head (only new requests). */

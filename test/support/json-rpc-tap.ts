@@ -1,0 +1,191 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { freePort } from '../../src/dev/ports.ts'
+
+/** One JSON-RPC call a client made through the tap. */
+export interface TappedCall {
+  method: string
+  params: unknown[]
+  transport: 'http' | 'ws'
+}
+
+export interface JsonRpcTap {
+  readonly httpUrl: string
+  readonly wsUrl: string
+  /** Every call made through the tap, in order (each call of a batch apart). */
+  readonly calls: readonly TappedCall[]
+  /** The numbers of the block headers the tap handed to its clients (answers and newHeads notifications). */
+  readonly headersGiven: ReadonlySet<number>
+  /** While true, every `logsBloom` in an answer or a notification reaches the client as zeros. */
+  zeroBlooms: boolean
+  /**
+   * While true, an HTTP `eth_getBlockByNumber('latest')` is answered with the head answered last
+   * before (a node that stopped following its chain): the client sees no new head until it is false.
+   */
+  holdHead: boolean
+  stop(): Promise<void>
+}
+
+const ZERO_BLOOM_FIELD = `"logsBloom":"0x${'0'.repeat(512)}"`
+
+/**
+ * A JSON-RPC proxy in front of one node (anvil) for tests: HTTP and WebSocket on one port, as a node
+ * serves them. It records each call and each block header it hands over, and can play a node whose
+ * headers carry zeroed blooms (some chains' nodes fill none). src/dev/rpc-call-counter.ts counts for
+ * the bench; this one looks inside the answers.
+ */
+export async function startJsonRpcTap(target: {
+  rpcUrl: string
+  wsUrl: string
+}): Promise<JsonRpcTap> {
+  const calls: TappedCall[] = []
+  const headersGiven = new Set<number>()
+  const tap = { zeroBlooms: false, holdHead: false }
+  let lastHead: unknown
+  const record = (body: string, transport: 'http' | 'ws') => {
+    for (const call of messagesOf(body))
+      calls.push({
+        method: String(call.method ?? 'unknown'),
+        params: Array.isArray(call.params) ? call.params : [],
+        transport,
+      })
+  }
+  /** The answer or notification as the client gets it: headers recorded, blooms zeroed when asked. */
+  const passOn = (body: string): string => {
+    for (const message of messagesOf(body)) {
+      const payload =
+        'result' in message ? message.result : (message.params as { result?: unknown })?.result
+      const number = headerNumberOf(payload)
+      if (number !== undefined) headersGiven.add(number)
+    }
+    return tap.zeroBlooms
+      ? body.replace(/"logsBloom"\s*:\s*"0x[0-9a-fA-F]*"/g, ZERO_BLOOM_FIELD)
+      : body
+  }
+  /** The answer to `request` with each head read's result the held head while `holdHead` is set. */
+  const headHeld = (request: string, answer: string): string => {
+    const headReads = new Set(
+      messagesOf(request)
+        .filter((call) => call.method === 'eth_getBlockByNumber')
+        .filter((call) => (call.params as unknown[] | undefined)?.[0] === 'latest')
+        .map((call) => call.id),
+    )
+    if (headReads.size === 0) return answer
+    const parsed = parsedOrUndefined(answer)
+    for (const message of messagesIn(parsed).filter((reply) => headReads.has(reply.id))) {
+      if (tap.holdHead && lastHead !== undefined) message.result = lastHead
+      else lastHead = message.result
+    }
+    return tap.holdHead ? JSON.stringify(parsed) : answer
+  }
+  const server: Server = createServer((request, response) => {
+    void readBody(request).then(async (body) => {
+      record(body, 'http')
+      try {
+        const answer = await fetch(target.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+        const text = headHeld(body, await answer.text())
+        response.writeHead(answer.status, { 'content-type': 'application/json' })
+        response.end(passOn(text))
+      } catch (error) {
+        response.writeHead(502).end(String(error))
+      }
+    })
+  })
+  const sockets = new WebSocketServer({ server })
+  const upstreams = new Set<WebSocket>()
+  sockets.on('connection', (client) => {
+    const upstream = new WebSocket(target.wsUrl)
+    upstreams.add(upstream)
+    const waiting: string[] = []
+    upstream.on('open', () => {
+      for (const message of waiting.splice(0)) upstream.send(message)
+    })
+    upstream.on('message', (data: RawData) => {
+      const passed = passOn(data.toString())
+      if (client.readyState === WebSocket.OPEN) client.send(passed)
+    })
+    client.on('message', (data: RawData) => {
+      record(data.toString(), 'ws')
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(data.toString())
+      else waiting.push(data.toString())
+    })
+    const closeBoth = () => {
+      upstreams.delete(upstream)
+      client.close()
+      upstream.close()
+    }
+    for (const socket of [client, upstream]) {
+      socket.on('close', closeBoth)
+      socket.on('error', closeBoth)
+    }
+  })
+  const port = await freePort()
+  await new Promise<void>((resolveListen) => server.listen(port, '127.0.0.1', resolveListen))
+  return {
+    httpUrl: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    calls,
+    headersGiven,
+    get zeroBlooms() {
+      return tap.zeroBlooms
+    },
+    set zeroBlooms(zero: boolean) {
+      tap.zeroBlooms = zero
+    },
+    get holdHead() {
+      return tap.holdHead
+    },
+    set holdHead(hold: boolean) {
+      tap.holdHead = hold
+    },
+    async stop() {
+      for (const upstream of upstreams) upstream.terminate()
+      for (const client of sockets.clients) client.terminate()
+      sockets.close()
+      server.closeAllConnections()
+      await new Promise<void>((resolveClose) => server.close(() => resolveClose()))
+    },
+  }
+}
+
+/** The JSON-RPC messages of a body: one, or each of a batch; none when it is not JSON. */
+function messagesOf(body: string): Array<Record<string, unknown>> {
+  return messagesIn(parsedOrUndefined(body))
+}
+
+/** The messages of a parsed body (the objects themselves: an edit shows in the body). */
+function messagesIn(parsed: unknown): Array<Record<string, unknown>> {
+  return (Array.isArray(parsed) ? parsed : [parsed]).filter(
+    (message): message is Record<string, unknown> =>
+      typeof message === 'object' && message !== null,
+  )
+}
+
+function parsedOrUndefined(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown
+  } catch {
+    return undefined
+  }
+}
+
+/** The number of a block header (a block answered, or a newHeads notification's), else undefined. */
+function headerNumberOf(value: unknown): number | undefined {
+  const header = value as { number?: unknown; parentHash?: unknown } | null | undefined
+  return typeof header?.number === 'string' && typeof header.parentHash === 'string'
+    ? Number(header.number)
+    : undefined
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')))
+    request.on('error', reject)
+  })
+}
