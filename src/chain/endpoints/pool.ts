@@ -145,6 +145,11 @@ export class EndpointPool {
     return this.latestRead
   }
 
+  /** The latest block the pool knows (read or notified), without a read; undefined before the first. */
+  knownLatestHeader(): unknown {
+    return this.latest?.block
+  }
+
   /** The chain's block time in seconds, from the heads read or notified (0 while it keeps none). */
   secondsPerBlock(): number {
     return this.pace.secondsPerBlock()

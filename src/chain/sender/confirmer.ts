@@ -110,6 +110,17 @@ export class Confirmer {
     })
   }
 
+  /**
+   * The key's mined nonce count as its owner read it on taking the key (recoverKey): the first look
+   * then goes to the receipts with no read of the count of its own.
+   */
+  knowMinedCount(count: number): void {
+    if (count <= this.minedNonce) return
+    this.minedNonce = count
+    this.progress = this.node.head?.number ?? this.progress
+    this.progressAt = Date.now()
+  }
+
   /** Watches `nonce` for the job with nobody waiting here (a transaction recovered from Redis). */
   watch(nonce: number, jobId: string, tx: UnsignedTx, attempts: TxAttempt[]): PendingTx {
     const earlier = this.pending.get(nonce)

@@ -47,6 +47,7 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
       ;[pending, latest] = await chainCounts(node, address)
     }
   }
+  parts.confirmer.knowMinedCount(latest)
   const highestInflight = Math.max(-1, ...inflight.map((entry) => entry.nonce))
   const next = await store.syncNonce(
     address,

@@ -16,7 +16,11 @@ import { refusalOf } from './node-refusal.ts'
 
 /** What the sender asks of the chain's node, and the little it remembers of its answers. */
 export interface SenderNode {
-  /** The last head read (undefined before the first). */
+  /**
+   * The latest head known (undefined before the first): the last one read, or a newer one the pool
+   * read or was notified of for another reader of the chain (the listener, which sees a request's
+   * block before the sender is asked to answer it).
+   */
   readonly head: Head | undefined
   /** The chain id, known once connected (or given). */
   readonly chainId: number | undefined
@@ -133,10 +137,20 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     return head
   }
 
+  /** The head read, or the pool's if it knows a newer one (no call: what it last read or was told). */
+  function latestKnown(): Head | undefined {
+    const known = pool?.knownLatestHeader() as RawHeader | undefined
+    // Adopted, but not as a read of this node's: recentHead still reads (through the pool, which
+    // answers from what it knows while that is recent) once its own read is old.
+    if (known && (!head || Number(known.number) > head.number)) head = headOf(known)
+    return head
+  }
+
   /** The head if read within headMaxAgeMs, else one read shared by every caller that asks meanwhile. */
   let headRead: Promise<Head> | undefined
   function recentHead(): Promise<Head> {
-    if (head && Date.now() - headReadAt <= headMaxAgeMs) return Promise.resolve(head)
+    const known = latestKnown()
+    if (known && Date.now() - headReadAt <= headMaxAgeMs) return Promise.resolve(known)
     headRead ??= readHead().finally(() => (headRead = undefined))
     return headRead
   }
@@ -169,7 +183,7 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
 
   return {
     get head() {
-      return head
+      return latestKnown()
     },
     get chainId() {
       return chainId
