@@ -100,9 +100,9 @@ export const BLOCK_TIME_TRANSPORTS = (process.env.BENCH_BLOCKTIME_RPC ?? 'ws,htt
   .split(',')
   .map((transport) => transport.trim())
   .filter((transport): transport is 'ws' | 'http' => transport === 'ws' || transport === 'http')
-/** How long one block-time phase may take, start to end. */
+/** How long one block-time phase may take, start to end (ten blocks of it before the idle stretch). */
 export const BLOCK_TIME_PHASE_MS =
-  (IDLE_SECONDS + BLOCK_TIME_SPREAD_SECONDS + (BLOCK_TIME_TAIL_BLOCKS + 10) * BLOCK_TIME) * 1000 +
+  (IDLE_SECONDS + BLOCK_TIME_SPREAD_SECONDS + (BLOCK_TIME_TAIL_BLOCKS + 25) * BLOCK_TIME) * 1000 +
   60_000
 export const PHASE_TIMEOUT_MS = Math.max(60_000, N * 200)
 const PHASE_COUNT = RUN_BURSTS

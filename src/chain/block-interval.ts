@@ -7,7 +7,7 @@ export interface TimedHead {
 /** Steps between heads the estimate keeps: recent enough to follow a chain that changes its pace. */
 const STEPS_KEPT = 31
 /** Steps it needs before it says anything: one quiet spell is no clock. */
-const STEPS_NEEDED = 8
+export const STEPS_NEEDED = 8
 
 /**
  * The chain's block time, by its own clock, when it has one: a chain on a clock (12 s, 2 s) moves its

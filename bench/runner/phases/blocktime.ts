@@ -4,7 +4,8 @@
  * with BENCH_BLOCK_TIME=12); the runner runs with its default settings (confirmations, poll interval)
  * behind a counting JSON-RPC proxy (`rpc-proxy.ts`), over one transport (ws or http) per phase.
  *
- * 1. Idle: BENCH_IDLE_SECONDS with no request: the runner's calls per block and per hour.
+ * 1. Idle: BENCH_IDLE_SECONDS with no request, from ten blocks after the runner started (the heads it
+ *    learns the chain's block time over): the runner's calls per block and per hour.
  * 2. Spread: BENCH_BLOCKTIME_REQUESTS requests, evenly over BENCH_BLOCKTIME_SPREAD_SECONDS (sent
  *    straight to anvil: the bench's own calls are not the runner's bill), then BENCH_BLOCKTIME_TAIL_BLOCKS
  *    blocks after the last fulfilment (the sender watches a mined fulfilment until it is
@@ -18,6 +19,7 @@
  * Blocks to fulfil: from the block where a request is confirmed (its block + confirmations - 1, the
  * first head at which the runner may run it) to its fulfilment's block; 1 = the very next block.
  */
+import { STEPS_NEEDED } from '../../../src/chain/block-interval.ts'
 import { freePort } from '../../../src/dev/ports.ts'
 import { requestsOfTransactions } from '../../../src/dev/requests-mined.ts'
 import {
@@ -145,8 +147,9 @@ export async function runBlockTimePhase(
     const head = await blockNumber(chain)
     if (BLOCK_TIME_TRAFFIC) traffic = await startChainTraffic(chain)
     runner = await startRunner(ctx, proxy, transport, head + 1)
-    // Idle: from a block to a block, once the runner's start-up reads are behind it.
-    await nextBlock(chain)
+    // Idle: from a block to a block, once the runner's start-up reads are behind it and it learned
+    // the chain's block time (it reads the head every poll interval until then; block-interval.ts).
+    await untilBlock(chain, (await blockNumber(chain)) + STEPS_NEEDED + 2)
     const idleFrom = await nextBlock(chain)
     const idleBefore = proxy.snapshot()
     step(`${label}: idle for ${IDLE_SECONDS} s`)
