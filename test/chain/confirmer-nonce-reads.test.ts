@@ -115,7 +115,7 @@ describe('confirmer: receipts first, the key nonce count when only it tells', ()
     )
   })
 
-  it('spends one read on transactions that missed their block, and reads the count a block later', async () => {
+  it('spends one read a block on transactions that missed their block, and reads the count once a bump may be due', async () => {
     const wallet = new Wallet(ANVIL_PRIVATE_KEYS[2])
     const known: { head?: Head } = { head: await head() }
     const confirmer = confirmerOf(wallet, known)
@@ -138,7 +138,13 @@ describe('confirmer: receipts first, the key nonce count when only it tells', ()
     await rpc(anvil.rpcUrl, 'evm_mine')
     before = counter.snapshot()
     await confirmer.check(await head())
-    // Two blocks without them: the count decides (nothing below it to read a receipt of).
+    expect(since(before)).toEqual({ eth_getTransactionReceipt: 1 })
+
+    await rpc(anvil.rpcUrl, 'evm_mine')
+    before = counter.snapshot()
+    await confirmer.check(await head())
+    // Three blocks without them (bumpAfterBlocks): the count decides whether a bump is due, and
+    // with nothing below it, no receipt is read.
     expect(since(before)).toEqual({ eth_getTransactionCount: 1 })
     expect(confirmer.pending.size).toBe(2)
   })

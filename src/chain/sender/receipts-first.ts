@@ -24,12 +24,12 @@ export interface DirectLookState {
  * undefined when the key's mined nonce count must be read first (Chainlink's confirmer reads it once
  * a head per key: on a quiet chain that is a call a block for each request in flight).
  *
- * Direct reads are enough while nothing can be wrong that only the count tells: every nonce below
- * the lowest one in flight is known mined (no hole to fill), the key has not stood still for the
- * resend time, and nothing in flight has waited more than the block after the one it was sent at (a
- * transaction that missed that block may be stuck, priced out or its nonce taken, and a bump may be
- * due: the count decides, as before). Due are those sent before `current`: a transaction sent at
- * `current` cannot be in it.
+ * Direct reads are enough while nothing is due that only the count decides: every nonce below the
+ * lowest one in flight is known mined (no hole to fill), the key has not stood still for the resend
+ * time (what to send again), and nothing in flight has waited bumpAfterBlocks (whether a bump is due,
+ * or its nonce was taken by another transaction). A transaction that missed the block after the one
+ * it was sent at costs a receipt read a block until then, as the count would have. Due are those
+ * sent before `current`: a transaction sent at `current` cannot be in it.
  */
 export function dueForDirectReads(state: DirectLookState): PendingTx[] | undefined {
   if (state.stalled) return undefined
@@ -38,9 +38,8 @@ export function dueForDirectReads(state: DirectLookState): PendingTx[] | undefin
     .sort((a, b) => a.nonce - b.nonce)
   const lowest = unmined[0]
   if (lowest && lowest.nonce > state.minedNonce) return undefined
-  const waitBlocks = Math.min(2, state.bumpAfterBlocks)
   const age = (entry: PendingTx) => state.current.number - entry.sentAtBlock
-  if (unmined.some((entry) => age(entry) >= waitBlocks)) return undefined
+  if (unmined.some((entry) => age(entry) >= state.bumpAfterBlocks)) return undefined
   const due = unmined.filter((entry) => age(entry) >= 1)
   return due.length <= DIRECT_RECEIPT_READS_MAX ? due : undefined
 }
