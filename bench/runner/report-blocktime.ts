@@ -75,8 +75,12 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
         ...results.flatMap(({ rpc }) => [String(rpc.idleNotificationsPerBlock), '']),
       ],
       [
-        "others' transactions (one a block)",
+        "others' transactions (BENCH_BLOCKTIME_TRAFFIC a block)",
         ...results.flatMap(({ rpc }) => [String(rpc.trafficTransactions), '']),
+      ],
+      [
+        'bloom bits set, idle blocks',
+        ...results.flatMap(({ rpc }) => [`${round(rpc.idleBloomFill * 100, 1)} %`, '']),
       ],
     ]),
   )

@@ -86,8 +86,8 @@ export const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 2)
 /** BENCH_BLOCKTIME_REQUESTS requests, spread evenly over BENCH_BLOCKTIME_SPREAD_SECONDS. */
 export const BLOCK_TIME_REQUESTS = Number(process.env.BENCH_BLOCKTIME_REQUESTS ?? 30)
 export const BLOCK_TIME_SPREAD_SECONDS = Number(process.env.BENCH_BLOCKTIME_SPREAD_SECONDS ?? 60)
-/** BENCH_BLOCKTIME_TRAFFIC: another key's transaction (with a log) in each block; 0 leaves them empty. */
-export const BLOCK_TIME_TRAFFIC = process.env.BENCH_BLOCKTIME_TRAFFIC !== '0'
+/** BENCH_BLOCKTIME_TRAFFIC: others' transactions (each with a log) a block; 0 leaves them empty. */
+export const BLOCK_TIME_TRAFFIC = Number(process.env.BENCH_BLOCKTIME_TRAFFIC ?? 1)
 /** BENCH_IDLE_SECONDS: the idle stretch (no requests) whose RPC calls are the per-block rate. */
 export const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30)
 /**
@@ -175,10 +175,12 @@ export function checkSettings(): void {
     ![BLOCK_TIME_REQUESTS, BLOCK_TIME_SPREAD_SECONDS, IDLE_SECONDS].every(
       (value) => Number.isInteger(value) && value >= 1,
     ) ||
-    !(Number.isInteger(BLOCK_TIME_TAIL_BLOCKS) && BLOCK_TIME_TAIL_BLOCKS >= 0)
+    ![BLOCK_TIME_TAIL_BLOCKS, BLOCK_TIME_TRAFFIC].every(
+      (value) => Number.isInteger(value) && value >= 0,
+    )
   )
     throw new Error(
-      'BENCH_BLOCKTIME_REQUESTS, BENCH_BLOCKTIME_SPREAD_SECONDS and BENCH_IDLE_SECONDS must be positive integers, BENCH_BLOCKTIME_TAIL_BLOCKS at least 0',
+      'BENCH_BLOCKTIME_REQUESTS, BENCH_BLOCKTIME_SPREAD_SECONDS and BENCH_IDLE_SECONDS must be positive integers, BENCH_BLOCKTIME_TAIL_BLOCKS and BENCH_BLOCKTIME_TRAFFIC at least 0',
     )
   if (RUN_BLOCK_TIME && BLOCK_TIME_TRANSPORTS.length === 0)
     throw new Error(

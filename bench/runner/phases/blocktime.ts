@@ -13,8 +13,8 @@
  *    stretch's calls less the shared per-block reads (the head, the logs: one a block at most, for
  *    all requests in it) and less the idle rate of the others, divided by the requests.
  *
- * Meanwhile another key sends a transaction a block that logs (chain-traffic.ts), as a real chain's
- * blocks hold others' logs: BENCH_BLOCKTIME_TRAFFIC=0 leaves the blocks empty.
+ * Meanwhile other keys send BENCH_BLOCKTIME_TRAFFIC transactions a block (default 1) that log
+ * (chain-traffic.ts), as a real chain's blocks hold others' logs: 0 leaves the blocks empty.
  *
  * Blocks to fulfil: from the block where a request is confirmed (its block + confirmations - 1, the
  * first head at which the runner may run it) to its fulfilment's block; 1 = the very next block.
@@ -47,7 +47,7 @@ import {
   RUNNER_KEYS,
   step,
 } from '../settings.ts'
-import { startChainTraffic, type ChainTraffic } from './chain-traffic.ts'
+import { meanBloomFill, startChainTraffic, type ChainTraffic } from './chain-traffic.ts'
 import { signRequests } from './outcome.ts'
 
 export interface BlockTimeResult {
@@ -83,8 +83,10 @@ export interface BlockTimeResult {
     idleNotificationsPerBlock: number
     idleBlocks: number
     spreadBlocks: number
-    /** Others' transactions on the chain meanwhile, one a block (BENCH_BLOCKTIME_TRAFFIC). */
+    /** Others' transactions on the chain meanwhile (BENCH_BLOCKTIME_TRAFFIC a block). */
     trafficTransactions: number
+    /** The idle blocks' mean share of logs-bloom bits set: how much a bloom can rule out. */
+    idleBloomFill: number
   }
 }
 
@@ -145,7 +147,7 @@ export async function runBlockTimePhase(
   try {
     const signed = await signRequests(ctx, chain, BLOCK_TIME_REQUESTS)
     const head = await blockNumber(chain)
-    if (BLOCK_TIME_TRAFFIC) traffic = await startChainTraffic(chain)
+    if (BLOCK_TIME_TRAFFIC > 0) traffic = await startChainTraffic(chain, BLOCK_TIME_TRAFFIC)
     runner = await startRunner(ctx, proxy, transport, head + 1)
     // Idle: from a block to a block, once the runner's start-up reads are behind it and it learned
     // the chain's block time (it reads the head every poll interval until then; block-interval.ts).
@@ -203,14 +205,6 @@ export async function runBlockTimePhase(
       return fulfilment ? [fulfilment.blockNumber - (item.blockNumber + ctx.confirmations - 1)] : []
     })
     const { p50, p99, max } = summary(blocksToFulfil)
-    const idle = callsBetween(idleBefore, idleAfter)
-    const idleCalls = total(idle)
-    const spreadBlocks = spreadTo - spreadFrom
-    const idleRate = idleCalls / Math.max(1, idleBlocks)
-    const spread = callsBetween(spreadBefore, spreadAfter)
-    const [spreadShared, spreadOwn] = splitShared(spread)
-    const [, idleOwn] = splitShared(idle)
-    const idleOwnRate = total(idleOwn) / Math.max(1, idleBlocks)
     if (fulfilled.size < sent.length)
       console.error(
         `${label}: only ${fulfilled.size} of ${sent.length} fulfilled\n${runner.output().slice(-3_000)}`,
@@ -229,25 +223,13 @@ export async function runBlockTimePhase(
         blocksToFulfil: { p50, p99, max },
       },
       rpc: {
-        idleCallsPerBlock: round(idleRate, 2),
-        idleCallsPerHour: round((idleCalls / Math.max(1, idleSeconds)) * 3600, 0),
-        callsPerRequest: round((total(spreadOwn) - idleOwnRate * spreadBlocks) / sent.length, 2),
-        callsPerRequestBeyondIdle: round(
-          (total(spread) - idleRate * spreadBlocks) / sent.length,
-          2,
+        ...rpcBill(
+          { before: idleBefore, after: idleAfter, blocks: idleBlocks, seconds: idleSeconds },
+          { before: spreadBefore, after: spreadAfter, blocks: spreadTo - spreadFrom },
+          sent.length,
         ),
-        sharedReadsPerBlock: round(total(spreadShared) / Math.max(1, spreadBlocks), 2),
-        byMethod: {
-          idlePerBlock: scaled(idle, (calls) => calls / Math.max(1, idleBlocks)),
-          perRequest: scaled(spread, (calls, method) => {
-            const idlePerBlock = (idle[method] ?? 0) / Math.max(1, idleBlocks)
-            return (calls - idlePerBlock * spreadBlocks) / sent.length
-          }),
-        },
-        idleNotificationsPerBlock: round(notifications(idleBefore, idleAfter) / idleBlocks, 2),
-        idleBlocks,
-        spreadBlocks,
         trafficTransactions: traffic?.sent ?? 0,
+        idleBloomFill: round(await meanBloomFill(chain, idleFrom + 1, idleTo), 3),
       },
     }
   } finally {
@@ -256,6 +238,48 @@ export async function runBlockTimePhase(
     await proxy.stop()
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}
+
+interface Stretch {
+  before: RpcCounts
+  after: RpcCounts
+  blocks: number
+}
+
+/** The runner's calls idle and while requests came, per block and per request. */
+function rpcBill(
+  idleStretch: Stretch & { seconds: number },
+  spreadStretch: Stretch,
+  requests: number,
+): Omit<BlockTimeResult['rpc'], 'trafficTransactions' | 'idleBloomFill'> {
+  const idleBlocks = idleStretch.blocks
+  const spreadBlocks = spreadStretch.blocks
+  const idle = callsBetween(idleStretch.before, idleStretch.after)
+  const idleCalls = total(idle)
+  const idleRate = idleCalls / Math.max(1, idleBlocks)
+  const spread = callsBetween(spreadStretch.before, spreadStretch.after)
+  const [spreadShared, spreadOwn] = splitShared(spread)
+  const idleOwnRate = total(splitShared(idle)[1]) / Math.max(1, idleBlocks)
+  return {
+    idleCallsPerBlock: round(idleRate, 2),
+    idleCallsPerHour: round((idleCalls / Math.max(1, idleStretch.seconds)) * 3600, 0),
+    callsPerRequest: round((total(spreadOwn) - idleOwnRate * spreadBlocks) / requests, 2),
+    callsPerRequestBeyondIdle: round((total(spread) - idleRate * spreadBlocks) / requests, 2),
+    sharedReadsPerBlock: round(total(spreadShared) / Math.max(1, spreadBlocks), 2),
+    byMethod: {
+      idlePerBlock: scaled(idle, (calls) => calls / Math.max(1, idleBlocks)),
+      perRequest: scaled(spread, (calls, method) => {
+        const idlePerBlock = (idle[method] ?? 0) / Math.max(1, idleBlocks)
+        return (calls - idlePerBlock * spreadBlocks) / requests
+      }),
+    },
+    idleNotificationsPerBlock: round(
+      notifications(idleStretch.before, idleStretch.after) / Math.max(1, idleBlocks),
+      2,
+    ),
+    idleBlocks,
+    spreadBlocks,
   }
 }
 
