@@ -20,8 +20,11 @@ export const STEPS_NEEDED = 8
 export class BlockInterval {
   private last: TimedHead | undefined
   private readonly steps: number[] = []
+  /** For the last heads, when each was first seen (a monotonic clock, ms) less its chain time. */
+  private readonly sightingLags: number[] = []
 
-  observe(head: TimedHead): void {
+  /** A head, and when it was first seen (performance.now()) if the caller keeps that. */
+  observe(head: TimedHead, seenAt?: number): void {
     const last = this.last
     if (last && head.number <= last.number) {
       if (head.number < last.number) {
@@ -34,7 +37,25 @@ export class BlockInterval {
       this.steps.push(Math.max(0, head.timestamp - last.timestamp) / (head.number - last.number))
       if (this.steps.length > STEPS_KEPT) this.steps.shift()
     }
+    if (seenAt !== undefined) {
+      this.sightingLags.push(seenAt - head.timestamp * 1_000)
+      if (this.sightingLags.length > STEPS_KEPT) this.sightingLags.shift()
+    }
     this.last = head
+  }
+
+  /**
+   * When (on the clock of `seenAt`) the block after the last head can first be seen: its chain time
+   * plus the least time from a block's chain time to its first sighting over the last heads. Reading
+   * by it, a poller finds each block as soon as its pace allows and never drifts: timing the next
+   * read from when the last block was seen adds each sighting's lateness to the next, until a block
+   * is missed. Undefined while the chain keeps no block time or no sighting was kept. The offset of
+   * the host's clock to the chain's is in the lags, and only the rate of a monotonic clock matters.
+   */
+  nextBlockSeenFrom(): number | undefined {
+    const seconds = this.secondsPerBlock()
+    if (seconds === 0 || !this.last || this.sightingLags.length === 0) return undefined
+    return (this.last.timestamp + seconds) * 1_000 + Math.min(...this.sightingLags)
   }
 
   /** The chain's block time in seconds, or 0 when it keeps none (or too few heads were seen). */

@@ -30,6 +30,25 @@ describe('the chain block time from the heads seen', () => {
     expect(paceOf([...clocked(40, 12), ...clocked(40, 2, last[0] + 1, last[1] + 2)])).toBe(2)
   })
 
+  it('times the next block by the chain clock and the earliest sighting, not by the last sighting', () => {
+    const interval = new BlockInterval()
+    // 2 s blocks, each first seen 100 to 900 ms after its chain time (a poller's lateness varies).
+    const lateness = [900, 300, 700, 100, 500, 800, 400, 600, 200, 900]
+    lateness.forEach((late, index) =>
+      interval.observe(
+        { number: index + 1, timestamp: 1_000 + 2 * index },
+        5e6 + 2_000 * index + late,
+      ),
+    )
+    // The last head (block 10, chain time 1_018) was seen 900 ms late; its successor is due at its
+    // chain time plus the least lateness, 100 ms, on the same clock: not 900 ms later.
+    expect(interval.nextBlockSeenFrom()).toBe(5e6 + 2_000 * 10 + 100)
+    expect(new BlockInterval().nextBlockSeenFrom()).toBeUndefined()
+    const unseen = new BlockInterval()
+    clocked(9, 12).forEach(([number, timestamp]) => unseen.observe({ number, timestamp }))
+    expect(unseen.nextBlockSeenFrom()).toBeUndefined()
+  })
+
   it('starts again from a lower head (a reorg)', () => {
     expect(paceOf([...clocked(9, 12, 10), ...clocked(8, 12, 5)])).toBe(0)
   })

@@ -173,23 +173,24 @@ export class EndpointPool {
     }
     this.latest = { block, at: now, since: now, notified }
     const timestamp = timestampOf(block)
-    if (timestamp !== undefined) this.pace.observe({ number, timestamp })
+    if (timestamp !== undefined) this.pace.observe({ number, timestamp }, now)
   }
 
   /**
    * When (performance.now()) to look for the block after the latest, by the chain's pace. A notified
    * head came as its block was made, and the next one's notification comes with the next block: a
-   * read is due only once that is a poll interval late. A read head was made within the poll interval
-   * before the read that first saw it, so the next block comes a block later less at most that: the
-   * read is due half a poll interval before then (the poll after it finds the block, as it would
-   * have polling every interval; on 2 s blocks polled every second, the read between finds nothing).
-   * While the chain keeps no block time (block-interval.ts), now.
+   * read is due only once that is a poll interval late. Read heads: when the next block can first be
+   * seen by the chain's clock and the earliest sightings of the last blocks (block-interval.ts), with
+   * a tenth of a poll interval of slack; a read that finds the same head leaves the read due, so the
+   * next poll reads again. While the chain keeps no block time, now.
    */
   private nextBlockDue(known: { since: number; notified: boolean }): number {
     const intervalMs = this.pace.secondsPerBlock() * 1_000
     if (intervalMs === 0) return 0
     const pollMs = this.options.pollIntervalMs
-    return known.since + intervalMs + (known.notified ? pollMs : -pollMs / 2)
+    if (known.notified) return known.since + intervalMs + pollMs
+    const seenFrom = this.pace.nextBlockSeenFrom()
+    return seenFrom === undefined ? known.since + intervalMs - pollMs / 2 : seenFrom + pollMs / 10
   }
 
   /** An ethers payload for the pool's provider (src/chain/endpoints/pool-provider.ts). */
