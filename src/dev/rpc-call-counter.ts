@@ -10,9 +10,7 @@
  * anvil's own log (BENCH_RPC_CALLS=1) counts every caller of the chain, the bench's too; this counts
  * only the processes pointed at the proxy.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import { WebSocket, WebSocketServer, type RawData } from 'ws'
-import { freePort } from './ports.ts'
+import { startJsonRpcProxy, type Transport } from './json-rpc-proxy.ts'
 
 export interface RpcCounts {
   /** Calls by method (HTTP and WebSocket together). */
@@ -41,75 +39,30 @@ export async function startRpcProxy(target: { rpcUrl: string; wsUrl: string }): 
     wsCalls: {},
     notifications: 0,
   }
-  const count = (body: string, transport: 'http' | 'ws') => {
+  const count = (body: string, transport: Transport) => {
     for (const method of methodsOf(body)) {
       counts.calls[method] = (counts.calls[method] ?? 0) + 1
       counts.byTransport[transport] += 1
       if (transport === 'ws') counts.wsCalls[method] = (counts.wsCalls[method] ?? 0) + 1
     }
   }
-  const server: Server = createServer((request, response) => {
-    void readBody(request).then(async (body) => {
-      count(body, 'http')
-      try {
-        const answer = await fetch(target.rpcUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-        })
-        response.writeHead(answer.status, { 'content-type': 'application/json' })
-        response.end(await answer.text())
-      } catch (error) {
-        response.writeHead(502).end(String(error))
-      }
-    })
+  const proxy = await startJsonRpcProxy(target, {
+    onRequest: count,
+    pushed(message) {
+      if (/"method"\s*:\s*"eth_subscription"/.test(message)) counts.notifications += 1
+      return message
+    },
   })
-  const sockets = new WebSocketServer({ server })
-  const upstreams = new Set<WebSocket>()
-  sockets.on('connection', (client) => {
-    const upstream = new WebSocket(target.wsUrl)
-    upstreams.add(upstream)
-    const waiting: RawData[] = []
-    upstream.on('open', () => {
-      for (const message of waiting.splice(0)) upstream.send(message.toString())
-    })
-    upstream.on('message', (data: RawData) => {
-      if (/"method"\s*:\s*"eth_subscription"/.test(data.toString())) counts.notifications += 1
-      if (client.readyState === WebSocket.OPEN) client.send(data.toString())
-    })
-    client.on('message', (data: RawData) => {
-      count(data.toString(), 'ws')
-      if (upstream.readyState === WebSocket.OPEN) upstream.send(data.toString())
-      else waiting.push(data)
-    })
-    const closeBoth = () => {
-      upstreams.delete(upstream)
-      client.close()
-      upstream.close()
-    }
-    client.on('close', closeBoth)
-    upstream.on('close', closeBoth)
-    client.on('error', closeBoth)
-    upstream.on('error', closeBoth)
-  })
-  const port = await freePort()
-  await new Promise<void>((resolveListen) => server.listen(port, '127.0.0.1', resolveListen))
   return {
-    httpUrl: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}`,
+    httpUrl: proxy.httpUrl,
+    wsUrl: proxy.wsUrl,
     snapshot: () => ({
       calls: { ...counts.calls },
       byTransport: { ...counts.byTransport },
       wsCalls: { ...counts.wsCalls },
       notifications: counts.notifications,
     }),
-    async stop() {
-      for (const upstream of upstreams) upstream.terminate()
-      for (const client of sockets.clients) client.terminate()
-      sockets.close()
-      server.closeAllConnections()
-      await new Promise<void>((resolveClose) => server.close(() => resolveClose()))
-    },
+    stop: () => proxy.stop(),
   }
 }
 
@@ -122,15 +75,6 @@ function methodsOf(body: string): string[] {
   } catch {
     return ['unparsable']
   }
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')))
-    request.on('error', reject)
-  })
 }
 
 /** `after - before`, by method, calls only (largest first). */

@@ -1,12 +1,10 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import { WebSocket, WebSocketServer, type RawData } from 'ws'
-import { freePort } from '../../src/dev/ports.ts'
+import { startJsonRpcProxy, type Transport } from '../../src/dev/json-rpc-proxy.ts'
 
 /** One JSON-RPC call a client made through the tap. */
 export interface TappedCall {
   method: string
   params: unknown[]
-  transport: 'http' | 'ws'
+  transport: Transport
 }
 
 export interface JsonRpcTap {
@@ -42,7 +40,7 @@ export async function startJsonRpcTap(target: {
   const headersGiven = new Set<number>()
   const tap = { zeroBlooms: false, holdHead: false }
   let lastHead: unknown
-  const record = (body: string, transport: 'http' | 'ws') => {
+  const record = (body: string, transport: Transport) => {
     for (const call of messagesOf(body))
       calls.push({
         method: String(call.method ?? 'unknown'),
@@ -78,56 +76,14 @@ export async function startJsonRpcTap(target: {
     }
     return tap.holdHead ? JSON.stringify(parsed) : answer
   }
-  const server: Server = createServer((request, response) => {
-    void readBody(request).then(async (body) => {
-      record(body, 'http')
-      try {
-        const answer = await fetch(target.rpcUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-        })
-        const text = headHeld(body, await answer.text())
-        response.writeHead(answer.status, { 'content-type': 'application/json' })
-        response.end(passOn(text))
-      } catch (error) {
-        response.writeHead(502).end(String(error))
-      }
-    })
+  const proxy = await startJsonRpcProxy(target, {
+    onRequest: record,
+    answer: (request, answer) => passOn(headHeld(request, answer)),
+    pushed: passOn,
   })
-  const sockets = new WebSocketServer({ server })
-  const upstreams = new Set<WebSocket>()
-  sockets.on('connection', (client) => {
-    const upstream = new WebSocket(target.wsUrl)
-    upstreams.add(upstream)
-    const waiting: string[] = []
-    upstream.on('open', () => {
-      for (const message of waiting.splice(0)) upstream.send(message)
-    })
-    upstream.on('message', (data: RawData) => {
-      const passed = passOn(data.toString())
-      if (client.readyState === WebSocket.OPEN) client.send(passed)
-    })
-    client.on('message', (data: RawData) => {
-      record(data.toString(), 'ws')
-      if (upstream.readyState === WebSocket.OPEN) upstream.send(data.toString())
-      else waiting.push(data.toString())
-    })
-    const closeBoth = () => {
-      upstreams.delete(upstream)
-      client.close()
-      upstream.close()
-    }
-    for (const socket of [client, upstream]) {
-      socket.on('close', closeBoth)
-      socket.on('error', closeBoth)
-    }
-  })
-  const port = await freePort()
-  await new Promise<void>((resolveListen) => server.listen(port, '127.0.0.1', resolveListen))
   return {
-    httpUrl: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}`,
+    httpUrl: proxy.httpUrl,
+    wsUrl: proxy.wsUrl,
     calls,
     headersGiven,
     get zeroBlooms() {
@@ -142,13 +98,7 @@ export async function startJsonRpcTap(target: {
     set holdHead(hold: boolean) {
       tap.holdHead = hold
     },
-    async stop() {
-      for (const upstream of upstreams) upstream.terminate()
-      for (const client of sockets.clients) client.terminate()
-      sockets.close()
-      server.closeAllConnections()
-      await new Promise<void>((resolveClose) => server.close(() => resolveClose()))
-    },
+    stop: () => proxy.stop(),
   }
 }
 
@@ -179,13 +129,4 @@ function headerNumberOf(value: unknown): number | undefined {
   return typeof header?.number === 'string' && typeof header.parentHash === 'string'
     ? Number(header.number)
     : undefined
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')))
-    request.on('error', reject)
-  })
 }
