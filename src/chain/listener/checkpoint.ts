@@ -8,12 +8,23 @@ export interface Checkpoint {
 }
 
 /**
+ * How far the checkpoint in memory may run ahead of the one stored before it is stored again. A
+ * restarted listener reads again at most these blocks (the consumed markers keep their requests from
+ * coming twice), and a listener writes once in so many blocks, not once a block: on an automining
+ * chain that was two writes a request.
+ */
+export const CHECKPOINT_STORE_EVERY_BLOCKS = 32
+
+/**
  * The listener's checkpoint (number and hash), kept in Redis so a restarted listener knows where to
- * backfill from; moved back when its block is no longer on the chain.
+ * backfill from; moved back when its block is no longer on the chain. The one stored never passes the
+ * one in memory: a move back is stored at once, a move up once it is CHECKPOINT_STORE_EVERY_BLOCKS
+ * ahead, and the last one when the listener stops.
  */
 export class CheckpointKeeper {
   private value: Checkpoint | undefined
-  private stored = false
+  /** The number stored in Redis, as far as this process knows (undefined: nothing stored yet). */
+  private storedNumber: number | undefined
   private rewindPending: number | undefined
 
   constructor(
@@ -42,7 +53,8 @@ export class CheckpointKeeper {
       const before = Math.max(-1, Math.min(this.rewindPending, head.number + 1) - 1)
       this.rewindPending = undefined
       this.value = { number: before, hash: await this.hashAt(before) }
-      this.stored = false
+      // Stored by the next advance, whatever its distance: the blocks after it are read again.
+      this.storedNumber = undefined
     }
     const current = await this.ensureLoaded(head.number)
     if (current.number < 0) return current
@@ -53,6 +65,9 @@ export class CheckpointKeeper {
     this.onReorg()
     const number = Math.max(-1, Math.min(current.number, head.number) - this.rewindDepth)
     this.value = { number, hash: await this.hashAt(number) }
+    // The stored checkpoint names a block no longer on the chain: the next advance replaces it, so a
+    // restarted listener does not count the same reorg again.
+    this.storedNumber = undefined
     return this.value
   }
 
@@ -64,21 +79,45 @@ export class CheckpointKeeper {
     this.rewindPending = Math.min(this.rewindPending ?? number, number)
   }
 
-  /** Sets the checkpoint to `number` and adds its write to `writes` (when it moved or was never stored). */
+  /**
+   * Sets the checkpoint to `number`, and adds its write to `writes` when the stored one is ahead of it
+   * (a reorg or a rewind moved it back), CHECKPOINT_STORE_EVERY_BLOCKS behind it, or none.
+   */
   async advance(number: number, head: HeadRef, writes: ChainableCommander): Promise<void> {
     if (this.rewindPending !== undefined) return
-    if (number === this.value?.number && this.stored) return
-    const hash = number >= 0 ? await this.reader.canonicalHash(head, number) : null
-    this.value = { number, hash }
+    if (number !== this.value?.number) {
+      const hash = number >= 0 ? await this.reader.canonicalHash(head, number) : null
+      this.value = { number, hash }
+    }
+    const stored = this.storedNumber
+    if (stored === undefined || number < stored || number >= stored + CHECKPOINT_STORE_EVERY_BLOCKS)
+      this.store(writes)
+  }
+
+  /**
+   * Stores the checkpoint in memory when the stored one differs (a listener that stops), unless a
+   * rewind waits: the stored one must not pass blocks still to be read again.
+   */
+  async flush(): Promise<void> {
+    if (this.rewindPending !== undefined) return
+    if (this.value === undefined || this.value.number === this.storedNumber) return
+    const writes = this.redis.pipeline()
+    this.store(writes)
+    await writes.exec()
+  }
+
+  private store(writes: ChainableCommander): void {
+    if (this.value === undefined) return
     writes.set(this.key(), JSON.stringify(this.value))
-    this.stored = true
+    this.storedNumber = this.value.number
   }
 
   private async load(head: number): Promise<Checkpoint> {
     const stored = await this.redis.get(this.key())
     if (stored) {
-      this.stored = true
-      return JSON.parse(stored) as Checkpoint
+      const checkpoint = JSON.parse(stored) as Checkpoint
+      this.storedNumber = checkpoint.number
+      return checkpoint
     }
     const start = this.fromBlock ?? head + 1
     const number = Math.min(start, head + 1) - 1

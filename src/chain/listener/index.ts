@@ -122,6 +122,12 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       pause.wake()
       await loop
       while (scanning) await scanning.catch(() => undefined)
+      // The next start reads again only what this one had not read.
+      await checkpoint
+        .flush()
+        .catch((error: unknown) =>
+          delivery.reportError(error instanceof Error ? error : new Error(String(error))),
+        )
       // Destroying a provider we made ends its subscription too; unsubscribing first races the destroy.
       const provider = reader.connected
       if (reader.ownsProvider) provider?.destroy()
