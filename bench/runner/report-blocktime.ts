@@ -1,7 +1,7 @@
 /**
  * The block-time phases as the bench prints them: blocks from confirmation to fulfilment, the
- * runner's JSON-RPC calls by method (idle per block, per request beyond that), and issue 40's
- * targets for them.
+ * runner's JSON-RPC calls by method (idle per block, per request beyond that), Redis commands the
+ * same way, and issue 40's targets for them.
  */
 import { round } from './measure.ts'
 import { target, type Target } from './report.ts'
@@ -79,6 +79,13 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
         ...results.flatMap(({ rpc }) => [String(rpc.trafficTransactions), '']),
       ],
       [
+        'Redis commands (every process of the installation)',
+        ...results.flatMap(({ redis }) => [
+          String(redis.idleCommandsPerBlock),
+          String(redis.commandsPerRequest),
+        ]),
+      ],
+      [
         'bloom bits set, idle blocks',
         ...results.flatMap(({ rpc }) => [`${round(rpc.idleBloomFill * 100, 1)} %`, '']),
       ],
@@ -88,7 +95,7 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
 
 /** Issue 40's targets for the block-time chain, per transport. */
 export function blockTimeTargets(results: readonly BlockTimeResult[]): Target[] {
-  return results.flatMap(({ transport, blockTime, rpc }) => [
+  return results.flatMap(({ transport, blockTime, rpc, redis }) => [
     target(
       `${transport}: >= 99 % fulfilled in the next block`,
       blockTime.nextBlockShare * 100,
@@ -109,6 +116,13 @@ export function blockTimeTargets(results: readonly BlockTimeResult[]): Target[] 
       3,
       true,
       `over ${rpc.spreadBlocks} blocks`,
+    ),
+    target(
+      `${transport}: <= 80 Redis commands per request`,
+      redis.commandsPerRequest,
+      80,
+      true,
+      `beyond ${redis.idleCommandsPerBlock} a block idle, ${blockTime.seconds} s blocks`,
     ),
   ])
 }

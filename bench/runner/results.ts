@@ -1,6 +1,6 @@
 /**
  * What a bench run found, as bench/results/runner-<time>.json holds it: the keys of earlier runs,
- * and `targets`, `pairs`, `warm`, `blockTime` and `rpc` beside them (docs/performance.md).
+ * and `targets`, `pairs`, `warm`, `blockTime`, `rpc` and `redis` beside them (docs/performance.md).
  */
 import { cpus, loadavg } from 'node:os'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -113,12 +113,13 @@ export function writeResults(
   return file
 }
 
-/** `blockTime` and `rpc`, each keyed by the runner's transport (ws, http). */
+/** `blockTime`, `rpc` and `redis`, each keyed by the runner's transport (ws, http). */
 function blockTimeResults(results: readonly BlockTimeResult[]) {
   if (results.length === 0) return {}
   return {
     blockTime: Object.fromEntries(results.map((result) => [result.transport, result.blockTime])),
     rpc: Object.fromEntries(results.map((result) => [result.transport, result.rpc])),
+    redis: Object.fromEntries(results.map((result) => [result.transport, result.redis])),
   }
 }
 

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 // calls anvil served (each request and each fulfilment is an eth_sendRawTransaction), that anvil's
 // CPU is shown by the blocks it mined, and that the block-time phase (short here: 4 requests over 4 s
 // on 2 s blocks, with another key's transaction in each block) fulfils its requests and writes its
-// blockTime and rpc keys for both transports.
+// blockTime, rpc and redis keys for both transports.
 
 const projectRoot = join(import.meta.dirname, '../..')
 const REQUESTS = 20
@@ -52,6 +52,7 @@ interface BenchResults {
       byMethod: { idlePerBlock: Record<string, number>; perRequest: Record<string, number> }
     }
   >
+  redis: Record<string, { idleCommandsPerBlock: number; commandsPerRequest: number }>
 }
 
 const BLOCK_TIME_REQUESTS = 4
@@ -120,6 +121,9 @@ describe('npm run bench', () => {
       expect(rpc?.sharedReadsPerBlock).toBeGreaterThan(0)
       // Others' transactions went into the blocks meanwhile (bench/runner/phases/chain-traffic.ts).
       expect(rpc?.trafficTransactions).toBeGreaterThan(0)
+      // A request's run record alone is four writes of three commands each.
+      expect(results.redis[transport]?.commandsPerRequest).toBeGreaterThan(12)
+      expect(results.redis[transport]?.idleCommandsPerBlock).toBeGreaterThanOrEqual(0)
     }
     expect(stdout).toContain('block-time chain (anvil --block-time 2)')
   }, 660_000)

@@ -47,6 +47,7 @@ import {
   RUNNER_KEYS,
   step,
 } from '../settings.ts'
+import { redisCommandStats, totalCalls } from '../redis-commands.ts'
 import { meanBloomFill, startChainTraffic, type ChainTraffic } from './chain-traffic.ts'
 import { signRequests } from './outcome.ts'
 
@@ -87,6 +88,12 @@ export interface BlockTimeResult {
     trafficTransactions: number
     /** The idle blocks' mean share of logs-bloom bits set: how much a bloom can rule out. */
     idleBloomFill: number
+  }
+  /** Redis commands (INFO commandstats, every process of the bench's installation), as `rpc` counts calls. */
+  redis: {
+    idleCommandsPerBlock: number
+    /** Beyond the idle rate over the same blocks, per request. */
+    commandsPerRequest: number
   }
 }
 
@@ -154,10 +161,12 @@ export async function runBlockTimePhase(
     await untilBlock(chain, (await blockNumber(chain)) + STEPS_NEEDED + 2)
     const idleFrom = await nextBlock(chain)
     const idleBefore = proxy.snapshot()
+    const redisIdleBefore = totalCalls(await redisCommandStats(ctx.redis))
     step(`${label}: idle for ${IDLE_SECONDS} s`)
     await new Promise((resolveLater) => setTimeout(resolveLater, IDLE_SECONDS * 1000))
     const idleTo = await nextBlock(chain)
     const idleAfter = proxy.snapshot()
+    const redisIdleAfter = totalCalls(await redisCommandStats(ctx.redis))
     const idleBlocks = idleTo - idleFrom
     const idleWs = callsBetween(
       { ...idleBefore, calls: idleBefore.wsCalls },
@@ -199,6 +208,7 @@ export async function runBlockTimePhase(
     await untilBlock(chain, lastFulfilment + BLOCK_TIME_TAIL_BLOCKS)
     const spreadTo = await nextBlock(chain)
     const spreadAfter = proxy.snapshot()
+    const redisSpreadAfter = totalCalls(await redisCommandStats(ctx.redis))
 
     const blocksToFulfil = sent.flatMap((item) => {
       const fulfilment = fulfilled.get(item.requestId)
@@ -231,6 +241,13 @@ export async function runBlockTimePhase(
         trafficTransactions: traffic?.sent ?? 0,
         idleBloomFill: round(await meanBloomFill(chain, idleFrom + 1, idleTo), 3),
       },
+      redis: redisBill(
+        redisIdleAfter - redisIdleBefore,
+        idleBlocks,
+        redisSpreadAfter - redisIdleAfter,
+        spreadTo - spreadFrom,
+        sent.length,
+      ),
     }
   } finally {
     await traffic?.stop()
@@ -238,6 +255,24 @@ export async function runBlockTimePhase(
     await proxy.stop()
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}
+
+/** Redis commands idle per block, and per request beyond the idle rate (the spread starts where idle ends). */
+function redisBill(
+  idleCommands: number,
+  idleBlocks: number,
+  spreadCommands: number,
+  spreadBlocks: number,
+  requests: number,
+): BlockTimeResult['redis'] {
+  const idleRate = idleCommands / Math.max(1, idleBlocks)
+  return {
+    idleCommandsPerBlock: round(idleRate, 2),
+    commandsPerRequest: round(
+      (spreadCommands - idleRate * spreadBlocks) / Math.max(1, requests),
+      1,
+    ),
   }
 }
 
