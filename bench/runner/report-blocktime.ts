@@ -91,6 +91,36 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
       ],
     ]),
   )
+  printRedisSources(results)
+}
+
+/** With BENCH_REDIS_SOURCES=1: the block-time chain's Redis commands by what sent them. */
+function printRedisSources(results: readonly BlockTimeResult[]): void {
+  const sources = [
+    ...new Set(results.flatMap(({ redis }) => Object.keys(redis.bySource?.perRequest ?? {}))),
+  ].sort()
+  if (sources.length === 0) return
+  console.log(
+    '\nRedis commands on the block-time chain by what sent them (BENCH_REDIS_SOURCES=1): idle per block, and per request beyond the idle rate',
+  )
+  console.log(
+    table([
+      [
+        'source',
+        ...results.flatMap(({ transport }) => [
+          `${transport}: idle/block`,
+          `${transport}: /request`,
+        ]),
+      ],
+      ...sources.map((source) => [
+        source,
+        ...results.flatMap(({ redis }) => [
+          String(redis.bySource?.idlePerBlock[source] ?? '-'),
+          String(redis.bySource?.perRequest[source] ?? '-'),
+        ]),
+      ]),
+    ]),
+  )
 }
 
 /** Issue 40's targets for the block-time chain, per transport. */

@@ -47,7 +47,7 @@ import {
   RUNNER_KEYS,
   step,
 } from '../settings.ts'
-import { redisCommandStats, totalCalls } from '../redis-commands.ts'
+import { redisBill, redisCounts, type BlockTimeRedis } from './blocktime-redis.ts'
 import { meanBloomFill, startChainTraffic, type ChainTraffic } from './chain-traffic.ts'
 import { signRequests } from './outcome.ts'
 
@@ -90,11 +90,7 @@ export interface BlockTimeResult {
     idleBloomFill: number
   }
   /** Redis commands (INFO commandstats, every process of the bench's installation), as `rpc` counts calls. */
-  redis: {
-    idleCommandsPerBlock: number
-    /** Beyond the idle rate over the same blocks, per request. */
-    commandsPerRequest: number
-  }
+  redis: BlockTimeRedis
 }
 
 /** The reads of a block the listener and the sender share, one a block at most: the head, the logs. */
@@ -161,12 +157,12 @@ export async function runBlockTimePhase(
     await untilBlock(chain, (await blockNumber(chain)) + STEPS_NEEDED + 2)
     const idleFrom = await nextBlock(chain)
     const idleBefore = proxy.snapshot()
-    const redisIdleBefore = totalCalls(await redisCommandStats(ctx.redis))
+    const redisIdleBefore = await redisCounts(ctx)
     step(`${label}: idle for ${IDLE_SECONDS} s`)
     await new Promise((resolveLater) => setTimeout(resolveLater, IDLE_SECONDS * 1000))
     const idleTo = await nextBlock(chain)
     const idleAfter = proxy.snapshot()
-    const redisIdleAfter = totalCalls(await redisCommandStats(ctx.redis))
+    const redisIdleAfter = await redisCounts(ctx)
     const idleBlocks = idleTo - idleFrom
     const idleWs = callsBetween(
       { ...idleBefore, calls: idleBefore.wsCalls },
@@ -208,7 +204,7 @@ export async function runBlockTimePhase(
     await untilBlock(chain, lastFulfilment + BLOCK_TIME_TAIL_BLOCKS)
     const spreadTo = await nextBlock(chain)
     const spreadAfter = proxy.snapshot()
-    const redisSpreadAfter = totalCalls(await redisCommandStats(ctx.redis))
+    const redisSpreadAfter = await redisCounts(ctx)
 
     const blocksToFulfil = sent.flatMap((item) => {
       const fulfilment = fulfilled.get(item.requestId)
@@ -242,10 +238,8 @@ export async function runBlockTimePhase(
         idleBloomFill: round(await meanBloomFill(chain, idleFrom + 1, idleTo), 3),
       },
       redis: redisBill(
-        redisIdleAfter - redisIdleBefore,
-        idleBlocks,
-        redisSpreadAfter - redisIdleAfter,
-        spreadTo - spreadFrom,
+        { before: redisIdleBefore, after: redisIdleAfter, blocks: idleBlocks },
+        { before: redisIdleAfter, after: redisSpreadAfter, blocks: spreadTo - spreadFrom },
         sent.length,
       ),
     }
@@ -255,24 +249,6 @@ export async function runBlockTimePhase(
     await proxy.stop()
     await chain.stop()
     ctx.anvilPeakRssMb.push(chain.peakRssMb)
-  }
-}
-
-/** Redis commands idle per block, and per request beyond the idle rate (the spread starts where idle ends). */
-function redisBill(
-  idleCommands: number,
-  idleBlocks: number,
-  spreadCommands: number,
-  spreadBlocks: number,
-  requests: number,
-): BlockTimeResult['redis'] {
-  const idleRate = idleCommands / Math.max(1, idleBlocks)
-  return {
-    idleCommandsPerBlock: round(idleRate, 2),
-    commandsPerRequest: round(
-      (spreadCommands - idleRate * spreadBlocks) / Math.max(1, requests),
-      1,
-    ),
   }
 }
 
