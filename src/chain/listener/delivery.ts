@@ -14,7 +14,8 @@ export interface DeliveryOptions {
   onRequest: (event: OracleRequestEvent) => Promise<void> | void
   onCancel?: (event: CancelRequestEvent) => Promise<void> | void
   stats: ListenerStats
-  reportError: (error: Error) => void
+  /** Told of what went wrong (a thrown value that is not an Error is made one). */
+  reportError: (error: unknown) => void
 }
 
 /**

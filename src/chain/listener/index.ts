@@ -2,7 +2,7 @@ import { getAddress } from 'ethers'
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import { isWebSocketProvider } from '../provider.ts'
 import { wakeableSleep } from '../wakeable-sleep.ts'
-import { createChainReader } from './chain-reader.ts'
+import { createChainReader, type ChainReader } from './chain-reader.ts'
 import { CheckpointKeeper } from './checkpoint.ts'
 import type { DeliveryOptions } from './delivery.ts'
 import { createLogGate } from './log-gate.ts'
@@ -99,7 +99,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       try {
         await poll()
       } catch (error) {
-        delivery.reportError(error instanceof Error ? error : new Error(String(error)))
+        delivery.reportError(error)
       }
       if (!running) break
       // A head that arrived during the scan is not lost: the next scan starts at once.
@@ -123,15 +123,8 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
       await loop
       while (scanning) await scanning.catch(() => undefined)
       // The next start reads again only what this one had not read.
-      await checkpoint
-        .flush()
-        .catch((error: unknown) =>
-          delivery.reportError(error instanceof Error ? error : new Error(String(error))),
-        )
-      // Destroying a provider we made ends its subscription too; unsubscribing first races the destroy.
-      const provider = reader.connected
-      if (reader.ownsProvider) provider?.destroy()
-      else if (provider && isWebSocketProvider(provider)) await provider.off('block', onBlock)
+      await checkpoint.flush().catch(delivery.reportError)
+      await releaseProvider(reader, onBlock)
       scanned.releaseAll()
     },
     setSpecIds(next) {
@@ -171,8 +164,16 @@ function deliveryOptions(
     onRequest: options.onRequest,
     onCancel: options.onCancel,
     stats,
-    reportError: (error) => options.onError?.(error),
+    reportError: (error) =>
+      options.onError?.(error instanceof Error ? error : new Error(String(error))),
   }
+}
+
+/** Destroying a provider we made ends its subscription too; unsubscribing first races the destroy. */
+async function releaseProvider(reader: ChainReader, onBlock: () => void): Promise<void> {
+  const provider = reader.connected
+  if (reader.ownsProvider) provider?.destroy()
+  else if (provider && isWebSocketProvider(provider)) await provider.off('block', onBlock)
 }
 
 /** The callers waiting for a block to be scanned, and the highest block scanned so far. */
