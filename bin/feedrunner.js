@@ -4,7 +4,14 @@
 // JavaScript spares each process tsx's loader thread: ~40 MB of RSS (measured on Node 20; docs/performance.md).
 import { existsSync, readFileSync } from 'node:fs'
 import { URL, fileURLToPath } from 'node:url'
+import { unsupportedNode } from './node-version.js'
 import { sourceFingerprint } from './source-fingerprint.js'
+
+const unsupported = unsupportedNode()
+if (unsupported) {
+  console.error(unsupported)
+  process.exit(1)
+}
 
 const root = new URL('..', import.meta.url)
 

@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { unsupportedNode } from '../../bin/node-version.js'
 import { sourceFingerprint } from '../../bin/source-fingerprint.js'
 
 const projectRoot = resolve(import.meta.dirname, '../..')
@@ -55,5 +56,30 @@ describe('bin/feedrunner.js', () => {
       "const ran: string = 'sources through tsx'\nconsole.log(ran) // edited\n",
     )
     expect(run(root)).toBe('sources through tsx')
+  })
+
+  it('refuses a Node.js before 22 with the remedy, before it runs anything', () => {
+    const root = fakeProject()
+    roots.push(root)
+    // This Node.js, saying it is 20 (the line on which every request was quarantined).
+    const olderNode = `data:text/javascript,Object.defineProperty(process, 'version', { value: 'v20.20.2' })`
+    const result = spawnSync(
+      process.execPath,
+      ['--import', olderNode, join(root, 'bin/feedrunner.js')],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(result.status).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain('this is Node.js v20.20.2')
+    expect(result.stderr).toContain('Install Node.js 22 or 24')
+  })
+
+  it('takes the supported lines and those after them, and no line before 22', () => {
+    for (const version of ['v22.0.0', 'v22.12.1', 'v24.11.0', 'v25.1.0'])
+      expect(unsupportedNode(version, '/usr/bin/node')).toBeUndefined()
+    for (const version of ['v20.20.2', 'v18.19.0', 'v21.7.3', 'not a version'])
+      expect(unsupportedNode(version, '/usr/bin/node')).toContain(`this is Node.js ${version}`)
   })
 })
