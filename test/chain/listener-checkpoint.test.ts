@@ -2,7 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import { CHECKPOINT_STORE_EVERY_BLOCKS } from '../../src/chain/listener/checkpoint.ts'
-import { uniquePrefix } from '../support/redis.ts'
+import { createRedisConnection } from '../../src/queue/connection.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { startTcpProxy } from '../support/tcp-proxy.ts'
 import { useListenerTestChain } from './listener-support.ts'
 import { makeRequests, rpc, type TestChain } from './support.ts'
 
@@ -98,5 +100,28 @@ describe('the stored listener checkpoint', () => {
       false,
     ])
     expect(stored.hash).toBe(canonical.hash)
+  })
+
+  it('stops while Redis is away without waiting for it: the checkpoint stays as it was stored', async () => {
+    const prefix = uniquePrefix('checkpoint')
+    const proxy = await startTcpProxy(Number(new URL(testRedisUrl()).port))
+    // The runner's kind of connection: it queues commands while Redis is away, and waits for it.
+    const throughProxy = createRedisConnection(`redis://127.0.0.1:${proxy.port}`, 'worker')
+    throughProxy.on('error', () => undefined)
+    try {
+      const { listener } = listen({ prefix, redis: throughProxy, fromBlock: (await head()) + 1 })
+      await listener.poll()
+      const stored = await storedAt(prefix)
+      await rpc(provider, 'anvil_mine', ['0x3'])
+      await listener.poll()
+      expect(listener.checkpoint).toBeGreaterThan(stored!)
+      proxy.cut()
+      // Resolves (a hang would hold the test to its time limit): the write is given up, not queued.
+      await listener.stop()
+      expect(await storedAt(prefix)).toBe(stored)
+    } finally {
+      throughProxy.disconnect()
+      await proxy.close()
+    }
   })
 })

@@ -15,6 +15,9 @@ export interface Checkpoint {
  */
 export const CHECKPOINT_STORE_EVERY_BLOCKS = 32
 
+/** How long a stopping listener waits for its last checkpoint write: Redis may be away. */
+const FLUSH_WAIT_MS = 2_000
+
 /**
  * The listener's checkpoint (number and hash), kept in Redis so a restarted listener knows where to
  * backfill from; moved back when its block is no longer on the chain. The one stored never passes the
@@ -96,14 +99,20 @@ export class CheckpointKeeper {
 
   /**
    * Stores the checkpoint in memory when the stored one differs (a listener that stops), unless a
-   * rewind waits: the stored one must not pass blocks still to be read again.
+   * rewind waits (the stored one must not pass blocks still to be read again) or Redis is away.
    */
   async flush(): Promise<void> {
-    if (this.rewindPending !== undefined) return
+    if (this.rewindPending !== undefined || this.redis.status !== 'ready') return
     if (this.value === undefined || this.value.number === this.storedNumber) return
     const writes = this.redis.pipeline()
     this.store(writes)
-    await writes.exec()
+    // A connection that queues commands while Redis is away would hold the stop until it is back:
+    // the next start reads those blocks again instead.
+    const written = writes.exec()
+    written.catch(() => undefined)
+    let timer: NodeJS.Timeout | undefined
+    const given = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS)))
+    await Promise.race([written, given]).finally(() => clearTimeout(timer))
   }
 
   private store(writes: ChainableCommander): void {
