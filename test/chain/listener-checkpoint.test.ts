@@ -72,18 +72,12 @@ describe('the stored listener checkpoint', () => {
     const prefix = uniquePrefix('checkpoint')
     const { listener } = listen({ prefix, fromBlock: (await head()) + 1, rewindDepth: 4 })
     await listener.poll()
-    const snapshot = await rpc<string>(provider, 'evm_snapshot')
-    const block = await rpc<{ timestamp: string }>(provider, 'eth_getBlockByNumber', [
-      'latest',
-      false,
-    ])
+    const reorg = await testChain.markForReorg()
     await rpc(provider, 'anvil_mine', ['0x2'])
     await listener.poll()
     const before = await storedAt(prefix)
-    // The same heights again, made later: other blocks under the checkpoint in memory.
-    await rpc(provider, 'evm_revert', [snapshot])
-    for (let at = 1; at <= 2; at++)
-      await rpc(provider, 'evm_mine', [Number(block.timestamp) + 100 + at])
+    // Other blocks under the checkpoint in memory.
+    await reorg(2)
     const [request] = await makeRequests(chain, 1)
     await listener.poll()
     expect(listener.stats.reorgs).toBe(1)

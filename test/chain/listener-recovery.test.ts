@@ -212,18 +212,12 @@ describe('request listener on anvil', () => {
   it('counts a reorg under its checkpoint, which the reconciler reads', async () => {
     const prefix = uniquePrefix('listener')
     const { listener } = listen({ prefix, fromBlock: (await head()) + 1 })
-    const snapshot = await rpc<string>(provider, 'evm_snapshot')
-    const block = await rpc<{ timestamp: string }>(provider, 'eth_getBlockByNumber', [
-      'latest',
-      false,
-    ])
+    const reorg = await testChain.markForReorg()
     await rpc(provider, 'anvil_mine', ['0x2'])
     await listener.poll()
     expect(listener.stats.reorgs).toBe(0)
-    // The same heights again, made later: other blocks under the checkpoint.
-    await rpc(provider, 'evm_revert', [snapshot])
-    for (let at = 1; at <= 3; at++)
-      await rpc(provider, 'evm_mine', [Number(block.timestamp) + 100 + at])
+    // Other blocks under the checkpoint.
+    await reorg(3)
     await listener.poll()
     expect(listener.stats.reorgs).toBe(1)
   })

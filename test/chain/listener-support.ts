@@ -28,6 +28,11 @@ export interface ListenerTestChain {
   head(): Promise<number>
   /** A listener of the test chain's Operator (TEST_SPEC_ID, 1 confirmation, 50 ms polls); stopped after the test. */
   listen(overrides: Partial<RequestListenerOptions> & { prefix: string }): Listening
+  /**
+   * Marks the chain as it is now; the answer later replaces every block after the mark with
+   * `blocks` others at the same heights (made later: other hashes), as a reorg does.
+   */
+  markForReorg(): Promise<(blocks: number) => Promise<void>>
   /** A WebSocket provider of the test chain that records every block it is asked for. */
   socketProviderCountingBlockReads(): Promise<{
     socketProvider: ChainProvider
@@ -93,6 +98,19 @@ export function useListenerTestChain(): ListenerTestChain {
       })
       listeners.push(listener)
       return { listener, requests, cancels }
+    },
+    async markForReorg() {
+      const { provider } = started()
+      const snapshot = await rpc<string>(provider, 'evm_snapshot')
+      const block = await rpc<{ timestamp: string }>(provider, 'eth_getBlockByNumber', [
+        'latest',
+        false,
+      ])
+      return async (blocks) => {
+        await rpc(provider, 'evm_revert', [snapshot])
+        for (let at = 1; at <= blocks; at++)
+          await rpc(provider, 'evm_mine', [Number(block.timestamp) + 100 + at])
+      }
     },
     async socketProviderCountingBlockReads() {
       const { chain } = started()
