@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import type { ChainableCommander, Redis } from 'ioredis'
 import type { ChainReader, HeadRef } from './chain-reader.ts'
 
@@ -110,9 +111,7 @@ export class CheckpointKeeper {
     // the next start reads those blocks again instead.
     const written = writes.exec()
     written.catch(() => undefined)
-    let timer: NodeJS.Timeout | undefined
-    const given = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS)))
-    await Promise.race([written, given]).finally(() => clearTimeout(timer))
+    await Promise.race([written, delay(FLUSH_WAIT_MS, undefined, { ref: false })])
   }
 
   private store(writes: ChainableCommander): void {
