@@ -9,6 +9,7 @@ import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { startTestServer, type TestServer } from '../pipeline/support/http-server.ts'
 import {
+  LIBFAKETIME,
   countRevertedFrom,
   oracleResponsesSince,
   recordFigures,
@@ -21,8 +22,6 @@ import {
   type PartProcess,
 } from './support.ts'
 
-/** Debian's libfaketime (`apt-get install faketime`): preloaded, it shifts one process's wall clock. */
-export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1'
 const REQUESTS = 100
 
 /**

@@ -14,6 +14,9 @@ import {
 
 export const FIGURES_DIR = join(import.meta.dirname, '../../.cache/reliability')
 
+/** Debian's libfaketime (`apt-get install faketime`): preloaded, it shifts one process's wall clock. */
+export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1'
+
 export type PartKind = 'runner' | 'adapter' | 'worker' | 'start'
 
 /** The line each command prints once it serves. */
