@@ -66,12 +66,13 @@ export async function startFetchWorkers(
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
   const connection = connections.redis('worker', 'fetch workers')
+  const clock = connections.clock(settings.QUEUE_PREFIX)
   const workers = families.map((family) => {
     const worker = createFetchWorker(
       settings,
       family,
       connection,
-      fetchProcessor(family, fetch, scrub),
+      fetchProcessor(family, fetch, scrub, clock),
     )
     // The feed service away: one line when it goes, one a minute with the failed calls, one back.
     const feedHealth = connections.dependency(

@@ -3,6 +3,7 @@ import { DependencyHealth, reasonOf } from '../config/dependency-health.ts'
 import type { OutageLog } from '../config/dependency-health.ts'
 import type { Settings } from '../config/settings.ts'
 import { createRedisConnection, isRedisUnavailable, type ConnectionRole } from './connection.ts'
+import { RedisClock } from './redis-clock.ts'
 
 /** Something that reports failures as 'error' events: an ioredis connection, a BullMQ queue or worker. */
 interface ErrorEmitter {
@@ -37,6 +38,7 @@ export class Connections {
   private readonly opened: Opened[] = []
   private readonly dependencies = new Map<string, DependencyHealth>()
   private sources = 0
+  private readonly clocks = new Map<string, RedisClock>()
   private closing: Promise<void> | undefined
 
   constructor(
@@ -74,6 +76,24 @@ export class Connections {
   watch<T extends ErrorEmitter>(emitter: T, name: string): T {
     emitter.on('error', (error) => this.reportError(error, name))
     return emitter
+  }
+
+  /**
+   * Redis's clock for this process (one per QUEUE_PREFIX, on a connection of its own): for times one
+   * process writes and another compares, which host clocks cannot be trusted with.
+   */
+  clock(prefix: string): RedisClock {
+    let clock = this.clocks.get(prefix)
+    if (!clock) {
+      const started = new RedisClock(this.redis('client', 'Redis clock'), {
+        slotKey: `${prefix}:clock`,
+        log: this.logger,
+      }).start()
+      this.onClose('Redis clock', () => started.stop())
+      this.clocks.set(prefix, started)
+      clock = started
+    }
+    return clock
   }
 
   /** The outage reporter of a dependency other than Redis (one per setting: RPC_URL, SPORTS_URL, ...). */

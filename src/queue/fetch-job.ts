@@ -12,8 +12,18 @@ export const fetchJobDataSchema = z.object({
 })
 export type FetchJobData = z.infer<typeof fetchJobDataSchema>
 
+/**
+ * When a fetch finished, by Redis's clock (src/queue/redis-clock.ts), in epoch ms: how old an outcome
+ * is decides whether another request shares it, and the process that compares is not the one that
+ * finished it. Absent from jobs of a worker that could not read Redis's clock: their age is unknown.
+ */
+const finishedAtSchema = z.number().finite().optional()
+
 /** A successful fetch: the feed envelope (aliases normalised), as the job's return value. */
-export const fetchJobResultSchema = z.object({ envelope: z.record(z.string(), z.unknown()) })
+export const fetchJobResultSchema = z.object({
+  envelope: z.record(z.string(), z.unknown()),
+  finishedAt: finishedAtSchema,
+})
 export type FetchJobResult = z.infer<typeof fetchJobResultSchema>
 
 /**
@@ -43,6 +53,7 @@ export const fetchFailureSchema = serialisedErrorSchema.extend({
   providerStatus: z.number().int().optional(),
   invalidResponse: z.boolean().optional(),
   attempts: z.number().int().positive(),
+  finishedAt: finishedAtSchema,
 })
 export type FetchFailure = z.infer<typeof fetchFailureSchema>
 

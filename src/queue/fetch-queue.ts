@@ -16,6 +16,7 @@ import {
   type FetchJobData,
 } from './fetch-job.ts'
 import { fetchQueueName } from './names.ts'
+import type { RedisClock } from './redis-clock.ts'
 
 /**
  * A failed job is joined only this soon after it failed: requests that were on their way while the
@@ -31,7 +32,7 @@ interface QueuedFetch {
 }
 
 export type FetchOutcome =
-  | { ok: true; jobId: string; envelope: Record<string, unknown> }
+  | { ok: true; jobId: string; envelope: Record<string, unknown>; finishedAt?: number }
   | { ok: false; jobId: string; failure: FetchFailure }
 
 /** Redis cannot be reached: nothing was queued; the caller should answer 503 at once. */
@@ -94,6 +95,7 @@ export class FetchQueueClient {
     private readonly eventsConnection: Redis,
     private readonly queues: ReadonlyMap<FeedFamily, FetchQueue>,
     private readonly events: ReadonlyMap<FeedFamily, QueueEvents>,
+    private readonly clock: RedisClock,
   ) {}
 
   /**
@@ -114,7 +116,8 @@ export class FetchQueueClient {
       const familyEvents = createFetchQueueEvents(settings, family, eventsConnection)
       events.set(family, connections.watch(familyEvents, `fetch queue events ${family}`))
     }
-    return new FetchQueueClient(settings, connection, eventsConnection, queues, events)
+    const clock = connections.clock(settings.QUEUE_PREFIX)
+    return new FetchQueueClient(settings, connection, eventsConnection, queues, events, clock)
   }
 
   /** Resolves when Redis answers and every event stream listens, or rejects after `timeoutMs`. */
@@ -250,8 +253,11 @@ export class FetchQueueClient {
 
   /**
    * The outcome of an existing job when it finished recently enough to share (a completed one within
-   * the family's cache TTL, a failed one within a second), 'stale' when it finished before that,
-   * undefined while it is still waiting or running (its completion event will come).
+   * the family's cache TTL, a failed one within a second), 'stale' when it finished before that or
+   * when its age is unknown, undefined while it is still waiting or running (its completion event will
+   * come). The age is by Redis's clock at both ends: the worker that finished the job stamped it so.
+   * BullMQ's finishedOn is the worker host's wall clock; a worker 300 s ahead made a failure look 300 s
+   * younger, and every request for its query got the failure for five minutes (seed 2128096476).
    */
   private async inspect(
     family: FeedFamily,
@@ -260,9 +266,11 @@ export class FetchQueueClient {
     const job = await Job.fromId(this.queue(family), jobId)
     const outcome = job ? finishedOutcome(job) : undefined
     if (!job || !outcome) return undefined
-    const age = Date.now() - (job.finishedOn ?? 0)
+    const now = this.clock.now()
+    const finishedAt = outcome.ok ? outcome.finishedAt : outcome.failure.finishedAt
+    if (now === undefined || finishedAt === undefined) return 'stale'
     const window = outcome.ok ? familyCacheTtlMs(this.settings, family) : FAILED_JOIN_WINDOW_MS
-    return age <= window ? outcome : 'stale'
+    return now - finishedAt <= window ? outcome : 'stale'
   }
 
   /**
@@ -308,7 +316,10 @@ export class FetchQueueClient {
 
 function completedOutcome(jobId: string, returnvalue: unknown): FetchOutcome {
   const parsed = fetchJobResultSchema.safeParse(returnvalue)
-  if (parsed.success) return { ok: true, jobId, envelope: parsed.data.envelope }
+  if (parsed.success) {
+    const { envelope, finishedAt } = parsed.data
+    return { ok: true, jobId, envelope, ...(finishedAt !== undefined ? { finishedAt } : {}) }
+  }
   return {
     ok: false,
     jobId,

@@ -34,16 +34,28 @@ export type FetchFunction = (
   context: FetchContext,
 ) => Promise<Record<string, unknown>>
 
+/** Redis's clock (src/queue/redis-clock.ts): what a finished fetch is stamped with. */
+export interface FinishClock {
+  now(): number | undefined
+}
+
+function finishedAt(clock: FinishClock): { finishedAt?: number } {
+  const now = clock.now()
+  return now === undefined ? {} : { finishedAt: now }
+}
+
 /**
  * Wraps a fetch function as a BullMQ processor. A failure becomes the job's failed reason as JSON
  * (see decodeFetchFailure); one that retrying cannot fix (a 4xx, a malformed answer) is an
- * UnrecoverableError, so BullMQ does not try again. `scrub` removes secret values from everything
+ * UnrecoverableError, so BullMQ does not try again. Either outcome says when it finished by `clock`,
+ * Redis's, for whoever decides later whether it is still fresh enough to share. `scrub` removes secret values from everything
  * that goes back into Redis, in case an upstream echoes a key in its error text.
  */
 export function fetchProcessor(
   family: FeedFamily,
   fetch: FetchFunction,
   scrub: (text: string) => string,
+  clock: FinishClock,
 ): Processor<FetchJobData, FetchJobResult, string> {
   return async (job: Job<FetchJobData, FetchJobResult, string>) => {
     const attempts = job.opts.attempts ?? 1
@@ -56,6 +68,7 @@ export function fetchProcessor(
         retryable: false,
         causes: [],
         attempts: attempt,
+        ...finishedAt(clock),
       }
       throw new UnrecoverableError(scrub(encodeFetchFailure(failure)))
     }
@@ -65,13 +78,20 @@ export function fetchProcessor(
       const clean = scrub(text)
       return {
         envelope: clean === text ? envelope : (JSON.parse(clean) as Record<string, unknown>),
+        ...finishedAt(clock),
       }
     } catch (error) {
       // Not ours: a bug in this worker, never worth a retry whatever its kind says.
       const failure: FetchFailure =
         error instanceof FetchFailureError
-          ? { ...error.failure, attempts: attempt }
-          : { ...serialiseError(error), kind: 'internal', retryable: false, attempts: attempt }
+          ? { ...error.failure, attempts: attempt, ...finishedAt(clock) }
+          : {
+              ...serialiseError(error),
+              kind: 'internal',
+              retryable: false,
+              attempts: attempt,
+              ...finishedAt(clock),
+            }
       const reason = scrub(encodeFetchFailure(failure))
       if (!failure.retryable || attempt >= attempts) throw new UnrecoverableError(reason)
       throw new Error(reason)

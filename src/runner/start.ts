@@ -72,6 +72,8 @@ export async function startRunnerFromSettings(
   for (const notice of registry.notices) logger.warn({ chainIds }, notice)
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
+  // Read for its warning: BullMQ times this process's run retries by the host's clock.
+  connections.clock(settings.QUEUE_PREFIX)
   const runners = new Map<number, Runner>()
   // The pure tasks of every chain's runs run in this process's isolates (docs/security.md).
   const isolation = options.work === false ? undefined : taskIsolation(settings)

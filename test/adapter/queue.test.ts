@@ -14,6 +14,7 @@ import {
   fetchProcessor,
   type FetchFunction,
 } from '../../src/queue/fetch-worker.ts'
+import { RedisClock } from '../../src/queue/redis-clock.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { deleteKeys } from './support.ts'
@@ -61,6 +62,7 @@ describe('fetch queues on real Redis', () => {
   let settings: Settings
   let workerConnection: Redis
   let worker: FetchWorker
+  let clock: RedisClock
   let clientA: FetchQueueClient
   let clientB: FetchQueueClient
   const script = scriptedFetch()
@@ -68,11 +70,14 @@ describe('fetch queues on real Redis', () => {
   beforeAll(async () => {
     settings = settingsFor(testRedisUrl(), { CACHE_TTL_SPORTS_MS: '1500' })
     workerConnection = createRedisConnection(settings.REDIS_URL, 'worker')
+    clock = new RedisClock(workerConnection, { slotKey: `${settings.QUEUE_PREFIX}:clock` })
+    // Read before the first job finishes: an outcome without a finish time is never shared.
+    expect(await clock.sync()).toBe(true)
     worker = createFetchWorker(
       settings,
       'sports',
       workerConnection,
-      fetchProcessor('sports', script.fetch, (text) => text),
+      fetchProcessor('sports', script.fetch, (text) => text, clock),
     )
     clientA = FetchQueueClient.open(settings)
     clientB = FetchQueueClient.open(settings)
@@ -222,6 +227,7 @@ describe('fetch queues while Redis is away', () => {
         'nft',
         async () => ({ status: 200, result: 'success', data: { back: true } }),
         (text) => text,
+        { now: () => undefined },
       ),
     )
     try {
