@@ -48,8 +48,9 @@ function finishedAt(clock: FinishClock): { finishedAt?: number } {
  * Wraps a fetch function as a BullMQ processor. A failure becomes the job's failed reason as JSON
  * (see decodeFetchFailure); one that retrying cannot fix (a 4xx, a malformed answer) is an
  * UnrecoverableError, so BullMQ does not try again. Either outcome says when it finished by `clock`,
- * Redis's, for whoever decides later whether it is still fresh enough to share. `scrub` removes secret values from everything
- * that goes back into Redis, in case an upstream echoes a key in its error text.
+ * Redis's, for whoever decides later whether it is still fresh enough to share. `scrub` removes
+ * secret values from everything that goes back into Redis, in case an upstream echoes a key in its
+ * error text.
  */
 export function fetchProcessor(
   family: FeedFamily,
