@@ -5,7 +5,7 @@
 // missing build never runs: the CLI then runs the sources through tsx. Without typescript (a production
 // install without dev dependencies) there is nothing to build and the sources run through tsx.
 import { spawnSync } from 'node:child_process'
-import { cpSync, rmSync, renameSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, readFileSync, rmSync, renameSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { URL, fileURLToPath } from 'node:url'
 import { sourceFingerprint } from './source-fingerprint.js'
@@ -14,6 +14,16 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const src = `${root}src`
 const dist = `${root}dist`
 const staging = `${root}dist.tmp`
+const replaced = `${root}dist.old`
+
+/** The fingerprint of the sources dist/ was built from, if there is a build. */
+function builtFrom() {
+  try {
+    return JSON.parse(readFileSync(`${dist}/BUILD.json`, 'utf8')).fingerprint
+  } catch {
+    return undefined
+  }
+}
 
 let tsc
 try {
@@ -26,26 +36,36 @@ try {
 }
 
 const fingerprint = sourceFingerprint(src)
-rmSync(staging, { recursive: true, force: true })
-const compiled = spawnSync(
-  process.execPath,
-  [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging],
-  { stdio: 'inherit' },
-)
-if (compiled.status !== 0) {
+// A build of the sources as they are is left alone: `npx feedrunner` in the checkout installs the
+// project into npx's cache, which runs this (`prepare`) again, and replacing dist/ under processes
+// that were starting from it made them fail to find their modules (the bench beside the docs test).
+if (builtFrom() === fingerprint) {
+  console.log('feedrunner build: dist/ is already built from src/ as it is now')
+} else {
   rmSync(staging, { recursive: true, force: true })
-  console.error(`feedrunner build: tsc failed (exit ${compiled.status}); dist/ is unchanged`)
-  process.exit(1)
+  const compiled = spawnSync(
+    process.execPath,
+    [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging],
+    { stdio: 'inherit' },
+  )
+  if (compiled.status !== 0) {
+    rmSync(staging, { recursive: true, force: true })
+    console.error(`feedrunner build: tsc failed (exit ${compiled.status}); dist/ is unchanged`)
+    process.exit(1)
+  }
+  // Data files the sources read next to themselves (the feed service's data set, recorded chain data).
+  cpSync(src, staging, { recursive: true, filter: (path) => !path.endsWith('.ts') })
+  writeFileSync(
+    `${staging}/BUILD.json`,
+    `${JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }, null, 2)}\n`,
+  )
+  // Two renames: dist/ is missing for a moment only, not for as long as deleting it takes.
+  rmSync(replaced, { recursive: true, force: true })
+  if (existsSync(dist)) renameSync(dist, replaced)
+  renameSync(staging, dist)
+  rmSync(replaced, { recursive: true, force: true })
+  console.log('feedrunner build: src/ compiled to dist/')
 }
-// Data files the sources read next to themselves (the feed service's data set, recorded chain data).
-cpSync(src, staging, { recursive: true, filter: (path) => !path.endsWith('.ts') })
-writeFileSync(
-  `${staging}/BUILD.json`,
-  `${JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }, null, 2)}\n`,
-)
-rmSync(dist, { recursive: true, force: true })
-renameSync(staging, dist)
-console.log('feedrunner build: src/ compiled to dist/')
 
 // The Solidity contracts the dev stack deploys, compiled now so the first `npm start` reads them from
 // .cache/contracts instead of loading solc for 5-25 s (issue 19). Same function and cache key as at

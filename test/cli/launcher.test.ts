@@ -58,6 +58,18 @@ describe('bin/feedrunner.js', () => {
     expect(run(root)).toBe('sources through tsx')
   })
 
+  it('bin/build.js leaves a build of the sources as they are alone (npx runs it again)', () => {
+    const root = fakeProject()
+    roots.push(root)
+    build(root)
+    const built = execFileSync(process.execPath, [join(root, 'bin/build.js')], {
+      encoding: 'utf8',
+    })
+    expect(built).toContain('dist/ is already built from src/ as it is now')
+    // The fake build is still there: a real one would have replaced dist/cli/main.js.
+    expect(run(root)).toBe('compiled dist')
+  })
+
   it('refuses a Node.js before 22 with the remedy, before it runs anything', () => {
     const root = fakeProject()
     roots.push(root)
