@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import type { OutageLog } from '../config/dependency-health.ts'
 import { luaScriptFile } from './lua-script.ts'
 
 const READ_TIME = luaScriptFile(new URL('./redis-clock.lua', import.meta.url), {
@@ -7,7 +8,7 @@ const READ_TIME = luaScriptFile(new URL('./redis-clock.lua', import.meta.url), {
 })
 
 /** How often the clock reads Redis's TIME again: the monotonic clock it runs on drifts a little. */
-export const REDIS_CLOCK_RESYNC_MS = 60_000
+const RESYNC_MS = 60_000
 
 /** A reading of Redis's TIME and when it was taken on this process's monotonic clock. */
 interface Anchor {
@@ -22,22 +23,16 @@ interface Anchor {
  * and delayed jobs by the wall clock of the process that schedules them and of the one that takes
  * them, so a skew of this much already shifts a first retry (1 s for runs, 200 ms for fetches).
  */
-export const HOST_CLOCK_TOLERANCE_MS = 1_000
-
-/** Where the clock says that the host's wall clock is off, and when it is right again. */
-export interface ClockSkewLog {
-  warn(fields: Record<string, unknown>, message: string): void
-  info(fields: Record<string, unknown>, message: string): void
-}
+const HOST_CLOCK_TOLERANCE_MS = 1_000
 
 export interface RedisClockOptions {
   /** The key whose node answers (QUEUE_PREFIX's slot in a Redis Cluster). */
   slotKey: string
-  resyncMs?: number
   /** performance.now() unless a test says otherwise. */
   monotonic?: () => number
   wall?: () => number
-  log?: ClockSkewLog
+  /** Where it says that the host's wall clock is off, and when it is right again. */
+  log?: OutageLog
 }
 
 /**
@@ -131,7 +126,7 @@ export class RedisClock {
   /** Reads now, whenever the connection is ready again, and every resync interval until stop(). */
   start(): this {
     this.redis.on('ready', this.onReady)
-    this.timer = setInterval(this.onReady, this.options.resyncMs ?? REDIS_CLOCK_RESYNC_MS)
+    this.timer = setInterval(this.onReady, RESYNC_MS)
     this.timer.unref()
     this.onReady()
     return this

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { luaScript } from '../../src/queue/lua-script.ts'
+import { untilReady } from '../support/redis.ts'
 
 /** Calls of each command Redis ran, from INFO commandstats. */
 async function commandCalls(redis: Redis): Promise<Record<string, number>> {
@@ -21,7 +22,7 @@ describe('a Lua script run in a burst', () => {
   beforeAll(async () => {
     server = await startPrivateRedis()
     redis = createRedisConnection(server.url, 'client')
-    if (redis.status !== 'ready') await new Promise((ready) => redis.once('ready', ready))
+    await untilReady(redis)
   })
 
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { RedisClock } from '../../src/queue/redis-clock.ts'
 import { startPrivateRedis } from '../../src/dev/redis.ts'
-import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { testRedisUrl, uniquePrefix, untilReady } from '../support/redis.ts'
 
 const slotKey = `${uniquePrefix('clock')}:clock`
 
@@ -10,11 +10,6 @@ const slotKey = `${uniquePrefix('clock')}:clock`
 async function redisTime(redis: ReturnType<typeof createRedisConnection>): Promise<number> {
   const [seconds, micros] = await redis.time()
   return Number(seconds) * 1_000 + Number(micros) / 1_000
-}
-
-/** A client connection fails fast until it is ready: wait for that first. */
-async function ready(redis: ReturnType<typeof createRedisConnection>): Promise<void> {
-  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve))
 }
 
 describe('RedisClock', () => {
@@ -26,7 +21,7 @@ describe('RedisClock', () => {
     const clock = new RedisClock(redis, { slotKey, wall: () => Date.now() + 300_000 })
     expect(clock.now()).toBeUndefined()
     expect(clock.hostOffsetMs()).toBeUndefined()
-    await ready(redis)
+    await untilReady(redis)
     const before = await redisTime(redis)
     expect(await clock.sync()).toBe(true)
     const read = clock.now()!
@@ -41,7 +36,7 @@ describe('RedisClock', () => {
     let monotonic = 1_000
     let wall = Date.now()
     const clock = new RedisClock(redis, { slotKey, monotonic: () => monotonic, wall: () => wall })
-    await ready(redis)
+    await untilReady(redis)
     expect(await clock.sync()).toBe(true)
     const read = clock.now()!
     wall -= 3_600_000
@@ -55,7 +50,7 @@ describe('RedisClock', () => {
     let monotonic = 0
     const clock = new RedisClock(connection, { slotKey, monotonic: () => monotonic }).start()
     try {
-      await ready(connection)
+      await untilReady(connection)
       expect(await clock.sync()).toBe(true)
       const read = clock.now()!
       await own.stop()
@@ -84,7 +79,7 @@ describe('RedisClock on a host whose clock is off', () => {
     }
     let aheadMs = 0
     const clock = new RedisClock(redis, { slotKey, log, wall: () => Date.now() + aheadMs })
-    await ready(redis)
+    await untilReady(redis)
     expect(await clock.sync()).toBe(true)
     expect(lines).toEqual([])
     aheadMs = 300_000
