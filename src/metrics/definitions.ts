@@ -32,6 +32,7 @@ export interface KeyStatsLike {
   resent: number
   leasesLost: number
   reorgedOut: number
+  noncesTaken: number
 }
 
 /** `{chain}` for a runner's metric, nothing for a process-wide one. */
@@ -203,7 +204,7 @@ gauge(
 function senderCounter(
   name: string,
   help: string,
-  field: 'sent' | 'bumped' | 'reverted' | 'filled' | 'resent' | 'leasesLost' | 'reorgedOut',
+  field: Exclude<keyof KeyStatsLike, 'nextNonce' | 'pending' | 'owned'>,
 ): Counter {
   return counter(name, help, ['key', 'chain'], function collectSender() {
     for (const source of sources.senders) {
@@ -247,6 +248,11 @@ senderCounter(
   'feedrunner_tx_reorged_out_total',
   'Mined transactions a reorg took away, sent again the same bytes (watched until CHAIN_FINALITY_DEPTH deep), by sender key index',
   'reorgedOut',
+)
+senderCounter(
+  'feedrunner_tx_nonce_taken_total',
+  'Nonces of the key spent by a transaction this installation did not record (the key used by another program), their jobs sent again, by sender key index',
+  'noncesTaken',
 )
 
 senderCounter(

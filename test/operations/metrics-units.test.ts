@@ -169,6 +169,7 @@ describe('instrumented parts', () => {
         resent: 0,
         leasesLost: 0,
         reorgedOut: 2,
+        noncesTaken: 1,
       },
       {
         nextNonce: 2,
@@ -181,6 +182,7 @@ describe('instrumented parts', () => {
         resent: 4,
         leasesLost: 1,
         reorgedOut: 0,
+        noncesTaken: 0,
       },
     ]
     const unwatch = watchSender(
@@ -191,6 +193,7 @@ describe('instrumented parts', () => {
       // Each read is a scrape: the counter takes what the sender did since the previous one.
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
       expect(await sampleValue('feedrunner_tx_reorged_out_total', { key: '0' })).toBe(2)
+      expect(await sampleValue('feedrunner_tx_nonce_taken_total', { key: '0' })).toBe(1)
       expect(await sampleValue('feedrunner_tx_sent_total', { key: '0' })).toBe(3)
       stats[0]!.sent = 5
       await metricsRegistry.metrics()

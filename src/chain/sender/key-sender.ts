@@ -63,6 +63,7 @@ export class KeySender {
     resent: 0,
     leasesLost: 0,
     reorgedOut: 0,
+    noncesTaken: 0,
   }
   state: KeyState = 'standby'
   /** The recovery under way since the key was taken (settled once active, or given up). */
@@ -349,8 +350,17 @@ export class KeySender {
 
   /** A watched transaction is final: its record says so before anyone waiting hears of it. */
   private async settle(entry: PendingTx, outcome: FinalOutcome): Promise<void> {
-    const { store } = this.parts
-    if ('taken' in outcome) return store.forget(this.address, entry.jobId)
+    const { store, logger } = this.parts
+    if ('taken' in outcome) {
+      this.counters.noncesTaken += 1
+      logger?.warn(
+        { address: this.address, nonce: entry.nonce, job: entry.jobId },
+        `nonce ${entry.nonce} of ${this.address} was spent by a transaction this installation did not ` +
+          `record: its job is sent again at a new nonce. Another program signs with this key, or Redis ` +
+          `lost the record; give each node its own key (docs/operating.md)`,
+      )
+      return store.forget(this.address, entry.jobId)
+    }
     entry.result = entry.jobId.startsWith(FILLER_ID_PREFIX)
       ? { status: 'already-fulfilled', reason: 'nonce spent by a filler transaction' }
       : await this.resultOf(outcome.receipt, entry.nonce, entry.tx)

@@ -42,6 +42,8 @@ export interface KeyCounters {
   leasesLost: number
   /** Mined transactions a reorg took away, sent again (CHAIN_FINALITY_DEPTH). */
   reorgedOut: number
+  /** Nonces of the key spent by a transaction this installation did not record: its job went again. */
+  noncesTaken: number
 }
 
 /** The sender's options with their defaults applied, read once. */

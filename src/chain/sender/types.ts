@@ -116,6 +116,8 @@ export interface KeyStats {
   leasesLost: number
   /** Mined transactions a reorg took away, sent again. */
   reorgedOut: number
+  /** Nonces spent by a transaction this installation did not record (the key used elsewhere). */
+  noncesTaken: number
 }
 
 export interface TxSender {
