@@ -114,16 +114,13 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
     if (addresses.length === 0) return logs
     for (let start = from; start <= to; start += options.maxBlockRange) {
       const end = Math.min(to, start + options.maxBlockRange - 1)
-      logs.push(
-        ...(await (
-          await chain()
-        ).getLogs({
-          address: addresses,
-          topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
-          fromBlock: start,
-          toBlock: end,
-        })),
-      )
+      const filter = {
+        address: addresses,
+        topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
+        fromBlock: start,
+        toBlock: end,
+      }
+      logs.push(...(await (await chain()).getLogs(filter).catch(notYetThere(start, end))))
     }
     return logs
       .filter((log) => !log.removed)
@@ -171,4 +168,30 @@ async function header(provider: ChainProvider, tag: string): Promise<HeadRef | u
       { kind: 'upstream' },
     )
   return parsed
+}
+
+/**
+ * What a node that has not got the range's last blocks yet answers eth_getLogs (the execution API's
+ * "block range extends beyond current head block", and the clients' own words for a block they do not
+ * know). Behind a load balancer one backend lags the others now and then: the head came from one, the
+ * logs from another.
+ */
+const NOT_YET_THERE =
+  /beyond current head|unknown block|header not found|block not found|after last accepted block/i
+
+/**
+ * A node's refusal of a range it has not got yet becomes an `unavailable` error (the scan reads the
+ * range again next time, quietly); any other failure is left as it is. The node's words are read here,
+ * once.
+ */
+function notYetThere(from: number, to: number): (error: unknown) => never {
+  return (error) => {
+    const answer = (error as { error?: { message?: unknown } } | null)?.error?.message
+    if (typeof answer === 'string' && NOT_YET_THERE.test(answer))
+      throw new FeedrunnerError(
+        `eth_getLogs for blocks ${from}-${to}: the node has not got them yet (it answered "${answer.slice(0, 120)}"); the next scan reads them again`,
+        { kind: 'unavailable', cause: error },
+      )
+    throw error
+  }
 }
