@@ -112,7 +112,15 @@ describe('the listener reads logs only for blocks that may hold a request (anvil
       .slice(since)
       .filter((call) => call.method === 'eth_getLogs')
       .map((call) => {
-        const filter = call.params[0] as { fromBlock: string; toBlock: string }
+        const filter = call.params[0] as {
+          fromBlock?: string
+          toBlock?: string
+          blockHash?: string
+        }
+        // A range's last block is read by its hash (chain-reader.ts readRange).
+        const byHash = filter.blockHash === undefined ? undefined : tap.blockOf(filter.blockHash)
+        if (filter.blockHash !== undefined)
+          return { from: byHash ?? Number.NaN, to: byHash ?? Number.NaN }
         return { from: Number(filter.fromBlock), to: Number(filter.toBlock) }
       })
   }

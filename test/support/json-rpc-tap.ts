@@ -21,6 +21,18 @@ export interface JsonRpcTap {
    * before (a node that stopped following its chain): the client sees no new head until it is false.
    */
   holdHead: boolean
+  /**
+   * While set, every other HTTP request with an `eth_getLogs` is answered as a node `blocks` behind
+   * the head the tap handed out last would (one RPC_URL, two nodes behind a load balancer): a block read by a
+   * hash it does not know is refused ("unknown block", as every node does); a range past its head is
+   * refused as the execution API says (`refuse`) or answered with the logs it has (`truncate`, as
+   * older clients and anvil do).
+   */
+  laggingLogs: { blocks: number; answer: 'refuse' | 'truncate' } | undefined
+  /** The number of a block whose header the tap handed out, by its hash. */
+  blockOf(hash: string): number | undefined
+  /** How many log reads the lagging backend refused or answered short. */
+  readonly laggedReads: number
   stop(): Promise<void>
 }
 
@@ -38,7 +50,13 @@ export async function startJsonRpcTap(target: {
 }): Promise<JsonRpcTap> {
   const calls: TappedCall[] = []
   const headersGiven = new Set<number>()
-  const tap = { zeroBlooms: false, holdHead: false }
+  const numbersByHash = new Map<string, number>()
+  const tap: Pick<JsonRpcTap, 'zeroBlooms' | 'holdHead' | 'laggingLogs'> = {
+    zeroBlooms: false,
+    holdHead: false,
+    laggingLogs: undefined,
+  }
+  const lagging = { requests: 0, lagged: 0 }
   let lastHead: unknown
   const record = (body: string, transport: Transport) => {
     for (const call of messagesOf(body))
@@ -54,7 +72,10 @@ export async function startJsonRpcTap(target: {
       const payload =
         'result' in message ? message.result : (message.params as { result?: unknown })?.result
       const number = headerNumberOf(payload)
-      if (number !== undefined) headersGiven.add(number)
+      if (number !== undefined) {
+        headersGiven.add(number)
+        numbersByHash.set(String((payload as { hash?: unknown }).hash).toLowerCase(), number)
+      }
     }
     return tap.zeroBlooms
       ? body.replace(/"logsBloom"\s*:\s*"0x[0-9a-fA-F]*"/g, ZERO_BLOOM_FIELD)
@@ -76,9 +97,43 @@ export async function startJsonRpcTap(target: {
     }
     return tap.holdHead ? JSON.stringify(parsed) : answer
   }
+  /** The answer to `request` with every other log read answered as the lagging backend would. */
+  const lagged = (request: string, answer: string): string => {
+    const lag = tap.laggingLogs
+    if (!lag) return answer
+    const reads = messagesOf(request).filter((call) => call.method === 'eth_getLogs')
+    // A balancer sends a whole request (a batch too) to one node.
+    if (reads.length === 0 || lagging.requests++ % 2 === 0) return answer
+    const behind = reads
+    const lagHead = Math.max(...headersGiven) - lag.blocks
+    const parsed = parsedOrUndefined(answer)
+    const replies = messagesIn(parsed)
+    for (const call of behind) {
+      const reply = replies.find((message) => message.id === call.id)
+      const filter = ((call.params as unknown[] | undefined)?.[0] ?? {}) as Record<string, string>
+      if (!reply) continue
+      const refuse = (code: number, message: string) => {
+        delete reply.result
+        reply.error = { code, message }
+        lagging.lagged++
+      }
+      if (filter.blockHash !== undefined) {
+        const number = numbersByHash.get(filter.blockHash.toLowerCase())
+        if (number === undefined || number > lagHead) refuse(-32000, 'unknown block')
+      } else if (Number(filter.toBlock) > lagHead) {
+        if (lag.answer === 'refuse') refuse(-32602, 'block range extends beyond current head block')
+        else {
+          const logs = (reply.result ?? []) as Array<{ blockNumber: string }>
+          reply.result = logs.filter((log) => Number(log.blockNumber) <= lagHead)
+          lagging.lagged++
+        }
+      }
+    }
+    return JSON.stringify(parsed)
+  }
   const proxy = await startJsonRpcProxy(target, {
     onRequest: record,
-    answer: (request, answer) => passOn(headHeld(request, answer)),
+    answer: (request, answer) => passOn(headHeld(request, lagged(request, answer))),
     pushed: passOn,
   })
   return {
@@ -97,6 +152,16 @@ export async function startJsonRpcTap(target: {
     },
     set holdHead(hold: boolean) {
       tap.holdHead = hold
+    },
+    get laggingLogs() {
+      return tap.laggingLogs
+    },
+    set laggingLogs(lag) {
+      tap.laggingLogs = lag
+    },
+    blockOf: (hash: string) => numbersByHash.get(hash.toLowerCase()),
+    get laggedReads() {
+      return lagging.lagged
     },
     stop: () => proxy.stop(),
   }

@@ -33,8 +33,12 @@ export interface ChainReader {
   /** Whether a header given or read had a bloom with a bit set (RecentHeaders.bloomsFilled). */
   readonly bloomsFilled: boolean
   currentHead(): Promise<HeadRef | undefined>
-  /** The Operators' request and cancel logs of the range, in chain order. */
-  readLogs(from: number, to: number): Promise<Log[]>
+  /**
+   * The Operators' request and cancel logs of the range, in chain order. Its last block is read by
+   * its hash at `head` (EIP-234), in the same JSON-RPC batch as the rest: a node that has not got it
+   * refuses, where a range read past its head may be answered short (see readRange).
+   */
+  readLogs(from: number, to: number, head: HeadRef): Promise<Log[]>
 }
 
 export interface ChainReaderOptions {
@@ -107,24 +111,40 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
   const operators =
     typeof options.operators === 'function' ? options.operators : () => options.operators
 
-  async function readLogs(from: number, to: number): Promise<Log[]> {
+  async function readLogs(from: number, to: number, head: HeadRef): Promise<Log[]> {
     const logs: Log[] = []
     const addresses = [...(operators() as readonly string[])]
     // No Operator: nothing to read (an empty address list would ask a node for every contract's logs).
     if (addresses.length === 0) return logs
+    const topics = [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]]
     for (let start = from; start <= to; start += options.maxBlockRange) {
       const end = Math.min(to, start + options.maxBlockRange - 1)
-      const filter = {
-        address: addresses,
-        topics: [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
-        fromBlock: start,
-        toBlock: end,
-      }
-      logs.push(...(await (await chain()).getLogs(filter).catch(notYetThere(start, end))))
+      logs.push(...(await readRange({ address: addresses, topics }, start, end, head)))
     }
     return logs
       .filter((log) => !log.removed)
       .sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index)
+  }
+
+  /**
+   * The logs of blocks `from`-`to`: the last by its hash, the others (if any) by number, both calls
+   * in one JSON-RPC batch, so one node answers both. A node behind a load balancer may lag the one
+   * that told the head; asked for a range past its head it should refuse, but some answer with the
+   * logs they have, and the listener would move past the rest. Asked for a block by a hash it does
+   * not know, every node refuses (EIP-234), and a node that has the last block has those below it.
+   */
+  async function readRange(
+    filter: { address: string[]; topics: string[][] },
+    from: number,
+    to: number,
+    head: HeadRef,
+  ): Promise<Log[]> {
+    const provider = await chain()
+    const lastHash = knownCanonicalHash(head, to) ?? (await blockHash(to))
+    if (!lastHash) throw notYet(from, to, `no block ${to}`)
+    const reads = [provider.getLogs({ ...filter, blockHash: lastHash })]
+    if (from < to) reads.push(provider.getLogs({ ...filter, fromBlock: from, toBlock: to - 1 }))
+    return (await Promise.all(reads).catch(notYetThere(from, to))).flat()
   }
 
   return {
@@ -179,19 +199,23 @@ async function header(provider: ChainProvider, tag: string): Promise<HeadRef | u
 const NOT_YET_THERE =
   /beyond current head|unknown block|header not found|block not found|after last accepted block/i
 
+/** The error of a read the node cannot answer yet: `unavailable`, so the scan reads it again, quietly. */
+function notYet(from: number, to: number, answer: string, cause?: unknown): FeedrunnerError {
+  return new FeedrunnerError(
+    `eth_getLogs for blocks ${from}-${to}: the node has not got them yet (it answered "${answer.slice(0, 120)}"); the next scan reads them again`,
+    { kind: 'unavailable', cause },
+  )
+}
+
 /**
- * A node's refusal of a range it has not got yet becomes an `unavailable` error (the scan reads the
- * range again next time, quietly); any other failure is left as it is. The node's words are read here,
- * once.
+ * A node's refusal of a range it has not got yet becomes notYet; any other failure is left as it is.
+ * The node's words are read here, once.
  */
 function notYetThere(from: number, to: number): (error: unknown) => never {
   return (error) => {
     const answer = (error as { error?: { message?: unknown } } | null)?.error?.message
     if (typeof answer === 'string' && NOT_YET_THERE.test(answer))
-      throw new FeedrunnerError(
-        `eth_getLogs for blocks ${from}-${to}: the node has not got them yet (it answered "${answer.slice(0, 120)}"); the next scan reads them again`,
-        { kind: 'unavailable', cause: error },
-      )
+      throw notYet(from, to, answer, error)
     throw error
   }
 }

@@ -82,7 +82,7 @@ async function readEvents(
   if (!parts.gate.mayHoldLogs(head, from, to)) return []
   const chainId = parts.reader.chainId as number
   const specIds = parts.specIds()
-  const logs = await parts.reader.readLogs(from, to)
+  const logs = await parts.reader.readLogs(from, to, head)
   parts.gate.checkLogs(head, logs)
   const rereadFrom = parts.gate.takeRereadFrom()
   if (rereadFrom !== undefined) {
