@@ -128,7 +128,8 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
 
   /**
    * The logs of blocks `from`-`to`: the last by its hash, the others (if any) by number, both calls
-   * in one JSON-RPC batch, so one node answers both. A node behind a load balancer may lag the one
+   * made together, so one node answers both (ethers sends them as one JSON-RPC batch over HTTP; a
+   * WebSocket is one node's). A node behind a load balancer may lag the one
    * that told the head; asked for a range past its head it should refuse, but some answer with the
    * logs they have, and the listener would move past the rest. Asked for a block by a hash it does
    * not know, every node refuses (EIP-234), and a node that has the last block has those below it.
