@@ -9,12 +9,11 @@ import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
   countRevertedFrom,
-  oracleResponsesSince,
+  expectFulfilledOnce,
   requestsOfCases,
   sendPaced,
   startPart,
   stopPart,
-  wrongValues,
   type PartProcess,
 } from './support.ts'
 
@@ -97,16 +96,7 @@ describe('a node key also used outside feedrunner', () => {
     const nonceBefore = await provider.getTransactionCount(stranger.address)
     const fromBlock = (await provider.getBlockNumber()) + 1
     const sent = await sendPaced(stack, requestsOfCases(cases, 10))
-    const fulfilled = await waitForFulfilments(
-      stack.contracts.consumer,
-      provider,
-      sent.map((request) => request.requestId),
-      { fromBlock, timeoutMs: 180_000 },
-    )
-    if (fulfilled.size < sent.length) console.log(runner.output().slice(-4000))
-    expect(fulfilled.size).toBe(10)
-    expect(await wrongValues(cases, sent, fulfilled)).toEqual([])
-    expect(await oracleResponsesSince(stack, fromBlock)).toBe(10)
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, () => runner.output())
     // One transaction a request: the nonces the runner signed twice were refused, never mined.
     expect((await provider.getTransactionCount(stranger.address)) - nonceBefore).toBe(10)
     expect(await countRevertedFrom(provider, stranger.address, fromBlock)).toBe(0)
@@ -148,18 +138,9 @@ describe('a node key also used outside feedrunner', () => {
     await provider.send('evm_mine', [])
     const ownReceipt = await provider.waitForTransaction(own.hash, 1, 120_000)
     expect(ownReceipt?.status).toBe(1)
-    const fulfilled = await waitForFulfilments(
-      stack.contracts.consumer,
-      provider,
-      sent.map((request) => request.requestId),
-      { fromBlock, timeoutMs: 180_000 },
-    )
-    if (fulfilled.size < sent.length) console.log(runner.output().slice(-4000))
-    expect(fulfilled.size).toBe(5)
-    expect(await wrongValues(cases, sent, fulfilled)).toEqual([])
-    // From the chain: one OracleResponse each, the stranger's transaction and six of the runner's
-    // (four from the pool, the replaced one sent again), none reverted.
-    expect(await oracleResponsesSince(stack, fromBlock)).toBe(5)
+    // From the chain: one OracleResponse each; six transactions of the key, the stranger's and five
+    // of the runner's (four from the pool, the replaced one sent again); none reverted.
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, () => runner.output())
     expect((await provider.getTransactionCount(stranger.address)) - nonceBefore).toBe(6)
     expect(await countRevertedFrom(provider, stranger.address, fromBlock)).toBe(0)
     // Said once, naming the nonce and the key (a public address; the key itself never).

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { expect } from 'vitest'
 import { join } from 'node:path'
 import { Wallet, type Provider } from 'ethers'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
@@ -8,6 +9,7 @@ import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import {
   sendConsumerRequests,
+  waitForFulfilments,
   type ConsumerRequest,
   type SentRequest,
 } from '../../src/dev/requests.ts'
@@ -253,4 +255,28 @@ export async function oracleResponsesSince(stack: DevStack, fromBlock: number): 
     fromBlock,
   })
   return logs.length
+}
+
+/**
+ * Waits for the requests' fulfilments (a bound that only catches hangs) and checks them against the
+ * chain: each stored with its case's value, one OracleResponse each since `fromBlock`. `output` is
+ * printed when some never came (the runner's log, say).
+ */
+export async function expectFulfilledOnce(
+  stack: DevStack,
+  cases: readonly DemoCase[],
+  sent: SentRequest[],
+  fromBlock: number,
+  output: () => string,
+): Promise<void> {
+  const { consumer, provider } = stack.contracts
+  const ids = sent.map((request) => request.requestId)
+  const fulfilled = await waitForFulfilments(consumer, provider, ids, {
+    fromBlock,
+    timeoutMs: 180_000,
+  })
+  if (fulfilled.size < sent.length) console.log(output().slice(-4000))
+  expect(fulfilled.size).toBe(sent.length)
+  expect(await wrongValues(cases, sent, fulfilled)).toEqual([])
+  expect(await oracleResponsesSince(stack, fromBlock)).toBe(sent.length)
 }
