@@ -35,8 +35,8 @@ export interface ChainReader {
   currentHead(): Promise<HeadRef | undefined>
   /**
    * The Operators' request and cancel logs of the range, in chain order. Its last block is read by
-   * its hash at `head` (EIP-234), in the same JSON-RPC batch as the rest: a node that has not got it
-   * refuses, where a range read past its head may be answered short (see readRange).
+   * its hash at `head` (EIP-234), together with the rest: a node that has not got it refuses, where
+   * a range read past its head may be answered short (see readRange).
    */
   readLogs(from: number, to: number, head: HeadRef): Promise<Log[]>
 }
@@ -129,10 +129,10 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
   /**
    * The logs of blocks `from`-`to`: the last by its hash, the others (if any) by number, both calls
    * made together, so one node answers both (ethers sends them as one JSON-RPC batch over HTTP; a
-   * WebSocket is one node's). A node behind a load balancer may lag the one
-   * that told the head; asked for a range past its head it should refuse, but some answer with the
-   * logs they have, and the listener would move past the rest. Asked for a block by a hash it does
-   * not know, every node refuses (EIP-234), and a node that has the last block has those below it.
+   * WebSocket is one node's). A node behind a load balancer may lag the one that told the head;
+   * asked for a range past its head it should refuse, but some answer with the logs they have, and
+   * the listener would move past the rest. Asked for a block by a hash it does not know, every node
+   * refuses (EIP-234), and a node that has the last block has those below it.
    */
   async function readRange(
     filter: { address: string[]; topics: string[][] },
