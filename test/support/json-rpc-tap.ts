@@ -23,15 +23,15 @@ export interface JsonRpcTap {
   holdHead: boolean
   /**
    * While set, every other HTTP request with an `eth_getLogs` is answered as a node `blocks` behind
-   * the head the tap handed out last would (one RPC_URL, two nodes behind a load balancer): a block read by a
-   * hash it does not know is refused ("unknown block", as every node does); a range past its head is
-   * refused as the execution API says (`refuse`) or answered with the logs it has (`truncate`, as
-   * older clients and anvil do).
+   * the head the tap handed out last would (one RPC_URL, two nodes behind a load balancer): a block
+   * read by a hash it does not know is refused ("unknown block", as every node does); a range past
+   * its head is refused as the execution API says (`refuse`) or answered with the logs it has
+   * (`truncate`, as older clients and anvil do).
    */
   laggingLogs: { blocks: number; answer: 'refuse' | 'truncate' } | undefined
   /** The number of a block whose header the tap handed out, by its hash. */
   blockOf(hash: string): number | undefined
-  /** How many log reads the lagging backend refused or answered short. */
+  /** How many log reads the lagging node refused or answered short. */
   readonly laggedReads: number
   stop(): Promise<void>
 }
@@ -97,18 +97,17 @@ export async function startJsonRpcTap(target: {
     }
     return tap.holdHead ? JSON.stringify(parsed) : answer
   }
-  /** The answer to `request` with every other log read answered as the lagging backend would. */
+  /** The answer to `request`, every other one with log reads answered as the lagging node would. */
   const lagged = (request: string, answer: string): string => {
     const lag = tap.laggingLogs
     if (!lag) return answer
     const reads = messagesOf(request).filter((call) => call.method === 'eth_getLogs')
     // A balancer sends a whole request (a batch too) to one node.
     if (reads.length === 0 || lagging.requests++ % 2 === 0) return answer
-    const behind = reads
     const lagHead = Math.max(...headersGiven) - lag.blocks
     const parsed = parsedOrUndefined(answer)
     const replies = messagesIn(parsed)
-    for (const call of behind) {
+    for (const call of reads) {
       const reply = replies.find((message) => message.id === call.id)
       const filter = ((call.params as unknown[] | undefined)?.[0] ?? {}) as Record<string, string>
       if (!reply) continue
