@@ -5,25 +5,16 @@
 // missing build never runs: the CLI then runs the sources through tsx. Without typescript (a production
 // install without dev dependencies) there is nothing to build and the sources run through tsx.
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, readFileSync, rmSync, renameSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, rmSync, renameSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { URL, fileURLToPath } from 'node:url'
-import { sourceFingerprint } from './source-fingerprint.js'
+import { builtFingerprint, sourceFingerprint } from './source-fingerprint.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const src = `${root}src`
 const dist = `${root}dist`
 const staging = `${root}dist.tmp`
 const replaced = `${root}dist.old`
-
-/** The fingerprint of the sources dist/ was built from, if there is a build. */
-function builtFrom() {
-  try {
-    return JSON.parse(readFileSync(`${dist}/BUILD.json`, 'utf8')).fingerprint
-  } catch {
-    return undefined
-  }
-}
 
 let tsc
 try {
@@ -39,7 +30,7 @@ const fingerprint = sourceFingerprint(src)
 // A build of the sources as they are is left alone: `npx feedrunner` in the checkout installs the
 // project into npx's cache, which runs this (`prepare`) again, and replacing dist/ under processes
 // that were starting from it made them fail to find their modules (the bench beside the docs test).
-if (builtFrom() === fingerprint) {
+if (builtFingerprint(dist) === fingerprint) {
   console.log('feedrunner build: dist/ is already built from src/ as it is now')
 } else {
   rmSync(staging, { recursive: true, force: true })

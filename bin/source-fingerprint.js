@@ -2,7 +2,7 @@
 // can tell whether dist/ was built from the sources as they are now. Plain JavaScript: it runs before
 // any TypeScript loader.
 import { createHash } from 'node:crypto'
-import { readdirSync, statSync } from 'node:fs'
+import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 
 export function sourceFingerprint(srcDir) {
@@ -21,4 +21,13 @@ export function sourceFingerprint(srcDir) {
   }
   walk(srcDir)
   return hash.digest('hex')
+}
+
+/** The fingerprint of the sources a build was made from (its BUILD.json), or undefined without one. */
+export function builtFingerprint(distDir) {
+  try {
+    return JSON.parse(readFileSync(join(distDir, 'BUILD.json'), 'utf8')).fingerprint
+  } catch {
+    return undefined
+  }
 }
