@@ -12,6 +12,18 @@ export type FetchWorker = Worker<FetchJobData, FetchJobResult, string>
 const MAX_KEPT_JOBS = 5_000
 
 /**
+ * How long an idle BullMQ worker blocks on its queue's marker before it looks again (its
+ * `drainDelay`, in seconds). A job added, a retry or a delayed job coming due, and a stalled job put
+ * back each add a marker that wakes the worker at once, so this bounds no one's wait: it is what an
+ * idle worker costs Redis. Each timeout is a blocking read and a fetch script, about 11 commands; at
+ * BullMQ's 5 s the five workers of an installation (four fetch families and a chain's `requests`)
+ * sent 9 commands a second of an idle installation's 21 (issue 40). After a reset connection the
+ * worker takes the next job at once too (ioredis sends the wait again); BullMQ's own watchdog frees a
+ * wait that hangs anyway after this long and a second.
+ */
+export const WORKER_IDLE_WAIT_SECONDS = 30
+
+/**
  * A family's fetch queue, for callers that add jobs. `connection` is a `client` connection
  * (createRedisConnection): it fails fast while Redis is away instead of queueing commands. The
  * connection stays the caller's: close the queue, then the connection.
@@ -60,6 +72,7 @@ export function createFetchWorker(
     connection,
     prefix: settings.QUEUE_PREFIX,
     concurrency: settings.FETCH_WORKER_CONCURRENCY,
+    drainDelay: WORKER_IDLE_WAIT_SECONDS,
     limiter: { max: familyRateLimitPerSecond(settings, family), duration: 1_000 },
     // BullMQ renews a running job's lock every lockDuration / 2, so a short lock never cuts a slow
     // fetch short; it bounds how long the job of a killed worker waits before another worker takes it

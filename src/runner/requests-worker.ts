@@ -1,6 +1,7 @@
 import { UnrecoverableError, Worker, type Job as QueueJob } from 'bullmq'
 import { isRetryable, rootCauseFirst } from '../config/errors.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
+import { WORKER_IDLE_WAIT_SECONDS } from '../queue/factories.ts'
 import { runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import { quarantine, RunCrashReport } from './quarantine.ts'
 import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
@@ -50,6 +51,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
+    drainDelay: WORKER_IDLE_WAIT_SECONDS,
     lockDuration: options.lockDurationMs,
     stalledInterval: Math.max(1_000, Math.floor(options.lockDurationMs / 2)),
     // A stalled job goes back to the queue (its runner died or stalled); the next take counts it as
