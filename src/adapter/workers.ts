@@ -118,6 +118,7 @@ export async function startFetchWorkers(
   const stopOperating = operateFetchWorkers(
     workers,
     connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),
+    clock,
   )
   logger.info(
     {

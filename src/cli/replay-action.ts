@@ -2,6 +2,7 @@ import { connectProvider } from '../chain/provider.ts'
 import { Queue } from 'bullmq'
 import { errorKindOf, FeedrunnerError, rootCauseFirst } from '../config/errors.ts'
 import { connectClient } from '../queue/connection.ts'
+import { RedisClock } from '../queue/redis-clock.ts'
 import { replayRun } from '../runner/replay.ts'
 import { chainsFromSettings } from '../config/chains.ts'
 import type { Settings } from '../config/settings.ts'
@@ -49,7 +50,10 @@ export async function runReplayAction(idOrPrefix: string): Promise<void> {
       prefix: settings.QUEUE_PREFIX,
       defaultJobOptions: REQUEST_JOB_OPTIONS,
     })
-    const replay = await replayRun(requestId, { runs, requestsQueue, provider })
+    // One reading of Redis's clock, which stamps the job as a runner's intake does.
+    const clock = new RedisClock(redis, { slotKey: `${settings.QUEUE_PREFIX}:clock` })
+    await clock.sync()
+    const replay = await replayRun(requestId, { runs, requestsQueue, provider, clock })
     console.log(
       `replay ${replay.replay} of request ${requestId} (job ${replay.job}) is queued; the request stays open ${Math.floor(replay.secondsLeft / 60)} min more. A runner on this queue prefix (${settings.QUEUE_PREFIX}) runs it: feedrunner runs show ${requestId}`,
     )

@@ -8,6 +8,7 @@ import {
   watchSender,
   type EndpointSource,
   type KeyStatsLike,
+  type SharedClock,
 } from '../metrics/index.ts'
 import {
   chainCheck,
@@ -58,6 +59,8 @@ export interface RunnerEnvironment {
   prefix: string
   /** A connection for the readiness check (the caller's; not closed here). */
   connection: Redis
+  /** Redis's clock, which the queue waits are measured by. */
+  clock: SharedClock
   health?: Health
 }
 
@@ -80,7 +83,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   const { worker, sender, listener } = parts
   if (worker) {
     closers.push(health.add(workersCheck(`pipeline-worker-${chain}`, () => [worker])))
-    observeWaits(worker, 'requests', chain)
+    observeWaits(worker, 'requests', environment.clock, chain)
   }
   if (sender) {
     closers.push(
@@ -108,13 +111,14 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
 export function operateFetchWorkers(
   workers: readonly OperatedWorker[],
   redis: Redis,
+  clock: SharedClock,
   health: Health = processHealth,
 ): Closer {
   const closers: Array<() => unknown> = [
     health.add(redisCheck(redis)),
     health.add(workersCheck('fetch-workers', () => workers)),
   ]
-  for (const worker of workers) observeWaits(worker, worker.name)
+  for (const worker of workers) observeWaits(worker, worker.name, clock)
   return closeAll(closers)
 }
 

@@ -144,7 +144,7 @@ export const adapterDuration = histogram(
 
 export const queueWait = histogram(
   'feedrunner_queue_wait_seconds',
-  "Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt), by queue and, for a runner's queue, chain",
+  "Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt, by Redis's clock), by queue and, for a runner's queue, chain",
   ['queue', 'chain'],
   WAIT_BUCKETS,
 )

@@ -47,7 +47,21 @@ interface ActiveEmitter {
   on(event: 'active', listener: (job: { timestamp: number; processedOn?: number }) => void): unknown
 }
 
-/** Observes, for every job a worker takes, how long it waited in `queueLabel` (of `chain`, a runner's). */
-export function observeWaits(worker: ActiveEmitter, queueLabel: string, chain?: string): void {
-  worker.on('active', (job) => observeQueueWait(queueLabel, job, chain))
+/** Redis's clock as the process reads it (src/queue/redis-clock.ts); undefined before a first reading. */
+export interface SharedClock {
+  now(): number | undefined
+}
+
+/**
+ * Observes, for every job a worker takes, how long it waited in `queueLabel` (of `chain`, a runner's)
+ * by Redis's clock, which stamped the job when it was added: the adder and the worker may be hosts
+ * whose wall clocks disagree (a job added on a host 120 s behind waited 120 s more by theirs).
+ */
+export function observeWaits(
+  worker: ActiveEmitter,
+  queueLabel: string,
+  clock: SharedClock,
+  chain?: string,
+): void {
+  worker.on('active', (job) => observeQueueWait(queueLabel, job, clock.now(), chain))
 }

@@ -60,13 +60,18 @@ export function observeAdapterRequest(endpoint: string, status: string, seconds:
   adapterDuration.observe({ endpoint }, seconds)
 }
 
-/** Records how long a job waited before this attempt started (BullMQ sets processedOn when it takes it). */
+/**
+ * Records how long a job waited before this attempt started: from its `timestamp` (the adder's
+ * reading of Redis's clock) to `startedAt` (the worker's reading of it when it took the job). Without
+ * a reading, BullMQ's processedOn, the worker host's wall clock.
+ */
 export function observeQueueWait(
   queueLabel: string,
   job: Pick<QueueJob, 'timestamp' | 'processedOn'>,
+  startedAt: number | undefined,
   chain?: string,
 ): void {
-  const started = job.processedOn ?? Date.now()
+  const started = startedAt ?? job.processedOn ?? Date.now()
   queueWait.observe(
     { queue: queueLabel, ...chainLabel(chain) },
     Math.max(0, (started - job.timestamp) / 1_000),

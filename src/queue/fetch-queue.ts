@@ -245,9 +245,11 @@ export class FetchQueueClient {
    */
   private async add(family: FeedFamily, job: QueuedFetch): Promise<void> {
     await this.familyEvents(family).waitUntilReady()
+    // Stamped with Redis's time, not this host's: the worker that takes it measures its wait by it.
     await this.queue(family).add(job.data.endpoint, job.data, {
       jobId: job.jobId,
       priority: job.priority,
+      timestamp: this.clock.now(),
     })
   }
 

@@ -9,7 +9,9 @@ import {
 } from '../chain/operator.ts'
 import { readOracleRequest } from '../chain/request-log.ts'
 import { revertReasonOf } from '../chain/revert.ts'
+import type { SharedClock } from '../metrics/index.ts'
 import { requestJobId, toRequestPayload, type RequestPayload } from './request-payload.ts'
+import { addRequestJob } from './requests-queue.ts'
 import type { RunStore } from './run-record.ts'
 
 /** Where a request stands at its Operator, read from the chain. */
@@ -99,6 +101,8 @@ export interface ReplayParts {
   runs: RunStore
   requestsQueue: Queue
   provider: Provider
+  /** Redis's clock, which stamps the job (addRequestJob). */
+  clock: SharedClock
 }
 
 export interface Replay {
@@ -139,7 +143,7 @@ export async function replayRun(requestId: string, parts: ReplayParts): Promise<
     )
   const payload: RequestPayload = { ...toRequestPayload(event), replay: reopened.replay }
   const jobId = `${requestJobId(event.chainId, event.operator, event.requestId)}-replay-${reopened.replay}`
-  await parts.requestsQueue.add('request', payload, { jobId })
+  await addRequestJob(parts.requestsQueue, payload, jobId, parts.clock)
   return { replay: reopened.replay, secondsLeft: standing.secondsLeft, job: run.job }
 }
 

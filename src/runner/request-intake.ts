@@ -1,12 +1,13 @@
 import type { Queue } from 'bullmq'
 import type { Logger } from '../config/logger.ts'
 import type { CancelRequestEvent, OracleRequestEvent } from '../chain/operator.ts'
-import { recordRequest } from '../metrics/index.ts'
+import { recordRequest, type SharedClock } from '../metrics/index.ts'
 import type { JobRegistry } from './job-registry.ts'
 import { serialiseError } from '../config/errors.ts'
 import { expiredRefusal } from './admission.ts'
 import { baseRecord } from './run-fields.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
+import { addRequestJob } from './requests-queue.ts'
 import type { RunStore } from './run-record.ts'
 
 export interface RequestIntake {
@@ -31,9 +32,11 @@ export function createRequestIntake(parts: {
   runs: RunStore
   requestsQueue: Queue
   registry: JobRegistry
+  /** Redis's clock, which stamps each job (addRequestJob). */
+  clock: SharedClock
   log: Logger
 }): RequestIntake {
-  const { runs, requestsQueue, registry, log } = parts
+  const { runs, requestsQueue, registry, clock, log } = parts
   return {
     async onRequest(event) {
       const loaded = registry.bySpecId(event.specId)
@@ -44,10 +47,11 @@ export function createRequestIntake(parts: {
         state: 'received',
       })
       const round = run.round || undefined
-      await requestsQueue.add(
-        'request',
+      await addRequestJob(
+        requestsQueue,
         { ...toRequestPayload(event), ...(round ? { round } : {}) },
-        { jobId: requestJobId(event.chainId, event.operator, event.requestId, round) },
+        requestJobId(event.chainId, event.operator, event.requestId, round),
+        clock,
       )
       const job = run.job ?? loaded?.name
       recordRequest(job, 'received')

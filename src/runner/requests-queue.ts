@@ -1,5 +1,7 @@
 import { Queue, type DefaultJobOptions } from 'bullmq'
+import type { SharedClock } from '../metrics/index.ts'
 import type { Connections } from '../queue/connections.ts'
+import type { RequestPayload } from './request-payload.ts'
 
 export const REQUESTS_QUEUE = 'requests'
 
@@ -23,6 +25,20 @@ export const REQUEST_JOB_OPTIONS: DefaultJobOptions = {
   // Transient bridge failures (adapter restarting) are retried: 1+2+4+...+64 s, about two minutes.
   attempts: 8,
   backoff: { type: 'exponential', delay: 1_000 },
+}
+
+/**
+ * Adds a request's job (the listener's intake and `runs replay` alike), stamped with Redis's time
+ * rather than BullMQ's default, this host's wall clock: the runner that takes it may be another host,
+ * and the wait it reports (feedrunner_queue_wait_seconds) compares the two stamps.
+ */
+export async function addRequestJob(
+  queue: Queue,
+  payload: RequestPayload,
+  jobId: string,
+  clock: SharedClock,
+): Promise<void> {
+  await queue.add('request', payload, { jobId, timestamp: clock.now() })
 }
 
 /** A chain's `requests` queue, on a connection of its own. */

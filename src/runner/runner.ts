@@ -50,10 +50,13 @@ export function createRunner(options: RunnerOptions): Runner {
   // outage as one line down, one a minute, one back (src/config/dependency-health.ts).
   const pool = createEndpointPool(options)
   const chainError = chainErrorReporter(log, connections, pool)
+  // Redis's clock: it stamps each request's job and measures its wait, whichever hosts add and take it.
+  const clock = connections.clock(options.prefix)
   const intake = createRequestIntake({
     runs,
     requestsQueue,
     registry: options.registry,
+    clock,
     log,
   })
   let provider: JsonRpcProvider | undefined
@@ -128,6 +131,7 @@ export function createRunner(options: RunnerOptions): Runner {
           chain: { chainId: options.chainId, pool },
           prefix: options.prefix,
           connection: redis,
+          clock,
         },
       )
       log.info(
