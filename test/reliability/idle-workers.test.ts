@@ -18,7 +18,7 @@ const WATCHED_SECONDS = 12
 /**
  * What an idle installation costs Redis, and that the cost cut loses nothing: each idle BullMQ worker
  * blocks for WORKER_IDLE_WAIT_SECONDS on its queue's marker (BullMQ's 5 s made the five workers
- * about 9 of an idle installation's 21 commands a second), and still takes a job at once, also the
+ * 7-8 of an idle installation's 20 commands a second), and still takes a job at once, also the
  * first after Redis restarted under it.
  */
 describe('idle workers', () => {
