@@ -50,6 +50,7 @@ export async function mountOperations(
   const stopOperating = operateAdapter(
     fetchQueues,
     connections.redis('client', 'health check', REDIS_CHECK_OPTIONS),
+    connections.clock(settings.QUEUE_PREFIX),
   )
   const dashboard = access
     ? await (await import('./board.ts')).mountDashboard(api, settings, connections, logger, access)

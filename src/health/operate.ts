@@ -79,7 +79,7 @@ export function operateRunner(parts: RunnerParts, environment: RunnerEnvironment
   )
   const chain = String(environment.chain.chainId)
   // Labelled `requests` and the chain (the queue itself is `requests-<chain id>`).
-  closers.push(watchQueue('requests', parts.requestsQueue, chain))
+  closers.push(watchQueue('requests', parts.requestsQueue, environment.clock, chain))
   const { worker, sender, listener } = parts
   if (worker) {
     closers.push(health.add(workersCheck(`pipeline-worker-${chain}`, () => [worker])))
@@ -126,10 +126,11 @@ export function operateFetchWorkers(
 export function operateAdapter(
   fetchQueues: readonly Queue[],
   redis: Redis,
+  clock: SharedClock,
   health: Health = processHealth,
 ): Closer {
   const closers: Array<() => unknown> = [health.add(redisCheck(redis))]
-  for (const queue of fetchQueues) closers.push(watchQueue(queue.name, queue))
+  for (const queue of fetchQueues) closers.push(watchQueue(queue.name, queue, clock))
   return closeAll(closers)
 }
 

@@ -1,4 +1,3 @@
-import type { JobType } from 'bullmq'
 import type { Counter } from 'prom-client'
 import { counter, gauge, histogram } from './registry.ts'
 
@@ -60,24 +59,28 @@ interface SenderSource {
   last: Map<string, number>
 }
 
+/** Redis's clock as the process reads it (src/queue/redis-clock.ts); undefined before a first reading. */
+export interface SharedClock {
+  now(): number | undefined
+}
+
 /**
  * Sources read at scrape time. Kept on globalThis so a module loaded twice in one process (test
  * isolation) still feeds the metrics registered the first time.
  */
 interface ScrapeSources {
-  queues: Map<object, { label: string; queue: CountedQueue; chain?: string }>
   senders: Set<SenderSource>
   listeners: Set<ListenerSource>
 }
 const SOURCES_KEY = Symbol.for('feedrunner.metrics.sources')
 const holder = globalThis as typeof globalThis & { [SOURCES_KEY]?: ScrapeSources }
 const sources: ScrapeSources = (holder[SOURCES_KEY] ??= {
-  queues: new Map(),
   senders: new Set(),
   listeners: new Set(),
 })
 
-function withTimeout<T>(promise: Promise<T>): Promise<T> {
+/** A scrape-time read that gives up after SCRAPE_TIMEOUT_MS. */
+export function withTimeout<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('no answer in time')), SCRAPE_TIMEOUT_MS)
@@ -147,58 +150,6 @@ export const queueWait = histogram(
   "Time a job waited in its queue before a worker took it (from enqueue to the start of the attempt, by Redis's clock), by queue and, for a runner's queue, chain",
   ['queue', 'chain'],
   WAIT_BUCKETS,
-)
-
-gauge(
-  'feedrunner_queue_jobs',
-  "Jobs per queue and state, read from Redis at scrape time; a runner's queues also by chain",
-  ['queue', 'state', 'chain'],
-  async function collectQueueJobs() {
-    this.reset()
-    await Promise.all(
-      [...sources.queues.values()].map(async ({ label, queue, chain }) => {
-        try {
-          const counts = await withTimeout(
-            queue.getJobCounts(
-              'waiting',
-              'active',
-              'delayed',
-              'prioritized',
-              'failed',
-              'completed',
-            ),
-          )
-          for (const [state, count] of Object.entries(counts))
-            this.set({ queue: label, state, ...chainLabel(chain) }, count)
-        } catch {
-          // Redis is away: no value rather than a stale one (readiness says why).
-        }
-      }),
-    )
-  },
-)
-
-gauge(
-  'feedrunner_queue_oldest_waiting_seconds',
-  'Age of the oldest job still waiting in each queue (0 when none waits), read at scrape time',
-  ['queue', 'chain'],
-  async function collectOldest() {
-    this.reset()
-    const now = Date.now()
-    await Promise.all(
-      [...sources.queues.values()].map(async ({ label, queue, chain }) => {
-        try {
-          const [oldest] = await withTimeout(queue.getJobs(['waiting', 'prioritized'], 0, 0, true))
-          this.set(
-            { queue: label, ...chainLabel(chain) },
-            oldest ? Math.max(0, (now - oldest.timestamp) / 1_000) : 0,
-          )
-        } catch {
-          // as above
-        }
-      }),
-    )
-  },
 )
 
 function senderCounter(
@@ -362,24 +313,6 @@ gauge(
 )
 
 // ---- what the running parts call to be read at scrape time (observe.ts records the rest) ----
-
-/** Reads `queue`'s depths at every scrape under `label` until the returned function is called. */
-/** What the queue gauges read of a queue: a BullMQ Queue, or the requests a runner holds itself. */
-export interface CountedQueue {
-  getJobCounts(...types: JobType[]): Promise<Record<string, number>>
-  getJobs(
-    types: JobType[],
-    start: number,
-    end: number,
-    asc: boolean,
-  ): Promise<{ timestamp: number }[]>
-}
-
-export function watchQueue(label: string, queue: CountedQueue, chain?: string): () => void {
-  const token = {}
-  sources.queues.set(token, { label, queue, chain })
-  return () => void sources.queues.delete(token)
-}
 
 /** Reads a transaction sender's per-key counters at every scrape until the returned function is called. */
 export function watchSender(

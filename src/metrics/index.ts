@@ -1,5 +1,6 @@
 export { metricsRegistry, metricsText, METRICS_CONTENT_TYPE } from './registry.ts'
 export * from './definitions.ts'
+export * from './queue-gauges.ts'
 export * from './observe.ts'
 export * from './reasons.ts'
 export * from './instrument.ts'

@@ -1,4 +1,5 @@
 import type { ErrorKind } from '../config/errors.ts'
+import type { SharedClock } from './definitions.ts'
 import { observeFetch, observeQueueWait } from './observe.ts'
 import { fetchStatusLabel, type FetchFailureKind } from './reasons.ts'
 
@@ -45,11 +46,6 @@ export function instrumentFetch<D, C extends { family: string }, R>(
 /** Something that emits BullMQ's worker `active` event. */
 interface ActiveEmitter {
   on(event: 'active', listener: (job: { timestamp: number; processedOn?: number }) => void): unknown
-}
-
-/** Redis's clock as the process reads it (src/queue/redis-clock.ts); undefined before a first reading. */
-export interface SharedClock {
-  now(): number | undefined
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
-import { metricsText, observeWaits } from '../../src/metrics/index.ts'
+import { metricsText, observeWaits, watchQueue } from '../../src/metrics/index.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { RedisClock } from '../../src/queue/redis-clock.ts'
 import { addRequestJob } from '../../src/runner/requests-queue.ts'
@@ -68,4 +68,25 @@ describe('the queue wait across hosts whose clocks disagree', () => {
       expect(waited).toBeLessThan(SKEW_MS / 1_000 / 4)
     },
   )
+
+  it('ages the oldest waiting job by Redis clock when the scraping host is 120 s ahead', async () => {
+    const connection = createRedisConnection(testRedisUrl(), 'worker')
+    closers.push(() => connection.disconnect())
+    const prefix = uniquePrefix('queue-oldest-clock')
+    const clock = new RedisClock(connection, { slotKey: `${prefix}:clock` })
+    expect(await clock.sync()).toBe(true)
+    const queue = new Queue('requests-probe', { connection, prefix })
+    closers.push(() => queue.close())
+    const payload = { probe: true } as unknown as Parameters<typeof addRequestJob>[1]
+    await addRequestJob(queue, payload, 'probe-waiting', clock)
+    const label = `oldest-${prefix}`
+    closers.push(watchQueue(label, queue, clock))
+
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + SKEW_MS })
+    const scraped = parsePrometheus(await metricsText())
+    vi.useRealTimers()
+    const age = valueOf(scraped, 'feedrunner_queue_oldest_waiting_seconds', { queue: label })
+    expect(age).toBeGreaterThan(0)
+    expect(age).toBeLessThan(SKEW_MS / 1_000 / 4)
+  })
 })
