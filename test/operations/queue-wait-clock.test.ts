@@ -23,20 +23,26 @@ describe('the queue wait across hosts whose clocks disagree', () => {
     for (const close of closers.splice(0).reverse()) await close()
   })
 
+  /** A queue of its own on the test Redis, and Redis's clock as a process reads it. */
+  async function probeQueue() {
+    const connection = createRedisConnection(testRedisUrl(), 'worker')
+    closers.push(() => connection.disconnect())
+    const prefix = uniquePrefix('queue-wait-clock')
+    // Each process reads Redis's clock by TIME and its monotonic clock; the wall clock moves neither.
+    const clock = new RedisClock(connection, { slotKey: `${prefix}:clock` })
+    expect(await clock.sync()).toBe(true)
+    const queue = new Queue('requests-probe', { connection, prefix })
+    closers.push(() => queue.close())
+    return { connection, prefix, clock, queue }
+  }
+
   it.each([
     { adderClock: 'behind', offsetMs: -SKEW_MS },
     { adderClock: 'ahead', offsetMs: SKEW_MS },
   ])(
     'measures a job added on a host whose clock is 120 s $adderClock as the moment it waited',
     async ({ adderClock, offsetMs }) => {
-      const connection = createRedisConnection(testRedisUrl(), 'worker')
-      closers.push(() => connection.disconnect())
-      const prefix = uniquePrefix('queue-wait-clock')
-      // Each process reads Redis's clock by TIME and its monotonic clock; the wall clock moves neither.
-      const clock = new RedisClock(connection, { slotKey: `${prefix}:clock` })
-      expect(await clock.sync()).toBe(true)
-      const queue = new Queue('requests-probe', { connection, prefix })
-      closers.push(() => queue.close())
+      const { connection, prefix, clock, queue } = await probeQueue()
 
       // The adding host's wall clock is off; timers still run (only Date is faked).
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + offsetMs })
@@ -70,13 +76,7 @@ describe('the queue wait across hosts whose clocks disagree', () => {
   )
 
   it('ages the oldest waiting job by Redis clock when the scraping host is 120 s ahead', async () => {
-    const connection = createRedisConnection(testRedisUrl(), 'worker')
-    closers.push(() => connection.disconnect())
-    const prefix = uniquePrefix('queue-oldest-clock')
-    const clock = new RedisClock(connection, { slotKey: `${prefix}:clock` })
-    expect(await clock.sync()).toBe(true)
-    const queue = new Queue('requests-probe', { connection, prefix })
-    closers.push(() => queue.close())
+    const { prefix, clock, queue } = await probeQueue()
     const payload = { probe: true } as unknown as Parameters<typeof addRequestJob>[1]
     await addRequestJob(queue, payload, 'probe-waiting', clock)
     const label = `oldest-${prefix}`
