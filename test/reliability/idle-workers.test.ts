@@ -5,11 +5,11 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import { sendConsumerRequests, waitForFulfilments } from '../../src/dev/requests.ts'
+import { sendConsumerRequests } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { WORKER_IDLE_WAIT_SECONDS } from '../../src/queue/factories.ts'
 import { uniquePrefix } from '../support/redis.ts'
-import { oracleResponsesSince, wrongValues } from './support.ts'
+import { expectFulfilledOnce } from './support.ts'
 
 /** The BullMQ workers of the dev stack: one per feed family and the chain's `requests` worker. */
 const WORKERS = 5
@@ -76,12 +76,8 @@ describe('idle workers', () => {
     ])
     // The bound is under the workers' wait: a worker deaf until its wait ran out fails here, and a
     // slow machine still answers one request in a fraction of it.
-    const fulfilled = await waitForFulfilments(consumer, provider, [sent[0]!.requestId], {
-      fromBlock,
+    await expectFulfilledOnce(stack, [demoCase], sent, fromBlock, {
       timeoutMs: (WORKER_IDLE_WAIT_SECONDS * 1_000 * 2) / 3,
     })
-    expect(fulfilled.size).toBe(1)
-    expect(await wrongValues([demoCase], sent, fulfilled)).toEqual([])
-    expect(await oracleResponsesSince(stack, fromBlock)).toBe(1)
   }, 120_000)
 })

@@ -65,7 +65,7 @@ describe('an RPC_URL whose nodes lag each other', () => {
       const linesBefore = runner.output().split('\n').length
       const fromBlock = (await provider.getBlockNumber()) + 1
       const sent = await sendPaced(stack, requestsOfCases(cases, REQUESTS), 2)
-      await expectFulfilledOnce(stack, cases, sent, fromBlock, () => runner.output())
+      await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
       tap.laggingLogs = undefined
       // The fault happened: the lagging node refused or shortened some of the listener's reads.
       expect(tap.laggedReads).toBeGreaterThan(laggedBefore)

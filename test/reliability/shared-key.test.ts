@@ -96,7 +96,7 @@ describe('a node key also used outside feedrunner', () => {
     const nonceBefore = await provider.getTransactionCount(stranger.address)
     const fromBlock = (await provider.getBlockNumber()) + 1
     const sent = await sendPaced(stack, requestsOfCases(cases, 10))
-    await expectFulfilledOnce(stack, cases, sent, fromBlock, () => runner.output())
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
     // One transaction a request: the nonces the runner signed twice were refused, never mined.
     expect((await provider.getTransactionCount(stranger.address)) - nonceBefore).toBe(10)
     expect(await countRevertedFrom(provider, stranger.address, fromBlock)).toBe(0)
@@ -140,7 +140,7 @@ describe('a node key also used outside feedrunner', () => {
     expect(ownReceipt?.status).toBe(1)
     // From the chain: one OracleResponse each; six transactions of the key, the stranger's and five
     // of the runner's (four from the pool, the replaced one sent again); none reverted.
-    await expectFulfilledOnce(stack, cases, sent, fromBlock, () => runner.output())
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
     expect((await provider.getTransactionCount(stranger.address)) - nonceBefore).toBe(6)
     expect(await countRevertedFrom(provider, stranger.address, fromBlock)).toBe(0)
     // Said once, naming the nonce and the key (a public address; the key itself never).

@@ -258,24 +258,21 @@ export async function oracleResponsesSince(stack: DevStack, fromBlock: number): 
 }
 
 /**
- * Waits for the requests' fulfilments (a bound that only catches hangs) and checks them against the
- * chain: each stored with its case's value, one OracleResponse each since `fromBlock`. `output` is
- * printed when some never came (the runner's log, say).
+ * Waits for the requests' fulfilments (by default a bound that only catches hangs) and checks them
+ * against the chain: each stored with its case's value, one OracleResponse each since `fromBlock`.
+ * `output` is printed when some never came (the runner's log, say).
  */
 export async function expectFulfilledOnce(
   stack: DevStack,
   cases: readonly DemoCase[],
   sent: SentRequest[],
   fromBlock: number,
-  output: () => string,
+  { output, timeoutMs = 180_000 }: { output?: () => string; timeoutMs?: number } = {},
 ): Promise<void> {
   const { consumer, provider } = stack.contracts
   const ids = sent.map((request) => request.requestId)
-  const fulfilled = await waitForFulfilments(consumer, provider, ids, {
-    fromBlock,
-    timeoutMs: 180_000,
-  })
-  if (fulfilled.size < sent.length) console.log(output().slice(-4000))
+  const fulfilled = await waitForFulfilments(consumer, provider, ids, { fromBlock, timeoutMs })
+  if (fulfilled.size < sent.length && output) console.log(output().slice(-4000))
   expect(fulfilled.size).toBe(sent.length)
   expect(await wrongValues(cases, sent, fulfilled)).toEqual([])
   expect(await oracleResponsesSince(stack, fromBlock)).toBe(sent.length)
