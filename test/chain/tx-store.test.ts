@@ -75,11 +75,11 @@ describe('transaction store: every write that hands out a nonce or puts bytes on
   })
 
   it('keeps a final result with the record and takes the job out of the in-flight index', async () => {
-    await store.settle(KEY, 'a', { status: 'mined', txHash: '0xa', nonce: 7 })
+    await store.settle(KEY, { jobId: 'a', nonce: 7 }, { status: 'mined', txHash: '0xa', nonce: 7 })
     expect((await store.load('a'))?.result).toEqual({ status: 'mined', txHash: '0xa', nonce: 7 })
     expect(await store.inflight(KEY)).toEqual([{ jobId: 'b', nonce: 8 }])
     // A record Redis lost is not made again by its settlement.
-    await store.settle(KEY, 'gone', { status: 'mined' })
+    await store.settle(KEY, { jobId: 'gone', nonce: 3 }, { status: 'mined' })
     expect(await redis.exists(`${base}:job:gone`)).toBe(0)
   })
 
@@ -90,8 +90,50 @@ describe('transaction store: every write that hands out a nonce or puts bytes on
     expect(await store.claimForFiller(KEY, 'p1:1', claim)).toBe(true)
     expect(await store.load('b')).toBeUndefined()
     expect(await store.inflight(KEY)).toEqual([{ jobId: 'filler-8', nonce: 8 }])
-    expect(await store.storeAttempts(KEY, 'p1:1', 'filler-8', [attempt('0xf8')])).toBe(true)
-    expect(await store.storeAttempts(KEY, 'p0:9', 'filler-8', [attempt('0xf9')])).toBe(false)
+    const filler = { jobId: 'filler-8', nonce: 8 }
+    expect(await store.storeAttempts(KEY, 'p1:1', filler, [attempt('0xf8')])).toBe(true)
+    expect(await store.storeAttempts(KEY, 'p0:9', filler, [attempt('0xf9')])).toBe(false)
     expect((await store.load('filler-8'))?.attempts).toEqual([attempt('0xf8')])
+  })
+
+  it("leaves a job's record alone once Redis binds it to another key: a run sent it again after Redis lost the first record", async () => {
+    // KEY sent job `e` at nonce 10; Redis lost the record; a run of the job went out from OTHER_KEY.
+    expect(await store.recordFirstAttempts(KEY, 'p1:1', [job('e', 10)])).toEqual(['recorded'])
+    await redis.del(`${base}:job:e`)
+    expect(await store.recordFirstAttempts(OTHER_KEY, 'p2:1', [job('e', 1)])).toEqual(['recorded'])
+    const bound = await store.load('e')
+    const byKey = { jobId: 'e', nonce: 10 }
+
+    // KEY's owner settles, reorgs, bumps, forgets and fills its own transaction: none of it lands.
+    await store.settle(
+      KEY,
+      byKey,
+      { status: 'mined', txHash: '0xkey' },
+      {
+        minedIn: 40,
+        head: 40,
+        finalityDepth: 10,
+      },
+    )
+    expect(await store.inflight(KEY)).toEqual([{ jobId: 'filler-8', nonce: 8 }])
+    expect(await store.mined(KEY)).toEqual([])
+    await store.unsettle(KEY, byKey)
+    expect(await store.inflight(KEY)).toEqual([{ jobId: 'filler-8', nonce: 8 }])
+    expect(await store.storeAttempts(KEY, 'p1:1', byKey, [attempt('0xbump')])).toBe(false)
+    await store.forget(KEY, byKey)
+    expect(await store.load('e')).toEqual(bound)
+    expect(await store.loadBound(KEY, 'e')).toBeUndefined()
+    expect(await store.loadBound(OTHER_KEY, 'e', 10)).toBeUndefined()
+    expect(await store.loadBound(OTHER_KEY, 'e', 1)).toEqual(bound)
+
+    // Its nonce, held in KEY's index by the job, goes to a filler; the other key's record stays.
+    await redis.zadd(`${base}:${KEY.toLowerCase()}:inflight`, 10, 'e')
+    const claim = { fillerId: 'filler-10', nonce: 10, holderJobId: 'e' }
+    expect(await store.claimForFiller(KEY, 'p1:1', claim)).toBe(true)
+    expect(await store.load('e')).toEqual(bound)
+
+    // The other key's owner settles it as its own.
+    await store.settle(OTHER_KEY, { jobId: 'e', nonce: 1 }, { status: 'reverted', txHash: '0xo' })
+    expect((await store.load('e'))?.result).toEqual({ status: 'reverted', txHash: '0xo' })
   })
 })

@@ -55,7 +55,8 @@ export class Fillers {
     const tx = fillerTx(address)
     const fees = feesAbove(holder?.attempts.at(-1), await this.parts.node.currentFees())
     const attempt = await this.parts.sign(tx, nonce, fees, true)
-    if (!(await store.storeAttempts(address, fence, fillerId, [attempt]))) return false
+    if (!(await store.storeAttempts(address, fence, { jobId: fillerId, nonce }, [attempt])))
+      return false
     this.parts.counters.filled += 1
     // Watched in place of its holder: a run still waiting for the holder is told at once.
     confirmer.watch(nonce, fillerId, tx, [attempt])
@@ -92,7 +93,8 @@ export class Fillers {
     )
     for (let nonce = latest; nonce < lowestWaited; nonce++) {
       const holder = holders.find((entry) => entry.nonce === nonce)
-      const attempts = holder ? ((await store.load(holder.jobId))?.attempts ?? []) : []
+      const record = holder && (await store.loadBound(address, holder.jobId, nonce))
+      const attempts = record?.attempts ?? []
       if (!(await this.fillNonce(nonce, holder && { jobId: holder.jobId, attempts }))) return
     }
   }

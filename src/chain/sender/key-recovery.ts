@@ -66,7 +66,7 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
  */
 async function watchMinedBefore(parts: KeyRecoveryParts): Promise<void> {
   for (const { jobId, minedIn } of await parts.store.mined(parts.address)) {
-    const record = await parts.store.load(jobId)
+    const record = await parts.store.loadBound(parts.address, jobId)
     if (!record || record.attempts.length === 0) continue
     parts.confirmer.watchMinedBefore(
       record.nonce,
@@ -102,8 +102,9 @@ async function watchInflight(
 ): Promise<void> {
   const watched: Array<{ nonce: number; jobId: string; attempts: TxAttempt[] }> = []
   for (const { jobId, nonce } of inflight) {
-    const record = await parts.store.load(jobId)
-    // A filler claimed but not signed (a crash between the two) is a hole the fillers find again.
+    // A filler claimed but not signed (a crash between the two) is a hole the fillers find again; a
+    // job bound again elsewhere after Redis lost its record is not this key's to send.
+    const record = await parts.store.loadBound(parts.address, jobId, nonce)
     if (!record || record.attempts.length === 0) continue
     parts.confirmer.watch(nonce, jobId, storedTx(parts.address, record.tx), record.attempts)
     watched.push({ nonce, jobId, attempts: record.attempts })

@@ -336,7 +336,7 @@ export class KeySender {
   ): Promise<void> {
     const { store, node, logger } = this.parts
     for (const { entry, minedIn } of reorged) {
-      await store.unsettle(this.address, entry.jobId, entry.nonce)
+      await store.unsettle(this.address, entry)
       logger?.warn(
         { address: this.address, nonce: entry.nonce, job: entry.jobId, minedIn },
         `a reorg took away the transaction of nonce ${entry.nonce} of ${this.address} (mined in block ${minedIn}): sending it again, the same bytes`,
@@ -359,13 +359,13 @@ export class KeySender {
           `record: its job is sent again at a new nonce. Another program signs with this key, or Redis ` +
           `lost the record; give each node its own key (docs/operating.md)`,
       )
-      return store.forget(this.address, entry.jobId)
+      return store.forget(this.address, entry)
     }
     entry.result = entry.jobId.startsWith(FILLER_ID_PREFIX)
       ? { status: 'already-fulfilled', reason: 'nonce spent by a filler transaction' }
       : await this.resultOf(outcome.receipt, entry.nonce, entry.tx)
     const { finalityDepth } = this.parts.settings
-    await store.settle(this.address, entry.jobId, entry.result, {
+    await store.settle(this.address, entry, entry.result, {
       ...(finalityDepth > 1 ? { minedIn: Number(outcome.receipt.blockNumber) } : {}),
       head: this.parts.node.head?.number ?? 0,
       finalityDepth,

@@ -46,7 +46,7 @@ export function createResender(parts: ResenderParts) {
     // Recorded before it leaves, and only by the key's owner: a bump is never sent unrecorded.
     if (
       fence === undefined ||
-      !(await parts.store.storeAttempts(parts.address, fence, entry.jobId, attempts))
+      !(await parts.store.storeAttempts(parts.address, fence, entry, attempts))
     )
       return
     entry.attempts = attempts

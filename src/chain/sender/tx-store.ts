@@ -60,7 +60,7 @@ const SYNC_NONCE = luaScriptFile(new URL('./store/sync-nonce.lua', import.meta.u
 })
 const STORE_ATTEMPTS = luaScriptFile(new URL('./store/store-attempts.lua', import.meta.url), {
   keys: ['owner', 'job'],
-  args: ['fence', 'attempts'],
+  args: ['fence', 'attempts', 'address', 'nonce'],
 })
 const CLAIM_FILLER = luaScriptFile(new URL('./store/claim-filler.lua', import.meta.url), {
   keys: ['owner', 'inflight', 'filler', 'holder'],
@@ -68,12 +68,15 @@ const CLAIM_FILLER = luaScriptFile(new URL('./store/claim-filler.lua', import.me
 })
 const SETTLE = luaScriptFile(new URL('./store/settle.lua', import.meta.url), {
   keys: ['inflight', 'mined', 'job'],
-  args: ['job_id', 'result', 'mined_in', 'final_below'],
+  args: ['job_id', 'result', 'mined_in', 'final_below', 'address', 'nonce'],
 })
-
 const UNSETTLE = luaScriptFile(new URL('./store/unsettle.lua', import.meta.url), {
   keys: ['inflight', 'mined', 'job'],
-  args: ['job_id', 'nonce'],
+  args: ['job_id', 'nonce', 'address'],
+})
+const FORGET = luaScriptFile(new URL('./store/forget.lua', import.meta.url), {
+  keys: ['inflight', 'mined', 'job'],
+  args: ['job_id', 'nonce', 'address'],
 })
 
 /**
@@ -82,7 +85,10 @@ const UNSETTLE = luaScriptFile(new URL('./store/unsettle.lua', import.meta.url),
  *
  * - `job:<job id>`, a hash per job (what a request's ethtx asked): the key it is bound to, its nonce,
  *   its signed attempts, its transaction, and its result once final. A job is bound to one key for
- *   good: a run retried in another process finds it and waits for that key's owner.
+ *   good: a run retried in another process finds it and waits for that key's owner. Only when Redis
+ *   loses the record can a run bind it again, to another key or nonce; every write a key's owner
+ *   makes of the job afterwards checks the record is still its own (key and nonce), so what the
+ *   first transaction did never lands on the second's record nor in the first key's indexes.
  * - `<address>:nonce`, the key's next nonce; `<address>:inflight`, its jobs not final yet by nonce;
  *   `<address>:mined`, its jobs mined less than CHAIN_FINALITY_DEPTH deep, by block (a reorg may still
  *   take them away); `<address>:owner`, the key's lease (see ownership/key-leases.ts).
@@ -100,6 +106,20 @@ export class TxStore {
   private jobKey = (jobId: string) => `${this.base}:job:${jobId}`
   private keyBase = (address: string) => `${this.base}:${address.toLowerCase()}`
   private owner = (address: string) => `${this.keyBase(address)}:owner`
+
+  /**
+   * The job's record while Redis binds it to `address` (at `nonce`, when given): what the key's
+   * indexes name may since have been bound again elsewhere, after Redis lost the first record.
+   */
+  async loadBound(
+    address: string,
+    jobId: string,
+    nonce?: number,
+  ): Promise<TxJobRecord | undefined> {
+    const record = await this.load(jobId)
+    if (record?.from !== address.toLowerCase()) return undefined
+    return nonce === undefined || record.nonce === nonce ? record : undefined
+  }
 
   /** The job's record, or undefined when it has none (never sent, or Redis lost it). */
   async load(jobId: string): Promise<TxJobRecord | undefined> {
@@ -154,17 +174,25 @@ export class TxStore {
     return answer < 0 ? undefined : answer
   }
 
-  /** Replaces a job's attempts (a bump, a filler's signature) under `fence`; false when not stored. */
+  /**
+   * Replaces the attempts of a job bound to the key at `nonce` (a bump, a filler's signature) under
+   * `fence`; false when not stored.
+   */
   async storeAttempts(
     address: string,
     fence: string,
-    jobId: string,
+    job: { jobId: string; nonce: number },
     attempts: readonly TxAttempt[],
   ): Promise<boolean> {
     const answer = await STORE_ATTEMPTS.run(
       this.redis,
-      { owner: this.owner(address), job: this.jobKey(jobId) },
-      { fence, attempts: JSON.stringify(attempts) },
+      { owner: this.owner(address), job: this.jobKey(job.jobId) },
+      {
+        fence,
+        attempts: JSON.stringify(attempts),
+        address: address.toLowerCase(),
+        nonce: job.nonce,
+      },
     )
     return Number(answer) === 1
   }
@@ -203,50 +231,48 @@ export class TxStore {
    */
   async settle(
     address: string,
-    jobId: string,
+    job: { jobId: string; nonce: number },
     result: TxResult,
     finality?: { minedIn?: number; head: number; finalityDepth: number },
   ): Promise<void> {
-    await SETTLE.run(
-      this.redis,
-      {
-        inflight: `${this.keyBase(address)}:inflight`,
-        mined: `${this.keyBase(address)}:mined`,
-        job: this.jobKey(jobId),
-      },
-      {
-        job_id: jobId,
-        result: JSON.stringify(result),
-        mined_in: finality?.minedIn ?? '',
-        final_below: finality ? finality.head - finality.finalityDepth + 2 : '',
-      },
-    )
+    await SETTLE.run(this.redis, this.jobKeys(address, job.jobId), {
+      job_id: job.jobId,
+      result: JSON.stringify(result),
+      mined_in: finality?.minedIn ?? '',
+      final_below: finality ? finality.head - finality.finalityDepth + 2 : '',
+      address: address.toLowerCase(),
+      nonce: job.nonce,
+    })
   }
 
   /**
    * A job whose mined transaction a reorg took away: in flight again (its result goes; its record, if
    * Redis still has it, is watched again by whoever owns the key next).
    */
-  async unsettle(address: string, jobId: string, nonce: number): Promise<void> {
-    await UNSETTLE.run(
-      this.redis,
-      {
-        inflight: `${this.keyBase(address)}:inflight`,
-        mined: `${this.keyBase(address)}:mined`,
-        job: this.jobKey(jobId),
-      },
-      { job_id: jobId, nonce },
-    )
+  async unsettle(address: string, job: { jobId: string; nonce: number }): Promise<void> {
+    await UNSETTLE.run(this.redis, this.jobKeys(address, job.jobId), {
+      job_id: job.jobId,
+      nonce: job.nonce,
+      address: address.toLowerCase(),
+    })
   }
 
   /** Forgets a job whose nonce another transaction took: a retry starts over, simulating first. */
-  async forget(address: string, jobId: string): Promise<void> {
-    await this.redis
-      .multi()
-      .del(this.jobKey(jobId))
-      .zrem(`${this.keyBase(address)}:inflight`, jobId)
-      .zrem(`${this.keyBase(address)}:mined`, jobId)
-      .exec()
+  async forget(address: string, job: { jobId: string; nonce: number }): Promise<void> {
+    await FORGET.run(this.redis, this.jobKeys(address, job.jobId), {
+      job_id: job.jobId,
+      nonce: job.nonce,
+      address: address.toLowerCase(),
+    })
+  }
+
+  /** The key's indexes and the job's record, as the scripts about one job of a key take them. */
+  private jobKeys(address: string, jobId: string) {
+    return {
+      inflight: `${this.keyBase(address)}:inflight`,
+      mined: `${this.keyBase(address)}:mined`,
+      job: this.jobKey(jobId),
+    }
   }
 
   /** The key's next nonce as stored (undefined when Redis has none: a first start, or lost state). */
