@@ -7,6 +7,7 @@ import { readBlockRoots } from '../chain/block-roots.ts'
 import { PoolProvider } from '../chain/endpoints/pool-provider.ts'
 import { startHeadWake, type HeadWake } from '../chain/endpoints/head-wake.ts'
 import type { TxSender } from '../chain/sender/index.ts'
+import { POOLED_MINED_BOUND_MS } from '../chain/pooled-transactions.ts'
 import { errorKindOf, rootCauseFirst } from '../config/errors.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
 import { operateRunner } from '../health/operate.ts'
@@ -97,6 +98,13 @@ export function createRunner(options: RunnerOptions): Runner {
         log,
         checkEveryMs: options.pollIntervalMs,
         logRangeBlocks: options.logRangeBlocks,
+        ...(work?.sender && {
+          pooled: {
+            addresses: work.sender.addresses,
+            boundMs: POOLED_MINED_BOUND_MS,
+            pollIntervalMs: options.pollIntervalMs,
+          },
+        }),
       })
       await recovery.adopt()
       if (options.listen !== false)

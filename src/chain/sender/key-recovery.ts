@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises'
 import { getAddress } from 'ethers'
+import { transactionCounts, waitForPooledMined, type RpcSend } from '../pooled-transactions.ts'
 import type { Confirmer } from './confirmer.ts'
 import { fillerTx, HandedOverError, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
@@ -38,14 +38,15 @@ export interface KeyRecoveryParts {
  */
 export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   const { address, store, node } = parts
+  const send: RpcSend = (method, params) => node.send(method, params)
   const [stored, inflight] = await Promise.all([store.nextNonce(address), store.inflight(address)])
-  let [pending, latest] = await chainCounts(node, address)
+  let { pending, latest } = await transactionCounts(send, address)
   if (stored === undefined && inflight.length === 0 && pending > latest) {
-    const until = Date.now() + parts.drainBoundMs
-    while (pending > latest && Date.now() < until) {
-      await delay(parts.pollIntervalMs)
-      ;[pending, latest] = await chainCounts(node, address)
-    }
+    const drained = await waitForPooledMined(send, [address], {
+      boundMs: parts.drainBoundMs,
+      pollIntervalMs: parts.pollIntervalMs,
+    })
+    ;({ pending, latest } = drained.counts[0]!)
   }
   parts.confirmer.knowMinedCount(latest)
   const highestInflight = Math.max(-1, ...inflight.map((entry) => entry.nonce))
@@ -81,18 +82,6 @@ async function watchMinedBefore(parts: KeyRecoveryParts): Promise<void> {
 /** A recorded job's transaction as the signer takes it; a filler's when it has none. */
 function storedTx(address: string, tx: TxJobRecord['tx']): UnsignedTx {
   return tx ? { ...tx, to: getAddress(tx.to), value: 0n } : fillerTx(address)
-}
-
-/** The key's pending and latest transaction counts, as the node has them. */
-async function chainCounts(
-  node: KeyRecoveryParts['node'],
-  address: string,
-): Promise<[number, number]> {
-  const [pending, latest] = await Promise.all([
-    node.send<string>('eth_getTransactionCount', [address, 'pending']),
-    node.send<string>('eth_getTransactionCount', [address, 'latest']),
-  ])
-  return [Number(pending), Number(latest)]
 }
 
 /** Sends every recorded in-flight attempt again, in nonce order, and watches each until final. */

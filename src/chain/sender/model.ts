@@ -2,6 +2,7 @@ import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import type { TxSenderOptions } from './types.ts'
 import { DEFAULT_GAS_LIMIT } from './types.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
+import { POOLED_MINED_BOUND_MS } from '../pooled-transactions.ts'
 
 /** The latest block as the sender sees it; `baseFee` is null on a chain without EIP-1559. */
 export interface Head {
@@ -79,7 +80,7 @@ export function senderSettings(options: TxSenderOptions): SenderSettings {
     broadcastIntervalMs: options.broadcastIntervalMs ?? DEFAULT_SETTINGS.TX_BROADCAST_INTERVAL_MS,
     pollIntervalMs: options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS,
     keyLeaseMs: options.keyLeaseMs ?? 15_000,
-    drainBoundMs: options.drainBoundMs ?? 120_000,
+    drainBoundMs: options.drainBoundMs ?? POOLED_MINED_BOUND_MS,
     maxFeeCap: options.maxFeePerGasCapWei ?? 10n ** 13n,
     closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
   }
