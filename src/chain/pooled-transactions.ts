@@ -36,7 +36,13 @@ export async function transactionCounts(
 export async function waitForPooledMined(
   send: RpcSend,
   addresses: readonly string[],
-  options: { boundMs: number; pollIntervalMs: number; onWaiting?: (pooled: number) => void },
+  options: {
+    boundMs: number
+    pollIntervalMs: number
+    onWaiting?: (pooled: number) => void
+    /** Ends the wait early (the process is stopping): `mined` then says false. */
+    signal?: AbortSignal
+  },
 ): Promise<{ counts: TransactionCounts[]; mined: boolean }> {
   const read = () => Promise.all(addresses.map((address) => transactionCounts(send, address)))
   let counts = await read()
@@ -45,8 +51,10 @@ export async function waitForPooledMined(
   if (mined()) return { counts, mined: true }
   options.onWaiting?.(counts.reduce((sum, count) => sum + count.pending - count.latest, 0))
   const until = Date.now() + options.boundMs
+  const { signal } = options
   while (!mined() && Date.now() < until) {
-    await delay(options.pollIntervalMs)
+    await delay(options.pollIntervalMs, undefined, { signal }).catch(() => undefined)
+    if (signal?.aborted) break
     counts = await read()
   }
   return { counts, mined: mined() }

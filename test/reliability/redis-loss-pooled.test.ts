@@ -17,10 +17,12 @@ import {
   stopPart,
   type PartProcess,
 } from './support.ts'
+import type { SentRequest } from '../../src/dev/requests.ts'
 
 const NODE_KEYS = [ANVIL_PRIVATE_KEYS[1]!, ANVIL_PRIVATE_KEYS[2]!]
 const NODES = NODE_KEYS.map((key) => new Wallet(key).address)
 const WAITING_LINE = /the node's pool holds \d+ transaction\(s\) of this runner's keys/
+const REBUILT_LINE = /rebuilt from the chain/
 
 /**
  * Redis loses its state (FLUSHALL) while a fulfilment waits in the node's pool. The rebuild from the
@@ -71,14 +73,17 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
   const minedCounts = () =>
     Promise.all(NODES.map((address) => provider.getTransactionCount(address)))
 
-  it('the request is answered once, by the fulfilment that was in the pool; nothing reverts', async () => {
-    // Both keys have sent before: the runner owns both, each recovered.
-    const warmFrom = (await provider.getBlockNumber()) + 1
-    const warm = await sendPaced(stack, requestsOfCases(cases, 2))
-    await expectFulfilledOnce(stack, cases, warm, warmFrom, { output: () => runner.output() })
-    const countsBefore = await minedCounts()
+  /** Lines of the runner's output matching `pattern`, the process's before it too. */
+  const said = (pattern: RegExp) =>
+    [...earlierOutput, runner.output()].join('\n').match(new RegExp(pattern, 'g'))?.length ?? 0
+  const earlierOutput: string[] = []
 
-    // The request mined; its fulfilment waits in the pool, and Redis loses everything.
+  /**
+   * One request mined while its fulfilment waits in the pool (automine off), then Redis flushed; ends
+   * once the runner says its rebuild waits for the pool, or a second fulfilment reached the pool.
+   */
+  async function flushWithFulfilmentPooled(): Promise<{ sent: SentRequest[]; fromBlock: number }> {
+    const waitingBefore = said(WAITING_LINE)
     await provider.send('evm_setAutomine', [false])
     const fromBlock = (await provider.getBlockNumber()) + 1
     const sending = sendPaced(stack, requestsOfCases(cases, 1))
@@ -100,31 +105,69 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
     const flusher = new Redis(redis.url)
     await flusher.flushall()
     flusher.disconnect()
-
-    // The runner either waits for the pool (what it says), or sends the request again (a second
-    // fulfilment in the pool): the block is mined only once one of the two happened.
+    // The block is mined only once the runner waits for the pool (what it says), or sent the
+    // request again (a second fulfilment in the pool).
     await waitFor(
       'the rebuild waiting for the pool, or a second fulfilment',
-      async () => WAITING_LINE.test(runner.output()) || (await pooled()) > 1,
+      async () => said(WAITING_LINE) > waitingBefore || (await pooled()) > 1,
       120_000,
     )
     expect(await pooled()).toBe(1)
+    return { sent, fromBlock }
+  }
+
+  /** Mines what is pooled and goes back to a block per transaction. */
+  async function mineAgain(): Promise<void> {
     await provider.send('evm_mine', [])
     await provider.send('evm_setAutomine', [true])
-    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
+  }
 
-    // A request after the rebuild is answered too: the rebuild's rewind (which delivers the older
-    // request first) is behind us, so what the keys sent for the first is all they will send.
-    await waitFor(
-      'the rebuild done',
-      async () => /rebuilt from the chain/.test(runner.output()),
-      120_000,
-    )
+  /**
+   * A request after the chain was read again, answered: the rewind (or a first start's read of the
+   * last 24 hours) delivered the older requests before it. `rebuiltBefore`: wait for a rebuild first.
+   */
+  async function answeredAfterReading(rebuiltBefore?: number): Promise<void> {
+    if (rebuiltBefore !== undefined)
+      await waitFor('the rebuild done', async () => said(REBUILT_LINE) > rebuiltBefore, 120_000)
     const laterFrom = (await provider.getBlockNumber()) + 1
     const later = await sendPaced(stack, requestsOfCases(cases, 1))
     await expectFulfilledOnce(stack, cases, later, laterFrom, { output: () => runner.output() })
-    const countsAfter = await minedCounts()
+  }
+
+  it('the request is answered once, by the fulfilment that was in the pool; nothing reverts', async () => {
+    // Both keys have sent before: the runner owns both, each recovered.
+    const warmFrom = (await provider.getBlockNumber()) + 1
+    const warm = await sendPaced(stack, requestsOfCases(cases, 2))
+    await expectFulfilledOnce(stack, cases, warm, warmFrom, { output: () => runner.output() })
+    const countsBefore = await minedCounts()
+    const rebuiltBefore = said(REBUILT_LINE)
+
+    const { sent, fromBlock } = await flushWithFulfilmentPooled()
+    await mineAgain()
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
+    await answeredAfterReading(rebuiltBefore)
     // Two fulfilments in all, the one from the pool and the later one's; none reverted.
+    const countsAfter = await minedCounts()
+    expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
+    for (const address of NODES)
+      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
+  }, 400_000)
+
+  it('a runner stopped while its rebuild waits for the pool exits at once, with code 0; the next one answers once', async () => {
+    const countsBefore = await minedCounts()
+    const { sent, fromBlock } = await flushWithFulfilmentPooled()
+    // SIGTERM, and SIGKILL 12 s later: the wait for the pool is 120 s, so only a wait the stop
+    // ends lets the runner exit by itself.
+    await runner.stop()
+    expect(await runner.exited).toEqual({ code: 0, signal: null })
+    earlierOutput.push(runner.output())
+    await mineAgain()
+    // The next runner finds no generation (nobody adopted one since the flush) and no checkpoint:
+    // as a first start, it reads the last 24 hours, where the pooled fulfilment is mined now.
+    runner = await startPart('runner', { ...stack.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' })
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
+    await answeredAfterReading()
+    const countsAfter = await minedCounts()
     expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
     for (const address of NODES)
       expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)

@@ -86,6 +86,8 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   let timer: NodeJS.Timeout | undefined
   let checking: Promise<boolean> | undefined
   let listener: RequestListener | undefined
+  /** Ends a rebuild's wait for the node's pool when the runner stops. */
+  const stopping = new AbortController()
   /** A loss seen and not rebuilt yet: its failed tries, and when one was last told. */
   let rebuilding: { failures: number; toldAt: number } | undefined
 
@@ -127,12 +129,14 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     const seconds = Math.round(pooled.boundMs / 1000)
     const { mined } = await waitForPooledMined(send, pooled.addresses, {
       ...pooled,
+      signal: stopping.signal,
       onWaiting: (count) =>
         log.warn(
           { pooled: count },
           `the node's pool holds ${count} transaction(s) of this runner's keys sent before Redis lost its state: the rebuild reads the chain once they are mined (up to ${seconds} s)`,
         ),
     })
+    if (stopping.signal.aborted) throw new Error('the runner is stopping')
     if (!mined)
       log.warn(
         { boundSeconds: seconds },
@@ -152,6 +156,7 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     try {
       await rebuild()
     } catch (error) {
+      if (stopping.signal.aborted) throw error
       rebuilding.failures += 1
       if (Date.now() - rebuilding.toldAt >= 60_000) {
         rebuilding.toldAt = Date.now()
@@ -194,6 +199,7 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     check,
     async stop() {
       clearInterval(timer)
+      stopping.abort()
       await checking
     },
   }
