@@ -17,8 +17,12 @@ import { processAlive } from './state.ts'
 const LEASE_MS = 15_000
 const RENEW_EVERY_MS = 5_000
 
+/** 1: renewed; 2: Redis had lost it (a FLUSHALL), claimed again; 0: another stack holds it. */
 const RENEW = luaScript(
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0",
+  "local held = redis.call('GET', KEYS[1]) " +
+    "if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end " +
+    "if held == false then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end " +
+    'return 0',
 )
 const RELEASE = luaScript(
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
@@ -71,7 +75,8 @@ export async function claimPrefix(
     void RENEW.run(redis, [key], [value, LEASE_MS])
       .then((renewed) => {
         // Lost (it expired while Redis or this process stood still, and another stack took it): said
-        // once; the stack goes on, its records no longer its own alone.
+        // once; the stack goes on, its records no longer its own alone. A claim Redis lost with
+        // everything else (a FLUSHALL) is simply taken again: nobody else holds the prefix.
         if (renewed !== 0) return
         clearInterval(timer)
         onLost()
