@@ -17,7 +17,12 @@ import { RunStore } from './run-record.ts'
 import { adoptLegacyRequests, createRequestsQueue, REQUESTS_QUEUE } from './requests-queue.ts'
 import type { RunnerOptions } from './runner-options.ts'
 import { startListening } from './listening.ts'
-import { createRecovery, type Reconciler, type Recovery } from './recovery/index.ts'
+import {
+  createRecovery,
+  type Reconciler,
+  type Recovery,
+  type RecoveryParts,
+} from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
@@ -90,22 +95,7 @@ export function createRunner(options: RunnerOptions): Runner {
           log,
           chainError('transaction sender'),
         )
-      recovery = createRecovery({
-        redis,
-        prefix: options.prefix,
-        provider,
-        operators: options.registry.operators(),
-        log,
-        checkEveryMs: options.pollIntervalMs,
-        logRangeBlocks: options.logRangeBlocks,
-        ...(work?.sender && {
-          pooled: {
-            addresses: work.sender.addresses,
-            boundMs: POOLED_MINED_BOUND_MS,
-            pollIntervalMs: options.pollIntervalMs,
-          },
-        }),
-      })
+      recovery = recoveryOf(options, { redis, provider, log }, work?.sender)
       await recovery.adopt()
       if (options.listen !== false)
         ({ listener, reconciler } = await startListening({
@@ -274,4 +264,29 @@ function withChainReads(options: RunnerOptions, provider: JsonRpcProvider): Runn
       blockRoots: (blockHash) => readBlockRoots(provider, blockHash),
     },
   }
+}
+
+/**
+ * Recovery from a Redis that lost its state (recovery/index.ts); its rebuild leaves what the node's
+ * pool holds of this process's keys to be mined first.
+ */
+function recoveryOf(
+  options: RunnerOptions,
+  parts: Pick<RecoveryParts, 'redis' | 'provider' | 'log'>,
+  sender: TxSender | undefined,
+): Recovery {
+  return createRecovery({
+    ...parts,
+    prefix: options.prefix,
+    operators: options.registry.operators(),
+    checkEveryMs: options.pollIntervalMs,
+    logRangeBlocks: options.logRangeBlocks,
+    ...(sender && {
+      pooled: {
+        addresses: sender.addresses,
+        boundMs: POOLED_MINED_BOUND_MS,
+        pollIntervalMs: options.pollIntervalMs,
+      },
+    }),
+  })
 }

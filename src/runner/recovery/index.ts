@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import type { Logger } from '../../config/logger.ts'
 import type { OracleRequestEvent } from '../../chain/operator.ts'
 import type { RequestListener } from '../../chain/listener/index.ts'
-import { rootCauseFirst } from '../../config/errors.ts'
+import { FeedrunnerError, rootCauseFirst } from '../../config/errors.ts'
 import { waitForPooledMined } from '../../chain/pooled-transactions.ts'
 import { RedisGeneration } from './generation.ts'
 import { closedRequestIds, openWindowStart, REBUILD_LOOK_BACK_SECONDS } from './open-requests.ts'
@@ -106,42 +106,13 @@ export function createRecovery(parts: RecoveryParts): Recovery {
 
   async function rebuild(): Promise<void> {
     if (!listener) return
-    await letPooledBeMined()
+    await letPooledBeMined(parts, stopping.signal)
     const fromBlock = await readWindow()
     await listener.rewind(fromBlock)
     parts.log.warn(
       { fromBlock, closedOnChain: filter?.closed.size ?? 0 },
       'rebuilt from the chain: reading the OracleRequest logs of the last 24 hours (chain time) again',
     )
-  }
-
-  /**
-   * A fulfilment in the node's pool when Redis lost its record (the key's owner had sent it) closes
-   * its request once mined. Read before that, the request looks open, runs again, and another key
-   * (one with nothing pooled, free at once) sends a second fulfilment that reverts: so the rebuild
-   * reads the chain once what the pool held of this process's keys is mined (chaos seed 1194350547).
-   */
-  async function letPooledBeMined(): Promise<void> {
-    const { pooled, provider, log } = parts
-    if (!pooled || pooled.addresses.length === 0) return
-    const send = <T>(method: string, params: unknown[]) =>
-      provider.send(method, params) as Promise<T>
-    const seconds = Math.round(pooled.boundMs / 1000)
-    const { mined } = await waitForPooledMined(send, pooled.addresses, {
-      ...pooled,
-      signal: stopping.signal,
-      onWaiting: (count) =>
-        log.warn(
-          { pooled: count },
-          `the node's pool holds ${count} transaction(s) of this runner's keys sent before Redis lost its state: the rebuild reads the chain once they are mined (up to ${seconds} s)`,
-        ),
-    })
-    if (stopping.signal.aborted) throw new Error('the runner is stopping')
-    if (!mined)
-      log.warn(
-        { boundSeconds: seconds },
-        `transactions of this runner's keys are still in the node's pool after ${seconds} s: the rebuild reads the chain now (a request they answer may be answered twice; the second reverts)`,
-      )
   }
 
   async function check(): Promise<boolean> {
@@ -203,4 +174,32 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       await checking
     },
   }
+}
+
+/**
+ * A fulfilment in the node's pool when Redis lost its record (the key's owner had sent it) closes
+ * its request once mined. Read before that, the request looks open, runs again, and another key
+ * (one with nothing pooled, free at once) sends a second fulfilment that reverts: so the rebuild
+ * reads the chain once what the pool held of this process's keys is mined (chaos seed 1194350547).
+ */
+async function letPooledBeMined(parts: RecoveryParts, stopping: AbortSignal): Promise<void> {
+  const { pooled, provider, log } = parts
+  if (!pooled || pooled.addresses.length === 0) return
+  const send = <T>(method: string, params: unknown[]) => provider.send(method, params) as Promise<T>
+  const seconds = Math.round(pooled.boundMs / 1000)
+  const { mined } = await waitForPooledMined(send, pooled.addresses, {
+    ...pooled,
+    signal: stopping,
+    onWaiting: (count) =>
+      log.warn(
+        { pooled: count },
+        `the node's pool holds ${count} transaction(s) of this runner's keys sent before Redis lost its state: the rebuild reads the chain once they are mined (up to ${seconds} s)`,
+      ),
+  })
+  if (stopping.aborted) throw new FeedrunnerError('the runner is stopping', { kind: 'unavailable' })
+  if (!mined)
+    log.warn(
+      { boundSeconds: seconds },
+      `transactions of this runner's keys are still in the node's pool after ${seconds} s: the rebuild reads the chain now (a request they answer may be answered twice; the second reverts)`,
+    )
 }
