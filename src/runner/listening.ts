@@ -1,6 +1,7 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { Logger } from '../config/logger.ts'
+import type { SharedClock } from '../metrics/index.ts'
 import { createRequestListener, type RequestListener } from '../chain/listener/index.ts'
 import type { RequestIntake } from './request-intake.ts'
 import type { RunStore } from './run-record.ts'
@@ -19,6 +20,8 @@ export async function startListening(parts: {
   runs: RunStore
   intake: RequestIntake
   recovery: Recovery
+  /** Redis's clock, by which run records are stamped and aged. */
+  clock: SharedClock
   onError: (error: Error) => void
   log: Logger
 }): Promise<{ listener: RequestListener; reconciler: Reconciler }> {
@@ -51,6 +54,7 @@ export async function startListening(parts: {
   followJobs(options, listener, recovery, parts.onError)
   const reconciler = createReconciler({
     runs,
+    clock: parts.clock,
     provider,
     // The registry's own list: a reload of the jobs folder changes what the next pass reads.
     operators: options.registry.operators(),

@@ -67,7 +67,7 @@ export interface RunRecord {
   quarantined?: boolean
   /** Each `runs replay` of this run, oldest first, with the reason the run had errored with. */
   replays?: RunReplay[]
-  /** Epoch milliseconds of each state the run entered. */
+  /** When the run entered each state: epoch milliseconds by Redis's clock (update-run.lua). */
   times: Partial<Record<RunState, number>>
 }
 
@@ -110,13 +110,13 @@ const TRIM_EVERY = 64
  */
 const UPDATE_RUN = luaScriptFile(new URL('./records/update-run.lua', import.meta.url), {
   keys: ['run', 'index'],
-  args: ['patch', 'ttl', 'now', 'run_id', 'kept', 'mode', 'trim'],
+  args: ['patch', 'ttl', 'run_id', 'kept', 'mode', 'trim'],
 })
 
 /** Moves an errored run back to `received` for a replay (records/reopen-run.lua). */
 const REOPEN_RUN = luaScriptFile(new URL('./records/reopen-run.lua', import.meta.url), {
   keys: ['run', 'index'],
-  args: ['now', 'ttl', 'run_id'],
+  args: ['ttl', 'run_id'],
 })
 
 /**
@@ -178,17 +178,13 @@ export class RunStore {
     patch: RunPatch,
     mode: 'unless-final' | 'if-absent' | 'chain',
   ): Promise<RunSummary> {
-    const now = Date.now()
-    const withTime = patch.state
-      ? { ...patch, times: { ...patch.times, [patch.state]: now } }
-      : patch
+    // The script stamps the state it moves to with Redis's time (update-run.lua).
     const answer = (await UPDATE_RUN.run(
       this.redis,
       { run: this.runKey(requestId), index: this.indexKey() },
       {
-        patch: JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...withTime }),
+        patch: JSON.stringify({ requestId: requestId.toLowerCase(), times: {}, ...patch }),
         ttl: RUN_TTL_SECONDS,
-        now,
         run_id: this.runId(requestId),
         kept: RECENT_RUNS_KEPT,
         mode,
@@ -202,11 +198,10 @@ export class RunStore {
   async reopenForReplay(
     requestId: string,
   ): Promise<{ run: RunSummary; replay: number } | undefined> {
-    const now = Date.now()
     const answer = (await REOPEN_RUN.run(
       this.redis,
       { run: this.runKey(requestId), index: this.indexKey() },
-      { now, ttl: RUN_TTL_SECONDS, run_id: this.runId(requestId) },
+      { ttl: RUN_TTL_SECONDS, run_id: this.runId(requestId) },
     )) as string | null
     if (answer === null) return undefined
     const parsed = JSON.parse(answer) as { replay: number }

@@ -105,6 +105,7 @@ export function createRunner(options: RunnerOptions): Runner {
           runs,
           intake,
           recovery,
+          clock,
           onError: chainError('listener'),
           log,
         }))

@@ -1,11 +1,12 @@
 import { Redis } from 'ioredis'
 import { JsonRpcProvider, type Filter, type FilterByBlockHash, type Log } from 'ethers'
 import { pino } from 'pino'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { createTxSender } from '../../src/chain/sender/index.ts'
 import { createReconciler, type ReconcilerOptions } from '../../src/runner/recovery/reconciler.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
+import { RedisClock } from '../../src/queue/redis-clock.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
   fulfilUint256,
@@ -34,8 +35,11 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
   const redis = new Redis(testRedisUrl())
   const prefix = uniquePrefix('reconciler')
   let provider: RangeRecordingProvider
+  /** Redis's clock, as a runner reads it: the runs' times are Redis's. */
+  const clock = new RedisClock(redis, { slotKey: prefix })
 
   beforeAll(async () => {
+    expect(await clock.sync()).toBe(true)
     chain = await startTestChain()
     provider = new RangeRecordingProvider(chain.anvil.rpcUrl, chain.dev.chainId, {
       staticNetwork: true,
@@ -68,6 +72,7 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
   const reconcilerOf = (runs: RunStore, options: Partial<ReconcilerOptions>) =>
     createReconciler({
       runs,
+      clock,
       provider,
       operators: [chain.dev.addresses.operator],
       log: pino({ level: 'silent' }),
@@ -119,6 +124,34 @@ describe('reconciler: every unsettled run, newest included, logs in bounded rang
     expect((await runs.get(cancelled!.requestId))?.state).toBe('cancelled')
     expect(provider.ranges.length).toBeGreaterThan(1)
     for (const [from, to] of provider.ranges) expect(to - from + 1).toBeLessThanOrEqual(100)
+  }, 120_000)
+
+  it('settles a run written by a host whose clock runs 45 s ahead, in the first pass after it', async () => {
+    // Chaos seed 1194350547 (a `feedrunner start` 45 s ahead): its runs' times were its own clock's,
+    // so a reconciler on a true clock took each for written "just now" for 45 s, and left it to the
+    // run still on it. The times are Redis's now, whoever writes them.
+    const runs = new RunStore(redis, `${prefix}:ahead`, chain.dev.chainId)
+    const [request] = await makeRequests(chain, 1)
+    const fulfilment = await fulfil(request!)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.now() + 45_000)
+      await runs.create(request!.requestId, {
+        state: 'errored',
+        chainId: chain.dev.chainId,
+        blockNumber: request!.blockNumber,
+        reason: 'the node did not answer',
+      })
+    } finally {
+      vi.useRealTimers()
+    }
+    const written = (await runs.get(request!.requestId))?.times.errored ?? 0
+    expect(Math.abs(written - clock.now()!)).toBeLessThan(10_000)
+    expect(await reconcilerOf(runs, { settleMs: 0 }).pass()).toMatchObject({ settled: 1 })
+    expect(await runs.get(request!.requestId)).toMatchObject({
+      state: 'fulfilled',
+      txHash: fulfilment.txHash,
+    })
   }, 120_000)
 
   it('settles a run refused lately that the chain shows answered, and leaves one refused long ago', async () => {

@@ -1,5 +1,5 @@
 -- keys: run index
--- args: patch ttl now run_id kept mode trim
+-- args: patch ttl run_id kept mode trim
 -- Merges `patch` into the stored run, as `mode` says:
 --   unless-final  unless the stored run is final (a late retry or a second process cannot undo it),
 --                 or of another round (its cancelExpiration differs: the write is the round before's);
@@ -11,6 +11,11 @@
 -- times. A run enters the index of recent runs once, when it is created (the index orders runs by
 -- when they were received); its later writes cost one SET each. The index is trimmed to `kept` by one
 -- create in 64 (`trim` = '1'), not by each.
+-- A write that moves the run to a state stamps it (`times`) by Redis's clock, as the index is: the
+-- reconciler compares those stamps with Redis's time, whichever hosts wrote and read them (a runner
+-- whose clock ran 45 s ahead once kept a record from the reconciler for 45 s).
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local function summary(run)
   return cjson.encode({ requestId = run.requestId, state = run.state, job = run.job, txHash = run.txHash, reason = run.reason, round = run.round })
 end
@@ -25,7 +30,7 @@ local function new_round(record, made)
   record.txHash = nil
   record.failure = nil
   record.quarantined = nil
-  record.times.received = tonumber(now)
+  record.times.received = now
 end
 
 local function merge(record, patch)
@@ -69,6 +74,7 @@ if current then
       return summary(record)
     end
     merge(record, change)
+    if change.state ~= nil then record.times[change.state] = now end
   end
   redis.call('SET', run_key, cjson.encode(record), 'EX', tonumber(ttl))
 else
@@ -77,8 +83,10 @@ else
   record = cjson.decode(patch)
   record.tasksFrom = nil
   if record.state == nil then record.state = 'received' end
+  if type(record.times) ~= 'table' then record.times = {} end
+  record.times[record.state] = now
   redis.call('SET', run_key, cjson.encode(record), 'EX', tonumber(ttl))
-  redis.call('ZADD', index_key, tonumber(now), run_id)
+  redis.call('ZADD', index_key, now, run_id)
   if trim == '1' then redis.call('ZREMRANGEBYRANK', index_key, 0, -tonumber(kept) - 1) end
 end
 return summary(record)

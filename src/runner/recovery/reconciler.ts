@@ -1,5 +1,6 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
+import type { SharedClock } from '../../metrics/index.ts'
 import type { RunRecord, RunStore } from '../run-record.ts'
 import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
 import { readLogsInRanges } from '../../chain/operator-logs.ts'
@@ -14,6 +15,11 @@ const UNSETTLED: ReadonlySet<RunRecord['state']> = new Set([
 
 export interface ReconcilerOptions {
   runs: RunStore
+  /**
+   * Redis's clock: the runs' times are Redis's (update-run.lua), so their ages are too, whatever
+   * this host's clock says. No pass runs before its first reading.
+   */
+  clock: SharedClock
   provider: JsonRpcProvider
   operators: readonly string[]
   log: Logger
@@ -61,7 +67,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const endedWatchMs = options.endedWatchMs ?? 10 * 60_000
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
-  /** The listener's reorg count at the last pass, and when (Date.now()) it last changed. */
+  /** The listener's reorg count at the last pass, and when (Redis's clock) it last changed. */
   let reorgsSeen = options.reorgs?.() ?? 0
   let reorgAt = options.reorgs ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY
 
@@ -98,7 +104,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   }
 
   async function pass(): Promise<{ checked: number; settled: number }> {
-    const now = Date.now()
+    const now = options.clock.now()
+    if (now === undefined) return { checked: 0, settled: 0 }
     const reorgs = options.reorgs?.() ?? 0
     if (reorgs !== reorgsSeen) {
       reorgsSeen = reorgs
