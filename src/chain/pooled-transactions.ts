@@ -29,9 +29,9 @@ export async function transactionCounts(
 
 /**
  * Waits until what the node's pool held of each key when called is mined (the key's `latest` count
- * reaches the `pending` one read first; transactions sent meanwhile are not waited for), or until
- * `boundMs` passed; `onWaiting` hears how many it waits for, once, before it waits. The keys' counts
- * as last read, and whether everything waited for was mined.
+ * reaches the `pending` one read first; transactions sent meanwhile are not waited for) or gone from
+ * the pool, or until `boundMs` passed; `onWaiting` hears how many it waits for, once, before it
+ * waits. The keys' counts as last read, and whether nothing waited for is still pooled.
  */
 export async function waitForPooledMined(
   send: RpcSend,
@@ -47,7 +47,10 @@ export async function waitForPooledMined(
   const read = () => Promise.all(addresses.map((address) => transactionCounts(send, address)))
   let counts = await read()
   const targets = counts.map((count) => count.pending)
-  const mined = () => counts.every((count, index) => count.latest >= targets[index]!)
+  // Or gone from the pool: a node that dropped one (evicted, or a reorg it never put back) leaves
+  // the key's later ones unminable, and its pending count falls back to its mined one.
+  const mined = () =>
+    counts.every((count, index) => count.latest >= targets[index]! || count.pending <= count.latest)
   if (mined()) return { counts, mined: true }
   options.onWaiting?.(counts.reduce((sum, count) => sum + count.pending - count.latest, 0))
   const until = Date.now() + options.boundMs
