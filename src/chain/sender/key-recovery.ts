@@ -40,14 +40,16 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   const { address, store, node } = parts
   const send: RpcSend = (method, params) => node.send(method, params)
   const [stored, inflight] = await Promise.all([store.nextNonce(address), store.inflight(address)])
-  let { pending, latest } = await transactionCounts(send, address)
-  if (stored === undefined && inflight.length === 0 && pending > latest) {
-    const drained = await waitForPooledMined(send, [address], {
-      boundMs: parts.drainBoundMs,
-      pollIntervalMs: parts.pollIntervalMs,
-    })
-    ;({ pending, latest } = drained.counts[0]!)
-  }
+  // Redis holds nothing of the key: what the pool holds of it is mined first (one read when nothing).
+  const lost = stored === undefined && inflight.length === 0
+  const { pending, latest } = lost
+    ? (
+        await waitForPooledMined(send, [address], {
+          boundMs: parts.drainBoundMs,
+          pollIntervalMs: parts.pollIntervalMs,
+        })
+      ).counts[0]!
+    : await transactionCounts(send, address)
   parts.confirmer.knowMinedCount(latest)
   const highestInflight = Math.max(-1, ...inflight.map((entry) => entry.nonce))
   const next = await store.syncNonce(
