@@ -22,6 +22,7 @@ export const OPERATOR_ABI = [
   'function fulfillOracleRequest2(bytes32 requestId, uint256 payment, address callbackAddress, bytes4 callbackFunctionId, uint256 expiration, bytes data) returns (bool)',
   'function setAuthorizedSenders(address[] senders)',
   'function isAuthorizedSender(address sender) view returns (bool)',
+  'function getAuthorizedSenders() view returns (address[])',
   'function cancelOracleRequest(bytes32 requestId, uint256 payment, bytes4 callbackFunc, uint256 expiration)',
 ] as const
 
@@ -39,6 +40,20 @@ export const CANCEL_ORACLE_REQUEST_TOPIC =
 export const ORACLE_RESPONSE_TOPIC = operatorInterface.getEvent('OracleResponse')!.topicHash
 
 const IS_AUTHORIZED_SENDER = operatorInterface.getFunction('isAuthorizedSender')!
+const GET_AUTHORIZED_SENDERS = operatorInterface.getFunction('getAuthorizedSenders')!
+
+/**
+ * The senders an Operator (or an AuthorizedForwarder: both are Chainlink's AuthorizedReceiver)
+ * authorises: every address whose transaction may answer its requests, this process's keys or not.
+ */
+export async function authorisedSenders(provider: Provider, receiver: string): Promise<string[]> {
+  const answer = await provider.call({
+    to: receiver,
+    data: operatorInterface.encodeFunctionData(GET_AUTHORIZED_SENDERS, []),
+  })
+  const [senders] = operatorInterface.decodeFunctionResult(GET_AUTHORIZED_SENDERS, answer)
+  return [...(senders as string[])]
+}
 
 /**
  * The addresses among `senders` that the Operator at `operator` does not authorise (a fulfilment

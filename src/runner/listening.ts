@@ -27,8 +27,11 @@ export async function startListening(parts: {
 }): Promise<{ listener: RequestListener; reconciler: Reconciler }> {
   const { options, provider, runs, intake, recovery } = parts
   // With no checkpoint in Redis (a first start, or a Redis that lost it while no runner ran), the
-  // listener starts at the oldest request that may still be open, not at the head.
-  const fromBlock = options.fromBlock ?? (await recovery.openWindow())
+  // listener starts at RUNNER_FROM_BLOCK, else at the oldest request that may still be open, once
+  // what the node's pool holds of the senders is mined (asked only then: a restart does not wait).
+  // The window is read now all the same: its filter (recovery.verdict) sorts what a restart delivers.
+  if (options.fromBlock === undefined) await recovery.openWindow()
+  const fromBlock = () => recovery.firstBlockWithoutCheckpoint(options.fromBlock)
   const listener = createRequestListener({
     provider,
     chainId: options.chainId,

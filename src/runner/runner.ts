@@ -268,8 +268,8 @@ function withChainReads(options: RunnerOptions, provider: JsonRpcProvider): Runn
 }
 
 /**
- * Recovery from a Redis that lost its state (recovery/index.ts); its rebuild leaves what the node's
- * pool holds of this process's keys to be mined first.
+ * Recovery from a Redis that lost its state (recovery/index.ts); it reads the chain for open requests
+ * once what the node's pool holds of the Operators' senders (this process's keys among them) is mined.
  */
 function recoveryOf(
   options: RunnerOptions,
@@ -282,12 +282,11 @@ function recoveryOf(
     operators: options.registry.operators(),
     checkEveryMs: options.pollIntervalMs,
     logRangeBlocks: options.logRangeBlocks,
-    ...(sender && {
-      pooled: {
-        addresses: sender.addresses,
-        boundMs: POOLED_MINED_BOUND_MS,
-        pollIntervalMs: options.pollIntervalMs,
-      },
-    }),
+    pooled: {
+      keys: sender?.addresses ?? [],
+      forwarder: options.runOptions?.forwarder,
+      boundMs: POOLED_MINED_BOUND_MS,
+      pollIntervalMs: options.pollIntervalMs,
+    },
   })
 }

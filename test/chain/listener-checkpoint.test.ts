@@ -118,4 +118,28 @@ describe('the stored listener checkpoint', () => {
       await proxy.close()
     }
   })
+
+  it('asks a fromBlock function only when no checkpoint is stored, and starts where it says', async () => {
+    const prefix = uniquePrefix('checkpoint')
+    let asked = 0
+    const start = (await head()) + 1
+    const fromBlock = async () => {
+      asked += 1
+      return start
+    }
+    const first = listen({ prefix, fromBlock })
+    await first.listener.poll()
+    expect(asked).toBe(1)
+    expect(first.listener.checkpoint).toBeGreaterThanOrEqual(start - 1)
+    await rpc(provider, 'anvil_mine', ['0x2'])
+    await first.listener.poll()
+    await first.listener.stop()
+    // A restart finds the checkpoint: the function (a wait for the node's pool, in the runner) is
+    // not asked again.
+    const second = listen({ prefix, fromBlock })
+    await second.listener.poll()
+    expect(asked).toBe(1)
+    expect(second.listener.checkpoint).toBe(first.listener.checkpoint)
+    await second.listener.stop()
+  })
 })

@@ -21,14 +21,16 @@ import type { SentRequest } from '../../src/dev/requests.ts'
 
 const NODE_KEYS = [ANVIL_PRIVATE_KEYS[1]!, ANVIL_PRIVATE_KEYS[2]!]
 const NODES = NODE_KEYS.map((key) => new Wallet(key).address)
-const WAITING_LINE = /the node's pool holds \d+ transaction\(s\) of this runner's keys/
+const WAITING_LINE =
+  /the node's pool holds \d+ transaction\(s\) of the Operators' authorised senders/
 const REBUILT_LINE = /rebuilt from the chain/
 
 /**
  * Redis loses its state (FLUSHALL) while a fulfilment waits in the node's pool. The rebuild from the
  * chain finds its request open (the fulfilment is not mined yet); run again, it went out from the
  * runner's other key, free at once with nothing pooled: a second fulfilment, reverted, paid for
- * (chaos seed 1194350547). The rebuild reads the chain once the pool's fulfilment is mined.
+ * (chaos seed 1194350547). The rebuild reads the chain once the pool's fulfilment is mined, whichever
+ * of the Operator's authorised senders sent it: this runner's key, or another runner's.
  */
 describe('Redis lost while a fulfilment waits in the pool, with a second key free', () => {
   let redis: PrivateRedis
@@ -80,9 +82,13 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
 
   /**
    * One request mined while its fulfilment waits in the pool (automine off), then Redis flushed; ends
-   * once the runner says its rebuild waits for the pool, or a second fulfilment reached the pool.
+   * once the runner says it waits for the pool before it reads the chain, or a second fulfilment
+   * reached the pool. `around`: what happens once the fulfilment is pooled, before and after the flush.
    */
-  async function flushWithFulfilmentPooled(): Promise<{ sent: SentRequest[]; fromBlock: number }> {
+  async function flushWithFulfilmentPooled(around?: {
+    beforeFlush: () => Promise<void>
+    afterFlush: () => Promise<void>
+  }): Promise<{ sent: SentRequest[]; fromBlock: number }> {
     const waitingBefore = said(WAITING_LINE)
     await provider.send('evm_setAutomine', [false])
     const fromBlock = (await provider.getBlockNumber()) + 1
@@ -102,9 +108,11 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
       async () => (await pooled()) === 1,
       120_000,
     )
+    await around?.beforeFlush()
     const flusher = new Redis(redis.url)
     await flusher.flushall()
     flusher.disconnect()
+    await around?.afterFlush()
     // The block is mined only once the runner waits for the pool (what it says), or sent the
     // request again (a second fulfilment in the pool).
     await waitFor(
@@ -165,6 +173,40 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
     // The next runner finds no generation (nobody adopted one since the flush) and no checkpoint:
     // as a first start, it reads the last 24 hours, where the pooled fulfilment is mined now.
     runner = await startPart('runner', { ...stack.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' })
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
+    await answeredAfterReading()
+    const countsAfter = await minedCounts()
+    expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
+    for (const address of NODES)
+      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
+  }, 400_000)
+
+  it("another runner's key sent the pooled fulfilment: a runner starting with no checkpoint waits for it too", async () => {
+    const countsBefore = await minedCounts()
+    await runner.stop()
+    earlierOutput.push(runner.output())
+    // One runner per key: the request goes to key 0's runner, which dies with its fulfilment pooled.
+    const keyed = (key: string) => ({
+      ...stack.env,
+      NODE_PRIVATE_KEY: key,
+      NODE_PRIVATE_KEYS: key,
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+    })
+    runner = await startPart('runner', keyed(NODE_KEYS[0]!))
+    const { sent, fromBlock } = await flushWithFulfilmentPooled({
+      beforeFlush: async () => {
+        await runner.stop('SIGKILL')
+        earlierOutput.push(runner.output())
+      },
+      // Key 1's runner starts on the flushed Redis: no checkpoint, so it reads the last 24 hours,
+      // where the request looks open until key 0's fulfilment is mined. It knows key 0 only as
+      // one of the Operator's authorised senders.
+      afterFlush: async () => {
+        runner = await startPart('runner', keyed(NODE_KEYS[1]!))
+      },
+    })
+    await mineAgain()
     await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
     await answeredAfterReading()
     const countsAfter = await minedCounts()

@@ -51,6 +51,7 @@ describe('recovery: a failed rebuild is tried again until it succeeds', () => {
       operators: ['0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'],
       log: pino({ level: 'info' }, lines),
       checkEveryMs: 60_000,
+      pooled: { keys: [], boundMs: 1_000, pollIntervalMs: 50 },
     })
     try {
       await recovery.adopt()
@@ -72,6 +73,11 @@ describe('recovery: a failed rebuild is tried again until it succeeds', () => {
       // Done: the next check finds nothing lost.
       expect(await recovery.check()).toBe(false)
       expect(said.filter((line) => /Redis lost its state/.test(line))).toHaveLength(1)
+      // Nothing is deployed at the Operator's address on this chain: its senders cannot be read, which
+      // is said (the node away was not: that read failed and was tried again), and the rebuild goes on.
+      expect(
+        said.filter((line) => /could not read the authorised senders/.test(line)),
+      ).toHaveLength(1)
       // Told once a minute at most while it fails, and once when it succeeded.
       expect(said.filter((line) => /the rebuild from the chain failed/.test(line))).toHaveLength(1)
       expect(said.filter((line) => /the rebuild from the chain succeeded/.test(line))).toHaveLength(

@@ -35,7 +35,7 @@ export class CheckpointKeeper {
     private readonly redis: Redis,
     private readonly key: () => string,
     private readonly reader: ChainReader,
-    private readonly fromBlock: number | undefined,
+    private readonly fromBlock: number | (() => Promise<number>) | undefined,
     private readonly rewindDepth: number,
     /** Told each time the checkpoint's block is no longer on the chain (a reorg). */
     private readonly onReorg: () => void = () => undefined,
@@ -127,7 +127,8 @@ export class CheckpointKeeper {
       this.storedNumber = checkpoint.number
       return checkpoint
     }
-    const start = this.fromBlock ?? head + 1
+    const start =
+      typeof this.fromBlock === 'function' ? await this.fromBlock() : (this.fromBlock ?? head + 1)
     const number = Math.min(start, head + 1) - 1
     return { number, hash: await this.hashAt(number) }
   }

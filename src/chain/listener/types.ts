@@ -35,8 +35,11 @@ export interface RequestListenerOptions {
   log?: ListenerLog
   /** Milliseconds between head polls (WebSocket providers are also woken by new heads). */
   pollIntervalMs?: number
-  /** First block to read when no checkpoint is stored; default: the current head (only new requests). */
-  fromBlock?: number
+  /**
+   * First block to read when no checkpoint is stored (a function is asked only then, at the first
+   * scan, which waits for it); default: the current head (only new requests).
+   */
+  fromBlock?: number | (() => Promise<number>)
   /** Widest `eth_getLogs` block range. */
   maxBlockRange?: number
   /** How far back to rescan when the checkpoint's block was reorged away. */

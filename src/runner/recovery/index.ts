@@ -1,9 +1,10 @@
-import type { JsonRpcProvider } from 'ethers'
+import { isError, type JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { Logger } from '../../config/logger.ts'
 import type { OracleRequestEvent } from '../../chain/operator.ts'
 import type { RequestListener } from '../../chain/listener/index.ts'
 import { FeedrunnerError, rootCauseFirst } from '../../config/errors.ts'
+import { authorisedSenders } from '../../chain/operator.ts'
 import { waitForPooledMined } from '../../chain/pooled-transactions.ts'
 import { RedisGeneration } from './generation.ts'
 import { closedRequestIds, openWindowStart, REBUILD_LOOK_BACK_SECONDS } from './open-requests.ts'
@@ -12,6 +13,7 @@ export { createReconciler, type Reconciler } from './reconciler.ts'
 
 /** What the chain said of the requests in a window read again: which of them are closed already. */
 interface WindowFilter {
+  fromBlock: number
   upToBlock: number
   headTimestamp: number
   /** Answered or cancelled on chain. */
@@ -29,10 +31,17 @@ export interface RecoveryParts {
   /** The widest eth_getLogs range (CHAIN_LOG_RANGE_BLOCKS). */
   logRangeBlocks?: number
   /**
-   * The sender keys of this process: what the node's pool holds of theirs when Redis's record of
-   * it is lost is left to be mined (up to `boundMs`) before the rebuild reads which requests are open.
+   * What the node's pool holds of every sender that may answer the Operators' requests (this
+   * process's keys, the Operators' and the forwarder's authorised senders: other runners' keys too)
+   * when Redis has no record of what it answers is left to be mined (up to `boundMs`) before the
+   * requests still open are read from the chain.
    */
-  pooled?: { addresses: readonly string[]; boundMs: number; pollIntervalMs: number }
+  pooled: {
+    keys: readonly string[]
+    forwarder?: string
+    boundMs: number
+    pollIntervalMs: number
+  }
 }
 
 export interface Recovery {
@@ -51,6 +60,13 @@ export interface Recovery {
    * and the filter that skips the requests answered or cancelled already.
    */
   openWindow(): Promise<number>
+  /**
+   * Where a listener starts when Redis holds no checkpoint of it (a first start, or Redis lost its
+   * state while no runner ran): `configured` (RUNNER_FROM_BLOCK) or `openWindow`'s block, once what
+   * the node's pool holds of the senders is mined (a fulfilment in the pool answers its request;
+   * read before, the request looks open).
+   */
+  firstBlockWithoutCheckpoint(configured: number | undefined): Promise<number>
   /**
    * What to do with a delivered request: `skip` one from the window read again that the Operator
    * answered or its requester cancelled; `expired` one from it past its cancelExpiration and still
@@ -100,7 +116,12 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       window.head,
       parts.logRangeBlocks,
     )
-    filter = { upToBlock: window.head, headTimestamp: window.headTimestamp, closed }
+    filter = {
+      fromBlock: window.fromBlock,
+      upToBlock: window.head,
+      headTimestamp: window.headTimestamp,
+      closed,
+    }
     return window.fromBlock
   }
 
@@ -151,6 +172,11 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       await generation.adopt()
     },
     openWindow: readWindow,
+    async firstBlockWithoutCheckpoint(configured) {
+      const waited = await letPooledBeMined(parts, stopping.signal)
+      if (configured !== undefined) return configured
+      return waited || !filter ? readWindow() : filter.fromBlock
+    },
     verdict(event) {
       if (!filter || event.blockNumber > filter.upToBlock) return 'run'
       if (filter.closed.has(event.requestId.toLowerCase())) return 'skip'
@@ -179,27 +205,60 @@ export function createRecovery(parts: RecoveryParts): Recovery {
 /**
  * A fulfilment in the node's pool when Redis lost its record (the key's owner had sent it) closes
  * its request once mined. Read before that, the request looks open, runs again, and another key
- * (one with nothing pooled, free at once) sends a second fulfilment that reverts: so the rebuild
- * reads the chain once what the pool held of this process's keys is mined (chaos seed 1194350547).
+ * (one with nothing pooled, free at once) sends a second fulfilment that reverts: so the chain is
+ * read once what the pool held of every sender that may answer is mined (chaos seed 1194350547).
+ * Every authorised sender, not only this process's keys: the key that sent it may be another
+ * runner's, or no runner's any more. Whether it waited.
  */
-async function letPooledBeMined(parts: RecoveryParts, stopping: AbortSignal): Promise<void> {
+async function letPooledBeMined(parts: RecoveryParts, stopping: AbortSignal): Promise<boolean> {
   const { pooled, provider, log } = parts
-  if (!pooled || pooled.addresses.length === 0) return
+  const addresses = await sendersOf(parts)
   const send = <T>(method: string, params: unknown[]) => provider.send(method, params) as Promise<T>
   const seconds = Math.round(pooled.boundMs / 1000)
-  const { mined } = await waitForPooledMined(send, pooled.addresses, {
+  let waited = false
+  const { mined } = await waitForPooledMined(send, addresses, {
     ...pooled,
     signal: stopping,
-    onWaiting: (count) =>
+    onWaiting: (count) => {
+      waited = true
       log.warn(
-        { pooled: count },
-        `the node's pool holds ${count} transaction(s) of this runner's keys sent before Redis lost its state: the rebuild reads the chain once they are mined (up to ${seconds} s)`,
-      ),
+        { pooled: count, senders: addresses.length },
+        `the node's pool holds ${count} transaction(s) of the Operators' authorised senders, and Redis has no record of what they answer: the chain is read for open requests once they are mined (up to ${seconds} s)`,
+      )
+    },
   })
   if (stopping.aborted) throw new FeedrunnerError('the runner is stopping', { kind: 'unavailable' })
   if (!mined)
     log.warn(
       { boundSeconds: seconds },
-      `transactions of this runner's keys are still in the node's pool after ${seconds} s: the rebuild reads the chain now (a request they answer may be answered twice; the second reverts)`,
+      `transactions of the Operators' authorised senders are still in the node's pool after ${seconds} s: the chain is read now (a request they answer may be answered twice; the second reverts)`,
     )
+  return waited
+}
+
+/**
+ * This process's keys and every sender the Operators and the forwarder authorise. A contract that
+ * answers getAuthorizedSenders with a revert or nothing readable is said at each read, and its
+ * senders left out (this process's keys are still waited for); a node that does not answer fails
+ * the read, and the caller tries again.
+ */
+async function sendersOf(parts: RecoveryParts): Promise<string[]> {
+  const { pooled, provider, log } = parts
+  const receivers = [...parts.operators, ...(pooled.forwarder ? [pooled.forwarder] : [])]
+  const lists = await Promise.all(
+    receivers.map((receiver) =>
+      authorisedSenders(provider, receiver).catch((error: unknown) => {
+        if (!isError(error, 'CALL_EXCEPTION') && !isError(error, 'BAD_DATA')) throw error
+        log.warn(
+          { receiver, err: rootCauseFirst(error) },
+          `could not read the authorised senders of ${receiver} (getAuthorizedSenders): only this runner's keys are waited for in the node's pool`,
+        )
+        return []
+      }),
+    ),
+  )
+  const unique = new Map<string, string>()
+  for (const address of [...pooled.keys, ...lists.flat()])
+    unique.set(address.toLowerCase(), address)
+  return [...unique.values()]
 }
