@@ -142,6 +142,24 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
     await expectFulfilledOnce(stack, cases, later, laterFrom, { output: () => runner.output() })
   }
 
+  /**
+   * The pooled request answered once, then a later one: two fulfilments of the keys in all since
+   * `countsBefore` (the one from the pool and the later one's), none reverted.
+   */
+  async function expectAnsweredOnce(
+    pooledRequest: { sent: SentRequest[]; fromBlock: number },
+    countsBefore: number[],
+    rebuiltBefore?: number,
+  ): Promise<void> {
+    const { sent, fromBlock } = pooledRequest
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
+    await answeredAfterReading(rebuiltBefore)
+    const countsAfter = await minedCounts()
+    expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
+    for (const address of NODES)
+      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
+  }
+
   it('the request is answered once, by the fulfilment that was in the pool; nothing reverts', async () => {
     // Both keys have sent before: the runner owns both, each recovered.
     const warmFrom = (await provider.getBlockNumber()) + 1
@@ -152,13 +170,7 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
 
     const { sent, fromBlock } = await flushWithFulfilmentPooled()
     await mineAgain()
-    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
-    await answeredAfterReading(rebuiltBefore)
-    // Two fulfilments in all, the one from the pool and the later one's; none reverted.
-    const countsAfter = await minedCounts()
-    expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
-    for (const address of NODES)
-      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
+    await expectAnsweredOnce({ sent, fromBlock }, countsBefore, rebuiltBefore)
   }, 400_000)
 
   it('a runner stopped while its rebuild waits for the pool exits at once, with code 0; the next one answers once', async () => {
@@ -173,12 +185,7 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
     // The next runner finds no generation (nobody adopted one since the flush) and no checkpoint:
     // as a first start, it reads the last 24 hours, where the pooled fulfilment is mined now.
     runner = await startPart('runner', { ...stack.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' })
-    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
-    await answeredAfterReading()
-    const countsAfter = await minedCounts()
-    expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
-    for (const address of NODES)
-      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
+    await expectAnsweredOnce({ sent, fromBlock }, countsBefore)
   }, 400_000)
 
   it("another runner's key sent the pooled fulfilment: a runner starting with no checkpoint waits for it too", async () => {
@@ -207,11 +214,6 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
       },
     })
     await mineAgain()
-    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
-    await answeredAfterReading()
-    const countsAfter = await minedCounts()
-    expect(countsAfter[0]! + countsAfter[1]! - countsBefore[0]! - countsBefore[1]!).toBe(2)
-    for (const address of NODES)
-      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
+    await expectAnsweredOnce({ sent, fromBlock }, countsBefore)
   }, 400_000)
 })
