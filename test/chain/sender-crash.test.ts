@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Wallet } from 'ethers'
+import { Redis } from 'ioredis'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 import { startOwnedProcess, waitFor } from '../../src/dev/process.ts'
 import { mkdtempSync, writeFileSync } from 'node:fs'
@@ -11,7 +12,10 @@ import {
   type TxSender,
   type TxSubmission,
 } from '../../src/chain/sender/index.ts'
+import { ownerKey } from '../../src/chain/sender/ownership/key-leases.ts'
+import { txStateBase } from '../../src/chain/sender/types.ts'
 import { errorKindOf } from '../../src/config/errors.ts'
+import { startJsonRpcTap } from '../support/json-rpc-tap.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { settlesWithin } from '../support/settles-within.ts'
 import {
@@ -93,6 +97,56 @@ describe('transaction sender: closing and crashes', () => {
       expect(await consumerAt(chain).getFunction('uint256Value')(request!.requestId)).toBe(7n)
     } finally {
       await second.close()
+    }
+  })
+
+  it('a key it took while the pool held its transactions (Redis knew nothing of them), lost meanwhile: the wait for the pool ends, without a failed take-over', async () => {
+    const provider = chain.dev.provider
+    const errors: Error[] = []
+    const tap = await startJsonRpcTap(chain.anvil)
+    const redis = new Redis(testRedisUrl())
+    const prefix = uniquePrefix('lost-pool')
+    await rpc(provider, 'evm_setAutomine', [false])
+    let sender: TxSender | undefined
+    try {
+      // One of the key's transactions in the node's pool, of which Redis (a new prefix) knows nothing.
+      await new Wallet(NODE_KEY, provider).sendTransaction({ to: NODE, value: 0n })
+      sender = createTxSender({
+        rpcUrl: tap.httpUrl,
+        chainId: chain.dev.chainId,
+        keys: [NODE_KEY],
+        redisUrl: testRedisUrl(),
+        prefix,
+        pollIntervalMs: 20,
+        keyLeaseMs: 3_000,
+        // Far past the test's own time limit: only losing the key ends the wait.
+        drainBoundMs: 600_000,
+        onError: (error) => errors.push(error),
+      })
+      await sender.start()
+      const reads = () =>
+        tap.calls.filter((call) => call.method === 'eth_getTransactionCount').length
+      const readsAtStart = reads()
+      await waitFor('the recovery reading the pool', async () => reads() > readsAtStart, 30_000)
+      expect(sender.ownership()).toMatchObject({ owned: 1, available: 0 })
+      // Another owner's lease in its place: the next renewal finds the key taken.
+      const owner = ownerKey(txStateBase(prefix, chain.dev.chainId), NODE)
+      await redis.set(owner, 'another-process:1', 'PX', 600_000)
+      await waitFor('the lease lost', async () => sender!.ownership().lostLeases === 1, 30_000)
+      // Its wait read the pool every 20 ms; once the key is lost it reads no more (one read may have
+      // been under way).
+      const readsAtLoss = reads()
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(reads() - readsAtLoss).toBeLessThanOrEqual(2)
+      expect(errors.map((error) => error.message)).toEqual([])
+    } finally {
+      await sender?.close()
+      await rpc(provider, 'evm_mine', [])
+      await rpc(provider, 'evm_setAutomine', [true])
+      const keys = await redis.keys(`${prefix}:*`)
+      if (keys.length > 0) await redis.del(...keys)
+      redis.disconnect()
+      await tap.stop()
     }
   })
 

@@ -17,6 +17,8 @@ export interface KeyRecoveryParts {
   /** How long to wait for the node's pool to empty of the key's transactions when Redis lost them. */
   drainBoundMs: number
   pollIntervalMs: number
+  /** The key let go meanwhile: the wait for the pool ends, and nothing is recovered. */
+  released?: AbortSignal
   /** An in-flight transaction the node now refuses for good: its nonce goes to a filler. */
   onFatalRefusal: (entry: {
     nonce: number
@@ -47,9 +49,12 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
         await waitForPooledMined(send, [address], {
           boundMs: parts.drainBoundMs,
           pollIntervalMs: parts.pollIntervalMs,
+          signal: parts.released,
         })
       ).counts[0]!
     : await transactionCounts(send, address)
+  if (parts.released?.aborted)
+    throw new HandedOverError(`sender key ${address} was let go meanwhile`)
   parts.confirmer.knowMinedCount(latest)
   const highestInflight = Math.max(-1, ...inflight.map((entry) => entry.nonce))
   const next = await store.syncNonce(

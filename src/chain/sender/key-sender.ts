@@ -10,6 +10,7 @@ import {
   HandedOverError,
   NonceTakenError,
   type KeyCounters,
+  zeroKeyCounters,
   type RpcReceipt,
   type SenderSettings,
   type UnsignedTx,
@@ -55,20 +56,13 @@ export type KeyState = 'standby' | 'activating' | 'active' | 'draining'
 export class KeySender {
   readonly address: string
   readonly confirmer: Confirmer
-  readonly counters: KeyCounters = {
-    sent: 0,
-    bumped: 0,
-    reverted: 0,
-    filled: 0,
-    resent: 0,
-    leasesLost: 0,
-    reorgedOut: 0,
-    noncesTaken: 0,
-  }
+  readonly counters: KeyCounters = zeroKeyCounters()
   state: KeyState = 'standby'
   /** The recovery under way since the key was taken (settled once active, or given up). */
   activation: Promise<void> = Promise.resolve()
   private fence: string | undefined
+  /** Ends a recovery's wait for the node's pool when the key is let go (handed over, or closing). */
+  private released = new AbortController()
   private readonly sign: SignAttempt
   private readonly line: SigningLine
   private readonly fillers: Fillers
@@ -162,6 +156,7 @@ export class KeySender {
    */
   activate(fence: string): Promise<void> {
     this.fence = fence
+    this.released = new AbortController()
     this.state = 'activating'
     this.activation = this.recoverUntilActive(fence)
     return this.activation
@@ -176,6 +171,7 @@ export class KeySender {
         this.state = 'active'
         return
       } catch (error) {
+        if (this.fence !== fence) return
         this.parts.reportError(
           new FeedrunnerError(`could not take over sender key ${this.address}; trying again`, {
             kind: 'unavailable',
@@ -190,6 +186,7 @@ export class KeySender {
   /** The key is not this process's any more: nothing new is signed, and every waiter here is told. */
   handOver(why: string): void {
     this.fence = undefined
+    this.released.abort()
     this.state = 'standby'
     this.confirmer.handOver(new HandedOverError(`sender key ${this.address} ${why}`))
   }
@@ -322,6 +319,7 @@ export class KeySender {
       memoryNext: this.line.nextNonce,
       drainBoundMs: this.parts.settings.drainBoundMs,
       pollIntervalMs: this.parts.settings.pollIntervalMs,
+      released: this.released.signal,
       onFatalRefusal: (entry) => this.fillers.fillNonce(entry.nonce, entry),
     })
   }

@@ -47,6 +47,20 @@ export interface KeyCounters {
   noncesTaken: number
 }
 
+/** A key's counters, all at zero. */
+export function zeroKeyCounters(): KeyCounters {
+  return {
+    sent: 0,
+    bumped: 0,
+    reverted: 0,
+    filled: 0,
+    resent: 0,
+    leasesLost: 0,
+    reorgedOut: 0,
+    noncesTaken: 0,
+  }
+}
+
 /** The sender's options with their defaults applied, read once. */
 export interface SenderSettings {
   prefix: string
