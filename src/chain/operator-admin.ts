@@ -12,6 +12,7 @@ import {
 } from 'ethers'
 import { FeedrunnerError } from '../config/errors.ts'
 import { artifact, compileContracts, type ArtifactSet } from './artifacts.ts'
+import { authorisedSenders } from './operator.ts'
 
 /**
  * Chainlink's Operator on any chain, as its owner runs it: deploy it (and Chainlink's LinkToken on a
@@ -22,7 +23,6 @@ import { artifact, compileContracts, type ArtifactSet } from './artifacts.ts'
 
 const OPERATOR_ADMIN_ABI = [
   'function owner() view returns (address)',
-  'function getAuthorizedSenders() view returns (address[])',
   'function setAuthorizedSenders(address[] senders)',
   'function getChainlinkToken() view returns (address)',
   'function withdrawable() view returns (uint256)',
@@ -67,7 +67,7 @@ export async function readOperator(provider: Provider, address: string): Promise
   try {
     const [owner, senders, link, withdrawable] = await Promise.all([
       contract.getFunction('owner')() as Promise<string>,
-      contract.getFunction('getAuthorizedSenders')() as Promise<string[]>,
+      authorisedSenders(provider, operator),
       contract.getFunction('getChainlinkToken')() as Promise<string>,
       contract.getFunction('withdrawable')() as Promise<bigint>,
     ])
