@@ -50,6 +50,8 @@ export async function startListening(parts: {
     onCancel: intake.onCancel,
     onError: parts.onError,
     log: parts.log,
+    label: options.chain.label,
+    reportEveryMs: options.connections.outageReportEveryMs,
     pollIntervalMs: options.pollIntervalMs,
     fromBlock,
   })

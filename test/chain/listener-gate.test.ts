@@ -68,7 +68,7 @@ describe('the listener reads logs only for blocks that may hold a request (anvil
       pollIntervalMs: 50,
       fromBlock: (await head()) + 1,
       onRequest: (event) => void requests.push(event),
-      log: { warn: (_, message) => void warnings.push(message) },
+      log: { warn: (_, message) => void warnings.push(message), info: () => undefined },
     })
     listeners.push(listener)
     await listener.start()

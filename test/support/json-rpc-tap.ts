@@ -26,9 +26,10 @@ export interface JsonRpcTap {
    * the head the tap handed out last would (one RPC_URL, two nodes behind a load balancer): a block
    * read by a hash it does not know is refused ("unknown block", as every node does); a range past
    * its head is refused as the execution API says (`refuse`) or answered with the logs it has
-   * (`truncate`, as older clients and anvil do).
+   * (`truncate`, as older clients and anvil do). With `every`, every such request goes to it (a
+   * balancer that keeps sending the log reads to a stuck backend).
    */
-  laggingLogs: { blocks: number; answer: 'refuse' | 'truncate' } | undefined
+  laggingLogs: { blocks: number; answer: 'refuse' | 'truncate'; every?: boolean } | undefined
   /** The number of a block whose header the tap handed out, by its hash. */
   blockOf(hash: string): number | undefined
   /** How many log reads the lagging node refused or answered short. */
@@ -103,7 +104,7 @@ export async function startJsonRpcTap(target: {
     if (!lag) return answer
     const reads = messagesOf(request).filter((call) => call.method === 'eth_getLogs')
     // A balancer sends a whole request (a batch too) to one node.
-    if (reads.length === 0 || lagging.requests++ % 2 === 0) return answer
+    if (reads.length === 0 || (lagging.requests++ % 2 === 0 && !lag.every)) return answer
     const lagHead = Math.max(...headersGiven) - lag.blocks
     const parsed = parsedOrUndefined(answer)
     const replies = messagesIn(parsed)

@@ -1,4 +1,5 @@
 import type { Log } from 'ethers'
+import { reasonOf } from '../../config/dependency-health.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { PoolProvider } from '../endpoints/pool-provider.ts'
 import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_REQUEST_TOPIC } from '../operator.ts'
@@ -192,6 +193,28 @@ async function header(provider: ChainProvider, tag: string): Promise<HeadRef | u
 }
 
 /**
+ * The node told a head past blocks it then could not give the logs of: it "has not got them yet".
+ * Behind a load balancer one backend lags the others now and then, so this is `unavailable` and the
+ * next scan reads the blocks again (below); the listener's stall report (stall-report.ts) says it
+ * when it lasts.
+ */
+export class BlocksNotThereYet extends FeedrunnerError {
+  constructor(
+    readonly from: number,
+    readonly to: number,
+    /** The node's own words, shortened. */
+    readonly answer: string,
+    cause?: unknown,
+  ) {
+    super(
+      `eth_getLogs for blocks ${from}-${to}: the node has not got them yet (it answered "${answer}"); the next scan reads them again`,
+      { kind: 'unavailable', cause },
+    )
+    this.name = 'BlocksNotThereYet'
+  }
+}
+
+/**
  * What a node that has not got the range's last blocks yet answers eth_getLogs (the execution API's
  * "block range extends beyond current head block", and the clients' own words for a block they do not
  * know). Behind a load balancer one backend lags the others now and then: the head came from one, the
@@ -201,11 +224,9 @@ const NOT_YET_THERE =
   /beyond current head|unknown block|header not found|block not found|after last accepted block/i
 
 /** The error of a read the node cannot answer yet: `unavailable`, so the scan reads it again, quietly. */
-function notYet(from: number, to: number, answer: string, cause?: unknown): FeedrunnerError {
-  return new FeedrunnerError(
-    `eth_getLogs for blocks ${from}-${to}: the node has not got them yet (it answered "${answer.slice(0, 120)}"); the next scan reads them again`,
-    { kind: 'unavailable', cause },
-  )
+function notYet(from: number, to: number, answer: string, cause?: unknown): BlocksNotThereYet {
+  // The node's words go to a warning once a stall lasts: its first line, any URL cut to host and port.
+  return new BlocksNotThereYet(from, to, reasonOf(answer).slice(0, 120), cause)
 }
 
 /**

@@ -2,11 +2,12 @@ import { getAddress } from 'ethers'
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import { isWebSocketProvider } from '../provider.ts'
 import { wakeableSleep } from '../wakeable-sleep.ts'
-import { createChainReader, type ChainReader } from './chain-reader.ts'
+import { BlocksNotThereYet, createChainReader, type ChainReader } from './chain-reader.ts'
 import { CheckpointKeeper } from './checkpoint.ts'
 import type { DeliveryOptions } from './delivery.ts'
 import { createLogGate } from './log-gate.ts'
 import { scanOnce } from './scan.ts'
+import { createStallReport, type StallReport } from './stall-report.ts'
 import type {
   ListenerStats,
   OperatorEvent,
@@ -62,6 +63,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     () => void (stats.reorgs += 1),
   )
   const delivery = deliveryOptions(options, stats, keyBase)
+  const stalls = stallReport(options, reader)
   // A new head, or a scan that stopped short of the head, starts the next scan at once.
   const pause = wakeableSleep()
   const scanned = scanWaiters()
@@ -98,7 +100,9 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     while (running) {
       try {
         await poll()
+        stalls.scanned()
       } catch (error) {
+        if (error instanceof BlocksNotThereYet) stalls.failed(error)
         delivery.reportError(error)
       }
       if (!running) break
@@ -167,6 +171,17 @@ function deliveryOptions(
     reportError: (error) =>
       options.onError?.(error instanceof Error ? error : new Error(String(error))),
   }
+}
+
+/** The listener's stalls, said where its warnings go (none without a log). */
+function stallReport(options: RequestListenerOptions, reader: ChainReader): StallReport {
+  const log = options.log
+  if (!log) return { failed: () => undefined, scanned: () => undefined }
+  return createStallReport({
+    label: () => options.label ?? `chain ${reader.chainId ?? '(not known yet)'}`,
+    log,
+    reportEveryMs: options.reportEveryMs ?? DEFAULT_SETTINGS.OUTAGE_REPORT_INTERVAL_MS,
+  })
 }
 
 /** Destroying a provider we made ends its subscription too; unsubscribing first races the destroy. */

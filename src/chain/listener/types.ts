@@ -5,6 +5,7 @@ import type { ChainProvider } from '../provider.ts'
 /** The part of a logger the listener writes to (a pino Logger is one). */
 export interface ListenerLog {
   warn(fields: Record<string, unknown>, message: string): void
+  info(fields: Record<string, unknown>, message: string): void
 }
 
 /** What the listener needs to know about one loaded job, by spec id. */
@@ -31,8 +32,15 @@ export interface RequestListenerOptions {
   onRequest: (event: OracleRequestEvent) => Promise<void> | void
   onCancel?: (event: CancelRequestEvent) => Promise<void> | void
   onError?: (error: Error) => void
-  /** Where a warning about the chain goes (its headers' blooms found wrong: src/chain/listener/log-gate.ts). */
+  /**
+   * Where what the listener finds wrong with the chain goes: its headers' blooms (log-gate.ts), and
+   * a node that lasts in not having the blocks it told a head past (stall-report.ts).
+   */
   log?: ListenerLog
+  /** How the stall report names the chain (`chain 137 (polygon)`); default `chain <id>`. */
+  label?: string
+  /** While a stall lasts, one line this often (OUTAGE_REPORT_INTERVAL_MS). */
+  reportEveryMs?: number
   /** Milliseconds between head polls (WebSocket providers are also woken by new heads). */
   pollIntervalMs?: number
   /**
