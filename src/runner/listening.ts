@@ -41,7 +41,7 @@ export async function startListening(parts: {
     prefix: `${options.prefix}:listener`,
     consumedTagKey: recovery.generationKey,
     onRequest: async (event) => {
-      const verdict = recovery.verdict(event)
+      const verdict = await recovery.verdict(event)
       if (verdict === 'skip') return
       if (verdict === 'expired') return intake.onExpired(event)
       if (verdict === 'run-again') await runs.reopen(event.requestId)

@@ -7,18 +7,9 @@ import { FeedrunnerError, rootCauseFirst } from '../../config/errors.ts'
 import { authorisedSenders } from '../../chain/operator.ts'
 import { waitForPooledMined } from '../../chain/pooled-transactions.ts'
 import { RedisGeneration } from './generation.ts'
-import { closedRequestIds, openWindowStart, REBUILD_LOOK_BACK_SECONDS } from './open-requests.ts'
+import { RequestWindow, type Verdict } from './request-window.ts'
 
 export { createReconciler, type Reconciler } from './reconciler.ts'
-
-/** What the chain said of the requests in a window read again: which of them are closed already. */
-interface WindowFilter {
-  fromBlock: number
-  upToBlock: number
-  headTimestamp: number
-  /** Answered or cancelled on chain. */
-  closed: ReadonlySet<string>
-}
 
 export interface RecoveryParts {
   redis: Redis
@@ -72,9 +63,11 @@ export interface Recovery {
    * answered or its requester cancelled; `expired` one from it past its cancelExpiration and still
    * open (its run record is made again, refused, if Redis lost it: it is not run); `run-again` one
    * from it that may still be answered (a run record a process of the lost generation wrote must not
-   * keep it from running); `run` any other.
+   * keep it from running); `run` any other. A request older than the window (a listener that reads on
+   * from a checkpoint older than that: no runner ran for longer) first has what the chain closed read
+   * from its block on, so that it too is judged by what the chain says.
    */
-  verdict(event: OracleRequestEvent): 'skip' | 'expired' | 'run-again' | 'run'
+  verdict(event: OracleRequestEvent): Promise<Verdict>
   /**
    * Watches for a Redis that lost its state (after `adopt`); rebuilds the listener's reading from
    * the chain.
@@ -98,7 +91,7 @@ export interface Recovery {
 export function createRecovery(parts: RecoveryParts): Recovery {
   const generationKey = `${parts.prefix}:generation`
   const generation = new RedisGeneration(parts.redis, generationKey)
-  let filter: WindowFilter | undefined
+  const window = new RequestWindow(parts)
   let timer: NodeJS.Timeout | undefined
   let checking: Promise<boolean> | undefined
   let listener: RequestListener | undefined
@@ -107,31 +100,13 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   /** A loss seen and not rebuilt yet: its failed tries, and when one was last told. */
   let rebuilding: { failures: number; toldAt: number } | undefined
 
-  async function readWindow(): Promise<number> {
-    const window = await openWindowStart(parts.provider, REBUILD_LOOK_BACK_SECONDS)
-    const closed = await closedRequestIds(
-      parts.provider,
-      parts.operators,
-      window.fromBlock,
-      window.head,
-      parts.logRangeBlocks,
-    )
-    filter = {
-      fromBlock: window.fromBlock,
-      upToBlock: window.head,
-      headTimestamp: window.headTimestamp,
-      closed,
-    }
-    return window.fromBlock
-  }
-
   async function rebuild(): Promise<void> {
     if (!listener) return
     await letPooledBeMined(parts, stopping.signal)
-    const fromBlock = await readWindow()
+    const fromBlock = await window.read()
     await listener.rewind(fromBlock)
     parts.log.warn(
-      { fromBlock, closedOnChain: filter?.closed.size ?? 0 },
+      { fromBlock, closedOnChain: window.closedCount },
       'rebuilt from the chain: reading the OracleRequest logs of the last 24 hours (chain time) again',
     )
   }
@@ -171,17 +146,14 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     async adopt() {
       await generation.adopt()
     },
-    openWindow: readWindow,
+    openWindow: () => window.read(),
     async firstBlockWithoutCheckpoint(configured) {
       const waited = await letPooledBeMined(parts, stopping.signal)
       if (configured !== undefined) return configured
-      return waited || !filter ? readWindow() : filter.fromBlock
+      const read = window.fromBlock
+      return waited || read === undefined ? window.read() : read
     },
-    verdict(event) {
-      if (!filter || event.blockNumber > filter.upToBlock) return 'run'
-      if (filter.closed.has(event.requestId.toLowerCase())) return 'skip'
-      return event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'expired'
-    },
+    verdict: (event) => window.verdict(event),
     async watch(watchedListener) {
       listener = watchedListener
       timer = setInterval(() => {
