@@ -45,14 +45,7 @@ export function createRequestListener(options: RequestListenerOptions): RequestL
     maxBlockRange,
   })
   const gate = createLogGate({ reader, operators: () => operators, log: options.log })
-  const stats: ListenerStats = {
-    pending: 0,
-    delivered: 0,
-    droppedByReorg: 0,
-    reorgs: 0,
-    cancelledBeforeDelivery: 0,
-    skippedAsConsumed: 0,
-  }
+  const stats = zeroStats()
   const keyBase = () => `${options.prefix}:listener:${reader.chainId}`
   const checkpoint = new CheckpointKeeper(
     options.redis,
@@ -170,6 +163,17 @@ function deliveryOptions(
     stats,
     reportError: (error) =>
       options.onError?.(error instanceof Error ? error : new Error(String(error))),
+  }
+}
+
+function zeroStats(): ListenerStats {
+  return {
+    pending: 0,
+    delivered: 0,
+    droppedByReorg: 0,
+    reorgs: 0,
+    cancelledBeforeDelivery: 0,
+    skippedAsConsumed: 0,
   }
 }
 
