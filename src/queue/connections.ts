@@ -140,12 +140,12 @@ export class Connections {
     return this.closing
   }
 
-  /** The Redis URL this process uses (for parts that must tell a Redis error from another). */
   /** While a dependency stays down, one line this often (OUTAGE_REPORT_INTERVAL_MS). */
   get outageReportEveryMs(): number {
     return this.settings.OUTAGE_REPORT_INTERVAL_MS
   }
 
+  /** The Redis URL this process uses (for parts that must tell a Redis error from another). */
   get redisUrl(): string {
     return this.settings.REDIS_URL
   }
