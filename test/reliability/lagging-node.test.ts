@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
-import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
+import type { DemoCase } from '../../src/dev/demo.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
-import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { startJsonRpcTap, type JsonRpcTap } from '../support/json-rpc-tap.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
   expectFulfilledOnce,
+  gameOddsCases,
   requestsOfCases,
   sendPaced,
   startPart,
@@ -42,11 +42,7 @@ describe('an RPC_URL whose nodes lag each other', () => {
       rpcUrl: stack.rpcUrl,
       wsUrl: stack.rpcUrl.replace(/^http/, 'ws'),
     })
-    const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
-    cases = (await buildDemoCases(stack, registry.jobs)).filter((demoCase) =>
-      demoCase.job.name.includes('game-odds'),
-    )
-    if (cases.length === 0) throw new Error('no game-odds job in JOBS_DIR')
+    cases = await gameOddsCases(stack)
     runner = await startPart('runner', { ...stack.env, RPC_URL: tap.httpUrl, LOG_LEVEL: 'info' })
   }, 180_000)
 

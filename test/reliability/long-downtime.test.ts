@@ -1,13 +1,13 @@
 import { AbiCoder, Wallet, type Contract } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
-import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
+import type { DemoCase } from '../../src/dev/demo.ts'
 import type { SentRequest } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
-import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
   expectFulfilledOnce,
+  gameOddsCases,
   readRuns,
   requestsOfCases,
   sendPaced,
@@ -38,11 +38,7 @@ describe('a runner started again after more than a day without one', () => {
       nodeKeys: [ANVIL_PRIVATE_KEYS[1]!],
       runner: false,
     })
-    const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
-    cases = (await buildDemoCases(stack, registry.jobs)).filter((demoCase) =>
-      demoCase.job.name.includes('game-odds'),
-    )
-    if (cases.length === 0) throw new Error('no game-odds job in JOBS_DIR')
+    cases = await gameOddsCases(stack)
   }, 180_000)
 
   afterAll(async () => {

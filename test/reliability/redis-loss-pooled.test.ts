@@ -2,15 +2,15 @@ import { Redis } from 'ioredis'
 import { Wallet, type JsonRpcProvider } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
-import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
+import type { DemoCase } from '../../src/dev/demo.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
-import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { uniquePrefix } from '../support/redis.ts'
 import {
   countRevertedFrom,
   expectFulfilledOnce,
+  gameOddsCases,
   requestsOfCases,
   sendPaced,
   startPart,
@@ -48,11 +48,7 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
       runner: false,
     })
     provider = stack.contracts.provider as JsonRpcProvider
-    const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
-    cases = (await buildDemoCases(stack, registry.jobs)).filter((demoCase) =>
-      demoCase.job.name.includes('game-odds'),
-    )
-    if (cases.length === 0) throw new Error('no game-odds job in JOBS_DIR')
+    cases = await gameOddsCases(stack)
     runner = await startPart('runner', { ...stack.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' })
   }, 180_000)
 

@@ -1,15 +1,15 @@
 import { Wallet, type JsonRpcProvider } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
-import { buildDemoCases, type DemoCase } from '../../src/dev/demo.ts'
+import type { DemoCase } from '../../src/dev/demo.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { waitForFulfilments } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
-import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
   countRevertedFrom,
   expectFulfilledOnce,
+  gameOddsCases,
   requestsOfCases,
   sendPaced,
   startPart,
@@ -61,11 +61,7 @@ describe('a node key also used outside feedrunner', () => {
     provider = stack.contracts.provider as JsonRpcProvider
     // The same key, in another program: its own nonce counter, read from the node.
     stranger = new Wallet(NODE_KEY, provider)
-    const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
-    cases = (await buildDemoCases(stack, registry.jobs)).filter((demoCase) =>
-      demoCase.job.name.includes('game-odds'),
-    )
-    if (cases.length === 0) throw new Error('no game-odds job in JOBS_DIR')
+    cases = await gameOddsCases(stack)
     runner = await startPart('runner', { ...stack.env, LOG_LEVEL: 'warn' })
   }, 180_000)
 

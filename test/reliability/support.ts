@@ -3,7 +3,8 @@ import { expect } from 'vitest'
 import { join } from 'node:path'
 import { Wallet, type Provider } from 'ethers'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
-import { matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
+import { buildDemoCases, matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
+import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
@@ -212,6 +213,16 @@ export async function countRevertedFrom(
     }
   }
   return reverted
+}
+
+/** The demo cases of the game-odds jobs in the stack's JOBS_DIR (the dev chain's). */
+export async function gameOddsCases(stack: DevStack): Promise<DemoCase[]> {
+  const registry = await loadJobRegistry(stack.settings.JOBS_DIR, 31337)
+  const cases = (await buildDemoCases(stack, registry.jobs)).filter((demoCase) =>
+    demoCase.job.name.includes('game-odds'),
+  )
+  if (cases.length === 0) throw new Error('no game-odds job in JOBS_DIR')
+  return cases
 }
 
 /** `count` requests of the demo cases, round robin (the case of request i is cases[i % length]). */
