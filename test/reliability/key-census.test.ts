@@ -1,12 +1,16 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FEED_FAMILIES } from '../../src/config/settings-declared.ts'
 import { waitFor } from '../../src/dev/process.ts'
+import { fetchQueueName } from '../../src/queue/names.ts'
+import { REQUESTS_QUEUE } from '../../src/runner/requests-queue.ts'
 import { buildDemoCases, runDemoCases, type DemoCase } from '../../src/dev/demo.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { scanKeys } from '../../src/queue/scan-keys.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
-const FAMILY = '(sports|blockchain|nft|weather)'
+/** The fetch queues' names, from the settings' list of families (the catalog's). */
+const FETCH_QUEUE = `(${FEED_FAMILIES.map(fetchQueueName).join('|')})`
 const HEX = '0x[0-9a-fA-F]+'
 
 /**
@@ -17,18 +21,20 @@ const HEX = '0x[0-9a-fA-F]+'
 const KEPT_WITHOUT_EXPIRY: ReadonlyArray<{ key: RegExp; bound: string }> = [
   {
     key: new RegExp(
-      `^fetch-${FAMILY}:(completed|failed|events|id|meta|wait|active|paused|prioritized|delayed|marker|limiter|pc|stalled)$`,
+      `^${FETCH_QUEUE}:(completed|failed|events|id|meta|wait|active|paused|prioritized|delayed|marker|limiter|pc|stalled)$`,
     ),
     bound:
       "BullMQ's structures of a fetch queue: finished jobs by removeOnComplete/removeOnFail (age and count), events by the stream's maxLen",
   },
   {
-    key: new RegExp(`^fetch-${FAMILY}:[a-z-]+-[0-9a-f]+$`),
+    key: new RegExp(`^${FETCH_QUEUE}:[a-z-]+-[0-9a-f]+$`),
     bound:
       "a fetch job: kept for its family's cache TTL, then removed by BullMQ when another finishes and by the fetch workers' sweep (src/queue/fetch-sweep.ts); MAX_KEPT_JOBS at most",
   },
   {
-    key: /^requests(-\d+)?:(events|id|meta|wait|active|paused|prioritized|delayed|marker|pc|stalled|failed)$/,
+    key: new RegExp(
+      `^${REQUESTS_QUEUE}(-\\d+)?:(events|id|meta|wait|active|paused|prioritized|delayed|marker|pc|stalled|failed)$`,
+    ),
     bound:
       "BullMQ's structures of a chain's requests queue: a finished job is removed at once (removeOnComplete), a failed one after 7 days",
   },
