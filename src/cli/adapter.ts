@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import type { Logger } from '../config/logger.ts'
 import {
   FEED_FAMILIES,
@@ -185,6 +186,7 @@ async function run(
   const runsRunner = name === 'start' && (parsed.RPC_URL || parsed.CHAINS_FILE) !== undefined
   const settings = settingsWithKeys(parsed, runsRunner)
   const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
+  routeLibraryWarnings(logger)
   // Everything is checked before a port opens or a connection is tried.
   for (const check of checks) await check(settings, logger)
   await waitForRedis(settings, `feedrunner ${name}`)

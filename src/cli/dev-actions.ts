@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
+import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import { createLogger, type Logger } from '../config/logger.ts'
 import { presentVariables } from '../config/settings.ts'
 import { buildDemoCases, runDemoCases, type DemoResult } from '../dev/demo.ts'
@@ -156,6 +157,7 @@ async function startStack(
   const settings = settingsOrExit(env)
   try {
     const logger = createLogger(settings, 'feedrunner-dev')
+    routeLibraryWarnings(logger)
     return { stack: await startDevStack({ ...options, env, logger }), logger }
   } catch (error) {
     // A taken EA_PORT is named by its setting, as in start.

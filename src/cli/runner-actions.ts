@@ -1,3 +1,4 @@
+import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import { createLogger } from '../config/logger.ts'
 import { endpointOf } from '../config/settings.ts'
 import { connectClient } from '../queue/connection.ts'
@@ -53,6 +54,7 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   // Keys opened before the logger exists, then everything checked before a connection is tried.
   const settings = settingsWithKeys(settingsOrExit(), true)
   const logger = createLogger(settings, 'feedrunner-runner')
+  routeLibraryWarnings(logger)
   await checkRunnerSettings(settings, logger, true)
   await waitForRedis(settings, 'feedrunner runner')
   const connections = new Connections(settings, logger)
