@@ -141,6 +141,8 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
         : new Connections(
             { ...options.settings, REDIS_URL: frameworkSettings.CACHE_REDIS_URL },
             logger,
+            // A cache of its own may evict, as caches do: an evicted answer is fetched again.
+            { watchEviction: false },
           )
     if (cacheConnections !== connections)
       connections.onClose('adapter cache Redis', () => cacheConnections.close())

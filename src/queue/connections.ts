@@ -4,6 +4,7 @@ import type { OutageLog } from '../config/dependency-health.ts'
 import type { Settings } from '../config/settings.ts'
 import { createRedisConnection, isRedisUnavailable, type ConnectionRole } from './connection.ts'
 import { RedisClock } from './redis-clock.ts'
+import { RedisEvictionWatch } from './redis-eviction.ts'
 
 /** Something that reports failures as 'error' events: an ioredis connection, a BullMQ queue or worker. */
 interface ErrorEmitter {
@@ -26,6 +27,16 @@ const LOST_LOCK = /could not renew lock for job|Missing lock for job/
 
 export type ConnectionSettings = Pick<Settings, 'REDIS_URL' | 'OUTAGE_REPORT_INTERVAL_MS'>
 
+export interface ConnectionsOptions {
+  /** The clock of the outage reports (Date.now unless a test says otherwise). */
+  now?: () => number
+  /**
+   * Whether to say when this Redis may evict keys (default true): feedrunner's queues and records
+   * must stay, but a response cache of its own (CACHE_REDIS_URL) may evict as any cache does.
+   */
+  watchEviction?: boolean
+}
+
 /**
  * Every connection of one process, opened in its composition root (src/cli/) and handed to the parts
  * that need it: Redis connections for commands and for BullMQ's blocking workers, and the health of
@@ -39,12 +50,14 @@ export class Connections {
   private readonly dependencies = new Map<string, DependencyHealth>()
   private sources = 0
   private readonly clocks = new Map<string, RedisClock>()
+  /** Set by the first Redis connection, which opens one more to watch what Redis evicts. */
+  private evictionWatched = false
   private closing: Promise<void> | undefined
 
   constructor(
     private readonly settings: ConnectionSettings,
     private readonly logger: ConnectionLog,
-    private readonly now?: () => number,
+    private readonly options: ConnectionsOptions = {},
   ) {
     this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL)
   }
@@ -65,6 +78,14 @@ export class Connections {
         this.redisHealth.forget(source)
       },
     })
+    if (!this.evictionWatched && this.options.watchEviction !== false) {
+      this.evictionWatched = true
+      const watch = new RedisEvictionWatch(this.redis('client', 'Redis eviction watch'), {
+        redisUrl: this.settings.REDIS_URL,
+        log: this.logger,
+      }).start()
+      this.onClose('Redis eviction watch', () => watch.stop())
+    }
     return connection
   }
 
@@ -112,7 +133,7 @@ export class Connections {
         url,
         log: this.logger,
         reportEveryMs: this.settings.OUTAGE_REPORT_INTERVAL_MS,
-        ...(this.now ? { now: this.now } : {}),
+        ...(this.options.now ? { now: this.options.now } : {}),
         ...(probe ? { probe } : {}),
       })
       this.dependencies.set(key, health)

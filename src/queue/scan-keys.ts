@@ -18,7 +18,7 @@ export interface ScanOptions {
  * every master with its own cursor. A cluster not ready yet knows no masters: a keyless command
  * waits for it (or fails, on a connection without an offline queue, as any other command would).
  */
-async function keyspaceNodes(redis: Redis | Cluster): Promise<Redis[]> {
+export async function keyspaceNodes(redis: Redis | Cluster): Promise<Redis[]> {
   if (!(redis instanceof Cluster)) return [redis]
   if (redis.status !== 'ready') await redis.ping()
   const masters = redis.nodes('master')

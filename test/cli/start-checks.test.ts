@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../../src/dev/ports.ts'
+import { startPrivateRedis } from '../../src/dev/redis.ts'
 import { testRedisUrl } from '../support/redis.ts'
 
 const projectRoot = join(import.meta.dirname, '../..')
@@ -173,6 +174,46 @@ describe('feedrunner start checks everything before a port opens or a connection
       expect(started.stderr).not.toMatch(/Invalid settings|could not start/)
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+/**
+ * BullMQ prints "IMPORTANT! Eviction policy is ..." raw on stderr for every connection it opens; a
+ * process says it once in its log, with the limit, what is at stake and the remedy.
+ */
+describe('a process on a Redis that may evict keys', () => {
+  it('says so once in its log, and nothing raw on stderr', async () => {
+    const redis = await startPrivateRedis({
+      extraArgs: ['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru'],
+    })
+    try {
+      const started = await runUntil(
+        ['adapter'],
+        {
+          REDIS_URL: redis.url,
+          LOG_FORMAT: 'json',
+          EA_PORT: String(await freePort()),
+          METRICS_PORT: String(await freePort()),
+        },
+        /evicts keys when its memory is full/,
+      )
+      expect(started.matched, started.stdout + started.stderr).toBe(true)
+      const lines = started.stdout.split('\n')
+      const ours = lines.filter((line) => line.includes('evicts keys when its memory is full'))
+      expect(ours).toHaveLength(1)
+      expect(JSON.parse(ours[0]!)).toMatchObject({
+        level: 40,
+        redisMaxmemoryPolicy: 'allkeys-lru',
+        msg: expect.stringContaining(
+          `Redis at REDIS_URL 127.0.0.1:${redis.port} evicts keys when its memory is full (maxmemory 64.00M, maxmemory-policy allkeys-lru)`,
+        ),
+      })
+      // BullMQ's own line, if it came before the process stopped, is one log line at most.
+      expect(lines.filter((line) => line.includes('Eviction policy is')).length).toBeLessThan(2)
+      expect(started.stderr).not.toContain('IMPORTANT!')
+    } finally {
+      await redis.stop()
     }
   })
 })

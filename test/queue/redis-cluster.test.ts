@@ -16,6 +16,7 @@ import {
 } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { clusterOfUrl, createRedisConnection } from '../../src/queue/connection.ts'
+import { RedisEvictionWatch } from '../../src/queue/redis-eviction.ts'
 import { scanKeys } from '../../src/queue/scan-keys.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
@@ -298,6 +299,31 @@ describe('a real three-master Redis Cluster on loopback', () => {
     } finally {
       for (const key of keys) await redis.del(key)
       redis.disconnect()
+    }
+  })
+
+  it('the eviction watch reads every master, and names the one that may evict', async () => {
+    const { ports, cli } = cluster!
+    const warned: string[] = []
+    const log = {
+      warn: (_fields: object, message: string) => void warned.push(message),
+      info: () => undefined,
+    }
+    const fresh = createRedisConnection(cluster!.url, 'worker')
+    cli(ports[1]!, 'CONFIG', 'SET', 'maxmemory', '1gb')
+    cli(ports[1]!, 'CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru')
+    try {
+      await new RedisEvictionWatch(fresh, { redisUrl: cluster!.url, log }).check()
+      expect(warned).toHaveLength(1)
+      expect(warned[0]).toMatch(
+        new RegExp(
+          `^Redis node [\\d.]+:${ports[1]} of REDIS_URL evicts keys when its memory is full \\(maxmemory 1\\.00G, maxmemory-policy allkeys-lru\\)`,
+        ),
+      )
+    } finally {
+      cli(ports[1]!, 'CONFIG', 'SET', 'maxmemory-policy', 'noeviction')
+      cli(ports[1]!, 'CONFIG', 'SET', 'maxmemory', '0')
+      fresh.disconnect()
     }
   })
 })
