@@ -1,3 +1,4 @@
+import { rootCauseFirst } from './errors.ts'
 import { endpointOf } from './settings.ts'
 
 /** The logger calls this module makes (a pino Logger fits). */
@@ -20,12 +21,21 @@ export interface DependencyHealthOptions {
   now?: () => number
   /**
    * A cheap call that succeeds when the dependency answers again, tried every PROBE_INTERVAL_MS while
-   * it is down, for a dependency that is otherwise only called when there is work.
+   * it is down, for a dependency that is otherwise only called when there is work, or whose
+   * connections stay up while it refuses calls (a full Redis): back after PROBE_PASSES_FOR_BACK.
    */
   probe?: () => Promise<unknown>
 }
 
 const PROBE_INTERVAL_MS = 1_000
+
+/**
+ * Probes that must pass in a row, with no failed call between them, before a probed dependency is
+ * back. A Redis at its memory limit takes a write whenever expiries and completed jobs free a little
+ * memory and refuses the next: one passing probe said "back" and the next call "down" again, a pair
+ * of lines every few seconds.
+ */
+const PROBE_PASSES_FOR_BACK = 3
 
 /**
  * One dependency's availability, reported as state changes rather than as one line per failed call:
@@ -41,6 +51,8 @@ export class DependencyHealth {
   private downSince: number | undefined
   private failuresSinceReport = 0
   private failuresInOutage = 0
+  /** Probes passed since the last failed call (PROBE_PASSES_FOR_BACK). */
+  private probePasses = 0
   private timer: NodeJS.Timeout | undefined
   private probeTimer: NodeJS.Timeout | undefined
   private readonly now: () => number
@@ -65,6 +77,7 @@ export class DependencyHealth {
     this.failing.add(source)
     this.failuresSinceReport++
     this.failuresInOutage++
+    this.probePasses = 0
     if (this.downSince !== undefined) return
     this.downSince = this.now()
     // This failure is the down line's; the next line counts those after it.
@@ -81,8 +94,10 @@ export class DependencyHealth {
       this.probeTimer = setInterval(
         () =>
           void probe().then(
-            () => this.answered(CALLS),
-            () => undefined,
+            () => {
+              if (++this.probePasses >= PROBE_PASSES_FOR_BACK) this.answered(CALLS)
+            },
+            () => (this.probePasses = 0),
           ),
         PROBE_INTERVAL_MS,
       )
@@ -146,6 +161,7 @@ export class DependencyHealth {
     this.downSince = undefined
     this.failuresSinceReport = 0
     this.failuresInOutage = 0
+    this.probePasses = 0
     this.failing.clear()
   }
 
@@ -188,7 +204,8 @@ export function reasonOf(error: unknown): string {
     if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
     at = (at as { cause?: unknown }).cause
   }
-  const message = error instanceof Error ? error.message : String(error)
-  const line = message.split('\n')[0] ?? ''
+  // The root cause first: a wrapper says where it happened ("handler failed for request 0x4c..."),
+  // its cause what happened ("OOM command not allowed ...").
+  const line = rootCauseFirst(error).split('\n')[0] ?? ''
   return line.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"')]+/gi, (url) => endpointOf(url)).slice(0, 160)
 }

@@ -93,12 +93,38 @@ const TIMEOUT_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ])
 
+/**
+ * Error codes of Redis's error replies (the reply's first word, as Redis defines them) that say it
+ * cannot take the command now but will: full under `noeviction` (OOM), a replica or a demoted master
+ * (READONLY), loading its data at a restart (LOADING), a long script running (BUSY), a replica that
+ * lost its master or a cluster that lost slots (MASTERDOWN, CLUSTERDOWN, TRYAGAIN), too few replicas
+ * for min-replicas-to-write (NOREPLICAS). A run that met one was failed for good until a Redis that
+ * filled up for a minute showed it: its request stayed open on chain with nothing left to run it.
+ */
+const REDIS_NOT_NOW_CODES = new Set([
+  'OOM',
+  'READONLY',
+  'LOADING',
+  'BUSY',
+  'MASTERDOWN',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'NOREPLICAS',
+])
+
+/** The code of a Redis error reply (ioredis's ReplyError), or undefined for any other error. */
+export function redisReplyCode(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined
+  return /^[A-Z]+/.exec(error.message)?.[0]
+}
+
 function foreignKind(error: unknown): ErrorKind | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const { code, name } = error as { code?: unknown; name?: unknown }
   if (name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code)))
     return 'timeout'
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return 'unavailable'
+  if (REDIS_NOT_NOW_CODES.has(redisReplyCode(error) ?? '')) return 'unavailable'
   return undefined
 }
 

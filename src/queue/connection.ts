@@ -1,7 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { closeHandler } from 'ioredis/built/redis/event_handler.js'
 import { reasonOf } from '../config/dependency-health.ts'
-import { FeedrunnerError } from '../config/errors.ts'
+import { errorKindOf, FeedrunnerError, redisReplyCode } from '../config/errors.ts'
 import { endpointOf } from '../config/settings.ts'
 
 /**
@@ -116,15 +116,25 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   'ENOTFOUND',
 ])
 
-/** True when the error says Redis could not be reached (as opposed to a command error). */
+const CONNECTION_GONE =
+  /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i
+
+/**
+ * True when the error says Redis could not be reached, or answered that it cannot take commands now
+ * (full, read-only, loading: an error reply of a kind errorKindOf calls `unavailable`), as opposed to
+ * a command error.
+ */
 export function isRedisUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false
-  const code = (error as NodeJS.ErrnoException).code
-  if (code !== undefined && UNREACHABLE_CODES.has(code)) return true
-  // ioredis's own errors for a connection that is gone carry no code, only these words.
-  return /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i.test(
-    error.message,
-  )
+  // Also behind the errors that say where it happened (a listener's handler, a task).
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; depth++) {
+    if (redisReplyCode(at) !== undefined) return errorKindOf(at) === 'unavailable'
+    const code = (at as NodeJS.ErrnoException).code
+    if (code !== undefined && UNREACHABLE_CODES.has(code)) return true
+    // ioredis's own errors for a connection that is gone carry no code, only these words.
+    if (CONNECTION_GONE.test(at.message)) return true
+    at = at.cause
+  }
+  return false
 }
 
 /**

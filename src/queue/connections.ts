@@ -25,7 +25,8 @@ interface Opened {
 /** BullMQ's errors for a job lock that lapsed (while Redis was away, or a worker paused). */
 const LOST_LOCK = /could not renew lock for job|Missing lock for job/
 
-export type ConnectionSettings = Pick<Settings, 'REDIS_URL' | 'OUTAGE_REPORT_INTERVAL_MS'>
+export type ConnectionSettings = Pick<Settings, 'REDIS_URL' | 'OUTAGE_REPORT_INTERVAL_MS'> &
+  Partial<Pick<Settings, 'QUEUE_PREFIX'>>
 
 export interface ConnectionsOptions {
   /** The clock of the outage reports (Date.now unless a test says otherwise). */
@@ -50,8 +51,9 @@ export class Connections {
   private readonly dependencies = new Map<string, DependencyHealth>()
   private sources = 0
   private readonly clocks = new Map<string, RedisClock>()
-  /** Set by the first Redis connection, which opens one more to watch what Redis evicts. */
-  private evictionWatched = false
+  /** Opened with the first Redis connection: the eviction watch's, and the write probe's. */
+  private serverConnection: Redis | undefined
+  private serverWatched = false
   private closing: Promise<void> | undefined
 
   constructor(
@@ -59,7 +61,9 @@ export class Connections {
     private readonly logger: ConnectionLog,
     private readonly options: ConnectionsOptions = {},
   ) {
-    this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL)
+    this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL, () =>
+      this.probeWrites(),
+    )
   }
 
   /**
@@ -78,15 +82,33 @@ export class Connections {
         this.redisHealth.forget(source)
       },
     })
-    if (!this.evictionWatched && this.options.watchEviction !== false) {
-      this.evictionWatched = true
-      const watch = new RedisEvictionWatch(this.redis('client', 'Redis eviction watch'), {
-        redisUrl: this.settings.REDIS_URL,
-        log: this.logger,
-      }).start()
-      this.onClose('Redis eviction watch', () => watch.stop())
+    if (!this.serverWatched) {
+      // One more connection, for what this process asks of the server itself (below).
+      this.serverWatched = true
+      const server = this.redis('client', 'Redis server watch')
+      this.serverConnection = server
+      if (this.options.watchEviction !== false) {
+        const watch = new RedisEvictionWatch(server, {
+          redisUrl: this.settings.REDIS_URL,
+          log: this.logger,
+        }).start()
+        this.onClose('Redis eviction watch', () => watch.stop())
+      }
     }
     return connection
+  }
+
+  /**
+   * While Redis is reported down: whether it takes a write again. A Redis that is full (OOM), read-
+   * only or loading refuses writes while its connections stay up, so no connection's `ready` ends
+   * that outage; this does, once a write would pass. `SET ... XX` of a key that is never there
+   * writes nothing, and Redis refuses it as it refuses any write. In a Redis Cluster the key is in
+   * QUEUE_PREFIX's slot, where feedrunner's keys are.
+   */
+  private async probeWrites(): Promise<void> {
+    const connection = this.serverConnection
+    if (!connection) throw new Error('no Redis connection yet')
+    await connection.set(`${this.settings.QUEUE_PREFIX ?? 'feedrunner'}:write-probe`, '1', 'XX')
   }
 
   /**

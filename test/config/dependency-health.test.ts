@@ -102,9 +102,39 @@ describe('DependencyHealth: an outage as state changes', () => {
     // A failed probe is not a failed call.
     expect(health.failures).toBe(1)
     answers = true
-    await vi.advanceTimersByTimeAsync(1_000)
+    await vi.advanceTimersByTimeAsync(3_000)
     expect(health.down).toBe(false)
     expect(lines.at(-1)?.fields).toMatchObject({ state: 'up', failures: 1 })
+  })
+
+  it('a dependency that passes a probe between failed calls (a Redis at its memory limit) stays down', async () => {
+    const { lines, log } = recorder()
+    const full = Object.assign(
+      new Error("OOM command not allowed when used memory > 'maxmemory'."),
+      {
+        name: 'ReplyError',
+      },
+    )
+    const health = new DependencyHealth({
+      dependency: 'Redis',
+      setting: 'REDIS_URL',
+      url: 'redis://127.0.0.1:6390',
+      log,
+      reportEveryMs: 60_000,
+      probe: async () => undefined,
+    })
+    health.failed(full)
+    // Every probe passes, but a call fails every 2 s: never three passes in a row.
+    for (let second = 0; second < 30; second += 2) {
+      await vi.advanceTimersByTimeAsync(2_000)
+      health.failed(full)
+    }
+    expect(health.down).toBe(true)
+    expect(lines.map((line) => line.fields.state)).toEqual(['down'])
+    await vi.advanceTimersByTimeAsync(3_000)
+    expect(health.down).toBe(false)
+    expect(lines.map((line) => line.fields.state)).toEqual(['down', 'up'])
+    health.close()
   })
 })
 

@@ -9,7 +9,8 @@ import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { waitForFulfilments, type ConsumerRequest } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
-import { uniquePrefix } from '../support/redis.ts'
+import { createRedisConnection } from '../../src/queue/connection.ts'
+import { uniquePrefix, untilReady } from '../support/redis.ts'
 import {
   onChainFulfilments,
   recordFigures,
@@ -204,5 +205,28 @@ describe('outages read as one line, in every process', () => {
           .filter((line) => line.setting === 'REDIS_URL')
           .map((line) => line.state),
       ).toContain('down')
+  }, 420_000)
+
+  it('Redis full for 20 s (noeviction at its maxmemory): each process says so, nothing is lost', async () => {
+    const admin = createRedisConnection(redis.url, 'client')
+    try {
+      await untilReady(admin)
+      await throughOutage('redis-full', async () => {
+        // Every write refused (OOM) while every connection stays up.
+        await admin.config('SET', 'maxmemory', '1')
+        await new Promise((resolve) => setTimeout(resolve, 20_000))
+        await admin.config('SET', 'maxmemory', '0')
+      })
+    } finally {
+      await admin.config('SET', 'maxmemory', '0').catch(() => undefined)
+      admin.disconnect()
+    }
+    const runnerSaid = jsonLogLines(parts.runner!.output()).filter(
+      (line) => line.setting === 'REDIS_URL',
+    )
+    // The process's whole output: this outage's down line is its last.
+    const down = runnerSaid.filter((line) => line.state === 'down').at(-1)
+    expect(down?.reason).toMatch(/^OOM command not allowed/)
+    expect(runnerSaid.at(-1)?.state).toBe('up')
   }, 420_000)
 })

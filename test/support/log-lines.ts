@@ -6,6 +6,7 @@ export interface LogLine {
   setting?: string
   endpoint?: string
   state?: string
+  reason?: string
   failures?: number
   downMs?: number
 }

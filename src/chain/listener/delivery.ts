@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis'
+import { withContext } from '../../config/errors.ts'
 import type { CancelRequestEvent, OracleRequestEvent } from '../operator.ts'
 import type { ListenerStats, OperatorEvent } from './types.ts'
 
@@ -57,9 +58,12 @@ export async function deliver(
       stats.delivered += 1
     } else {
       failedAt = Math.min(failedAt, event.blockNumber)
+      // The handler's error stays the cause, with its kind: a Redis that refused the job (full,
+      // read-only) is Redis's outage, not an error line per scan (seen: 3,208 lines in 20 s).
       options.reportError(
-        new Error(
-          `handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber}): ${errorMessage(outcome.reason)}`,
+        withContext(
+          `handler failed for ${event.kind} ${event.requestId} (block ${event.blockNumber})`,
+          outcome.reason,
         ),
       )
     }
@@ -86,8 +90,4 @@ export async function execAll(pipeline: ChainableCommander): Promise<void> {
   if (pipeline.length === 0) return
   const failed = (await pipeline.exec())?.find(([error]) => error !== null)
   if (failed) throw failed[0] as Error
-}
-
-function errorMessage(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason)
 }
