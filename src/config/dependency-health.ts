@@ -25,6 +25,19 @@ export interface DependencyHealthOptions {
    * connections stay up while it refuses calls (a full Redis): back after PROBE_PASSES_FOR_BACK.
    */
   probe?: () => Promise<unknown>
+  /**
+   * For a failure that says more than "no answer" (a Redis that answers that it is full): what the
+   * dependency does instead, and what to do about it; undefined for the rest.
+   */
+  refusal?: (error: unknown) => Refusal | undefined
+}
+
+/** A dependency that answers, but refuses: said instead of "is not answering". */
+export interface Refusal {
+  /** After the dependency's name: "refuses writes: its memory is full". */
+  doing: string
+  /** What the operator can do: "free memory or raise its maxmemory". */
+  remedy: string
 }
 
 const PROBE_INTERVAL_MS = 1_000
@@ -53,6 +66,8 @@ export class DependencyHealth {
   private failuresInOutage = 0
   /** Probes passed since the last failed call (PROBE_PASSES_FOR_BACK). */
   private probePasses = 0
+  /** What the failure that began this outage said the dependency does instead of answering. */
+  private refusal: Refusal | undefined
   private timer: NodeJS.Timeout | undefined
   private probeTimer: NodeJS.Timeout | undefined
   private readonly now: () => number
@@ -82,9 +97,13 @@ export class DependencyHealth {
     this.downSince = this.now()
     // This failure is the down line's; the next line counts those after it.
     this.failuresSinceReport = 0
+    this.refusal = this.options.refusal?.(error)
+    const reason = reasonOf(error)
     this.options.log.warn(
-      { ...this.fields(), state: 'down', reason: reasonOf(error) },
-      `${this.options.dependency} is not answering (${this.where()}): ${reasonOf(error)}`,
+      { ...this.fields(), state: 'down', reason },
+      this.refusal
+        ? `${this.options.dependency} ${this.refusal.doing} (${this.where()}): ${reason.replace(/\.$/, '')}; ${this.refusal.remedy}`
+        : `${this.options.dependency} is not answering (${this.where()}): ${reason}`,
     )
     this.timer = setInterval(() => this.reportStillDown(), this.options.reportEveryMs)
     this.timer.unref()
@@ -151,7 +170,7 @@ export class DependencyHealth {
     const downMs = this.now() - this.downSince
     this.options.log.warn(
       { ...this.fields(), state: 'down', downMs, failures: this.failuresSinceReport },
-      `${this.options.dependency} still not answering (${this.where()}) after ${formatDuration(downMs)}: ${this.failuresSinceReport} failed ${plural(this.failuresSinceReport, 'call')} since the last line`,
+      `${this.options.dependency} still ${this.refusal?.doing ?? 'not answering'} (${this.where()}) after ${formatDuration(downMs)}: ${this.failuresSinceReport} failed ${plural(this.failuresSinceReport, 'call')} since the last line`,
     )
     this.failuresSinceReport = 0
   }
@@ -162,6 +181,7 @@ export class DependencyHealth {
     this.failuresSinceReport = 0
     this.failuresInOutage = 0
     this.probePasses = 0
+    this.refusal = undefined
     this.failing.clear()
   }
 

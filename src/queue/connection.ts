@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { closeHandler } from 'ioredis/built/redis/event_handler.js'
-import { reasonOf } from '../config/dependency-health.ts'
+import { reasonOf, type Refusal } from '../config/dependency-health.ts'
 import { errorKindOf, FeedrunnerError, redisReplyCode } from '../config/errors.ts'
 import { endpointOf } from '../config/settings.ts'
 
@@ -135,6 +135,31 @@ export function isRedisUnavailable(error: unknown): boolean {
     at = at.cause
   }
   return false
+}
+
+/**
+ * What a Redis that refuses commands for now does, and the remedy, for its outage line: a full or
+ * read-only Redis answers, so "not answering" would send the operator to the wrong place.
+ */
+export function redisRefusal(error: unknown): Refusal | undefined {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; depth++) {
+    const code = redisReplyCode(at)
+    if (code === 'OOM')
+      return {
+        doing: 'refuses writes: its memory is full',
+        remedy: 'raise its maxmemory or free memory (feedrunner retries meanwhile; docs/operating.md)',
+      }
+    if (code === 'READONLY')
+      return {
+        doing: 'refuses writes: it is a read-only replica',
+        remedy: 'point REDIS_URL at the primary (after a failover, the promoted replica)',
+      }
+    if (code === 'LOADING')
+      return { doing: 'is loading its data', remedy: 'it answers once loaded' }
+    if (code !== undefined) return undefined
+    at = at.cause
+  }
+  return undefined
 }
 
 /**

@@ -1,8 +1,17 @@
 import type { RedisOptions, Redis } from 'ioredis'
-import { DependencyHealth, reasonOf } from '../config/dependency-health.ts'
-import type { OutageLog } from '../config/dependency-health.ts'
+import {
+  DependencyHealth,
+  reasonOf,
+  type DependencyHealthOptions,
+  type OutageLog,
+} from '../config/dependency-health.ts'
 import type { Settings } from '../config/settings.ts'
-import { createRedisConnection, isRedisUnavailable, type ConnectionRole } from './connection.ts'
+import {
+  createRedisConnection,
+  isRedisUnavailable,
+  redisRefusal,
+  type ConnectionRole,
+} from './connection.ts'
 import { RedisClock } from './redis-clock.ts'
 import { RedisEvictionWatch } from './redis-eviction.ts'
 
@@ -61,9 +70,10 @@ export class Connections {
     private readonly logger: ConnectionLog,
     private readonly options: ConnectionsOptions = {},
   ) {
-    this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL, () =>
-      this.probeWrites(),
-    )
+    this.redisHealth = this.dependency('Redis', 'REDIS_URL', settings.REDIS_URL, {
+      probe: () => this.probeWrites(),
+      refusal: redisRefusal,
+    })
   }
 
   /**
@@ -144,7 +154,7 @@ export class Connections {
     name: string,
     setting: string,
     url: string,
-    probe?: () => Promise<unknown>,
+    more: Pick<DependencyHealthOptions, 'probe' | 'refusal'> = {},
   ): DependencyHealth {
     const key = `${setting} ${url}`
     let health = this.dependencies.get(key)
@@ -156,7 +166,7 @@ export class Connections {
         log: this.logger,
         reportEveryMs: this.settings.OUTAGE_REPORT_INTERVAL_MS,
         ...(this.options.now ? { now: this.options.now } : {}),
-        ...(probe ? { probe } : {}),
+        ...more,
       })
       this.dependencies.set(key, health)
     }

@@ -136,6 +136,28 @@ describe('DependencyHealth: an outage as state changes', () => {
     expect(lines.map((line) => line.fields.state)).toEqual(['down', 'up'])
     health.close()
   })
+  it('a dependency that answers but refuses is said for what it does, with the remedy', () => {
+    const { lines, log } = recorder()
+    const health = new DependencyHealth({
+      dependency: 'Redis',
+      setting: 'REDIS_URL',
+      url: 'redis://127.0.0.1:6390',
+      log,
+      reportEveryMs: 60_000,
+      refusal: () => ({
+        doing: 'refuses writes: its memory is full',
+        remedy: 'raise its maxmemory',
+      }),
+    })
+    health.failed(new Error("OOM command not allowed when used memory > 'maxmemory'."))
+    vi.advanceTimersByTime(60_000)
+    health.answered()
+    expect(lines.map((line) => line.message)).toEqual([
+      "Redis refuses writes: its memory is full (REDIS_URL 127.0.0.1:6390): OOM command not allowed when used memory > 'maxmemory'; raise its maxmemory",
+      'Redis still refuses writes: its memory is full (REDIS_URL 127.0.0.1:6390) after 1 min: 0 failed calls since the last line',
+      'Redis answers again (REDIS_URL 127.0.0.1:6390) after 1 min down; 1 failed call in all',
+    ])
+  })
 })
 
 describe('reasonOf and formatDuration', () => {

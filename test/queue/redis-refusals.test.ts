@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
-import { errorKindOf, isRetryable } from '../../src/config/errors.ts'
+import { errorKindOf, isRetryable, withContext } from '../../src/config/errors.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import { createRedisConnection, isRedisUnavailable } from '../../src/queue/connection.ts'
+import {
+  createRedisConnection,
+  isRedisUnavailable,
+  redisRefusal,
+} from '../../src/queue/connection.ts'
 import { Connections } from '../../src/queue/connections.ts'
 import { untilReady } from '../support/redis.ts'
 
@@ -58,12 +62,18 @@ describe('Redis refusing commands for now', () => {
         expect(errorKindOf(error)).toBe('unavailable')
         expect(isRetryable(error)).toBe(true)
         expect(isRedisUnavailable(error)).toBe(true)
+        // Said for what it is, also behind the error that says where it happened.
+        expect(redisRefusal(withContext('handler failed for request 0x4c', error))?.doing).toBe(
+          'refuses writes: its memory is full',
+        )
       }
     } finally {
       await redis.config('SET', 'maxmemory', '0')
     }
     const readOnly = await refusal((await connect(replica!.url)).set('refusals:key', 'value'))
     expect(readOnly.message).toMatch(/^READONLY /)
+    expect(redisRefusal(readOnly)?.doing).toBe('refuses writes: it is a read-only replica')
+
     expect(errorKindOf(readOnly)).toBe('unavailable')
     expect(isRedisUnavailable(readOnly)).toBe(true)
 
@@ -72,6 +82,7 @@ describe('Redis refusing commands for now', () => {
       redis.set('refusals:list', 'x').then(() => redis.lpush('refusals:list', 'y')),
     )
     for (const error of [unknown, wrongType]) {
+      expect(redisRefusal(error)).toBeUndefined()
       expect(errorKindOf(error)).toBe('internal')
       expect(isRedisUnavailable(error)).toBe(false)
     }
@@ -96,7 +107,7 @@ describe('Redis refusing commands for now', () => {
       const states = () => lines.filter((line) => line.state !== undefined)
       expect(states().map((line) => [line.level, line.state])).toEqual([['warn', 'down']])
       expect(states()[0]!.message).toBe(
-        `Redis is not answering (REDIS_URL 127.0.0.1:${primary!.port}): OOM command not allowed when used memory > 'maxmemory'.`,
+        `Redis refuses writes: its memory is full (REDIS_URL 127.0.0.1:${primary!.port}): OOM command not allowed when used memory > 'maxmemory'; raise its maxmemory or free memory (feedrunner retries meanwhile; docs/operating.md)`,
       )
       expect(lines.filter((line) => line.level === 'error')).toEqual([])
 
