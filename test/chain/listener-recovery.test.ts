@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { Contract, JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
+import { rootCauseFirst } from '../../src/config/errors.ts'
 import { uniquePrefix } from '../support/redis.ts'
 import { useListenerTestChain } from './listener-support.ts'
 import {
@@ -152,7 +153,9 @@ describe('request listener on anvil', () => {
     })
     const [request] = await makeRequests(chain, 1)
     await listener.poll()
-    expect(errors[0]?.message).toMatch(/queue unavailable/)
+    // The handler's error is the cause, so its kind decides how the failure is reported.
+    expect(errors[0]?.message).toMatch(/^handler failed for request 0x/)
+    expect(rootCauseFirst(errors[0])).toMatch(/^queue unavailable; handler failed for request/)
     expect(listener.checkpoint).toBe(request!.blockNumber - 1)
     await listener.poll()
     await listener.poll()
