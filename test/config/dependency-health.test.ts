@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { DependencyHealth, formatDuration, reasonOf } from '../../src/config/dependency-health.ts'
+import {
+  DependencyHealth,
+  formatDuration,
+  reasonOf,
+  type DependencyHealthOptions,
+} from '../../src/config/dependency-health.ts'
 
 interface Line {
   level: 'warn' | 'info'
@@ -18,6 +23,21 @@ function recorder() {
         lines.push({ level: 'info', fields, message }),
     },
   }
+}
+
+/** Redis's outage report, as Connections makes it, with `more` of its options. */
+function redisHealth(
+  log: ReturnType<typeof recorder>['log'],
+  more: Partial<DependencyHealthOptions> = {},
+): DependencyHealth {
+  return new DependencyHealth({
+    dependency: 'Redis',
+    setting: 'REDIS_URL',
+    url: 'redis://127.0.0.1:6390',
+    log,
+    reportEveryMs: 60_000,
+    ...more,
+  })
 }
 
 const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:8545'), {
@@ -66,13 +86,7 @@ describe('DependencyHealth: an outage as state changes', () => {
 
   it('with several connections, back only once every one that failed is ready again', () => {
     const { lines, log } = recorder()
-    const health = new DependencyHealth({
-      dependency: 'Redis',
-      setting: 'REDIS_URL',
-      url: 'redis://127.0.0.1:6390',
-      log,
-      reportEveryMs: 60_000,
-    })
+    const health = redisHealth(log)
     health.failed(refused, 'queue')
     health.failed(refused, 'worker')
     health.answered('queue')
@@ -115,12 +129,7 @@ describe('DependencyHealth: an outage as state changes', () => {
         name: 'ReplyError',
       },
     )
-    const health = new DependencyHealth({
-      dependency: 'Redis',
-      setting: 'REDIS_URL',
-      url: 'redis://127.0.0.1:6390',
-      log,
-      reportEveryMs: 60_000,
+    const health = redisHealth(log, {
       probe: async () => undefined,
     })
     health.failed(full)
@@ -138,12 +147,7 @@ describe('DependencyHealth: an outage as state changes', () => {
   })
   it('a dependency that answers but refuses is said for what it does, with the remedy', () => {
     const { lines, log } = recorder()
-    const health = new DependencyHealth({
-      dependency: 'Redis',
-      setting: 'REDIS_URL',
-      url: 'redis://127.0.0.1:6390',
-      log,
-      reportEveryMs: 60_000,
+    const health = redisHealth(log, {
       refusal: () => ({
         doing: 'refuses writes: its memory is full',
         remedy: 'raise its maxmemory',
