@@ -147,7 +147,8 @@ export function redisRefusal(error: unknown): Refusal | undefined {
     if (code === 'OOM')
       return {
         doing: 'refuses writes: its memory is full',
-        remedy: 'raise its maxmemory or free memory (feedrunner retries meanwhile; docs/operating.md)',
+        remedy:
+          'raise its maxmemory or free memory (feedrunner retries meanwhile; docs/operating.md)',
       }
     if (code === 'READONLY')
       return {
