@@ -112,10 +112,19 @@ const REDIS_NOT_NOW_CODES = new Set([
   'NOREPLICAS',
 ])
 
-/** The code of a Redis error reply (ioredis's ReplyError), or undefined for any other error. */
-export function redisReplyCode(error: unknown): string | undefined {
+/** The code of a Redis error reply (ioredis's ReplyError) itself, or undefined. */
+function replyCodeOf(error: unknown): string | undefined {
   if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined
   return /^[A-Z]+/.exec(error.message)?.[0]
+}
+
+/** The code of the Redis error reply in an error or among its causes, or undefined when none is. */
+export function redisReplyCode(error: unknown): string | undefined {
+  for (const link of chainOf(error)) {
+    const code = replyCodeOf(link)
+    if (code !== undefined) return code
+  }
+  return undefined
 }
 
 function foreignKind(error: unknown): ErrorKind | undefined {
@@ -124,7 +133,7 @@ function foreignKind(error: unknown): ErrorKind | undefined {
   if (name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code)))
     return 'timeout'
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return 'unavailable'
-  if (REDIS_NOT_NOW_CODES.has(redisReplyCode(error) ?? '')) return 'unavailable'
+  if (REDIS_NOT_NOW_CODES.has(replyCodeOf(error) ?? '')) return 'unavailable'
   return undefined
 }
 

@@ -125,9 +125,9 @@ const CONNECTION_GONE =
  * a command error.
  */
 export function isRedisUnavailable(error: unknown): boolean {
+  if (redisReplyCode(error) !== undefined) return errorKindOf(error) === 'unavailable'
   // Also behind the errors that say where it happened (a listener's handler, a task).
   for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; depth++) {
-    if (redisReplyCode(at) !== undefined) return errorKindOf(at) === 'unavailable'
     const code = (at as NodeJS.ErrnoException).code
     if (code !== undefined && UNREACHABLE_CODES.has(code)) return true
     // ioredis's own errors for a connection that is gone carry no code, only these words.
@@ -142,25 +142,23 @@ export function isRedisUnavailable(error: unknown): boolean {
  * read-only Redis answers, so "not answering" would send the operator to the wrong place.
  */
 export function redisRefusal(error: unknown): Refusal | undefined {
-  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; depth++) {
-    const code = redisReplyCode(at)
-    if (code === 'OOM')
+  switch (redisReplyCode(error)) {
+    case 'OOM':
       return {
         doing: 'refuses writes: its memory is full',
         remedy:
           'raise its maxmemory or free memory (feedrunner retries meanwhile; docs/operating.md)',
       }
-    if (code === 'READONLY')
+    case 'READONLY':
       return {
         doing: 'refuses writes: it is a read-only replica',
         remedy: 'point REDIS_URL at the primary (after a failover, the promoted replica)',
       }
-    if (code === 'LOADING')
+    case 'LOADING':
       return { doing: 'is loading its data', remedy: 'it answers once loaded' }
-    if (code !== undefined) return undefined
-    at = at.cause
+    default:
+      return undefined
   }
-  return undefined
 }
 
 /**

@@ -5,7 +5,7 @@ import {
   type DependencyHealthOptions,
   type OutageLog,
 } from '../config/dependency-health.ts'
-import type { Settings } from '../config/settings.ts'
+import { DEFAULT_SETTINGS, type Settings } from '../config/settings.ts'
 import {
   createRedisConnection,
   isRedisUnavailable,
@@ -118,7 +118,8 @@ export class Connections {
   private async probeWrites(): Promise<void> {
     const connection = this.serverConnection
     if (!connection) throw new Error('no Redis connection yet')
-    await connection.set(`${this.settings.QUEUE_PREFIX ?? 'feedrunner'}:write-probe`, '1', 'XX')
+    const prefix = this.settings.QUEUE_PREFIX ?? DEFAULT_SETTINGS.QUEUE_PREFIX
+    await connection.set(`${prefix}:write-probe`, '1', 'XX')
   }
 
   /**

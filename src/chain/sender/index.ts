@@ -241,6 +241,7 @@ function connectionsOfItsOwn(options: TxSenderOptions): Connections {
     {
       REDIS_URL: options.redisUrl,
       OUTAGE_REPORT_INTERVAL_MS: DEFAULT_SETTINGS.OUTAGE_REPORT_INTERVAL_MS,
+      QUEUE_PREFIX: options.prefix,
     },
     {
       warn: (_fields, message) => options.onError?.(new Error(message)),
