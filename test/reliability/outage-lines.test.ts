@@ -5,6 +5,7 @@ import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import { freePort } from '../../src/dev/ports.ts'
+import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
 import { waitForFulfilments, type ConsumerRequest } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
@@ -221,12 +222,18 @@ describe('outages read as one line, in every process', () => {
       await admin.config('SET', 'maxmemory', '0').catch(() => undefined)
       admin.disconnect()
     }
-    const runnerSaid = jsonLogLines(parts.runner!.output()).filter(
-      (line) => line.setting === 'REDIS_URL',
-    )
-    // The process's whole output: this outage's down line is its last.
-    const down = runnerSaid.filter((line) => line.state === 'down').at(-1)
+    const runnerSaid = () =>
+      jsonLogLines(parts.runner!.output()).filter((line) => line.setting === 'REDIS_URL')
+    // The process's whole output: this outage's down line is its last. Its back line comes once a
+    // write has passed 3 s in a row, which may be after the last fulfilment: waited for, not raced.
+    const down = runnerSaid()
+      .filter((line) => line.state === 'down')
+      .at(-1)
     expect(down?.reason).toMatch(/^OOM command not allowed/)
-    expect(runnerSaid.at(-1)?.state).toBe('up')
+    await waitFor(
+      'the runner to say Redis is back',
+      async () => runnerSaid().at(-1)?.state === 'up',
+      60_000,
+    )
   }, 420_000)
 })
