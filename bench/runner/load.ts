@@ -26,6 +26,7 @@ import { waitFor } from '../../src/dev/process.ts'
 import type { ConsumerRequest } from '../../src/dev/requests.ts'
 import { BlockWatcher, memoryOf, rpc } from './measure.ts'
 import { perfNodeArgs, recordPerf } from './perf-record.ts'
+import type { Side } from './reference.ts'
 import {
   ANVIL_ARGS,
   BASELINE_KEY,
@@ -58,14 +59,15 @@ let currentChain: Chain | undefined
 export async function openChain(
   port: number,
   artifacts: ArtifactSet,
-  options: { blockTimeSeconds?: number } = {},
+  options: { blockTimeSeconds?: number; deploy?: typeof deployDevContracts } = {},
 ): Promise<Chain> {
   await currentChain?.stop()
   await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
   const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS, countCalls: RPC_CALLS })
   let dev: DevContracts | undefined
   try {
-    dev = await deployDevContracts(anvil.rpcUrl, {
+    // A reference checkout (`--against`) deploys with its own code, the contracts it compiled.
+    dev = await (options.deploy ?? deployDevContracts)(anvil.rpcUrl, {
       nodeKeys: [...RUNNER_KEYS, BASELINE_KEY],
       artifacts,
     })
@@ -102,19 +104,29 @@ export async function openChain(
   }
 }
 
+/** Where BENCH_PROFILE's `.cpuprofile` files go. */
+export const PROFILE_DIR = join(tmpdir(), 'feedrunner-bench-profiles')
+
 /**
- * `bin/feedrunner.js <args>`, CPU-profiled when its name starts with BENCH_PROFILE and recorded by
- * perf when it starts with BENCH_PERF; a long phase needs only the end of its output.
+ * `bin/feedrunner.js <args>` (`bin`: the side's CLI, this checkout's by default), CPU-profiled when
+ * its name starts with BENCH_PROFILE and recorded by perf when it starts with BENCH_PERF; a long
+ * phase needs only the end of its output.
  */
 export async function startPart(
   name: string,
   args: readonly string[],
   env: Record<string, string>,
   ready: RegExp,
+  bin?: string,
 ): Promise<FeedrunnerProcess> {
   const profile =
     process.env.BENCH_PROFILE && name.startsWith(process.env.BENCH_PROFILE)
-      ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'feedrunner-bench-profiles')}`]
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${PROFILE_DIR}`,
+          // Named by the part (and its side, with --against), so a run's profiles can be told apart.
+          `--cpu-prof-name=${name.replace(/[^\w.-]+/g, '-')}-${Date.now()}.cpuprofile`,
+        ]
       : []
   const nodeArgs = [
     ...(args[0] === 'runner' ? RUNNER_NODE_ARGS : []),
@@ -127,6 +139,7 @@ export async function startPart(
     env,
     ready,
     nodeArgs,
+    ...(bin ? { bin } : {}),
     keepOutputChars: 20_000,
   })
   await recordPerf(name, part.pid).catch(async (error: unknown) => {
@@ -138,6 +151,8 @@ export async function startPart(
 
 /** What stays the same across phases; each phase brings its own chain. */
 export interface Context {
+  /** The checkout whose processes this context runs (this one, or the `--against` reference). */
+  side: Side
   anvilPort: number
   artifacts: ArtifactSet
   redis: Redis

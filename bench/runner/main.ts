@@ -30,15 +30,8 @@
  * (counted as "anvil flushes").
  */
 import { cpus, loadavg } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
 import { compileContracts } from '../../src/chain/artifacts.ts'
-import { allFamilyUrls } from '../../src/config/settings.ts'
-import { freePort } from '../../src/dev/ports.ts'
-import { redisAnswers, startPrivateRedis } from '../../src/dev/redis.ts'
-import { loadJobRegistry } from '../../src/runner/job-registry.ts'
-import { startPart, stopCurrentChain, type Context } from './load.ts'
+import { stopCurrentChain, type Context } from './load.ts'
 import { memoryOf, round, signingMicros } from './measure.ts'
 import { runBare } from './phases/bare.ts'
 import { runBaseline } from './phases/baseline.ts'
@@ -54,7 +47,7 @@ import {
   BLOCK_TIME,
   BLOCK_TIME_TRANSPORTS,
   checkSettings,
-  JOB_NAME,
+  AGAINST,
   KEY_COUNTS,
   LOG_LEVEL,
   N,
@@ -63,120 +56,16 @@ import {
   PAIRS,
   PERF,
   RUNNER_NODE_ARGS,
-  REDIS_SOURCES,
   RUN_BLOCK_TIME,
   RUN_BURSTS,
   RUNNER_RPC,
   WARMUP,
 } from './settings.ts'
-import { RedisSourceTap } from './redis-commands.ts'
+import { runAgainst } from './phases/against.ts'
+import { prepareReference, thisCheckout } from './reference.ts'
+import { printAgainst } from './report-against.ts'
 import { allTargets, writeResults, type Run } from './results.ts'
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-type Cleanups = Array<() => Promise<void>>
-
-/** Redis for the run: a private redis-server by default (no other load on it, its command counts ours alone). */
-async function openRedis(cleanups: Cleanups): Promise<{ redis: Redis; url: string; pid?: number }> {
-  let url = process.env.BENCH_REDIS_URL ?? ''
-  // Its CPU per request is counted with the other processes' (a Redis given by URL is not ours to measure).
-  let pid: number | undefined
-  if (!url || !(await redisAnswers(url))) {
-    const privateRedis = await startPrivateRedis()
-    cleanups.push(() => privateRedis.stop())
-    url = privateRedis.url
-    pid = privateRedis.process.pid
-  }
-  return { redis: new Redis(url, { maxRetriesPerRequest: null }), url, pid }
-}
-
-/** Redis, the feed service, the adapter and the fetch worker: what every runner phase shares. */
-async function startServices(cleanups: Cleanups): Promise<Context> {
-  const { redis, url: redisUrl, pid: redisPid } = await openRedis(cleanups)
-  const redisSources = REDIS_SOURCES ? new RedisSourceTap() : undefined
-  if (redisSources) {
-    await redisSources.start(redisUrl)
-    cleanups.push(async () => redisSources.stop())
-  }
-  const prefix = `bench-runner-${Date.now().toString(36)}`
-  cleanups.push(async () => {
-    // Only this run's keys, under its own prefix.
-    let cursor = '0'
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-      cursor = next
-      if (keys.length > 0) await redis.unlink(...keys)
-    } while (cursor !== '0')
-    redis.disconnect()
-  })
-  // The job specs name the chain id, which every fresh anvil shares (31337).
-  const job = (await loadJobRegistry(join(root, 'jobs'), 31337)).byName(JOB_NAME)
-  if (!job) throw new Error(`no job named "${JOB_NAME}" in jobs/`)
-
-  // The feed service in its own process: this process is only the load generator. Game odds come
-  // from its data set, so it needs no chain (--chain is for the blockchain family).
-  const feedKey = `bench-${Date.now()}`
-  const feedPort = await freePort()
-  const feeds = await startPart(
-    'feed service',
-    ['feeds', 'serve', '--port', String(feedPort)],
-    { FEEDS_SERVER_KEYS: feedKey, LOG_LEVEL },
-    /feed service listening/,
-  )
-  cleanups.push(() => feeds.stop())
-  const adapterPort = await freePort()
-  const baseEnv: Record<string, string> = {
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    ...allFamilyUrls(`http://127.0.0.1:${feedPort}`),
-    FEED_API_KEY: feedKey,
-    EA_PORT: String(adapterPort),
-    METRICS_PORT: String(await freePort()),
-    JOBS_DIR: join(root, 'jobs'),
-    CHAIN_POLL_INTERVAL_MS: process.env.CHAIN_POLL_INTERVAL_MS ?? '100',
-    BRIDGE_DATAFEED_URL: `http://127.0.0.1:${adapterPort}`,
-    LOG_LEVEL,
-    // One consumer makes every request of a phase: the per-requester bounds would refuse them.
-    REQUESTER_MAX_CONCURRENT_RUNS: '0',
-    REQUESTER_MAX_REQUESTS_PER_MINUTE: '0',
-  }
-  const adapter = await startPart(
-    'adapter',
-    ['adapter'],
-    { ...baseEnv, OPERATIONS_PORT: String(await freePort()) },
-    /adapter listening/,
-  )
-  cleanups.push(() => adapter.stop())
-  const worker = await startPart(
-    'worker',
-    ['worker'],
-    {
-      ...baseEnv,
-      METRICS_PORT: String(await freePort()),
-      OPERATIONS_PORT: String(await freePort()),
-    },
-    /fetch workers running/,
-  )
-  cleanups.push(() => worker.stop())
-  return {
-    anvilPort: await freePort(),
-    artifacts: compileContracts(),
-    redis,
-    baseEnv,
-    externalJobId: job.externalJobId,
-    confirmations: Math.max(1, job.job.spec.minIncomingConfirmations ?? 1),
-    prefix,
-    pids: {
-      adapter: adapter.child.pid!,
-      worker: worker.child.pid!,
-      feeds: feeds.child.pid!,
-      bench: process.pid,
-      ...(redisPid === undefined ? {} : { redis: redisPid }),
-    },
-    anvilPeakRssMb: [],
-    ...(redisSources ? { redisSources } : {}),
-  }
-}
-
+import { startServices, type Cleanups } from './services.ts'
 function phasePlans(): PhasePlan[] {
   const plans: PhasePlan[] = KEY_COUNTS.map((keys) => ({
     label: `runner, ${keys} key${keys > 1 ? 's' : ''}`,
@@ -209,6 +98,23 @@ async function runPhases(ctx: Context): Promise<Run> {
       )
     }
   return { ...bursts, blockTime }
+}
+
+/**
+ * `--against`: the runner phases of this checkout and of the reference, alternated in pairs (the
+ * baseline, the cold and warm pairs of the other phases and the block-time phases are not run).
+ */
+async function runAgainstPhases(here: Context, there: Context): Promise<Run> {
+  const against = await runAgainst(here, there, phasePlans(), AGAINST as string)
+  return {
+    baseline: undefined,
+    bare: undefined,
+    phases: [],
+    pairs: [],
+    warm: undefined,
+    blockTime: [],
+    against,
+  }
 }
 
 async function runBursts(ctx: Context): Promise<Omit<Run, 'blockTime'>> {
@@ -260,12 +166,19 @@ function peakMemory(ctx: Context, run: Run): Record<string, number> {
 async function main(): Promise<void> {
   checkSettings()
   const cleanups: Cleanups = []
-  const cleanup = async () => {
-    await stopCurrentChain().catch(() => undefined)
-    for (const step of cleanups.reverse()) await step().catch(() => undefined)
+  // Once, however many ask (a signal, the watchdog, the end of the run): each waits for the same.
+  let cleaning: Promise<void> | undefined
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      await stopCurrentChain().catch(() => undefined)
+      for (const step of cleanups.reverse()) await step().catch(() => undefined)
+    })())
+  const onSignal = (code: number) => {
+    interruptedWith = code
+    void cleanup().finally(() => process.exit(code))
   }
-  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)))
-  process.once('SIGTERM', () => void cleanup().finally(() => process.exit(143)))
+  process.once('SIGINT', () => onSignal(130))
+  process.once('SIGTERM', () => onSignal(143))
   // Bounded: whatever hangs, the bench ends (and stops what it started).
   const watchdog = setTimeout(() => {
     console.error(`bench: gave up after ${BENCH_TIMEOUT_MS} ms`)
@@ -273,17 +186,24 @@ async function main(): Promise<void> {
   }, BENCH_TIMEOUT_MS)
   watchdog.unref()
   try {
-    const ctx = await startServices(cleanups)
+    // The reference first: if it does not build, nothing else has started.
+    const reference =
+      AGAINST === undefined
+        ? undefined
+        : await prepareReference(AGAINST, (remove) => cleanups.push(remove))
+    const ctx = await startServices(cleanups, await thisCheckout(compileContracts()))
+    const there = reference ? await startServices(cleanups, reference) : undefined
     signingMicros(50)
     const speedAtStart = signingMicros()
     console.log(
       `bench: N=${N}, anvil automine (a fresh chain per phase), runner/adapter/worker/feed service each in its own process, runner RPC ${RUNNER_RPC}, LOG_LEVEL=${LOG_LEVEL}, ${PERF.length > 0 ? `perf recording every ${PERF.join(', ')} (BENCH_PERF: it costs CPU), ` : ''}${RUNNER_NODE_ARGS.length > 0 ? `runner node flags ${RUNNER_NODE_ARGS.join(' ')}, ` : ''}load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; this machine signs a fulfilment in ${speedAtStart} µs`,
     )
-    const run = await runPhases(ctx)
+    const run = there ? await runAgainstPhases(ctx, there) : await runPhases(ctx)
     const memory = peakMemory(ctx, run)
+    if (run.against) printAgainst(run.against)
     if (run.baseline) printReport(run.baseline, run.bare, run.phases, memory)
     printBlockTime(run.blockTime)
-    printTargets(allTargets(run))
+    if (!run.against) printTargets(allTargets(run))
     if (run.pairs.length > 0) printPairs(run.pairs)
     const oneKey = oneKeyBurst(run.phases)
     if (run.warm && run.bare && oneKey) printWarm(pairOf(0, run.bare, oneKey), oneKey, run.warm)
@@ -303,5 +223,11 @@ async function main(): Promise<void> {
   }
 }
 
-await main()
-process.exit(process.exitCode ?? 0)
+/** The exit code of the signal that interrupted the run, if one did. */
+let interruptedWith: number | undefined
+
+await main().catch((error: unknown) => {
+  // What an interruption broke (a build it ended, a phase whose processes it stopped) is not news.
+  if (interruptedWith === undefined) throw error
+})
+process.exit(interruptedWith ?? process.exitCode ?? 0)

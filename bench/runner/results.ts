@@ -12,7 +12,9 @@ import type { BareResult } from './phases/bare.ts'
 import type { BaselineResult } from './phases/baseline.ts'
 import type { BlockTimeResult } from './phases/blocktime.ts'
 import type { PairResult, WarmPair } from './phases/pairs.ts'
+import type { AgainstRun } from './phases/against.ts'
 import type { RunnerPhaseResult } from './phases/runner-phase.ts'
+import { againstResults } from './report-against.ts'
 import { blockTimeTargets } from './report-blocktime.ts'
 import { targetsOf } from './report.ts'
 import {
@@ -38,6 +40,8 @@ export interface Run {
   /** With BENCH_WARMUP: the bare fulfiller and the one-key burst, each process warmed first. */
   warm: WarmPair | undefined
   blockTime: BlockTimeResult[]
+  /** With `--against <git-ref>`: the runner phases of both checkouts, in alternating pairs. */
+  against?: AgainstRun
 }
 
 export function writeResults(
@@ -108,6 +112,7 @@ export function writeResults(
         }
       : {}),
     ...blockTimeResults(run.blockTime),
+    ...(run.against ? { against: againstResults(run.against) } : {}),
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
   return file

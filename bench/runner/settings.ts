@@ -4,7 +4,28 @@
  */
 import { ANVIL_PRIVATE_KEYS } from '../../src/dev/anvil.ts'
 
-export const N = Number(process.argv[2] ?? process.env.BENCH_REQUESTS ?? 1_000)
+/** `--against <git-ref>` (or `--against=<git-ref>`): the reference commit the runner phases alternate with. */
+function againstArgument(args: readonly string[]): { ref?: string; rest: string[] } {
+  const rest: string[] = []
+  let ref: string | undefined
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] as string
+    if (arg === '--against') ref = args[++index] ?? ''
+    else if (arg.startsWith('--against=')) ref = arg.slice('--against='.length)
+    else rest.push(arg)
+  }
+  return { ref, rest }
+}
+const ARGS = againstArgument(process.argv.slice(2))
+export const AGAINST = ARGS.ref
+/** BENCH_AGAINST_PAIRS: how many pairs of each runner phase `--against` runs (default 2). */
+export const AGAINST_PAIRS = Number(process.env.BENCH_AGAINST_PAIRS ?? 2)
+/**
+ * BENCH_AGAINST_WARMUP=w: with `--against`, each runner first answers a burst of w requests of its
+ * own before the measured N (default 0: cold, as the other runner phases).
+ */
+export const AGAINST_WARMUP = Number(process.env.BENCH_AGAINST_WARMUP ?? 0)
+export const N = Number(ARGS.rest[0] ?? process.env.BENCH_REQUESTS ?? 1_000)
 export const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4')
   .split(',')
   .filter((item) => item.trim() !== '')
@@ -114,8 +135,14 @@ const PHASE_COUNT = RUN_BURSTS
     // A warm phase runs its warm-up burst and its measured one.
     (WARMUP > 0 ? 4 : 0)
   : 0
+/** With --against: a bare phase and two runner phases per plan in each pair (a warm one counts twice). */
+const AGAINST_PHASE_COUNT =
+  AGAINST_PAIRS *
+  (1 + 2 * (KEY_COUNTS.length + (PACED_COUNT > 0 ? 1 : 0)) * (AGAINST_WARMUP > 0 ? 2 : 1))
 export const BENCH_TIMEOUT_MS =
-  PHASE_COUNT * (PHASE_TIMEOUT_MS + 30_000) +
+  (AGAINST === undefined ? PHASE_COUNT : AGAINST_PHASE_COUNT) * (PHASE_TIMEOUT_MS + 30_000) +
+  // Building the reference: its install or link, tsc and its contracts.
+  (AGAINST === undefined ? 0 : 600_000) +
   (RUN_BLOCK_TIME ? BLOCK_TIME_TRANSPORTS.length * BLOCK_TIME_PHASE_MS : 0) +
   120_000
 export const JOB_NAME = 'datafeed game-odds (uint256)'
@@ -145,7 +172,19 @@ export function step(what: string): void {
 export function checkSettings(): void {
   if (!Number.isInteger(N) || N < 1)
     throw new Error(
-      `N must be a positive integer (got ${process.argv[2] ?? process.env.BENCH_REQUESTS})`,
+      `N must be a positive integer (got ${ARGS.rest[0] ?? process.env.BENCH_REQUESTS})`,
+    )
+  if (AGAINST !== undefined && !/^[\w./^~@{}-]+$/.test(AGAINST))
+    throw new Error(
+      `--against takes a git ref: a commit, tag or branch (got "${AGAINST}"), e.g. npm run bench -- --against 7bab33e 500`,
+    )
+  if (!Number.isInteger(AGAINST_PAIRS) || AGAINST_PAIRS < 1 || AGAINST_PAIRS > 10)
+    throw new Error(
+      `BENCH_AGAINST_PAIRS must be a whole number from 1 to 10 (got ${process.env.BENCH_AGAINST_PAIRS})`,
+    )
+  if (!Number.isInteger(AGAINST_WARMUP) || AGAINST_WARMUP < 0)
+    throw new Error(
+      `BENCH_AGAINST_WARMUP must be a whole number of requests, 0 or more (got ${process.env.BENCH_AGAINST_WARMUP})`,
     )
   if (
     !KEY_COUNTS.every((keys) => Number.isInteger(keys) && keys >= 1 && keys <= RUNNER_KEYS.length)
@@ -188,7 +227,8 @@ export function checkSettings(): void {
     )
   if (!Number.isInteger(WARMUP) || WARMUP < 0)
     throw new Error(`BENCH_WARMUP must be a whole number of requests, 0 or more (got ${WARMUP})`)
-  if ((PAIRS > 0 || WARMUP > 0) && (!BARE || !KEY_COUNTS.includes(1)))
+  // --against runs neither (its own pairs are BENCH_AGAINST_PAIRS, its warm-up BENCH_AGAINST_WARMUP).
+  if (AGAINST === undefined && (PAIRS > 0 || WARMUP > 0) && (!BARE || !KEY_COUNTS.includes(1)))
     throw new Error(
       'BENCH_PAIRS and BENCH_WARMUP need the bare phase (BENCH_BARE) and a one-key phase (BENCH_KEYS); BENCH_WARMUP=0 leaves the warm phases out',
     )

@@ -26,6 +26,8 @@ export interface FeedrunnerProcessOptions {
   env?: Record<string, string>
   /** What the part prints (on stdout or stderr) once it serves. */
   ready: RegExp | string
+  /** The feedrunner CLI to run; this checkout's by default (the bench's `--against` runs another's). */
+  bin?: string
   /** Node options before the script, e.g. `--cpu-prof`. */
   nodeArgs?: readonly string[]
   /** How much output `output()` keeps, from the end; everything by default (secret scans read all of it). */
@@ -44,12 +46,13 @@ export async function startFeedrunnerProcess(
     args,
     env = {},
     ready,
+    bin = FEEDRUNNER_BIN,
     nodeArgs = [],
     keepOutputChars = Number.POSITIVE_INFINITY,
     readyTimeoutMs = 60_000,
     stopGraceMs = 10_000,
   } = options
-  const part = startOwnedProcess(name, process.execPath, [...nodeArgs, FEEDRUNNER_BIN, ...args], {
+  const part = startOwnedProcess(name, process.execPath, [...nodeArgs, bin, ...args], {
     env: { ...process.env, ...env },
     keepOutputChars,
     stopGraceMs,

@@ -100,6 +100,7 @@ async function startRunner(
       OPERATIONS_PORT: String(operationsPort),
     },
     /runner started/,
+    ctx.side.bin,
   )
   let stopping = false
   runner.child.once('exit', (code) => {
@@ -112,7 +113,7 @@ async function startRunner(
 }
 
 export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts, { deploy: ctx.side.deploy })
   const { anvil, backstop } = chain
   let started: Awaited<ReturnType<typeof startRunner>> | undefined
   try {
@@ -175,7 +176,8 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
     const runnerPeakHeap = await heapSampler.stop()
     const bumps = await counterSum(metricsUrl, 'feedrunner_tx_bumped_total')
     const outcome = await outcomeOf(chain, delivered, { head, addresses, noncesBefore })
-    const stagesMs = await stagesOf(ctx, chain, plan, delivered.sent)
+    // Another commit's run records (`--against`) may not read as this checkout's: no stages then.
+    const stagesMs = await stagesOf(ctx, chain, plan, delivered.sent).catch(() => ({}))
     if (chain.watcher.gapFilled > 0)
       console.error(
         `${plan.label}: ${chain.watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`,
