@@ -11,7 +11,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { pathToFileURL } from 'node:url'
-import { GARBAGE_COLLECTOR, OTHER, partOfSources } from './profile-parts.ts'
+import { GARBAGE_COLLECTOR, ISOLATE_THREADS, OTHER, partOfSources } from './profile-parts.ts'
 
 export const COMPILER = 'JIT compiler (V8 compiling hot code, mostly on its own threads)'
 
@@ -28,6 +28,8 @@ const COMPILER_FRAME =
 export interface PerfSample {
   /** On the process's main thread (thread id = process id). */
   mainThread: boolean
+  /** The thread's id. */
+  tid: string
   /** CPU time the sample stands for. */
   periodNs: number
   /** Symbols, the sampled frame first; JavaScript frames read `JS:<name> <source>:<line>:<column>`. */
@@ -44,6 +46,7 @@ export function parsePerfScript(text: string): PerfSample[] {
     if (!header) continue
     samples.push({
       mainThread: header[1] === header[2],
+      tid: header[2] as string,
       periodNs: Number(header[3]),
       frames: lines.slice(1).map((line) => line.trim().replace(/^[0-9a-f]+\s+/, '')),
     })
@@ -64,17 +67,28 @@ export interface PartTime {
   otherThreadsNs: number
 }
 
-/** CPU time by part, on the main thread and on the others. */
+/**
+ * CPU time by part, on the main thread and on the others. A thread other than the main one that ran
+ * JavaScript is an isolate (a worker thread of the pure tasks; V8's own threads run none): all its
+ * time, its garbage collection and compiling included, counts to the isolates.
+ */
 export function perfShares(samples: readonly PerfSample[]): {
   cpuNs: number
   mainNs: number
   byPart: Map<string, PartTime>
 } {
+  const isolates = new Set(
+    samples
+      .filter(
+        (sample) => !sample.mainThread && sample.frames.some((frame) => frame.startsWith('JS:')),
+      )
+      .map((sample) => sample.tid),
+  )
   const byPart = new Map<string, PartTime>()
   let cpuNs = 0
   let mainNs = 0
   for (const sample of samples) {
-    const part = partOfSample(sample.frames)
+    const part = isolates.has(sample.tid) ? ISOLATE_THREADS : partOfSample(sample.frames)
     const time = byPart.get(part) ?? { mainNs: 0, otherThreadsNs: 0 }
     if (sample.mainThread) time.mainNs += sample.periodNs
     else time.otherThreadsNs += sample.periodNs
@@ -102,23 +116,33 @@ function perfScript(file: string): string {
 }
 
 function main(): void {
-  const file = process.argv[2]
-  if (!file) {
-    console.error('usage: npm run bench:perf-shares -- <perf.data>')
+  const args = process.argv.slice(2)
+  const perAt = args.indexOf('--requests')
+  const requests = perAt >= 0 ? Number(args[perAt + 1]) : undefined
+  const file = args.find(
+    (arg, index) => !arg.startsWith('--') && (perAt < 0 || index !== perAt + 1),
+  )
+  if (!file || (requests !== undefined && !(requests > 0))) {
+    console.error('usage: npm run bench:perf-shares -- <perf.data> [--requests <N>]')
     process.exit(2)
   }
   const { cpuNs, mainNs, byPart } = perfShares(parsePerfScript(perfScript(file)))
   const ms = (ns: number) => (ns / 1e6).toFixed(0)
   const percent = (ns: number) => `${((ns / cpuNs) * 100).toFixed(1)} %`.padStart(7)
+  // With --requests, the recording's CPU a request: a warm phase's recording is its measured N alone.
+  const perRequest = (ns: number) =>
+    requests === undefined ? '' : `${(ns / 1e6 / requests).toFixed(3).padStart(7)} `
   console.log(
-    `${file}: ${ms(cpuNs)} ms of CPU sampled, ${ms(mainNs)} ms of it on the main thread, ${ms(cpuNs - mainNs)} ms on the others`,
+    `${file}: ${ms(cpuNs)} ms of CPU sampled, ${ms(mainNs)} ms of it on the main thread, ${ms(cpuNs - mainNs)} ms on the others${requests === undefined ? '' : `; ${(cpuNs / 1e6 / requests).toFixed(2)} ms a request over ${requests}`}`,
   )
-  console.log(`${'all'.padStart(7)} ${'main'.padStart(7)} ${'others'.padStart(7)}  part`)
+  console.log(
+    `${'all'.padStart(7)} ${'main'.padStart(7)} ${'others'.padStart(7)} ${requests === undefined ? '' : `${'ms/req'.padStart(7)} `} part`,
+  )
   for (const [part, time] of [...byPart].sort(
     (a, b) => b[1].mainNs + b[1].otherThreadsNs - (a[1].mainNs + a[1].otherThreadsNs),
   ))
     console.log(
-      `${percent(time.mainNs + time.otherThreadsNs)} ${percent(time.mainNs)} ${percent(time.otherThreadsNs)}  ${part}`,
+      `${percent(time.mainNs + time.otherThreadsNs)} ${percent(time.mainNs)} ${percent(time.otherThreadsNs)} ${perRequest(time.mainNs + time.otherThreadsNs)} ${part}`,
     )
 }
 

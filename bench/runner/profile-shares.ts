@@ -49,8 +49,11 @@ function* sourcesOutwards(
   nodes: Map<number, ProfileNode>,
   parents: Map<number, number>,
 ): Generator<string> {
-  for (let at: number | undefined = id; at !== undefined; at = parents.get(at))
-    yield nodes.get(at)?.callFrame.url ?? ''
+  for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+    // Read as perf names a JavaScript frame, so one list of parts serves both (profile-parts.ts).
+    const frame = nodes.get(at)?.callFrame
+    yield `JS:${frame?.functionName ?? ''} ${frame?.url ?? ''}`
+  }
 }
 
 /** Busy microseconds by part, from `fromMs` after the profile's first sample. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { ISOLATE_THREADS } from '../../bench/runner/profile-parts.ts'
 import {
   COMPILER,
   parsePerfScript,
@@ -37,12 +38,19 @@ node 18360/18360     500000
 
 node 18360/18360     499900 
 \t          a0a0a0 uv__io_poll
+
+node 18360/18370     500000 
+\t    7f49be2c0000 JS:*decode /work/main/node_modules/cbor-x/decode.js:100:10
+\t    7f49be2c0001 JS:^run file:///work/main/dist/pipeline/tasks/cborparse.js:20:5
+
+node 18360/18370     250000 
+\t          c0ffee v8::internal::Heap::CollectGarbage
 `
 
 describe('bench:perf-shares', () => {
   it('reads each sample: its thread, the CPU time it stands for, its frames from the sampled one out', () => {
     const samples = parsePerfScript(PERF_SCRIPT)
-    expect(samples).toHaveLength(6)
+    expect(samples).toHaveLength(8)
     expect(samples.map((sample) => sample.mainThread)).toEqual([
       true,
       true,
@@ -50,7 +58,10 @@ describe('bench:perf-shares', () => {
       false,
       true,
       true,
+      false,
+      false,
     ])
+    expect(samples[6]?.tid).toBe('18370')
     expect(samples[0]?.periodNs).toBe(500_250)
     expect(samples[1]?.frames[0]).toBe('do_syscall_64')
     expect(samples[1]?.frames[3]).toBe(
@@ -59,11 +70,14 @@ describe('bench:perf-shares', () => {
   })
 
   it('counts V8 work by what V8 does, and the rest to the first JavaScript frame a part names', () => {
-    const parts = parsePerfScript(PERF_SCRIPT).map((sample) => partOfSample(sample.frames))
+    const parts = parsePerfScript(PERF_SCRIPT)
+      .slice(0, 6)
+      .map((sample) => partOfSample(sample.frames))
     expect(parts).toEqual([
-      'HTTP client (the bridge task to the adapter, the sender JSON-RPC batches)',
-      // A system call counts to the code that made it: here ioredis's write.
-      'Redis client (ioredis, scripts, run records, key leases, transaction store)',
+      // undici with no caller of feedrunner's on the stack (a timer ran it).
+      'HTTP client, no caller on the stack (undici)',
+      // A system call counts to the code that asked for it: here a run record's write, by ioredis.
+      'run records',
       COMPILER,
       'garbage collector',
       // node's HTTP parser is not V8's Parser: the adapter's request parsing, not the compiler.
@@ -74,9 +88,11 @@ describe('bench:perf-shares', () => {
 
   it('adds the CPU time of each part, on the main thread and on the others', () => {
     const { cpuNs, mainNs, byPart } = perfShares(parsePerfScript(PERF_SCRIPT))
-    expect(cpuNs).toBe(3_000_000)
+    expect(cpuNs).toBe(3_750_000)
     expect(mainNs).toBe(2_000_150)
     expect(byPart.get(COMPILER)).toEqual({ mainNs: 0, otherThreadsNs: 499_750 })
     expect(byPart.get('garbage collector')).toEqual({ mainNs: 0, otherThreadsNs: 500_100 })
+    // A thread beside the main one that ran JavaScript is an isolate: its collections count to it.
+    expect(byPart.get(ISOLATE_THREADS)).toEqual({ mainNs: 0, otherThreadsNs: 750_000 })
   })
 })
