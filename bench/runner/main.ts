@@ -62,7 +62,7 @@ import {
   WARMUP,
 } from './settings.ts'
 import { runAgainst } from './phases/against.ts'
-import { prepareReference, thisCheckout } from './reference.ts'
+import { buildThisCheckout, prepareReference, thisCheckout } from './reference.ts'
 import { printAgainst } from './report-against.ts'
 import { allTargets, writeResults, type Run } from './results.ts'
 import { startServices, type Cleanups } from './services.ts'
@@ -191,6 +191,8 @@ async function main(): Promise<void> {
       AGAINST === undefined
         ? undefined
         : await prepareReference(AGAINST, (remove) => cleanups.push(remove))
+    // Both sides compiled: each runs its own dist/, not one of them through tsx.
+    if (reference) await buildThisCheckout()
     const ctx = await startServices(cleanups, await thisCheckout(compileContracts()))
     const there = reference ? await startServices(cleanups, reference) : undefined
     signingMicros(50)

@@ -159,6 +159,16 @@ async function installDependencies(dir: string, build: BuildStep): Promise<void>
     )
 }
 
+/**
+ * Builds this checkout's `dist/` when it is not built from `src/` as it is (bin/build.js leaves a
+ * current build alone): `bin/feedrunner.js` runs the sources through tsx otherwise, whose loader costs
+ * each process and each isolate tens of MB and its own CPU, and the reference runs compiled code.
+ */
+export async function buildThisCheckout(): Promise<void> {
+  step('--against: building this checkout (nothing to do when dist/ is current)')
+  await new BuildStep().run(process.execPath, [join(root, 'bin/build.js')], root)
+}
+
 /** This checkout as a side. */
 export async function thisCheckout(artifacts: ArtifactSet): Promise<Side> {
   const { FEEDRUNNER_BIN } = await import('../../src/dev/feedrunner-process.ts')
