@@ -5,7 +5,7 @@ import type { Job, PipelineTask } from './job-spec/loader.ts'
 import { jobSpecVars, withBlockRoots } from './run-vars.ts'
 import { createTaskRun, TaskError, withCause, type RunContext, type TaskInput } from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
-import { isolatedRun } from './isolation/isolated-run.ts'
+import { IsolatedRuns } from './isolation/isolated-run.ts'
 import type { Vars } from './vars.ts'
 
 /**
@@ -129,13 +129,17 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
   external?.addEventListener('abort', onExternalAbort, { once: true })
 
   const outcomes = new Map<string, TaskOutcome>()
+  const timeoutOf = (task: PipelineTask) => taskTimeoutMs(task, defaultTimeout)
+  const isolated =
+    context.isolation &&
+    new IsolatedRuns(context.isolation, job.tasks, TASK_TYPES, (id) => outcomes.get(id), timeoutOf)
   const running = new Map<string, Promise<void>>()
   const start = (task: PipelineTask): Promise<void> =>
     (async () => {
       await Promise.all(task.dependsOn.map((id) => running.get(id)))
       const outcome = stop.signal.aborted
         ? skipped(task, stop.signal.reason)
-        : await runTask(task, vars, context, outcomes, defaultTimeout, stop.signal)
+        : await runTask(task, vars, context, outcomes, timeoutOf(task), stop.signal, isolated)
       outcomes.set(task.id, outcome)
       // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
       Object.defineProperty(vars, task.id, {
@@ -195,13 +199,21 @@ function skipped(task: PipelineTask, reason: unknown): TaskOutcome {
   }
 }
 
+/** A task's time: its `timeout`, else the spec's maxTaskDuration, else the default. */
+function taskTimeoutMs(task: PipelineTask, defaultTimeout: number): number {
+  return task.attributes.timeout === undefined
+    ? defaultTimeout
+    : (parseDuration(task.attributes.timeout) ?? defaultTimeout)
+}
+
 async function runTask(
   task: PipelineTask,
   vars: Vars,
   context: RunContext,
   outcomes: ReadonlyMap<string, TaskOutcome>,
-  defaultTimeout: number,
+  timeoutMs: number,
   stopSignal: AbortSignal,
+  isolated: IsolatedRuns | undefined,
 ): Promise<TaskOutcome> {
   const startedAt = Date.now()
   const definition = TASK_TYPES.get(task.type)
@@ -247,10 +259,6 @@ async function runTask(
       ),
     )
   }
-  const timeoutMs =
-    task.attributes.timeout === undefined
-      ? defaultTimeout
-      : (parseDuration(task.attributes.timeout) ?? defaultTimeout)
   const retries = Number(task.attributes.retries ?? '0')
   const minBackoff = parseDuration(task.attributes.minBackoff ?? '') ?? DEFAULT_MIN_BACKOFF_MS
   const maxBackoff = parseDuration(task.attributes.maxBackoff ?? '') ?? DEFAULT_MAX_BACKOFF_MS
@@ -260,8 +268,8 @@ async function runTask(
     try {
       const value = await attemptTask(
         task,
-        context.isolation && definition.runsIn !== 'main'
-          ? isolatedRun(context.isolation, task, inputs, vars, timeoutMs)
+        isolated && definition.runsIn !== 'main'
+          ? isolated.attempt(task, vars, attempt)
           : definition.run,
         inputs,
         vars,

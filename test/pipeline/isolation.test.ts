@@ -96,4 +96,64 @@ decode [type="ethabidecodelog" abi="${bomb.abi}" data="$(jobRun.logData)" topics
     })
     expect(next.ok).toBe(true)
   }, 60_000)
+
+  it("crosses into an isolate once for a run's pure tasks that follow one another, each with its value", async () => {
+    const spec = job(`
+parse  [type="jsonparse" data="$(jobRun.meta.body)" path="data,odds"]
+times  [type="multiply" input="$(parse)" times="100"]
+encode [type="ethabiencode" abi="(uint256 value)" data="{\\\\"value\\\\": $(times)}"]
+parse -> times -> encode
+`)
+    const jobRun = { meta: { body: '{"data":{"odds":1.605}}' } }
+    const inline = await runJob(spec, { jobRun })
+    const before = isolation.crossings
+    const isolated = await runJob(spec, { jobRun, isolation })
+    expect(isolation.crossings - before).toBe(1)
+    expect(isolated.ok).toBe(true)
+    expect(isolated.tasks.map((task) => String(task.value))).toEqual(
+      inline.tasks.map((task) => String(task.value)),
+    )
+  })
+
+  it('gives a batched task what the tasks outside its batch ended with, as input and as variable', async () => {
+    // x and y start together, so z waits for the one that ends last: it reads the other, outside
+    // its batch, as an input and as a variable at once.
+    const spec = job(`
+x [type="jsonparse" data="$(jobRun.meta.body)" path="a"]
+y [type="jsonparse" data="$(jobRun.meta.body)" path="b"]
+z [type="multiply" input="$(x)" times="$(y)"]
+x -> z
+y -> z
+`)
+    const result = await runJob(spec, { jobRun: { meta: { body: '{"a":2,"b":3}' } }, isolation })
+    expect(result.errors).toEqual([])
+    expect(String(result.outputs[0])).toBe('6')
+  })
+
+  it('keeps each task of a batch to its own time: the one that runs over is ended, not the one before it', async () => {
+    const bomb = abiAliasBomb(18)
+    const spec = job(`
+parse  [type="jsonparse" data="$(jobRun.meta.body)" path="data"]
+decode [type="ethabidecodelog" abi="${bomb.abi}" data="$(jobRun.logData)" topics="$(jobRun.logTopics)" timeout="200ms"]
+after  [type="multiply" input="$(parse)" times="2"]
+parse -> decode -> after
+`)
+    const before = isolation.crossings
+    const result = await runJob(spec, {
+      jobRun: { meta: { body: '{"data":"3"}' }, logData: bomb.data, logTopics: bomb.topics },
+      isolation,
+    })
+    expect(isolation.crossings - before).toBe(1)
+    const [parse, decode, after] = result.tasks
+    expect(parse?.ok).toBe(true)
+    expect(String(parse?.value)).toBe('3')
+    expect(decode?.error).toMatch(/did not stop; its isolate was ended|timed out after 200 ms/)
+    // The batch did not run it: it failed on its input, as it would have alone.
+    expect(after?.error).toMatch(/^input from decode failed/)
+    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
+      jobRun: { meta: { body: '{"a":3}' } },
+      isolation,
+    })
+    expect(next.ok).toBe(true)
+  }, 60_000)
 })

@@ -9,17 +9,34 @@ export interface IsolateContext {
   limits?: PipelineLimits
 }
 
-/** One task to run in an isolate: its definition is looked up there by type. */
-export interface IsolatedTaskMessage {
-  id: number
+/** One task of a batch: its definition is looked up in the isolate by type. */
+export interface IsolatedTask {
   taskId: string
   type: string
   attributes: Readonly<Record<string, string>>
-  /** The task's inputs: `{ ok, value | error, from }`, encoded. */
-  inputs: Encoded
-  /** The variables the task may read (jobRun, jobSpec and the outputs of the tasks before it), encoded. */
-  vars: Encoded
+  /** Its edge predecessors, in edge order: its inputs. */
+  inputs: readonly string[]
+  /** Every task it depends on (edges and `$(task)` references): the variables it may read. */
+  dependsOn: readonly string[]
 }
 
-export type IsolatedTaskAnswer =
-  { id: number; ok: true; value: Encoded } | { id: number; ok: false; error: SerialisedError }
+/**
+ * Pure tasks to run in an isolate, one after another, in one crossing: a task's inputs and variables
+ * are the outputs of the tasks before it in the batch, or those given. The isolate answers each task
+ * as it ends (IsolatedTaskAnswer) and stops at the first that fails.
+ */
+export interface IsolatedBatchMessage {
+  id: number
+  tasks: readonly IsolatedTask[]
+  /** The run's jobRun and jobSpec. */
+  vars: Encoded
+  /**
+   * What the tasks outside the batch that these read ended with, by id: `{ ok, value | error }`,
+   * encoded. Not every output of the run: a task reads only what it depends on.
+   */
+  outcomes: Encoded
+}
+
+export type IsolatedTaskAnswer = { id: number; index: number; last: boolean } & (
+  { ok: true; value: Encoded } | { ok: false; error: SerialisedError }
+)

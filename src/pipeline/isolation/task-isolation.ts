@@ -1,7 +1,12 @@
 import { Worker } from 'node:worker_threads'
 import { FeedrunnerError, reviveError } from '../../config/errors.ts'
 import { TaskError } from '../task.ts'
-import type { IsolateContext, IsolatedTaskAnswer, IsolatedTaskMessage } from './messages.ts'
+import type {
+  IsolateContext,
+  IsolatedBatchMessage,
+  IsolatedTask,
+  IsolatedTaskAnswer,
+} from './messages.ts'
 import { decodeValue } from './value-codec.ts'
 
 /**
@@ -32,11 +37,20 @@ export interface TaskIsolationOptions {
   context: IsolateContext
 }
 
-type Pending = {
-  message: IsolatedTaskMessage
+/** One task of a batch as the caller waits for it: its time, and how to answer it. */
+export interface BatchTask extends IsolatedTask {
   timeoutMs: number
   resolve: (value: unknown) => void
   reject: (error: Error) => void
+  /** The batch ended before this task ran (an earlier one failed, or its isolate died). */
+  notRun: () => void
+}
+
+type Pending = {
+  message: IsolatedBatchMessage
+  tasks: readonly BatchTask[]
+  /** The task the isolate is running now: the next one to answer. */
+  at: number
 }
 
 interface Slot {
@@ -52,7 +66,9 @@ const OVERRUN_GRACE_MS = 1_000
  * Pure pipeline tasks run in isolates: worker threads with their own bounded heap, one task at a
  * time each, so that whatever a decoder or library builds or loops on, it takes down no more than
  * its isolate (and its one task). A task that runs past its timeout has its isolate ended (a
- * synchronous loop would never see an abort); a dead isolate is replaced before the next task.
+ * synchronous loop would never see an abort); a dead isolate is replaced before the next task. A
+ * run's pure tasks that follow one another cross in one message (a batch, `isolated-run.ts`): a
+ * crossing costs both threads more than most pure tasks do.
  */
 export class TaskIsolation {
   private readonly slots: Slot[] = []
@@ -62,13 +78,38 @@ export class TaskIsolation {
 
   constructor(private readonly options: TaskIsolationOptions) {}
 
-  /** Runs a task in an isolate; its value, or its error (of its kind), or RunCrashedError. */
-  run(message: Omit<IsolatedTaskMessage, 'id'>, timeoutMs: number): Promise<unknown> {
-    if (this.closed) return Promise.reject(new TaskError('stopped: the runner is closing'))
-    return new Promise((resolve, reject) => {
-      this.queue.push({ message: { ...message, id: ++this.nextId }, timeoutMs, resolve, reject })
-      this.dispatch()
-    })
+  /** Messages sent to the isolates so far: one a batch. */
+  crossings = 0
+
+  /**
+   * Runs tasks in an isolate, one after another, in one crossing. Each task is answered as it ends:
+   * its value, or its error (of its kind), or RunCrashedError when its isolate died under it; each
+   * has its own time (its isolate is ended when it runs past it). The batch stops at the first task
+   * that fails: those after it are told they did not run.
+   */
+  runBatch(
+    tasks: readonly BatchTask[],
+    shared: Pick<IsolatedBatchMessage, 'vars' | 'outcomes'>,
+  ): void {
+    if (tasks.length === 0) return
+    if (this.closed) {
+      tasks[0]?.reject(new TaskError('stopped: the runner is closing'))
+      for (const task of tasks.slice(1)) task.notRun()
+      return
+    }
+    const message: IsolatedBatchMessage = {
+      id: ++this.nextId,
+      tasks: tasks.map(({ taskId, type, attributes, inputs, dependsOn }) => ({
+        taskId,
+        type,
+        attributes,
+        inputs,
+        dependsOn,
+      })),
+      ...shared,
+    }
+    this.queue.push({ message, tasks, at: 0 })
+    this.dispatch()
   }
 
   /** Starts every isolate now (loading the task types takes a while), not at the first task. */
@@ -83,8 +124,10 @@ export class TaskIsolation {
   /** Ends every isolate; tasks still queued or running fail. */
   async close(): Promise<void> {
     this.closed = true
-    for (const pending of this.queue.splice(0))
-      pending.reject(new TaskError('stopped: the runner is closing'))
+    for (const pending of this.queue.splice(0)) {
+      pending.tasks[0]?.reject(new TaskError('stopped: the runner is closing'))
+      for (const task of pending.tasks.slice(1)) task.notRun()
+    }
     await Promise.all(this.slots.splice(0).map((slot) => this.end(slot)))
   }
 
@@ -94,12 +137,20 @@ export class TaskIsolation {
       if (!slot) return
       const pending = this.queue.shift() as Pending
       slot.running = pending
-      slot.timer = setTimeout(() => this.overrun(slot), pending.timeoutMs + OVERRUN_GRACE_MS)
-      slot.timer.unref()
+      this.timeTask(slot, pending)
       // Held while it works (the process waits for its answer), let go while idle.
       slot.worker.ref()
+      this.crossings++
       slot.worker.postMessage(pending.message)
     }
+  }
+
+  /** The overrun timer of the batch's task now running: its own time and the grace. */
+  private timeTask(slot: Slot, pending: Pending): void {
+    clearTimeout(slot.timer)
+    const task = pending.tasks[pending.at] as BatchTask
+    slot.timer = setTimeout(() => this.overrun(slot), task.timeoutMs + OVERRUN_GRACE_MS)
+    slot.timer.unref()
   }
 
   private idleSlot(): Slot | undefined {
@@ -133,11 +184,16 @@ export class TaskIsolation {
   private watch(slot: Slot): void {
     slot.worker.on('message', (answer: IsolatedTaskAnswer) => {
       const pending = slot.running
-      if (!pending || pending.message.id !== answer.id) return
-      this.free(slot)
-      if (answer.ok) pending.resolve(decodeValue(answer.value))
-      else pending.reject(reviveError(answer.error))
-      this.dispatch()
+      if (!pending || pending.message.id !== answer.id || pending.at !== answer.index) return
+      const task = pending.tasks[answer.index] as BatchTask
+      pending.at++
+      if (answer.last) {
+        this.free(slot)
+        for (const after of pending.tasks.slice(pending.at)) after.notRun()
+      } else this.timeTask(slot, pending)
+      if (answer.ok) task.resolve(decodeValue(answer.value))
+      else task.reject(reviveError(answer.error))
+      if (answer.last) this.dispatch()
     })
     const died = (cause: unknown) => {
       const pending = slot.running
@@ -146,7 +202,7 @@ export class TaskIsolation {
       const why = outOfMemory
         ? `what it built passed its heap of RUN_ISOLATE_MEMORY_MB=${this.options.memoryMb}`
         : `it stopped (${cause instanceof Error ? cause.message : String(cause)})`
-      pending?.reject(new RunCrashedError(`its isolate died: ${why}`, cause))
+      if (pending) crashed(pending, new RunCrashedError(`its isolate died: ${why}`, cause))
     }
     slot.worker.on('error', died)
     slot.worker.on('exit', (code) => {
@@ -159,9 +215,11 @@ export class TaskIsolation {
     const pending = slot.running
     if (!pending) return
     this.replace(slot)
-    pending.reject(
+    const task = pending.tasks[pending.at] as BatchTask
+    crashed(
+      pending,
       new RunCrashedError(
-        `it ran ${pending.timeoutMs + OVERRUN_GRACE_MS} ms and did not stop; its isolate was ended`,
+        `it ran ${task.timeoutMs + OVERRUN_GRACE_MS} ms and did not stop; its isolate was ended`,
       ),
     )
   }
@@ -187,4 +245,10 @@ export class TaskIsolation {
     slot.worker.on('error', () => undefined)
     await slot.worker.terminate().catch(() => undefined)
   }
+}
+
+/** The batch's running task crashed with its isolate; the tasks after it did not run. */
+function crashed(pending: Pending, error: RunCrashedError): void {
+  pending.tasks[pending.at]?.reject(error)
+  for (const after of pending.tasks.slice(pending.at + 1)) after.notRun()
 }
