@@ -216,14 +216,16 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
 /**
  * Waits (10 s at most) until the runner has recorded every run as fulfilled: a fulfilment is seen on
  * chain before its run's last writes (its record, its job's end), which a phase's Redis count includes.
- * Read from the runner's /metrics, so the wait adds no Redis command.
+ * Read from the runner's /metrics, every 250 ms: a scrape is not free (the runner serialises every
+ * series and reads its queues' depths from Redis, a few ms of its CPU and a BullMQ script on a
+ * loaded machine), and the phase's CPU and Redis figures count what it costs.
  */
 async function runsFinished(metricsUrl: string, count: number): Promise<void> {
   const fulfilled = () =>
     counterSum(metricsUrl, 'feedrunner_requests_total', 'state="fulfilled"').catch(() => 0)
   for (const until = Date.now() + 10_000; Date.now() < until;) {
     if ((await fulfilled()) >= count) return
-    await new Promise((resolveLater) => setTimeout(resolveLater, 50))
+    await new Promise((resolveLater) => setTimeout(resolveLater, 250))
   }
 }
 
