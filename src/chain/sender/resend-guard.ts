@@ -1,6 +1,6 @@
 import type { Logger } from '../../config/logger.ts'
 import { ALREADY_FULFILLED_REASON } from '../operator.ts'
-import type { PendingTx } from './confirmer.ts'
+import type { PendingTx } from './pending-tx.ts'
 import type { Fillers } from './fillers.ts'
 import { FILLER_ID_PREFIX, type KeyCounters } from './model.ts'
 import type { SenderNode } from './node-client.ts'
