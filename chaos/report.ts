@@ -1,3 +1,5 @@
+import type { History } from './history.ts'
+import { livenessOf } from './liveness.ts'
 import type { ScheduleResult } from './run.ts'
 import { runsRunner, type FaultPlan, type Schedule } from './schedule.ts'
 
@@ -71,6 +73,8 @@ export function describeResult(result: ScheduleResult): string[] {
     lines.push(
       `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
       `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
+      `  mined: ${history.fulfilments.length} fulfilments from the node keys, ${history.fulfilments.filter((tx) => tx.reverted).length} of them reverted`,
+      ...describeLiveness(history),
     )
   }
   for (const line of result.timeline) lines.push(`  | ${line}`)
@@ -94,4 +98,19 @@ export function describeOutputs(result: ScheduleResult, lines = 15): string[] {
       .slice(-lines)
       .map((line) => `    ${line.slice(0, 400)}`),
   ])
+}
+
+/** Requests answered / made / excused, and the excuse of each one not answered. */
+function describeLiveness(history: History): string[] {
+  const { verdicts } = livenessOf(history)
+  const count = (outcome: string) => verdicts.filter((v) => v.outcome === outcome).length
+  return [
+    `  requests: ${count('answered')} answered / ${verdicts.length} made / ${count('excused')} excused`,
+    ...verdicts
+      .filter((verdict) => verdict.outcome !== 'answered')
+      .map(
+        ({ request, outcome, why }) =>
+          `    ${request.purpose} ${request.requestId.slice(0, 10)}: ${outcome === 'excused' ? 'excused' : 'NOT excused'}, ${why ?? 'open with no final run record'}`,
+      ),
+  ]
 }

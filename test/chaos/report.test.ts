@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { checkInvariants } from '../../chaos/invariants.ts'
+import { describeResult } from '../../chaos/report.ts'
+import { scheduleOf } from '../../chaos/schedule.ts'
+import { A, B, T0, cleanHistory, fault, ms, unanswered } from './history-fixtures.ts'
+
+// What `npm run chaos` prints of a schedule it ran: besides the outcome, how many of the requests it
+// made were answered and excused, and the excuse (or the fault) of each one not answered.
+
+describe('the fault search report', () => {
+  it('says requests answered / made / excused, and why each one not answered is or is not excused', async () => {
+    const history = unanswered(await cleanHistory(), {
+      state: 'errored',
+      reason: 'the feed service did not answer',
+      failureKind: 'unavailable',
+      at: ms(T0 + 3),
+    })
+    history.faults = [fault({ kind: 'kill', label: 'SIGKILL of feeds', part: 'feeds' })]
+    const result = {
+      schedule: scheduleOf(1),
+      timeline: [],
+      history,
+      violations: checkInvariants(history),
+      elapsedMs: 60_000,
+      outputs: {},
+    }
+    const lines = describeResult(result)
+    expect(lines).toContain('  mined: 1 fulfilments from the node keys, 0 of them reverted')
+    expect(lines).toContain('  requests: 1 answered / 2 made / 1 excused')
+    expect(lines).toContain(
+      `    request:1 ${B.slice(0, 10)}: excused, errored (unavailable) at 8.0 s, under the SIGKILL of feeds at 5.0-7.0 s`,
+    )
+
+    // The same failure with no fault to explain it: not excused, and a violation.
+    history.faults = []
+    const bare = describeResult({ ...result, violations: checkInvariants(history) })
+    expect(bare).toContain('  requests: 1 answered / 2 made / 0 excused')
+    const line = bare.find((text) => text.startsWith('    request:1'))
+    expect(line).toMatch(/NOT excused, is open on chain: its run errored \(unavailable\) at 8\.0 s/)
+    expect(bare.some((text) => text.startsWith('  VIOLATION unexplained-failure'))).toBe(true)
+    expect(bare.some((text) => text.includes(A.slice(0, 10)))).toBe(false)
+  })
+})
