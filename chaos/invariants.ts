@@ -1,11 +1,5 @@
-import type {
-  FulfilmentFact,
-  History,
-  OutcomeFact,
-  RequestFact,
-  RunFact,
-  Violation,
-} from './history.ts'
+import type { History, OutcomeFact, RequestFact, RunFact, Violation } from './history.ts'
+import { describeRequest, oneFulfilmentEach } from './fulfilments.ts'
 import { livenessOf } from './liveness.ts'
 
 /**
@@ -26,92 +20,6 @@ export function checkInvariants(history: History): Violation[] {
 }
 
 const short = (id: string) => id.slice(0, 10)
-
-const describeRequest = (request: RequestFact) =>
-  `request ${short(request.requestId)} (${request.purpose ?? 'not the harness'}, block ${request.block})`
-
-/**
- * Each request has at most one fulfilment on chain, and it succeeded: every transaction from a node
- * key that calls a fulfilment for it counts, reverted or not (a fee bump is the same nonce, so the
- * chain holds one of them). A reverted one is left out only where the node could not have known
- * (excuseOf).
- */
-function oneFulfilmentEach(history: History): Violation[] {
-  const requests = new Map(history.requests.map((request) => [request.requestId, request]))
-  const fulfilments = new Map<string, FulfilmentFact[]>()
-  for (const tx of history.fulfilments)
-    fulfilments.set(tx.requestId, [...(fulfilments.get(tx.requestId) ?? []), tx])
-  const violations: Violation[] = []
-  for (const [requestId, txs] of fulfilments) {
-    const request = requests.get(requestId)
-    const counted = txs.filter((tx) => !(tx.reverted && revertExcused(tx, request, history)))
-    const id = request ? describeRequest(request) : `request ${short(requestId)} (not on chain)`
-    if (counted.length > 1)
-      violations.push({
-        invariant: 'one-fulfilment',
-        detail: `${id} has ${counted.length} fulfilments on chain: ${counted.map((tx) => describeFulfilment(tx, request)).join('; ')}`,
-      })
-    else if (counted[0]?.reverted)
-      violations.push({
-        invariant: 'fulfilment-reverted',
-        detail: `${id}: its fulfilment reverted, and neither a cancel nor a reorg explains it: ${describeFulfilment(counted[0], request)}`,
-      })
-  }
-  return violations
-}
-
-/**
- * A reverted fulfilment the node could not have avoided: it simulates every fulfilment just before
- * signing it, so only a change the simulation could not see explains a revert. Either the requester's
- * cancel was mined after the head at which the node sent it (the proxy read that head as the
- * transaction passed: at or after the one simulated) and before the fulfilment itself; or a reorg
- * mined the request again with another cancelExpiration (or after the fulfilment) once the
- * fulfilment was out: it answers a version of the request the chain no longer holds, it was sent
- * before that reorg ended, and it was mined in a block the reorg replaced or later.
- */
-function revertExcused(
-  tx: FulfilmentFact,
-  request: RequestFact | undefined,
-  history: History,
-): boolean {
-  const sentAtHead = tx.sentAtHead
-  const cancelled = history.cancels.some(
-    (cancel) =>
-      cancel.requestId === tx.requestId &&
-      sentAtHead !== undefined &&
-      cancel.block > sentAtHead &&
-      before(cancel, tx),
-  )
-  if (cancelled || !request) return cancelled
-  const answersAnother = tx.expiration !== request.cancelExpiration || before(tx, request)
-  const sentAt = tx.sentAt
-  return (
-    answersAnother &&
-    sentAt !== undefined &&
-    history.faults.some(
-      (fault) =>
-        fault.kind === 'reorg' &&
-        fault.fromBlock !== undefined &&
-        sentAt <= fault.toMs &&
-        tx.block >= fault.fromBlock,
-    )
-  )
-}
-
-/** `a` was mined before `b` (an earlier block, or earlier in the same one). */
-function before(a: { block: number; index: number }, b: { block: number; index: number }): boolean {
-  return a.block < b.block || (a.block === b.block && a.index < b.index)
-}
-
-function describeFulfilment(tx: FulfilmentFact, request: RequestFact | undefined): string {
-  const sent =
-    tx.sentAtHead === undefined ? 'never seen by the proxy' : `sent at head ${tx.sentAtHead}`
-  const other =
-    request && tx.expiration !== request.cancelExpiration
-      ? `, for expiration ${tx.expiration} (the request's is ${request.cancelExpiration})`
-      : ''
-  return `${short(tx.hash)} by key ${short(tx.from)} nonce ${tx.nonce}, ${sent}, block ${tx.block}${other}${tx.reverted ? ', reverted' : ''}`
-}
 
 function byRequest(outcomes: readonly OutcomeFact[]): Map<string, OutcomeFact[]> {
   const grouped = new Map<string, OutcomeFact[]>()

@@ -1,4 +1,5 @@
 import type { History } from './history.ts'
+import { revertExcuse } from './fulfilments.ts'
 import { livenessOf } from './liveness.ts'
 import type { ScheduleResult } from './run.ts'
 import { runsRunner, type FaultPlan, type Schedule } from './schedule.ts'
@@ -73,7 +74,7 @@ export function describeResult(result: ScheduleResult): string[] {
     lines.push(
       `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
       `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
-      `  mined: ${history.fulfilments.length} fulfilments from the node keys, ${history.fulfilments.filter((tx) => tx.reverted).length} of them reverted`,
+      ...describeMined(history),
       ...describeLiveness(history),
     )
   }
@@ -112,5 +113,19 @@ function describeLiveness(history: History): string[] {
         ({ request, outcome, why }) =>
           `    ${request.purpose} ${request.requestId.slice(0, 10)}: ${outcome === 'excused' ? 'excused' : 'NOT excused'}, ${why ?? 'open with no final run record'}`,
       ),
+  ]
+}
+
+/** The fulfilments the chain mined, and why each one that reverted is excused, if it is. */
+function describeMined(history: History): string[] {
+  const reverted = history.fulfilments.filter((tx) => tx.reverted)
+  const requests = new Map(history.requests.map((request) => [request.requestId, request]))
+  return [
+    `  mined: ${history.fulfilments.length} fulfilments from the node keys, ${reverted.length} of them reverted`,
+    ...reverted.map((tx) => {
+      const request = requests.get(tx.requestId)
+      const excuse = revertExcuse(tx, request, history)
+      return `    reverted ${tx.hash.slice(0, 10)} (${request?.purpose ?? 'no request'} ${tx.requestId.slice(0, 10)}, block ${tx.block}): ${excuse === undefined ? 'NOT excused' : `excused, ${excuse}`}`
+    }),
   ]
 }

@@ -40,4 +40,29 @@ describe('the fault search report', () => {
     expect(bare.some((text) => text.startsWith('  VIOLATION unexplained-failure'))).toBe(true)
     expect(bare.some((text) => text.includes(A.slice(0, 10)))).toBe(false)
   })
+
+  it('says why each reverted fulfilment is excused, or that it is not', async () => {
+    const clean = await cleanHistory()
+    // B's fulfilment, sent at head 5, mined after B's cancel in block 6.
+    const history = unanswered(clean, { state: 'cancelled', at: ms(T0 + 5) })
+    const revertedB = { ...clean.fulfilments[1]!, index: 1, reverted: true }
+    history.fulfilments = [...history.fulfilments, revertedB]
+    history.cancels = [
+      { requestId: B, txHash: `0x${'ee'.repeat(32)}`, block: 6, index: 0, at: T0 + 4 },
+    ]
+    const result = {
+      schedule: scheduleOf(1),
+      timeline: [],
+      history,
+      violations: checkInvariants(history),
+      elapsedMs: 60_000,
+      outputs: {},
+    }
+    const reverted = `    reverted ${revertedB.hash.slice(0, 10)} (request:1 ${B.slice(0, 10)}, block 6)`
+    expect(describeResult(result)).toContain(
+      `${reverted}: excused, the requester's cancel was mined in block 6, after head 5`,
+    )
+    history.cancels = [{ ...history.cancels[0]!, block: 5 }]
+    expect(describeResult(result)).toContain(`${reverted}: NOT excused`)
+  })
 })
