@@ -139,16 +139,20 @@ function excuseOf(
       why: `past its expiry by the chain's clock jump in the cancel storm at ${since(storm.fromMs)}`,
     }
   const run = history.runs.get(request.requestId)
-  if (!run || !FINAL_FAILURES.has(run.state) || run.at === undefined)
+  if (!run || !FINAL_FAILURES.has(run.state))
     // Open with no final record: `settled` and `stalled` judge it.
     return { request, outcome: 'unexplained' }
   const recovery = recoveryMs(history.lockMs)
   const failedAt = run.at
   const fault = history.faults.find(
     (window) =>
-      faultCovers(window, run) && failedAt >= window.fromMs && failedAt <= window.toMs + recovery,
+      faultCovers(window, run) &&
+      failedAt !== undefined &&
+      failedAt >= window.fromMs &&
+      failedAt <= window.toMs + recovery,
   )
-  const failure = `${run.state} (${run.quarantined ? 'quarantined' : (run.failureKind ?? 'no kind')}) at ${since(failedAt)}`
+  const when = failedAt === undefined ? 'at no recorded time' : `at ${since(failedAt)}`
+  const failure = `${run.state} (${run.quarantined ? 'quarantined' : (run.failureKind ?? 'no kind')}) ${when}`
   if (fault)
     return {
       request,
