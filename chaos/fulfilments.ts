@@ -48,7 +48,7 @@ export function oneFulfilmentEach(history: History): Violation[] {
  * fulfilment itself; or a reorg mined the request again with another cancelExpiration (or after the
  * fulfilment) once the fulfilment was out: it answers a version of the request the chain no longer
  * holds, it was sent before that reorg ended, and it was mined in a block the reorg replaced or
- * later.
+ * later, not after the reorg dropped it (then the node sent it again, knowing).
  */
 export function revertExcuse(
   tx: FulfilmentFact,
@@ -73,7 +73,9 @@ export function revertExcuse(
         ? `it was mined before the request (block ${request.block})`
         : undefined
   const sentAt = tx.sentAt
-  if (other === undefined || sentAt === undefined) return undefined
+  // Bytes the reorg dropped (neither mined again nor back in the pool) were mined later only because
+  // the node sent them again after it, when a simulation would have told it they revert.
+  if (other === undefined || sentAt === undefined || history.gone.has(tx.hash)) return undefined
   const reorg = history.faults.find(
     (fault) =>
       fault.kind === 'reorg' &&

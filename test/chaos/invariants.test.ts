@@ -170,6 +170,9 @@ describe('the fault search invariants', () => {
     expect(invariantsOf(reorged)).toEqual(['one-fulfilment'])
     const earlyReorg = { ...reorg, fromMs: ms(T0), toMs: ms(T0 + 1) }
     expect(invariantsOf({ ...reorged, faults: [earlyReorg] })).toEqual(['one-fulfilment'])
+    // Nor when the reorg dropped those bytes: mined later, the node had sent them again after it.
+    const resent = { ...reorged, faults: [reorg], gone: new Set([stale.hash]) }
+    expect(invariantsOf(resent)).toEqual(['one-fulfilment'])
   })
 
   it('catch every request errored by a cause no fault covers, and excuse one a fault covers', async () => {
