@@ -45,14 +45,16 @@ export interface ChainEvent {
 
 export interface ChainRequestLog extends ChainEvent {
   cancelExpiration: bigint
+  /** The contract that made the request (lower case): its consumer, the only one that may cancel it. */
+  requester: string
 }
 
-/** What the Operator and the consumer say, read from anvil itself (never through the proxy). */
+/** What the Operator and the consumers say, read from anvil itself (never through the proxy). */
 export interface OperatorLogs {
   requests: ChainRequestLog[]
   responses: ChainEvent[]
   cancels: ChainEvent[]
-  /** The value the consumer stored for each answered request (uint256 answers). */
+  /** The value each request's consumer stored for it when answered (uint256 answers). */
   values: Map<string, bigint>
 }
 
@@ -64,7 +66,11 @@ interface RawLog {
   transactionIndex: string
 }
 
-async function logsOf(anvilUrl: string, address: string, topic: string): Promise<RawLog[]> {
+async function logsOf(
+  anvilUrl: string,
+  address: string | readonly string[],
+  topic: string,
+): Promise<RawLog[]> {
   return rpc<RawLog[]>(anvilUrl, 'eth_getLogs', [
     { address, topics: [topic], fromBlock: '0x0', toBlock: 'latest' },
   ])
@@ -79,26 +85,31 @@ function eventOf(log: RawLog, requestId: string): ChainEvent {
   }
 }
 
+/**
+ * The Operator's request, answer and cancel logs, and the answers the requests' consumers stored:
+ * `consumer` and every other contract a request names as its requester.
+ */
 export async function readOperatorLogs(
   anvilUrl: string,
   operator: string,
   consumer: string,
 ): Promise<OperatorLogs> {
-  const [requestLogs, responseLogs, cancelLogs, fulfilledLogs] = await Promise.all([
+  const [requestLogs, responseLogs, cancelLogs] = await Promise.all([
     logsOf(anvilUrl, operator, ORACLE_REQUEST_TOPIC),
     logsOf(anvilUrl, operator, ORACLE_RESPONSE_TOPIC),
     logsOf(anvilUrl, operator, CANCEL_ORACLE_REQUEST_TOPIC),
-    logsOf(anvilUrl, consumer, REQUEST_FULFILLED_TOPIC),
   ])
   const requests = requestLogs.map((log) => {
     const parsed = operatorInterface.parseLog(log as unknown as Log)!
     return {
       ...eventOf(log, String(parsed.args.requestId)),
       cancelExpiration: BigInt(parsed.args.cancelExpiration as bigint),
+      requester: String(parsed.args.requester).toLowerCase(),
     }
   })
+  const consumers = [...new Set([consumer.toLowerCase(), ...requests.map((r) => r.requester)])]
   const values = new Map<string, bigint>()
-  for (const log of fulfilledLogs) {
+  for (const log of await logsOf(anvilUrl, consumers, REQUEST_FULFILLED_TOPIC)) {
     const parsed = consumerEvents.parseLog(log as unknown as Log)!
     const [value] = AbiCoder.defaultAbiCoder().decode(['uint256'], String(parsed.args.value))
     values.set(String(parsed.args.requestId).toLowerCase(), BigInt(value as bigint))
