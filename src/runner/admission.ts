@@ -27,10 +27,10 @@ const REFUSAL_KINDS: Record<RefusalCode, ErrorKind> = {
 export class RequestRefusedError extends FeedrunnerError {
   override readonly name = 'RequestRefusedError'
   constructor(
-    readonly code: RefusalCode,
+    override readonly code: RefusalCode,
     message: string,
   ) {
-    super(message, { kind: REFUSAL_KINDS[code] })
+    super(message, { kind: REFUSAL_KINDS[code], code })
   }
 }
 
