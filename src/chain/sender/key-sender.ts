@@ -332,6 +332,7 @@ export class KeySender {
       drainBoundMs: this.parts.settings.drainBoundMs,
       pollIntervalMs: this.parts.settings.pollIntervalMs,
       released: this.released.signal,
+      fillNonce: (nonce) => this.fillers.fillNonce(nonce),
       onFatalRefusal: (entry) => this.fillers.fillNonce(entry.nonce, entry),
     })
   }
