@@ -218,9 +218,8 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
    * A key's owner dies with two fulfilments sent, the lower one lost on its way (the node never got
    * it: the higher one waits queued behind the gap, counted by no transaction count), and Redis
    * loses what it recorded. The key's next owner read its nonce at the gap and spent it, which let
-   * the queued fulfilment be mined beside a second answer of its request, reverted (chaos seed 10,
-   * under an RPC cut, a SIGKILL and a FLUSHALL). It now reads the pool, fills the gap, lets the
-   * queued one be mined, and only then are the requests read from the chain.
+   * the queued fulfilment be mined beside a second answer of its request, reverted. It now reads the
+   * pool, fills the gap, lets the queued one be mined, and only then are the requests read again.
    */
   it('a fulfilment queued behind a nonce the node never got: the gap is filled, nothing is answered twice', async () => {
     await runner.stop()
