@@ -165,6 +165,7 @@ function runFact(run: RunRecord): RunFact {
     ...(run.txHash ? { txHash: run.txHash } : {}),
     ...(at === undefined ? {} : { at }),
     ...(run.failure ? { failureKind: run.failure.kind } : {}),
+    ...(run.failure?.code ? { failureCode: run.failure.code } : {}),
     ...(run.quarantined ? { quarantined: true } : {}),
   }
 }

@@ -145,6 +145,8 @@ export interface RunFact {
   at?: number
   /** The kind of the failure it ended with (errored, refused). */
   failureKind?: ErrorKind
+  /** Which failure of its kind (the error's code: a refusal's reason), where it has one. */
+  failureCode?: string
   /** Quarantined: its runs crashed RUN_MAX_CRASHES times. */
   quarantined?: boolean
 }

@@ -82,6 +82,15 @@ export function healthyMs(
 
 const FINAL_FAILURES = new Set(['errored', 'refused'])
 
+/**
+ * Refusals the schedule asks for: its requesters pass REQUESTER_MAX_CONCURRENT_RUNS and
+ * REQUESTER_MAX_REQUESTS_PER_MINUTE on purpose (chaos/admission.ts), read by the refusal's code.
+ */
+const ADMISSION_REFUSALS: ReadonlySet<string> = new Set([
+  'requester_busy',
+  'requester_rate_limited',
+])
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 /** Each request the harness made, and each broken liveness invariant. */
@@ -142,6 +151,12 @@ function excuseOf(
   if (!run || !FINAL_FAILURES.has(run.state))
     // Open with no final record: `settled` and `stalled` judge it.
     return { request, outcome: 'unexplained' }
+  if (run.state === 'refused' && ADMISSION_REFUSALS.has(run.failureCode ?? ''))
+    return {
+      request,
+      outcome: 'excused',
+      why: `refused by requester admission (${run.failureCode}): its requester passed a bound the schedule set`,
+    }
   const recovery = recoveryMs(history.lockMs)
   const failedAt = run.at
   const fault = history.faults.find(
