@@ -188,11 +188,3 @@ export class RequesterAdmission {
     return `${this.options.prefix}:requester:${this.options.chainId}:${requester.toLowerCase()}:${what}`
   }
 }
-
-/** The words of refusalOf, or undefined when the request may run. */
-export function refusalReason(
-  spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
-  request: OracleRequestEvent,
-): string | undefined {
-  return refusalOf(spec, request)?.message
-}
