@@ -3,7 +3,7 @@ import { hostname } from 'node:os'
 import type { Redis } from 'ioredis'
 import { FeedrunnerError } from '../config/errors.ts'
 import { endpointOf } from '../config/settings.ts'
-import { luaScript } from '../queue/lua-script.ts'
+import { luaScriptFile } from '../queue/lua-script.ts'
 import { processAlive } from './state.ts'
 
 /**
@@ -17,16 +17,18 @@ import { processAlive } from './state.ts'
 const LEASE_MS = 15_000
 const RENEW_EVERY_MS = 5_000
 
-/** 1: renewed; 2: Redis had lost it (a FLUSHALL), claimed again; 0: another stack holds it. */
-const RENEW = luaScript(
-  "local held = redis.call('GET', KEYS[1]) " +
-    "if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end " +
-    "if held == false then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end " +
-    'return 0',
-)
-const RELEASE = luaScript(
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-)
+const RENEW = luaScriptFile(new URL('./prefix-claim-renew.lua', import.meta.url), {
+  keys: ['claim'],
+  args: ['owner', 'lease_ms'],
+})
+const RELEASE = luaScriptFile(new URL('./prefix-claim-release.lua', import.meta.url), {
+  keys: ['claim'],
+  args: ['owner'],
+})
+const TAKE_OVER = luaScriptFile(new URL('./prefix-claim-take-over.lua', import.meta.url), {
+  keys: ['claim'],
+  args: ['dead_owner', 'owner', 'lease_ms'],
+})
 
 /** Who holds a prefix: what the refusal of a second stack names. */
 interface Owner {
@@ -72,7 +74,7 @@ export async function claimPrefix(
     )
   }
   const timer = setInterval(() => {
-    void RENEW.run(redis, [key], [value, LEASE_MS])
+    void RENEW.run(redis, { claim: key }, { owner: value, lease_ms: LEASE_MS })
       .then((renewed) => {
         // Lost (it expired while Redis or this process stood still, and another stack took it): said
         // once; the stack goes on, its records no longer its own alone. A claim Redis lost with
@@ -87,14 +89,10 @@ export async function claimPrefix(
   return {
     async release() {
       clearInterval(timer)
-      await RELEASE.run(redis, [key], [value]).catch(() => undefined)
+      await RELEASE.run(redis, { claim: key }, { owner: value }).catch(() => undefined)
     },
   }
 }
-
-const TAKE_OVER = luaScript(
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return false",
-)
 
 /**
  * A claim left by a stack of this host whose process is gone (killed before its claim expired) is
@@ -104,7 +102,13 @@ async function takeOverFromDead(redis: Redis, key: string, value: string): Promi
   const stored = await redis.get(key)
   const holder = parseOwner(stored)
   if (!holder || holder.host !== hostname() || processAlive(holder.pid)) return false
-  return (await TAKE_OVER.run(redis, [key], [stored as string, value, LEASE_MS])) === 'OK'
+  return (
+    (await TAKE_OVER.run(
+      redis,
+      { claim: key },
+      { dead_owner: stored as string, owner: value, lease_ms: LEASE_MS },
+    )) === 'OK'
+  )
 }
 
 function parseOwner(stored: string | null): Owner | undefined {

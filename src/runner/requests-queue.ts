@@ -58,24 +58,3 @@ export function createRequestsQueue(
   })
   return connections.watch(requestsQueue, `requests queue of chain ${chainId}`)
 }
-
-/**
- * Requests left waiting in the one `requests` queue of the releases before chains (issue 22) move to
- * their chain's queue, under the same job id: a runner upgraded while requests waited would otherwise
- * never run them (the listener's checkpoint is past their logs). Answers how many moved.
- */
-export async function adoptLegacyRequests(
-  legacy: Queue,
-  chainQueue: Queue,
-  chainId: number,
-): Promise<number> {
-  let moved = 0
-  for (const job of await legacy.getJobs(['waiting', 'delayed', 'prioritized'])) {
-    const data = job.data as { chainId?: unknown } | undefined
-    if (!job.id || data?.chainId !== chainId) continue
-    await chainQueue.add(job.name, job.data, { jobId: job.id })
-    await job.remove().catch(() => undefined)
-    moved++
-  }
-  return moved
-}

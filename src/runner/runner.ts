@@ -14,7 +14,7 @@ import { operateRunner } from '../health/operate.ts'
 import type { JobRegistry } from './job-registry.ts'
 import { createRequestIntake } from './request-intake.ts'
 import { RunStore } from './run-record.ts'
-import { adoptLegacyRequests, createRequestsQueue, REQUESTS_QUEUE } from './requests-queue.ts'
+import { createRequestsQueue } from './requests-queue.ts'
 import type { RunnerOptions } from './runner-options.ts'
 import { startListening } from './listening.ts'
 import {
@@ -84,7 +84,6 @@ export function createRunner(options: RunnerOptions): Runner {
       return work?.sender
     },
     async start() {
-      await adoptLegacyQueue(redis, options, requestsQueue, log)
       await pool.start()
       provider = new PoolProvider(pool, options.pollIntervalMs)
       if (options.work !== false)
@@ -179,30 +178,6 @@ function chainErrorReporter(
     )
       connections.redisHealth.failed(error)
     else log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
-  }
-}
-
-/** Moves what the pre-chains `requests` queue still holds for this chain into the chain's queue. */
-async function adoptLegacyQueue(
-  connection: Redis,
-  options: RunnerOptions,
-  requestsQueue: Queue,
-  log: RunnerOptions['logger'],
-): Promise<void> {
-  // Its errors (Redis away meanwhile) go to the one handler every queue has, not to a crash.
-  const legacy = options.connections.watch(
-    new Queue(REQUESTS_QUEUE, { connection, prefix: options.prefix }),
-    'legacy requests queue',
-  )
-  try {
-    const moved = await adoptLegacyRequests(legacy, requestsQueue, options.chainId)
-    if (moved > 0)
-      log.info(
-        { moved },
-        `moved ${moved} waiting requests from the requests queue to ${requestsQueue.name}`,
-      )
-  } finally {
-    await legacy.close()
   }
 }
 

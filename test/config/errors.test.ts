@@ -169,4 +169,19 @@ describe('serialiseError and reviveError', () => {
       'internal',
     )
   })
+
+  it("keeps an error's code through storage, where it has one, and adds none where it has not", () => {
+    const refused = new FeedrunnerError('the requester has too many runs in progress', {
+      kind: 'not_authorised',
+      code: 'requester_busy',
+      cause: new FeedrunnerError('lease held', { kind: 'unavailable', code: 'held' }),
+    })
+    const stored = serialiseError(refused)
+    expect(stored.code).toBe('requester_busy')
+    expect(stored.causes[0]?.code).toBe('held')
+    const revived = reviveError(JSON.parse(JSON.stringify(stored)))
+    expect(revived.code).toBe('requester_busy')
+    expect((revived.cause as FeedrunnerError).code).toBe('held')
+    expect('code' in serialiseError(new FeedrunnerError('x', { kind: 'internal' }))).toBe(false)
+  })
 })
