@@ -67,7 +67,7 @@ export const LIBRARY_PARTS: ReadonlyArray<readonly [string, RegExp]> = [
   ],
   [
     'node reads, no caller on the stack (ethers, ws)',
-    /node_modules\/(ws|ethers)\/|dist\/chain\/(endpoints\/|node-json-rpc-provider|provider)/,
+    /node_modules\/(ws|ethers)\/|dist\/chain\/(endpoints\/|node-json-rpc-provider|provider|head-header)/,
   ],
 ]
 
