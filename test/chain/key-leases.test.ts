@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
 import { KeyLeases, ownerKey, type KeyOwner } from '../../src/chain/sender/ownership/key-leases.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
@@ -72,8 +72,17 @@ describe('sender key leases: one owner per key, by Redis time', () => {
     const chainBase = `${base}:2`
     const slowHooks = owner()
     const slow = leases('slow', slowHooks, 300, chainBase)
-    await slow.tick()
+    // Its host's clock runs an hour ahead while it takes the keys: a lease reckoned from that clock
+    // would hold them for an hour after the process stopped; by Redis's clock it holds them 300 ms.
+    const realNow = Date.now.bind(Date)
+    const hostClock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 3_600_000)
+    try {
+      await slow.tick()
+    } finally {
+      hostClock.mockRestore()
+    }
     expect(slow.owned.size).toBe(2)
+    expect(await redis.pttl(ownerKey(chainBase, KEYS[0]!))).toBeLessThanOrEqual(300)
     const fastHooks = owner()
     const fast = leases('fast', fastHooks, 300, chainBase)
     // `slow` does not renew (a process stalled, or dead): its leases expire in Redis.
