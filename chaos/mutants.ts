@@ -50,6 +50,8 @@ interface CheckResult {
   /** What failed (tests, violations), or why the check could not run. */
   lines: string[]
   log: string
+  /** How long it ran, in seconds. */
+  seconds?: number
 }
 
 interface MutantResult {
@@ -156,8 +158,12 @@ async function checkMutant(tree: MutantTree, mutant: Mutant): Promise<MutantResu
       checks: [{ check: 'git apply', outcome: 'error', lines: [refused], log: mutant.patch }],
     }
   const checks: CheckResult[] = []
-  if (mutant.tests.length > 0) checks.push(await runTests(tree, mutant))
-  if (mutant.seeds.length > 0) checks.push(await runSeeds(tree, mutant))
+  const timed = async (check: Promise<CheckResult>) => {
+    const began = Date.now()
+    return { ...(await check), seconds: Math.round((Date.now() - began) / 1000) }
+  }
+  if (mutant.tests.length > 0) checks.push(await timed(runTests(tree, mutant)))
+  if (mutant.seeds.length > 0) checks.push(await timed(runSeeds(tree, mutant)))
   const verdict = checks.some((check) => check.outcome === 'error')
     ? 'error'
     : checks.every((check) => check.outcome === 'caught')
@@ -267,7 +273,9 @@ async function runSeeds(tree: MutantTree, mutant: Mutant): Promise<CheckResult> 
 function describeMutant(mutant: Mutant, result: MutantResult): string[] {
   const lines = [`  breaks: ${mutant.breaks}`]
   for (const check of result.checks) {
-    lines.push(`  ${check.check}: ${check.outcome}`)
+    lines.push(
+      `  ${check.check}: ${check.outcome}${check.seconds === undefined ? '' : ` (${check.seconds} s)`}`,
+    )
     for (const line of check.lines.slice(0, 12)) lines.push(`    ${line}`)
     if (check.outcome !== 'caught')
       lines.push(`    (output: ${relative(process.cwd(), check.log)})`)
