@@ -111,7 +111,16 @@ export async function runMutants(argv: readonly string[]): Promise<number> {
     return 2
   }
   mkdirSync(LOGS_DIR, { recursive: true })
-  const tree = MutantTree.create(projectRoot)
+  let tree: MutantTree
+  try {
+    tree = MutantTree.create(projectRoot)
+  } catch (error) {
+    const words = String((error as { stderr?: unknown }).stderr ?? (error as Error).message)
+    console.error(
+      `chaos: could not make a git worktree of HEAD for the planted bugs (${words.trim()}); --mutants needs a git checkout with git on PATH`,
+    )
+    return 2
+  }
   // Interrupted: the check under way is stopped (its processes with it), the loop ends, and the
   // worktree goes in `finally`; a second signal ends the process, and the tree goes on exit.
   const interrupt = (signal: NodeJS.Signals) => void tree.stop(signal)
