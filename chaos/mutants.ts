@@ -10,7 +10,7 @@
  *
  * The last line reads `mutants: K of N caught`; exits non-zero unless every one was.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -68,14 +68,27 @@ export function loadMutants(dir = MUTANTS_DIR): Mutant[] {
     .sort()
   const patches = new Set(readdirSync(dir).filter((file) => file.endsWith('.patch')))
   return names.map((name) => {
+    const where = `chaos/mutants/${name}`
     const parsed = manifestSchema.safeParse(
-      JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')),
+      safeJson(readFileSync(join(dir, `${name}.json`), 'utf8')),
     )
     if (!parsed.success)
-      throw new Error(`chaos/mutants/${name}.json: ${parsed.error.issues[0]?.message ?? 'invalid'}`)
+      throw new Error(`${where}.json: ${parsed.error.issues[0]?.message ?? 'invalid'}`)
+    const missing = parsed.data.tests.filter((test) => !existsSync(join(projectRoot, test)))
+    if (missing.length > 0)
+      throw new Error(`${where}.json names ${missing.join(', ')}: no such file`)
     if (!patches.has(`${name}.patch`))
-      throw new Error(`chaos/mutants/${name}.json has no ${name}.patch beside it`)
-    return { name, patch: join(dir, `${name}.patch`), ...parsed.data }
+      throw new Error(`${where}.json has no ${name}.patch beside it`)
+    const patch = join(dir, `${name}.patch`)
+    // A planted bug is in src/ only: a patch of the tests or the harness would weaken the checks.
+    const touched = [...readFileSync(patch, 'utf8').matchAll(/^\+\+\+ (?:b\/)?(\S+)/gm)].map(
+      (m) => m[1],
+    )
+    if (touched.length === 0 || touched.some((file) => !file?.startsWith('src/')))
+      throw new Error(
+        `${where}.patch: a planted bug changes files under src/ only (${touched.join(', ') || 'none'})`,
+      )
+    return { name, patch, ...parsed.data }
   })
 }
 
