@@ -69,9 +69,9 @@ export function loadMutants(dir = MUTANTS_DIR): Mutant[] {
   const patches = new Set(readdirSync(dir).filter((file) => file.endsWith('.patch')))
   return names.map((name) => {
     const where = `chaos/mutants/${name}`
-    const parsed = manifestSchema.safeParse(
-      safeJson(readFileSync(join(dir, `${name}.json`), 'utf8')),
-    )
+    const json = safeJson(readFileSync(join(dir, `${name}.json`), 'utf8'))
+    if (json === undefined) throw new Error(`${where}.json: not JSON`)
+    const parsed = manifestSchema.safeParse(json)
     if (!parsed.success)
       throw new Error(`${where}.json: ${parsed.error.issues[0]?.message ?? 'invalid'}`)
     const missing = parsed.data.tests.filter((test) => !existsSync(join(projectRoot, test)))
