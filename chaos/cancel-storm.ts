@@ -12,7 +12,7 @@ const MINED_BOUND_MS = 60_000
 
 /**
  * Every runner stops; requests are made that nobody answers; the chain's clock jumps past the
- * Operator's 5-minute expiry; the consumer cancels the storm's requests and a share of the other
+ * Operator's 5-minute expiry; the consumers cancel the storm's requests and a share of the other
  * requests still open; then the runners start again and find requests cancelled under them.
  */
 export async function cancelStorm(context: RunContext, fault: CancelStorm): Promise<string> {
@@ -42,7 +42,7 @@ export async function cancelStorm(context: RunContext, fault: CancelStorm): Prom
     )
   })
   for (const request of cancelled)
-    await stack.wallet.cancel(request.requestId, request.cancelExpiration)
+    await stack.wallet.cancel(request.requestId, request.cancelExpiration, request.requester)
   await stack.wallet.allMined(MINED_BOUND_MS)
   await Promise.all(runners.map((part) => restart(context, part)))
   return `${runners.length} runners ${fault.signal}, ${fault.requests.length} requests made, clock +${fault.warpSeconds} s, ${cancelled.length} cancelled`

@@ -9,6 +9,8 @@ interface BlockWithHashes {
 /** What a reorg did, for the report. */
 export interface ReorgOutcome {
   depth: number
+  /** The first block it replaced (the head's successor when it replaced none). */
+  fromBlock: number
   /** Transactions in the blocks taken away. */
   removed: number
   /** Of them, the ones mined again in the new blocks or put back in the pool. */
@@ -40,7 +42,7 @@ export async function reorg(
   try {
     const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
     const taken = Math.min(depth, head - 1)
-    if (taken < 1) return { depth: 0, removed: 0, back: 0, gone: [] }
+    if (taken < 1) return { depth: 0, fromBlock: head + 1, removed: 0, back: 0, gone: [] }
     const numbers = Array.from({ length: taken }, (_, index) => head - taken + 1 + index)
     const blocks = await results<BlockWithHashes>(
       anvilUrl,
@@ -66,7 +68,13 @@ export async function reorg(
         placed.map(([raw]) => ['eth_sendRawTransaction', [raw]] as const),
       )
     const gone = await notOnNode(anvilUrl, placed)
-    return { depth: taken, removed: placed.length, back: placed.length - gone.length, gone }
+    return {
+      depth: taken,
+      fromBlock: head - taken + 1,
+      removed: placed.length,
+      back: placed.length - gone.length,
+      gone,
+    }
   } finally {
     await resumeMining(anvilUrl, blockTimeSeconds)
   }

@@ -7,28 +7,54 @@ import {
 } from '../src/chain/operator.ts'
 import { rpc, rpcMany, type RpcCall } from './rpc.ts'
 
+/** Both of the Operator's fulfilments: a node key calling either answers a request. */
+const fulfilmentCalls = new Interface([
+  'function fulfillOracleRequest(bytes32 requestId, uint256 payment, address callbackAddress, bytes4 callbackFunctionId, uint256 expiration, bytes32 data)',
+  'function fulfillOracleRequest2(bytes32 requestId, uint256 payment, address callbackAddress, bytes4 callbackFunctionId, uint256 expiration, bytes data)',
+])
+
+/**
+ * The request a transaction's calldata fulfils (either fulfilment) and the cancelExpiration it
+ * names, or undefined for any other call.
+ */
+export function fulfilmentOf(data: string): { requestId: string; expiration: bigint } | undefined {
+  try {
+    const parsed = fulfilmentCalls.parseTransaction({ data })
+    if (!parsed) return undefined
+    return {
+      requestId: String(parsed.args.requestId).toLowerCase(),
+      expiration: BigInt(parsed.args.expiration as bigint),
+    }
+  } catch {
+    return undefined
+  }
+}
+
 const consumerEvents = new Interface([
   'event RequestFulfilled(bytes32 indexed requestId, uint8 valueType, bytes value)',
 ])
 const REQUEST_FULFILLED_TOPIC = consumerEvents.getEvent('RequestFulfilled')!.topicHash
 
-/** A log of the canonical chain: which request, which transaction, which block. */
+/** A log of the canonical chain: which request, which transaction, which block, where in it. */
 export interface ChainEvent {
   requestId: string
   txHash: string
   block: number
+  index: number
 }
 
 export interface ChainRequestLog extends ChainEvent {
   cancelExpiration: bigint
+  /** The contract that made the request (lower case): its consumer, the only one that may cancel it. */
+  requester: string
 }
 
-/** What the Operator and the consumer say, read from anvil itself (never through the proxy). */
+/** What the Operator and the consumers say, read from anvil itself (never through the proxy). */
 export interface OperatorLogs {
   requests: ChainRequestLog[]
   responses: ChainEvent[]
   cancels: ChainEvent[]
-  /** The value the consumer stored for each answered request (uint256 answers). */
+  /** The value each request's consumer stored for it when answered (uint256 answers). */
   values: Map<string, bigint>
 }
 
@@ -37,9 +63,14 @@ interface RawLog {
   data: string
   transactionHash: string
   blockNumber: string
+  transactionIndex: string
 }
 
-async function logsOf(anvilUrl: string, address: string, topic: string): Promise<RawLog[]> {
+async function logsOf(
+  anvilUrl: string,
+  address: string | readonly string[],
+  topic: string,
+): Promise<RawLog[]> {
   return rpc<RawLog[]>(anvilUrl, 'eth_getLogs', [
     { address, topics: [topic], fromBlock: '0x0', toBlock: 'latest' },
   ])
@@ -50,29 +81,35 @@ function eventOf(log: RawLog, requestId: string): ChainEvent {
     requestId: requestId.toLowerCase(),
     txHash: log.transactionHash.toLowerCase(),
     block: Number(log.blockNumber),
+    index: Number(log.transactionIndex),
   }
 }
 
+/**
+ * The Operator's request, answer and cancel logs, and the answers the requests' consumers stored:
+ * `consumer` and every other contract a request names as its requester.
+ */
 export async function readOperatorLogs(
   anvilUrl: string,
   operator: string,
   consumer: string,
 ): Promise<OperatorLogs> {
-  const [requestLogs, responseLogs, cancelLogs, fulfilledLogs] = await Promise.all([
+  const [requestLogs, responseLogs, cancelLogs] = await Promise.all([
     logsOf(anvilUrl, operator, ORACLE_REQUEST_TOPIC),
     logsOf(anvilUrl, operator, ORACLE_RESPONSE_TOPIC),
     logsOf(anvilUrl, operator, CANCEL_ORACLE_REQUEST_TOPIC),
-    logsOf(anvilUrl, consumer, REQUEST_FULFILLED_TOPIC),
   ])
   const requests = requestLogs.map((log) => {
     const parsed = operatorInterface.parseLog(log as unknown as Log)!
     return {
       ...eventOf(log, String(parsed.args.requestId)),
       cancelExpiration: BigInt(parsed.args.cancelExpiration as bigint),
+      requester: String(parsed.args.requester).toLowerCase(),
     }
   })
+  const consumers = [...new Set([consumer.toLowerCase(), ...requests.map((r) => r.requester)])]
   const values = new Map<string, bigint>()
-  for (const log of fulfilledLogs) {
+  for (const log of await logsOf(anvilUrl, consumers, REQUEST_FULFILLED_TOPIC)) {
     const parsed = consumerEvents.parseLog(log as unknown as Log)!
     const [value] = AbiCoder.defaultAbiCoder().decode(['uint256'], String(parsed.args.value))
     values.set(String(parsed.args.requestId).toLowerCase(), BigInt(value as bigint))
@@ -85,23 +122,71 @@ export async function readOperatorLogs(
   }
 }
 
+/** A fulfilment transaction from a node key, as mined: where, and whether it reverted. */
+export interface MinedFulfilment {
+  requestId: string
+  expiration: bigint
+  hash: string
+  from: string
+  nonce: number
+  block: number
+  index: number
+  reverted: boolean
+}
+
+interface FullBlock {
+  timestamp: string
+  transactions: Array<{
+    hash: string
+    from: string
+    nonce: string
+    input: string
+    transactionIndex: string
+  }>
+}
+
 /**
- * Each block's timestamp with the clock jumps taken out (seconds): evm_increaseTime moves every later
- * block's time ahead, so a gap of over a minute between two blocks (they come every second or two)
- * is a jump, and the time of a block is told as if it had not happened. The Operator's expiry
- * (cancelExpiration = the request block's time + 5 minutes) is compared on that scale.
+ * Every block of the chain, from the first to the head, read once: each block's timestamp with the
+ * clock jumps taken out (seconds; evm_increaseTime moves every later block's time ahead, so a gap of
+ * over a minute between two blocks, which come every second or two, is a jump, and a block's time is
+ * told as if it had not happened: the Operator's expiry, cancelExpiration = the request block's time
+ * + 5 minutes, is compared on that scale), and every transaction from one of `nodeAddresses` that
+ * calls a fulfilment, with its receipt's status.
  */
-export async function blockTimes(anvilUrl: string): Promise<{ raw: number[]; unwarped: number[] }> {
+export async function readBlocks(
+  anvilUrl: string,
+  nodeAddresses: readonly string[],
+): Promise<{ raw: number[]; unwarped: number[]; fulfilments: MinedFulfilment[] }> {
   const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
   const calls = Array.from({ length: head + 1 }, (_, number): RpcCall => [
     'eth_getBlockByNumber',
-    [`0x${number.toString(16)}`, false],
+    [`0x${number.toString(16)}`, true],
   ])
-  const stamps = (await rpcMany(anvilUrl, calls)).map((outcome) => {
+  const blocks = (await rpcMany(anvilUrl, calls, 20)).map((outcome) => {
     if (!outcome.ok) throw new Error(outcome.message)
-    return Number((outcome.result as { timestamp: string }).timestamp)
+    return outcome.result as FullBlock
   })
-  return { raw: stamps, unwarped: unwarp(stamps) }
+  const keys = new Set(nodeAddresses.map((address) => address.toLowerCase()))
+  const found = blocks.flatMap((block, number) =>
+    block.transactions.flatMap((tx) => {
+      const call = keys.has(tx.from.toLowerCase()) ? fulfilmentOf(tx.input) : undefined
+      if (call === undefined) return []
+      const sender = { from: tx.from.toLowerCase(), nonce: Number(tx.nonce) }
+      const where = { block: number, index: Number(tx.transactionIndex) }
+      return [{ ...call, hash: tx.hash.toLowerCase(), ...sender, ...where }]
+    }),
+  )
+  const fates = await fatesOf(
+    anvilUrl,
+    found.map((tx) => tx.hash),
+  )
+  const fulfilments = found.map((tx) => {
+    const fate = fates.get(tx.hash)
+    if (!fate) throw new Error(`anvil has no receipt for ${tx.hash}, mined in block ${tx.block}`)
+    return { ...tx, reverted: fate.reverted }
+  })
+  const stamps = blocks.map((block) => Number(block.timestamp))
+  return { raw: stamps, unwarped: unwarp(stamps), fulfilments }
 }
 
 /** A jump is a gap longer than this between consecutive blocks. */
@@ -181,6 +266,18 @@ export async function keyStates(
       inPool: inPool(address),
     })),
   )
+}
+
+/** How many transactions of `addresses` the pool holds that could be mined (not waiting on a nonce gap). */
+export async function minableInPool(
+  anvilUrl: string,
+  addresses: readonly string[],
+): Promise<number> {
+  const pool = await rpc<PoolContent>(anvilUrl, 'txpool_content')
+  const keys = new Set(addresses.map((address) => address.toLowerCase()))
+  return Object.entries(pool.pending)
+    .filter(([from]) => keys.has(from.toLowerCase()))
+    .reduce((sum, [, byNonce]) => sum + Object.keys(byNonce).length, 0)
 }
 
 /** The receipts of `hashes` that the chain has: block and status. */

@@ -1,16 +1,24 @@
 import { Transaction, keccak256 } from 'ethers'
 import { Redis } from 'ioredis'
-import { operatorInterface } from '../src/chain/operator.ts'
-import { RunStore } from '../src/runner/run-record.ts'
+import { RunStore, type RunRecord } from '../src/runner/run-record.ts'
 import {
+  fulfilmentOf,
   keyStates,
+  readBlocks,
   readOperatorLogs,
   sendersOf,
-  blockTimes,
   fatesOf,
   type ChainEvent,
+  type MinedFulfilment,
 } from './chain-read.ts'
-import type { History, OutcomeFact, RequestFact, RunFact, SignedFact } from './history.ts'
+import type {
+  FulfilmentFact,
+  History,
+  OutcomeFact,
+  RequestFact,
+  RunFact,
+  SignedFact,
+} from './history.ts'
 import type { Broadcast } from './rpc-proxy.ts'
 import { QUEUE_PREFIX, type ChaosStack } from './stack.ts'
 
@@ -20,18 +28,21 @@ export interface SentRequests {
   expectedOf(purpose: string): bigint | undefined
 }
 
+/** What the chain, the proxy and Redis hold; the harness adds what it did (faults, stops). */
+export type Collected = Omit<
+  History,
+  'stops' | 'startFailures' | 'gone' | 'faults' | 'lockMs' | 'startedAt' | 'stoppedAt'
+>
+
 /** Reads the history of a schedule from the chain, the proxy's broadcasts and the run records. */
-export async function collectHistory(
-  stack: ChaosStack,
-  sent: SentRequests,
-): Promise<Omit<History, 'stops' | 'startFailures' | 'gone'>> {
+export async function collectHistory(stack: ChaosStack, sent: SentRequests): Promise<Collected> {
   const anvilUrl = stack.anvil.rpcUrl
   const { operator, consumer } = stack.contracts.addresses
-  const [logs, times] = await Promise.all([
+  const [logs, blocks] = await Promise.all([
     readOperatorLogs(anvilUrl, operator, consumer),
-    blockTimes(anvilUrl),
+    readBlocks(anvilUrl, stack.nodeAddresses),
   ])
-  const timeOf = (block: number) => times.unwarped[block] ?? Number.NaN
+  const timeOf = (block: number) => blocks.unwarped[block] ?? Number.NaN
   const requests: RequestFact[] = logs.requests.map((log) => {
     const purpose = sent.purposeOf(log.txHash)
     const expected = purpose === undefined ? undefined : sent.expectedOf(purpose)
@@ -40,9 +51,12 @@ export async function collectHistory(
       ...(purpose === undefined ? {} : { purpose }),
       ...(expected === undefined ? {} : { expected }),
       block: log.block,
+      index: log.index,
       at: timeOf(log.block),
+      cancelExpiration: log.cancelExpiration,
       // cancelExpiration is on the request block's (warped) scale: the same distance on the unwarped one.
-      expiresAt: timeOf(log.block) + (Number(log.cancelExpiration) - (times.raw[log.block] ?? 0)),
+      expiresAt: timeOf(log.block) + (Number(log.cancelExpiration) - (blocks.raw[log.block] ?? 0)),
+      expired: log.cancelExpiration <= BigInt(blocks.raw.at(-1) ?? 0),
     }
   })
   const senders = await sendersOf(
@@ -63,6 +77,7 @@ export async function collectHistory(
   return {
     requests,
     responses: logs.responses.map(outcome),
+    fulfilments: withSendHeads(blocks.fulfilments, signed),
     cancels: logs.cancels.map(outcome),
     values: logs.values,
     signed,
@@ -72,10 +87,36 @@ export async function collectHistory(
   }
 }
 
+/**
+ * Each mined fulfilment with the head the proxy read when it first saw it or an earlier attempt of
+ * its nonce with the same call (a fee bump is signed again without a new simulation).
+ */
+export function withSendHeads(
+  mined: readonly MinedFulfilment[],
+  signed: readonly SignedFact[],
+): FulfilmentFact[] {
+  const first = new Map<string, SignedFact>()
+  for (const tx of signed) {
+    const family = `${tx.from}:${tx.nonce}:${tx.effect}`
+    const known = first.get(family)
+    if (!known || tx.at < known.at) first.set(family, tx)
+  }
+  const byHash = new Map(signed.map((tx) => [tx.hash, tx]))
+  return mined.map((tx) => {
+    const seen = byHash.get(tx.hash)
+    const earliest = seen && first.get(`${seen.from}:${seen.nonce}:${seen.effect}`)
+    return {
+      ...tx,
+      ...(earliest ? { sentAt: earliest.at } : {}),
+      ...(earliest?.head === undefined ? {} : { sentAtHead: earliest.head }),
+    }
+  })
+}
+
 /** The runners' raw transactions, decoded; one that does not decode is left out. */
 export function decodeBroadcasts(broadcasts: readonly Broadcast[]): SignedFact[] {
   const signed: SignedFact[] = []
-  for (const { at, raw } of broadcasts) {
+  for (const { at, raw, head } of broadcasts) {
     let tx: Transaction
     try {
       tx = Transaction.from(raw)
@@ -83,9 +124,10 @@ export function decodeBroadcasts(broadcasts: readonly Broadcast[]): SignedFact[]
       continue
     }
     if (!tx.from || !tx.hash) continue
-    const call = tx.to ? parseFulfilment(tx.data) : undefined
+    const call = tx.to ? fulfilmentOf(tx.data)?.requestId : undefined
     signed.push({
       at,
+      ...(head === undefined ? {} : { head }),
       hash: tx.hash.toLowerCase(),
       from: tx.from.toLowerCase(),
       nonce: tx.nonce,
@@ -94,16 +136,6 @@ export function decodeBroadcasts(broadcasts: readonly Broadcast[]): SignedFact[]
     })
   }
   return signed
-}
-
-function parseFulfilment(data: string): string | undefined {
-  try {
-    const parsed = operatorInterface.parseTransaction({ data })
-    if (parsed?.name !== 'fulfillOracleRequest2') return undefined
-    return String(parsed.args.requestId).toLowerCase()
-  } catch {
-    return undefined
-  }
 }
 
 /** Each request's run record, through the RunStore, from the current primary (not the proxy). */
@@ -117,17 +149,22 @@ async function readRuns(
     const runs = new Map<string, RunFact | undefined>()
     for (const id of requestIds) {
       const run = await store.get(id)
-      runs.set(
-        id,
-        run && {
-          state: run.state,
-          ...(run.reason ? { reason: run.reason } : {}),
-          ...(run.txHash ? { txHash: run.txHash } : {}),
-        },
-      )
+      runs.set(id, run && runFact(run))
     }
     return runs
   } finally {
     redis.disconnect()
+  }
+}
+
+function runFact(run: RunRecord): RunFact {
+  const at = run.times[run.state]
+  return {
+    state: run.state,
+    ...(run.reason ? { reason: run.reason } : {}),
+    ...(run.txHash ? { txHash: run.txHash } : {}),
+    ...(at === undefined ? {} : { at }),
+    ...(run.failure ? { failureKind: run.failure.kind } : {}),
+    ...(run.quarantined ? { quarantined: true } : {}),
   }
 }

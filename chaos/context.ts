@@ -1,3 +1,4 @@
+import type { FaultWindow } from './history.ts'
 import type { Part, StopOutcome } from './part.ts'
 import type { RequestBook } from './request-book.ts'
 import type { Schedule } from './schedule.ts'
@@ -14,6 +15,8 @@ export interface RunContext {
   readonly startFailures: string[]
   /** Transactions a reorg took away for good: their nonces are free to be signed anew. */
   readonly gone: Set<string>
+  /** Each fault done so far, from its first step to its last. */
+  readonly faults: FaultWindow[]
   /** One line of the schedule's timeline (printed with its report). */
   note(line: string): void
 }

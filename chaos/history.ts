@@ -1,5 +1,7 @@
+import type { ErrorKind } from '../src/config/errors.ts'
 import type { StopOutcome } from './part.ts'
 import type { KeyState } from './chain-read.ts'
+import type { FaultKind } from './schedule.ts'
 
 /**
  * What a schedule left behind, as plain data: the invariants (invariants.ts) read nothing else, so a
@@ -10,6 +12,11 @@ export interface History {
   requests: RequestFact[]
   /** OracleResponse logs of the canonical chain, one per answer. */
   responses: OutcomeFact[]
+  /**
+   * Every transaction of the canonical chain from a node key that calls fulfillOracleRequest or
+   * fulfillOracleRequest2, succeeded or reverted, read from the blocks themselves.
+   */
+  fulfilments: FulfilmentFact[]
   /** CancelOracleRequest logs of the canonical chain. */
   cancels: OutcomeFact[]
   /** The value the consumer stored, by request id. */
@@ -34,6 +41,54 @@ export interface History {
    * back in the pool): their nonces are free, and signing another transaction for one is no fault.
    */
   gone: ReadonlySet<string>
+  /** Each fault the harness injected, from its first step to its last (a process back, a link restored). */
+  faults: FaultWindow[]
+  /** The schedule's RUNNER_LOCK_MS: how long a request held by a stopped runner waits for another. */
+  lockMs: number
+  /** When the schedule's clock started (epoch ms): the report tells times from it. */
+  startedAt: number
+  /**
+   * When the harness began to stop the processes (or read this history, before that): a request
+   * still open was open with the stack running until then (epoch ms).
+   */
+  stoppedAt: number
+}
+
+/** A fulfilment transaction as the chain mined it. */
+export interface FulfilmentFact {
+  requestId: string
+  hash: string
+  from: string
+  nonce: number
+  block: number
+  /** Its position in the block. */
+  index: number
+  reverted: boolean
+  /** The cancelExpiration it answers: a request mined again after a reorg may have another. */
+  expiration: bigint
+  /** When the RPC proxy first saw it or an earlier fee bump of it (epoch ms). */
+  sentAt?: number
+  /**
+   * The chain's head when the RPC proxy first saw this transaction, or an earlier fee bump of it (the
+   * same sender, nonce and call): the node simulated it at that head or before. Undefined when the
+   * proxy never saw it.
+   */
+  sentAtHead?: number
+}
+
+/** A fault, in the harness's epoch milliseconds. */
+export interface FaultWindow {
+  kind: FaultKind
+  /** How the report names it (`SIGKILL runner-2`, `RPC cut`). */
+  label: string
+  /** The process it stopped, for a kill. */
+  part?: string
+  /** Whether it stopped a process that runs a runner (a kill of one, or a cancel storm). */
+  stopsRunner: boolean
+  fromMs: number
+  toMs: number
+  /** The first block a reorg replaced. */
+  fromBlock?: number
 }
 
 export interface RequestFact {
@@ -47,12 +102,20 @@ export interface RequestFact {
   at: number
   /** Its cancelExpiration on the same scale. */
   expiresAt: number
+  /** Its cancelExpiration as the request log says (the chain's own, warped, seconds). */
+  cancelExpiration: bigint
+  /** The position of its transaction in its block. */
+  index: number
+  /** Its cancelExpiration has passed by the chain's own clock (jumps included) at its last block. */
+  expired: boolean
 }
 
 export interface OutcomeFact {
   requestId: string
   txHash: string
   block: number
+  /** The transaction's position in its block. */
+  index: number
   /** Unwarped seconds of its block. */
   at: number
   /** The sender and nonce of the transaction (answers only). */
@@ -63,6 +126,8 @@ export interface OutcomeFact {
 export interface SignedFact {
   /** When the RPC proxy first saw it (epoch ms). */
   at: number
+  /** The chain's head then, if the proxy could read it. */
+  head?: number
   hash: string
   from: string
   nonce: number
@@ -76,6 +141,12 @@ export interface RunFact {
   state: string
   reason?: string
   txHash?: string
+  /** When it entered its state (epoch ms by Redis's clock, which is the host's here). */
+  at?: number
+  /** The kind of the failure it ended with (errored, refused). */
+  failureKind?: ErrorKind
+  /** Quarantined: its runs crashed RUN_MAX_CRASHES times. */
+  quarantined?: boolean
 }
 
 /** One broken invariant of one schedule. */
@@ -85,14 +156,16 @@ export interface Violation {
 }
 
 export type InvariantName =
-  | 'fulfilled-once'
+  | 'one-fulfilment'
+  | 'fulfilment-reverted'
   | 'settled'
+  | 'unexplained-failure'
+  | 'stalled'
   | 'before-expiry'
   | 'right-value'
   | 'one-fulfilment-per-nonce'
   | 'no-nonce-gap'
   | 'records-agree'
-  | 'no-known-revert'
   | 'sigterm-exit'
   | 'process-died'
   | 'restarts'

@@ -1,22 +1,23 @@
 import type { History, OutcomeFact, RequestFact, RunFact, Violation } from './history.ts'
+import { describeRequest, oneFulfilmentEach } from './fulfilments.ts'
+import { livenessOf } from './liveness.ts'
 
 /**
- * The invariants a schedule must leave true, each read from the history alone (the chain's logs and
- * keys, the transactions the RPC proxy saw, the run records, how processes exited).
+ * The invariants a schedule must leave true, each read from the history alone (the chain's blocks,
+ * logs and keys, the transactions the RPC proxy saw, the run records, the faults, how processes
+ * exited).
  */
 export function checkInvariants(history: History): Violation[] {
   return [
+    ...oneFulfilmentEach(history),
     ...eachRequestSettled(history),
+    ...livenessOf(history).violations,
     ...oneFulfilmentPerNonce(history),
     ...noNonceGap(history),
     ...recordsAgree(history),
-    ...noKnownRevert(history),
     ...processesBehaved(history),
   ]
 }
-
-/** A fulfilment sent this long after its request was closed on chain could have known (issue 36, point 4). */
-export const KNOWN_CLOSED_MARGIN_MS = 10_000
 
 const short = (id: string) => id.slice(0, 10)
 
@@ -44,22 +45,17 @@ function describeRun(run: RunFact | undefined, history?: History): string {
 const FINAL = new Set(['fulfilled', 'errored', 'refused', 'cancelled'])
 
 /**
- * Every request is answered once, before its expiry, with the value it asked for; or cancelled by
- * its consumer; or, still open, recorded final with its cause.
+ * Every request is answered before its expiry, with the value it asked for; or cancelled by its
+ * consumer; or, still open, recorded final with its cause (whether a fault explains that cause is
+ * liveness's to say).
  */
 function eachRequestSettled(history: History): Violation[] {
   const violations: Violation[] = []
   const responses = byRequest(history.responses)
   const cancels = byRequest(history.cancels)
   for (const request of history.requests) {
-    const answers = responses.get(request.requestId) ?? []
-    const id = `request ${short(request.requestId)} (${request.purpose ?? 'not the harness'}, block ${request.block})`
-    if (answers.length > 1)
-      violations.push({
-        invariant: 'fulfilled-once',
-        detail: `${id} answered ${answers.length} times: ${answers.map((a) => a.txHash.slice(0, 10)).join(', ')}`,
-      })
-    const [answer] = answers
+    const id = describeRequest(request)
+    const [answer] = responses.get(request.requestId) ?? []
     if (answer) {
       violations.push(...answeredInTime(request, answer, id))
       const value = history.values.get(request.requestId)
@@ -152,42 +148,6 @@ function recordsAgree(history: History): Violation[] {
     else if (!answer && run.state === 'fulfilled')
       disagree(cancelled ? 'cancelled' : 'open (no OracleResponse)')
     else if (cancelled && !FINAL.has(run.state)) disagree('cancelled')
-  }
-  return violations
-}
-
-/**
- * No fulfilment was first sent well after its request was closed on chain by something else (an
- * answer by another transaction, or a cancel): a simulation just before signing would have said so.
- */
-function noKnownRevert(history: History): Violation[] {
-  const closedAt = new Map<string, { atMs: number; by: string; how: string }>()
-  const close = (outcome: OutcomeFact, how: string) => {
-    const known = closedAt.get(outcome.requestId)
-    if (!known || outcome.at * 1000 < known.atMs)
-      closedAt.set(outcome.requestId, { atMs: outcome.at * 1000, by: outcome.txHash, how })
-  }
-  for (const response of history.responses) close(response, 'answered')
-  for (const cancel of history.cancels) close(cancel, 'cancelled')
-  const firstSent = new Map<string, (typeof history.signed)[number]>()
-  for (const tx of history.signed) {
-    if (tx.fulfils === undefined) continue
-    const key = `${tx.from}:${tx.nonce}:${tx.effect}`
-    const first = firstSent.get(key)
-    if (!first || tx.at < first.at) firstSent.set(key, tx)
-  }
-  const answeredBy = new Map(history.responses.map((r) => [r.txHash, r]))
-  const violations: Violation[] = []
-  for (const tx of firstSent.values()) {
-    const closed = closedAt.get(tx.fulfils!)
-    if (!closed || tx.at <= closed.atMs + KNOWN_CLOSED_MARGIN_MS) continue
-    // The answer itself (or a bump of it, same sender and nonce) is not a second fulfilment.
-    const answer = answeredBy.get(closed.by)
-    if (answer?.from === tx.from && answer.nonce === tx.nonce) continue
-    violations.push({
-      invariant: 'no-known-revert',
-      detail: `key ${tx.from.slice(0, 10)} sent a fulfilment of ${short(tx.fulfils!)} (nonce ${tx.nonce}) ${Math.round((tx.at - closed.atMs) / 1000)} s after it was ${closed.how} on chain`,
-    })
   }
   return violations
 }

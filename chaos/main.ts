@@ -20,6 +20,7 @@ import { randomInt } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { stopAllOwnedProcesses } from '../src/dev/process.ts'
+import { describeAdmission, describeAdmissionOutcome } from './admission.ts'
 import { mutantsAsked, runMutants } from './mutants.ts'
 import { describeOutputs, describeResult, describeSchedule, replayCommand } from './report.ts'
 import { runSchedule, stopRunningStack } from './run.ts'
@@ -97,7 +98,8 @@ async function main(): Promise<number> {
   const failed: number[] = []
   for (const seed of options.seeds) {
     const schedule = scheduleOf(seed)
-    for (const line of describeSchedule(schedule)) console.log(line)
+    for (const line of [...describeSchedule(schedule), describeAdmission(schedule)])
+      console.log(line)
     if (options.dryRun) continue
     const result = await runSchedule(schedule)
     if (interrupted) {
@@ -105,6 +107,7 @@ async function main(): Promise<number> {
       return 130
     }
     for (const line of describeResult(result)) console.log(line)
+    if (result.history) console.log(describeAdmissionOutcome(schedule, result.history))
     if (options.output && result.violations.length > 0)
       for (const line of describeOutputs(result)) console.log(line)
     violations += result.violations.length

@@ -1,3 +1,6 @@
+import type { History } from './history.ts'
+import { revertExcuse } from './fulfilments.ts'
+import { livenessOf } from './liveness.ts'
 import type { ScheduleResult } from './run.ts'
 import { runsRunner, type FaultPlan, type Schedule } from './schedule.ts'
 
@@ -71,6 +74,8 @@ export function describeResult(result: ScheduleResult): string[] {
     lines.push(
       `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
       `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
+      ...describeMined(history),
+      ...describeLiveness(history),
     )
   }
   for (const line of result.timeline) lines.push(`  | ${line}`)
@@ -94,4 +99,33 @@ export function describeOutputs(result: ScheduleResult, lines = 15): string[] {
       .slice(-lines)
       .map((line) => `    ${line.slice(0, 400)}`),
   ])
+}
+
+/** Requests answered / made / excused, and the excuse of each one not answered. */
+function describeLiveness(history: History): string[] {
+  const { verdicts } = livenessOf(history)
+  const count = (outcome: string) => verdicts.filter((v) => v.outcome === outcome).length
+  return [
+    `  requests: ${count('answered')} answered / ${verdicts.length} made / ${count('excused')} excused`,
+    ...verdicts
+      .filter((verdict) => verdict.outcome !== 'answered')
+      .map(
+        ({ request, outcome, why }) =>
+          `    ${request.purpose} ${request.requestId.slice(0, 10)}: ${outcome === 'excused' ? 'excused' : 'NOT excused'}, ${why ?? 'open with no final run record'}`,
+      ),
+  ]
+}
+
+/** The fulfilments the chain mined, and why each one that reverted is excused, if it is. */
+function describeMined(history: History): string[] {
+  const reverted = history.fulfilments.filter((tx) => tx.reverted)
+  const requests = new Map(history.requests.map((request) => [request.requestId, request]))
+  return [
+    `  mined: ${history.fulfilments.length} fulfilments from the node keys, ${reverted.length} of them reverted`,
+    ...reverted.map((tx) => {
+      const request = requests.get(tx.requestId)
+      const excuse = revertExcuse(tx, request, history)
+      return `    reverted ${tx.hash.slice(0, 10)} (${request?.purpose ?? 'no request'} ${tx.requestId.slice(0, 10)}, block ${tx.block}): ${excuse === undefined ? 'NOT excused' : `excused, ${excuse}`}`
+    }),
+  ]
 }

@@ -5,7 +5,8 @@ import type { HarnessWallet } from './wallet.ts'
 
 /**
  * The requests a schedule made, by purpose (`request:<index>` for the paced ones, `storm:<index>` for
- * a cancel storm's), and the transaction of each: what a request log on chain was meant to be.
+ * a cancel storm's), and the transaction of each: what a request log on chain was meant to be. Each
+ * goes through its plan's requester (one of the schedule's consumers).
  */
 export class RequestBook implements SentRequests {
   private readonly plans = new Map<string, RequestPlan>()
@@ -18,7 +19,8 @@ export class RequestBook implements SentRequests {
 
   async send(plan: RequestPlan, purpose: string): Promise<void> {
     this.plans.set(purpose, plan)
-    const tx = await this.wallet.request(consumerRequest(this.externalJobId, plan), purpose)
+    const request = consumerRequest(this.externalJobId, plan)
+    const tx = await this.wallet.request(request, purpose, plan.requester)
     this.purposes.set(tx.hash.toLowerCase(), purpose)
   }
 

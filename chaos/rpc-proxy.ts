@@ -1,18 +1,23 @@
 import { createServer, request as httpRequest, type IncomingMessage } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
+import { rpc } from './rpc.ts'
 
-/** A raw transaction as a runner sent it, and when the proxy saw it. */
+/** A raw transaction as a runner sent it, when the proxy saw it, and the chain's head then. */
 export interface Broadcast {
   at: number
   raw: string
+  /** Read from the node before the call is forwarded; undefined if it did not answer. */
+  head?: number
 }
 
 /**
  * The runners' only way to the chain: an HTTP JSON-RPC proxy on loopback in front of anvil. It keeps
  * every `eth_sendRawTransaction` that passes (single or in a batch), before forwarding, so what was
- * signed is known even when the node never answers; and it can cut the link (every connection reset,
- * new ones refused) or slow it (each call held back before it is forwarded).
+ * signed is known even when the node never answers, with the node's head read just before (the
+ * sender simulates a transaction just before it signs it, so that head is at or after the one its
+ * simulation saw); and it can cut the link (every connection reset, new ones refused) or slow it
+ * (each call held back before it is forwarded).
  */
 export interface RpcProxy {
   readonly url: string
@@ -37,7 +42,11 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
   const server = createServer((request, response) => {
     void (async () => {
       const body = await readBody(request)
-      collectBroadcasts(body, broadcasts)
+      const seen = collectBroadcasts(body, broadcasts)
+      if (seen.length > 0) {
+        const head = await headOf(targetUrl)
+        if (head !== undefined) for (const broadcast of seen) broadcast.head = head
+      }
       if (delayMs > 0) await delay(delayMs)
       if (cut) return request.socket.destroy()
       const upstream = httpRequest(
@@ -97,19 +106,32 @@ function readBody(request: IncomingMessage): Promise<Buffer> {
   })
 }
 
-/** Keeps the raw transactions of every eth_sendRawTransaction call in a JSON-RPC body. */
-export function collectBroadcasts(body: Buffer, into: Broadcast[]): void {
-  if (body.length > INSPECTED_BODY_BYTES || !body.includes('eth_sendRawTransaction')) return
+/** Keeps the raw transactions of every eth_sendRawTransaction call in a JSON-RPC body; answers them. */
+export function collectBroadcasts(body: Buffer, into: Broadcast[]): Broadcast[] {
+  if (body.length > INSPECTED_BODY_BYTES || !body.includes('eth_sendRawTransaction')) return []
   let parsed: unknown
   try {
     parsed = JSON.parse(body.toString('utf8'))
   } catch {
-    return
+    return []
   }
   const at = Date.now()
+  const seen: Broadcast[] = []
   for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
     const { method, params } = (call ?? {}) as { method?: unknown; params?: unknown }
     if (method !== 'eth_sendRawTransaction' || !Array.isArray(params)) continue
-    if (typeof params[0] === 'string') into.push({ at, raw: params[0] })
+    if (typeof params[0] === 'string') seen.push({ at, raw: params[0] })
+  }
+  into.push(...seen)
+  return seen
+}
+
+/** The node's head block number; undefined when it does not answer one. */
+async function headOf(targetUrl: string): Promise<number | undefined> {
+  try {
+    const head = Number(await rpc<string>(targetUrl, 'eth_blockNumber'))
+    return Number.isSafeInteger(head) ? head : undefined
+  } catch {
+    return undefined
   }
 }

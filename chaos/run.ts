@@ -1,21 +1,38 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { collectHistory } from './collect.ts'
+import { minableInPool } from './chain-read.ts'
+import { collectHistory, type Collected } from './collect.ts'
 import { restart, type RunContext } from './context.ts'
-import { runFault } from './faults.ts'
+import { runTimedFault } from './faults.ts'
 import type { History, Violation } from './history.ts'
 import { checkInvariants } from './invariants.ts'
+import { HEALTHY_OPEN_BOUND_MS, recoveryMs } from './liveness.ts'
 import { RequestBook } from './request-book.ts'
+import { rpc } from './rpc.ts'
 import { LANE_OF, type FaultPlan, type Schedule } from './schedule.ts'
 import { startChaosStack, type ChaosStack } from './stack.ts'
 
 /**
  * After the last request and fault, how long everything may take to settle: a request held by a
- * SIGKILLed runner waits out RUNNER_LOCK_MS (30 s at most here), and a run that failed during a fault
- * is retried after its backoff. What has not settled by then is a finding.
+ * SIGKILLed runner waits out RUNNER_LOCK_MS, and a run that failed during a fault is retried after
+ * its backoff (the recovery liveness allows, liveness.ts); a request still open after that and its
+ * bound of healthy time is a finding, and the wait goes on long enough to see it.
  */
-const QUIET_BOUND_MS = 90_000
-/** Once settled, how long to watch for late transactions before the history is read for good. */
-const AFTER_QUIET_MS = 5_000
+function quietBoundMs(lockMs: number): number {
+  return Math.max(90_000, recoveryMs(lockMs) + HEALTHY_OPEN_BOUND_MS + 10_000)
+}
+/**
+ * Once every process has exited and the RPC proxy is cut, nothing new can reach anvil's pool; what
+ * is in it is mined in the next block, unless the block is full (30 M gas: 60 fulfilments at their
+ * 500 k limit) or its fee cap is under the base fee (which falls by an eighth with each empty block).
+ * So the history is read once the pool holds nothing of the node keys that could still be mined and
+ * at least this many blocks were mined after the exits: the first takes in whatever a process handed
+ * anvil as it exited, the second is mined after anything that was still on its way then. A
+ * transaction left behind a nonce gap can never be mined (no process is left to fill the gap): it
+ * is `no-nonce-gap`'s.
+ */
+const QUIET_BLOCKS = 2
+/** How long the pool may take to empty after the exits (a fee cap under the base fee waits for it to fall). */
+const QUIET_WATCH_BOUND_MS = 60_000
 /** How long the harness's own transactions may take to be mined once the faults are over. */
 const HARNESS_MINED_MS = 90_000
 
@@ -108,21 +125,19 @@ async function runOnStack(schedule: Schedule, gathered: Gathered): Promise<void>
     stops: [],
     startFailures: [],
     gone: new Set(),
+    faults: [],
     note: (line) =>
       gathered.timeline.push(`${((Date.now() - context.startedAt) / 1000).toFixed(1)} s ${line}`),
   }
   await Promise.all([pace(context), ...lanesOf(schedule).map((lane) => runLane(context, lane))])
   await heal(context)
   await stack.wallet.allMined(HARNESS_MINED_MS)
-  const quiet = await quiesce(context)
-  if (quiet.afterMs !== undefined) gathered.quietAfterMs = quiet.afterMs
+  const afterMs = await quiesce(context)
+  if (afterMs !== undefined) gathered.quietAfterMs = afterMs
+  const stoppedAt = Date.now()
   context.stops.push(...(await stack.stopParts()))
-  const history: History = {
-    ...quiet.history,
-    stops: context.stops,
-    startFailures: context.startFailures,
-    gone: context.gone,
-  }
+  await watchUntilQuiet(context)
+  const history = historyOf(context, await collectHistory(stack, book), stoppedAt)
   gathered.history = history
   gathered.violations.push(...checkInvariants(history))
 }
@@ -151,7 +166,7 @@ async function runLane(context: RunContext, faults: readonly FaultPlan[]): Promi
   for (const fault of faults) {
     await delay(Math.max(0, context.startedAt + fault.atMs - Date.now()))
     context.note(`${fault.kind} begins`)
-    context.note(`${fault.kind} done: ${await runFault(context, fault)}`)
+    context.note(`${fault.kind} done: ${await runTimedFault(context, fault)}`)
   }
 }
 
@@ -170,34 +185,74 @@ const SETTLING: ReadonlySet<Violation['invariant']> = new Set([
   'records-agree',
 ])
 
+/** What was collected, with what the harness did. */
+function historyOf(context: RunContext, collected: Collected, stoppedAt = Date.now()): History {
+  return {
+    ...collected,
+    stoppedAt,
+    stops: context.stops,
+    startFailures: context.startFailures,
+    gone: context.gone,
+    faults: context.faults,
+    lockMs: context.schedule.lockMs,
+    startedAt: context.startedAt,
+  }
+}
+
 /**
  * Waits until every request is answered, cancelled or recorded with its cause, no key has a
- * transaction waiting, and every run record agrees with the chain (or the bound passes); then reads
- * the history once more a little later, so a late second transaction is seen too.
+ * transaction waiting, and every run record agrees with the chain (or the bound passes); answers how
+ * long that took, undefined when it did not happen within the bound.
  */
-async function quiesce(
-  context: RunContext,
-): Promise<{ history: Omit<History, 'stops' | 'startFailures' | 'gone'>; afterMs?: number }> {
+async function quiesce(context: RunContext): Promise<number | undefined> {
   const began = Date.now()
-  const read = () => collectHistory(context.stack, context.book)
+  const boundMs = quietBoundMs(context.schedule.lockMs)
   for (;;) {
-    const history = await read()
-    const unsettled = checkInvariants({
-      ...history,
-      stops: [],
-      startFailures: [],
-      gone: context.gone,
-    }).filter((v) => SETTLING.has(v.invariant))
+    const history = historyOf(context, await collectHistory(context.stack, context.book))
+    const unsettled = checkInvariants({ ...history, stops: [], startFailures: [] }).filter((v) =>
+      SETTLING.has(v.invariant),
+    )
     if (unsettled.length === 0) {
       const afterMs = Date.now() - began
       context.note(`settled ${(afterMs / 1000).toFixed(1)} s after the faults`)
-      await delay(AFTER_QUIET_MS)
-      return { history: await read(), afterMs }
+      return afterMs
     }
-    if (Date.now() - began > QUIET_BOUND_MS) {
-      context.note(`not settled ${QUIET_BOUND_MS / 1000} s after the faults`)
-      return { history }
+    if (Date.now() - began > boundMs) {
+      context.note(`not settled ${boundMs / 1000} s after the faults`)
+      return undefined
     }
     await delay(2_000)
+  }
+}
+
+/**
+ * Once every process has exited: cuts the RPC proxy, so nothing a process began can still reach the
+ * chain, and waits until the chain has mined what the pool held of the node keys (QUIET_BLOCKS).
+ * Under automine the harness mines the blocks itself.
+ */
+async function watchUntilQuiet(context: RunContext): Promise<void> {
+  const { stack, schedule } = context
+  stack.rpcProxy.cut()
+  const anvilUrl = stack.anvil.rpcUrl
+  const blockNumber = async () => Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
+  const exitHead = await blockNumber()
+  const began = Date.now()
+  for (;;) {
+    const mined = (await blockNumber()) - exitHead
+    const waiting = await minableInPool(anvilUrl, stack.nodeAddresses)
+    if (mined >= QUIET_BLOCKS && waiting === 0) {
+      context.note(
+        `quiet: ${mined} blocks mined after every process exited, none of their transactions left to mine`,
+      )
+      return
+    }
+    if (Date.now() - began > QUIET_WATCH_BOUND_MS) {
+      context.note(
+        `not quiet ${QUIET_WATCH_BOUND_MS / 1000} s after the exits: ${waiting} transactions of the node keys in the pool`,
+      )
+      return
+    }
+    if (schedule.blockTimeSeconds === 0) await rpc(anvilUrl, 'evm_mine')
+    else await delay(250)
   }
 }

@@ -18,8 +18,18 @@ export interface Schedule {
   /** The runners' RUNNER_LOCK_MS: quick takeovers, or the default. */
   lockMs: number
   parts: PartPlan[]
+  /** Consumer contracts that make the requests, each a requester of its own to the runners. */
+  requesters: number
+  /** The runners' per-requester bounds: met and passed by requester 0, never passed per minute by the others. */
+  admission: AdmissionPlan
   requests: RequestPlan[]
   faults: FaultPlan[]
+}
+
+/** REQUESTER_MAX_CONCURRENT_RUNS and REQUESTER_MAX_REQUESTS_PER_MINUTE of every runner. */
+export interface AdmissionPlan {
+  maxConcurrentRuns: number
+  maxRequestsPerMinute: number
 }
 
 /** `start` is a runner with its own adapter and fetch workers in one process (`feedrunner start`). */
@@ -44,6 +54,8 @@ export interface RequestPlan {
   /** Index into the EPL games of the feed service's data set. */
   game: number
   line: OddsLine
+  /** Which of the schedule's consumers makes it (0 is the busiest). */
+  requester: number
 }
 
 export type Signal = 'SIGTERM' | 'SIGKILL'
@@ -116,8 +128,45 @@ export function scheduleOf(seed: number): Schedule {
     nodeKeys: shape.int(1, 2),
     lockMs: shape.pick([5_000, 30_000]),
     parts,
+    ...requestersOf(root.fork('requesters'), requests, faults),
     requests,
     faults,
+  }
+}
+
+/** The share of the requests the busiest requester makes; the others share the rest evenly. */
+const BUSIEST_SHARE = 0.6
+
+/**
+ * Who makes each request (paced and storm ones: filled in here, from a stream of its own, so the
+ * requests and faults drawn before stay as they were), and the per-requester bounds: 3 or 4
+ * requesters; REQUESTER_MAX_REQUESTS_PER_MINUTE below what the busiest one makes in the schedule
+ * (all of it within about a minute) and above what any other makes in all; REQUESTER_MAX_CONCURRENT_RUNS
+ * one that the busiest meets in steady going and every requester passes when a backlog starts at
+ * once (after a runner outage, a burst). Not much lower: a refusal is final, and each refused request
+ * is one the faults no longer act on.
+ */
+function requestersOf(
+  random: Random,
+  requests: RequestPlan[],
+  faults: readonly FaultPlan[],
+): Pick<Schedule, 'requesters' | 'admission'> {
+  const requesters = random.int(3, 4)
+  const storms = faults.flatMap((fault) => (fault.kind === 'cancel-storm' ? fault.requests : []))
+  const made = new Array<number>(requesters).fill(0)
+  for (const request of [...requests, ...storms]) {
+    request.requester = random.chance(BUSIEST_SHARE) ? 0 : random.int(1, requesters - 1)
+    made[request.requester]! += 1
+  }
+  const [busiest = 0, ...others] = made
+  const quietest = Math.max(0, ...others) + 1
+  const perMinute = Math.floor(busiest * random.pick([0.6, 0.8]))
+  return {
+    requesters,
+    admission: {
+      maxConcurrentRuns: random.pick([12, 20]),
+      maxRequestsPerMinute: Math.max(quietest, perMinute),
+    },
   }
 }
 
@@ -153,8 +202,9 @@ function requestsOf(random: Random, durationMs: number): RequestPlan[] {
   return times.map((atMs) => ({ atMs, ...requestParams(random) }))
 }
 
-function requestParams(random: Random): Pick<RequestPlan, 'game' | 'line'> {
-  return { game: random.int(0, GAME_COUNT - 1), line: random.pick(ODDS_LINES) }
+/** A request's question; its requester is drawn once every request is (requestersOf). */
+function requestParams(random: Random): Omit<RequestPlan, 'atMs'> {
+  return { game: random.int(0, GAME_COUNT - 1), line: random.pick(ODDS_LINES), requester: 0 }
 }
 
 /** Faults at random offsets, each lane's spaced by how long its previous fault lasts. */

@@ -2,17 +2,17 @@ import { readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Wallet } from 'ethers'
+import { Wallet, type Contract } from 'ethers'
 import { parse as parseToml } from 'smol-toml'
 import { allFamilyUrls } from '../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
-import { deployDevContracts, type DevContracts } from '../src/dev/deploy.ts'
+import { deployDevContracts, deployFeedConsumer, type DevContracts } from '../src/dev/deploy.ts'
 import { freePort } from '../src/dev/ports.ts'
 import { resumeMining } from './chain-faults.ts'
 import { Part, type StopOutcome } from './part.ts'
 import { RedisPair } from './redis-pair.ts'
 import { startRpcProxy, type RpcProxy } from './rpc-proxy.ts'
-import { runsRunner, type PartPlan, type Schedule } from './schedule.ts'
+import { runsRunner, type AdmissionPlan, type PartPlan, type Schedule } from './schedule.ts'
 import { HarnessWallet } from './wallet.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -63,6 +63,7 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
     const nodeKeys = ANVIL_PRIVATE_KEYS.slice(1, 1 + schedule.nodeKeys)
     const contracts = await deployDevContracts(anvil.rpcUrl, { nodeKeys })
     cleanups.push(async () => contracts.provider.destroy())
+    const consumers = [contracts.consumer, ...(await moreConsumers(contracts, schedule.requesters))]
     await resumeMining(anvil.rpcUrl, schedule.blockTimeSeconds)
     const rpcProxy = await startRpcProxy(anvil.rpcUrl)
     cleanups.push(() => rpcProxy.close())
@@ -72,6 +73,7 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
       rpcUrl: rpcProxy.url,
       nodeKeys,
       lockMs: schedule.lockMs,
+      admission: schedule.admission,
     })
     const stopParts = () => stopAll([...parts.values()])
     cleanups.push(() => stopAll([...parts.values()], 'SIGKILL'))
@@ -79,7 +81,7 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
     await parts.get('feeds')!.start()
     await Promise.all([...parts.values()].filter((part) => !part.running).map((p) => p.start()))
 
-    const wallet = new HarnessWallet(contracts.deployer, contracts.consumer, anvil.rpcUrl)
+    const wallet = new HarnessWallet(contracts.deployer, consumers, anvil.rpcUrl)
     await wallet.init()
     return {
       anvil,
@@ -99,11 +101,22 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
   }
 }
 
+/**
+ * FeedConsumer contracts beside the dev stack's, up to `requesters` in all, deployed while the chain
+ * still mines a block per transaction: to the Operator and the runners each is a requester of its own.
+ */
+async function moreConsumers(contracts: DevContracts, requesters: number): Promise<Contract[]> {
+  const deployed: Contract[] = []
+  for (let made = 1; made < requesters; made++) deployed.push(await deployFeedConsumer(contracts))
+  return deployed
+}
+
 interface Wiring {
   redisUrl: string
   rpcUrl: string
   nodeKeys: readonly string[]
   lockMs: number
+  admission: AdmissionPlan
 }
 
 /** The processes of the plan, with their settings (environment) and arguments; none started yet. */
@@ -135,9 +148,9 @@ async function partsOf(plans: readonly PartPlan[], wiring: Wiring): Promise<Map<
     RUNNER_LOCK_MS: String(wiring.lockMs),
     // Quick reconciliation, as the reliability tests run it: a schedule is short.
     RUNNER_RECONCILE_INTERVAL_MS: '2000',
-    // One consumer makes every request: per-requester bounds would refuse them.
-    REQUESTER_MAX_CONCURRENT_RUNS: '0',
-    REQUESTER_MAX_REQUESTS_PER_MINUTE: '0',
+    // Several consumers make the requests, the busiest past these bounds (schedule.ts requestersOf).
+    REQUESTER_MAX_CONCURRENT_RUNS: String(wiring.admission.maxConcurrentRuns),
+    REQUESTER_MAX_REQUESTS_PER_MINUTE: String(wiring.admission.maxRequestsPerMinute),
   }
   const specOf = (plan: PartPlan) => {
     switch (plan.kind) {

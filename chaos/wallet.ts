@@ -18,28 +18,32 @@ const MAX_FEE = 200_000_000_000n
 const PRIORITY_FEE = 1_000_000_000n
 
 /**
- * The requester: anvil's account 0, which deployed the consumer and makes (and cancels) every
- * request through it. It keeps its own nonce and every raw transaction it signed, sends them to
- * anvil in nonce order, and sends again, same bytes, whatever a reorg took away.
+ * Anvil's account 0, which deployed the consumers and makes (and cancels) every request through one
+ * of them: each consumer is a requester of its own to the Operator and the runners. It keeps its own
+ * nonce and every raw transaction it signed, sends them to anvil in nonce order, and sends again,
+ * same bytes, whatever a reorg took away.
  */
 export class HarnessWallet {
   private readonly sent: HarnessTx[] = []
   private nextNonce = 0
   private chainId = 0n
-  private consumerAddress = ''
+  private consumerAddresses: string[] = []
   /** Sends one at a time, in nonce order (anvil keeps a transaction ahead of its nonce queued). */
   private line: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly signer: Wallet,
-    private readonly consumer: Contract,
+    /** The requesters: FeedConsumer contracts, in the schedule's order (RequestPlan.requester). */
+    private readonly consumers: readonly Contract[],
     private readonly rpcUrl: string,
   ) {}
 
   async init(): Promise<void> {
     const provider = this.signer.provider as JsonRpcProvider
     this.chainId = (await provider.getNetwork()).chainId
-    this.consumerAddress = await this.consumer.getAddress()
+    this.consumerAddresses = await Promise.all(
+      this.consumers.map(async (consumer) => (await consumer.getAddress()).toLowerCase()),
+    )
     this.nextNonce = await provider.getTransactionCount(this.signer.address, 'pending')
   }
 
@@ -47,13 +51,22 @@ export class HarnessWallet {
     return this.signer.address
   }
 
+  /** The requesters' addresses (lower case), in the schedule's order. */
+  get requesters(): readonly string[] {
+    return this.consumerAddresses
+  }
+
   get transactions(): readonly HarnessTx[] {
     return this.sent
   }
 
-  request(request: ConsumerRequest, purpose: string): Promise<HarnessTx> {
+  /** Makes `request` through consumer `requester`. */
+  request(request: ConsumerRequest, purpose: string, requester: number): Promise<HarnessTx> {
+    const to = this.consumerAddresses[requester]
+    if (to === undefined) throw new Error(`no requester ${requester} in this schedule's stack`)
     return this.send(
-      this.consumer.interface.encodeFunctionData('requestData', [
+      to,
+      this.consumers[0]!.interface.encodeFunctionData('requestData', [
         specIdAscii(request.externalJobId),
         request.payment,
         VALUE_TYPES.indexOf(request.valueType),
@@ -64,22 +77,24 @@ export class HarnessWallet {
     )
   }
 
-  cancel(requestId: string, expiration: bigint): Promise<HarnessTx> {
+  /** Cancels a request through the consumer that made it (only its requester may). */
+  cancel(requestId: string, expiration: bigint, requester: string): Promise<HarnessTx> {
     return this.send(
-      this.consumer.interface.encodeFunctionData('cancelRequest', [requestId, expiration]),
+      requester,
+      this.consumers[0]!.interface.encodeFunctionData('cancelRequest', [requestId, expiration]),
       `cancel:${requestId}`,
     )
   }
 
   /** Signs and broadcasts in the order of the calls: nonces go to anvil in order. */
-  private send(data: string, purpose: string): Promise<HarnessTx> {
+  private send(to: string, data: string, purpose: string): Promise<HarnessTx> {
     const nonce = this.nextNonce++
     const sending = this.line.then(async () => {
       const raw = await this.signer.signTransaction({
         type: 2,
         chainId: this.chainId,
         nonce,
-        to: this.consumerAddress,
+        to,
         gasLimit: GAS_LIMIT,
         maxFeePerGas: MAX_FEE,
         maxPriorityFeePerGas: PRIORITY_FEE,

@@ -1,6 +1,12 @@
 import { z } from 'zod'
 import { FeedrunnerError } from '../config/errors.ts'
-import type { BlockRoots } from '../pipeline/index.ts'
+
+/** The roots of the block a request's log is in: Chainlink's `jobRun.block*Root` variables. */
+export interface BlockRoots {
+  receiptsRoot: string
+  transactionsRoot: string
+  stateRoot: string
+}
 
 const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/)
 const blockAnswer = z.object({ receiptsRoot: hash, transactionsRoot: hash, stateRoot: hash })

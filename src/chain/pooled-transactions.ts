@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises'
+import { z } from 'zod'
 
 /** One JSON-RPC call: a provider's `send`, or the sender's node client's. */
 export type RpcSend = <T>(method: string, params: unknown[]) => Promise<T>
@@ -27,11 +28,50 @@ export async function transactionCounts(
   return { pending: Number(pending), latest: Number(latest) }
 }
 
+const poolSection = z.record(z.string(), z.record(z.string(), z.unknown())).catch({})
+const poolContent = z.object({ pending: poolSection, queued: poolSection })
+
+/**
+ * The nonces the node's pool holds of each address, queued ones too: a transaction behind a nonce
+ * the node never got (its broadcast lost, the node restarted, a process died before sending it)
+ * waits there, `queued`, counted by no `eth_getTransactionCount`, and is mined the moment anyone
+ * spends the nonce below it. Read with `txpool_content` (geth, Nethermind, Erigon, Besu, anvil),
+ * the whole pool: only when Redis lost what feedrunner sent. Undefined when the node does not tell.
+ */
+export async function pooledNonces(
+  send: RpcSend,
+  addresses: readonly string[],
+): Promise<Map<string, number[]> | undefined> {
+  let answer: unknown
+  try {
+    answer = await send<unknown>('txpool_content', [])
+  } catch {
+    return undefined
+  }
+  const content = poolContent.safeParse(answer)
+  if (!content.success) return undefined
+  const byAddress = new Map<string, number[]>()
+  for (const address of addresses) {
+    const key = address.toLowerCase()
+    const nonces = [content.data.pending, content.data.queued].flatMap((section) =>
+      Object.entries(section)
+        .filter(([from]) => from.toLowerCase() === key)
+        .flatMap(([, txs]) => Object.keys(txs).map(Number)),
+    )
+    byAddress.set(
+      key,
+      [...new Set(nonces)].filter(Number.isInteger).sort((a, b) => a - b),
+    )
+  }
+  return byAddress
+}
+
 /**
  * Waits until what the node's pool held of each key when called is mined (the key's `latest` count
- * reaches the `pending` one read first; transactions sent meanwhile are not waited for) or gone from
- * the pool, or until `boundMs` passed; `onWaiting` hears how many it waits for, once, before it
- * waits. The keys' counts as last read, and whether nothing waited for is still pooled.
+ * reaches the `pending` one read first, or one above the highest nonce `pooled` says the pool holds
+ * of it, queued behind a gap too; transactions sent meanwhile are not waited for) or gone from the
+ * pool, or until `boundMs` passed; `onWaiting` hears how many it waits for, once, before it waits.
+ * The keys' counts as last read, and whether nothing waited for is still pooled.
  */
 export async function waitForPooledMined(
   send: RpcSend,
@@ -42,17 +82,27 @@ export async function waitForPooledMined(
     onWaiting?: (pooled: number) => void
     /** Ends the wait early (the process is stopping): `mined` then says false. */
     signal?: AbortSignal
+    /** What the pool holds of each key (pooledNonces), where the node tells. */
+    pooled?: ReadonlyMap<string, readonly number[]>
   },
 ): Promise<{ counts: TransactionCounts[]; mined: boolean }> {
   const read = () => Promise.all(addresses.map((address) => transactionCounts(send, address)))
   let counts = await read()
-  const targets = counts.map((count) => count.pending)
+  const queuedTo = addresses.map(
+    (address) => (options.pooled?.get(address.toLowerCase())?.at(-1) ?? -1) + 1,
+  )
+  const targets = counts.map((count, index) => Math.max(count.pending, queuedTo[index]!))
   // Or gone from the pool: a node that dropped one (evicted, or a reorg it never put back) leaves
-  // the key's later ones unminable, and its pending count falls back to its mined one.
+  // the key's later ones unminable, and its pending count falls back to its mined one. Ones known
+  // queued behind a gap are waited for: the key's owner fills the gap (key-recovery.ts).
   const mined = () =>
-    counts.every((count, index) => count.latest >= targets[index]! || count.pending <= count.latest)
+    counts.every(
+      (count, index) =>
+        count.latest >= targets[index]! ||
+        (count.pending <= count.latest && queuedTo[index]! <= count.pending),
+    )
   if (mined()) return { counts, mined: true }
-  options.onWaiting?.(counts.reduce((sum, count) => sum + count.pending - count.latest, 0))
+  options.onWaiting?.(counts.reduce((sum, count, index) => sum + targets[index]! - count.latest, 0))
   const until = Date.now() + options.boundMs
   const { signal } = options
   while (!mined() && Date.now() < until) {

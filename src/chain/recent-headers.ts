@@ -1,5 +1,5 @@
 import { isEmptyBloom } from './logs-bloom.ts'
-import type { HeadHeader } from './provider.ts'
+import type { HeadHeader } from './head-header.ts'
 
 /** Headers kept: more than a listener falls behind the head between two scans. */
 const RECENT_HEADERS_KEPT = 256

@@ -57,17 +57,24 @@ export interface FeedrunnerErrorOptions {
   /** Defaults by kind: true for `timeout` and `unavailable`. */
   retryable?: boolean
   cause?: unknown
+  /**
+   * Which error of its kind, where callers tell them apart (a refusal's reason: `requester_busy`,
+   * `expired`): a stable identifier, kept when the error is stored, never words to parse.
+   */
+  code?: string
 }
 
 export class FeedrunnerError extends Error {
   readonly kind: ErrorKind
   readonly retryable: boolean
+  readonly code: string | undefined
 
   constructor(message: string, options: FeedrunnerErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'FeedrunnerError'
     this.kind = options.kind
     this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(options.kind)
+    this.code = options.code
   }
 }
 
@@ -217,6 +224,7 @@ const serialisedLinkSchema = z.object({
   kind: z.enum(ERROR_KINDS),
   message: z.string(),
   retryable: z.boolean(),
+  code: z.string().optional(),
 })
 
 /**
@@ -232,10 +240,16 @@ export const serialisedErrorSchema = serialisedLinkSchema.extend({
 export type SerialisedError = z.infer<typeof serialisedErrorSchema>
 
 function linkOf(error: unknown): z.infer<typeof serialisedLinkSchema> {
-  return { kind: errorKindOf(error), message: messageOf(error), retryable: isRetryable(error) }
+  const code = error instanceof FeedrunnerError ? error.code : undefined
+  return {
+    kind: errorKindOf(error),
+    message: messageOf(error),
+    retryable: isRetryable(error),
+    ...(code === undefined ? {} : { code }),
+  }
 }
 
-/** `{kind, message, retryable, causes}` of any thrown value (JSON-safe; a stack never leaves). */
+/** `{kind, message, retryable, code?, causes}` of any thrown value (JSON-safe; a stack never leaves). */
 export function serialiseError(error: unknown): SerialisedError {
   const [top, ...causes] = chainOf(error)
   return { ...linkOf(top), causes: causes.map(linkOf) }
@@ -257,8 +271,8 @@ export function reviveError(stored: unknown): FeedrunnerError {
   const { causes, ...top } = parsed.data
   let cause: FeedrunnerError | undefined
   for (const link of [...causes].reverse())
-    cause = new FeedrunnerError(link.message, { kind: link.kind, retryable: link.retryable, cause })
-  return new FeedrunnerError(top.message, { kind: top.kind, retryable: top.retryable, cause })
+    cause = new FeedrunnerError(link.message, { ...link, cause })
+  return new FeedrunnerError(top.message, { ...top, cause })
 }
 
 /** A stored error that may be JSON text (a queue job's failed reason) revived; see reviveError. */

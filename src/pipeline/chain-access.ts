@@ -54,12 +54,7 @@ export interface GasEstimateRequest {
   blockNumber?: bigint | 'latest' | 'pending'
 }
 
-/** The roots of the block a request's log is in: Chainlink's `jobRun.block*Root` variables. */
-export interface BlockRoots {
-  receiptsRoot: string
-  transactionsRoot: string
-  stateRoot: string
-}
+export type { BlockRoots } from '../chain/block-roots.ts'
 
 export interface ChainAccess {
   sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome>

@@ -1,12 +1,9 @@
-import {
-  errorKindOf,
-  FeedrunnerError,
-  isRetryable,
-  type FeedrunnerErrorOptions,
-} from '../config/errors.ts'
+import { errorKindOf, isRetryable, type FeedrunnerErrorOptions } from '../config/errors.ts'
 import type { Aliases } from '../reduce/index.ts'
 import type { ChainAccess } from './chain-access.ts'
 import type { TaskIsolation } from './isolation/task-isolation.ts'
+import { TaskError } from './task-error.ts'
+export { TaskError } from './task-error.ts'
 import type { PipelineLimits } from './limits.ts'
 import { parseBoolText, type AttributeKind } from './literals.ts'
 import type { HostResolver } from './tasks/address-guard.ts'
@@ -96,17 +93,6 @@ export interface Reachability {
 
 export type TaskInput =
   { ok: true; value: unknown; from: string } | { ok: false; error: Error; from: string }
-
-/**
- * A task failure. `retryable` lets `retries` try again (network errors, 5xx); bad input is final.
- * Without a kind it is `bad_input`: the task's input or attributes are not what it needs.
- */
-export class TaskError extends FeedrunnerError {
-  override readonly name = 'TaskError'
-  constructor(message: string, options: Partial<FeedrunnerErrorOptions> = {}) {
-    super(message, { ...options, kind: options.kind ?? 'bad_input' })
-  }
-}
 
 export interface TaskRun {
   readonly id: string

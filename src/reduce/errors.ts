@@ -27,7 +27,7 @@ export function quoted(value: unknown): string {
 export class ReduceError extends FeedrunnerError {
   override readonly name = 'ReduceError'
   constructor(
-    readonly code: ReduceErrorCode,
+    override readonly code: ReduceErrorCode,
     /** What was wrong, without the path. */
     readonly reason: string,
     readonly path?: string,

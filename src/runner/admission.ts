@@ -2,7 +2,7 @@ import { formatUnits, getAddress } from 'ethers'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import { FeedrunnerError, type ErrorKind } from '../config/errors.ts'
 import type { JobSpecFields } from '../pipeline/index.ts'
-import { luaScript } from '../queue/lua-script.ts'
+import { luaScriptFile } from '../queue/lua-script.ts'
 import type { Redis } from 'ioredis'
 
 /** Why a request is refused: the metric's reason class reads `code`, never the words. */
@@ -27,10 +27,10 @@ const REFUSAL_KINDS: Record<RefusalCode, ErrorKind> = {
 export class RequestRefusedError extends FeedrunnerError {
   override readonly name = 'RequestRefusedError'
   constructor(
-    readonly code: RefusalCode,
+    override readonly code: RefusalCode,
     message: string,
   ) {
-    super(message, { kind: REFUSAL_KINDS[code] })
+    super(message, { kind: REFUSAL_KINDS[code], code })
   }
 }
 
@@ -98,62 +98,39 @@ export interface RequesterAdmissionOptions {
   chainId: number
   /** A run's slot is held this long past its last renewal: a crashed process's slots free themselves. */
   leaseMs?: number
-  now?: () => number
+  /** The window REQUESTER_MAX_REQUESTS_PER_MINUTE counts over: a minute (a test may shorten it). */
+  windowMs?: number
 }
 
 const MINUTE_MS = 60_000
 
-/**
- * Takes a slot for a run atomically: drops expired leases and starts older than a minute, refuses
- * at either bound (a run that holds a slot already, a redelivery, is not counted twice), else records
- * the run's start and its lease. Answers {0} admitted, {1, n} busy, {2, n} rate limited.
- */
-const admitScript = luaScript(`
-local now, maxRuns, maxPerMinute = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local runId, leaseMs = ARGV[4], tonumber(ARGV[5])
-if maxRuns > 0 and not redis.call('ZSCORE', KEYS[1], runId) then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  local running = redis.call('ZCARD', KEYS[1])
-  if running >= maxRuns then return {1, running} end
-end
-if maxPerMinute > 0 and not redis.call('ZSCORE', KEYS[2], runId) then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ${MINUTE_MS})
-  local started = redis.call('ZCARD', KEYS[2])
-  if started >= maxPerMinute then return {2, started} end
-  redis.call('ZADD', KEYS[2], now, runId)
-  redis.call('PEXPIRE', KEYS[2], ${MINUTE_MS})
-end
-if maxRuns > 0 then
-  redis.call('ZADD', KEYS[1], now + leaseMs, runId)
-  redis.call('PEXPIRE', KEYS[1], leaseMs)
-end
-return {0, 0}
-`)
-
-/** Extends a live run's lease (and its key's life); a slot already taken back stays given up. */
-const renewScript = luaScript(`
-if redis.call('ZADD', KEYS[1], 'XX', 'CH', ARGV[1], ARGV[2]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-end
-return 0
-`)
+const ADMIT = luaScriptFile(new URL('./requester-admit.lua', import.meta.url), {
+  keys: ['runs', 'started'],
+  args: ['max_runs', 'max_per_window', 'run_id', 'lease_ms', 'window_ms'],
+})
+const RENEW = luaScriptFile(new URL('./requester-renew.lua', import.meta.url), {
+  keys: ['runs'],
+  args: ['run_id', 'lease_ms'],
+})
 
 /**
  * Per-requester admission: anyone who pays a job's minimum fee picks the request's parameters, so one
- * requester must not take every slot of the runner (issue 23). Counts runs in progress (leased, renewed
- * while they run) and requests started in the last minute (a sliding window) per requester address and
+ * requester must not take every slot of the runner. Counts runs in progress (leased, renewed while
+ * they run) and requests started in the last minute (a sliding window) per requester address and
  * chain, in Redis, so the bounds hold across every runner process of the deployment, not per process.
+ * Leases end and starts leave the window by Redis's clock, read in the scripts: runner hosts whose
+ * clocks disagree by minutes still count the same runs and free a dead process's slots on time.
  */
 export class RequesterAdmission {
   private readonly leaseMs: number
-  private readonly now: () => number
+  private readonly windowMs: number
 
   constructor(
     private readonly limits: RequesterLimits,
     private readonly options: RequesterAdmissionOptions,
   ) {
     this.leaseMs = options.leaseMs ?? 30_000
-    this.now = options.now ?? Date.now
+    this.windowMs = options.windowMs ?? MINUTE_MS
   }
 
   /** Admits run `runId` of `requester`, or says why not; `release` when the run ends (once). */
@@ -161,10 +138,16 @@ export class RequesterAdmission {
     const { maxConcurrentRuns, maxRequestsPerMinute } = this.limits
     if (maxConcurrentRuns <= 0 && maxRequestsPerMinute <= 0) return { ok: true, release: () => {} }
     const runsKey = this.key(requester, 'runs')
-    const [verdict, count] = (await admitScript.run(
+    const [verdict, count] = (await ADMIT.run(
       this.options.redis,
-      [runsKey, this.key(requester, 'started')],
-      [this.now(), maxConcurrentRuns, maxRequestsPerMinute, runId, this.leaseMs],
+      { runs: runsKey, started: this.key(requester, 'started') },
+      {
+        max_runs: maxConcurrentRuns,
+        max_per_window: maxRequestsPerMinute,
+        run_id: runId,
+        lease_ms: this.leaseMs,
+        window_ms: this.windowMs,
+      },
     )) as [number, number]
     if (verdict === 1)
       return {
@@ -187,9 +170,9 @@ export class RequesterAdmission {
     const { redis } = this.options
     // A failed renewal or release costs at most one lease of a slot: the lease frees it anyway.
     const renew = setInterval(() => {
-      void renewScript
-        .run(redis, [runsKey], [this.now() + this.leaseMs, runId, this.leaseMs])
-        .catch(() => undefined)
+      void RENEW.run(redis, { runs: runsKey }, { run_id: runId, lease_ms: this.leaseMs }).catch(
+        () => undefined,
+      )
     }, this.leaseMs / 3)
     renew.unref()
     let released = false

@@ -42,9 +42,9 @@ export async function startListening(parts: {
     consumedTagKey: recovery.generationKey,
     onRequest: async (event) => {
       const verdict = await recovery.verdict(event)
-      if (verdict === 'skip') return
-      if (verdict === 'expired') return intake.onExpired(event)
-      if (verdict === 'run-again') await runs.reopen(event.requestId)
+      if (verdict.kind === 'closed') return intake.onClosed(event, verdict.closure)
+      if (verdict.kind === 'expired') return intake.onExpired(event)
+      if (verdict.kind === 'run-again') await runs.reopen(event.requestId)
       await intake.onRequest(event)
     },
     onCancel: intake.onCancel,

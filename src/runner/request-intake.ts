@@ -9,6 +9,7 @@ import { baseRecord } from './run-fields.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
 import { addRequestJob } from './requests-queue.ts'
 import type { RunStore } from './run-record.ts'
+import type { Closure } from './recovery/open-requests.ts'
 
 export interface RequestIntake {
   /** A confirmed OracleRequest: its run record and its `requests` job (one per request). */
@@ -18,6 +19,11 @@ export interface RequestIntake {
    * still open: its run record is made again (refused, with the reason) if absent; it is not run.
    */
   onExpired(event: OracleRequestEvent): Promise<void>
+  /**
+   * A request read again from the chain that the Operator answered or its requester cancelled
+   * already: not run; its run record is made again from what the chain says if Redis lost it.
+   */
+  onClosed(event: OracleRequestEvent, closure: Closure): Promise<void>
   /** A confirmed CancelOracleRequest: the run is cancelled, a job still waiting goes. */
   onCancel(event: CancelRequestEvent): Promise<void>
 }
@@ -64,6 +70,14 @@ export function createRequestIntake(parts: {
         state: 'refused',
         reason: refusal.message,
         failure: serialiseError(refusal),
+      })
+    },
+    async onClosed(event, closure) {
+      await runs.create(event.requestId, {
+        ...baseRecord(event, registry.bySpecId(event.specId)),
+        state: closure.state,
+        ...(closure.state === 'fulfilled' ? { txHash: closure.txHash } : {}),
+        reason: `the chain shows it ${closure.state} in ${closure.txHash} (record made again from the chain)`,
       })
     },
     async onCancel(event) {

@@ -17,7 +17,7 @@ export type SignKeyErrorCode =
 export class SignKeyError extends FeedrunnerError {
   override readonly name = 'SignKeyError'
   constructor(
-    readonly code: SignKeyErrorCode,
+    override readonly code: SignKeyErrorCode,
     message: string,
   ) {
     super(message, { kind: CONFIG_CODES.has(code) ? 'config' : 'not_authorised' })

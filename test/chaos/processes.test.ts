@@ -9,18 +9,22 @@ import { waitFor } from '../../src/dev/process.ts'
 // The fault search's own moving parts: the RPC proxy that keeps what runners broadcast, and a part
 // run under faketime, whose signals must reach the node process and not only faketime's wrapper.
 
-/** A JSON-RPC node stand-in that answers every call with its method's name. */
-async function startEchoNode(): Promise<{ url: string; server: Server }> {
+/**
+ * A JSON-RPC node stand-in that answers every call with its method's name, but eth_blockNumber with
+ * block 42, and keeps the methods in the order they came.
+ */
+async function startEchoNode(): Promise<{ url: string; server: Server; methods: string[] }> {
+  const methods: string[] = []
   const server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString()) as unknown
-      const answer = (call: { id: number; method: string }) => ({
-        jsonrpc: '2.0',
-        id: call.id,
-        result: call.method,
-      })
+      const answer = (call: { id: number; method: string }) => {
+        methods.push(call.method)
+        const result = call.method === 'eth_blockNumber' ? '0x2a' : call.method
+        return { jsonrpc: '2.0', id: call.id, result }
+      }
       response.setHeader('content-type', 'application/json')
       response.end(
         JSON.stringify(
@@ -30,7 +34,7 @@ async function startEchoNode(): Promise<{ url: string; server: Server }> {
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, methods }
 }
 
 const post = (url: string, body: unknown) =>
@@ -41,7 +45,7 @@ const post = (url: string, body: unknown) =>
   }).then((response) => response.json())
 
 describe('the RPC proxy', () => {
-  let node: { url: string; server: Server } | undefined
+  let node: Awaited<ReturnType<typeof startEchoNode>> | undefined
   let proxy: RpcProxy | undefined
 
   afterAll(async () => {
@@ -49,7 +53,7 @@ describe('the RPC proxy', () => {
     await new Promise((resolve) => node?.server.close(resolve))
   })
 
-  it('forwards calls, keeps every raw transaction sent alone or in a batch, and cuts the link', async () => {
+  it('forwards calls, keeps every raw transaction sent alone or in a batch with the head before it, and cuts the link', async () => {
     node = await startEchoNode()
     proxy = await startRpcProxy(node.url)
     expect(
@@ -66,6 +70,9 @@ describe('the RPC proxy', () => {
     ])
     expect(batch).toHaveLength(2)
     expect(proxy.broadcasts.map((broadcast) => broadcast.raw)).toEqual(['0x01', '0x02'])
+    // The node's head, read before the transaction went on to it.
+    expect(proxy.broadcasts.map((broadcast) => broadcast.head)).toEqual([42, 42])
+    expect(node.methods.slice(0, 2)).toEqual(['eth_blockNumber', 'eth_sendRawTransaction'])
 
     proxy.cut()
     await expect(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { plansByPurpose } from '../../chaos/admission.ts'
 import { LANE_OF, runsRunner, scheduleOf } from '../../chaos/schedule.ts'
 import { Random } from '../../chaos/random.ts'
 
@@ -58,6 +59,44 @@ describe('fault search schedules', () => {
     expect([...kinds].sort()).toEqual(Object.keys(LANE_OF).sort())
     expect(skewed).toBeGreaterThan(50)
     expect(withStart).toBeGreaterThan(20)
+  })
+})
+
+describe('fault search requesters', () => {
+  it('several consumers make the requests; the busiest passes REQUESTER_MAX_REQUESTS_PER_MINUTE, no other reaches it', () => {
+    let burstsPastConcurrency = 0
+    for (let seed = 0; seed < 300; seed++) {
+      const schedule = scheduleOf(seed)
+      const plans = [...plansByPurpose(schedule).values()]
+      expect(schedule.requesters).toBeGreaterThanOrEqual(3)
+      expect(schedule.requesters).toBeLessThanOrEqual(4)
+      const made = new Array<number>(schedule.requesters).fill(0)
+      for (const plan of plans) {
+        expect(plan.requester).toBeGreaterThanOrEqual(0)
+        expect(plan.requester).toBeLessThan(schedule.requesters)
+        made[plan.requester]! += 1
+      }
+      // Every storm request has its requester as the paced ones do.
+      expect(plans.length).toBe(
+        schedule.requests.length +
+          schedule.faults.reduce(
+            (sum, fault) => sum + (fault.kind === 'cancel-storm' ? fault.requests.length : 0),
+            0,
+          ),
+      )
+      const [busiest = 0, ...others] = made
+      const { maxConcurrentRuns, maxRequestsPerMinute } = schedule.admission
+      expect(busiest).toBeGreaterThan(maxRequestsPerMinute)
+      expect(others.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0)
+      for (const count of others) expect(count).toBeLessThan(maxRequestsPerMinute)
+      expect(maxConcurrentRuns).toBeGreaterThan(0)
+      const burst = new Map<number, number>()
+      for (const plan of schedule.requests.filter((request) => request.requester === 0))
+        burst.set(plan.atMs, (burst.get(plan.atMs) ?? 0) + 1)
+      if (Math.max(...burst.values()) > maxConcurrentRuns) burstsPastConcurrency++
+    }
+    // Bursts that start more runs of one requester at once than REQUESTER_MAX_CONCURRENT_RUNS allows.
+    expect(burstsPastConcurrency).toBeGreaterThan(20)
   })
 })
 

@@ -53,6 +53,7 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
   }, 180_000)
 
   afterAll(async () => {
+    await provider?.send('evm_setIntervalMining', [0]).catch(() => undefined)
     await provider?.send('evm_setAutomine', [true]).catch(() => undefined)
     await stopPart(runner)
     await stack?.stop()
@@ -211,5 +212,79 @@ describe('Redis lost while a fulfilment waits in the pool, with a second key fre
     })
     await mineAgain()
     await expectAnsweredOnce({ sent, fromBlock }, countsBefore)
+  }, 400_000)
+
+  /**
+   * A key's owner dies with two fulfilments sent, the lower one lost on its way (the node never got
+   * it: the higher one waits queued behind the gap, counted by no transaction count), and Redis
+   * loses what it recorded. The key's next owner read its nonce at the gap and spent it, which let
+   * the queued fulfilment be mined beside a second answer of its request, reverted. It now reads the
+   * pool, fills the gap, lets the queued one be mined, and only then are the requests read again.
+   */
+  it('a fulfilment queued behind a nonce the node never got: the gap is filled, nothing is answered twice', async () => {
+    await runner.stop()
+    earlierOutput.push(runner.output())
+    const keyed = (keys: string[]) => ({
+      ...stack.env,
+      NODE_PRIVATE_KEY: keys[0]!,
+      NODE_PRIVATE_KEYS: keys.join(','),
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+    })
+    runner = await startPart('runner', keyed([NODE_KEYS[0]!]))
+    // Two requests mined while automine is off; key 0's runner sends both fulfilments to the pool.
+    await provider.send('evm_setAutomine', [false])
+    const fromBlock = (await provider.getBlockNumber()) + 1
+    const deployer = await stack.contracts.deployer.getAddress()
+    const sending = sendPaced(stack, requestsOfCases(cases, 2))
+    await waitFor(
+      'the two requests in the pool',
+      async () =>
+        Number(await provider.send('eth_getTransactionCount', [deployer, 'pending'])) >=
+        (await provider.getTransactionCount(deployer)) + 2,
+      120_000,
+    )
+    await provider.send('evm_mine', [])
+    const sent = await sending
+    await waitFor(
+      "the runner's two fulfilments in the pool",
+      async () => (await pooled()) === 2,
+      120_000,
+    )
+    // Its owner dies, the lower one never reached the node (dropped from the pool: the higher one
+    // waits queued behind the gap), and Redis loses what the runner recorded.
+    await runner.stop('SIGKILL')
+    earlierOutput.push(runner.output())
+    const mined = await provider.getTransactionCount(NODES[0]!)
+    const content = (await provider.send('txpool_content', [])) as {
+      pending: Record<string, Record<string, { hash: string }>>
+    }
+    const own = Object.entries(content.pending).find(
+      ([from]) => from.toLowerCase() === NODES[0]!.toLowerCase(),
+    )![1]
+    // As a lost broadcast leaves it: the pool empty of the key, then only the higher one sent, queued.
+    const higher = (await provider.send('eth_getRawTransactionByHash', [
+      own[String(mined + 1)]!.hash,
+    ])) as string
+    await provider.send('anvil_removePoolTransactions', [NODES[0]!])
+    await provider.send('eth_sendRawTransaction', [higher])
+    const status = (await provider.send('txpool_status', [])) as { queued: string }
+    expect(Number(status.queued)).toBe(1)
+    const flusher = new Redis(redis.url)
+    await flusher.flushall()
+    flusher.disconnect()
+    // A block a second, as on a chain with block times: what the new runner sends as it starts
+    // meets in the pool what was there before it, as on a live chain.
+    await provider.send('evm_setIntervalMining', [1])
+    // Both keys' runner starts on the flushed Redis: no checkpoint, both requests look open.
+    runner = await startPart('runner', keyed(NODE_KEYS))
+    await expectFulfilledOnce(stack, cases, sent, fromBlock, { output: () => runner.output() })
+    await answeredAfterReading()
+    // Then a block per transaction again: whatever is still queued of the keys would be mined now.
+    await provider.send('evm_setIntervalMining', [0])
+    await mineAgain()
+    await answeredAfterReading()
+    for (const address of NODES)
+      expect(await countRevertedFrom(provider, address, fromBlock)).toBe(0)
   }, 400_000)
 })

@@ -124,6 +124,27 @@ describe('total Redis loss: two runners rebuild from the chain', () => {
       last: runner.output().slice(-1_500),
     }))
     expect(lines, JSON.stringify(said, null, 1)).toEqual([1, 1])
+    // Redis is a cache of the chain: the records the loss took come back from it, answered by the
+    // transaction the chain names (those of requests answered before the loss are made again by the
+    // rebuild; the reconciler would never see them, having no record to check).
+    const answers = await answeringTransactions(stack, fromBlock)
+    const ids = sent.map((request) => request.requestId)
+    const disagreeing = async () => {
+      const runs = await readRuns(stack, ids)
+      return ids.filter((id) => {
+        const run = runs.get(id)
+        return (
+          run?.state !== 'fulfilled' || run.txHash?.toLowerCase() !== answers.get(id.toLowerCase())
+        )
+      })
+    }
+    await waitFor(
+      'every run record as the chain says',
+      async () => (await disagreeing()).length === 0,
+      120_000,
+      250,
+    ).catch(() => undefined)
+    expect(await disagreeing()).toEqual([])
     recordFigures(`redis-loss-${name}`, {
       requests: count,
       fulfilledAtLoss,
@@ -131,6 +152,22 @@ describe('total Redis loss: two runners rebuild from the chain', () => {
       nodeTransactions: chain.nonceDelta,
       revertedDuplicates: chain.reverted,
     })
+  }
+
+  /** The transaction that answered each request since `fromBlock`, by request id (lower case). */
+  async function answeringTransactions(
+    devStack: DevStack,
+    fromBlock: number,
+  ): Promise<Map<string, string>> {
+    const { operator, provider } = devStack.contracts
+    const logs = await provider.getLogs({
+      address: await operator.getAddress(),
+      topics: [operator.interface.getEvent('OracleResponse')!.topicHash],
+      fromBlock,
+    })
+    return new Map(
+      logs.map((log) => [log.topics[1]!.toLowerCase(), log.transactionHash.toLowerCase()]),
+    )
   }
 
   async function whatHappenedTo(requestIds: string[]): Promise<string[]> {

@@ -2,32 +2,10 @@ import { bumpIsDue } from './fee-policy.ts'
 import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import type { TxAttempt } from './tx-store.ts'
+import type { PendingTx } from './pending-tx.ts'
 import { dueForDirectReads, readDueReceipts, receiptOf } from './receipts-first.ts'
-import type { TxResult } from './types.ts'
 
-/** Someone waiting for a transaction: a run's ethtx, here. */
-interface Waiter {
-  resolve: (entry: PendingTx) => void
-  reject: (error: Error) => void
-}
-
-/** A transaction of the key that is sent and watched until it is deep enough (or its nonce is taken). */
-export interface PendingTx {
-  nonce: number
-  jobId: string
-  tx: UnsignedTx
-  attempts: TxAttempt[]
-  sentAtBlock: number
-  /** When its last attempt was last sent (Date.now()): a resend is due resendAfterMs later. */
-  sentAt: number
-  misses: number
-  bumping: boolean
-  receipt?: RpcReceipt
-  /** How it ended, once final (set by the final handler, before the waiters hear of it). */
-  result?: TxResult
-  /** Runs waiting for it in this process; none for one recovered from Redis. */
-  waiters: Waiter[]
-}
+export type { PendingTx } from './pending-tx.ts'
 
 /** How a watched transaction ended: its receipt deep enough, or its nonce used by another one. */
 export type FinalOutcome = { receipt: RpcReceipt } | { taken: NonceTakenError }

@@ -1,5 +1,10 @@
 import { getAddress } from 'ethers'
-import { transactionCounts, waitForPooledMined, type RpcSend } from '../pooled-transactions.ts'
+import {
+  pooledNonces,
+  transactionCounts,
+  waitForPooledMined,
+  type RpcSend,
+} from '../pooled-transactions.ts'
 import type { Confirmer } from './confirmer.ts'
 import { fillerTx, HandedOverError, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
@@ -19,6 +24,8 @@ export interface KeyRecoveryParts {
   pollIntervalMs: number
   /** The key let go meanwhile: the wait for the pool ends, and nothing is recovered. */
   released?: AbortSignal
+  /** Spends a nonce nobody will send on a filler (false when it is not to be had). */
+  fillNonce: (nonce: number) => Promise<boolean>
   /** An in-flight transaction the node now refuses for good: its nonce goes to a filler. */
   onFatalRefusal: (entry: {
     nonce: number
@@ -42,17 +49,21 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   const { address, store, node } = parts
   const send: RpcSend = (method, params) => node.send(method, params)
   const [stored, inflight] = await Promise.all([store.nextNonce(address), store.inflight(address)])
-  // Redis holds nothing of the key: what the pool holds of it is mined first (one read when nothing).
+  // Redis holds nothing of the key: what the pool holds of it is mined first (one read when nothing),
+  // the gaps below what it holds queued filled first, or it never is.
   const lost = stored === undefined && inflight.length === 0
+  const pooled = lost ? await fillGapsBelowPooled(parts, send) : undefined
   const { pending, latest } = lost
     ? (
         await waitForPooledMined(send, [address], {
           boundMs: parts.drainBoundMs,
           pollIntervalMs: parts.pollIntervalMs,
           signal: parts.released,
+          ...(pooled ? { pooled } : {}),
         })
       ).counts[0]!
     : await transactionCounts(send, address)
+  const pooledTo = (pooled?.get(address.toLowerCase())?.at(-1) ?? -1) + 1
   if (parts.released?.aborted)
     throw new HandedOverError(`sender key ${address} was let go meanwhile`)
   parts.confirmer.knowMinedCount(latest)
@@ -60,12 +71,33 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   const next = await store.syncNonce(
     address,
     parts.fence,
-    Math.max(stored ?? 0, pending, highestInflight + 1, parts.memoryNext),
+    Math.max(stored ?? 0, pending, pooledTo, highestInflight + 1, parts.memoryNext),
   )
   if (next === undefined) throw new HandedOverError(`sender key ${address} was taken meanwhile`)
   await watchInflight(parts, inflight)
   await watchMinedBefore(parts)
   return next
+}
+
+/**
+ * What the node's pool holds of the key when Redis lost its record of it, with every nonce below the
+ * highest one held and not held (a gap: the transaction there never reached the node, or the node
+ * dropped it) spent on a filler: the ones queued above it were sent by an owner before, and may
+ * answer requests; while the gap stays they are never mined, the requests look open, and whoever
+ * spends the nonce next (this owner, at the key's mined count) lets them be mined beside a second
+ * answer. Undefined when the node does not tell what its pool holds.
+ */
+async function fillGapsBelowPooled(
+  parts: KeyRecoveryParts,
+  send: RpcSend,
+): Promise<Map<string, number[]> | undefined> {
+  const pooled = await pooledNonces(send, [parts.address])
+  const held = new Set(pooled?.get(parts.address.toLowerCase()) ?? [])
+  if (held.size === 0) return pooled
+  const { latest } = await transactionCounts(send, parts.address)
+  for (let nonce = latest; nonce < Math.max(...held); nonce++)
+    if (!held.has(nonce) && !(await parts.fillNonce(nonce))) break
+  return pooled
 }
 
 /**

@@ -23,6 +23,7 @@ import { resultOfReceipt } from './receipt-result.ts'
 import { createResender } from './resender.ts'
 import { attemptSigner, type SignAttempt } from './signing.ts'
 import { recoverKey } from './key-recovery.ts'
+import { ResendGuard } from './resend-guard.ts'
 import type { TxAttempt, TxJobRecord, TxStore } from './tx-store.ts'
 import type { TxSigner } from './tx-signer.ts'
 import type { Logger } from '../../config/logger.ts'
@@ -80,18 +81,29 @@ export class KeySender {
       maxFeeCap: settings.maxFeeCap,
       counters: this.counters,
     })
+    const guard = new ResendGuard({
+      address: this.address,
+      node,
+      store,
+      counters: this.counters,
+      fillers: { fillNonce: (nonce, holder) => this.fillers.fillNonce(nonce, holder) },
+      logger: parts.logger,
+    })
     this.confirmer = new Confirmer(this.address, node, settings, {
-      bump,
+      bump: async (entry, current) => {
+        if (!(await guard.withdrawnIfRefused(entry, 'a stalled transaction was to be bumped')))
+          await bump(entry, current)
+      },
       fillHoles: (current, latest) => this.fillers.fillHoles(current, latest),
+      // What the node answers does not matter here: the receipts tell, and a bump follows a stall.
       resend: async (entries) => {
-        // What the node answers does not matter here: the receipts tell, and a bump follows a stall.
-        await node.broadcastBatch(
-          entries.map((entry) => ['eth_sendRawTransaction', [lastAttempt(entry).raw]]),
+        this.counters.resent += await guard.sendAgain(
+          entries,
+          'a stalled transaction was to be sent again',
         )
-        this.counters.resent += entries.length
       },
       final: (entry, outcome) => this.settle(entry, outcome),
-      reorgedOut: (reorged) => this.sendAgainAfterReorg(reorged),
+      reorgedOut: (reorged) => guard.sendAgainAfterReorg(reorged),
     })
     this.fillers = new Fillers({
       ...common,
@@ -320,30 +332,9 @@ export class KeySender {
       drainBoundMs: this.parts.settings.drainBoundMs,
       pollIntervalMs: this.parts.settings.pollIntervalMs,
       released: this.released.signal,
+      fillNonce: (nonce) => this.fillers.fillNonce(nonce),
       onFatalRefusal: (entry) => this.fillers.fillNonce(entry.nonce, entry),
     })
-  }
-
-  /**
-   * Mined transactions a reorg took away: in flight again in Redis (their results go, so a run of
-   * their jobs waits for them again, and a new owner of the key watches them), then sent again, the
-   * same bytes, in nonce order. The confirmer watches them from here as any other.
-   */
-  private async sendAgainAfterReorg(
-    reorged: readonly { entry: PendingTx; minedIn: number }[],
-  ): Promise<void> {
-    const { store, node, logger } = this.parts
-    for (const { entry, minedIn } of reorged) {
-      await store.unsettle(this.address, entry)
-      logger?.warn(
-        { address: this.address, nonce: entry.nonce, job: entry.jobId, minedIn },
-        `a reorg took away the transaction of nonce ${entry.nonce} of ${this.address} (mined in block ${minedIn}): sending it again, the same bytes`,
-      )
-    }
-    this.counters.reorgedOut += reorged.length
-    await node.broadcastBatch(
-      reorged.map(({ entry }) => ['eth_sendRawTransaction', [lastAttempt(entry).raw]]),
-    )
   }
 
   /** A watched transaction is final: its record says so before anyone waiting hears of it. */
@@ -389,8 +380,4 @@ export class KeySender {
 function finalResult(entry: PendingTx): TxResult {
   if (!entry.result) throw new Error(`tx job ${entry.jobId} ended without a result`)
   return entry.result
-}
-
-function lastAttempt(entry: PendingTx): TxAttempt {
-  return entry.attempts.at(-1) as TxAttempt
 }

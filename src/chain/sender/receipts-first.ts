@@ -1,4 +1,4 @@
-import type { PendingTx } from './confirmer.ts'
+import type { PendingTx } from './pending-tx.ts'
 import type { Head, RpcReceipt } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 

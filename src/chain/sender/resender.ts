@@ -1,4 +1,4 @@
-import type { PendingTx } from './confirmer.ts'
+import type { PendingTx } from './pending-tx.ts'
 import { feesAbove } from './fee-policy.ts'
 import type { Head, KeyCounters } from './model.ts'
 import type { SenderNode } from './node-client.ts'

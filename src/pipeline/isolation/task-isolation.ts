@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { FeedrunnerError, reviveError } from '../../config/errors.ts'
-import { TaskError } from '../task.ts'
+import { TaskError } from '../task-error.ts'
 import type { IsolateContext, IsolatedTaskAnswer, IsolatedTaskMessage } from './messages.ts'
 import { decodeValue } from './value-codec.ts'
 

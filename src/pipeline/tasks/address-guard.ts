@@ -48,7 +48,7 @@ export const systemResolver: HostResolver = (hostname) =>
 
 /** A connection the guard refused: `address` is what `host` resolved to (or the host itself). */
 export class RestrictedAddressError extends FeedrunnerError {
-  readonly code = 'ERR_RESTRICTED_ADDRESS'
+  override readonly code = 'ERR_RESTRICTED_ADDRESS'
   constructor(
     readonly host: string,
     readonly address: string,
@@ -64,7 +64,7 @@ export class RestrictedAddressError extends FeedrunnerError {
 
 /** A name that does not resolve: final for this run (a retry a few ms later resolves the same). */
 export class UnresolvableHostError extends FeedrunnerError {
-  readonly code = 'ERR_UNRESOLVABLE_HOST'
+  override readonly code = 'ERR_UNRESOLVABLE_HOST'
   constructor(readonly host: string) {
     super(`cannot resolve ${host}`, { kind: 'bad_input' })
     this.name = 'UnresolvableHostError'

@@ -5,7 +5,7 @@ import type { OracleRequestEvent } from '../../chain/operator.ts'
 import type { RequestListener } from '../../chain/listener/index.ts'
 import { FeedrunnerError, rootCauseFirst } from '../../config/errors.ts'
 import { authorisedSenders } from '../../chain/operator.ts'
-import { waitForPooledMined } from '../../chain/pooled-transactions.ts'
+import { pooledNonces, waitForPooledMined } from '../../chain/pooled-transactions.ts'
 import { RedisGeneration } from './generation.ts'
 import { RequestWindow, type Verdict } from './request-window.ts'
 
@@ -188,8 +188,12 @@ async function letPooledBeMined(parts: RecoveryParts, stopping: AbortSignal): Pr
   const send = <T>(method: string, params: unknown[]) => provider.send(method, params) as Promise<T>
   const seconds = Math.round(pooled.boundMs / 1000)
   let waited = false
+  // Queued ones too (behind a nonce gap: counted by no transaction count), where the node tells:
+  // their key's owner fills the gap, and they answer their requests once mined.
+  const held = await pooledNonces(send, addresses)
   const { mined } = await waitForPooledMined(send, addresses, {
     ...pooled,
+    ...(held ? { pooled: held } : {}),
     signal: stopping,
     onWaiting: (count) => {
       waited = true

@@ -30,17 +30,23 @@ export async function openWindowStart(
   return { fromBlock: low, head: headBlock.number, headTimestamp: headBlock.timestamp }
 }
 
+/** How the chain closed a request, and by which transaction. */
+export interface Closure {
+  state: 'fulfilled' | 'cancelled'
+  txHash: string
+}
+
 /**
- * Request ids the Operators closed between `fromBlock` and `toBlock`: answered (`OracleResponse`) or
- * cancelled by their requesters (`CancelOracleRequest`).
+ * The requests the Operators closed between `fromBlock` and `toBlock`, by request id (lower case):
+ * answered (`OracleResponse`) or cancelled by their requesters (`CancelOracleRequest`).
  */
-export async function closedRequestIds(
+export async function closedRequests(
   provider: JsonRpcProvider,
   operators: readonly string[],
   fromBlock: number,
   toBlock: number,
   rangeBlocks?: number,
-): Promise<Set<string>> {
+): Promise<Map<string, Closure>> {
   const logs = await readLogsInRanges(provider, {
     address: operators,
     topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
@@ -48,5 +54,12 @@ export async function closedRequestIds(
     toBlock,
     rangeBlocks,
   })
-  return new Set(logs.flatMap((log) => (log.topics[1] ? [log.topics[1].toLowerCase()] : [])))
+  const closed = new Map<string, Closure>()
+  for (const log of logs) {
+    const requestId = log.topics[1]?.toLowerCase()
+    if (requestId === undefined || closed.has(requestId)) continue
+    const state = log.topics[0] === ORACLE_RESPONSE_TOPIC ? 'fulfilled' : 'cancelled'
+    closed.set(requestId, { state, txHash: log.transactionHash })
+  }
+  return closed
 }

@@ -1,17 +1,29 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { OracleRequestEvent } from '../../chain/operator.ts'
-import { closedRequestIds, openWindowStart, REBUILD_LOOK_BACK_SECONDS } from './open-requests.ts'
+import {
+  closedRequests,
+  openWindowStart,
+  REBUILD_LOOK_BACK_SECONDS,
+  type Closure,
+} from './open-requests.ts'
 
-/** What to do with a delivered request (Recovery.verdict). */
-export type Verdict = 'skip' | 'expired' | 'run-again' | 'run'
+/**
+ * What to do with a delivered request (Recovery.verdict): `closed` on chain already (not run; its
+ * record says how, where Redis lost it), `expired`, `run-again` or `run`.
+ */
+export type Verdict =
+  | { kind: 'closed'; closure: Closure }
+  | { kind: 'expired' }
+  | { kind: 'run-again' }
+  | { kind: 'run' }
 
 /** What the chain said of the requests in a window read again: which of them are closed already. */
 interface WindowFilter {
   fromBlock: number
   upToBlock: number
   headTimestamp: number
-  /** Answered or cancelled on chain. */
-  closed: ReadonlySet<string>
+  /** Answered or cancelled on chain, by request id. */
+  closed: ReadonlyMap<string, Closure>
 }
 
 /**
@@ -57,9 +69,10 @@ export class RequestWindow {
   async verdict(event: OracleRequestEvent): Promise<Verdict> {
     await this.closedFrom(event.blockNumber)
     const filter = this.filter
-    if (!filter || event.blockNumber > filter.upToBlock) return 'run'
-    if (filter.closed.has(event.requestId.toLowerCase())) return 'skip'
-    return event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'expired'
+    if (!filter || event.blockNumber > filter.upToBlock) return { kind: 'run' }
+    const closure = filter.closed.get(event.requestId.toLowerCase())
+    if (closure) return { kind: 'closed', closure }
+    return { kind: event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'expired' }
   }
 
   /**
@@ -81,7 +94,7 @@ export class RequestWindow {
             this.filter = {
               ...current,
               fromBlock: block,
-              closed: new Set([...current.closed, ...closed]),
+              closed: new Map([...closed, ...current.closed]),
             }
           })
           .finally(() => (this.widening = undefined))
@@ -90,8 +103,8 @@ export class RequestWindow {
     }
   }
 
-  private closedBetween(fromBlock: number, toBlock: number): Promise<Set<string>> {
+  private closedBetween(fromBlock: number, toBlock: number): Promise<Map<string, Closure>> {
     const { provider, operators, logRangeBlocks } = this.chain
-    return closedRequestIds(provider, operators, fromBlock, toBlock, logRangeBlocks)
+    return closedRequests(provider, operators, fromBlock, toBlock, logRangeBlocks)
   }
 }

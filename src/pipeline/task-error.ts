@@ -1,0 +1,12 @@
+import { FeedrunnerError, type FeedrunnerErrorOptions } from '../config/errors.ts'
+
+/**
+ * A task failure. `retryable` lets `retries` try again (network errors, 5xx); bad input is final.
+ * Without a kind it is `bad_input`: the task's input or attributes are not what it needs.
+ */
+export class TaskError extends FeedrunnerError {
+  override readonly name = 'TaskError'
+  constructor(message: string, options: Partial<FeedrunnerErrorOptions> = {}) {
+    super(message, { ...options, kind: options.kind ?? 'bad_input' })
+  }
+}
