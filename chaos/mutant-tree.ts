@@ -26,7 +26,8 @@ export class MutantTree {
   stopping = false
 
   private constructor(
-    private readonly root: string,
+    /** The checkout the worktree was made from. */
+    readonly root: string,
     dir: string,
   ) {
     this.dir = dir

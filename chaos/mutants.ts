@@ -15,6 +15,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
+import { runSeedList, runTestFiles, safeJson, type CheckResult } from './mutant-checks.ts'
 import { MutantTree } from './mutant-tree.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -41,17 +42,6 @@ const manifestSchema = z
 export interface Mutant extends z.infer<typeof manifestSchema> {
   name: string
   patch: string
-}
-
-/** One check's verdict on a mutant: it failed (caught), passed (missed), or could not run (error). */
-interface CheckResult {
-  check: string
-  outcome: 'caught' | 'missed' | 'error'
-  /** What failed (tests, violations), or why the check could not run. */
-  lines: string[]
-  log: string
-  /** How long it ran, in seconds. */
-  seconds?: number
 }
 
 interface MutantResult {
@@ -142,9 +132,11 @@ export async function runMutants(argv: readonly string[]): Promise<number> {
   process.once('exit', () => tree.remove())
   const results: MutantResult[] = []
   try {
+    const baseline = await baselineOf(tree, options.mutants)
     for (const mutant of options.mutants) {
+      if (tree.stopping) break
       console.log(`mutant ${mutant.name}: ${mutant.bug}`)
-      const result = await checkMutant(tree, mutant)
+      const result = await checkMutant(tree, mutant, baseline)
       if (tree.stopping) break
       for (const line of describeMutant(mutant, result)) console.log(line)
       results.push(result)
@@ -169,126 +161,87 @@ export async function runMutants(argv: readonly string[]): Promise<number> {
   return missed.length > 0 ? 1 : 0
 }
 
+/** What fails on HEAD itself, without a patch: a check that does is no verdict on a mutant. */
+interface Baseline {
+  failingTests: ReadonlySet<string>
+  failingSeeds: ReadonlySet<number>
+  /** The baseline of the tests or of the seeds could not be run: no check of that kind is judged. */
+  testsUnknown: boolean
+  seedsUnknown: boolean
+}
+
+/**
+ * Runs every test file and seed the mutants name, once, on HEAD as committed: each must pass there,
+ * or its failing on a mutant says nothing of the mutant.
+ */
+async function baselineOf(tree: MutantTree, mutants: readonly Mutant[]): Promise<Baseline> {
+  tree.reset()
+  const files = [...new Set(mutants.flatMap((mutant) => mutant.tests))].sort()
+  const seeds = [...new Set(mutants.flatMap((mutant) => mutant.seeds))].sort((a, b) => a - b)
+  console.log(`baseline: the checks they name, on HEAD without a patch`)
+  const tests = files.length > 0 ? await runTestFiles(tree, files, LOGS_DIR, 'baseline') : undefined
+  const schedules =
+    seeds.length > 0 && !tree.stopping
+      ? await runSeedList(tree, seeds, LOGS_DIR, 'baseline')
+      : undefined
+  for (const run of [tests, schedules]) {
+    if (!run) continue
+    const { check, outcome, lines, log, seconds } = run.result
+    const said = { caught: 'FAILS on HEAD', missed: 'passes', error: 'could not be run' }[outcome]
+    console.log(`  ${check}: ${said} (${seconds} s)`)
+    if (outcome !== 'missed') {
+      for (const line of lines.slice(0, 12)) console.log(`    ${line}`)
+      console.log(`    (output: ${relative(process.cwd(), log)})`)
+    }
+  }
+  return {
+    failingTests: new Set(tests?.failed),
+    failingSeeds: new Set(schedules?.failed),
+    testsUnknown: tests?.result.outcome === 'error',
+    seedsUnknown: schedules?.result.outcome === 'error',
+  }
+}
+
 /** Applies one mutant to the tree (reset to HEAD first) and runs each check it names. */
-async function checkMutant(tree: MutantTree, mutant: Mutant): Promise<MutantResult> {
+async function checkMutant(
+  tree: MutantTree,
+  mutant: Mutant,
+  baseline: Baseline,
+): Promise<MutantResult> {
+  const unfit = [
+    ...(baseline.testsUnknown
+      ? mutant.tests
+      : mutant.tests.filter((t) => baseline.failingTests.has(t))),
+    ...(baseline.seedsUnknown
+      ? mutant.seeds
+      : mutant.seeds.filter((s) => baseline.failingSeeds.has(s))
+    ).map((seed) => `seed ${seed}`),
+  ]
+  const unjudged = (check: string, line: string, log: string): MutantResult => ({
+    name: mutant.name,
+    verdict: 'error',
+    checks: [{ check, outcome: 'error', lines: line.split('\n'), log }],
+  })
+  if (unfit.length > 0)
+    return unjudged(
+      'baseline',
+      `${unfit.join(', ')}: not passing on HEAD without the patch, so no verdict on it`,
+      LOGS_DIR,
+    )
   tree.reset()
   const refused = tree.apply(mutant.patch)
-  if (refused !== undefined)
-    return {
-      name: mutant.name,
-      verdict: 'error',
-      checks: [{ check: 'git apply', outcome: 'error', lines: [refused], log: mutant.patch }],
-    }
+  if (refused !== undefined) return unjudged('git apply', refused, mutant.patch)
   const checks: CheckResult[] = []
-  const timed = async (check: Promise<CheckResult>) => {
-    const began = Date.now()
-    return { ...(await check), seconds: Math.round((Date.now() - began) / 1000) }
-  }
-  if (mutant.tests.length > 0) checks.push(await timed(runTests(tree, mutant)))
-  if (mutant.seeds.length > 0) checks.push(await timed(runSeeds(tree, mutant)))
+  if (mutant.tests.length > 0)
+    checks.push((await runTestFiles(tree, mutant.tests, LOGS_DIR, mutant.name)).result)
+  if (mutant.seeds.length > 0 && !tree.stopping)
+    checks.push((await runSeedList(tree, mutant.seeds, LOGS_DIR, mutant.name)).result)
   const verdict = checks.some((check) => check.outcome === 'error')
     ? 'error'
     : checks.every((check) => check.outcome === 'caught')
       ? 'caught'
       : 'survived'
   return { name: mutant.name, verdict, checks }
-}
-
-const vitestReportSchema = z.object({
-  numFailedTests: z.number(),
-  numFailedTestSuites: z.number(),
-  testResults: z.array(
-    z.object({
-      name: z.string(),
-      status: z.string(),
-      message: z.string().optional(),
-      assertionResults: z.array(
-        z.object({
-          fullName: z.string(),
-          status: z.string(),
-          failureMessages: z.array(z.string()).nullish(),
-        }),
-      ),
-    }),
-  ),
-})
-
-/** The mutant's test files through vitest: caught when any test (or a file's setup) failed. */
-async function runTests(tree: MutantTree, mutant: Mutant): Promise<CheckResult> {
-  const reportFile = join(LOGS_DIR, `${mutant.name}.tests.json`)
-  writeFileSync(reportFile, '')
-  const vitest = join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs')
-  const exit = await tree.run(
-    [
-      vitest,
-      'run',
-      ...mutant.tests,
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${reportFile}`,
-    ],
-    join(LOGS_DIR, `${mutant.name}.tests.log`),
-  )
-  const check = `vitest ${mutant.tests.join(' ')}`
-  let report: z.infer<typeof vitestReportSchema>
-  try {
-    report = vitestReportSchema.parse(JSON.parse(readFileSync(reportFile, 'utf8')))
-  } catch {
-    return {
-      check,
-      outcome: 'error',
-      lines: [`vitest wrote no report (exit ${exit.code})`],
-      log: exit.log,
-    }
-  }
-  const lines: string[] = []
-  for (const suite of report.testResults) {
-    const where = relative(tree.path, suite.name)
-    const failed = suite.assertionResults.filter((test) => test.status === 'failed')
-    if (suite.status === 'failed' && failed.length === 0)
-      lines.push(`${where}: ${firstLine(suite.message)}`)
-    for (const test of failed)
-      lines.push(`${where} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`)
-  }
-  const caught = report.numFailedTests > 0 || report.numFailedTestSuites > 0
-  return { check, outcome: caught ? 'caught' : 'missed', lines, log: exit.log }
-}
-
-/** The mutant's seeds through the fault search as it is at HEAD: caught when any broke an invariant. */
-async function runSeeds(tree: MutantTree, mutant: Mutant): Promise<CheckResult> {
-  const reportFile = join(LOGS_DIR, `${mutant.name}.seeds.json`)
-  writeFileSync(reportFile, '')
-  // The stack's processes start from dist/ when it is built from src/ as it is (bin/feedrunner.js):
-  // quicker than through tsx, which on a loaded machine can take a process past its start bound.
-  // A build that fails leaves them on tsx.
-  await tree.run(['bin/build.js'], join(LOGS_DIR, `${mutant.name}.build.log`))
-  const exit = await tree.run(
-    ['--import', 'tsx', 'chaos/main.ts', '--seed', mutant.seeds.join(','), '--report', reportFile],
-    join(LOGS_DIR, `${mutant.name}.seeds.log`),
-  )
-  const check = `chaos --seed ${mutant.seeds.join(',')}`
-  const counts = z
-    .object({ schedules: z.number(), violations: z.number() })
-    .safeParse(safeJson(readFileSync(reportFile, 'utf8')))
-  if (!counts.success || counts.data.schedules < mutant.seeds.length)
-    return {
-      check,
-      outcome: 'error',
-      lines: [`the fault search wrote no report (exit ${exit.code})`],
-      log: exit.log,
-    }
-  const lines = readFileSync(exit.log, 'utf8')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => /^(schedule \d+:|sent:|VIOLATION|HARNESS ERROR)/.test(line))
-    .map((line) => line.slice(0, 300))
-  lines.push(`${counts.data.schedules} schedules, ${counts.data.violations} violations`)
-  // A schedule the harness could not run to its end (a loaded machine, a stack that would not
-  // start) is no verdict on the mutant: only a broken invariant catches it.
-  const broken = lines.some((line) => line.startsWith('VIOLATION'))
-  const harness = lines.some((line) => line.startsWith('HARNESS ERROR'))
-  const outcome = broken ? 'caught' : harness ? 'error' : 'missed'
-  return { check, outcome, lines, log: exit.log }
 }
 
 /** A mutant's lines: each check with what failed, then the verdict. */
@@ -305,20 +258,8 @@ function describeMutant(mutant: Mutant, result: MutantResult): string[] {
   const why = {
     caught: 'every check it names failed on it',
     survived: 'a check it names passed on it',
-    error: 'a check could not be run',
+    error: 'a check could not be run, or does not pass on HEAD without the patch',
   }
   lines.push(`  ${mutant.name}: ${result.verdict} (${why[result.verdict]})`)
   return lines
-}
-
-function firstLine(text: string | undefined): string {
-  return (text ?? '').split('\n')[0]!.slice(0, 300)
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }
