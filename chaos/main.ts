@@ -10,6 +10,7 @@
  *   npm run chaos -- --seed 7 --dry-run        print the schedule without running it
  *   npm run chaos -- --seed 7 --output         with each process's last lines when a schedule finds a violation
  *   npm run chaos -- --seed 7 --report F.json  also write the counts to F.json (CI's closing line reads them)
+ *   npm run chaos -- --mutants                 the planted bugs of chaos/mutants/ instead (chaos/mutants.ts)
  *
  * Exits non-zero when any schedule broke an invariant; the last line reads
  * `chaos: K schedules, V violations`.
@@ -20,6 +21,7 @@ import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { stopAllOwnedProcesses } from '../src/dev/process.ts'
 import { describeAdmission, describeAdmissionOutcome } from './admission.ts'
+import { mutantsAsked, runMutants } from './mutants.ts'
 import { describeOutputs, describeResult, describeSchedule, replayCommand } from './report.ts'
 import { runSchedule, stopRunningStack } from './run.ts'
 import { scheduleOf } from './schedule.ts'
@@ -124,6 +126,9 @@ async function main(): Promise<number> {
   console.log(`chaos: ${schedules} schedules, ${violations} violations`)
   return violations > 0 ? 1 : 0
 }
+
+// The planted bugs: a run of its own, which stops its checks and removes its worktree when interrupted.
+if (mutantsAsked(process.argv.slice(2))) process.exit(await runMutants(process.argv.slice(2)))
 
 // Interrupted (Ctrl-C): the stack it started goes with it, files and all.
 let interrupted = false

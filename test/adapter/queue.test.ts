@@ -16,6 +16,8 @@ import {
 } from '../../src/queue/fetch-worker.ts'
 import { RedisClock } from '../../src/queue/redis-clock.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
+import { startFetchWorkers } from '../../src/adapter/workers.ts'
+import { dumpKeyspace } from '../support/keyspace.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { deleteKeys } from './support.ts'
 
@@ -187,6 +189,46 @@ describe('fetch queues on real Redis', () => {
       )
     } finally {
       await client.close()
+    }
+  })
+})
+
+describe("a fetch that fails with the feed key in its words, not the feed service's", () => {
+  it('leaves the key in no failed job and no outcome: the fetch workers scrub what goes back into Redis', async () => {
+    const key = 'queue-scrub-key-4f1e9a'
+    const settings = settingsFor(testRedisUrl(), {
+      FEED_API_KEY: key,
+      SPORTS_URL: 'http://127.0.0.1:9',
+    })
+    // A bug's error (not a FetchFailureError the feeds client made, whose words it scrubbed itself),
+    // for good and retryable, both carrying the key.
+    const workers = await startFetchWorkers({
+      settings,
+      families: ['sports'],
+      fetch: async (data) => {
+        if (data.endpoint === 'for-good') throw new TypeError(`cannot read ${key} of undefined`)
+        throw new FetchFailureError({
+          kind: 'unavailable',
+          message: `connection reset after sending key=${key}`,
+          retryable: true,
+        })
+      },
+    })
+    const client = FetchQueueClient.open(settings)
+    try {
+      await client.waitUntilReady()
+      const outcomes = [
+        await client.fetch('sports', { endpoint: 'for-good', params: {} }, 10_000),
+        await client.fetch('sports', { endpoint: 'retried', params: {} }, 10_000),
+      ]
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([false, false])
+      expect(JSON.stringify(outcomes)).not.toContain(key)
+      const redis = await dumpKeyspace(testRedisUrl(), settings.QUEUE_PREFIX)
+      expect(redis).toContain('failedReason')
+      expect(redis).not.toContain(key)
+    } finally {
+      await client.close()
+      await workers.close()
     }
   })
 })

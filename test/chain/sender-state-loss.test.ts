@@ -3,6 +3,7 @@ import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createTxSender,
+  txStateBase,
   type TxResult,
   type TxSender,
   type TxSubmission,
@@ -88,6 +89,41 @@ describe('transaction sender: the nonce counter lost in Redis', () => {
     expect(await nodeNonce('latest')).toBe(next + 1)
     // Still one owner.
     expect(a.ownership().owned + b.ownership().owned).toBe(1)
+  })
+
+  it("a process that never had the key, taking it while Redis's next nonce is behind the node's count (an older snapshot restored), signs at the node's count", async () => {
+    const restored = uniquePrefix('sender-restored')
+    const stale = await nodeNonce('pending')
+    // The key's transactions Redis does not know of: sent after the snapshot it was restored from.
+    const wallet = new Wallet(NODE_KEY, chain.dev.provider)
+    for (let index = 0; index < 3; index++)
+      await (await wallet.sendTransaction({ to: NODE, value: 0n })).wait()
+    const next = await nodeNonce('pending')
+    expect(next).toBe(stale + 3)
+    await redis.set(
+      `${txStateBase(restored, chain.dev.chainId)}:${NODE.toLowerCase()}:nonce`,
+      stale,
+    )
+    const [request] = await makeRequests(chain, 1)
+    const sender = createTxSender({
+      rpcUrl: chain.anvil.rpcUrl,
+      chainId: chain.dev.chainId,
+      keys: [NODE_KEY],
+      redisUrl: testRedisUrl(),
+      prefix: restored,
+      pollIntervalMs: 20,
+    })
+    senders.push(sender)
+    await sender.start()
+    const result = await submitToOwner([sender], {
+      to: chain.dev.addresses.operator,
+      data: fulfilUint256(request!, 9n),
+      idempotencyKey: request!.requestId,
+    })
+    expect(result).toMatchObject({ status: 'mined', nonce: next })
+    expect(sender.stats()[0]!.sent).toBe(1)
+    const keys = await redis.keys(`${restored}:*`)
+    if (keys.length > 0) await redis.del(...keys)
   })
 })
 

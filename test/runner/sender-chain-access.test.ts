@@ -2,7 +2,12 @@ import type { JsonRpcProvider } from 'ethers'
 import { describe, expect, it } from 'vitest'
 import type { TxResult, TxSender, TxSubmission } from '../../src/chain/sender/index.ts'
 import { RequestRefusedError } from '../../src/runner/admission.ts'
-import { RequestNotOnChainError, senderChainAccess } from '../../src/runner/sender-chain-access.ts'
+import { CANCEL_ORACLE_REQUEST_TOPIC } from '../../src/chain/operator.ts'
+import {
+  RequestCancelledError,
+  RequestNotOnChainError,
+  senderChainAccess,
+} from '../../src/runner/sender-chain-access.ts'
 
 /** A sender that records what it is given and answers every submission as mined (or `answer`). */
 function recordingSender(chain: { time?: number; bound?: boolean; answer?: TxResult } = {}): {
@@ -79,6 +84,27 @@ describe('senderChainAccess', () => {
     const refusal = await access.sendTransaction(tx).catch((error: unknown) => error)
     expect(refusal).toBeInstanceOf(RequestRefusedError)
     expect((refusal as RequestRefusedError).code).toBe('expired')
+    expect(submissions).toHaveLength(0)
+  })
+
+  it('ends a run cancelled, not answered by the cancel, when its requester cancelled it past its cancelExpiration', async () => {
+    const { sender, submissions } = recordingSender({ time: 1_000, bound: false })
+    // The Operator's logs hold the requester's cancel (a cancel may be mined before the listener,
+    // waiting for its confirmations, has told the run record).
+    const cancelTx = `0x${'6'.repeat(64)}`
+    const cancelled = {
+      getBlockNumber: async () => 10,
+      getLogs: async () => [
+        { topics: [CANCEL_ORACLE_REQUEST_TOPIC, REQUEST.requestId], transactionHash: cancelTx },
+      ],
+    }
+    const access = senderChainAccess(sender, cancelled as unknown as JsonRpcProvider, {
+      ...REQUEST,
+      cancelExpiration: 1_000n,
+    })
+    const failure = await access.sendTransaction(tx).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(RequestCancelledError)
+    expect((failure as RequestCancelledError).txHash).toBe(cancelTx)
     expect(submissions).toHaveLength(0)
   })
 
