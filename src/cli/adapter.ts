@@ -9,10 +9,13 @@ import {
   type Settings,
 } from '../config/settings.ts'
 import type { Connections } from '../queue/connections.ts'
+import type { Served } from './exposure.ts'
 import {
+  operationsRunning,
   serveUntilSignal,
   settingsOrExit,
   startOperationsPort,
+  warnIfExposed,
   type RunningPart,
 } from './lifecycle.ts'
 
@@ -90,7 +93,7 @@ export function register(program: Command): void {
       run(
         'start',
         async (context) => {
-          const parts = [await adapterPart(context)]
+          const parts: RunningPart[] = [await adapterPart(context)]
           if ((await workersModule()).configuredFamilies(context.settings).length > 0)
             parts.push(await workerPart(context))
           else context.logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
@@ -102,7 +105,11 @@ export function register(program: Command): void {
     )
 }
 
-async function adapterPart({ settings, logger, connections }: ProcessContext) {
+async function adapterPart({
+  settings,
+  logger,
+  connections,
+}: ProcessContext): Promise<RunningPart> {
   const { startAdapter } = await adapterModule()
   const adapterLogger = logger.child({ part: 'adapter' })
   const { mountOperations } = await dashboardModule()
@@ -113,9 +120,18 @@ async function adapterPart({ settings, logger, connections }: ProcessContext) {
     mount: (api, bind) => mountOperations(api, settings, adapterLogger, connections, bind),
   })
   console.log(
-    `feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`,
+    `feedrunner adapter listening on ${adapter.listening}${adapter.metricsListening ? ` (metrics ${adapter.metricsListening}/metrics)` : ''}`,
   )
-  return { name: 'adapter', close: () => adapter.close() }
+  const served: Served[] = [
+    { listening: adapter.listening, loopback: adapter.loopback, what: 'adapter' },
+  ]
+  if (adapter.metricsListening)
+    served.push({
+      listening: adapter.metricsListening,
+      loopback: adapter.loopback,
+      what: 'metrics',
+    })
+  return { name: 'adapter', close: () => adapter.close(), served }
 }
 
 async function workerPart(
@@ -136,7 +152,7 @@ async function workerPart(
 /** Metrics and health on OPERATIONS_PORT for a process without the adapter (none when it is 0). */
 async function operationsPart({ settings, logger }: ProcessContext) {
   const server = await startOperationsPort(settings, logger)
-  return server ? [{ name: 'operations', close: () => server.close() }] : []
+  return server ? [operationsRunning(server)] : []
 }
 
 /** The families a worker fetches each have their URL (a family named by --families may lack it). */
@@ -199,5 +215,6 @@ async function run(
     await connections.close()
     process.exit(1)
   }
+  warnIfExposed(settings, logger, parts)
   serveUntilSignal(logger, parts, connections)
 }

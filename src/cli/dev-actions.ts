@@ -150,6 +150,9 @@ async function startStack(
   overrides: Record<string, string>,
   options: DevStackOptions,
 ): Promise<{ stack: DevStack; logger: Logger }> {
+  // Loopback only, whatever EA_HOST says (the container image sets it for the production parts): the
+  // dev stack has no authentication and well-known keys. The EA framework reads it from process.env.
+  process.env.EA_HOST = '127.0.0.1'
   const env = {
     ...process.env,
     ...Object.fromEntries(Object.entries(overrides).filter(([key]) => !process.env[key])),

@@ -5,6 +5,7 @@ import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
 import type { OperationsServer } from '../health/server.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
+import { exposureWarning, type Served } from './exposure.ts'
 
 /** The settings from the environment, or a message naming the bad variable and exit code 1. */
 export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -20,6 +21,23 @@ export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
 export interface RunningPart {
   name: string
   close(): Promise<void>
+  /** The servers it listens with, for the warning of what a bind beyond loopback exposes. */
+  served?: readonly Served[]
+}
+
+/** Says once, at warn, what the process's servers off loopback give anyone who reaches the host. */
+export function warnIfExposed(
+  settings: Settings,
+  logger: Logger,
+  parts: readonly RunningPart[],
+): void {
+  const served = parts.flatMap((part) => part.served ?? [])
+  const warning = exposureWarning(settings, served)
+  if (warning)
+    logger.warn(
+      { exposed: served.filter((server) => !server.loopback).map((server) => server.listening) },
+      warning,
+    )
 }
 
 /**
@@ -133,7 +151,10 @@ export async function startOperationsPort(
   const { startOperationsServer } = await import('../health/server.ts')
   let server: OperationsServer
   try {
-    server = await startOperationsServer({ port: settings.OPERATIONS_PORT, logger })
+    server = await startOperationsServer({
+      port: settings.OPERATIONS_PORT,
+      host: settings.EA_HOST,
+    })
   } catch (error) {
     // A second runner or worker on one host must still run; it only lacks its own /metrics.
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
@@ -147,6 +168,17 @@ export async function startOperationsPort(
     return undefined
   }
   collectProcessMetrics()
-  console.log(`metrics ${server.url}/metrics, health ${server.url}/ready and ${server.url}/live`)
+  console.log(
+    `metrics ${server.listening}/metrics, health ${server.listening}/ready and ${server.listening}/live`,
+  )
   return server
+}
+
+/** The operations server as a part of its process. */
+export function operationsRunning(server: OperationsServer): RunningPart {
+  return {
+    name: 'operations',
+    close: () => server.close(),
+    served: [{ listening: server.listening, loopback: server.loopback, what: 'metrics' }],
+  }
 }

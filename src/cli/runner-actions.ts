@@ -12,9 +12,11 @@ import { withDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
 import { checkRunnerSettings, settingsWithKeys, waitForRedis } from './start-checks.ts'
 import {
+  operationsRunning,
   serveUntilSignal,
   settingsOrExit,
   startOperationsPort,
+  warnIfExposed,
   type RunningPart,
 } from './lifecycle.ts'
 import { printRun } from './run-view.ts'
@@ -72,15 +74,13 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
-  serveUntilSignal(
-    logger,
-    [
-      { name: 'runner', close: () => runner.stop() },
-      jobs,
-      ...(operations ? [{ name: 'operations', close: () => operations.close() }] : []),
-    ],
-    connections,
-  )
+  const parts = [
+    { name: 'runner', close: () => runner.stop() },
+    jobs,
+    ...(operations ? [operationsRunning(operations)] : []),
+  ]
+  warnIfExposed(settings, logger, parts)
+  serveUntilSignal(logger, parts, connections)
   // Said once SIGTERM is handled: whoever waits for this line may stop the runner at once.
   console.log(
     `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,

@@ -243,6 +243,12 @@ export const declaredSettings = {
   CACHE_TTL_NFT_MS: cacheTtl('NFT', 60_000),
   CACHE_TTL_WEATHER_MS: cacheTtl('weather', 300_000),
 
+  EA_HOST: withDefault(z.string().min(1), '127.0.0.1', {
+    group: 'adapter',
+    unit: 'address',
+    description:
+      "The address the adapter, its metrics and a worker's or runner's OPERATIONS_PORT listen on (the EA framework's own setting; feedrunner gives it this default, loopback, where the framework's is every interface). `0.0.0.0` or `::` for every interface, as the container image sets it; off loopback, the start says what it exposes.",
+  }),
   EA_PORT: withDefault(positiveInt, 8080, {
     group: 'adapter',
     unit: 'port',

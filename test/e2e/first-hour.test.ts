@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { devStateSchema, type DevState } from '../../src/dev/state.ts'
+import { listeningAddresses, LOOPBACK_V4 } from '../support/listening.ts'
 
 // Issue 19 as a new operator met it: `npm start` in one terminal, then `demo`, `request` and
 // `status` in another, with no variables; then SIGTERM to npm must leave no process of its tree.
@@ -91,20 +92,6 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Local addresses of the sockets listening on `port` (IPv4 and IPv6), from /proc/net/tcp*. */
-function listeningAddresses(port: number): string[] {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
-  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((file) =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .slice(1)
-      .map((line) => line.trim().split(/\s+/))
-      // st 0A = LISTEN
-      .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A')
-      .map((fields) => fields[1]!.split(':')[0]!),
-  )
-}
-
 describe('the first hour of a new operator (issue 19)', () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'feedrunner-first-hour-'))
   // The test's own state file, so a developer's `npm start` in this checkout is left alone; the
@@ -156,8 +143,7 @@ describe('the first hour of a new operator (issue 19)', () => {
     for (const url of [state.adapterUrl, state.feedServiceUrl, state.rpcUrl, state.redisUrl]) {
       const addresses = listeningAddresses(Number(new URL(url).port))
       expect(addresses.length, url).toBeGreaterThan(0)
-      // 0100007F: 127.0.0.1 as /proc/net/tcp writes it.
-      for (const address of addresses) expect(address, url).toBe('0100007F')
+      for (const address of addresses) expect(address, url).toBe(LOOPBACK_V4)
     }
   })
 
