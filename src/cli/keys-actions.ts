@@ -13,6 +13,7 @@ import {
   writeKeystoreJson,
   type PasswordSource,
 } from '../config/keystore.ts'
+import { commitWarning, type KeyPlace } from './git-exposure.ts'
 import type { KeystoreOptions } from './keys.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import { renderTable } from './table.ts'
@@ -50,6 +51,12 @@ async function keysCommand(run: (settings: Settings) => void): Promise<void> {
   }
 }
 
+/** Says on stderr, before anything is written, that git would commit what the command writes. */
+function sayBeforeWriting(places: readonly KeyPlace[]): void {
+  const warning = commitWarning(places)
+  if (warning) console.error(warning)
+}
+
 /** Prints what a command made: JSON alone on stdout with --json, else a line for people. */
 function report(options: KeystoreOptions, json: Record<string, unknown>, line: string): void {
   console.log(options.json ? JSON.stringify(json, null, 2) : line)
@@ -58,6 +65,12 @@ function report(options: KeystoreOptions, json: Record<string, unknown>, line: s
 export async function createKeyAction(options: KeystoreOptions): Promise<void> {
   await keysCommand((settings) => {
     const dir = keystoreDir(settings, options)
+    const newPasswordFile =
+      options.passwordFile && !existsSync(options.passwordFile) ? options.passwordFile : undefined
+    sayBeforeWriting([
+      { path: dir, folder: true },
+      ...(newPasswordFile ? [{ path: newPasswordFile }] : []),
+    ])
     let password: string
     if (options.passwordFile && !existsSync(options.passwordFile)) {
       password = createPasswordFile(options.passwordFile)
@@ -86,6 +99,7 @@ export async function importKeyAction(
         'give either a keystore file to import or --private-key-env <variable>, one of them',
       ])
     const password = needPassword(passwordSource(settings, options))
+    sayBeforeWriting([{ path: dir, folder: true }])
     let imported: { path: string; address: string }
     if (file !== undefined) {
       const json = readKeystoreFile(file)
