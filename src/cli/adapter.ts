@@ -1,5 +1,4 @@
 import type { Command } from 'commander'
-import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import type { Logger } from '../config/logger.ts'
 import {
   FEED_FAMILIES,
@@ -9,6 +8,7 @@ import {
   type Settings,
 } from '../config/settings.ts'
 import type { Connections } from '../queue/connections.ts'
+import { announce } from './announce.ts'
 import type { Served } from './exposure.ts'
 import {
   operationsRunning,
@@ -26,8 +26,8 @@ const adapterModule = (): Promise<typeof import('../adapter/adapter.ts')> =>
   import('../adapter/adapter.ts')
 const workersModule = (): Promise<typeof import('../adapter/workers.ts')> =>
   import('../adapter/workers.ts')
-const loggerModule = (): Promise<typeof import('../config/logger.ts')> =>
-  import('../config/logger.ts')
+const serviceLogModule = (): Promise<typeof import('./service-log.ts')> =>
+  import('./service-log.ts')
 const dashboardModule = (): Promise<typeof import('../dashboard/mount.ts')> =>
   import('../dashboard/mount.ts')
 const connectionsModule = (): Promise<typeof import('../queue/connections.ts')> =>
@@ -119,7 +119,9 @@ async function adapterPart({
     connections,
     mount: (api, bind) => mountOperations(api, settings, adapterLogger, connections, bind),
   })
-  console.log(
+  announce(
+    logger,
+    { listening: adapter.listening, metrics: adapter.metricsListening },
     `feedrunner adapter listening on ${adapter.listening}${adapter.metricsListening ? ` (metrics ${adapter.metricsListening}/metrics)` : ''}`,
   )
   const served: Served[] = [
@@ -145,7 +147,11 @@ async function workerPart(
     connections,
     ...(families ? { families } : {}),
   })
-  console.log(`feedrunner fetch workers running for ${workers.families.join(', ')}`)
+  announce(
+    logger,
+    { families: workers.families },
+    `feedrunner fetch workers running for ${workers.families.join(', ')}`,
+  )
   return { name: 'worker', close: () => workers.close() }
 }
 
@@ -201,8 +207,7 @@ async function run(
   const parsed = settingsOrExit()
   const runsRunner = name === 'start' && (parsed.RPC_URL || parsed.CHAINS_FILE) !== undefined
   const settings = settingsWithKeys(parsed, runsRunner)
-  const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
-  routeLibraryWarnings(logger)
+  const logger = (await serviceLogModule()).serviceLogger(settings, `feedrunner-${name}`)
   // Everything is checked before a port opens or a connection is tried.
   for (const check of checks) await check(settings, logger)
   await waitForRedis(settings, `feedrunner ${name}`)

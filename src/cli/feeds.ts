@@ -1,6 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { createFeedServer } from '../feeds/server/index.ts'
+import { announce } from './announce.ts'
 import { settingsOrExit } from './lifecycle.ts'
+import { serviceLogger } from './service-log.ts'
 import { createFaultInjector, parseFaultSpec, type FaultSpec } from '../feeds/server/faults.ts'
 
 function list(value: string): string[] {
@@ -74,13 +76,21 @@ async function serve(options: ServeOptions): Promise<void> {
     host: options.host,
     ...(faults ? { intercept: faults.intercept } : {}),
   })
+  const logger = serviceLogger(settings, 'feedrunner-feeds')
   const url = await server.listen(options.port)
   // Never print the keys: only how many there are.
-  console.log(
+  announce(
+    logger,
+    { url, keys: keys.length, signers: signers.length },
     `feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)${faults ? ` with faults ${JSON.stringify(faults.spec)}` : ''}`,
   )
   const stop = () => {
-    if (faults) console.log(`faults injected: ${JSON.stringify(faults.stats())}`)
+    if (faults)
+      announce(
+        logger,
+        { faults: faults.stats() },
+        `faults injected: ${JSON.stringify(faults.stats())}`,
+      )
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),

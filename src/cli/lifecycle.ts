@@ -5,6 +5,7 @@ import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
 import type { OperationsServer } from '../health/server.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
+import { announce } from './announce.ts'
 import { exposureWarning, type Served } from './exposure.ts'
 
 /** The settings from the environment, or a message naming the bad variable and exit code 1. */
@@ -113,14 +114,14 @@ function delay(ms: number): Promise<void> {
  */
 export function stopOnSignal(
   stop: () => Promise<void>,
-  announce?: string,
+  onStopping?: () => void,
   options: { withParent?: boolean } = {},
 ): void {
   let stopping = false
   const handler = () => {
     if (stopping) return
     stopping = true
-    if (announce) console.log(announce)
+    onStopping?.()
     const force = setTimeout(() => process.exit(1), 10_000)
     force.unref()
     void stop().finally(() => process.exit(0))
@@ -168,7 +169,9 @@ export async function startOperationsPort(
     return undefined
   }
   collectProcessMetrics()
-  console.log(
+  announce(
+    logger,
+    { listening: server.listening },
     `metrics ${server.listening}/metrics, health ${server.listening}/ready and ${server.listening}/live`,
   )
   return server

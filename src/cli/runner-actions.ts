@@ -1,5 +1,3 @@
-import { routeLibraryWarnings } from '../config/library-warnings.ts'
-import { createLogger } from '../config/logger.ts'
 import { endpointOf } from '../config/settings.ts'
 import { connectClient } from '../queue/connection.ts'
 import { Connections } from '../queue/connections.ts'
@@ -8,6 +6,8 @@ import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus, type StatusReport } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
+import { announce } from './announce.ts'
+import { serviceLogger } from './service-log.ts'
 import { withDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
 import { checkRunnerSettings, settingsWithKeys, waitForRedis } from './start-checks.ts'
@@ -37,7 +37,9 @@ export async function runnerStartPart({
   })
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // Host and port only: an RPC URL's path often carries an API key.
-  console.log(
+  announce(
+    logger,
+    { chains: [...runner.byChain.keys()] },
     settings.RPC_URL
       ? `feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`
       : `feedrunner runner watching and working on chains ${[...runner.byChain.keys()].join(', ')} (CHAINS_FILE ${settings.CHAINS_FILE})`,
@@ -55,8 +57,7 @@ export async function runnerStartPart({
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
   // Keys opened before the logger exists, then everything checked before a connection is tried.
   const settings = settingsWithKeys(settingsOrExit(), true)
-  const logger = createLogger(settings, 'feedrunner-runner')
-  routeLibraryWarnings(logger)
+  const logger = serviceLogger(settings, 'feedrunner-runner')
   await checkRunnerSettings(settings, logger, true)
   await waitForRedis(settings, 'feedrunner runner')
   const connections = new Connections(settings, logger)
@@ -82,7 +83,9 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   warnIfExposed(settings, logger, parts)
   serveUntilSignal(logger, parts, connections)
   // Said once SIGTERM is handled: whoever waits for this line may stop the runner at once.
-  console.log(
+  announce(
+    logger,
+    { listen: options.listen, work: options.work },
     `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
   )
 }

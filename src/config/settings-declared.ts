@@ -82,12 +82,14 @@ export const declaredSettings = {
     'info',
     {
       group: 'logging',
-      description: 'Least severity written: fatal, error, warn, info, debug, trace or silent.',
+      description:
+        'Least severity written: fatal, error, warn, info, debug, trace or silent. The lines that say a part started, where it listens and that it stops are written at info under warn and error too (not under silent).',
     },
   ),
   LOG_FORMAT: optional(z.enum(['json', 'pretty']), {
     group: 'logging',
-    description: 'json (one object a line) or pretty (for people).',
+    description:
+      "json (one pino object a line: a service process's stdout then carries nothing else, what libraries print included) or pretty (for people).",
     whenUnset: 'pretty on a terminal, json otherwise (a pipe, a file, a container log)',
   }),
   NO_COLOR: optional(z.string(), {
