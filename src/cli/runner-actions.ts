@@ -101,10 +101,15 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
     const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
     if (options.json) console.log(JSON.stringify(report, null, 2))
     else {
+      // The dev stack's only when its Redis and prefix are what was read: REDIS_URL or QUEUE_PREFIX
+      // set in the environment name another installation (an operator's own node).
+      const where = `Redis ${endpointOf(settings.REDIS_URL)}, queue prefix ${settings.QUEUE_PREFIX}`
       console.log(
-        devStack
-          ? `dev stack of this checkout (pid ${devStack.pid}): Redis ${settings.REDIS_URL}, queue prefix ${settings.QUEUE_PREFIX}\n`
-          : `Redis ${settings.REDIS_URL}, queue prefix ${settings.QUEUE_PREFIX}\n`,
+        devStack &&
+          devStack.redisUrl === settings.REDIS_URL &&
+          devStack.queuePrefix === settings.QUEUE_PREFIX
+          ? `dev stack of this checkout (pid ${devStack.pid}): ${where}\n`
+          : `${where}\n`,
       )
       console.log(
         renderTable(
