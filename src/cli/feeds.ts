@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { createFeedServer } from '../feeds/server/index.ts'
+import { rootCauseFirst } from '../config/errors.ts'
 import { announce } from './announce.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import { serviceLogger } from './service-log.ts'
@@ -77,7 +78,17 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(faults ? { intercept: faults.intercept } : {}),
   })
   const logger = serviceLogger(settings, 'feedrunner-feeds')
-  const url = await server.listen(options.port)
+  const url = await server.listen(options.port).catch((error: unknown) => {
+    // One line with the remedy, as `start` says it for EA_PORT; Node's own words were a stack trace.
+    console.error(
+      `feedrunner feeds serve could not start: ${
+        (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+          ? `--port ${options.port} is in use on ${options.host} (another process listens there): give --port a free port (0 picks one)`
+          : rootCauseFirst(error)
+      }`,
+    )
+    process.exit(1)
+  })
   // Never print the keys: only how many there are.
   announce(
     logger,
