@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander'
 import { createFeedServer } from '../feeds/server/index.ts'
 import { rootCauseFirst } from '../config/errors.ts'
 import { announce } from './announce.ts'
-import { settingsOrExit } from './lifecycle.ts'
+import { onStopSignal, settingsOrExit } from './lifecycle.ts'
 import { serviceLogger } from './service-log.ts'
 import { createFaultInjector, parseFaultSpec, type FaultSpec } from '../feeds/server/faults.ts'
 
@@ -95,7 +95,7 @@ async function serve(options: ServeOptions): Promise<void> {
     { url, keys: keys.length, signers: signers.length },
     `feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)${faults ? ` with faults ${JSON.stringify(faults.spec)}` : ''}`,
   )
-  const stop = () => {
+  onStopSignal(() => {
     if (faults)
       announce(
         logger,
@@ -106,9 +106,7 @@ async function serve(options: ServeOptions): Promise<void> {
       () => process.exit(0),
       () => process.exit(1),
     )
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  })
 }
 
 export function register(program: Command): void {

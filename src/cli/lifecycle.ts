@@ -60,10 +60,7 @@ export function serveUntilSignal(
   parts: readonly RunningPart[],
   connections: Connections,
 ): void {
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
+  onStopSignal((signal) => {
     logger.info({ signal }, 'stopping')
     setTimeout(() => process.exit(0), EXIT_LIMIT_MS).unref()
     const graceful = (async () => {
@@ -78,10 +75,26 @@ export function serveUntilSignal(
       .then(() => connections.close())
       .then(() => Promise.race([graceful, delay(EXIT_LIMIT_MS - GRACE_MS - 100)]))
       .finally(() => process.exit(0))
-  }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
+  })
   exitOnUnhandledRejection(logger)
+}
+
+/**
+ * Runs `stop` on the first SIGINT or SIGTERM (or a call of the function it answers). Later signals
+ * are taken, and ignored, while it runs: left to Node's default action, the second SIGINT of two at
+ * once (`kill -INT` to npm and to its node, npm passing its own on) ended the process before it had
+ * stopped a dev stack's redis-server and anvil, which stayed running under PID 1.
+ */
+export function onStopSignal(stop: (signal: NodeJS.Signals) => void): () => void {
+  let stopping = false
+  const once = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    stop(signal)
+  }
+  process.on('SIGINT', once)
+  process.on('SIGTERM', once)
+  return () => once('SIGTERM')
 }
 
 /**
@@ -117,17 +130,12 @@ export function stopOnSignal(
   onStopping?: () => void,
   options: { withParent?: boolean } = {},
 ): void {
-  let stopping = false
-  const handler = () => {
-    if (stopping) return
-    stopping = true
+  const handler = onStopSignal(() => {
     onStopping?.()
     const force = setTimeout(() => process.exit(1), 10_000)
     force.unref()
     void stop().finally(() => process.exit(0))
-  }
-  process.once('SIGINT', handler)
-  process.once('SIGTERM', handler)
+  })
   if (options.withParent) {
     const parent = process.ppid
     setInterval(() => {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,6 +7,7 @@ import { freePort } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { devStateSchema, type DevState } from '../../src/dev/state.ts'
 import { listeningAddresses, LOOPBACK_V4 } from '../support/listening.ts'
+import { alive, descendants } from '../support/process-tree.ts'
 
 // Issue 19 as a new operator met it: `npm start` in one terminal, then `demo`, `request` and
 // `status` in another, with no variables; then SIGTERM to npm must leave no process of its tree.
@@ -56,40 +57,6 @@ function runCli(
       resolveRun({ code, output })
     })
   })
-}
-
-/** The PIDs of `root`'s descendants now, from /proc (parent id is field 4 of /proc/<pid>/stat). */
-function descendants(root: number): number[] {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = []
-  const queue = [root]
-  while (queue.length > 0) {
-    const parent = queue.shift()!
-    for (const [pid, ppid] of parents)
-      if (ppid === parent && !found.includes(pid)) {
-        found.push(pid)
-        queue.push(pid)
-      }
-  }
-  return found
-}
-
-function alive(pid: number): boolean {
-  // A zombie has exited; only its parent's wait is missing.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch {
-    return false
-  }
 }
 
 describe('the first hour of a new operator (issue 19)', () => {
