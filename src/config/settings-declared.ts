@@ -251,7 +251,7 @@ export const declaredSettings = {
     description:
       "The address the adapter, its metrics and a worker's or runner's OPERATIONS_PORT listen on (the EA framework's own setting; feedrunner gives it this default, loopback, where the framework's is every interface). `0.0.0.0` or `::` for every interface, as the container image sets it; off loopback, the start says what it exposes.",
   }),
-  EA_PORT: withDefault(positiveInt, 8080, {
+  EA_PORT: withDefault(positiveInt.max(65_535), 8080, {
     group: 'adapter',
     unit: 'port',
     description:
