@@ -172,11 +172,7 @@ export async function runShowAction(requestId: string, options: { json?: boolean
         `${settings.QUEUE_PREFIX}:runner`,
         run.chainId,
       ).reconciledAt()
-      printRun(
-        run,
-        { checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet' },
-        options,
-      )
+      printRun(run, { reconciledAt }, options)
     }
   } finally {
     redis.disconnect()
