@@ -25,7 +25,9 @@ RUN npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${BASE_IMAGE}
 # The dev stack records where it runs for the other commands; /app is read-only, /tmp is the tmpfs.
-ENV NODE_ENV=production DEV_STATE_FILE=/tmp/feedrunner-dev.json
+# EA_HOST: feedrunner listens on loopback by default, which no published port reaches in a container;
+# here every interface of the container's own network (`dev` stays on loopback whatever it says).
+ENV NODE_ENV=production DEV_STATE_FILE=/tmp/feedrunner-dev.json EA_HOST=0.0.0.0
 WORKDIR /app
 # Owned by root and read-only to `node`: the service cannot change its own code.
 COPY --from=build /app/node_modules ./node_modules

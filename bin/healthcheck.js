@@ -44,18 +44,25 @@ function devAdapterUrl() {
   }
 }
 
+/** The address EA_HOST binds the adapter and OPERATIONS_PORT to, as a URL's host (loopback for every interface). */
+function servedHost() {
+  const host = (process.env.EA_HOST || '127.0.0.1').replace(/^\[|\]$/g, '')
+  if (host === '0.0.0.0' || /^[0:]+$/.test(host)) return '127.0.0.1'
+  return host.includes(':') ? `[${host}]` : host
+}
+
 /** Where to ask, or a reason there is nothing to ask. */
 function target(args) {
   const [command, sub] = args
   const devUrl = command === 'dev' ? devAdapterUrl() : undefined
   if (devUrl) return { url: `${devUrl}/live`, needOk: true }
   if (command === 'start' || command === 'adapter' || command === 'dev')
-    return { url: `http://127.0.0.1:${process.env.EA_PORT || 8080}/live`, needOk: true }
+    return { url: `http://${servedHost()}:${process.env.EA_PORT || 8080}/live`, needOk: true }
   if (command === 'worker' || command === 'runner') {
     const port = process.env.OPERATIONS_PORT || '9090'
     if (port === '0')
       return { reason: `${command}: OPERATIONS_PORT=0, no liveness endpoint to ask` }
-    return { url: `http://127.0.0.1:${port}/live`, needOk: true }
+    return { url: `http://${servedHost()}:${port}/live`, needOk: true }
   }
   if (command === 'feeds' && sub === 'serve')
     return { url: `http://127.0.0.1:${optionValue(args, '--port', '8090')}/`, needOk: false }

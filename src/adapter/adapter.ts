@@ -26,6 +26,7 @@ import { FetchShares } from './fetch-shares.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
 import { clientKeyFetch } from './upstream.ts'
+import { listenAddress } from '../net/listen-address.ts'
 
 /**
  * Settings the framework reads that are secrets: marked sensitive so the framework's own censoring
@@ -88,6 +89,8 @@ export function createAdapter(
   const config = new AdapterConfig(customSettings, {
     envDefaultOverrides: {
       EA_PORT: settings.EA_PORT,
+      // Loopback unless EA_HOST says otherwise (the framework's own default is every interface).
+      EA_HOST: settings.EA_HOST,
       LOG_LEVEL: settings.LOG_LEVEL,
       ...options.framework,
     },
@@ -112,11 +115,17 @@ export function createAdapter(
 
 export interface RunningAdapter {
   adapter: Adapter
-  /** `http://127.0.0.1:<port>` (the server listens on EA_HOST, all interfaces by default). */
+  /** Where this host reaches it: `http://127.0.0.1:<port>` when it listens on every interface. */
   url: string
+  /** The address it listens on (EA_HOST): `http://0.0.0.0:<port>`, `http://127.0.0.1:<port>`. */
+  listening: string
+  /** Whether only this machine reaches the adapter and its metrics (EA_HOST is a loopback address). */
+  loopback: boolean
   port: number
   /** Prometheus text, when metrics are enabled. */
   metricsUrl?: string
+  /** The address the metrics server listens on, when it runs. */
+  metricsListening?: string
   close(): Promise<void>
 }
 
@@ -208,9 +217,19 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     )
   const port = (api.server.address() as AddressInfo).port
   const metricsPort = metricsApi ? (metricsApi.server.address() as AddressInfo).port : undefined
-  const url = `http://127.0.0.1:${port}`
-  const metricsUrl =
-    metricsPort !== undefined ? `http://127.0.0.1:${metricsPort}/metrics` : undefined
-  logger.info({ url, metricsUrl, cache: frameworkSettings.CACHE_TYPE }, 'adapter listening')
-  return { adapter, url, port, ...(metricsUrl ? { metricsUrl } : {}), close: closeAll }
+  const bound = listenAddress(frameworkSettings.EA_HOST, port)
+  const metricsBound =
+    metricsPort !== undefined ? listenAddress(frameworkSettings.EA_HOST, metricsPort) : undefined
+  const metrics = metricsBound
+    ? { metricsUrl: `${metricsBound.url}/metrics`, metricsListening: metricsBound.listening }
+    : {}
+  return {
+    adapter,
+    url: bound.url,
+    listening: bound.listening,
+    loopback: bound.loopback,
+    port,
+    ...metrics,
+    close: closeAll,
+  }
 }

@@ -1,5 +1,4 @@
 import type { Command } from 'commander'
-import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import type { Logger } from '../config/logger.ts'
 import {
   FEED_FAMILIES,
@@ -9,10 +8,14 @@ import {
   type Settings,
 } from '../config/settings.ts'
 import type { Connections } from '../queue/connections.ts'
+import { announce } from './announce.ts'
+import type { Served } from './exposure.ts'
 import {
+  operationsRunning,
   serveUntilSignal,
   settingsOrExit,
   startOperationsPort,
+  warnIfExposed,
   type RunningPart,
 } from './lifecycle.ts'
 
@@ -23,8 +26,8 @@ const adapterModule = (): Promise<typeof import('../adapter/adapter.ts')> =>
   import('../adapter/adapter.ts')
 const workersModule = (): Promise<typeof import('../adapter/workers.ts')> =>
   import('../adapter/workers.ts')
-const loggerModule = (): Promise<typeof import('../config/logger.ts')> =>
-  import('../config/logger.ts')
+const serviceLogModule = (): Promise<typeof import('./service-log.ts')> =>
+  import('./service-log.ts')
 const dashboardModule = (): Promise<typeof import('../dashboard/mount.ts')> =>
   import('../dashboard/mount.ts')
 const connectionsModule = (): Promise<typeof import('../queue/connections.ts')> =>
@@ -90,7 +93,7 @@ export function register(program: Command): void {
       run(
         'start',
         async (context) => {
-          const parts = [await adapterPart(context)]
+          const parts: RunningPart[] = [await adapterPart(context)]
           if ((await workersModule()).configuredFamilies(context.settings).length > 0)
             parts.push(await workerPart(context))
           else context.logger.warn('no <FAMILY>_URL set: this process runs no fetch workers')
@@ -102,7 +105,11 @@ export function register(program: Command): void {
     )
 }
 
-async function adapterPart({ settings, logger, connections }: ProcessContext) {
+async function adapterPart({
+  settings,
+  logger,
+  connections,
+}: ProcessContext): Promise<RunningPart> {
   const { startAdapter } = await adapterModule()
   const adapterLogger = logger.child({ part: 'adapter' })
   const { mountOperations } = await dashboardModule()
@@ -112,10 +119,21 @@ async function adapterPart({ settings, logger, connections }: ProcessContext) {
     connections,
     mount: (api, bind) => mountOperations(api, settings, adapterLogger, connections, bind),
   })
-  console.log(
-    `feedrunner adapter listening on ${adapter.url}${adapter.metricsUrl ? ` (metrics ${adapter.metricsUrl})` : ''}`,
+  announce(
+    logger,
+    { listening: adapter.listening, metrics: adapter.metricsListening },
+    `feedrunner adapter listening on ${adapter.listening}${adapter.metricsListening ? ` (metrics ${adapter.metricsListening}/metrics)` : ''}`,
   )
-  return { name: 'adapter', close: () => adapter.close() }
+  const served: Served[] = [
+    { listening: adapter.listening, loopback: adapter.loopback, what: 'adapter' },
+  ]
+  if (adapter.metricsListening)
+    served.push({
+      listening: adapter.metricsListening,
+      loopback: adapter.loopback,
+      what: 'metrics',
+    })
+  return { name: 'adapter', close: () => adapter.close(), served }
 }
 
 async function workerPart(
@@ -129,14 +147,18 @@ async function workerPart(
     connections,
     ...(families ? { families } : {}),
   })
-  console.log(`feedrunner fetch workers running for ${workers.families.join(', ')}`)
+  announce(
+    logger,
+    { families: workers.families },
+    `feedrunner fetch workers running for ${workers.families.join(', ')}`,
+  )
   return { name: 'worker', close: () => workers.close() }
 }
 
 /** Metrics and health on OPERATIONS_PORT for a process without the adapter (none when it is 0). */
 async function operationsPart({ settings, logger }: ProcessContext) {
   const server = await startOperationsPort(settings, logger)
-  return server ? [{ name: 'operations', close: () => server.close() }] : []
+  return server ? [operationsRunning(server)] : []
 }
 
 /** The families a worker fetches each have their URL (a family named by --families may lack it). */
@@ -185,8 +207,7 @@ async function run(
   const parsed = settingsOrExit()
   const runsRunner = name === 'start' && (parsed.RPC_URL || parsed.CHAINS_FILE) !== undefined
   const settings = settingsWithKeys(parsed, runsRunner)
-  const logger = (await loggerModule()).createLogger(settings, `feedrunner-${name}`)
-  routeLibraryWarnings(logger)
+  const logger = (await serviceLogModule()).serviceLogger(settings, `feedrunner-${name}`)
   // Everything is checked before a port opens or a connection is tried.
   for (const check of checks) await check(settings, logger)
   await waitForRedis(settings, `feedrunner ${name}`)
@@ -199,5 +220,6 @@ async function run(
     await connections.close()
     process.exit(1)
   }
+  warnIfExposed(settings, logger, parts)
   serveUntilSignal(logger, parts, connections)
 }

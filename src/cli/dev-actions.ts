@@ -10,7 +10,9 @@ import { answerLabel } from '../pipeline/index.ts'
 import { drivableShape } from '../runner/feed-job.ts'
 import { devStateFile, runningDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
+import { announce } from './announce.ts'
 import { settingsOrExit, stopOnSignal } from './lifecycle.ts'
+import { jsonStdout, serviceLogger } from './service-log.ts'
 import { renderTable } from './table.ts'
 
 /** The ports `feedrunner dev` takes when they are free, so a chain tool finds anvil at its usual port. */
@@ -36,7 +38,12 @@ export async function devAction(): Promise<void> {
       ownRedis: given.REDIS_URL === undefined,
       prefix: given.QUEUE_PREFIX ?? checkoutPrefix(stateFile, given.REDIS_URL),
     },
+    'feedrunner-dev',
   )
+  // For a person at a terminal, the stack as tables; off a terminal, each block one line of the log.
+  const say = jsonStdout(stack.settings)
+    ? (text: string) => announce(logger, {}, text.replace(/^\n+/, ''))
+    : (text: string) => console.log(text)
   const jobs = stack.runner
     ? watchRunnerJobs(stack.runner, stack.settings.JOBS_DIR, logger)
     : undefined
@@ -46,16 +53,16 @@ export async function devAction(): Promise<void> {
       await jobs?.close()
       await stack.stop()
     },
-    '\nstopping...',
+    () => say('\nstopping...'),
     { withParent: true },
   )
   writeDevState(stateFile, devState(stack))
-  printStack(stack)
-  console.log(`\nwhere it runs: ${stateFile}`)
-  console.log(
+  printStack(stack, say)
+  say(`\nwhere it runs: ${stateFile}`)
+  say(
     `\nfeedrunner dev ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Ctrl-C stops everything.`,
   )
-  console.log(
+  say(
     'In another terminal of this checkout (each finds this stack by itself):\n' +
       '  npx feedrunner request game-odds   # one request on chain, with the documented example\n' +
       '  npx feedrunner status              # queue depths and the latest runs\n' +
@@ -146,18 +153,25 @@ function checkoutPrefix(stateFile: string, redisUrl: string | undefined): string
     : `feedrunner-dev-${id}`
 }
 
+/** Starts a stack; `service` names the logger of a process that serves (dev), whose stdout is its log. */
 async function startStack(
   overrides: Record<string, string>,
   options: DevStackOptions,
+  service?: string,
 ): Promise<{ stack: DevStack; logger: Logger }> {
+  // Loopback only, whatever EA_HOST says (the container image sets it for the production parts): the
+  // dev stack has no authentication and well-known keys. The EA framework reads it from process.env.
+  process.env.EA_HOST = '127.0.0.1'
   const env = {
     ...process.env,
     ...Object.fromEntries(Object.entries(overrides).filter(([key]) => !process.env[key])),
   }
   const settings = settingsOrExit(env)
   try {
-    const logger = createLogger(settings, 'feedrunner-dev')
-    routeLibraryWarnings(logger)
+    const logger = service
+      ? serviceLogger(settings, service)
+      : createLogger(settings, 'feedrunner-dev')
+    if (!service) routeLibraryWarnings(logger)
     return { stack: await startDevStack({ ...options, env, logger }), logger }
   } catch (error) {
     // A taken EA_PORT is named by its setting, as in start.
@@ -167,9 +181,9 @@ async function startStack(
   }
 }
 
-function printStack(stack: DevStack): void {
+function printStack(stack: DevStack, say: (text: string) => void): void {
   const { addresses, chainId } = stack.contracts
-  console.log(
+  say(
     renderTable(
       ['part', 'where'],
       [
@@ -197,9 +211,9 @@ function printStack(stack: DevStack): void {
     ),
   )
   const jobs = stack.runner?.registry.jobs ?? []
-  console.log(`\n${jobs.length} jobs from ${stack.settings.JOBS_DIR}:`)
+  say(`\n${jobs.length} jobs from ${stack.settings.JOBS_DIR}:`)
   const undrivable: string[] = []
-  console.log(
+  say(
     renderTable(
       ['job', 'externalJobID', 'answer', 'request parameters'],
       jobs.map((loaded) => {
@@ -215,5 +229,5 @@ function printStack(stack: DevStack): void {
     ),
   )
   // The runner serves these as their specs say; only the dev tools cannot make requests for them.
-  for (const line of undrivable) console.log(line)
+  for (const line of undrivable) say(line)
 }

@@ -1,6 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { createFeedServer } from '../feeds/server/index.ts'
-import { settingsOrExit } from './lifecycle.ts'
+import { rootCauseFirst } from '../config/errors.ts'
+import { announce } from './announce.ts'
+import { onStopSignal, settingsOrExit } from './lifecycle.ts'
+import { serviceLogger } from './service-log.ts'
 import { createFaultInjector, parseFaultSpec, type FaultSpec } from '../feeds/server/faults.ts'
 
 function list(value: string): string[] {
@@ -74,20 +77,36 @@ async function serve(options: ServeOptions): Promise<void> {
     host: options.host,
     ...(faults ? { intercept: faults.intercept } : {}),
   })
-  const url = await server.listen(options.port)
+  const logger = serviceLogger(settings, 'feedrunner-feeds')
+  const url = await server.listen(options.port).catch((error: unknown) => {
+    // One line with the remedy, as `start` says it for EA_PORT; Node's own words were a stack trace.
+    console.error(
+      `feedrunner feeds serve could not start: ${
+        (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+          ? `--port ${options.port} is in use on ${options.host} (another process listens there): give --port a free port (0 picks one)`
+          : rootCauseFirst(error)
+      }`,
+    )
+    process.exit(1)
+  })
   // Never print the keys: only how many there are.
-  console.log(
+  announce(
+    logger,
+    { url, keys: keys.length, signers: signers.length },
     `feed service listening on ${url} (${keys.length} key(s), ${signers.length} signer(s), chains: ${Object.keys(options.chain).join(', ') || 'none'} + ethereum-mainnet recorded)${faults ? ` with faults ${JSON.stringify(faults.spec)}` : ''}`,
   )
-  const stop = () => {
-    if (faults) console.log(`faults injected: ${JSON.stringify(faults.stats())}`)
+  onStopSignal(() => {
+    if (faults)
+      announce(
+        logger,
+        { faults: faults.stats() },
+        `faults injected: ${JSON.stringify(faults.stats())}`,
+      )
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),
     )
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  })
 }
 
 export function register(program: Command): void {

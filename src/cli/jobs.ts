@@ -26,11 +26,19 @@ export function register(program: Command): void {
     })
   jobs
     .command('list')
-    .description('The job specs as a Markdown table (the README\'s "Job specs" table)')
+    .description(
+      'The job specs as a Markdown table (the README\'s "Job specs" table); with --running, the jobs a running feedrunner serves',
+    )
     .argument('[files...]', 'spec files (default: every .toml in JOBS_DIR or jobs/)')
+    .option(
+      '--running',
+      'the jobs the running runners have loaded, per chain (the dev stack of this checkout, or REDIS_URL and QUEUE_PREFIX)',
+    )
     .option('--json', 'print JSON alone on stdout')
-    .action(async (files: string[], options: { json?: boolean }) => {
-      process.exitCode = await list(files.length > 0 ? files : await defaultSpecFiles(), options)
+    .action(async (files: string[], options: { json?: boolean; running?: boolean }) => {
+      process.exitCode = options.running
+        ? await (await import('./jobs-running.ts')).runningJobsAction(options)
+        : await list(files.length > 0 ? files : await defaultSpecFiles(), options)
     })
   registerRetarget(jobs)
   jobs

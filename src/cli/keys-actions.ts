@@ -13,23 +13,27 @@ import {
   writeKeystoreJson,
   type PasswordSource,
 } from '../config/keystore.ts'
+import { commitWarning, type KeyPlace } from './git-exposure.ts'
 import type { KeystoreOptions } from './keys.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
 /** The keystore folder: --dir, else KEYSTORE_DIR, else `keys`. */
-function keystoreDir(settings: Settings, options: KeystoreOptions): string {
+export function keystoreDir(settings: Settings, options: KeystoreOptions): string {
   return options.dir ?? settings.KEYSTORE_DIR ?? 'keys'
 }
 
 /** Where the password comes from: --password-file, --password-env, else the settings. */
-function passwordSource(settings: Settings, options: KeystoreOptions): PasswordSource | undefined {
+export function passwordSource(
+  settings: Settings,
+  options: KeystoreOptions,
+): PasswordSource | undefined {
   if (options.passwordFile) return passwordFromFile(options.passwordFile)
   if (options.passwordEnv) return passwordFromVariable(options.passwordEnv, process.env)
   return settingsPassword(settings)
 }
 
-function needPassword(source: PasswordSource | undefined): PasswordSource {
+export function needPassword(source: PasswordSource | undefined): PasswordSource {
   if (!source)
     throw new SettingsError([
       'no password: give --password-file <file> or --password-env <variable> (or set KEYSTORE_PASSWORD_FILE)',
@@ -38,10 +42,12 @@ function needPassword(source: PasswordSource | undefined): PasswordSource {
 }
 
 /** Runs a keys command: a settings or key problem is one line on stderr and exit code 1. */
-async function keysCommand(run: (settings: Settings) => void): Promise<void> {
+export async function keysCommand(
+  run: (settings: Settings) => void | Promise<void>,
+): Promise<void> {
   const settings = settingsOrExit()
   try {
-    run(settings)
+    await run(settings)
   } catch (error) {
     console.error(
       error instanceof SettingsError ? error.problems.join('\n') : (error as Error).message,
@@ -50,14 +56,30 @@ async function keysCommand(run: (settings: Settings) => void): Promise<void> {
   }
 }
 
+/** Says on stderr, before anything is written, that git would commit what the command writes. */
+export function sayBeforeWriting(places: readonly KeyPlace[]): void {
+  const warning = commitWarning(places)
+  if (warning) console.error(warning)
+}
+
 /** Prints what a command made: JSON alone on stdout with --json, else a line for people. */
-function report(options: KeystoreOptions, json: Record<string, unknown>, line: string): void {
+export function report(
+  options: KeystoreOptions,
+  json: Record<string, unknown>,
+  line: string,
+): void {
   console.log(options.json ? JSON.stringify(json, null, 2) : line)
 }
 
 export async function createKeyAction(options: KeystoreOptions): Promise<void> {
   await keysCommand((settings) => {
     const dir = keystoreDir(settings, options)
+    const newPasswordFile =
+      options.passwordFile && !existsSync(options.passwordFile) ? options.passwordFile : undefined
+    sayBeforeWriting([
+      { path: dir, folder: true },
+      ...(newPasswordFile ? [{ path: newPasswordFile }] : []),
+    ])
     let password: string
     if (options.passwordFile && !existsSync(options.passwordFile)) {
       password = createPasswordFile(options.passwordFile)
@@ -86,6 +108,7 @@ export async function importKeyAction(
         'give either a keystore file to import or --private-key-env <variable>, one of them',
       ])
     const password = needPassword(passwordSource(settings, options))
+    sayBeforeWriting([{ path: dir, folder: true }])
     let imported: { path: string; address: string }
     if (file !== undefined) {
       const json = readKeystoreFile(file)

@@ -21,7 +21,7 @@ function keystoreOptions(command: Command): Command {
     .option('--password-env <variable>', 'environment variable that holds the password')
 }
 
-/** `feedrunner keys create|import|list`: sender keys in Web3 Secret Storage keystores. */
+/** `feedrunner keys create|import|list|export|delete`: sender keys in Web3 Secret Storage keystores. */
 export function register(program: Command): void {
   const keys = program
     .command('keys')
@@ -63,4 +63,30 @@ export function register(program: Command): void {
   )
     .option('--json', 'print JSON')
     .action(async (options: KeystoreOptions) => (await actions()).listKeysAction(options))
+  keystoreOptions(
+    keys
+      .command('export')
+      .description(
+        "A key's keystore, checked to open with the password, as a backup: the keystore JSON alone on stdout, or written to --out (0600)",
+      )
+      .argument('<address>', 'the address of the key'),
+  )
+    .option('--out <file>', 'write it to this file (never over one that exists)')
+    .option('--json', 'with --out: print JSON')
+    .action(async (address: string, options: KeystoreOptions & { out?: string }) =>
+      (await import('./keys-backup.ts')).exportKeyAction(address, options),
+    )
+  keystoreOptions(
+    keys
+      .command('delete')
+      .description(
+        "Deletes a key's keystore from the folder after asking (type yes); take it out of the Operator's authorised senders first",
+      )
+      .argument('<address>', 'the address of the key'),
+  )
+    .option('--yes', 'delete without asking')
+    .option('--json', 'print JSON')
+    .action(async (address: string, options: KeystoreOptions & { yes?: boolean }) =>
+      (await import('./keys-backup.ts')).deleteKeyAction(address, options),
+    )
 }

@@ -5,6 +5,8 @@ import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
 import type { OperationsServer } from '../health/server.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
+import { announce } from './announce.ts'
+import { exposureWarning, type Served } from './exposure.ts'
 
 /** The settings from the environment, or a message naming the bad variable and exit code 1. */
 export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -20,6 +22,23 @@ export function settingsOrExit(env: NodeJS.ProcessEnv = process.env): Settings {
 export interface RunningPart {
   name: string
   close(): Promise<void>
+  /** The servers it listens with, for the warning of what a bind beyond loopback exposes. */
+  served?: readonly Served[]
+}
+
+/** Says once, at warn, what the process's servers off loopback give anyone who reaches the host. */
+export function warnIfExposed(
+  settings: Settings,
+  logger: Logger,
+  parts: readonly RunningPart[],
+): void {
+  const served = parts.flatMap((part) => part.served ?? [])
+  const warning = exposureWarning(settings, served)
+  if (warning)
+    logger.warn(
+      { exposed: served.filter((server) => !server.loopback).map((server) => server.listening) },
+      warning,
+    )
 }
 
 /**
@@ -41,10 +60,7 @@ export function serveUntilSignal(
   parts: readonly RunningPart[],
   connections: Connections,
 ): void {
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
+  onStopSignal((signal) => {
     logger.info({ signal }, 'stopping')
     setTimeout(() => process.exit(0), EXIT_LIMIT_MS).unref()
     const graceful = (async () => {
@@ -59,10 +75,26 @@ export function serveUntilSignal(
       .then(() => connections.close())
       .then(() => Promise.race([graceful, delay(EXIT_LIMIT_MS - GRACE_MS - 100)]))
       .finally(() => process.exit(0))
-  }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
+  })
   exitOnUnhandledRejection(logger)
+}
+
+/**
+ * Runs `stop` on the first SIGINT or SIGTERM (or a call of the function it answers). Later signals
+ * are taken, and ignored, while it runs: left to Node's default action, the second SIGINT of two at
+ * once (`kill -INT` to npm and to its node, npm passing its own on) ended the process before it had
+ * stopped a dev stack's redis-server and anvil, which stayed running under PID 1.
+ */
+export function onStopSignal(stop: (signal: NodeJS.Signals) => void): () => void {
+  let stopping = false
+  const once = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    stop(signal)
+  }
+  process.on('SIGINT', once)
+  process.on('SIGTERM', once)
+  return () => once('SIGTERM')
 }
 
 /**
@@ -95,20 +127,15 @@ function delay(ms: number): Promise<void> {
  */
 export function stopOnSignal(
   stop: () => Promise<void>,
-  announce?: string,
+  onStopping?: () => void,
   options: { withParent?: boolean } = {},
 ): void {
-  let stopping = false
-  const handler = () => {
-    if (stopping) return
-    stopping = true
-    if (announce) console.log(announce)
+  const handler = onStopSignal(() => {
+    onStopping?.()
     const force = setTimeout(() => process.exit(1), 10_000)
     force.unref()
     void stop().finally(() => process.exit(0))
-  }
-  process.once('SIGINT', handler)
-  process.once('SIGTERM', handler)
+  })
   if (options.withParent) {
     const parent = process.ppid
     setInterval(() => {
@@ -133,7 +160,10 @@ export async function startOperationsPort(
   const { startOperationsServer } = await import('../health/server.ts')
   let server: OperationsServer
   try {
-    server = await startOperationsServer({ port: settings.OPERATIONS_PORT, logger })
+    server = await startOperationsServer({
+      port: settings.OPERATIONS_PORT,
+      host: settings.EA_HOST,
+    })
   } catch (error) {
     // A second runner or worker on one host must still run; it only lacks its own /metrics.
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
@@ -147,6 +177,19 @@ export async function startOperationsPort(
     return undefined
   }
   collectProcessMetrics()
-  console.log(`metrics ${server.url}/metrics, health ${server.url}/ready and ${server.url}/live`)
+  announce(
+    logger,
+    { listening: server.listening },
+    `metrics ${server.listening}/metrics, health ${server.listening}/ready and ${server.listening}/live`,
+  )
   return server
+}
+
+/** The operations server as a part of its process. */
+export function operationsRunning(server: OperationsServer): RunningPart {
+  return {
+    name: 'operations',
+    close: () => server.close(),
+    served: [{ listening: server.listening, loopback: server.loopback, what: 'metrics' }],
+  }
 }

@@ -1,4 +1,12 @@
-import { formatUnits, JsonRpcProvider, Network, parseEther, parseUnits, Wallet } from 'ethers'
+import {
+  formatUnits,
+  getAddress,
+  JsonRpcProvider,
+  Network,
+  parseEther,
+  parseUnits,
+  Wallet,
+} from 'ethers'
 import { chainsFromSettings } from '../config/chains.ts'
 import { errorKindOf, FeedrunnerError, rootCauseFirst } from '../config/errors.ts'
 import {
@@ -215,9 +223,14 @@ export async function authorizeAction(options: AuthorizeCommandOptions): Promise
 export async function showAction(options: { operator: string; json?: boolean }): Promise<void> {
   await onChain(async ({ settings, provider, chainId }) => {
     const state = await readOperator(provider, options.operator)
+    // Everything the table shows, amounts in juels.
     const json = {
+      operator: getAddress(options.operator),
+      chainId,
+      rpc: endpointOf(settings.RPC_URL!),
       owner: state.owner,
       authorizedSenders: state.authorizedSenders,
+      linkToken: state.link,
       linkBalance: state.linkBalance.toString(),
       withdrawable: state.withdrawable.toString(),
     }

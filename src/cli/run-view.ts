@@ -1,5 +1,6 @@
 import { formatUnits } from 'ethers'
-import type { RunRecord } from '../runner/run-record.ts'
+import { withoutRepeats } from '../config/errors.ts'
+import type { RunRecord, TaskRecord } from '../runner/run-record.ts'
 import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
 import { renderTable } from './table.ts'
 
@@ -13,17 +14,19 @@ const SHOWN_OUTPUT_CHARS = 100
  */
 export function printRun(
   run: RunRecord,
-  extra: { checkedAgainstChain: string },
+  extra: { reconciledAt: number | undefined },
   options: { json?: boolean } = {},
 ): void {
   const notes = [...replayHistory(run), ...requesterAdvice(run, Math.floor(Date.now() / 1000))]
+  const checkedAgainstChain = checkedSince(run, extra.reconciledAt)
   if (options.json) {
-    console.log(JSON.stringify({ ...run, ...extra }, null, 2))
+    console.log(JSON.stringify(recordShown(run, checkedAgainstChain), null, 2))
     if (notes.length > 0) console.error(notes.join('\n'))
     return
   }
-  console.log(renderTable(['run', run.requestId], summaryRows(run, extra.checkedAgainstChain)))
+  console.log(renderTable(['run', run.requestId], summaryRows(run, checkedAgainstChain)))
   const tasks = run.tasks ?? []
+  const because = failedBecause(tasks)
   console.log(
     tasks.length === 0
       ? '\nno task has run yet'
@@ -33,7 +36,11 @@ export function printRun(
             task.id,
             task.type,
             task.ms === undefined ? '' : String(task.ms),
-            task.error !== undefined ? `FAILED: ${oneLine(task.error)}` : shown(task.output),
+            task.error === undefined
+              ? shown(task.output)
+              : because.has(task.id)
+                ? `FAILED because ${because.get(task.id)} failed`
+                : `FAILED: ${oneLine(task.error)}`,
           ]),
         )}`,
   )
@@ -56,6 +63,55 @@ function summaryRows(run: RunRecord, checkedAgainstChain: string): string[][] {
     ['checked against the chain', checkedAgainstChain],
   ]
   return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '')
+}
+
+/**
+ * The failed tasks that failed because an earlier one did (its failure is in theirs), each with the
+ * nearest such task: the chain of causes is said once, at the task where it began, and not again,
+ * longer each time, on every task after it.
+ */
+function failedBecause(tasks: readonly TaskRecord[]): Map<string, string> {
+  const because = new Map<string, string>()
+  tasks.forEach((task, at) => {
+    if (!task.failure) return
+    const carried = new Set(withoutRepeats(task.failure).causes.map((cause) => cause.message))
+    const earlier = tasks
+      .slice(0, at)
+      .findLast((other) => other.failure && carried.has(other.failure.message))
+    if (earlier) because.set(task.id, earlier.id)
+  })
+  return because
+}
+
+/**
+ * When the chain was last asked about this run: the reconciler's last pass, if it came after the
+ * run was received (one before it said nothing of this run, and read as a time before "received").
+ */
+function checkedSince(run: RunRecord, reconciledAt: number | undefined): string {
+  const received = Math.min(...Object.values(run.times).filter((at) => typeof at === 'number'))
+  return reconciledAt !== undefined && reconciledAt >= received
+    ? new Date(reconciledAt).toISOString()
+    : 'not yet'
+}
+
+/** The record as --json prints it: its times in the order they came, each stored error said once. */
+function recordShown(run: RunRecord, checkedAgainstChain: string): Record<string, unknown> {
+  const times = Object.fromEntries(
+    Object.entries(run.times).sort((a, b) => (a[1] ?? 0) - (b[1] ?? 0)),
+  )
+  return {
+    ...run,
+    ...(run.failure ? { failure: withoutRepeats(run.failure) } : {}),
+    ...(run.tasks
+      ? {
+          tasks: run.tasks.map((task) =>
+            task.failure ? { ...task, failure: withoutRepeats(task.failure) } : task,
+          ),
+        }
+      : {}),
+    times,
+    checkedAgainstChain,
+  }
 }
 
 /** `received 2025-01-01T10:00:00.000Z, running +3 ms, sent +180 ms, fulfilled +420 ms`. */

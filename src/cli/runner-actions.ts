@@ -1,5 +1,3 @@
-import { routeLibraryWarnings } from '../config/library-warnings.ts'
-import { createLogger } from '../config/logger.ts'
 import { endpointOf } from '../config/settings.ts'
 import { connectClient } from '../queue/connection.ts'
 import { Connections } from '../queue/connections.ts'
@@ -8,13 +6,17 @@ import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
 import { readStatus, type StatusReport } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
+import { announce } from './announce.ts'
+import { serviceLogger } from './service-log.ts'
 import { withDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
 import { checkRunnerSettings, settingsWithKeys, waitForRedis } from './start-checks.ts'
 import {
+  operationsRunning,
   serveUntilSignal,
   settingsOrExit,
   startOperationsPort,
+  warnIfExposed,
   type RunningPart,
 } from './lifecycle.ts'
 import { printRun } from './run-view.ts'
@@ -35,7 +37,9 @@ export async function runnerStartPart({
   })
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // Host and port only: an RPC URL's path often carries an API key.
-  console.log(
+  announce(
+    logger,
+    { chains: [...runner.byChain.keys()] },
     settings.RPC_URL
       ? `feedrunner runner watching and working on RPC_URL ${endpointOf(settings.RPC_URL)}`
       : `feedrunner runner watching and working on chains ${[...runner.byChain.keys()].join(', ')} (CHAINS_FILE ${settings.CHAINS_FILE})`,
@@ -53,8 +57,7 @@ export async function runnerStartPart({
 export async function runnerAction(options: { listen: boolean; work: boolean }): Promise<void> {
   // Keys opened before the logger exists, then everything checked before a connection is tried.
   const settings = settingsWithKeys(settingsOrExit(), true)
-  const logger = createLogger(settings, 'feedrunner-runner')
-  routeLibraryWarnings(logger)
+  const logger = serviceLogger(settings, 'feedrunner-runner')
   await checkRunnerSettings(settings, logger, true)
   await waitForRedis(settings, 'feedrunner runner')
   const connections = new Connections(settings, logger)
@@ -72,17 +75,17 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // No adapter in this process: metrics and health get a port of their own.
   const operations = await startOperationsPort(settings, logger)
-  serveUntilSignal(
-    logger,
-    [
-      { name: 'runner', close: () => runner.stop() },
-      jobs,
-      ...(operations ? [{ name: 'operations', close: () => operations.close() }] : []),
-    ],
-    connections,
-  )
+  const parts = [
+    { name: 'runner', close: () => runner.stop() },
+    jobs,
+    ...(operations ? [operationsRunning(operations)] : []),
+  ]
+  warnIfExposed(settings, logger, parts)
+  serveUntilSignal(logger, parts, connections)
   // Said once SIGTERM is handled: whoever waits for this line may stop the runner at once.
-  console.log(
+  announce(
+    logger,
+    { listen: options.listen, work: options.work },
     `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
   )
 }
@@ -98,10 +101,15 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
     const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
     if (options.json) console.log(JSON.stringify(report, null, 2))
     else {
+      // The dev stack's only when its Redis and prefix are what was read: REDIS_URL or QUEUE_PREFIX
+      // set in the environment name another installation (an operator's own node).
+      const where = `Redis ${endpointOf(settings.REDIS_URL)}, queue prefix ${settings.QUEUE_PREFIX}`
       console.log(
-        devStack
-          ? `dev stack of this checkout (pid ${devStack.pid}): Redis ${settings.REDIS_URL}, queue prefix ${settings.QUEUE_PREFIX}\n`
-          : `Redis ${settings.REDIS_URL}, queue prefix ${settings.QUEUE_PREFIX}\n`,
+        devStack &&
+          devStack.redisUrl === settings.REDIS_URL &&
+          devStack.queuePrefix === settings.QUEUE_PREFIX
+          ? `dev stack of this checkout (pid ${devStack.pid}): ${where}\n`
+          : `${where}\n`,
       )
       console.log(
         renderTable(
@@ -164,11 +172,7 @@ export async function runShowAction(requestId: string, options: { json?: boolean
         `${settings.QUEUE_PREFIX}:runner`,
         run.chainId,
       ).reconciledAt()
-      printRun(
-        run,
-        { checkedAgainstChain: reconciledAt ? new Date(reconciledAt).toISOString() : 'not yet' },
-        options,
-      )
+      printRun(run, { reconciledAt }, options)
     }
   } finally {
     redis.disconnect()

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { addStartPart } from './adapter.ts'
+import type { RunsListOptions } from './runs-list.ts'
 
 // Redis, ethers and the pipeline load only when one of these commands runs.
 const actions = (): Promise<typeof import('./runner-actions.ts')> => import('./runner-actions.ts')
@@ -40,6 +41,26 @@ export function register(program: Command): void {
     .option('--json', 'print the run record as JSON (advice for its requester goes to stderr)')
     .action(async (requestId: string, options: { json?: boolean }) =>
       (await actions()).runShowAction(requestId, options),
+    )
+  runs
+    .command('list')
+    .description(
+      'Runs of this installation, newest first (the dev stack of this checkout, or REDIS_URL and QUEUE_PREFIX), filtered',
+    )
+    .option(
+      '--state <state>',
+      'only runs in this state (received, running, sent, fulfilled, errored, ...)',
+    )
+    .option('--job <job>', 'only runs of this job: part of its name, or its externalJobID')
+    .option(
+      '--since <age or time>',
+      'only runs received since: an age (30m, 6h, 2d) or a date and time',
+    )
+    .option('--requester <address>', 'only runs this consumer requested')
+    .option('--limit <n>', 'at most this many', '50')
+    .option('--json', 'print JSON alone on stdout: the run records')
+    .action(async (options: RunsListOptions) =>
+      (await import('./runs-list.ts')).runsListAction(options),
     )
   runs
     .command('replay <requestId>')

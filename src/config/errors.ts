@@ -249,10 +249,27 @@ function linkOf(error: unknown): z.infer<typeof serialisedLinkSchema> {
   }
 }
 
-/** `{kind, message, retryable, code?, causes}` of any thrown value (JSON-safe; a stack never leaves). */
+/**
+ * `{kind, message, retryable, code?, causes}` of any thrown value (JSON-safe; a stack never leaves).
+ * A cause in the same words as the link above it (a task's failure wraps the task's own error so) is
+ * said once: a run record listed the bridge's message twice.
+ */
 export function serialiseError(error: unknown): SerialisedError {
-  const [top, ...causes] = chainOf(error)
-  return { ...linkOf(top), causes: causes.map(linkOf) }
+  return saidOnce(chainOf(error).map(linkOf))
+}
+
+/** A stored error (a run record's, written before links were said once) with each link said once. */
+export function withoutRepeats({ causes, ...top }: SerialisedError): SerialisedError {
+  return saidOnce([top, ...causes])
+}
+
+type SerialisedLink = z.infer<typeof serialisedLinkSchema>
+
+function saidOnce(chain: readonly SerialisedLink[]): SerialisedError {
+  const [top, ...causes] = chain.filter(
+    (link, at) => at === 0 || link.message !== chain[at - 1]!.message,
+  )
+  return { ...top!, causes }
 }
 
 /**

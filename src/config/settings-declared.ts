@@ -82,12 +82,14 @@ export const declaredSettings = {
     'info',
     {
       group: 'logging',
-      description: 'Least severity written: fatal, error, warn, info, debug, trace or silent.',
+      description:
+        'Least severity written: fatal, error, warn, info, debug, trace or silent. The lines that say a part started, where it listens and that it stops are written at info under warn and error too (not under silent).',
     },
   ),
   LOG_FORMAT: optional(z.enum(['json', 'pretty']), {
     group: 'logging',
-    description: 'json (one object a line) or pretty (for people).',
+    description:
+      "json (one pino object a line: a service process's stdout then carries nothing else, what libraries print included) or pretty (for people).",
     whenUnset: 'pretty on a terminal, json otherwise (a pipe, a file, a container log)',
   }),
   NO_COLOR: optional(z.string(), {
@@ -243,7 +245,13 @@ export const declaredSettings = {
   CACHE_TTL_NFT_MS: cacheTtl('NFT', 60_000),
   CACHE_TTL_WEATHER_MS: cacheTtl('weather', 300_000),
 
-  EA_PORT: withDefault(positiveInt, 8080, {
+  EA_HOST: withDefault(z.string().min(1), '127.0.0.1', {
+    group: 'adapter',
+    unit: 'address',
+    description:
+      "The address the adapter, its metrics and a worker's or runner's OPERATIONS_PORT listen on (the EA framework's own setting; feedrunner gives it this default, loopback, where the framework's is every interface). `0.0.0.0` or `::` for every interface, as the container image sets it; off loopback, the start says what it exposes.",
+  }),
+  EA_PORT: withDefault(positiveInt.max(65_535), 8080, {
     group: 'adapter',
     unit: 'port',
     description:

@@ -92,10 +92,10 @@ export function renderConfigurationDoc(): string {
     '## The EA framework',
     '',
     'The adapter runs on `@chainlink/external-adapter-framework`, which reads settings of its own from the same',
-    'environment: `EA_HOST`, `EA_MODE`, `CACHE_TYPE` (`local` or `redis`), `CACHE_REDIS_URL` (else `REDIS_URL`),',
+    'environment: `EA_MODE`, `CACHE_TYPE` (`local` or `redis`), `CACHE_REDIS_URL` (else `REDIS_URL`),',
     '`CACHE_MAX_ITEMS`, `METRICS_ENABLED`, `METRICS_PORT`, `RATE_LIMIT_*` and more. They are listed, with their',
-    `defaults, in the framework's [settings reference](${EA_SETTINGS_URL}); feedrunner gives \`EA_PORT\` the`,
-    "default above, and lists `METRICS_PORT` above with the framework's default since it is a port the",
+    `defaults, in the framework's [settings reference](${EA_SETTINGS_URL}); feedrunner gives \`EA_HOST\` and \`EA_PORT\` the`,
+    "defaults above, and lists `METRICS_PORT` above with the framework's default since it is a port the",
     "adapter's process takes. The framework checks its own settings when the adapter starts.",
     '',
   )
@@ -150,7 +150,7 @@ export function renderEnvExample(): string {
     lines.push('')
   }
   lines.push(
-    "# --- The EA framework's own settings (EA_HOST, CACHE_TYPE, METRICS_PORT, ...) apply to the adapter:",
+    "# --- The EA framework's own settings (EA_MODE, CACHE_TYPE, METRICS_ENABLED, ...) apply to the adapter:",
     `# ${EA_SETTINGS_URL}`,
     '',
   )

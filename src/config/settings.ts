@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { FeedrunnerError } from './errors.ts'
 import { misspeltSettings } from './setting-names.ts'
+import { settingExpectation } from './settings-expectation.ts'
 import {
   declaredSettings,
   FEED_FAMILIES,
@@ -98,13 +99,20 @@ export function parseSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       ])
     return parsed.data
   }
-  const problems = parsed.error.issues.map((issue) => {
-    const variable = String(issue.path[0])
-    const item = typeof issue.path[1] === 'number' ? ` (item ${issue.path[1] + 1})` : ''
-    // "NODE_PRIVATE_KEY is not a valid ...", "EA_PORT: expected a number ..."
-    const joint = issue.message.startsWith('is ') ? ' ' : ': '
-    return `${variable}${item}${joint}${issue.message}${shownValue(variable, env[variable])}`
-  })
+  // One problem per setting: a value zod refuses for two reasons ("1.5" for a port) is said once.
+  const problems = new Set(
+    parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0])
+      const item = typeof issue.path[1] === 'number' ? ` (item ${issue.path[1] + 1})` : ''
+      const declared = declaredSettings[variable as SettingName] as
+        { schema: z.ZodType; info: SettingInfo } | undefined
+      const expected = declared && settingExpectation(declared.schema, declared.info)
+      const message = expected ? `expected ${expected}` : issue.message
+      // "NODE_PRIVATE_KEY is not a valid ...", "EA_PORT: expected a port number ..."
+      const joint = message.startsWith('is ') ? ' ' : ': '
+      return `${variable}${item}${joint}${message}${shownValue(variable, env[variable])}`
+    }),
+  )
   throw new SettingsError([...misspelt, ...problems])
 }
 

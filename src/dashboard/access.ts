@@ -1,19 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { isIP } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { FeedrunnerError } from '../config/errors.ts'
 import type { Settings } from '../config/settings.ts'
+import { isLoopbackHost } from '../net/listen-address.ts'
+
+export { isLoopbackHost }
 
 /** Who may open the dashboard: anyone who reaches it (loopback only), or who shows DASHBOARD_TOKEN. */
 export type DashboardAccess = { kind: 'loopback' } | { kind: 'token'; digest: Buffer }
-
-/** An address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (bare === 'localhost' || bare === '::1') return true
-  if (bare.startsWith('::ffff:')) return isLoopbackHost(bare.slice('::ffff:'.length))
-  return isIP(bare) === 4 && bare.startsWith('127.')
-}
 
 /**
  * How the dashboard is guarded on a server that listens on `bindHost`. It shows every run (requesters,

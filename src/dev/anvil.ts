@@ -89,7 +89,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   if (!extraArgs.some((arg) => arg === '--hardfork' || arg.startsWith('--hardfork=')))
     args.push('--hardfork', options.hardfork ?? DEV_CHAIN_HARDFORK)
   args.push(...extraArgs)
-  const process = startOwnedProcess('anvil', anvilBinary(), args)
+  const process = startOwnedProcess('anvil', anvilBinary(), args, { ownProcessGroup: true })
   const calls = options.countCalls ? countCallLines(process) : undefined
   const rpcUrl = `http://127.0.0.1:${port}`
   try {

@@ -23,6 +23,13 @@ export interface OwnedProcessOptions extends SpawnOptions {
   keepOutputChars?: number
   /** How long `stop()` lets the process shut down cleanly before SIGKILL. */
   stopGraceMs?: number
+  /**
+   * A process group of its own (`detached`): a terminal's Ctrl-C, which signals the whole foreground
+   * group, then reaches feedrunner alone, and feedrunner stops it after the parts that use it. A dev
+   * stack's redis-server and anvil died with the Ctrl-C before its runner had stopped, which said
+   * "Redis is not answering" on the way out.
+   */
+  ownProcessGroup?: boolean
 }
 
 const owned = new Set<OwnedProcess>()
@@ -34,8 +41,17 @@ export function startOwnedProcess(
   args: readonly string[],
   options: OwnedProcessOptions = {},
 ): OwnedProcess {
-  const { keepOutputChars = 8_000, stopGraceMs = 5_000, ...spawnOptions } = options
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions })
+  const {
+    keepOutputChars = 8_000,
+    stopGraceMs = 5_000,
+    ownProcessGroup = false,
+    ...spawnOptions
+  } = options
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(ownProcessGroup ? { detached: true } : {}),
+    ...spawnOptions,
+  })
   if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`)
   let recent = ''
   const keep = (chunk: Buffer) => {

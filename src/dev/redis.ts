@@ -72,16 +72,21 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   const persistence = options.persistDir
     ? ['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '']
     : ['--appendonly', 'no', '--save', '']
-  const process = startOwnedProcess('redis-server', 'redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-    ...persistence,
-    ...(options.extraArgs ?? []),
-  ])
+  const process = startOwnedProcess(
+    'redis-server',
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      ...persistence,
+      ...(options.extraArgs ?? []),
+    ],
+    { ownProcessGroup: true },
+  )
   const url = `redis://127.0.0.1:${port}`
   try {
     await waitFor(`redis-server on ${url}`, () => redisAnswers(url))

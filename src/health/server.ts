@@ -1,20 +1,23 @@
 import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
-import type { Logger } from '../config/logger.ts'
+import { listenAddress } from '../net/listen-address.ts'
 import { processHealth, type Health } from './health.ts'
 import { registerHealthRoutes, registerMetricsRoute } from './routes.ts'
 
 export interface OperationsServerOptions {
   /** 0 picks a free port. */
   port: number
+  /** Default 127.0.0.1: only this machine reaches it. */
   host?: string
   health?: Health
-  logger?: Logger
 }
 
 export interface OperationsServer {
-  /** `http://127.0.0.1:<port>` */
+  /** Where this host reaches it: `http://127.0.0.1:<port>` when it listens on every interface. */
   readonly url: string
+  /** The address it listens on: `http://0.0.0.0:<port>`, `http://127.0.0.1:<port>`. */
+  readonly listening: string
+  readonly loopback: boolean
   readonly port: number
   close(): Promise<void>
 }
@@ -29,12 +32,9 @@ export async function startOperationsServer(
   const app = Fastify({ logger: false })
   registerHealthRoutes(app, options.health ?? processHealth)
   registerMetricsRoute(app)
-  await app.listen({ port: options.port, host: options.host ?? '0.0.0.0' })
+  const host = options.host ?? '127.0.0.1'
+  await app.listen({ port: options.port, host })
   const port = (app.server.address() as AddressInfo).port
-  const url = `http://127.0.0.1:${port}`
-  options.logger?.info(
-    { metrics: `${url}/metrics`, live: `${url}/live`, ready: `${url}/ready` },
-    'operations endpoints listening',
-  )
-  return { url, port, close: () => app.close() }
+  const { url, listening, loopback } = listenAddress(host, port)
+  return { url, listening, loopback, port, close: () => app.close() }
 }

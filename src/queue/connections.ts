@@ -83,7 +83,18 @@ export class Connections {
   redis(role: ConnectionRole, name: string, options: RedisOptions = {}): Redis {
     const connection = createRedisConnection(this.settings.REDIS_URL, role, options)
     const source = `${name}#${++this.sources}`
-    connection.on('error', (error) => this.reportError(error, name, source))
+    // A command that this process's own close cut short (the connection's ready check, a blocking
+    // read) fails with "Stream isn't writeable" or "Connection is closed": no news of Redis. A refused
+    // start and every Ctrl-C said "Redis is not answering" while Redis was up.
+    let closedHere = false
+    const disconnect = connection.disconnect.bind(connection)
+    connection.disconnect = (reconnect = false) => {
+      closedHere ||= !reconnect
+      disconnect(reconnect)
+    }
+    connection.on('error', (error) => {
+      if (!closedHere) this.reportError(error, name, source)
+    })
     connection.on('ready', () => this.redisHealth.answered(source))
     this.opened.push({
       name,

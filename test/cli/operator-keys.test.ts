@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import {
   Contract,
   decryptKeystoreJsonSync,
+  getAddress,
   getBytes,
   JsonRpcProvider,
   keccak256,
@@ -255,23 +256,42 @@ describe('feedrunner keys and feedrunner operator on a chain of their own', () =
     expect(stranger.stderr).toContain(`is not the owner of the Operator ${operator}`)
   }, 120_000)
 
-  it('operator show: the chain state as {owner, authorizedSenders, linkBalance, withdrawable}, or a readable table', async () => {
+  it('operator show: the chain state as JSON with everything the readable table shows', async () => {
     const shown = await runFeedrunner(['operator', 'show', '--operator', operator, '--json'], env)
     expect(shown.code, shown.stderr).toBe(0)
     const state = JSON.parse(shown.stdout) as Record<string, unknown>
     expect(Object.keys(state).sort()).toEqual([
       'authorizedSenders',
+      'chainId',
       'linkBalance',
+      'linkToken',
+      'operator',
       'owner',
+      'rpc',
       'withdrawable',
     ])
     const contract = new Contract(operator, OPERATOR_ABI, provider)
+    expect(state).toMatchObject({
+      operator: getAddress(operator),
+      chainId: 4242,
+      rpc: new URL(anvil.rpcUrl).host,
+      linkToken: getAddress(
+        (await new Contract(
+          operator,
+          ['function getChainlinkToken() view returns (address)'],
+          provider,
+        ).getFunction('getChainlinkToken')()) as string,
+      ),
+    })
     expect(state.owner).toBe(owner.address)
     expect(state.authorizedSenders).toEqual([
       ...((await contract.getFunction('getAuthorizedSenders')()) as string[]),
     ])
     expect(state.withdrawable).toBe(String(await contract.getFunction('withdrawable')()))
     const readable = await runFeedrunner(['operator', 'show', '--operator', operator], env)
+    // Every value of the table is in the JSON.
+    for (const value of [state.operator, state.chainId, state.rpc, state.linkToken, state.owner])
+      expect(readable.stdout).toContain(String(value))
     expect(readable.stdout).toMatch(/^authorised senders\s+0x/m)
     expect(readable.stdout).toMatch(/^withdrawable\s+0\.0 LINK \(0 juels\)$/m)
   }, 60_000)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { routeLibraryWarnings } from '../../src/config/library-warnings.ts'
+import { routeLibraryOutput, routeLibraryWarnings } from '../../src/config/library-warnings.ts'
 
 describe('routeLibraryWarnings', () => {
   it('logs each distinct console.warn text once, formatted, and puts console.warn back', () => {
@@ -25,5 +25,32 @@ describe('routeLibraryWarnings', () => {
     target.warn('after')
     expect(printed).toEqual([['after']])
     expect(logged).toHaveLength(2)
+  })
+})
+
+describe('routeLibraryOutput', () => {
+  it('logs what console.log, info and debug print, each text once, and puts them back', () => {
+    const printed: unknown[][] = []
+    const print = (...args: unknown[]) => void printed.push(args)
+    const target = { log: print, info: print, debug: print }
+    const logged: Array<{ fields: Record<string, unknown>; message: string }> = []
+    const restore = routeLibraryOutput(
+      { info: (fields, message) => void logged.push({ fields, message }) },
+      target,
+    )
+    target.log('JsonRpcProvider failed to detect network; retry in %ds', 1)
+    target.log('JsonRpcProvider failed to detect network; retry in %ds', 1)
+    target.info('an info line')
+    target.debug({ a: 1 })
+    expect(logged.map((line) => line.message)).toEqual([
+      'JsonRpcProvider failed to detect network; retry in 1s',
+      'an info line',
+      '{ a: 1 }',
+    ])
+    expect(logged.every((line) => line.fields.from === 'library')).toBe(true)
+    expect(printed).toEqual([])
+    restore()
+    target.log('after')
+    expect(printed).toEqual([['after']])
   })
 })

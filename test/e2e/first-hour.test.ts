@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/dev/ports.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { devStateSchema, type DevState } from '../../src/dev/state.ts'
+import { listeningAddresses, LOOPBACK_V4 } from '../support/listening.ts'
+import { alive, descendants } from '../support/process-tree.ts'
 
 // Issue 19 as a new operator met it: `npm start` in one terminal, then `demo`, `request` and
 // `status` in another, with no variables; then SIGTERM to npm must leave no process of its tree.
@@ -55,54 +57,6 @@ function runCli(
       resolveRun({ code, output })
     })
   })
-}
-
-/** The PIDs of `root`'s descendants now, from /proc (parent id is field 4 of /proc/<pid>/stat). */
-function descendants(root: number): number[] {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = []
-  const queue = [root]
-  while (queue.length > 0) {
-    const parent = queue.shift()!
-    for (const [pid, ppid] of parents)
-      if (ppid === parent && !found.includes(pid)) {
-        found.push(pid)
-        queue.push(pid)
-      }
-  }
-  return found
-}
-
-function alive(pid: number): boolean {
-  // A zombie has exited; only its parent's wait is missing.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch {
-    return false
-  }
-}
-
-/** Local addresses of the sockets listening on `port` (IPv4 and IPv6), from /proc/net/tcp*. */
-function listeningAddresses(port: number): string[] {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
-  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((file) =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .slice(1)
-      .map((line) => line.trim().split(/\s+/))
-      // st 0A = LISTEN
-      .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A')
-      .map((fields) => fields[1]!.split(':')[0]!),
-  )
 }
 
 describe('the first hour of a new operator (issue 19)', () => {
@@ -156,8 +110,7 @@ describe('the first hour of a new operator (issue 19)', () => {
     for (const url of [state.adapterUrl, state.feedServiceUrl, state.rpcUrl, state.redisUrl]) {
       const addresses = listeningAddresses(Number(new URL(url).port))
       expect(addresses.length, url).toBeGreaterThan(0)
-      // 0100007F: 127.0.0.1 as /proc/net/tcp writes it.
-      for (const address of addresses) expect(address, url).toBe('0100007F')
+      for (const address of addresses) expect(address, url).toBe(LOOPBACK_V4)
     }
   })
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { availableParallelism, loadavg } from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/dev/ports.ts'
@@ -127,5 +128,26 @@ describe('feedrunner feeds serve', () => {
     expect(refused.output()).toContain('--keys')
     // One line, no stack trace (issue 19, item 11).
     expect(refused.output().trim().split('\n')).toHaveLength(1)
+  })
+
+  it('on a port that is taken: one line naming --port and the remedy, no stack trace', async () => {
+    const taken = createServer()
+    await new Promise<void>((listening) => taken.listen(0, '127.0.0.1', listening))
+    const port = (taken.address() as AddressInfo).port
+    try {
+      const refused = startOwnedProcess(
+        'feeds serve on a busy port',
+        process.execPath,
+        ['bin/feedrunner.js', 'feeds', 'serve', '--port', String(port), '--keys', 'cli-key-1'],
+        { env: { ...process.env, FEEDS_SERVER_KEYS: '' } },
+      )
+      const { code } = await refused.exited
+      expect(code).toBe(1)
+      expect(refused.output().trim()).toBe(
+        `feedrunner feeds serve could not start: --port ${port} is in use on 127.0.0.1 (another process listens there): give --port a free port (0 picks one)`,
+      )
+    } finally {
+      taken.close()
+    }
   })
 })

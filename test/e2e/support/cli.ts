@@ -14,9 +14,11 @@ export function runFeedrunner(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   hangAfterMs = 120_000,
+  cwd?: string,
 ): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
+      cwd,
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
