@@ -10,6 +10,7 @@ export type ReduceErrorCode =
   | 'BAD_TYPE' // an unknown target type was asked for
   | 'BAD_TIMES' // `times` is not a finite decimal
   | 'CAST' // the value cannot be cast to the target type
+  | 'OVER_BUDGET' // the path visits or returns more values than PATH_MAX_VALUES allows
 
 /** Characters of a value a message repeats: a request's 100,000-digit `times` is not sent back whole. */
 const SHOWN_CHARS = 64
