@@ -46,11 +46,11 @@ describe('task isolation', () => {
 
   it('gives a pure task the same value in an isolate as in this thread, numbers exact', async () => {
     const spec = job(`
-parse [type="jsonparse" data="$(jobRun.meta.body)" path="data,odds"]
+parse [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="data,odds"]
 times [type="multiply" input="$(parse)" times="100"]
 parse -> times
 `)
-    const jobRun = { meta: { body: '{"data":{"odds":1.605}}' } }
+    const jobRun = { meta: { oracleRequest: { data: '{"data":{"odds":1.605}}' } } }
     const inline = await runJob(spec, { jobRun })
     const isolated = await runJob(spec, { jobRun, isolation })
     expect(isolated.ok).toBe(true)
@@ -59,10 +59,12 @@ parse -> times
   })
 
   it('a decode that builds past the heap ends its isolate with a crash, and the next task runs', async () => {
-    const spec = job(`parse [type="jsonparse" data="$(jobRun.meta.body)" path="0" timeout="60s"]`)
+    const spec = job(
+      `parse [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="0" timeout="60s"]`,
+    )
     const before = process.memoryUsage().rss
     const result = await runJob(spec, {
-      jobRun: { meta: { body: jsonWideBomb(9 * 1024 * 1024) } },
+      jobRun: { meta: { oracleRequest: { data: jsonWideBomb(9 * 1024 * 1024) } } },
       isolation,
     })
     expect(result.ok).toBe(false)
@@ -72,10 +74,13 @@ parse -> times
     )
     // This process did not build the value.
     expect(process.memoryUsage().rss - before).toBeLessThan(300 * 1024 * 1024)
-    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
-      jobRun: { meta: { body: '{"a":1}' } },
-      isolation,
-    })
+    const next = await runJob(
+      job(`p [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a"]`),
+      {
+        jobRun: { meta: { oracleRequest: { data: '{"a":1}' } } },
+        isolation,
+      },
+    )
     expect(next.ok).toBe(true)
   }, 60_000)
 
@@ -90,10 +95,13 @@ decode [type="ethabidecodelog" abi="${bomb.abi}" data="$(jobRun.logData)" topics
     })
     expect(result.ok).toBe(false)
     expect(result.errors[0]).toMatch(/did not stop; its isolate was ended|timed out after 200 ms/)
-    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
-      jobRun: { meta: { body: '{"a":2}' } },
-      isolation,
-    })
+    const next = await runJob(
+      job(`p [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a"]`),
+      {
+        jobRun: { meta: { oracleRequest: { data: '{"a":2}' } } },
+        isolation,
+      },
+    )
     expect(next.ok).toBe(true)
   }, 60_000)
 })
