@@ -47,7 +47,7 @@ export interface Runners extends Runner {
 
 /**
  * Builds and starts one runner per chain (CHAINS_FILE, or RPC_URL's one chain) from the settings and
- * the specs in JOBS_DIR. A spec for a chain that is not configured stops the start.
+ * the specs in JOBS_DIR. A spec for a chain that is not configured is left out, with one line.
  */
 export async function startRunnerFromSettings(
   settings: Settings,
@@ -64,7 +64,6 @@ export async function startRunnerFromSettings(
   // chain cannot run as it says refused.
   const loadRegistry = () =>
     loadJobRegistry(settings.JOBS_DIR, chainIds, {
-      refuseOtherChains: true,
       refuseMisfits: true,
       defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
     })
