@@ -57,18 +57,32 @@ export interface FeedrunnerErrorOptions {
   /** Defaults by kind: true for `timeout` and `unavailable`. */
   retryable?: boolean
   cause?: unknown
+  /**
+   * The bound that stopped what failed, when one did: the setting (DECODE_MAX_NODES, PATH_MAX_VALUES,
+   * RUN_ISOLATE_MEMORY_MB, ...) or the task's attribute. Read with boundOf; stored with the error.
+   */
+  bound?: string
 }
 
 export class FeedrunnerError extends Error {
   readonly kind: ErrorKind
   readonly retryable: boolean
+  readonly bound?: string
 
   constructor(message: string, options: FeedrunnerErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'FeedrunnerError'
     this.kind = options.kind
     this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(options.kind)
+    if (options.bound !== undefined) this.bound = options.bound
   }
+}
+
+/** The bound that stopped `error` or one of its causes (FeedrunnerErrorOptions.bound), if any. */
+export function boundOf(error: unknown): string | undefined {
+  for (let at: unknown = error; at instanceof Error; at = at.cause)
+    if (at instanceof FeedrunnerError && at.bound !== undefined) return at.bound
+  return undefined
 }
 
 /**
@@ -217,6 +231,7 @@ const serialisedLinkSchema = z.object({
   kind: z.enum(ERROR_KINDS),
   message: z.string(),
   retryable: z.boolean(),
+  bound: z.string().optional(),
 })
 
 /**
@@ -232,7 +247,13 @@ export const serialisedErrorSchema = serialisedLinkSchema.extend({
 export type SerialisedError = z.infer<typeof serialisedErrorSchema>
 
 function linkOf(error: unknown): z.infer<typeof serialisedLinkSchema> {
-  return { kind: errorKindOf(error), message: messageOf(error), retryable: isRetryable(error) }
+  const bound = error instanceof FeedrunnerError ? error.bound : undefined
+  return {
+    kind: errorKindOf(error),
+    message: messageOf(error),
+    retryable: isRetryable(error),
+    ...(bound === undefined ? {} : { bound }),
+  }
 }
 
 /** `{kind, message, retryable, causes}` of any thrown value (JSON-safe; a stack never leaves). */
@@ -254,11 +275,11 @@ export function reviveError(stored: unknown): FeedrunnerError {
       kind: 'internal',
     })
   }
-  const { causes, ...top } = parsed.data
+  const { causes, message, ...top } = parsed.data
   let cause: FeedrunnerError | undefined
-  for (const link of [...causes].reverse())
-    cause = new FeedrunnerError(link.message, { kind: link.kind, retryable: link.retryable, cause })
-  return new FeedrunnerError(top.message, { kind: top.kind, retryable: top.retryable, cause })
+  for (const { message: words, ...link } of [...causes].reverse())
+    cause = new FeedrunnerError(words, { ...link, cause })
+  return new FeedrunnerError(message, { ...top, cause })
 }
 
 /** A stored error that may be JSON text (a queue job's failed reason) revived; see reviveError. */

@@ -30,7 +30,7 @@ import type { Job } from './job-spec/loader.ts'
  */
 export interface DryRunOptions extends Pick<
   RunOptions,
-  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots' | 'forwarder'
+  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots' | 'forwarder' | 'isolation'
 > {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string

@@ -295,7 +295,13 @@ async function attemptTask(
   const controller = new AbortController()
   const abort = (reason: FeedrunnerError) => controller.abort(reason)
   const timer = setTimeout(
-    () => abort(new TaskError(`timed out after ${timeoutMs} ms`, { kind: 'timeout' })),
+    () =>
+      abort(
+        new TaskError(`timed out after ${timeoutMs} ms`, {
+          kind: 'timeout',
+          bound: 'task timeout',
+        }),
+      ),
     timeoutMs,
   )
   timer.unref()

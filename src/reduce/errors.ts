@@ -33,7 +33,10 @@ export class ReduceError extends FeedrunnerError {
     readonly reason: string,
     readonly path?: string,
   ) {
-    super(path === undefined ? reason : `path ${cut(path)}: ${reason}`, { kind: 'bad_input' })
+    super(path === undefined ? reason : `path ${cut(path)}: ${reason}`, {
+      kind: 'bad_input',
+      ...(code === 'OVER_BUDGET' ? { bound: 'PATH_MAX_VALUES' } : {}),
+    })
   }
 
   /** The same error, now saying which path produced the value (casts do not know it). */

@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { FeedrunnerError, reviveError } from '../../config/errors.ts'
+import type { Settings } from '../../config/settings.ts'
+import { pipelineLimits } from '../limits.ts'
 import { TaskError } from '../task.ts'
 import type { IsolateContext, IsolatedTaskAnswer, IsolatedTaskMessage } from './messages.ts'
 import { decodeValue } from './value-codec.ts'
@@ -11,10 +13,10 @@ import { decodeValue } from './value-codec.ts'
  */
 export class RunCrashedError extends FeedrunnerError {
   override readonly name = 'RunCrashedError'
-  constructor(message: string, cause?: unknown) {
+  constructor(message: string, cause?: unknown, bound?: string) {
     // Not retried by the task's own `retries`: the same input would crash it again. The runner
     // decides: another try of the request, or quarantine.
-    super(message, { kind: 'internal', retryable: false, cause })
+    super(message, { kind: 'internal', retryable: false, cause, bound })
   }
 }
 
@@ -146,7 +148,8 @@ export class TaskIsolation {
       const why = outOfMemory
         ? `what it built passed its heap of RUN_ISOLATE_MEMORY_MB=${this.options.memoryMb}`
         : `it stopped (${cause instanceof Error ? cause.message : String(cause)})`
-      pending?.reject(new RunCrashedError(`its isolate died: ${why}`, cause))
+      const bound = outOfMemory ? 'RUN_ISOLATE_MEMORY_MB' : undefined
+      pending?.reject(new RunCrashedError(`its isolate died: ${why}`, cause, bound))
     }
     slot.worker.on('error', died)
     slot.worker.on('exit', (code) => {
@@ -162,6 +165,8 @@ export class TaskIsolation {
     pending.reject(
       new RunCrashedError(
         `it ran ${pending.timeoutMs + OVERRUN_GRACE_MS} ms and did not stop; its isolate was ended`,
+        undefined,
+        'task timeout',
       ),
     )
   }
@@ -187,4 +192,19 @@ export class TaskIsolation {
     slot.worker.on('error', () => undefined)
     await slot.worker.terminate().catch(() => undefined)
   }
+}
+
+/**
+ * The isolates a runner process runs pure tasks in, as the settings size them (RUN_ISOLATE_THREADS,
+ * RUN_ISOLATE_MEMORY_MB, and the pipeline's limits), started at once so a first task does not wait
+ * for one. `jobs run` makes the same, so a run off chain is bounded as the runner bounds it.
+ */
+export function isolationFromSettings(settings: Settings): TaskIsolation {
+  const isolation = new TaskIsolation({
+    threads: settings.RUN_ISOLATE_THREADS,
+    memoryMb: settings.RUN_ISOLATE_MEMORY_MB,
+    context: { limits: pipelineLimits(settings) },
+  })
+  isolation.warm()
+  return isolation
 }

@@ -143,7 +143,7 @@ function exchangeError(
 function tooLarge(where: string, what: string, cap: ResponseCap): TaskError {
   return new TaskError(
     `${where} ${what}, over the cap of ${cap.maxBytes} bytes (${cap.source}); the connection was closed`,
-    { kind: 'upstream', retryable: false },
+    { kind: 'upstream', retryable: false, bound: cap.source },
   )
 }
 

@@ -3,7 +3,13 @@ import { evaluatePath, ReduceError } from '../../reduce/index.ts'
 import { parseJsonLossless } from '../json.ts'
 import { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from '../limits.ts'
 import { parseBoolText } from '../literals.ts'
-import { optionalBoolean, TaskError, type TaskDefinition, type TaskRun } from '../task.ts'
+import {
+  optionalBoolean,
+  TaskError,
+  withCause,
+  type TaskDefinition,
+  type TaskRun,
+} from '../task.ts'
 import { wholeVarExpression } from '../vars.ts'
 
 /**
@@ -47,7 +53,7 @@ export const jsonparse: TaskDefinition = {
       })
     } catch (error) {
       if (error instanceof ReduceError && error.code === 'NO_VALUE' && lax) return null
-      if (error instanceof ReduceError) throw new TaskError(error.message)
+      if (error instanceof ReduceError) throw new TaskError(error.message, withCause(error))
       throw error
     }
   },
@@ -83,8 +89,10 @@ function parseJson(data: unknown, limits: PipelineLimits): unknown {
       if (error instanceof DecodeBudgetError) throw new TaskError(error.message, { cause: error })
       const reason = (error as Error).message
       // The depth bound is a setting: the message names it.
-      const setting = /^nesting deeper/.test(reason) ? ' (JSON_MAX_DEPTH)' : ''
-      throw new TaskError(`data is not JSON: ${reason}${setting}`)
+      const deep = /^nesting deeper/.test(reason)
+      throw new TaskError(`data is not JSON: ${reason}${deep ? ' (JSON_MAX_DEPTH)' : ''}`, {
+        ...(deep ? { bound: 'JSON_MAX_DEPTH' } : {}),
+      })
     }
   }
   if (data !== null && typeof data === 'object') return data
