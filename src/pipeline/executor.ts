@@ -107,6 +107,7 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     resolveHost: options.resolveHost,
     bridgeReach: options.bridgeReach,
     isolation: options.isolation,
+    requester: options.requester,
     forwardingAllowed: job.spec.forwardingAllowed === true,
     forwarder: options.forwarder,
     senders: options.senders,
@@ -261,7 +262,7 @@ async function runTask(
       const value = await attemptTask(
         task,
         context.isolation && definition.runsIn !== 'main'
-          ? isolatedRun(context.isolation, task, inputs, vars, timeoutMs)
+          ? isolatedRun(context.isolation, task, inputs, vars, timeoutMs, context.requester)
           : definition.run,
         inputs,
         vars,

@@ -15,6 +15,8 @@ export function isolatedRun(
   inputs: readonly TaskInput[],
   vars: Vars,
   timeoutMs: number,
+  /** The run's requester, whose share of the isolates the task takes. */
+  owner?: string,
 ): () => Promise<unknown> {
   return () => {
     const readable: Vars = { jobRun: vars.jobRun, jobSpec: vars.jobSpec }
@@ -30,6 +32,7 @@ export function isolatedRun(
         vars: encodeValue(readable),
       },
       timeoutMs,
+      owner,
     )
   }
 }

@@ -37,6 +37,8 @@ export interface TaskIsolationOptions {
 type Pending = {
   message: IsolatedTaskMessage
   timeoutMs: number
+  /** Whose task it is (the run's requester): isolates are shared fairly between owners. */
+  owner: string
   resolve: (value: unknown) => void
   reject: (error: Error) => void
 }
@@ -54,7 +56,13 @@ const OVERRUN_GRACE_MS = 1_000
  * Pure pipeline tasks run in isolates: worker threads with their own bounded heap, one task at a
  * time each, so that whatever a decoder or library builds or loops on, it takes down no more than
  * its isolate (and its one task). A task that runs past its timeout has its isolate ended (a
- * synchronous loop would never see an abort); a dead isolate is replaced before the next task.
+ * synchronous loop would never see an abort); a dead isolate is replaced at once, not when the next
+ * task asks.
+ * Shared fairly between owners (a run's requester): a free isolate goes to the waiting owner that
+ * holds the fewest, its oldest task first, so one requester's burst does not queue ahead of another's
+ * task. `threads` isolates work for owners that hold one already; one more is kept warm for an owner
+ * that holds none while the others are all held (more are started for more such owners, up to twice
+ * `threads`), so another requester's slow or dying tasks do not hold it up.
  */
 export class TaskIsolation {
   private readonly slots: Slot[] = []
@@ -65,21 +73,31 @@ export class TaskIsolation {
   constructor(private readonly options: TaskIsolationOptions) {}
 
   /** Runs a task in an isolate; its value, or its error (of its kind), or RunCrashedError. */
-  run(message: Omit<IsolatedTaskMessage, 'id'>, timeoutMs: number): Promise<unknown> {
+  run(
+    message: Omit<IsolatedTaskMessage, 'id'>,
+    timeoutMs: number,
+    owner = 'anyone',
+  ): Promise<unknown> {
     if (this.closed) return Promise.reject(new TaskError('stopped: the runner is closing'))
     return new Promise((resolve, reject) => {
-      this.queue.push({ message: { ...message, id: ++this.nextId }, timeoutMs, resolve, reject })
+      const id = ++this.nextId
+      this.queue.push({ message: { ...message, id }, timeoutMs, owner, resolve, reject })
       this.dispatch()
     })
   }
 
+  /** Isolates alive now (some may be starting): at least `threads` once warm. */
+  get size(): number {
+    return this.slots.length
+  }
+
   /** Starts every isolate now (loading the task types takes a while), not at the first task. */
   warm(): void {
-    while (!this.closed && this.slots.length < Math.max(1, this.options.threads)) {
-      const slot: Slot = { worker: this.spawn() }
-      this.slots.push(slot)
-      this.watch(slot)
-    }
+    while (!this.closed && this.slots.length < this.threads + 1) this.addSlot()
+  }
+
+  private get threads(): number {
+    return Math.max(1, this.options.threads)
   }
 
   /** Ends every isolate; tasks still queued or running fail. */
@@ -91,10 +109,11 @@ export class TaskIsolation {
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0) {
-      const slot = this.idleSlot()
-      if (!slot) return
-      const pending = this.queue.shift() as Pending
+    for (;;) {
+      const pending = this.fairest()
+      const slot = pending && this.idleSlot(pending.owner)
+      if (!pending || !slot) return
+      this.queue.splice(this.queue.indexOf(pending), 1)
       slot.running = pending
       slot.timer = setTimeout(() => this.overrun(slot), pending.timeoutMs + OVERRUN_GRACE_MS)
       slot.timer.unref()
@@ -104,10 +123,29 @@ export class TaskIsolation {
     }
   }
 
-  private idleSlot(): Slot | undefined {
-    const idle = this.slots.find((slot) => !slot.running)
-    if (idle) return idle
-    if (this.slots.length >= Math.max(1, this.options.threads)) return undefined
+  /** The waiting task of the owner that holds the fewest isolates; its oldest (the queue's order). */
+  private fairest(): Pending | undefined {
+    const held = new Map<string, number>()
+    for (const slot of this.slots)
+      if (slot.running) held.set(slot.running.owner, (held.get(slot.running.owner) ?? 0) + 1)
+    let fairest: Pending | undefined
+    let fewest = Infinity
+    for (const pending of this.queue) {
+      const holds = held.get(pending.owner) ?? 0
+      if (holds < fewest) [fairest, fewest] = [pending, holds]
+    }
+    return fairest
+  }
+
+  /** An isolate for `owner`'s task: `threads` work at once, more only for an owner that holds none. */
+  private idleSlot(owner: string): Slot | undefined {
+    const busy = this.slots.filter((slot) => slot.running).length
+    const holdsNone = !this.slots.some((slot) => slot.running?.owner === owner)
+    if (busy >= (holdsNone ? 2 * this.threads : this.threads)) return undefined
+    return this.slots.find((slot) => !slot.running) ?? this.addSlot()
+  }
+
+  private addSlot(): Slot {
     const slot: Slot = { worker: this.spawn() }
     this.slots.push(slot)
     this.watch(slot)
@@ -140,6 +178,8 @@ export class TaskIsolation {
       if (answer.ok) pending.resolve(decodeValue(answer.value))
       else pending.reject(reviveError(answer.error))
       this.dispatch()
+      // One started for an owner that had none is let go once nobody needs it.
+      if (!slot.running && this.slots.length > this.threads + 1) this.retire(slot)
     })
     const died = (cause: unknown) => {
       const pending = slot.running
@@ -177,13 +217,18 @@ export class TaskIsolation {
     slot.worker.unref()
   }
 
-  /** Drops a dead or overrunning isolate; the next task gets a fresh one. */
+  /** Drops a dead or overrunning isolate and starts its successor now, before a task waits for it. */
   private replace(slot: Slot): void {
+    this.retire(slot)
+    if (!this.closed) this.warm()
+    queueMicrotask(() => this.dispatch())
+  }
+
+  private retire(slot: Slot): void {
     this.free(slot)
     const at = this.slots.indexOf(slot)
     if (at >= 0) this.slots.splice(at, 1)
     void this.end(slot)
-    queueMicrotask(() => this.dispatch())
   }
 
   private async end(slot: Slot): Promise<void> {
