@@ -17,6 +17,8 @@ export function buildResponse(
   prepared: PreparedRequest,
   envelope: Record<string, unknown>,
   requestedAt: number,
+  /** Values the path's evaluation may visit and return (PATH_MAX_VALUES). */
+  maxValues: number,
 ): AdapterResponse<FeedResponseGenerics> {
   const { entry, reduce: options } = prepared
   const data = withoutKey(envelope)
@@ -27,6 +29,7 @@ export function buildResponse(
       type: options.type,
       times: options.times,
       aliases: entry.aliases,
+      maxValues,
     })
   } else if (entry.defaultResultPath !== undefined) {
     value = reduce(data.data ?? {}, {
@@ -34,6 +37,7 @@ export function buildResponse(
       type: options.type,
       times: options.times,
       aliases: entry.aliases,
+      maxValues,
     })
   } else if (options.type !== undefined || options.times !== undefined) {
     value = reduce(data, { path: '$', type: options.type, times: options.times })

@@ -83,13 +83,20 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
     if (!prepared) throw toAdapterError(this.entry.name, new Error('the request was not validated'))
     const requestedAt = Date.now()
     const clientKey = prepared.withClientKey ? clientKeyOf(req) : undefined
+    const maxValues = this.context.settings.PATH_MAX_VALUES
     try {
       if (typeof clientKey === 'string')
-        return buildResponse(prepared, await this.fetchDirect(prepared, clientKey), requestedAt)
+        return buildResponse(
+          prepared,
+          await this.fetchDirect(prepared, clientKey),
+          requestedAt,
+          maxValues,
+        )
       const response = buildResponse(
         prepared,
         await this.fetchQueued(prepared, clientOf(req)),
         requestedAt,
+        maxValues,
       )
       await this.remember(req.requestContext.cacheKey, response)
       return response

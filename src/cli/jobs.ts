@@ -168,27 +168,9 @@ interface RunCommandOptions {
 }
 
 async function run(file: string, options: RunCommandOptions): Promise<number> {
-  const {
-    boundedPlain,
-    decodeAnyFulfilment,
-    describeValue,
-    dryRunJob,
-    formatProblem,
-    loadJobSpecFile,
-    pipelineLimits,
-  } = await pipeline()
+  const { dryRunJob, formatProblem, isolationFromSettings, loadJobSpecFile, pipelineLimits } =
+    await pipeline()
   const settings = (await import('./lifecycle.ts')).settingsOrExit()
-  // A source picks the size of what it answers: every value shown is cut at TASK_OUTPUT_MAX_CHARS.
-  const shownValue = (value: unknown): unknown =>
-    boundedPlain(value, settings.TASK_OUTPUT_MAX_CHARS)
-  const printTask = (outcome: TaskOutcome): void => {
-    const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
-    const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
-    const text = shown.length > 400 ? `${shown.slice(0, 400)}... (${shown.length} chars)` : shown
-    console.log(
-      `${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`,
-    )
-  }
   const { job, problems } = await loadJobSpecFile(file)
   if (!job) {
     for (const problem of problems) console.error(formatProblem(problem))
@@ -219,10 +201,14 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
       return 1
     }
   }
+  const printer = await dryRunPrinter(settings.TASK_OUTPUT_MAX_CHARS)
+  // The runner's isolates and budgets: a run off chain is bounded as the runner bounds it.
+  const isolation = isolationFromSettings(settings)
   const dryRun = await dryRunJob(job, {
     params,
     env,
     limits: pipelineLimits(settings),
+    isolation,
     callbackFunction: options.callback,
     requester: options.requester,
     recorded: fromChain?.recorded,
@@ -231,55 +217,89 @@ async function run(file: string, options: RunCommandOptions): Promise<number> {
     // A job with forwardingAllowed forwards through the chain's forwarder (the dev stack's here).
     forwarder: env.FORWARDER_ADDRESS || settings.FORWARDER_ADDRESS,
     blockRoots: fromChain?.blockRoots,
-    onTask: options.json ? undefined : printTask,
-  }).finally(() => fromChain?.close())
-  const { result, transaction, request } = dryRun
-  if (options.json) {
-    console.log(
-      JSON.stringify(
-        {
-          requestId: request.requestId,
-          tasks: result.tasks.map((task) => ({
-            id: task.id,
-            type: task.type,
-            ok: task.ok,
-            value: task.ok ? shownValue(task.value) : undefined,
-            error: task.error,
-          })),
-          calldata: transaction?.data,
-          to: transaction?.to,
-          value: dryRun.value === undefined ? undefined : shownValue(dryRun.value),
-          valueType: dryRun.valueType,
-          errors: result.errors,
-        },
-        null,
-        2,
-      ),
-    )
-    return result.ok ? 0 : 1
-  }
-  console.log('')
-  if (transaction) {
-    console.log(`calldata to ${transaction.to} (gas limit ${transaction.gasLimit ?? 'default'}):`)
-    console.log(transaction.data)
-    if (dryRun.forwarded)
+    onTask: options.json ? undefined : printer.task,
+  }).finally(async () => {
+    fromChain?.close()
+    await isolation.close()
+  })
+  return options.json ? printer.json(dryRun) : printer.text(dryRun)
+}
+
+type DryRun = Awaited<ReturnType<(typeof import('../pipeline/index.ts'))['dryRunJob']>>
+
+/**
+ * How `jobs run` shows a run: each task as it ends, then the calldata and the value, or JSON alone.
+ * Every value is cut at TASK_OUTPUT_MAX_CHARS (a source picks the size of what it answers); a run a
+ * bound stopped says which bound, as the runner would have stopped it.
+ */
+async function dryRunPrinter(maxChars: number): Promise<{
+  task: (outcome: TaskOutcome) => void
+  json: (dryRun: DryRun) => number
+  text: (dryRun: DryRun) => number
+}> {
+  const { boundedPlain, decodeAnyFulfilment, describeValue } = await pipeline()
+  const { boundOf } = await import('../config/errors.ts')
+  const shownValue = (value: unknown): unknown => boundedPlain(value, maxChars)
+  return {
+    task(outcome) {
+      const status = outcome.ok ? 'ok  ' : outcome.skipped ? 'skip' : 'FAIL'
+      const shown = outcome.ok ? describeValue(outcome.value) : (outcome.error ?? '')
+      const text = shown.length > 400 ? `${shown.slice(0, 400)}... (${shown.length} chars)` : shown
       console.log(
-        `forwarded: the AuthorizedForwarder ${transaction.to} calls ${dryRun.forwarded.to} with:\n${dryRun.forwarded.data}`,
+        `${status} ${outcome.id.padEnd(12)} ${outcome.type.padEnd(15)} ${String(outcome.durationMs).padStart(5)} ms  ${text}`,
       )
-    try {
-      const fulfilment = decodeAnyFulfilment((dryRun.forwarded ?? transaction).data)
-      console.log(
-        `${fulfilment.method} requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
-      )
-    } catch {
-      // not a fulfilment; the raw calldata above says it all
-    }
-    if (dryRun.value !== undefined)
-      console.log(`value: ${describeValue(dryRun.value)} (${dryRun.valueType})`)
+    },
+    json({ result, transaction, request, ...dryRun }) {
+      const output = {
+        requestId: request.requestId,
+        tasks: result.tasks.map((task) => ({
+          id: task.id,
+          type: task.type,
+          ok: task.ok,
+          value: task.ok ? shownValue(task.value) : undefined,
+          error: task.error,
+          bound: task.failure && boundOf(task.failure),
+        })),
+        calldata: transaction?.data,
+        to: transaction?.to,
+        value: dryRun.value === undefined ? undefined : shownValue(dryRun.value),
+        valueType: dryRun.valueType,
+        errors: result.errors,
+      }
+      console.log(JSON.stringify(output, null, 2))
+      return result.ok ? 0 : 1
+    },
+    text({ result, transaction, ...dryRun }) {
+      console.log('')
+      if (transaction) {
+        console.log(
+          `calldata to ${transaction.to} (gas limit ${transaction.gasLimit ?? 'default'}):`,
+        )
+        console.log(transaction.data)
+        if (dryRun.forwarded)
+          console.log(
+            `forwarded: the AuthorizedForwarder ${transaction.to} calls ${dryRun.forwarded.to} with:\n${dryRun.forwarded.data}`,
+          )
+        try {
+          const fulfilment = decodeAnyFulfilment((dryRun.forwarded ?? transaction).data)
+          console.log(
+            `${fulfilment.method} requestId ${fulfilment.requestId} callback ${fulfilment.callbackAddress} ${fulfilment.callbackFunctionId}`,
+          )
+        } catch {
+          // not a fulfilment; the raw calldata above says it all
+        }
+        if (dryRun.value !== undefined)
+          console.log(`value: ${describeValue(dryRun.value)} (${dryRun.valueType})`)
+      }
+      if (result.ok) return 0
+      // The first task a bound stopped: the tasks after it failed because of it.
+      const stopped = result.tasks.find((task) => task.failure && boundOf(task.failure))
+      if (stopped)
+        console.error(
+          `stopped by a bound: task ${stopped.id} passed ${boundOf(stopped.failure)}, as the runner would stop it (docs/security.md)`,
+        )
+      console.error(`run failed: ${result.errors.join('; ')}`)
+      return 1
+    },
   }
-  if (!result.ok) {
-    console.error(`run failed: ${result.errors.join('; ')}`)
-    return 1
-  }
-  return 0
 }

@@ -62,12 +62,18 @@ export interface FeedrunnerErrorOptions {
    * `expired`): a stable identifier, kept when the error is stored, never words to parse.
    */
   code?: string
+  /**
+   * The bound that stopped what failed, when one did: the setting (DECODE_MAX_NODES, PATH_MAX_VALUES,
+   * RUN_ISOLATE_MEMORY_MB, ...) or the task's attribute. Read with boundOf; stored with the error.
+   */
+  bound?: string
 }
 
 export class FeedrunnerError extends Error {
   readonly kind: ErrorKind
   readonly retryable: boolean
   readonly code: string | undefined
+  readonly bound?: string
 
   constructor(message: string, options: FeedrunnerErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -75,7 +81,15 @@ export class FeedrunnerError extends Error {
     this.kind = options.kind
     this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(options.kind)
     this.code = options.code
+    if (options.bound !== undefined) this.bound = options.bound
   }
+}
+
+/** The bound that stopped `error` or one of its causes (FeedrunnerErrorOptions.bound), if any. */
+export function boundOf(error: unknown): string | undefined {
+  for (let at: unknown = error; at instanceof Error; at = at.cause)
+    if (at instanceof FeedrunnerError && at.bound !== undefined) return at.bound
+  return undefined
 }
 
 /**
@@ -225,6 +239,7 @@ const serialisedLinkSchema = z.object({
   message: z.string(),
   retryable: z.boolean(),
   code: z.string().optional(),
+  bound: z.string().optional(),
 })
 
 /**
@@ -241,11 +256,13 @@ export type SerialisedError = z.infer<typeof serialisedErrorSchema>
 
 function linkOf(error: unknown): z.infer<typeof serialisedLinkSchema> {
   const code = error instanceof FeedrunnerError ? error.code : undefined
+  const bound = error instanceof FeedrunnerError ? error.bound : undefined
   return {
     kind: errorKindOf(error),
     message: messageOf(error),
     retryable: isRetryable(error),
     ...(code === undefined ? {} : { code }),
+    ...(bound === undefined ? {} : { bound }),
   }
 }
 
@@ -285,11 +302,11 @@ export function reviveError(stored: unknown): FeedrunnerError {
       kind: 'internal',
     })
   }
-  const { causes, ...top } = parsed.data
+  const { causes, message, ...top } = parsed.data
   let cause: FeedrunnerError | undefined
-  for (const link of [...causes].reverse())
-    cause = new FeedrunnerError(link.message, { ...link, cause })
-  return new FeedrunnerError(top.message, { ...top, cause })
+  for (const { message: words, ...link } of [...causes].reverse())
+    cause = new FeedrunnerError(words, { ...link, cause })
+  return new FeedrunnerError(message, { ...top, cause })
 }
 
 /** A stored error that may be JSON text (a queue job's failed reason) revived; see reviveError. */

@@ -43,11 +43,17 @@ export const boundSettings = {
     description:
       'Most values one decode may build (cborparse, jsonparse, ethabidecodelog, the fetch worker): a map, an array, a number or a string each count one, a string one more per 32 bytes. Counted before the values are built, so references that expand (CBOR shared values, ABI offsets pointing at one place) cannot. The largest answer of the shipped data set builds 195 (test/feeds/answer-size.test.ts).',
   }),
+  PATH_MAX_VALUES: withDefault(positiveInt, 100_000, {
+    group: 'bounds',
+    unit: 'values',
+    description:
+      "Most values one path evaluation may visit and return (jsonparse, the adapter's path): each step and each value walked counts one, and when a path returns several matches, each counts with everything in it. Past it the path fails naming this setting. A path that names its fields visits a few; `$..price` over the largest answer of the shipped data set about 600; `$` and forty `..*` over a 60-level document would never end.",
+  }),
   RUN_ISOLATE_THREADS: withDefault(positiveInt.max(64), 2, {
     group: 'bounds',
     unit: 'threads',
     description:
-      "Isolates (worker threads) a runner process runs pure pipeline tasks in (decoders, jsonparse, arithmetic, encoders), one task at a time each, so a task's memory and time are bounded apart from the process's.",
+      "Isolates (worker threads) a runner process runs pure pipeline tasks in (decoders, jsonparse, arithmetic, encoders), one task at a time each, so a task's memory and time are bounded apart from the process's. Shared fairly between requesters: a free one goes to the waiting requester that holds the fewest; one more is kept warm for a requester that holds none while these are all held (up to twice this many for several such requesters), and one that dies is replaced at once.",
   }),
   RUN_ISOLATE_MEMORY_MB: withDefault(positiveInt.min(32), 256, {
     group: 'bounds',

@@ -49,7 +49,7 @@ export class DecodeBudgetError extends FeedrunnerError {
   ) {
     super(
       `${what} would build more than ${max} values (DECODE_MAX_NODES); it was refused before they were built`,
-      { kind: 'bad_input' },
+      { kind: 'bad_input', bound: 'DECODE_MAX_NODES' },
     )
   }
 }

@@ -67,7 +67,8 @@ class Walker {
     const info = initial & 0x1f
     if (major === 7) {
       if (info === 31) this.malformed(start, 'a break outside an indefinite-length item')
-      this.argument(info, start)
+      const value = this.argument(info, start)
+      if (info < 20 || info === 24) this.simpleValue(info < 20 ? info : value, start)
       this.walk.budget.take()
       return this.at
     }
@@ -119,6 +120,18 @@ class Walker {
       this.malformed(start, `tag ${tag} (a big number) must hold a byte string`)
     // The big number replaces its tag: no level deeper.
     this.item(depth)
+  }
+
+  /**
+   * A simple value other than false, true, null and undefined (20 to 23): none is assigned a meaning
+   * a request could carry, and cbor-x reads them as references into a table of packed values
+   * ("No packed values available").
+   */
+  private simpleValue(value: number, start: number): never {
+    throw new CborShapeError(
+      `uses CBOR simple value ${value} at byte ${this.position(start)}: a Chainlink request carries no simple value but false, true, null and undefined`,
+      'refused',
+    )
   }
 
   private indefiniteContainer(major: number, depth: number): void {

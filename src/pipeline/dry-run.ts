@@ -1,3 +1,4 @@
+import { FeedrunnerError } from '../config/errors.ts'
 import {
   RecordingChainAccess,
   type CallRequest,
@@ -29,7 +30,7 @@ import type { Job } from './job-spec/loader.ts'
  */
 export interface DryRunOptions extends Pick<
   RunOptions,
-  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots' | 'forwarder'
+  'env' | 'aliases' | 'onTask' | 'signal' | 'limits' | 'blockRoots' | 'forwarder' | 'isolation'
 > {
   params: ReadonlyArray<readonly [string, RequestParamValue]>
   requester?: string
@@ -48,6 +49,8 @@ export interface DryRunOptions extends Pick<
 export interface RecordedRequest {
   request: OracleRequest
   jobRun: Record<string, unknown>
+  /** The chain it was read from: `jobSpec.evmChainID` of a spec that names none, as a runner gives it. */
+  chainId?: number
 }
 
 export interface DryRun {
@@ -61,6 +64,41 @@ export interface DryRun {
   valueType?: string
   /** The answer inside the fulfilment calldata: one value, or a list for several. */
   value?: unknown
+}
+
+/**
+ * `jobRun` of a request built for a dry run: its log and its oracleRequest, as a run on chain has
+ * them; the block and transaction it would be in are errors that say so, read only by a task that
+ * uses them.
+ */
+function builtJobRun(job: Job, request: OracleRequest): Record<string, unknown> {
+  const onChainOnly = new FeedrunnerError(
+    'a request built for a dry run is in no block or transaction (run it on a recorded request with --tx or --log)',
+    { kind: 'bad_input' },
+  )
+  return {
+    logData: request.log.data,
+    logTopics: request.log.topics,
+    logAddress: job.spec.contractAddress,
+    logBlockHash: onChainOnly,
+    logBlockNumber: onChainOnly,
+    logTxHash: onChainOnly,
+    meta: oracleRequestMeta(request),
+  }
+}
+
+/**
+ * `jobSpec.evmChainID` of a dry run: the spec's, else the chain its recorded request was read from
+ * (a runner gives a spec without one its only chain). A request built for a dry run has no chain: the
+ * variable is then an error that says so, read only by a task that uses it.
+ */
+function dryRunChainId(job: Job, recorded: RecordedRequest | undefined): string | Error {
+  if (job.spec.evmChainID !== undefined) return job.spec.evmChainID.toString()
+  if (recorded?.chainId !== undefined) return String(recorded.chainId)
+  return new FeedrunnerError(
+    'the spec names no evmChainID: a runner gives the id of the one chain it serves, and a request built for a dry run has none (write evmChainID, or run on a recorded request with --tx or --log)',
+    { kind: 'bad_input' },
+  )
 }
 
 /** FeedConsumer's callbacks (contracts/FeedConsumer.sol), one per value type. */
@@ -100,12 +138,8 @@ export async function dryRunJob(job: Job, options: DryRunOptions): Promise<DryRu
     ...options,
     chain,
     runId: `dry-run:${request.requestId}`,
-    jobRun: options.recorded?.jobRun ?? {
-      logData: request.log.data,
-      logTopics: request.log.topics,
-      logAddress: job.spec.contractAddress,
-      meta: oracleRequestMeta(request),
-    },
+    jobSpec: { evmChainID: dryRunChainId(job, options.recorded) },
+    jobRun: options.recorded?.jobRun ?? builtJobRun(job, request),
   })
   const transaction = chain.transactions.at(-1)
   const forwarded = transaction && unforwarded(transaction.data)

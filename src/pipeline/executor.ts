@@ -107,6 +107,7 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
     resolveHost: options.resolveHost,
     bridgeReach: options.bridgeReach,
     isolation: options.isolation,
+    requester: options.requester,
     forwardingAllowed: job.spec.forwardingAllowed === true,
     forwarder: options.forwarder,
     senders: options.senders,
@@ -132,7 +133,14 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
   const timeoutOf = (task: PipelineTask) => taskTimeoutMs(task, defaultTimeout)
   const isolated =
     context.isolation &&
-    new IsolatedRuns(context.isolation, job.tasks, TASK_TYPES, (id) => outcomes.get(id), timeoutOf)
+    new IsolatedRuns(
+      context.isolation,
+      job.tasks,
+      TASK_TYPES,
+      (id) => outcomes.get(id),
+      timeoutOf,
+      context.requester,
+    )
   const running = new Map<string, Promise<void>>()
   const start = (task: PipelineTask): Promise<void> =>
     (async () => {
@@ -303,7 +311,13 @@ async function attemptTask(
   const controller = new AbortController()
   const abort = (reason: FeedrunnerError) => controller.abort(reason)
   const timer = setTimeout(
-    () => abort(new TaskError(`timed out after ${timeoutMs} ms`, { kind: 'timeout' })),
+    () =>
+      abort(
+        new TaskError(`timed out after ${timeoutMs} ms`, {
+          kind: 'timeout',
+          bound: 'task timeout',
+        }),
+      ),
     timeoutMs,
   )
   timer.unref()

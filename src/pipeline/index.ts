@@ -28,7 +28,11 @@ export {
   type ConsumerValueType,
   type FulfilMethod,
 } from './answer-shape.ts'
-export { RunCrashedError, TaskIsolation } from './isolation/task-isolation.ts'
+export {
+  isolationFromSettings,
+  RunCrashedError,
+  TaskIsolation,
+} from './isolation/task-isolation.ts'
 export {
   originOf,
   runJob,

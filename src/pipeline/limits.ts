@@ -7,6 +7,8 @@ export interface PipelineLimits {
   jsonMaxDepth: number
   /** Values one decode may build (src/pipeline/decode-budget.ts). */
   decodeMaxNodes: number
+  /** Values one path evaluation may visit and return (src/reduce/path-budget.ts). */
+  pathMaxValues: number
 }
 
 type LimitSettings = Pick<
@@ -15,6 +17,7 @@ type LimitSettings = Pick<
   | 'BRIDGE_MAX_RESPONSE_BYTES'
   | 'JSON_MAX_DEPTH'
   | 'DECODE_MAX_NODES'
+  | 'PATH_MAX_VALUES'
 >
 
 export function pipelineLimits(settings: LimitSettings): PipelineLimits {
@@ -23,6 +26,7 @@ export function pipelineLimits(settings: LimitSettings): PipelineLimits {
     bridgeMaxResponseBytes: settings.BRIDGE_MAX_RESPONSE_BYTES,
     jsonMaxDepth: settings.JSON_MAX_DEPTH,
     decodeMaxNodes: settings.DECODE_MAX_NODES,
+    pathMaxValues: settings.PATH_MAX_VALUES,
   }
 }
 
@@ -34,6 +38,7 @@ export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = pipelineLimits(
       BRIDGE_MAX_RESPONSE_BYTES: true,
       JSON_MAX_DEPTH: true,
       DECODE_MAX_NODES: true,
+      PATH_MAX_VALUES: true,
     })
     .parse({}),
 )

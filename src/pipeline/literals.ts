@@ -20,6 +20,8 @@ export type AttributeKind =
   | 'literalUint'
   /** Go's strconv.ParseBool: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False. */
   | 'boolean'
+  /** A boolean written in the spec, never a variable: a switch whoever makes a request must not turn. */
+  | 'literalBoolean'
   /** A 0x address of 20 bytes. */
   | 'address'
   /** A JSON list of 0x addresses (ethtx `from`). */
@@ -48,9 +50,11 @@ const INT32_MAX = 2 ** 31 - 1
 export function attributeProblem(kind: AttributeKind, text: string): string | undefined {
   if (text.trim() === '') return undefined
   if (wholeVarExpression(text) === undefined) return literalProblem(kind, text)
-  return kind === 'literalUint'
-    ? 'must be a whole number written in the spec: Chainlink does not read a variable here'
-    : undefined
+  if (kind === 'literalUint')
+    return 'must be a whole number written in the spec: Chainlink does not read a variable here'
+  if (kind === 'literalBoolean')
+    return 'must be true or false written in the spec: a variable would let a request choose it'
+  return undefined
 }
 
 /** Why `text` is not a `kind`, or undefined when it is. */
@@ -74,6 +78,7 @@ export function literalProblem(kind: AttributeKind, text: string): string | unde
         ? undefined
         : `must be a whole number from 0, got ${shown(text)}`
     case 'boolean':
+    case 'literalBoolean':
       return parseBoolText(value) === undefined
         ? `must be true or false, got ${shown(text)}`
         : undefined

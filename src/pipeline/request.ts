@@ -214,19 +214,23 @@ export function decodeFulfilledValue(data: BytesLike, type: string): unknown {
   return AbiCoder.defaultAbiCoder().decode(['bytes32', type], data)[1]
 }
 
-/** `jobRun.meta` as a Chainlink node fills it for a direct request: `{ oracleRequest: {...} }`, hex and decimal strings. */
+/**
+ * `jobRun.meta` as a Chainlink node fills it for a direct request (its oracleRequestToMap):
+ * `{ oracleRequest: {...} }`, addresses checksummed, other bytes as lowercase 0x-hex, numbers as
+ * decimal text. The runner, a dry run and `jobs run --tx` all give it this way.
+ */
 export function oracleRequestMeta(request: Omit<OracleRequest, 'log'>): Record<string, unknown> {
   return {
     oracleRequest: {
-      specId: request.specId,
-      requester: request.requester,
-      requestId: request.requestId,
+      specId: request.specId.toLowerCase(),
+      requester: getAddress(request.requester),
+      requestId: request.requestId.toLowerCase(),
       payment: request.payment.toString(),
-      callbackAddr: request.callbackAddress,
-      callbackFunctionId: request.callbackFunctionId,
+      callbackAddr: getAddress(request.callbackAddress),
+      callbackFunctionId: request.callbackFunctionId.toLowerCase(),
       cancelExpiration: request.cancelExpiration.toString(),
       dataVersion: request.dataVersion.toString(),
-      data: request.data,
+      data: request.data.toLowerCase(),
     },
   }
 }

@@ -83,6 +83,8 @@ export interface RunContext {
   bridgeReach?: (name: string, url: string) => Reachability
   /** Isolates for pure tasks (the runner's); without them every task runs in this thread. */
   isolation?: TaskIsolation
+  /** Who asked for the run (its requester's address): the isolates are shared fairly between them. */
+  requester?: string
 }
 
 /** What a task tells about a service it called: it answered (whatever it said), or could not be reached. */

@@ -45,14 +45,24 @@ export function lookupWithAliases(
  * A copy of `json` in which every object also carries the missing twins of its aliased keys,
  * so a general JSONPath expression (wildcards, slices) can name either spelling.
  */
-export function withAliasTwins(json: unknown, resolve: AliasResolver, depth = 0): unknown {
+export function withAliasTwins(
+  json: unknown,
+  resolve: AliasResolver,
+  /** Called for each value copied (a path's budget counts them). */
+  visit: () => void = () => undefined,
+  depth = 0,
+): unknown {
   if (depth > 64) return json
-  if (Array.isArray(json)) return json.map((item) => withAliasTwins(item, resolve, depth + 1))
+  if (Array.isArray(json)) {
+    visit()
+    return json.map((item) => withAliasTwins(item, resolve, visit, depth + 1))
+  }
   if (json === null || typeof json !== 'object') return json
+  visit()
   const source = json as Record<string, unknown>
   const copy: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(source))
-    copy[key] = withAliasTwins(value, resolve, depth + 1)
+    copy[key] = withAliasTwins(value, resolve, visit, depth + 1)
   for (const key of Object.keys(source)) {
     for (const other of resolve(key)) if (!Object.hasOwn(copy, other)) copy[other] = copy[key]
   }

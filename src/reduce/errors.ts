@@ -10,6 +10,7 @@ export type ReduceErrorCode =
   | 'BAD_TYPE' // an unknown target type was asked for
   | 'BAD_TIMES' // `times` is not a finite decimal
   | 'CAST' // the value cannot be cast to the target type
+  | 'OVER_BUDGET' // the path visits or returns more values than PATH_MAX_VALUES allows
 
 /** Characters of a value a message repeats: a request's 100,000-digit `times` is not sent back whole. */
 const SHOWN_CHARS = 64
@@ -32,7 +33,10 @@ export class ReduceError extends FeedrunnerError {
     readonly reason: string,
     readonly path?: string,
   ) {
-    super(path === undefined ? reason : `path ${cut(path)}: ${reason}`, { kind: 'bad_input' })
+    super(path === undefined ? reason : `path ${cut(path)}: ${reason}`, {
+      kind: 'bad_input',
+      ...(code === 'OVER_BUDGET' ? { bound: 'PATH_MAX_VALUES' } : {}),
+    })
   }
 
   /** The same error, now saying which path produced the value (casts do not know it). */

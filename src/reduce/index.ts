@@ -23,6 +23,7 @@ export {
 } from './cast.ts'
 export { Decimal, parseTimes, toBigInt, toDecimal, type Truncation } from './decimal.ts'
 export { ReduceError, type ReduceErrorCode } from './errors.ts'
+export { DEFAULT_PATH_MAX_VALUES, PathBudget } from './path-budget.ts'
 export {
   evaluatePath,
   parseSimpleJsonPath,
@@ -41,6 +42,8 @@ export interface ReduceOptions {
   aliases?: Aliases
   separator?: string
   truncation?: Truncation
+  /** Values the path's evaluation may visit and return (PATH_MAX_VALUES). */
+  maxValues?: number
 }
 
 export type Reduced =
@@ -61,7 +64,11 @@ export function reduce(json: unknown, options: ReduceOptions): Reduced {
       path,
     )
   }
-  const value = evaluatePath(json, path, { aliases: options.aliases, separator: options.separator })
+  const value = evaluatePath(json, path, {
+    aliases: options.aliases,
+    separator: options.separator,
+    maxValues: options.maxValues,
+  })
   try {
     if (options.type !== undefined)
       return castValue(value, options.type, {

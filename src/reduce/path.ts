@@ -1,4 +1,3 @@
-import { JSONPath } from 'jsonpath-plus'
 import {
   aliasResolver,
   lookupWithAliases,
@@ -6,7 +5,8 @@ import {
   type Aliases,
   type AliasResolver,
 } from './aliases.ts'
-import { cut, quoted as quotedValue, ReduceError } from './errors.ts'
+import { quoted as quotedValue, ReduceError } from './errors.ts'
+import { budgetedJsonPath, DEFAULT_PATH_MAX_VALUES, PathBudget } from './path-budget.ts'
 
 /**
  * Path evaluation shared by the adapter (`path` parameter) and the pipeline (`jsonparse`).
@@ -17,6 +17,7 @@ import { cut, quoted as quotedValue, ReduceError } from './errors.ts'
  *   (`[*]`, `..`, slices such as `[-1:]`) goes to jsonpath-plus with script evaluation disabled (paths come
  *   from untrusted on-chain requests). One match gives that value (so `$.data.items[-1:]` gives the last
  *   element itself), several matches give an array of them, none is a NO_VALUE error.
+ *   A general path runs under a budget of values visited and returned (path-budget.ts).
  * - Chainlink's separated form `data,x` (jsonparse): split on `separator` (default `,`).
  * - Dot form `data.x` (Airnode's `_path`): used when no separator is given and the path has no comma.
  *   A backslash escapes the separator inside a key (`a\.b` is the key "a.b").
@@ -28,6 +29,13 @@ export interface PathOptions {
   aliases?: Aliases
   /** Separator of the non-JSONPath form; default: ',' when the path contains one, else '.'. */
   separator?: string
+  /**
+   * Whether a path starting with `$` is JSONPath (the default). False reads every path as keys split
+   * on the separator, as a Chainlink node's jsonparse does (`$` is then a key like any other).
+   */
+  jsonPath?: boolean
+  /** Values one evaluation may visit and return (PATH_MAX_VALUES); default DEFAULT_PATH_MAX_VALUES. */
+  maxValues?: number
 }
 
 export type Segment = string | number
@@ -42,12 +50,13 @@ export function evaluatePath(json: unknown, path: string, options: PathOptions =
       path.slice(0, 40) + '...',
     )
   const resolve = aliasResolver(options.aliases)
-  if (path.startsWith('$')) {
+  const budget = new PathBudget(options.maxValues ?? DEFAULT_PATH_MAX_VALUES, path)
+  if (path.startsWith('$') && options.jsonPath !== false) {
     const segments = parseSimpleJsonPath(path)
-    if (segments !== undefined) return walk(json, segments, path, resolve)
-    return evaluateGeneralJsonPath(json, path, resolve)
+    if (segments !== undefined) return walk(json, segments, path, resolve, budget)
+    return evaluateGeneralJsonPath(json, path, options.aliases && resolve, budget)
   }
-  return walk(json, splitPath(path, options.separator), path, resolve)
+  return walk(json, splitPath(path, options.separator), path, resolve, budget)
 }
 
 /** Splits a separated path (`data,x` or `data.x`), honouring backslash escapes. */
@@ -111,9 +120,11 @@ function walk(
   segments: readonly Segment[],
   path: string,
   resolve: AliasResolver,
+  budget: PathBudget,
 ): unknown {
   let current: unknown = json
   for (const [position, segment] of segments.entries()) {
+    budget.take()
     const where = describeSegment(segments, position)
     if (Array.isArray(current)) {
       current = elementAt(current, segment, path, where)
@@ -158,25 +169,17 @@ function elementAt(
   return array[index]
 }
 
-function evaluateGeneralJsonPath(json: unknown, path: string, resolve: AliasResolver): unknown {
-  let matches: unknown[]
-  try {
-    const view = withAliasTwins(json, resolve)
-    // wrap: true so one matched array is not confused with several matches; unwrapped below.
-    // jsonpath-plus answers undefined (not []) for a document that is a bare number, string or boolean.
-    matches =
-      (JSONPath({ path, json: view as object, wrap: true, eval: false }) as
-        unknown[] | undefined) ?? []
-  } catch (error) {
-    throw new ReduceError(
-      'BAD_PATH',
-      `not a valid JSONPath (${cut((error as Error).message, 120)})`,
-      path,
-    )
-  }
-  const defined = matches.filter((match) => match !== undefined)
-  if (defined.length === 0) throw new ReduceError('NO_VALUE', 'no value', path)
-  return defined.length === 1 ? defined[0] : defined
+function evaluateGeneralJsonPath(
+  json: unknown,
+  path: string,
+  resolve: AliasResolver | undefined,
+  budget: PathBudget,
+): unknown {
+  // With aliases, a copy in which each aliased field has its twin; its copying counts as visits.
+  const view = resolve ? withAliasTwins(json, resolve, () => budget.take()) : json
+  const matches = budgetedJsonPath(view, path, budget)
+  if (matches.length === 0) throw new ReduceError('NO_VALUE', 'no value', path)
+  return matches.length === 1 ? matches[0] : matches
 }
 
 function describeSegment(segments: readonly Segment[], position: number): string {

@@ -27,6 +27,8 @@ export interface JobsChange {
   added: LoadedJob[]
   changed: LoadedJob[]
   removed: LoadedJob[]
+  /** What the runner says about the new set that it did not say of the old (a spec left out). */
+  notices: string[]
 }
 
 interface Snapshot {
@@ -125,7 +127,12 @@ export class JobRegistry {
   replace(jobs: readonly LoadedJob[], notices: readonly string[] = this.notices): JobsChange {
     const before = this.snapshot
     const after = snapshotOf(jobs, notices)
-    const change: JobsChange = { added: [], changed: [], removed: [] }
+    const change: JobsChange = {
+      added: [],
+      changed: [],
+      removed: [],
+      notices: notices.filter((notice) => !before.notices.includes(notice)),
+    }
     for (const loaded of jobs) {
       const was = before.fingerprints.get(loaded.externalJobId)
       if (was === undefined) change.added.push(loaded)
@@ -173,17 +180,17 @@ export class JobsDirError extends FeedrunnerError {
 }
 
 /**
- * Loads every `*.toml` in `dir` for the chains `chainIds` names. Specs for other chains are left out
- * (refused with `refuseOtherChains`: a runner starting with a spec for a chain it does not serve
- * stops); a spec without evmChainID runs on the only chain, or is refused when there are several; two
- * specs with one externalJobID are refused, since a request could not tell them apart. Without
- * `chainIds`, every valid spec is loaded as it is.
+ * Loads every `*.toml` in `dir` for the chains `chainIds` names. A spec for another chain is left out
+ * with a notice (one line: the runner that serves its chain runs it; several runners may share one
+ * folder); a spec without evmChainID runs on the only chain, or is refused when there are several; two
+ * specs with one externalJobID are refused, since a request could not tell them apart. Only a spec
+ * that no runner could run (it does not load) or that this runner's chain cannot run refuses the
+ * folder. Without `chainIds`, every valid spec is loaded as it is.
  */
 export async function loadJobRegistry(
   dir: string,
   chainIds?: number | readonly number[],
   options: {
-    refuseOtherChains?: boolean
     /** The chain's defaults every job of it takes (settings, CHAINS_FILE): see withChainDefaults. */
     defaultsFor?: (chainId: number) => JobChainDefaults
     /** Refuse a job its chain cannot run as it says (chain-fit.ts): the runner's start does. */
@@ -215,7 +222,6 @@ async function readJobsDir(
   dir: string,
   chainIds: number | readonly number[] | undefined,
   options: {
-    refuseOtherChains?: boolean
     defaultsFor?: (chainId: number) => JobChainDefaults
     refuseMisfits?: boolean
   } = {},
@@ -238,12 +244,10 @@ async function readJobsDir(
     const choice = chooseChain(job.spec, configured)
     if (choice.kind === 'refuse')
       problems.push({ file: path, field: 'evmChainID', message: choice.message })
-    if (choice.kind === 'other-chain' && options.refuseOtherChains)
-      problems.push({
-        file: path,
-        field: 'evmChainID',
-        message: `job ${JSON.stringify(job.spec.name)} runs on chain ${String(job.spec.evmChainID)}, which this runner does not serve (configured chains: ${configured.join(', ') || 'none'}): declare that chain (CHAINS_FILE) or take the spec out of the jobs folder`,
-      })
+    if (choice.kind === 'other-chain')
+      notices.push(
+        `${path}: job ${JSON.stringify(job.spec.name)} runs on chain ${String(job.spec.evmChainID)}, which this runner does not serve (configured chains: ${configured.join(', ') || 'none'}): left out, for the runner that serves it (declare the chain in CHAINS_FILE for this one to)`,
+      )
     if (choice.kind !== 'serve') continue
     if (choice.notice) notices.push(`${path}: ${choice.notice}`)
     // The chain is part of the job from here on: $(jobSpec.evmChainID) reads it.

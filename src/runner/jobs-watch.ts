@@ -41,6 +41,7 @@ export function watchJobsDir(options: JobsWatchOptions): JobsWatcher {
   async function reloadOnce(trigger: string): Promise<JobsReload> {
     try {
       const change = await options.reload()
+      for (const notice of change.notices) log.warn({ dir: options.dir, trigger }, notice)
       for (const loaded of change.added) log.info(fields(loaded, trigger), line('added', loaded))
       for (const loaded of change.changed)
         log.info(fields(loaded, trigger), line('changed', loaded))

@@ -151,6 +151,7 @@ async function runAdmitted(
   const result = await runJob(loaded.job, {
     ...options.runOptions,
     runId,
+    requester: request.requester.toLowerCase(),
     signal: options.signal,
     chain: options.chainAccessFor(request, onSent),
     jobRun: jobRunVars(request),

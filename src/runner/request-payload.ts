@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { OracleRequestEvent } from '../chain/operator.ts'
-import type { RecordedRequest } from '../pipeline/index.ts'
+import { oracleRequestMeta, type OracleRequest, type RecordedRequest } from '../pipeline/index.ts'
 
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, { message: 'expected 0x hex' })
 const decimal = z.string().regex(/^\d+$/, { message: 'expected a decimal integer string' })
@@ -86,7 +86,11 @@ export function requestJobId(
   return round ? `${base}-r${round}` : base
 }
 
-/** The `jobRun.*` variables Chainlink's direct request jobs read, from a request's log. */
+/**
+ * The `jobRun.*` variables of a request's run, as Chainlink's directrequest delegate gives them:
+ * the log's, and `meta.oracleRequest` with the request's fields (a bridge task sends `meta` on, as a
+ * node's does).
+ */
 export function jobRunVars(request: OracleRequestEvent): Record<string, unknown> {
   return {
     logData: request.logData,
@@ -95,27 +99,33 @@ export function jobRunVars(request: OracleRequestEvent): Record<string, unknown>
     logBlockHash: request.blockHash,
     logBlockNumber: BigInt(request.blockNumber),
     logTxHash: request.txHash,
-    // Not meta.oracleRequest as a node sends: the framework logs failed request bodies whole, and a
-    // request id there would be a run's line without its fields.
-    meta: {},
+    meta: oracleRequestMeta(oracleRequestOf(request)),
   }
 }
 
-/** A request read from the chain as `jobs run --tx` runs it: the same variables the runner gives. */
+function oracleRequestOf(request: OracleRequestEvent): OracleRequest {
+  return {
+    requestId: request.requestId,
+    specId: request.specId,
+    requester: request.requester,
+    callbackAddress: request.callbackAddr,
+    callbackFunctionId: request.callbackFunctionId,
+    payment: request.payment,
+    cancelExpiration: request.cancelExpiration,
+    dataVersion: request.dataVersion,
+    data: request.data,
+    log: { topics: request.topics, data: request.logData },
+  }
+}
+
+/**
+ * A request read from the chain as `jobs run --tx` runs it: the same variables the runner gives,
+ * its chain's id in `jobSpec.evmChainID` as the runner gives it.
+ */
 export function recordedRequest(request: OracleRequestEvent): RecordedRequest {
   return {
-    request: {
-      requestId: request.requestId,
-      specId: request.specId,
-      requester: request.requester,
-      callbackAddress: request.callbackAddr,
-      callbackFunctionId: request.callbackFunctionId,
-      payment: request.payment,
-      cancelExpiration: request.cancelExpiration,
-      dataVersion: request.dataVersion,
-      data: request.data,
-      log: { topics: request.topics, data: request.logData },
-    },
+    request: oracleRequestOf(request),
     jobRun: jobRunVars(request),
+    chainId: request.chainId,
   }
 }

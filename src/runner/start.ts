@@ -9,7 +9,12 @@ import { FeedrunnerError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import { SettingsError, type Settings } from '../config/settings.ts'
 import { connectProvider, fetchChainId } from '../chain/provider.ts'
-import { pipelineLimits, TaskIsolation, type HostResolver } from '../pipeline/index.ts'
+import {
+  isolationFromSettings,
+  pipelineLimits,
+  type HostResolver,
+  type TaskIsolation,
+} from '../pipeline/index.ts'
 import { Connections } from '../queue/connections.ts'
 import { JobsDirError, loadJobRegistry, type JobRegistry, type JobsChange } from './job-registry.ts'
 import { readEndpoint } from './runner-options.ts'
@@ -47,7 +52,7 @@ export interface Runners extends Runner {
 
 /**
  * Builds and starts one runner per chain (CHAINS_FILE, or RPC_URL's one chain) from the settings and
- * the specs in JOBS_DIR. A spec for a chain that is not configured stops the start.
+ * the specs in JOBS_DIR. A spec for a chain that is not configured is left out, with one line.
  */
 export async function startRunnerFromSettings(
   settings: Settings,
@@ -64,7 +69,6 @@ export async function startRunnerFromSettings(
   // chain cannot run as it says refused.
   const loadRegistry = () =>
     loadJobRegistry(settings.JOBS_DIR, chainIds, {
-      refuseOtherChains: true,
       refuseMisfits: true,
       defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
     })
@@ -76,7 +80,7 @@ export async function startRunnerFromSettings(
   connections.clock(settings.QUEUE_PREFIX)
   const runners = new Map<number, Runner>()
   // The pure tasks of every chain's runs run in this process's isolates (docs/security.md).
-  const isolation = options.work === false ? undefined : taskIsolation(settings)
+  const isolation = options.work === false ? undefined : isolationFromSettings(settings)
   const stopAll = async () => {
     for (const runner of [...runners.values()].reverse()) await runner.stop()
     await isolation?.close()
@@ -157,17 +161,6 @@ async function chainIdOf(chain: ChainConfig): Promise<number> {
       )
   })
   return chain.chainId
-}
-
-/** Isolates for pure tasks, warmed at start so a first request does not wait for one. */
-function taskIsolation(settings: Settings): TaskIsolation {
-  const isolation = new TaskIsolation({
-    threads: settings.RUN_ISOLATE_THREADS,
-    memoryMb: settings.RUN_ISOLATE_MEMORY_MB,
-    context: { limits: pipelineLimits(settings) },
-  })
-  isolation.warm()
-  return isolation
 }
 
 function createChainRunner(

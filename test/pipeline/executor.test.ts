@@ -54,11 +54,17 @@ describe('executor: values and variables', () => {
   it('a whole $(x) gives the typed value; JSON attributes get typed values unquoted', async () => {
     const result = await runJob(
       job(`
-    m [type="multiply" input="$(jobRun.meta.n)" times="10"]
-    enc [type="ethabiencode" abi="(uint256 v, string name, bytes32 id)" data="{\\\\"v\\\\": $(m), \\\\"name\\\\": $(jobSpec.name), \\\\"id\\\\": $(jobRun.meta.id)}"]
+    m [type="multiply" input="$(jobRun.meta.oracleRequest.payment)" times="10"]
+    enc [type="ethabiencode" abi="(uint256 v, string name, bytes32 id)" data="{\\\\"v\\\\": $(m), \\\\"name\\\\": $(jobSpec.name), \\\\"id\\\\": $(jobRun.meta.oracleRequest.requestId)}"]
     m -> enc
 `),
-      { jobRun: { meta: { n: 12345678901234567890n, id: '0x' + '01'.repeat(32) } } },
+      {
+        jobRun: {
+          meta: {
+            oracleRequest: { payment: 12345678901234567890n, requestId: '0x' + '01'.repeat(32) },
+          },
+        },
+      },
     )
     expect(result.errors).toEqual([])
     const m = result.tasks[0]!

@@ -46,11 +46,11 @@ describe('task isolation', () => {
 
   it('gives a pure task the same value in an isolate as in this thread, numbers exact', async () => {
     const spec = job(`
-parse [type="jsonparse" data="$(jobRun.meta.body)" path="data,odds"]
+parse [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="data,odds"]
 times [type="multiply" input="$(parse)" times="100"]
 parse -> times
 `)
-    const jobRun = { meta: { body: '{"data":{"odds":1.605}}' } }
+    const jobRun = { meta: { oracleRequest: { data: '{"data":{"odds":1.605}}' } } }
     const inline = await runJob(spec, { jobRun })
     const isolated = await runJob(spec, { jobRun, isolation })
     expect(isolated.ok).toBe(true)
@@ -59,10 +59,12 @@ parse -> times
   })
 
   it('a decode that builds past the heap ends its isolate with a crash, and the next task runs', async () => {
-    const spec = job(`parse [type="jsonparse" data="$(jobRun.meta.body)" path="0" timeout="60s"]`)
+    const spec = job(
+      `parse [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="0" timeout="60s"]`,
+    )
     const before = process.memoryUsage().rss
     const result = await runJob(spec, {
-      jobRun: { meta: { body: jsonWideBomb(9 * 1024 * 1024) } },
+      jobRun: { meta: { oracleRequest: { data: jsonWideBomb(9 * 1024 * 1024) } } },
       isolation,
     })
     expect(result.ok).toBe(false)
@@ -72,10 +74,13 @@ parse -> times
     )
     // This process did not build the value.
     expect(process.memoryUsage().rss - before).toBeLessThan(300 * 1024 * 1024)
-    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
-      jobRun: { meta: { body: '{"a":1}' } },
-      isolation,
-    })
+    const next = await runJob(
+      job(`p [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a"]`),
+      {
+        jobRun: { meta: { oracleRequest: { data: '{"a":1}' } } },
+        isolation,
+      },
+    )
     expect(next.ok).toBe(true)
   }, 60_000)
 
@@ -90,21 +95,24 @@ decode [type="ethabidecodelog" abi="${bomb.abi}" data="$(jobRun.logData)" topics
     })
     expect(result.ok).toBe(false)
     expect(result.errors[0]).toMatch(/did not stop; its isolate was ended|timed out after 200 ms/)
-    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
-      jobRun: { meta: { body: '{"a":2}' } },
-      isolation,
-    })
+    const next = await runJob(
+      job(`p [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a"]`),
+      {
+        jobRun: { meta: { oracleRequest: { data: '{"a":2}' } } },
+        isolation,
+      },
+    )
     expect(next.ok).toBe(true)
   }, 60_000)
 
   it("crosses into an isolate once for a run's pure tasks that follow one another, each with its value", async () => {
     const spec = job(`
-parse  [type="jsonparse" data="$(jobRun.meta.body)" path="data,odds"]
+parse  [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="data,odds"]
 times  [type="multiply" input="$(parse)" times="100"]
 encode [type="ethabiencode" abi="(uint256 value)" data="{\\\\"value\\\\": $(times)}"]
 parse -> times -> encode
 `)
-    const jobRun = { meta: { body: '{"data":{"odds":1.605}}' } }
+    const jobRun = { meta: { oracleRequest: { data: '{"data":{"odds":1.605}}' } } }
     const inline = await runJob(spec, { jobRun })
     const before = isolation.crossings
     const isolated = await runJob(spec, { jobRun, isolation })
@@ -119,13 +127,16 @@ parse -> times -> encode
     // x and y start together, so z waits for the one that ends last: it reads the other, outside
     // its batch, as an input and as a variable at once.
     const spec = job(`
-x [type="jsonparse" data="$(jobRun.meta.body)" path="a"]
-y [type="jsonparse" data="$(jobRun.meta.body)" path="b"]
+x [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a"]
+y [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="b"]
 z [type="multiply" input="$(x)" times="$(y)"]
 x -> z
 y -> z
 `)
-    const result = await runJob(spec, { jobRun: { meta: { body: '{"a":2,"b":3}' } }, isolation })
+    const result = await runJob(spec, {
+      jobRun: { meta: { oracleRequest: { data: '{"a":2,"b":3}' } } },
+      isolation,
+    })
     expect(result.errors).toEqual([])
     expect(String(result.outputs[0])).toBe('6')
   })
@@ -133,14 +144,18 @@ y -> z
   it('keeps each task of a batch to its own time: the one that runs over is ended, not the one before it', async () => {
     const bomb = abiAliasBomb(18)
     const spec = job(`
-parse  [type="jsonparse" data="$(jobRun.meta.body)" path="data"]
+parse  [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="data"]
 decode [type="ethabidecodelog" abi="${bomb.abi}" data="$(jobRun.logData)" topics="$(jobRun.logTopics)" timeout="200ms"]
 after  [type="multiply" input="$(parse)" times="2"]
 parse -> decode -> after
 `)
     const before = isolation.crossings
     const result = await runJob(spec, {
-      jobRun: { meta: { body: '{"data":"3"}' }, logData: bomb.data, logTopics: bomb.topics },
+      jobRun: {
+        meta: { oracleRequest: { data: '{"data":"3"}' } },
+        logData: bomb.data,
+        logTopics: bomb.topics,
+      },
       isolation,
     })
     expect(isolation.crossings - before).toBe(1)
@@ -150,10 +165,13 @@ parse -> decode -> after
     expect(decode?.error).toMatch(/did not stop; its isolate was ended|timed out after 200 ms/)
     // The batch did not run it: it failed on its input, as it would have alone.
     expect(after?.error).toMatch(/^input from decode failed/)
-    const next = await runJob(job(`p [type="jsonparse" data="$(jobRun.meta.body)" path="a"]`), {
-      jobRun: { meta: { body: '{"a":3}' } },
-      isolation,
-    })
+    const next = await runJob(
+      job(`p [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a"]`),
+      {
+        jobRun: { meta: { oracleRequest: { data: '{"a":3}' } } },
+        isolation,
+      },
+    )
     expect(next.ok).toBe(true)
   }, 60_000)
 })

@@ -67,20 +67,18 @@ describe('loadJobRegistry', () => {
     )
   })
 
-  it('a runner starting with a spec for a chain it does not serve stops, naming the spec and the configured chains', async () => {
+  it('leaves out a spec for a chain this runner does not serve, with one line naming it and the configured chains', async () => {
     const dir = jobsDir({ 'odds.toml': gameOdds })
-    expect((await loadJobRegistry(dir, [1, 137])).jobs).toEqual([])
-    const error = await loadJobRegistry(dir, [1, 137], { refuseOtherChains: true }).catch(
-      (caught: unknown) => caught,
-    )
-    expect(error).toBeInstanceOf(JobsDirError)
-    expect((error as Error).message).toContain(
-      `${join(dir, 'odds.toml')}: job "datafeed game-odds (uint256)" runs on chain 31337, which this runner does not serve (configured chains: 1, 137)`,
-    )
+    const elsewhere = await loadJobRegistry(dir, [1, 137])
+    expect(elsewhere.jobs).toEqual([])
+    expect(elsewhere.notices).toEqual([
+      `${join(dir, 'odds.toml')}: job "datafeed game-odds (uint256)" runs on chain 31337, which this runner does not serve (configured chains: 1, 137): left out, for the runner that serves it (declare the chain in CHAINS_FILE for this one to)`,
+    ])
     // Each chain's runner gets its chain's jobs.
-    const registry = await loadJobRegistry(dir, [31337, 1], { refuseOtherChains: true })
+    const registry = await loadJobRegistry(dir, [31337, 1])
     expect(registry.forChain(31337).jobs).toHaveLength(1)
     expect(registry.forChain(1).jobs).toHaveLength(0)
+    expect(registry.notices).toEqual([])
   })
 
   it('refuses two specs with one externalJobID, naming both files', async () => {

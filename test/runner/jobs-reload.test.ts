@@ -64,7 +64,7 @@ describe('the live job registry', () => {
 
   it("each chain's registry and the one operators() list follow a swap", async () => {
     const dir = jobsDir({ 'odds.toml': gameOdds })
-    const registry = await loadJobRegistry(dir, [31337, 1], { refuseOtherChains: true })
+    const registry = await loadJobRegistry(dir, [31337, 1])
     const chain = registry.forChain(31337)
     const operators = chain.operators()
     expect(operators).toEqual(['0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'])
@@ -75,7 +75,7 @@ describe('the live job registry', () => {
       join(dir, 'other.toml'),
       copyOfOdds('other', '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e97', OTHER_OPERATOR),
     )
-    registry.replace((await loadJobRegistry(dir, [31337, 1], { refuseOtherChains: true })).jobs)
+    registry.replace((await loadJobRegistry(dir, [31337, 1])).jobs)
     expect(told).toHaveLength(1)
     expect(chain.jobs.map((job) => job.name)).toContain('other')
     // The same array, refilled: whoever holds it (recovery, the reconciler) reads the new list.
@@ -154,6 +154,48 @@ describe('JOBS_DIR watched', () => {
     expect(registry.jobs.map((job) => job.name)).toEqual(['datafeed game-odds (uint256)'])
     // One line per change: nothing was told twice.
     expect(lines.filter((line) => line.msg.startsWith('job added: copy'))).toHaveLength(1)
+  })
+
+  it('leaves out a spec for a chain another runner serves, in one line; only a broken spec refuses the folder', async () => {
+    const dir = jobsDir({ 'odds.toml': gameOdds })
+    const registry = await loadJobRegistry(dir, [31337])
+    const { lines, log } = capturedLog()
+    const reloadDir = async () => {
+      const next = await loadJobRegistry(dir, [31337])
+      return registry.replace(next.jobs, next.notices)
+    }
+    watcher = watchJobsDir({ dir, log, reload: reloadDir })
+    writeFileSync(
+      join(dir, 'mainnet.toml'),
+      copyOfOdds('odds on mainnet', '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e95').replace(
+        /^evmChainID = .*$/m,
+        'evmChainID = "1"',
+      ),
+    )
+    writeFileSync(
+      join(dir, 'copy.toml'),
+      copyOfOdds('copy', '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e94'),
+    )
+    const first = await watcher.reload('SIGHUP')
+    expect(first.ok).toBe(true)
+    expect(registry.jobs.map((job) => job.name).sort()).toEqual([
+      'copy',
+      'datafeed game-odds (uint256)',
+    ])
+    const leftOut = lines.filter((line) => line.msg.includes('mainnet.toml'))
+    expect(leftOut.map((line) => line.msg)).toEqual([
+      `${join(dir, 'mainnet.toml')}: job "odds on mainnet" runs on chain 1, which this runner does not serve (configured chains: 31337): left out, for the runner that serves it (declare the chain in CHAINS_FILE for this one to)`,
+    ])
+    expect(leftOut[0]!.level).toBe(40)
+    // Said once: a reload that finds it again is silent about it.
+    expect((await watcher.reload('SIGHUP')).ok).toBe(true)
+    expect(lines.filter((line) => line.msg.includes('mainnet.toml'))).toHaveLength(1)
+    // A spec no runner could run still keeps the jobs loaded before.
+    writeFileSync(join(dir, 'broken.toml'), 'type = "directrequest"\nname = "broken"\n')
+    const refused = await watcher.reload('SIGHUP')
+    expect(refused.ok).toBe(false)
+    expect(refused.ok ? '' : refused.reason).toContain('broken.toml')
+    expect(registry.jobs).toHaveLength(2)
   })
 
   it('reload() (what SIGHUP calls) answers even when nothing changed', async () => {

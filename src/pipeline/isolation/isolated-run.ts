@@ -32,6 +32,8 @@ export class IsolatedRuns {
     private readonly types: ReadonlyMap<string, TaskDefinition>,
     private readonly known: (id: string) => KnownOutcome | undefined,
     private readonly timeoutOf: (task: PipelineTask) => number,
+    /** The run's requester, whose share of the isolates its tasks take. */
+    private readonly owner?: string,
   ) {}
 
   /**
@@ -78,10 +80,14 @@ export class IsolatedRuns {
     })
     return new Promise((resolve, reject) => {
       batchTasks.unshift(this.batchTask(task, { resolve, reject, notRun: () => undefined }))
-      this.isolation.runBatch(batchTasks, {
-        vars: encodeValue({ jobRun: vars.jobRun, jobSpec: vars.jobSpec }),
-        outcomes: encodeValue(outside),
-      })
+      this.isolation.runBatch(
+        batchTasks,
+        {
+          vars: encodeValue({ jobRun: vars.jobRun, jobSpec: vars.jobSpec }),
+          outcomes: encodeValue(outside),
+        },
+        this.owner,
+      )
     })
   }
 

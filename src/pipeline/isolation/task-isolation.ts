@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { FeedrunnerError, reviveError } from '../../config/errors.ts'
+import type { Settings } from '../../config/settings.ts'
+import { pipelineLimits } from '../limits.ts'
 import { TaskError } from '../task-error.ts'
 import type {
   IsolateContext,
@@ -16,10 +18,10 @@ import { decodeValue } from './value-codec.ts'
  */
 export class RunCrashedError extends FeedrunnerError {
   override readonly name = 'RunCrashedError'
-  constructor(message: string, cause?: unknown) {
+  constructor(message: string, cause?: unknown, bound?: string) {
     // Not retried by the task's own `retries`: the same input would crash it again. The runner
     // decides: another try of the request, or quarantine.
-    super(message, { kind: 'internal', retryable: false, cause })
+    super(message, { kind: 'internal', retryable: false, cause, bound })
   }
 }
 
@@ -49,6 +51,8 @@ export interface BatchTask extends IsolatedTask {
 type Pending = {
   message: IsolatedBatchMessage
   tasks: readonly BatchTask[]
+  /** Whose tasks they are (the run's requester): isolates are shared fairly between owners. */
+  owner: string
   /** The task the isolate is running now: the next one to answer. */
   at: number
 }
@@ -74,9 +78,14 @@ const OVERRUN_GRACE_MS = 1_000
  * Pure pipeline tasks run in isolates: worker threads with their own bounded heap, one task at a
  * time each, so that whatever a decoder or library builds or loops on, it takes down no more than
  * its isolate (and its one task). A task that runs past its timeout has its isolate ended (a
- * synchronous loop would never see an abort); a dead isolate is replaced before the next task. A
- * run's pure tasks that follow one another cross in one message (a batch, `isolated-run.ts`): a
- * crossing costs both threads more than most pure tasks do.
+ * synchronous loop would never see an abort); a dead isolate is replaced at once, not when the next
+ * task asks. A run's pure tasks that follow one another cross in one message (a batch,
+ * `isolated-run.ts`): a crossing costs both threads more than most pure tasks do.
+ * Shared fairly between owners (a run's requester): a free isolate goes to the waiting owner that
+ * holds the fewest, its oldest batch first, so one requester's burst does not queue ahead of
+ * another's task. `threads` isolates work for owners that hold one already; one more is kept warm
+ * for an owner that holds none while the others are all held (more are started for more such
+ * owners, up to twice `threads`), so another requester's slow or dying tasks do not hold it up.
  */
 export class TaskIsolation {
   private readonly slots: Slot[] = []
@@ -98,6 +107,7 @@ export class TaskIsolation {
   runBatch(
     tasks: readonly BatchTask[],
     shared: Pick<IsolatedBatchMessage, 'vars' | 'outcomes'>,
+    owner = 'anyone',
   ): void {
     if (tasks.length === 0) return
     if (this.closed) {
@@ -116,17 +126,22 @@ export class TaskIsolation {
       })),
       ...shared,
     }
-    this.queue.push({ message, tasks, at: 0 })
+    this.queue.push({ message, tasks, owner, at: 0 })
     this.dispatch()
+  }
+
+  /** Isolates alive now (some may be starting): at least `threads` once warm. */
+  get size(): number {
+    return this.slots.length
   }
 
   /** Starts every isolate now (loading the task types takes a while), not at the first task. */
   warm(): void {
-    while (!this.closed && this.slots.length < Math.max(1, this.options.threads)) {
-      const slot: Slot = { worker: this.spawn() }
-      this.slots.push(slot)
-      this.watch(slot)
-    }
+    while (!this.closed && this.slots.length < this.threads + 1) this.addSlot()
+  }
+
+  private get threads(): number {
+    return Math.max(1, this.options.threads)
   }
 
   /** Ends every isolate; tasks still queued or running fail. */
@@ -140,10 +155,11 @@ export class TaskIsolation {
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0) {
-      const slot = this.idleSlot()
-      if (!slot) return
-      const pending = this.queue.shift() as Pending
+    for (;;) {
+      const pending = this.fairest()
+      const slot = pending && this.idleSlot(pending.owner)
+      if (!pending || !slot) return
+      this.queue.splice(this.queue.indexOf(pending), 1)
       slot.running = pending
       this.timeTask(slot, pending)
       // Held while it works (the process waits for its answer), let go while idle.
@@ -161,10 +177,29 @@ export class TaskIsolation {
     slot.timer.unref()
   }
 
-  private idleSlot(): Slot | undefined {
-    const idle = this.slots.find((slot) => !slot.running)
-    if (idle) return idle
-    if (this.slots.length >= Math.max(1, this.options.threads)) return undefined
+  /** The waiting batch of the owner that holds the fewest isolates; its oldest (the queue's order). */
+  private fairest(): Pending | undefined {
+    const held = new Map<string, number>()
+    for (const slot of this.slots)
+      if (slot.running) held.set(slot.running.owner, (held.get(slot.running.owner) ?? 0) + 1)
+    let fairest: Pending | undefined
+    let fewest = Infinity
+    for (const pending of this.queue) {
+      const holds = held.get(pending.owner) ?? 0
+      if (holds < fewest) [fairest, fewest] = [pending, holds]
+    }
+    return fairest
+  }
+
+  /** An isolate for `owner`'s batch: `threads` work at once, more only for an owner that holds none. */
+  private idleSlot(owner: string): Slot | undefined {
+    const busy = this.slots.filter((slot) => slot.running).length
+    const holdsNone = !this.slots.some((slot) => slot.running?.owner === owner)
+    if (busy >= (holdsNone ? 2 * this.threads : this.threads)) return undefined
+    return this.slots.find((slot) => !slot.running) ?? this.addSlot()
+  }
+
+  private addSlot(): Slot {
     const slot: Slot = { worker: this.spawn() }
     this.slots.push(slot)
     this.watch(slot)
@@ -204,7 +239,10 @@ export class TaskIsolation {
       } else this.timeTask(slot, pending)
       if (answer.ok) task.resolve(decodeValue(answer.value))
       else task.reject(reviveError(answer.error))
-      if (answer.last) this.dispatch()
+      if (!answer.last) return
+      this.dispatch()
+      // One started for an owner that had none is let go once nobody needs it.
+      if (!slot.running && this.slots.length > this.threads + 1) this.retire(slot)
     })
     const died = (cause: unknown) => {
       const pending = slot.running
@@ -213,7 +251,8 @@ export class TaskIsolation {
       const why = outOfMemory
         ? `what it built passed its heap of RUN_ISOLATE_MEMORY_MB=${this.options.memoryMb}`
         : `it stopped (${cause instanceof Error ? cause.message : String(cause)})`
-      if (pending) crashed(pending, new RunCrashedError(`its isolate died: ${why}`, cause))
+      const bound = outOfMemory ? 'RUN_ISOLATE_MEMORY_MB' : undefined
+      if (pending) crashed(pending, new RunCrashedError(`its isolate died: ${why}`, cause, bound))
     }
     slot.worker.on('error', died)
     slot.worker.on('exit', (code) => {
@@ -231,6 +270,8 @@ export class TaskIsolation {
       pending,
       new RunCrashedError(
         `it ran ${task.timeoutMs + OVERRUN_GRACE_MS} ms and did not stop; its isolate was ended`,
+        undefined,
+        'task timeout',
       ),
     )
   }
@@ -241,13 +282,18 @@ export class TaskIsolation {
     slot.worker.unref()
   }
 
-  /** Drops a dead or overrunning isolate; the next task gets a fresh one. */
+  /** Drops a dead or overrunning isolate and starts its successor now, before a task waits for it. */
   private replace(slot: Slot): void {
+    this.retire(slot)
+    if (!this.closed) this.warm()
+    queueMicrotask(() => this.dispatch())
+  }
+
+  private retire(slot: Slot): void {
     this.free(slot)
     const at = this.slots.indexOf(slot)
     if (at >= 0) this.slots.splice(at, 1)
     void this.end(slot)
-    queueMicrotask(() => this.dispatch())
   }
 
   private async end(slot: Slot): Promise<void> {
@@ -262,4 +308,19 @@ export class TaskIsolation {
 function crashed(pending: Pending, error: RunCrashedError): void {
   pending.tasks[pending.at]?.reject(error)
   for (const after of pending.tasks.slice(pending.at + 1)) after.notRun()
+}
+
+/**
+ * The isolates a runner process runs pure tasks in, as the settings size them (RUN_ISOLATE_THREADS,
+ * RUN_ISOLATE_MEMORY_MB, and the pipeline's limits), started at once so a first task does not wait
+ * for one. `jobs run` makes the same, so a run off chain is bounded as the runner bounds it.
+ */
+export function isolationFromSettings(settings: Settings): TaskIsolation {
+  const isolation = new TaskIsolation({
+    threads: settings.RUN_ISOLATE_THREADS,
+    memoryMb: settings.RUN_ISOLATE_MEMORY_MB,
+    context: { limits: pipelineLimits(settings) },
+  })
+  isolation.warm()
+  return isolation
 }

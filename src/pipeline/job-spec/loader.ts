@@ -5,7 +5,8 @@ import { TASK_TYPES } from '../tasks/index.ts'
 import { REFUSED_TASK_TYPES } from '../tasks/refused.ts'
 import { parseDuration } from '../duration.ts'
 import { attributeProblem, parseBoolText } from '../literals.ts'
-import { BLOCK_ROOT_VARIABLES, referencedKeypaths, wholeVarExpression } from '../vars.ts'
+import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
+import { RUN_VARIABLES, runVariableProblem } from './run-variables.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
@@ -27,20 +28,6 @@ export interface Job {
   terminal: string[]
 }
 
-/** The run variables a directrequest run has (what the runner and `jobs run` set). */
-const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
-  jobSpec: ['databaseID', 'name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
-  jobRun: [
-    'logData',
-    'logTopics',
-    'logAddress',
-    'logBlockHash',
-    'logBlockNumber',
-    'logTxHash',
-    'meta',
-    ...BLOCK_ROOT_VARIABLES,
-  ],
-}
 const VARIABLE_ROOTS = new Set(Object.keys(RUN_VARIABLES))
 /** Task ids become variable names: they may not shadow the run's own variables or object internals. */
 const RESERVED_TASK_IDS = new Set([...VARIABLE_ROOTS, '__proto__', 'constructor', 'prototype'])
@@ -220,14 +207,13 @@ function checkTask(
   const dependsOn: string[] = []
   for (const [name, value] of Object.entries(dotTask.attributes)) {
     for (const keypath of referencedKeypaths(value)) {
-      const [root = '', member = ''] = keypath.split('.')
-      const known = Object.hasOwn(RUN_VARIABLES, root) ? RUN_VARIABLES[root] : undefined
-      if (known && !known.includes(member))
-        report(
-          `${name} refers to $(${keypath}), but a directrequest run has no ${root}.${member} (it has ${known.map((key) => `${root}.${key}`).join(', ')})`,
-          dotTask.attributeLines[name],
-        )
-      if (known) continue
+      const [root = ''] = keypath.split('.')
+      if (VARIABLE_ROOTS.has(root)) {
+        const problem = runVariableProblem(keypath)
+        if (problem)
+          report(`${name} refers to $(${keypath}), but ${problem}`, dotTask.attributeLines[name])
+        continue
+      }
       if (root === dotTask.id)
         report(
           `${name} refers to the task's own output $(${keypath})`,

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP, type LookupFunction } from 'node:net'
-import { Agent, buildConnector, interceptors, type Dispatcher } from 'undici'
+import { Agent, buildConnector, type Dispatcher } from 'undici'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { hostAddressOf, interfaceAddresses, type HostAddresses } from '../../net/host-addresses.ts'
 import { plainAddress, specialRangeOf } from '../../net/special-addresses.ts'
@@ -16,7 +16,8 @@ export type { HostAddresses }
  * The check sits in the HTTP client's own connector: the address checked is the address connected to.
  * Checking a name first and letting the client resolve it again to connect lets a name that answers a
  * public address first and a loopback one next (DNS rebinding) through (issue 23, tried on the dev stack).
- * Every redirect hop makes its own connection through the same connector, so each hop is checked.
+ * Redirects are followed by the exchange (redirects.ts), each hop through the dispatcher its guard
+ * asks for, so a hop a redirect leads to is checked even when the operator wrote the first URL.
  */
 
 /** Why `address` may not be reached from a URL a requester chose, or undefined when it may. */
@@ -116,17 +117,13 @@ function guardedConnector(
   }
 }
 
-const MAX_REDIRECTIONS = 20
-
 /**
- * Keep-alive pools: one for URLs the operator wrote (trusted, may reach anything), one per resolver for
- * guarded URLs, so a connection made without the guard is never reused by a guarded request.
+ * Keep-alive pools: one for connections made without the guard, one per resolver for guarded ones,
+ * so a connection made without the guard is never reused by a guarded request.
  * undici's own idle timeout (4 s, shorter if the server says so): an idle connection the server has
  * closed meanwhile is not reused for a POST, which undici does not retry.
  */
-export const trustedDispatcher: Dispatcher = new Agent().compose(
-  interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
-)
+export const trustedDispatcher: Dispatcher = new Agent()
 const guardedDispatchers = new WeakMap<HostResolver, WeakMap<HostAddresses, Dispatcher>>()
 
 export function guardedDispatcher(
@@ -137,12 +134,8 @@ export function guardedDispatcher(
   if (!byHost) guardedDispatchers.set(resolve, (byHost = new WeakMap()))
   let dispatcher = byHost.get(hostAddresses)
   if (!dispatcher) {
-    dispatcher = new Agent({ connect: guardedConnector(resolve, hostAddresses) }).compose(
-      interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
-    )
+    dispatcher = new Agent({ connect: guardedConnector(resolve, hostAddresses) })
     byHost.set(hostAddresses, dispatcher)
   }
   return dispatcher
 }
-
-export { MAX_REDIRECTIONS }

@@ -4,17 +4,20 @@ import { declaredLength, readBounded, utf8Text } from '../../net/bounded-body.ts
 import { TaskError } from '../task.ts'
 import {
   guardedDispatcher,
-  MAX_REDIRECTIONS,
   RestrictedAddressError,
   trustedDispatcher,
   UnresolvableHostError,
   type HostAddresses,
   type HostResolver,
 } from './address-guard.ts'
+import { redactUrl, redirectTarget, type Hop } from './redirects.ts'
+
+export { redactUrl }
 
 /**
- * One HTTP exchange for the bridge and http tasks: the body read under a byte cap while it streams,
- * checked as UTF-8 text, errors classified (retryable or not).
+ * One HTTP exchange for the bridge and http tasks: redirects followed hop by hop (redirects.ts), the
+ * body read under a byte cap while it streams, checked as UTF-8 text, errors classified (retryable
+ * or not).
  * undici's `request` over keep-alive pools, rather than `fetch`: the bridge is called once per run,
  * and fetch's WHATWG streams, Request/Response objects and body written as a stream cost ~340 µs of
  * CPU per call on this machine against ~120 µs (a loopback call, client and server in one process).
@@ -33,31 +36,55 @@ export interface HttpExchange {
   signal: AbortSignal
   cap: ResponseCap
   /**
-   * Present for a URL from a variable: every connection (each redirect hop's too) is checked against
-   * the private-address guard with this resolver (and this host's addresses: tests inject them).
-   * Absent: a URL the operator wrote, trusted.
+   * The private-address guard (address-guard.ts), with this resolver and this host's addresses (tests
+   * inject them). `hops: 'every'` (the default) checks every connection: a URL from a variable.
+   * `hops: 'redirects'` trusts the first URL (the operator wrote it) and checks every hop a redirect
+   * leads to. Absent: nothing is checked (allowUnrestrictedNetworkAccess, a bridge the operator set).
    */
-  guard?: { resolve?: HostResolver; hostAddresses?: HostAddresses }
+  guard?: { hops?: 'every' | 'redirects'; resolve?: HostResolver; hostAddresses?: HostAddresses }
 }
 
 export async function exchange(request: HttpExchange): Promise<{ status: number; text: string }> {
   const where = `${request.method} ${redactUrl(request.url)}`
-  let response: Dispatcher.ResponseData
-  try {
-    response = await undiciRequest(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      signal: request.signal,
-      dispatcher: request.guard
-        ? guardedDispatcher(request.guard.resolve, request.guard.hostAddresses)
-        : trustedDispatcher,
-      // @ts-expect-error read by undici's redirect handler, missing from its request options type
-      throwOnMaxRedirect: true,
-    })
-  } catch (error) {
-    throw exchangeError(where, error, request.signal)
+  let hop: Hop = {
+    method: request.method,
+    url: request.url,
+    body: request.body,
+    headers: request.headers,
   }
+  const visited = [URL.canParse(request.url) ? new URL(request.url).href : request.url]
+  for (;;) {
+    const redirected = visited.length > 1
+    const guarded =
+      request.guard !== undefined && (redirected || request.guard.hops !== 'redirects')
+    let response: Dispatcher.ResponseData
+    try {
+      response = await undiciRequest(hop.url, {
+        method: hop.method,
+        headers: hop.headers,
+        body: hop.body,
+        signal: request.signal,
+        dispatcher: guarded
+          ? guardedDispatcher(request.guard?.resolve, request.guard?.hostAddresses)
+          : trustedDispatcher,
+      })
+    } catch (error) {
+      throw exchangeError(where, error, request.signal, redirected ? hop.url : undefined)
+    }
+    const next = redirectTarget(response.statusCode, response.headers.location, hop, visited, where)
+    if (next === undefined) return readAnswer(where, response, request)
+    discard(response.body)
+    visited.push(next.url)
+    hop = next
+  }
+}
+
+/** The answer's body, under the cap, as UTF-8 text. */
+async function readAnswer(
+  where: string,
+  response: Dispatcher.ResponseData,
+  request: HttpExchange,
+): Promise<{ status: number; text: string }> {
   const { statusCode, headers, body } = response
   const length = declaredLength(headers['content-length'])
   if (length !== undefined && length > request.cap.maxBytes) {
@@ -78,36 +105,45 @@ export async function exchange(request: HttpExchange): Promise<{ status: number;
   return { status: statusCode, text }
 }
 
-/** The failure of the exchange itself: the guard's refusals and too many redirects are final. */
-function exchangeError(where: string, error: unknown, signal: AbortSignal): TaskError {
+/**
+ * The failure of the exchange itself: the guard's refusals are final. `redirectedTo` is the URL a
+ * redirect led to, when the failing hop was not the first.
+ */
+function exchangeError(
+  where: string,
+  error: unknown,
+  signal: AbortSignal,
+  redirectedTo?: string,
+): TaskError {
   if (signal.aborted)
     return new TaskError(`${where} failed: timed out`, { kind: 'timeout', cause: error })
   const cause = (error as { cause?: unknown }).cause
   const guard = [error, cause].find(
     (item) => item instanceof RestrictedAddressError || item instanceof UnresolvableHostError,
   )
+  const hop =
+    redirectedTo === undefined ? '' : `${where} redirected to ${redactUrl(redirectedTo)}: `
   if (guard instanceof RestrictedAddressError)
     return new TaskError(
-      `url: ${guard.message}; a URL from a variable may not reach it unless allowUnrestrictedNetworkAccess="true"`,
+      `url: ${hop}${guard.message}; ${hop ? 'a redirect' : 'a URL from a variable'} may not reach it unless allowUnrestrictedNetworkAccess="true"`,
       { kind: 'bad_input', cause: guard },
     )
   if (guard instanceof UnresolvableHostError)
-    return new TaskError(`url: ${guard.message}`, { kind: 'bad_input', cause: guard })
-  if ((error as Error).message === 'max redirects')
-    return new TaskError(`${where} redirected more than ${MAX_REDIRECTIONS} times`, {
-      kind: 'upstream',
-      cause: error,
-    })
+    return new TaskError(`url: ${hop}${guard.message}`, { kind: 'bad_input', cause: guard })
   const reason = (error as { code?: string }).code ?? (error as Error).message
   // No HTTP answer: the service is not there (or not in time); worth another try either way.
   const kind = errorKindOf(error) === 'timeout' ? 'timeout' : 'unavailable'
-  return new TaskError(`${where} failed: ${reason}`, { kind, retryable: true, cause: error })
+  return new TaskError(`${hop ? hop.slice(0, -2) + ' and ' : where + ' '}failed: ${reason}`, {
+    kind,
+    retryable: true,
+    cause: error,
+  })
 }
 
 function tooLarge(where: string, what: string, cap: ResponseCap): TaskError {
   return new TaskError(
     `${where} ${what}, over the cap of ${cap.maxBytes} bytes (${cap.source}); the connection was closed`,
-    { kind: 'upstream', retryable: false },
+    { kind: 'upstream', retryable: false, bound: cap.source },
   )
 }
 
@@ -173,14 +209,4 @@ export function adapterErrorMessage(text: string): string | undefined {
     return undefined
   }
   return undefined
-}
-
-/** URLs may carry credentials in their query; only scheme, host and path go into messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
-  } catch {
-    return '(invalid URL)'
-  }
 }

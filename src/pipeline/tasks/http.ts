@@ -21,7 +21,9 @@ export { isRestrictedAddress } from './address-guard.ts'
  * made the request) may not reach loopback, private, link-local or unspecified addresses unless
  * `allowUnrestrictedNetworkAccess="true"`: every connection, each redirect hop's included, is checked
  * where it is made (address-guard.ts), so a public host cannot bounce the request inward. A literal
- * URL written by the operator is trusted.
+ * URL written by the operator is trusted, and only it: a hop it redirects to is checked the same way
+ * (a third-party API that is compromised must not send the node to a cloud metadata service), unless
+ * the task says `allowUnrestrictedNetworkAccess="true"`.
  */
 const SUPPORTED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const
 function isSupportedMethod(method: string): method is (typeof SUPPORTED_METHODS)[number] {
@@ -76,7 +78,6 @@ export const http: TaskDefinition = {
       throw new TaskError(`url must be http or https, got ${url.protocol}`)
     const fromVariable = wholeVarExpression(task.raw('url') ?? '') !== undefined
     const unrestricted = optionalBoolean(task, 'allowUnrestrictedNetworkAccess', false)
-    const guarded = fromVariable && !unrestricted
     const requestData = task.json('requestData')
     const withBody = requestData !== undefined && method !== 'GET' && method !== 'HEAD'
     const { status, text } = await exchange({
@@ -89,7 +90,14 @@ export const http: TaskDefinition = {
       ),
       signal: task.signal,
       cap: responseCap(task, 'http'),
-      ...(guarded ? { guard: { resolve: task.context.resolveHost } } : {}),
+      ...(unrestricted
+        ? {}
+        : {
+            guard: {
+              hops: fromVariable ? ('every' as const) : ('redirects' as const),
+              resolve: task.context.resolveHost,
+            },
+          }),
     })
     if (status < 200 || status >= 300) {
       const reason = (adapterErrorMessage(text) ?? text).slice(0, 200)

@@ -78,7 +78,13 @@ describe('a body is read under its cap while it streams', () => {
     expect(binary.message).toContain('content-type image/png, not JSON or text')
   })
   it('a redirect loop ends after 20 hops', async () => {
-    const error = await failure(runTask('http', { method: 'GET', url: `${source.url}/loop` }))
+    const error = await failure(
+      runTask('http', {
+        method: 'GET',
+        url: `${source.url}/loop`,
+        allowUnrestrictedNetworkAccess: 'true',
+      }),
+    )
     expect(error.message).toContain('redirected more than 20 times')
     expect(error.retryable).toBe(false)
   })

@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../../src/dev/process.ts'
+import { TaskIsolation } from '../../src/pipeline/index.ts'
+import { encodeValue } from '../../src/pipeline/isolation/value-codec.ts'
+import { DEFAULT_PIPELINE_LIMITS } from '../../src/pipeline/limits.ts'
+import { abiAliasBomb, jsonWideBomb } from '../support/decode-bombs.ts'
+
+/**
+ * The run isolates are shared fairly between requesters: a requester whose tasks hold every isolate
+ * (slow ones, or ones that build until their isolate dies) does not make another requester's task
+ * wait for them, and an isolate that dies is replaced at once, not when the next task asks. Before,
+ * tasks were served first come, first served, and a dead isolate was replaced by the next task.
+ * The decode budgets are lifted (as an operator may): the isolates are what is left to hold.
+ */
+const limits = { ...DEFAULT_PIPELINE_LIMITS, decodeMaxNodes: 1e9, pathMaxValues: 1e9 }
+let isolation: TaskIsolation | undefined
+afterEach(async () => {
+  await isolation?.close()
+  isolation = undefined
+})
+
+/** An 18-level ABI alias bomb: a synchronous decode that runs until its isolate is ended. */
+function slowTask() {
+  const bomb = abiAliasBomb(18)
+  return {
+    taskId: 'decode',
+    type: 'ethabidecodelog',
+    attributes: {
+      type: 'ethabidecodelog',
+      abi: bomb.abi,
+      data: '$(jobRun.logData)',
+      topics: '$(jobRun.logTopics)',
+    },
+    vars: { jobRun: { logData: bomb.data, logTopics: bomb.topics } },
+  }
+}
+
+/** 9 MB of `[[],[],...]` for jsonparse: builds past a 64 MB heap. */
+function memoryBomb() {
+  return {
+    taskId: 'parse',
+    type: 'jsonparse',
+    attributes: { type: 'jsonparse', data: '$(jobRun.body)', path: '0' },
+    vars: { jobRun: { body: jsonWideBomb(9 * 1024 * 1024) } },
+  }
+}
+
+function quickTask(value: number) {
+  return {
+    taskId: 'parse',
+    type: 'jsonparse',
+    attributes: { type: 'jsonparse', data: `{"a":${value}}`, path: 'a' },
+    vars: {},
+  }
+}
+
+/** One task alone in a batch, for `owner`: its value, or its error. */
+function run(
+  target: TaskIsolation,
+  task: { taskId: string; type: string; attributes: Record<string, string>; vars: object },
+  timeoutMs: number,
+  owner: string,
+): Promise<unknown> {
+  return new Promise((resolve, reject) =>
+    target.runBatch(
+      [
+        {
+          taskId: task.taskId,
+          type: task.type,
+          attributes: task.attributes,
+          inputs: [],
+          dependsOn: [],
+          timeoutMs,
+          resolve,
+          reject,
+          notRun: () => reject(new Error('not run')),
+        },
+      ],
+      { vars: encodeValue(task.vars), outcomes: encodeValue({}) },
+      owner,
+    ),
+  )
+}
+
+/** Starts the isolates and waits until each has loaded (three owners at once take all three). */
+async function warmed(threads: number, memoryMb: number): Promise<TaskIsolation> {
+  const started = new TaskIsolation({ threads, memoryMb, context: { limits } })
+  started.warm()
+  const owners = Array.from({ length: threads + 1 }, (_, index) => `0xwarm${index}`)
+  await Promise.all(owners.map((owner, index) => run(started, quickTask(index), 60_000, owner)))
+  return started
+}
+
+/** Whether a promise has settled yet (read right after awaiting something else). */
+function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
+  let settled = false
+  const watched = promise.finally(() => (settled = true))
+  watched.catch(() => undefined)
+  return { promise: watched, settled: () => settled }
+}
+
+describe('run isolates shared between requesters', () => {
+  it("a requester whose tasks hold every isolate does not hold up another's task", async () => {
+    isolation = await warmed(2, 256)
+    // Four tasks of one requester that each hold their isolate for 20 s (then it is ended).
+    const flood = Array.from({ length: 4 }, () =>
+      tracked(run(isolation!, slowTask(), 19_000, '0xflooder')),
+    )
+    const started = performance.now()
+    expect(await run(isolation, quickTask(7), 30_000, '0xother')).toBe(7)
+    const ms = Math.round(performance.now() - started)
+    // The other requester's task ran while the flood's first two still held their isolates.
+    expect(flood.map((task) => task.settled())).toEqual([false, false, false, false])
+    console.log(`[isolates] the other requester's task took ${ms} ms beside a flood of slow tasks`)
+  }, 120_000)
+
+  it('an isolate that dies of memory is replaced at once, and the other requester is served meanwhile', async () => {
+    isolation = await warmed(2, 64)
+    // Two tasks of one requester, both building past the heap: every working isolate dies.
+    const bombs = [1, 2].map(() => tracked(run(isolation!, memoryBomb(), 60_000, '0xattacker')))
+    const waits: number[] = []
+    let servedDuringBombs = 0
+    for (let value = 0; value < 8 || bombs.some((bomb) => !bomb.settled()); value++) {
+      const started = performance.now()
+      expect(await run(isolation, quickTask(value), 30_000, '0xother')).toBe(value)
+      waits.push(Math.round(performance.now() - started))
+      if (bombs.some((bomb) => !bomb.settled())) servedDuringBombs++
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    for (const bomb of bombs)
+      await expect(bomb.promise).rejects.toThrow(
+        'its isolate died: what it built passed its heap of RUN_ISOLATE_MEMORY_MB=64',
+      )
+    expect(servedDuringBombs).toBeGreaterThan(0)
+    // Replaced without a task asking: the two that died and the warm one are back.
+    await waitFor('the isolates to be replaced', async () => isolation!.size === 3, 60_000)
+    console.log(
+      `[isolates] the other requester's ${waits.length} tasks while two isolates died of memory: ${servedDuringBombs} served before both died, slowest ${Math.max(...waits)} ms, median ${waits.sort((a, b) => a - b)[waits.length >> 1]} ms`,
+    )
+  }, 180_000)
+})
