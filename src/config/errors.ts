@@ -283,9 +283,19 @@ export function withoutRepeats({ causes, ...top }: SerialisedError): SerialisedE
 type SerialisedLink = z.infer<typeof serialisedLinkSchema>
 
 function saidOnce(chain: readonly SerialisedLink[]): SerialisedError {
-  const [top, ...causes] = chain.filter(
-    (link, at) => at === 0 || link.message !== chain[at - 1]!.message,
-  )
+  const links: SerialisedLink[] = []
+  for (const link of chain) {
+    const above = links.at(-1)
+    // A link said again is dropped, but what only it knows (the bound that stopped it, its code) stays.
+    if (above && above.message === link.message)
+      links[links.length - 1] = {
+        ...above,
+        ...(above.code === undefined && link.code !== undefined ? { code: link.code } : {}),
+        ...(above.bound === undefined && link.bound !== undefined ? { bound: link.bound } : {}),
+      }
+    else links.push(link)
+  }
+  const [top, ...causes] = links
   return { ...top!, causes }
 }
 

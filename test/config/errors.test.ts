@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  boundOf,
   ERROR_KINDS,
   errorKindOf,
   FeedrunnerError,
@@ -145,6 +146,19 @@ describe('serialiseError and reviveError', () => {
     expect(revived.kind).toBe('upstream')
     expect(rootCauseFirst(revived)).toBe(rootCauseFirst(fetchFailure()))
     expect(serialiseError(revived)).toEqual(stored)
+  })
+
+  it('say a repeated cause once and keep the bound and code only it carried', () => {
+    const budget = new FeedrunnerError('path $..* passed 100000 values', {
+      kind: 'bad_input',
+      code: 'OVER_BUDGET',
+      bound: 'PATH_MAX_VALUES',
+    })
+    const task = new FeedrunnerError(budget.message, { kind: 'bad_input', cause: budget })
+    const stored = serialiseError(task)
+    expect(stored.causes).toEqual([])
+    expect(stored).toMatchObject({ code: 'OVER_BUDGET', bound: 'PATH_MAX_VALUES' })
+    expect(boundOf(reviveError(stored))).toBe('PATH_MAX_VALUES')
   })
 
   it('keep a retryable timeout retryable, and a foreign error internal', () => {
