@@ -281,8 +281,13 @@ describe('feedrunner dev with a spec it cannot drive', () => {
           reject(new Error(`feedrunner dev exited with ${code}:\n${output}`)),
         )
       })
-      expect(output).toContain(
-        `${join(jobsDir, 'docs-spec-format.toml')}: request and demo cannot drive it: it has no ethtx task: it fulfils nothing on chain\n`,
+      // Not a terminal, so the dev stack logs JSON lines (LOG_FORMAT's default for a pipe): one says it.
+      const said = output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as { msg?: string }).msg)
+      expect(said).toContain(
+        `${join(jobsDir, 'docs-spec-format.toml')}: request and demo cannot drive it: it has no ethtx task: it fulfils nothing on chain`,
       )
       // The Bytes32 sample's answer (one word through fulfillOracleRequest) is in the job table.
       expect(output).toMatch(/Get > Bytes32\s.*bytes32\s.*get, path/)
