@@ -1,4 +1,5 @@
 import type { Logger } from '../config/logger.ts'
+import { bridgeRunOf } from './bridge-identity.ts'
 import { boundedText } from './error-bounds.ts'
 
 /**
@@ -40,7 +41,7 @@ function bounded(value: unknown, depth = 0): unknown {
 /**
  * The logger factory handed to the EA framework: each layer's child of the process logger, except that
  * the error-catching layer's lines about an outage answer go to debug (see OUTAGE_ANSWERS), and its
- * lines have their strings bounded.
+ * lines have their strings bounded and name the run they are about (bridgeRunOf).
  */
 export function frameworkLoggerFactory(
   logger: Logger,
@@ -62,10 +63,15 @@ export function frameworkLoggerFactory(
       }
       if (bindings.layer !== 'ErrorCatchingMiddleware') return child
       const warn = child.warn.bind(child)
-      child.warn = ((first: unknown, ...rest: unknown[]) =>
-        isOutageAnswer(first)
-          ? child.debug(bounded(first) as object, ...(rest as []))
-          : warn(bounded(first) as object, ...(rest as []))) as Logger['warn']
+      child.warn = ((first: unknown, ...rest: unknown[]) => {
+        const line = {
+          ...bridgeRunOf((first as { reqBody?: unknown } | undefined)?.reqBody),
+          ...(bounded(first) as object),
+        }
+        return isOutageAnswer(first)
+          ? child.debug(line, ...(rest as []))
+          : warn(line, ...(rest as []))
+      }) as Logger['warn']
       return child
     },
   }

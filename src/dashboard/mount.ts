@@ -6,6 +6,7 @@ import type {
   HookHandlerDoneFunction,
 } from 'fastify'
 import { z } from 'zod'
+import { bridgeRunOf } from '../adapter/bridge-identity.ts'
 import type { Logger } from '../config/logger.ts'
 import { FEED_FAMILIES, type Settings } from '../config/settings.ts'
 import { ENDPOINT_NAMES } from '../feeds/catalog/index.ts'
@@ -71,24 +72,6 @@ export async function mountOperations(
  * external id as `id` and the on-chain request under `meta.oracleRequest`. Untrusted input: only
  * values of the expected shapes are taken.
  */
-const bridgeBodySchema = z.object({
-  id: z
-    .string()
-    .regex(/^[0-9a-fA-F-]{1,64}$/)
-    .optional(),
-  data: z
-    .object({
-      endpoint: z
-        .string()
-        .regex(/^[a-z0-9-]{1,64}$/)
-        .optional(),
-    })
-    .optional(),
-  meta: z.object({
-    oracleRequest: z.object({ requestId: z.string().regex(/^0x[0-9a-fA-F]{64}$/) }),
-  }),
-})
-
 const endpointSchema = z.object({ data: z.object({ endpoint: z.enum(ENDPOINT_NAMES) }) })
 
 interface RequestIdentity {
@@ -112,15 +95,9 @@ function observeAdapterRequests(api: FastifyInstance, logger: Logger): void {
     (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
       if (request.method === 'POST') {
         const endpoint = endpointSchema.safeParse(request.body)
-        const bridge = bridgeBodySchema.safeParse(request.body)
         identities.set(request, {
           endpoint: endpoint.success ? endpoint.data.data.endpoint : 'unknown',
-          ...(bridge.success
-            ? {
-                requestId: bridge.data.meta.oracleRequest.requestId,
-                job: bridge.data.id ?? '(none)',
-              }
-            : {}),
+          ...bridgeRunOf(request.body),
         })
       }
       done()

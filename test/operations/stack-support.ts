@@ -15,6 +15,7 @@ import { parsePrometheus, type Sample } from './support.ts'
 
 const projectJobs = join(import.meta.dirname, '../../jobs')
 export const GAME_ODDS_JOB = 'datafeed game-odds (uint256)'
+export const GAME_ODDS_EXTERNAL_JOB_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
 export const REFUSING_JOB = 'ops-refuses-everyone'
 
 function gameOdds(date: string): Array<[string, string]> {
