@@ -14,9 +14,16 @@ import {
   type PasswordSource,
 } from '../config/keystore.ts'
 import { commitWarning, type KeyPlace } from './git-exposure.ts'
-import type { KeystoreOptions } from './keys.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import { renderTable } from './table.ts'
+
+/** Options every `keys` command takes: where the keystores are and where their password comes from. */
+export interface KeystoreOptions {
+  dir?: string
+  passwordFile?: string
+  passwordEnv?: string
+  json?: boolean
+}
 
 /** The keystore folder: --dir, else KEYSTORE_DIR, else `keys`. */
 export function keystoreDir(settings: Settings, options: KeystoreOptions): string {

@@ -11,7 +11,7 @@ import {
   report,
   sayBeforeWriting,
 } from './keys-actions.ts'
-import type { KeystoreOptions } from './keys.ts'
+import type { KeystoreOptions } from './keys-actions.ts'
 
 /**
  * `keys export` and `keys delete`: a key's keystore out of the folder as a backup (checked to open

@@ -1,15 +1,8 @@
 import type { Command } from 'commander'
+import type { KeystoreOptions } from './keys-actions.ts'
 
 // ethers loads only when one of these commands runs.
 const actions = (): Promise<typeof import('./keys-actions.ts')> => import('./keys-actions.ts')
-
-/** Options every `keys` command takes: where the keystores are and where their password comes from. */
-export interface KeystoreOptions {
-  dir?: string
-  passwordFile?: string
-  passwordEnv?: string
-  json?: boolean
-}
 
 function keystoreOptions(command: Command): Command {
   return command

@@ -27,13 +27,35 @@ import {
 import { fetchChainId } from '../chain/provider.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
-import type {
-  AuthorizeCommandOptions,
-  DeployCommandOptions,
-  OwnerOptions,
-  WithdrawCommandOptions,
-} from './operator.ts'
 import { renderTable } from './table.ts'
+
+/** How a write command is signed: the Operator owner's key, raw in a variable or in a keystore. */
+export interface OwnerOptions {
+  ownerKeyEnv?: string
+  ownerKeystore?: string
+  passwordFile?: string
+  passwordEnv?: string
+  json?: boolean
+}
+
+export interface DeployCommandOptions extends OwnerOptions {
+  link?: string
+  newLink?: boolean
+  consumer?: boolean
+}
+
+export interface AuthorizeCommandOptions extends OwnerOptions {
+  operator: string
+  sender: string[]
+  replace?: boolean
+  fundEth?: string
+}
+
+export interface WithdrawCommandOptions extends OwnerOptions {
+  operator: string
+  to?: string
+  amount?: string
+}
 
 interface ChainAccess {
   settings: Settings

@@ -1,17 +1,14 @@
 import type { Command } from 'commander'
+import type {
+  OwnerOptions,
+  DeployCommandOptions,
+  AuthorizeCommandOptions,
+  WithdrawCommandOptions,
+} from './operator-actions.ts'
 
 // ethers and the contract artifacts load only when one of these commands runs.
 const actions = (): Promise<typeof import('./operator-actions.ts')> =>
   import('./operator-actions.ts')
-
-/** How a write command is signed: the Operator owner's key, raw in a variable or in a keystore. */
-export interface OwnerOptions {
-  ownerKeyEnv?: string
-  ownerKeystore?: string
-  passwordFile?: string
-  passwordEnv?: string
-  json?: boolean
-}
 
 function ownerOptions(command: Command): Command {
   return command
@@ -79,25 +76,6 @@ export function register(program: Command): void {
     .option('--to <address>', 'the recipient (default: the owner)')
     .option('--amount <link>', 'how much, in LINK (default: all that is withdrawable)')
     .action(async (options: WithdrawCommandOptions) => (await actions()).withdrawAction(options))
-}
-
-export interface DeployCommandOptions extends OwnerOptions {
-  link?: string
-  newLink?: boolean
-  consumer?: boolean
-}
-
-export interface AuthorizeCommandOptions extends OwnerOptions {
-  operator: string
-  sender: string[]
-  replace?: boolean
-  fundEth?: string
-}
-
-export interface WithdrawCommandOptions extends OwnerOptions {
-  operator: string
-  to?: string
-  amount?: string
 }
 
 function collect(value: string, previous: string[]): string[] {
