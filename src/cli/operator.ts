@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import type {
-  OwnerOptions,
   DeployCommandOptions,
   AuthorizeCommandOptions,
   WithdrawCommandOptions,
