@@ -101,10 +101,12 @@ async function main(): Promise<number> {
     for (const line of [...describeSchedule(schedule), describeAdmission(schedule)])
       console.log(line)
     if (options.dryRun) continue
+    // Interrupted: the signal's handler ends the process once every process this run started is gone.
+    if (interrupted) return new Promise<number>(() => undefined)
     const result = await runSchedule(schedule)
     if (interrupted) {
-      console.log(`chaos: interrupted during schedule ${seed}; its stack is stopped`)
-      return 130
+      console.log(`chaos: interrupted during schedule ${seed}; its stack is being stopped`)
+      return new Promise<number>(() => undefined)
     }
     for (const line of describeResult(result)) console.log(line)
     if (result.history) console.log(describeAdmissionOutcome(schedule, result.history))

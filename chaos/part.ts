@@ -131,6 +131,8 @@ export class Part {
       },
       cwd: PARTS_CWD,
       keepOutputChars: 20_000,
+      // Its own group, so the harness's end takes faketime's node child with the wrapper.
+      ownProcessGroup: true,
     })
     this.process = started
     this.stoppedByHarness = false

@@ -15,6 +15,8 @@ export interface OwnedProcess {
   output(): string
   /** Resolves once the process is gone. */
   readonly exited: Promise<ProcessExit>
+  /** Sends `signal` at once (to its process group when it has one of its own). */
+  kill(signal: NodeJS.Signals): void
   stop(signal?: NodeJS.Signals): Promise<void>
 }
 
@@ -62,17 +64,28 @@ export function startOwnedProcess(
   const exited = new Promise<ProcessExit>((resolveExit) =>
     child.once('exit', (code, signal) => resolveExit({ code, signal })),
   )
+  const pid = child.pid
+  // A process in a group of its own is signalled as the group: what it started (the node under a
+  // `faketime` wrapper) goes with it, where a signal to the wrapper alone left it running.
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (ownProcessGroup) globalThis.process.kill(-pid, name)
+      else child.kill(name)
+    } catch {
+      // gone already
+    }
+  }
   const process: OwnedProcess = {
     name,
-    pid: child.pid,
+    pid,
     child,
     output: () => recent,
     exited,
-    async stop(signal = 'SIGTERM') {
-      owned.delete(process)
+    kill: signal,
+    async stop(stopSignal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill(signal)
-      const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs)
+      signal(stopSignal)
+      const timer = setTimeout(() => signal('SIGKILL'), stopGraceMs)
       await exited
       clearTimeout(timer)
     },
@@ -95,7 +108,7 @@ export async function stopAllOwnedProcesses(): Promise<void> {
 
 // A crashed or interrupted feedrunner (or test, or bench) must not leave anvil, redis-server or feedrunner parts behind.
 process.once('exit', () => {
-  for (const ownedProcess of owned) ownedProcess.child.kill('SIGKILL')
+  for (const ownedProcess of owned) ownedProcess.kill('SIGKILL')
 })
 
 /** Polls `check` until it returns true or `timeoutMs` passes. */
