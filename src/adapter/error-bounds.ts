@@ -1,6 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
-/** The longest error message the adapter sends (issue 38: a 100,000-digit `times` came back whole). */
+/**
+ * The longest error message the adapter sends: a message that quotes the input must not send a
+ * hostile caller's 100,000-digit `times` back whole.
+ */
 export const MAX_ERROR_MESSAGE_BYTES = 1024
 
 /**

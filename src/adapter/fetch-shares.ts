@@ -1,5 +1,5 @@
 /**
- * Fair shares of the fetch queues between the adapter's clients (issue 38: one client with 300
+ * Fair shares of the fetch queues between the adapter's clients (one client with 300
  * requests in flight made another's request wait 6.7 s instead of 0.7 s, behind all of them, at the
  * family's rate limit). Each fetch job is queued with a BullMQ priority (lower runs first) that grows
  * with how many fetches its client already has in flight: a client's first request goes ahead of

@@ -1,20 +1,27 @@
-import type { JsonRpcProvider, Log } from 'ethers'
-import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from './operator.ts'
+import type { Log, Provider } from 'ethers'
 
 /** CHAIN_LOG_RANGE_BLOCKS' default: public nodes refuse `eth_getLogs` over much wider ranges. */
 export const DEFAULT_LOG_RANGE_BLOCKS = 2_000
+
+/** What the paged reader asks of a node: its logs, and its head to bound a read that runs to it. */
+export type LogSource = Pick<Provider, 'getLogs' | 'getBlockNumber'>
 
 export interface LogQuery {
   address: readonly string[]
   topics: ReadonlyArray<string | readonly string[] | null>
   fromBlock: number
+  /** The last block read, included. */
   toBlock: number
   /** The widest range asked at once (CHAIN_LOG_RANGE_BLOCKS). */
   rangeBlocks?: number
 }
 
-/** Logs between two blocks, read in ranges of at most `rangeBlocks`, oldest first. */
-export async function readLogsInRanges(provider: JsonRpcProvider, query: LogQuery): Promise<Log[]> {
+/**
+ * Logs between two blocks (both included), read in ranges of at most `rangeBlocks`, oldest first.
+ * Every read of the Operator's logs goes through here, so none asks a node for more blocks than it
+ * serves at once, and none runs open-ended to whatever head the node has when it answers.
+ */
+export async function readLogsInRanges(provider: LogSource, query: LogQuery): Promise<Log[]> {
   const range = Math.max(1, query.rangeBlocks ?? DEFAULT_LOG_RANGE_BLOCKS)
   const logs: Log[] = []
   for (let from = query.fromBlock; from <= query.toBlock; from += range)
@@ -29,35 +36,4 @@ export async function readLogsInRanges(provider: JsonRpcProvider, query: LogQuer
       })),
     )
   return logs
-}
-
-/** How the Operator closed a request, as its logs say: answered (by which transaction) or cancelled. */
-export type RequestClosure =
-  { state: 'fulfilled'; txHash: string } | { state: 'cancelled'; txHash: string } | undefined
-
-/**
- * Whether the Operator answered or cancelled `requestId` since `fromBlock` (its `OracleResponse` or
- * `CancelOracleRequest` log); undefined while it is open. Both events index the request id.
- */
-export async function requestClosure(
-  provider: JsonRpcProvider,
-  operator: string,
-  requestId: string,
-  fromBlock: number,
-  rangeBlocks?: number,
-): Promise<RequestClosure> {
-  const toBlock = await provider.getBlockNumber()
-  const logs = await readLogsInRanges(provider, {
-    address: [operator],
-    topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC], requestId],
-    fromBlock,
-    toBlock,
-    rangeBlocks,
-  })
-  const closing = logs.at(-1)
-  if (!closing) return undefined
-  return {
-    state: closing.topics[0] === ORACLE_RESPONSE_TOPIC ? 'fulfilled' : 'cancelled',
-    txHash: closing.transactionHash,
-  }
 }

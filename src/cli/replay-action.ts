@@ -53,7 +53,13 @@ export async function runReplayAction(idOrPrefix: string): Promise<void> {
     // One reading of Redis's clock, which stamps the job as a runner's intake does.
     const clock = new RedisClock(redis, { slotKey: `${settings.QUEUE_PREFIX}:clock` })
     await clock.sync()
-    const replay = await replayRun(requestId, { runs, requestsQueue, provider, clock })
+    const replay = await replayRun(requestId, {
+      runs,
+      requestsQueue,
+      provider,
+      clock,
+      logRangeBlocks: settings.CHAIN_LOG_RANGE_BLOCKS,
+    })
     console.log(
       `replay ${replay.replay} of request ${requestId} (job ${replay.job}) is queued; the request stays open ${Math.floor(replay.secondsLeft / 60)} min more. A runner on this queue prefix (${settings.QUEUE_PREFIX}) runs it: feedrunner runs show ${requestId}`,
     )

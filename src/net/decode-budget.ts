@@ -5,7 +5,7 @@ import { FeedrunnerError } from '../config/errors.ts'
  * array, a number, a boolean, null, a string) is one node, and a text or byte string one more for
  * every 32 bytes it holds. A byte cap bounds what a decoder reads; this bounds what it builds, which
  * a format with references (CBOR's shared values, ABI offsets that point at the same place twice)
- * can make millions of times larger: issue 38's 266-byte request expanded to 2^24 values.
+ * can make millions of times larger: a 266-byte request can expand to 2^24 values.
  *
  * A budget is a plain value made for one decode (no state outside it), so a decoder that takes one
  * runs the same in a worker thread.

@@ -6,7 +6,7 @@ import type { NodeBudget } from '../net/decode-budget.ts'
  * building any, before ethers decodes it. In the ABI encoding a dynamic value is an offset to where it
  * lies, and nothing stops two offsets from pointing at the same place: an array of two offsets to one
  * array of two offsets to ..., 24 levels deep, is 2.3 kB of log data that decodes to 2^24 values (the
- * ABI cousin of issue 38's CBOR alias bomb). ethers refuses to read more than 1,024 times the data's
+ * ABI cousin of CBOR's alias bomb). ethers refuses to read more than 1,024 times the data's
  * length, which for a log of a few hundred kB is still hundreds of MB of values.
  *
  * Every value visited takes at least one node, so the walk itself stops within the budget. Where the

@@ -10,7 +10,7 @@ import type { NodeBudget } from '../net/decode-budget.ts'
  * Why: cbor-x also reads tags that refer to values decoded earlier (28/29 shared values, 51/6 packed
  * values, the prefix and suffix tags that concatenate them). A value shared twice at each of 24 levels
  * is 266 bytes that expand to 2^24 values when they are copied into a plain object, and took a node
- * from 194 MB to 3.7 GB (issue 38). A Chainlink node's decoder does not resolve these tags either.
+ * from 194 MB to 3.7 GB. A Chainlink node's decoder does not resolve these tags either.
  * Nesting is bounded here too, so a walk of a hostile buffer never goes deeper than `maxDepth`.
  */
 export class CborShapeError extends FeedrunnerError {

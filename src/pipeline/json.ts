@@ -8,7 +8,7 @@ import { Decimal } from '../reduce/index.ts'
  * number and takes the fast path.
  * Bounded against a hostile source: nesting deeper than `maxDepth` is refused before parsing (V8's
  * JSON.parse builds 2 million nested arrays, then every recursive walk of them overflows the stack:
- * issue 23 saw "Maximum call stack size exceeded" on each retry), and so is a number longer than
+ * "Maximum call stack size exceeded" on each retry), and so is a number longer than
  * MAX_NUMBER_CHARS (a uint256 has 78 digits; BigInt of 10^6 digits costs ~1 s of CPU). With a
  * budget, the values the parse would build are counted in the same scan, before any is built
  * (DecodeBudgetError past it).

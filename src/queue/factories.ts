@@ -17,7 +17,7 @@ const MAX_KEPT_JOBS = 5_000
  * worker at once, and a retry's or a delayed job's marker carries its due time, which the worker then
  * waits for instead; so this bounds no one's wait: it is what an idle worker costs Redis. Each timeout is a blocking read and a fetch script, about 11 commands; at
  * BullMQ's 5 s the five workers of an installation (four fetch families and a chain's `requests`)
- * sent 7-8 commands a second of an idle installation's 20 (issue 40). After a reset connection the
+ * sent 7-8 commands a second of an idle installation's 20. After a reset connection the
  * worker takes the next job at once too (ioredis sends the wait again); BullMQ's own watchdog frees a
  * wait that hangs anyway after this long and a second.
  */

@@ -259,7 +259,7 @@ export class FetchQueueClient {
    * when its age is unknown, undefined while it is still waiting or running (its completion event will
    * come). The age is by Redis's clock at both ends: the worker that finished the job stamped it so.
    * BullMQ's finishedOn is the worker host's wall clock; a worker 300 s ahead made a failure look 300 s
-   * younger, and every request for its query got the failure for five minutes (seed 2128096476).
+   * younger, and every request for its query got the failure for five minutes.
    */
   private async inspect(
     family: FeedFamily,

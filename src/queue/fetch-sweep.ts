@@ -9,7 +9,7 @@ const SWEEP_LIMIT = 1_000
 /**
  * Removes old finished fetch jobs, so that they are kept by count and age and not for ever: BullMQ
  * applies a job's removeOnFail/removeOnComplete age only when another job of the queue finishes, so
- * 3,000 requests that failed and nothing after them stayed in Redis as long as Redis did (issue 38).
+ * 3,000 requests that failed and nothing after them stayed in Redis as long as Redis did.
  * Failed jobs go after FETCH_FAILED_JOBS_KEPT_SECONDS, completed ones after their family's cache TTL
  * (past it no request joins them). Every half of the failed jobs' age, at most every minute.
  * `connection` is a `client` connection; it stays the caller's. `watch` takes each queue's errors

@@ -6,7 +6,7 @@ import { cut, ReduceError } from './errors.ts'
  * evaluation, each child it walks) and every value in what it returns (each match with all it holds,
  * so a subtree returned twice counts twice: whatever comes next copies it twice). A length cap bounds
  * what a path says, not what it does: `$` and forty `..*` over a 60-level, 31 kB document multiply
- * without end (issue 55 took a dev stack from 252 to 738 MB with three requests).
+ * without end (three such requests took a dev stack from 252 to 738 MB).
  *
  * A budget is a value made for one evaluation, like the decoders' (src/net/decode-budget.ts).
  */

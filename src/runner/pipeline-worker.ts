@@ -2,6 +2,7 @@ import type { ConnectionOptions } from 'bullmq'
 import { rootCauseFirst, serialiseError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
+import { expiredUnsent } from '../chain/request-fate.ts'
 import type { ChainAccess, RunOptions } from '../pipeline/index.ts'
 import { runJob, RunCrashedError } from '../pipeline/index.ts'
 import { RequestCancelledError } from './sender-chain-access.ts'
@@ -253,7 +254,7 @@ function endedUnsent(
  * A request past its cancelExpiration (by the chain's time) is not run: its requester may cancel it
  * and take its payment back at any moment, and a poison request must not outlive it. A run that had
  * a transaction out (its process closed or died after sending) goes on: the sender resumes that
- * transaction and signs none new (sender-chain-access.ts), so the run ends as the chain says.
+ * transaction and signs none new, so the run ends as the chain says (request-fate.ts expiredUnsent).
  */
 async function expiryOf(
   request: OracleRequestEvent,
@@ -261,9 +262,13 @@ async function expiryOf(
   runId: string,
   options: Pick<PipelineWorkerOptions, 'chainTime' | 'transactionOut'>,
 ): Promise<RequestRefusedError | undefined> {
-  if (!options.chainTime) return undefined
-  if (BigInt(await options.chainTime()) < request.cancelExpiration) return undefined
+  const { chainTime, transactionOut } = options
+  if (!chainTime) return undefined
   const sends = loaded.job.tasks.filter((task) => task.type === 'ethtx')
-  if (await options.transactionOut?.(sends.map((task) => `${runId}:${task.id}`))) return undefined
-  return expiredRefusal(request.cancelExpiration)
+  const unsent = await expiredUnsent(request.cancelExpiration, {
+    chainTime,
+    transactionOut: async () =>
+      (await transactionOut?.(sends.map((task) => `${runId}:${task.id}`))) ?? false,
+  })
+  return unsent ? expiredRefusal(request.cancelExpiration) : undefined
 }

@@ -1,12 +1,8 @@
 import type { Queue } from 'bullmq'
 import type { Provider } from 'ethers'
 import { FeedrunnerError } from '../config/errors.ts'
-import {
-  CANCEL_ORACLE_REQUEST_TOPIC,
-  operatorInterface,
-  ORACLE_RESPONSE_TOPIC,
-  type OracleRequestEvent,
-} from '../chain/operator.ts'
+import { operatorInterface, type OracleRequestEvent } from '../chain/operator.ts'
+import { closureOf, fateOf, isExpired } from '../chain/request-fate.ts'
 import { readOracleRequest } from '../chain/request-log.ts'
 import { revertReasonOf } from '../chain/revert.ts'
 import type { SharedClock } from '../metrics/index.ts'
@@ -33,30 +29,31 @@ const NO_COMMITMENT = 'Params do not match request ID'
 export async function requestStanding(
   provider: Provider,
   event: OracleRequestEvent,
+  rangeBlocks?: number,
 ): Promise<RequestStanding> {
   const request = `request ${event.requestId}`
-  const ended = await provider.getLogs({
-    address: event.operator,
-    topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC], event.requestId],
+  const closure = await closureOf(provider, {
+    operator: event.operator,
+    requestId: event.requestId,
     fromBlock: event.blockNumber,
+    rangeBlocks,
   })
-  const fulfilled = ended.find((log) => log.topics[0] === ORACLE_RESPONSE_TOPIC)
-  if (fulfilled)
+  const head = await provider.getBlock('latest')
+  const now = BigInt(head?.timestamp ?? 0)
+  const fate = fateOf(closure, isExpired(event.cancelExpiration, now))
+  if (fate.state === 'fulfilled')
     return {
       open: false,
       why: 'fulfilled',
-      message: `${request} was fulfilled in transaction ${fulfilled.transactionHash} (block ${fulfilled.blockNumber}): the Operator paid for it once, nothing is left to replay`,
+      message: `${request} was fulfilled in transaction ${fate.txHash} (block ${fate.blockNumber}): the Operator paid for it once, nothing is left to replay`,
     }
-  const cancelled = ended.find((log) => log.topics[0] === CANCEL_ORACLE_REQUEST_TOPIC)
-  if (cancelled)
+  if (fate.state === 'cancelled')
     return {
       open: false,
       why: 'cancelled',
-      message: `${request} was cancelled by its requester in transaction ${cancelled.transactionHash}: its payment went back, nothing is left to replay`,
+      message: `${request} was cancelled by its requester in transaction ${fate.txHash}: its payment went back, nothing is left to replay`,
     }
-  const head = await provider.getBlock('latest')
-  const now = BigInt(head?.timestamp ?? 0)
-  if (now >= event.cancelExpiration)
+  if (fate.state === 'expired')
     return {
       open: false,
       why: 'expired',
@@ -103,6 +100,8 @@ export interface ReplayParts {
   provider: Provider
   /** Redis's clock, which stamps the job (addRequestJob). */
   clock: SharedClock
+  /** The widest eth_getLogs range (CHAIN_LOG_RANGE_BLOCKS). */
+  logRangeBlocks?: number
 }
 
 export interface Replay {
@@ -133,7 +132,7 @@ export async function replayRun(requestId: string, parts: ReplayParts): Promise<
     txHash: run.requestTxHash,
     requestId: run.requestId,
   })
-  const standing = await requestStanding(parts.provider, event)
+  const standing = await requestStanding(parts.provider, event, parts.logRangeBlocks)
   if (!standing.open) throw new FeedrunnerError(standing.message, { kind: 'bad_input' })
   const reopened = await parts.runs.reopenForReplay(run.requestId)
   if (!reopened || reopened.replay === 0)

@@ -9,7 +9,7 @@ import { baseRecord } from './run-fields.ts'
 import { requestJobId, toRequestPayload } from './request-payload.ts'
 import { addRequestJob } from './requests-queue.ts'
 import type { RunStore } from './run-record.ts'
-import type { Closure } from './recovery/open-requests.ts'
+import { cancelClosure, chainShows, type Closure } from '../chain/request-fate.ts'
 
 export interface RequestIntake {
   /** A confirmed OracleRequest: its run record and its `requests` job (one per request). */
@@ -77,15 +77,16 @@ export function createRequestIntake(parts: {
         ...baseRecord(event, registry.bySpecId(event.specId)),
         state: closure.state,
         ...(closure.state === 'fulfilled' ? { txHash: closure.txHash } : {}),
-        reason: `the chain shows it ${closure.state} in ${closure.txHash} (record made again from the chain)`,
+        reason: `${chainShows(closure)} (record made again from the chain)`,
       })
     },
     async onCancel(event) {
       const existing = await runs.get(event.requestId)
       const jobId = requestJobId(event.chainId, event.operator, event.requestId, existing?.round)
+      const closure = cancelClosure(event)
       await runs.update(event.requestId, {
-        state: 'cancelled',
-        reason: `cancelled by the requester in ${event.txHash}`,
+        state: closure.state,
+        reason: `cancelled by the requester in ${closure.txHash}`,
       })
       // A waiting job can simply go; one already running meets the cancel when its fulfilment is
       // simulated, just before it would be signed.

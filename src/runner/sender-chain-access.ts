@@ -1,7 +1,7 @@
 import { FeedrunnerError } from '../config/errors.ts'
 import type { JsonRpcProvider } from 'ethers'
 import type { TxSender } from '../chain/sender/index.ts'
-import { requestClosure } from '../chain/operator-logs.ts'
+import { closureOf, expiredUnsent, fateOf, type RequestFate } from '../chain/request-fate.ts'
 import { expiredRefusal } from './admission.ts'
 import type {
   CallRequest,
@@ -81,21 +81,19 @@ export function senderChainAccess(
 ): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
-      const closed = () =>
-        requestClosure(
-          provider,
-          request.operator,
-          request.requestId,
-          request.blockNumber,
-          options.logRangeBlocks,
-        )
-      if (await expiredUnsent(sender, request, tx.idempotencyKey)) {
-        // Past its cancelExpiration with nothing sent: what the chain says of it decides the end.
-        const closure = await closed()
-        if (closure?.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
-        if (closure) return { txHash: closure.txHash, status: 'already-done' }
-        throw expiredRefusal(request.cancelExpiration as bigint)
-      }
+      const closure = () =>
+        closureOf(provider, {
+          operator: request.operator,
+          requestId: request.requestId,
+          fromBlock: request.blockNumber,
+          rangeBlocks: options.logRangeBlocks,
+        })
+      const unsent = await expiredUnsent(request.cancelExpiration, {
+        chainTime: () => sender.chainTime(),
+        transactionOut: () => sender.bound(tx.idempotencyKey),
+      })
+      // Past its cancelExpiration with nothing sent: what the chain says of it decides the end.
+      if (unsent) return endedAs(fateOf(await closure(), true), request)
       const [, result] = await Promise.all([
         options.onSubmit?.(tx),
         sender.submit({
@@ -118,11 +116,8 @@ export function senderChainAccess(
           await untilDepth(provider, result.blockNumber, depth, tx.signal)
         return { txHash: result.txHash, status: 'confirmed' }
       }
-      const closure = await closed()
-      if (!closure)
-        throw new RequestNotOnChainError(request.requestId, request.operator, request.blockNumber)
-      if (closure.state === 'cancelled') throw new RequestCancelledError(closure.txHash)
-      return { txHash: closure.txHash, status: 'already-done' }
+      // The Operator knows the request no more: its logs say why.
+      return endedAs(fateOf(await closure(), false), request)
     },
     async call(request: CallRequest): Promise<string> {
       return provider.call({
@@ -148,19 +143,21 @@ export function senderChainAccess(
 }
 
 /**
- * Whether the request is past its cancelExpiration (by the chain's time) with no transaction of the
- * run's yet: it gets no new fulfilment then, as its requester may cancel it at any moment. One with a
- * transaction already (a run that went out, then stopped: its process closed or died) is resumed
- * whatever the time: that transaction may be mined, and the run must end as the chain says.
+ * A run whose request the chain closed, or that may get no new fulfilment: answered (by this node's
+ * earlier run or another node: the task's transaction is that answer), cancelled by its requester,
+ * past its cancelExpiration; an open one here is a request not on chain as the run saw it.
  */
-async function expiredUnsent(
-  sender: TxSender,
-  request: RequestOnChain,
-  idempotencyKey: string,
-): Promise<boolean> {
-  if (request.cancelExpiration === undefined) return false
-  if (BigInt(await sender.chainTime()) < request.cancelExpiration) return false
-  return !(await sender.bound(idempotencyKey))
+function endedAs(fate: RequestFate, request: RequestOnChain): TransactionOutcome {
+  switch (fate.state) {
+    case 'fulfilled':
+      return { txHash: fate.txHash, status: 'already-done' }
+    case 'cancelled':
+      throw new RequestCancelledError(fate.txHash)
+    case 'expired':
+      throw expiredRefusal(request.cancelExpiration as bigint)
+    case 'open':
+      throw new RequestNotOnChainError(request.requestId, request.operator, request.blockNumber)
+  }
 }
 
 const DEPTH_POLL_MS = 250

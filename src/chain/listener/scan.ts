@@ -1,4 +1,5 @@
 import { decodeOperatorLog } from '../operator.ts'
+import { cancelsByRequest } from '../request-fate.ts'
 import type { ChainReader, HeadRef } from './chain-reader.ts'
 import type { CheckpointKeeper } from './checkpoint.ts'
 import { deliver, execAll, type DeliveryOptions } from './delivery.ts'
@@ -108,9 +109,7 @@ function sortEvents(events: OperatorEvent[], head: HeadRef, parts: ScanParts): S
     // A cancel carries no spec id: it waits as long as the most careful job.
     return Math.max(1, ...[...specIds.values()].map((filter) => filter.minConfirmations))
   }
-  const cancels = new Map(
-    events.filter((event) => event.kind === 'cancel').map((event) => [event.requestId, event]),
-  )
+  const cancels = cancelsByRequest(events)
   const sorted: Sorted = { ready: [], pending: 0, holdBackFrom: Number.POSITIVE_INFINITY }
   for (const event of events) {
     const confirmed = head.number >= event.blockNumber + confirmationsFor(event) - 1

@@ -1,6 +1,6 @@
 import { getAddress } from 'ethers'
 import { FeedrunnerError } from '../../config/errors.ts'
-import { ALREADY_FULFILLED_REASON } from '../operator.ts'
+import { operatorClosedIt } from '../request-fate.ts'
 import { Confirmer, type FinalOutcome, type PendingTx } from './confirmer.ts'
 import { Fillers } from './fillers.ts'
 import {
@@ -239,7 +239,7 @@ export class KeySender {
       const reason = await this.parts.node.simulate(this.address, tx)
       if (reason !== undefined)
         return {
-          status: reason.includes(ALREADY_FULFILLED_REASON) ? 'already-fulfilled' : 'reverted',
+          status: operatorClosedIt(reason) ? 'already-fulfilled' : 'reverted',
           reason,
           from: this.address,
         }

@@ -1,5 +1,5 @@
 import type { Logger } from '../../config/logger.ts'
-import { ALREADY_FULFILLED_REASON } from '../operator.ts'
+import { operatorClosedIt } from '../request-fate.ts'
 import type { PendingTx } from './pending-tx.ts'
 import type { Fillers } from './fillers.ts'
 import { FILLER_ID_PREFIX, type KeyCounters } from './model.ts'
@@ -87,7 +87,7 @@ export class ResendGuard {
     const reason = await this.parts.node
       .simulate(this.parts.address, entry.tx)
       .catch(() => undefined)
-    if (reason === undefined || reason.includes(ALREADY_FULFILLED_REASON)) return undefined
+    if (reason === undefined || operatorClosedIt(reason)) return undefined
     return reason
   }
 }

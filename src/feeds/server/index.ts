@@ -26,7 +26,7 @@ export interface FeedCall {
 }
 
 /**
- * Fault hook (issue 7's `--faults`): may answer the call itself (an error, a delay, a broken body,
+ * Fault hook (the fault search's `--faults`, which must reach every answer the service gives): may answer the call itself (an error, a delay, a broken body,
  * a mangled answer) and then returns true; returning false lets the service answer normally.
  */
 export type FeedServerIntercept = (

@@ -15,7 +15,7 @@ export type { HostAddresses }
  * (src/net/host-addresses.ts), read at each connection.
  * The check sits in the HTTP client's own connector: the address checked is the address connected to.
  * Checking a name first and letting the client resolve it again to connect lets a name that answers a
- * public address first and a loopback one next (DNS rebinding) through (issue 23, tried on the dev stack).
+ * public address first and a loopback one next (DNS rebinding) through, as tried on the dev stack.
  * Redirects are followed by the exchange (redirects.ts), each hop through the dispatcher its guard
  * asks for, so a hop a redirect leads to is checked even when the operator wrote the first URL.
  */

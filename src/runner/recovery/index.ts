@@ -178,7 +178,7 @@ export function createRecovery(parts: RecoveryParts): Recovery {
  * A fulfilment in the node's pool when Redis lost its record (the key's owner had sent it) closes
  * its request once mined. Read before that, the request looks open, runs again, and another key
  * (one with nothing pooled, free at once) sends a second fulfilment that reverts: so the chain is
- * read once what the pool held of every sender that may answer is mined (chaos seed 1194350547).
+ * read once what the pool held of every sender that may answer is mined.
  * Every authorised sender, not only this process's keys: the key that sent it may be another
  * runner's, or no runner's any more. Whether it waited.
  */

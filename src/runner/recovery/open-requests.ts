@@ -1,6 +1,4 @@
 import type { JsonRpcProvider } from 'ethers'
-import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
-import { readLogsInRanges } from '../../chain/operator-logs.ts'
 
 /**
  * How far back (chain time) a rebuild reads requests: the ones past their cancelExpiration and still
@@ -28,38 +26,4 @@ export async function openWindowStart(
     else low = middle + 1
   }
   return { fromBlock: low, head: headBlock.number, headTimestamp: headBlock.timestamp }
-}
-
-/** How the chain closed a request, and by which transaction. */
-export interface Closure {
-  state: 'fulfilled' | 'cancelled'
-  txHash: string
-}
-
-/**
- * The requests the Operators closed between `fromBlock` and `toBlock`, by request id (lower case):
- * answered (`OracleResponse`) or cancelled by their requesters (`CancelOracleRequest`).
- */
-export async function closedRequests(
-  provider: JsonRpcProvider,
-  operators: readonly string[],
-  fromBlock: number,
-  toBlock: number,
-  rangeBlocks?: number,
-): Promise<Map<string, Closure>> {
-  const logs = await readLogsInRanges(provider, {
-    address: operators,
-    topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
-    fromBlock,
-    toBlock,
-    rangeBlocks,
-  })
-  const closed = new Map<string, Closure>()
-  for (const log of logs) {
-    const requestId = log.topics[1]?.toLowerCase()
-    if (requestId === undefined || closed.has(requestId)) continue
-    const state = log.topics[0] === ORACLE_RESPONSE_TOPIC ? 'fulfilled' : 'cancelled'
-    closed.set(requestId, { state, txHash: log.transactionHash })
-  }
-  return closed
 }

@@ -2,8 +2,7 @@ import type { JsonRpcProvider } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import type { SharedClock } from '../../metrics/index.ts'
 import type { RunRecord, RunStore } from '../run-record.ts'
-import { CANCEL_ORACLE_REQUEST_TOPIC, ORACLE_RESPONSE_TOPIC } from '../../chain/operator.ts'
-import { readLogsInRanges } from '../../chain/operator-logs.ts'
+import { chainShows, closuresBetween, type Closure } from '../../chain/request-fate.ts'
 
 /** Runs the reconciler looks at: not settled by the chain yet, as far as our records know. */
 const UNSETTLED: ReadonlySet<RunRecord['state']> = new Set([
@@ -95,11 +94,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   }
 
   /** Whether the chain's word is what the run says already: fulfilled by that transaction. */
-  function agrees(run: RunRecord, state: 'fulfilled' | 'cancelled', txHash: string): boolean {
+  function agrees(run: RunRecord, closure: Closure): boolean {
     return (
       run.state === 'fulfilled' &&
-      state === 'fulfilled' &&
-      run.txHash?.toLowerCase() === txHash.toLowerCase()
+      closure.state === 'fulfilled' &&
+      run.txHash?.toLowerCase() === closure.txHash.toLowerCase()
     )
   }
 
@@ -114,27 +113,25 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const byId = await unsettledRuns(now)
     let settled = 0
     if (byId.size > 0) {
-      const logs = await readLogsInRanges(options.provider, {
-        address: options.operators,
-        topics: [[ORACLE_RESPONSE_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]],
+      const closed = await closuresBetween(options.provider, {
+        operators: options.operators,
         fromBlock: Math.min(...[...byId.values()].map((run) => run.blockNumber)),
         toBlock: await options.provider.getBlockNumber(),
         rangeBlocks: options.logRangeBlocks,
       })
-      for (const log of logs) {
-        const run = byId.get(log.topics[1]?.toLowerCase() ?? '')
+      for (const [requestId, closure] of closed) {
+        const run = byId.get(requestId)
         if (!run) continue
-        byId.delete(run.requestId.toLowerCase())
-        const state = log.topics[0] === ORACLE_RESPONSE_TOPIC ? 'fulfilled' : 'cancelled'
-        if (agrees(run, state, log.transactionHash)) continue
+        byId.delete(requestId)
+        if (agrees(run, closure)) continue
         await options.runs.settleFromChain(run.requestId, {
-          state,
-          ...(state === 'fulfilled' ? { txHash: log.transactionHash } : {}),
-          reason: `the chain shows it ${state} in ${log.transactionHash}${run.reason ? ` (the run had said: ${run.reason})` : ''}`,
+          state: closure.state,
+          ...(closure.state === 'fulfilled' ? { txHash: closure.txHash } : {}),
+          reason: `${chainShows(closure)}${run.reason ? ` (the run had said: ${run.reason})` : ''}`,
         })
         options.log.info(
-          { requestId: run.requestId, job: run.job, was: run.state, txHash: log.transactionHash },
-          `run settled from the chain: ${state}`,
+          { requestId: run.requestId, job: run.job, was: run.state, txHash: closure.txHash },
+          `run settled from the chain: ${closure.state}`,
         )
         settled++
       }

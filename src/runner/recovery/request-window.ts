@@ -1,11 +1,7 @@
 import type { JsonRpcProvider } from 'ethers'
 import type { OracleRequestEvent } from '../../chain/operator.ts'
-import {
-  closedRequests,
-  openWindowStart,
-  REBUILD_LOOK_BACK_SECONDS,
-  type Closure,
-} from './open-requests.ts'
+import { closuresBetween, fateOf, isExpired, type Closure } from '../../chain/request-fate.ts'
+import { openWindowStart, REBUILD_LOOK_BACK_SECONDS } from './open-requests.ts'
 
 /**
  * What to do with a delivered request (Recovery.verdict): `closed` on chain already (not run; its
@@ -70,9 +66,13 @@ export class RequestWindow {
     await this.closedFrom(event.blockNumber)
     const filter = this.filter
     if (!filter || event.blockNumber > filter.upToBlock) return { kind: 'run' }
-    const closure = filter.closed.get(event.requestId.toLowerCase())
-    if (closure) return { kind: 'closed', closure }
-    return { kind: event.cancelExpiration > BigInt(filter.headTimestamp) ? 'run-again' : 'expired' }
+    const fate = fateOf(
+      filter.closed.get(event.requestId.toLowerCase()),
+      isExpired(event.cancelExpiration, filter.headTimestamp),
+    )
+    if (fate.state === 'open') return { kind: 'run-again' }
+    if (fate.state === 'expired') return { kind: 'expired' }
+    return { kind: 'closed', closure: fate }
   }
 
   /**
@@ -105,6 +105,11 @@ export class RequestWindow {
 
   private closedBetween(fromBlock: number, toBlock: number): Promise<Map<string, Closure>> {
     const { provider, operators, logRangeBlocks } = this.chain
-    return closedRequests(provider, operators, fromBlock, toBlock, logRangeBlocks)
+    return closuresBetween(provider, {
+      operators,
+      fromBlock,
+      toBlock,
+      rangeBlocks: logRangeBlocks,
+    })
   }
 }
