@@ -1,4 +1,5 @@
 // The adapter bench's printed report (bench/adapter.ts writes the same figures to results/adapter.json).
+import type { FairnessFigures } from './adapter-fairness.ts'
 
 export interface LoadFigures {
   perSecond: number
@@ -63,4 +64,18 @@ export function printAdapterReport(
   console.log(
     `\nmachine: ${results.machine.cpus} cpus, load average ${results.machine.load.join(' ')}`,
   )
+}
+
+export function printFairness(figures: FairnessFigures): void {
+  const ms = (value: number) => `${value.toFixed(1)} ms`
+  console.log(
+    `\nFairness (another client's ${figures.samples} cold requests, one at a time, from another address; weather limit ${figures.rateLimitPerSecond}/s)`,
+  )
+  console.log(
+    `  alone                              p50 ${ms(figures.alone.p50)}   p99 ${ms(figures.alone.p99)}`,
+  )
+  console.log(
+    `  during a flood of ${String(figures.flood).padEnd(4)} from one client  p50 ${ms(figures.flooded.p50)}   p99 ${ms(figures.flooded.p99)}   (${figures.floodAnswered} of the flood answered meanwhile, ${figures.floodErrors} not 200)`,
+  )
+  console.log(`  p50 flooded / alone: ${figures.ratio.toFixed(2)}x (target <= 3x)`)
 }

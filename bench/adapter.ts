@@ -4,6 +4,8 @@
  *    same framework's HttpTransport (the baseline), same request, same load;
  * 2. the latency a cold request (cache miss: queue, worker, feed service) adds over a direct GET to
  *    the feed service, one request at a time, interleaved.
+ * 3. fairness: another client's cold requests alone and during a flood of 600 from one client
+ *    (bench/adapter-fairness.ts); `npm run bench:adapter -- fairness` runs only this phase.
  * Bounded: a fixed duration per load phase and a fixed number of cold requests.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -13,7 +15,8 @@ import { freePort } from '../src/dev/ports.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from '../src/dev/redis.ts'
 import { feedCatalog } from '../src/feeds/catalog/index.ts'
 import { coldStages, percentile } from './adapter-stages.ts'
-import { printAdapterReport, type AdapterResults } from './adapter-report.ts'
+import { fairnessPhase } from './adapter-fairness.ts'
+import { printAdapterReport, printFairness, type AdapterResults } from './adapter-report.ts'
 
 const KEY = 'bench-feed-key-2f6c'
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -218,7 +221,9 @@ async function main(): Promise<void> {
     SPORTS_URL: feedUrl,
     WEATHER_URL: feedUrl,
     FEED_API_KEY: KEY,
-    RATE_LIMIT_WEATHER_PER_SECOND: '100000',
+    // The cold requests are weather forecasts: no rate limit of the family's in the way, unless the
+    // fairness phase is asked to run under one.
+    RATE_LIMIT_WEATHER_PER_SECOND: process.env.BENCH_WEATHER_RATE_LIMIT ?? '100000',
     LOG_LEVEL: 'warn',
   }
   const processes: Spawned[] = []
@@ -238,6 +243,11 @@ async function main(): Promise<void> {
         /adapter listening/,
       ),
     )
+    const ours = `http://127.0.0.1:${oursPort}/`
+    if (process.argv[2] === 'fairness') {
+      await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND)
+      return
+    }
     processes.push(
       await spawnTsx(
         ['bench/adapter.ts', 'baseline-adapter'],
@@ -250,7 +260,6 @@ async function main(): Promise<void> {
         /baseline adapter listening/,
       ),
     )
-    const ours = `http://127.0.0.1:${oursPort}/`
     const baseline = `http://127.0.0.1:${basePort}/`
     const body = JSON.stringify({ id: '1', data: { endpoint: odds.name, ...odds.example } })
     await warm(ours, body)
@@ -309,11 +318,22 @@ async function main(): Promise<void> {
       new URL('./results/adapter.json', import.meta.url),
       `${JSON.stringify(results, null, 2)}\n`,
     )
+    await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND)
   } finally {
     agent.destroy()
     for (const spawned of processes.reverse()) await spawned.stop()
     await privateRedis?.stop()
   }
+}
+
+/** The fairness phase, printed and written to results/adapter-fairness.json. */
+async function fairness(ours: string, rateLimit: string): Promise<void> {
+  const figures = await fairnessPhase(ours, rateLimit)
+  printFairness(figures)
+  writeFileSync(
+    new URL('./results/adapter-fairness.json', import.meta.url),
+    `${JSON.stringify({ when: new Date().toISOString(), ...figures }, null, 2)}\n`,
+  )
 }
 
 /**

@@ -23,6 +23,7 @@ import { installErrorBounds } from './error-bounds.ts'
 import { frameworkLoggerFactory } from './framework-logger.ts'
 import { installRequestPreparation } from './client-keys.ts'
 import { FetchShares } from './fetch-shares.ts'
+import { clientIdentity, trustedProxies } from './client-identity.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
 import { clientKeyFetch } from './upstream.ts'
@@ -103,6 +104,7 @@ export function createAdapter(
       logger,
       fetchWithClientKey: options.fetchWithClientKey ?? clientKeyFetch(settings),
       shares: new FetchShares(),
+      clientOf: clientIdentity(trustedProxies(settings.ADAPTER_TRUSTED_PROXIES)),
     }),
     config,
   })

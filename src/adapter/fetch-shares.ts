@@ -10,8 +10,9 @@
  * than one of its client's requests still in flight (BullMQ runs equal priorities in the order they
  * were added). When a client has nothing in flight its next request starts again from 1.
  *
- * A client is its address (per adapter process; each replica keeps its own shares, and priorities
- * from several replicas mean the same: how busy the client is).
+ * A client is what client-identity.ts says: its address, or behind a trusted proxy the address the
+ * proxy forwarded for (per adapter process; each replica keeps its own shares, and priorities from
+ * several replicas mean the same: how busy the client is).
  */
 
 /** BullMQ's lowest priority. */
@@ -73,9 +74,4 @@ export class FetchShares {
     if (priority === flight.highest && remaining === 0)
       flight.highest = Math.max(0, ...flight.byPriority.keys())
   }
-}
-
-/** The client a request comes from, as fairness counts it: its address. */
-export function clientOf(request: object): string {
-  return (request as { ip?: string }).ip ?? 'unknown'
 }

@@ -20,7 +20,8 @@ import type { CatalogEntry } from '../feeds/catalog/index.ts'
 import type { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FetchFailureError } from '../queue/fetch-worker.ts'
 import { clientKeyOf } from './client-keys.ts'
-import { clientOf, type FetchShares } from './fetch-shares.ts'
+import type { ClientOf } from './client-identity.ts'
+import type { FetchShares } from './fetch-shares.ts'
 import { failureError, toAdapterError } from './errors.ts'
 import { preparedOf, type PreparedRequest } from './request.ts'
 import { buildResponse, type FeedResponseGenerics } from './response.ts'
@@ -45,6 +46,8 @@ export interface FeedTransportContext {
   logger: Logger
   /** The adapter's fair shares of the fetch queues between clients (one per adapter). */
   shares: FetchShares
+  /** Who a request comes from, as the shares count it (a socket's address, or a trusted proxy's client). */
+  clientOf: ClientOf
 }
 
 /**
@@ -94,7 +97,7 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
         )
       const response = buildResponse(
         prepared,
-        await this.fetchQueued(prepared, clientOf(req)),
+        await this.fetchQueued(prepared, this.context.clientOf(req)),
         requestedAt,
         maxValues,
       )

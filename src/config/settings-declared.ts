@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseAddressRange } from './address-ranges.ts'
 import { boundSettings } from './settings-bounds.ts'
 import { keystoreSettings } from './settings-keystore.ts'
 import { runnerSettings } from './settings-runner.ts'
@@ -40,6 +41,11 @@ export const privateKey = z
           'is not a valid secp256k1 private key (it is not below the curve order); give the 0x-prefixed 32-byte key of an account the Operator authorises',
       })
   })
+
+const addressRange = z.string().refine((entry) => parseAddressRange(entry) !== undefined, {
+  message:
+    'expected addresses or CIDR ranges, comma separated, such as 10.0.0.5,10.1.0.0/16,fd00::/8',
+})
 
 const commaList = z.string().transform((value) =>
   value
@@ -268,6 +274,14 @@ export const declaredSettings = {
     unit: 'ms',
     description:
       'How long an adapter request waits for its queued fetch (with retries) before answering 504.',
+  }),
+  ADAPTER_TRUSTED_PROXIES: optional(commaList.pipe(z.array(addressRange)), {
+    group: 'adapter',
+    unit: 'addresses',
+    description:
+      "Reverse proxies or load balancers in front of the adapter, comma separated addresses or CIDR ranges (`10.0.0.5,fd00::/8`). A request from one of them is counted, for the fetch queues' fair shares, by the last address of its X-Forwarded-For that is not itself one of them; X-Forwarded-For from any other address is ignored.",
+    whenUnset: 'no proxy trusted: every client is its socket address',
+    example: '10.0.0.5',
   }),
 
   FEEDS_SERVER_KEYS: optional(commaList, {

@@ -170,6 +170,25 @@ describe('upstream client', () => {
     intercept = undefined
   })
 
+  it('ends a body that trickles a byte at a time at FETCH_TIMEOUT_MS, as a timeout', async () => {
+    let dripping: NodeJS.Timeout | undefined
+    intercept = (_call, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.write('{')
+      dripping = setInterval(() => response.write(' '), 100)
+      response.on('close', () => clearInterval(dripping))
+      return true
+    }
+    try {
+      const error = await failure(fetchFeed('game-odds', mufc, { settings, timeoutMs: 500 }))
+      expect(error).toMatchObject({ problem: 'timeout', kind: 'timeout', retryable: true })
+      expect(error.message).toContain('within 500 ms')
+    } finally {
+      clearInterval(dripping)
+      intercept = undefined
+    }
+  })
+
   it('keeps the words of an error without the envelope, and refuses a success without one', async () => {
     intercept = (_call, response) => {
       response

@@ -63,6 +63,22 @@ describe('bridge', () => {
       '{"id":"abc","data":{"endpoint":"game-odds","homeTeam":"Fulham","big":1000000000000000000000000000000},"meta":{"oracleRequest":{"requestId":"0x01"}}}',
     )
   })
+  it("sends the run's own meta, never a meta the requester put in the request's data", async () => {
+    // A spec passing the request's data whole, with a `meta` of the requester's naming another request.
+    const vars = {
+      jobRun: { meta: { oracleRequest: { requestId: '0x01' } } },
+      cbor: { endpoint: 'game-odds', meta: { oracleRequest: { requestId: '0x99' } } },
+    }
+    const before = server.requests.length
+    await runTask(
+      'bridge',
+      { name: 'datafeed', requestData: '{"data": $(cbor), "meta": $(cbor.meta)}' },
+      { vars, context: { env: { BRIDGE_DATAFEED_URL: `${server.url}/adapter` } } },
+    )
+    expect(JSON.parse(server.requests[before]!.body).meta).toEqual({
+      oracleRequest: { requestId: '0x01' },
+    })
+  })
   it('fails with the adapter message on an error status, in the header or the body', async () => {
     await expect(
       runTask(
