@@ -1,9 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander'
-import { createFeedServer } from '../feeds/server/index.ts'
 import { rootCauseFirst } from '../config/errors.ts'
 import { announce } from './announce.ts'
 import { onStopSignal, settingsOrExit } from './lifecycle.ts'
-import { serviceLogger } from './service-log.ts'
 import { createFaultInjector, parseFaultSpec, type FaultSpec } from '../feeds/server/faults.ts'
 
 function list(value: string): string[] {
@@ -70,6 +68,8 @@ async function serve(options: ServeOptions): Promise<void> {
   }
   // Fault mode (reliability tests): a seeded share of calls answered wrongly on purpose.
   const faults = options.faults ? createFaultInjector(options.faults) : undefined
+  // The feed service and the logger load when it serves, not when another command starts.
+  const { createFeedServer } = await import('../feeds/server/index.ts')
   const server = createFeedServer({
     keys,
     signers,
@@ -77,7 +77,7 @@ async function serve(options: ServeOptions): Promise<void> {
     host: options.host,
     ...(faults ? { intercept: faults.intercept } : {}),
   })
-  const logger = serviceLogger(settings, 'feedrunner-feeds')
+  const logger = (await import('./service-log.ts')).serviceLogger(settings, 'feedrunner-feeds')
   const url = await server.listen(options.port).catch((error: unknown) => {
     // One line with the remedy, as `start` says it for EA_PORT; Node's own words were a stack trace.
     console.error(

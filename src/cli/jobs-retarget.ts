@@ -1,7 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
-import { getAddress, isAddress } from 'ethers'
 import { rootCauseFirst } from '../config/errors.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
@@ -41,6 +40,7 @@ interface Moved {
 async function retarget(files: readonly string[], options: RetargetOptions): Promise<number> {
   const settings = settingsOrExit(withDevStack().env)
   const { loadJobSpecFile, formatProblem } = await import('../pipeline/index.ts')
+  const { getAddress, isAddress } = await import('ethers')
   try {
     if (!isAddress(options.operator))
       throw new Error(`--operator ${options.operator}: expected an address, 0x and 40 hex digits`)

@@ -5,6 +5,7 @@ import { settingsOrExit } from './lifecycle.ts'
 import type { Job, JobSummary, TaskOutcome } from '../pipeline/index.ts'
 import { register as registerRetarget } from './jobs-retarget.ts'
 import { validateJson } from './jobs-validate-json.ts'
+import { reader } from './readers.ts'
 
 // The pipeline (ethers, cbor-x, jsonpath) loads only when a jobs command runs, so other commands start fast.
 const pipeline = (): Promise<typeof import('../pipeline/index.ts')> =>
@@ -26,8 +27,7 @@ export function register(program: Command): void {
       const specs = files.length > 0 ? files : await defaultSpecFiles()
       process.exitCode = options.json ? await validateJson(specs) : await validate(specs)
     })
-  jobs
-    .command('list')
+  reader(jobs.command('list'))
     .description(
       'The job specs as a Markdown table (the README\'s "Job specs" table); with --running, the jobs a running feedrunner serves',
     )

@@ -4,7 +4,6 @@ import type { Logger } from '../config/logger.ts'
 import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
 import type { OperationsServer } from '../health/server.ts'
-import { collectProcessMetrics } from '../metrics/registry.ts'
 import { announce } from './announce.ts'
 import { exposureWarning, type Served } from './exposure.ts'
 
@@ -176,7 +175,8 @@ export async function startOperationsPort(
     )
     return undefined
   }
-  collectProcessMetrics()
+  // prom-client loads with the metrics it serves, not with every command that reads the settings.
+  ;(await import('../metrics/registry.ts')).collectProcessMetrics()
   announce(
     logger,
     { listening: server.listening },

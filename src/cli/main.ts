@@ -1,17 +1,6 @@
 import { readFileSync } from 'node:fs'
-import { applyHeapGrowth } from '../config/heap-growth.ts'
-import { loadDotEnv, SettingsError } from '../config/settings.ts'
-import { useWasmKeccak } from '../chain/keccak.ts'
 import { buildProgram } from './program.ts'
-
-// `.env` in the working directory, under what the environment already says; every command parses the
-// settings once, from process.env, in its composition root.
-try {
-  loadDotEnv()
-} catch (error) {
-  console.error(error instanceof SettingsError ? error.message : String(error))
-  process.exit(1)
-}
+import { readsOnly } from './readers.ts'
 
 // The same path from src/cli and dist/cli.
 const packageJson = JSON.parse(
@@ -22,7 +11,20 @@ const packageJson = JSON.parse(
 // "undefined".
 process.env.npm_package_version = packageJson.version
 
-applyHeapGrowth(process.env)
-await useWasmKeccak()
-
-await buildProgram(packageJson.version).parseAsync(process.argv)
+const program = buildProgram(packageJson.version)
+// What a command runs with is set up once it is known which command runs: --version and --help load
+// nothing more, and a command that only reads (status, runs show, ...) is not held up by ethers.
+program.hook('preAction', async (_program, command) => {
+  const { loadDotEnv, SettingsError } = await import('../config/settings.ts')
+  // `.env` in the working directory, under what the environment already says; every command parses
+  // the settings once, from process.env, in its composition root.
+  try {
+    loadDotEnv()
+  } catch (error) {
+    console.error(error instanceof SettingsError ? error.message : String(error))
+    process.exit(1)
+  }
+  ;(await import('../config/heap-growth.ts')).applyHeapGrowth(process.env)
+  if (!readsOnly(command)) await (await import('../chain/keccak.ts')).useWasmKeccak()
+})
+await program.parseAsync(process.argv)

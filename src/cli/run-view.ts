@@ -1,7 +1,6 @@
-import { formatUnits } from 'ethers'
 import { withoutRepeats } from '../config/errors.ts'
 import type { RunRecord, TaskRecord } from '../runner/run-record.ts'
-import { replayHistory, requesterAdvice } from '../runner/run-advice.ts'
+import { linkAmount, replayHistory, requesterAdvice } from '../runner/run-advice.ts'
 import { renderTable } from './table.ts'
 
 /** The widest task output `runs show` prints in its table; `--json` has every output whole. */
@@ -56,7 +55,7 @@ function summaryRows(run: RunRecord, checkedAgainstChain: string): string[][] {
     ['chain', String(run.chainId)],
     ['operator', run.operator],
     ['requester', run.requester],
-    ['payment', `${formatUnits(BigInt(run.payment || '0'), 18)} LINK (${run.payment} juels)`],
+    ['payment', `${linkAmount(BigInt(run.payment || '0'))} LINK (${run.payment} juels)`],
     ['request', `block ${run.blockNumber}, tx ${run.requestTxHash}`],
     ['fulfilment tx', run.txHash],
     ['times', timeline(run.times)],

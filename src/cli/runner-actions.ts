@@ -1,14 +1,9 @@
 import { endpointOf } from '../config/settings.ts'
-import { connectClient } from '../queue/connection.ts'
 import { Connections } from '../queue/connections.ts'
-import { RunStore, type RunRecord } from '../runner/run-record.ts'
-import { loadJobRegistry } from '../runner/job-registry.ts'
 import { startRunnerFromSettings } from '../runner/start.ts'
-import { readStatus, type StatusReport } from '../runner/status.ts'
 import type { ProcessContext } from './adapter.ts'
 import { announce } from './announce.ts'
 import { serviceLogger } from './service-log.ts'
-import { withDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
 import { checkRunnerSettings, settingsWithKeys, waitForRedis } from './start-checks.ts'
 import {
@@ -19,8 +14,6 @@ import {
   warnIfExposed,
   type RunningPart,
 } from './lifecycle.ts'
-import { printRun } from './run-view.ts'
-import { renderTable } from './table.ts'
 
 /** The runner as a part of `feedrunner start` (off when neither RPC_URL nor CHAINS_FILE is set). */
 export async function runnerStartPart({
@@ -88,134 +81,4 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     { listen: options.listen, work: options.work },
     `feedrunner runner started (${options.listen ? 'listening' : 'not listening'}, ${options.work ? 'working' : 'not working'}); JOBS_DIR ${settings.JOBS_DIR} is watched (SIGHUP reloads it too)`,
   )
-}
-
-/** How many leading characters of a request id `status` shows; `runs show` takes any unique prefix. */
-const SHOWN_ID_CHARS = 12
-
-export async function statusAction(options: { runs: string; json?: boolean }): Promise<void> {
-  const { env, devStack } = withDevStack()
-  const settings = settingsOrExit(env)
-  const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
-  try {
-    const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
-    if (options.json) console.log(JSON.stringify(report, null, 2))
-    else {
-      // The dev stack's only when its Redis and prefix are what was read: REDIS_URL or QUEUE_PREFIX
-      // set in the environment name another installation (an operator's own node).
-      const where = `Redis ${endpointOf(settings.REDIS_URL)}, queue prefix ${settings.QUEUE_PREFIX}`
-      console.log(
-        devStack &&
-          devStack.redisUrl === settings.REDIS_URL &&
-          devStack.queuePrefix === settings.QUEUE_PREFIX
-          ? `dev stack of this checkout (pid ${devStack.pid}): ${where}\n`
-          : `${where}\n`,
-      )
-      console.log(
-        renderTable(
-          ['queue', 'waiting', 'active', 'delayed', 'failed', 'completed'],
-          report.queues.map((q) => [
-            q.queue,
-            ...[q.waiting, q.active, q.delayed, q.failed, q.completed].map(String),
-          ]),
-        ),
-      )
-      console.log()
-      console.log(await jobsTable(settings.JOBS_DIR, report.served ?? []))
-      for (const chain of report.served ?? [])
-        if (chain.refused)
-          console.log(
-            `the runner of chain ${chain.chainId} refused the last change of the jobs folder, and runs the jobs it had: ${chain.refused}`,
-          )
-      console.log()
-      console.log(
-        report.runs.length === 0
-          ? 'no runs yet'
-          : renderTable(
-              ['request', 'chain', 'job', 'state', 'tx', 'reason'],
-              report.runs.map(runRow),
-            ),
-      )
-    }
-  } catch (error) {
-    console.error(`cannot read status: ${error instanceof Error ? error.message : String(error)}`)
-    process.exitCode = 1
-  } finally {
-    redis.disconnect()
-  }
-}
-
-export async function runShowAction(requestId: string, options: { json?: boolean }): Promise<void> {
-  const settings = settingsOrExit(withDevStack().env)
-  const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
-  try {
-    // Unbound: every chain's runs, by run id (`<chain id>:<request id>`).
-    const store = new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`)
-    const matches = await store.findByPrefix(requestId)
-    if (matches.length !== 1) {
-      console.error(
-        matches.length === 0
-          ? `no run whose request id starts with ${requestId} under queue prefix ${settings.QUEUE_PREFIX} (feedrunner status lists the latest)`
-          : `${requestId} is the start of several request ids (${matches.join(', ')}, ...): give more of it`,
-      )
-      process.exitCode = 1
-      return
-    }
-    const run = await store.get(matches[0]!)
-    if (!run) {
-      console.error(`the run of request ${matches[0]} expired meanwhile`)
-      process.exitCode = 1
-    } else {
-      // When the reconciler last checked unsettled runs against the Operator's logs (the chain's word).
-      const reconciledAt = await new RunStore(
-        redis,
-        `${settings.QUEUE_PREFIX}:runner`,
-        run.chainId,
-      ).reconciledAt()
-      printRun(run, { reconciledAt }, options)
-    }
-  } finally {
-    redis.disconnect()
-  }
-}
-
-/**
- * The jobs in JOBS_DIR with the externalJobID a consumer must use (given, or derived), and whether
- * the running runners serve each (when a runner says what it serves).
- */
-async function jobsTable(
-  dir: string,
-  served: NonNullable<StatusReport['served']>,
-): Promise<string> {
-  try {
-    const { jobs } = await loadJobRegistry(dir)
-    const servedIds = new Set(served.flatMap((chain) => chain.jobs.map((job) => job.externalJobId)))
-    return renderTable(
-      ['job', 'externalJobID', 'chain', ...(served.length > 0 ? ['served'] : [])],
-      jobs.map(({ job, name, externalJobId }) => [
-        name,
-        `${externalJobId}${job.externalJobIDDerived ? ' (derived)' : ''}`,
-        job.spec.evmChainID === undefined ? "(the runner's)" : String(job.spec.evmChainID),
-        ...(served.length > 0 ? [servedIds.has(externalJobId) ? 'yes' : 'NOT LOADED'] : []),
-      ]),
-    )
-  } catch (error) {
-    return `jobs in ${dir}: ${error instanceof Error ? error.message : String(error)}`
-  }
-}
-
-function runRow(run: RunRecord): string[] {
-  return [
-    run.requestId.slice(0, SHOWN_ID_CHARS),
-    String(run.chainId),
-    run.job,
-    run.quarantined ? `${run.state} (quarantined)` : run.state,
-    run.txHash ? run.txHash.slice(0, 14) + '…' : '',
-    run.reason ?? '',
-  ]
-}
-
-function exitWith(error: unknown): never {
-  console.error(error instanceof Error ? error.message : String(error))
-  process.exit(1)
 }

@@ -1,9 +1,11 @@
 import type { Command } from 'commander'
 import { addStartPart } from './adapter.ts'
 import type { RunsListOptions } from './runs-list.ts'
+import { reader } from './readers.ts'
 
 // Redis, ethers and the pipeline load only when one of these commands runs.
 const actions = (): Promise<typeof import('./runner-actions.ts')> => import('./runner-actions.ts')
+const readActions = (): Promise<typeof import('./read-actions.ts')> => import('./read-actions.ts')
 
 export function register(program: Command): void {
   addStartPart(
@@ -23,27 +25,24 @@ export function register(program: Command): void {
       (await actions()).runnerAction(options),
     )
 
-  program
-    .command('status')
+  reader(program.command('status'))
     .description('Queue depths and the latest runs')
     .option('--runs <n>', 'how many recent runs to show', '20')
     .option('--json', 'print JSON (alone on stdout)')
     .action(async (options: { runs: string; json?: boolean }) =>
-      (await actions()).statusAction(options),
+      (await readActions()).statusAction(options),
     )
 
   const runs = program.command('runs').description('Run records')
-  runs
-    .command('show <requestId>')
+  reader(runs.command('show <requestId>'))
     .description(
       'One run: its state, each task output, the fulfilment transaction; for an errored run, what its requester can do (any unique start of the request id will do)',
     )
     .option('--json', 'print the run record as JSON (advice for its requester goes to stderr)')
     .action(async (requestId: string, options: { json?: boolean }) =>
-      (await actions()).runShowAction(requestId, options),
+      (await readActions()).runShowAction(requestId, options),
     )
-  runs
-    .command('list')
+  reader(runs.command('list'))
     .description(
       'Runs of this installation, newest first (the dev stack of this checkout, or REDIS_URL and QUEUE_PREFIX), filtered',
     )

@@ -7,3 +7,13 @@ import type { FeedFamily } from '../config/settings.ts'
 export function fetchQueueName(family: FeedFamily): string {
   return `fetch-${family}`
 }
+
+export const REQUESTS_QUEUE = 'requests'
+
+/**
+ * The `requests` queue of one chain: each chain's runner has its own pipeline worker with its own
+ * sender, so a worker must only take its chain's requests.
+ */
+export function requestsQueueName(chainId: number): string {
+  return `${REQUESTS_QUEUE}-${chainId}`
+}

@@ -2,16 +2,10 @@ import { Queue, type DefaultJobOptions } from 'bullmq'
 import type { SharedClock } from '../metrics/index.ts'
 import type { Connections } from '../queue/connections.ts'
 import type { RequestPayload } from './request-payload.ts'
+import { requestsQueueName } from '../queue/names.ts'
 
-export const REQUESTS_QUEUE = 'requests'
-
-/**
- * The `requests` queue of one chain: each chain's runner has its own pipeline worker with its own
- * sender, so a worker must only take its chain's requests.
- */
-export function requestsQueueName(chainId: number): string {
-  return `${REQUESTS_QUEUE}-${chainId}`
-}
+// The names live with the other queue names: `status` reads them without loading BullMQ.
+export { REQUESTS_QUEUE, requestsQueueName } from '../queue/names.ts'
 
 /** How every `requests` job is kept and retried (a replay's job too). */
 export const REQUEST_JOB_OPTIONS: DefaultJobOptions = {

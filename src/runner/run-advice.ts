@@ -1,5 +1,16 @@
-import { formatUnits } from 'ethers'
 import type { RunRecord } from './run-record.ts'
+
+const JUELS_PER_LINK = 10n ** 18n
+
+/**
+ * An amount of juels in LINK as ethers's formatUnits(juels, 18) writes it ("0.1", "2.0"): `runs show`
+ * and `status` print payments without loading ethers for it.
+ */
+export function linkAmount(juels: bigint): string {
+  const size = juels < 0n ? -juels : juels
+  const fraction = (size % JUELS_PER_LINK).toString().padStart(18, '0').replace(/0+$/, '')
+  return `${juels < 0n ? '-' : ''}${size / JUELS_PER_LINK}.${fraction || '0'}`
+}
 
 /**
  * What the requester of an errored run can do, in words: its payment stays escrowed in the Operator
@@ -9,7 +20,7 @@ import type { RunRecord } from './run-record.ts'
 export function requesterAdvice(run: RunRecord, nowSeconds: number): string[] {
   if (run.state !== 'errored' || run.cancelExpiration === undefined) return []
   const expiration = Number(run.cancelExpiration)
-  const payment = `${formatUnits(BigInt(run.payment || '0'), 18)} LINK`
+  const payment = `${linkAmount(BigInt(run.payment || '0'))} LINK`
   const at = new Date(expiration * 1000).toISOString()
   const left = expiration - nowSeconds
   const lines = [
