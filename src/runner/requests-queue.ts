@@ -13,7 +13,7 @@ export const REQUEST_JOB_OPTIONS: DefaultJobOptions = {
   // metrics' requests_total). A late duplicate delivery is stopped before a job by the listeners'
   // shared consumed markers, and a job that runs anyway finds its run final and does nothing. Keeping
   // the job (a day, 100,000 at most) cost 4 Redis commands a request, and more once the bound was
-  // reached (each finish then deletes an old job) (issue 20).
+  // reached (each finish then deletes an old job).
   removeOnComplete: true,
   removeOnFail: { age: 7 * 24 * 3600 },
   // Transient bridge failures (adapter restarting) are retried: 1+2+4+...+64 s, about two minutes.
