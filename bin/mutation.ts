@@ -62,6 +62,8 @@ function survivorLines(results: MutantResult[]): string {
 async function runFolder(folder: string): Promise<Score> {
   const reportDir = join('reports', 'mutation', folder)
   const started = Date.now()
+  // vitest.mutation.config.ts runs this folder's tests only; test/support/mutation.ts reads it too.
+  process.env.FEEDRUNNER_MUTATION_FOLDER = folder
   const results = await new Stryker({
     configFile: join(root, 'stryker.config.mjs'),
     mutate: folders[folder],
