@@ -35,7 +35,6 @@ export default {
     'dist.old',
     'bench',
     'chaos',
-    'docs',
     'reports',
     '.feedrunner',
     '.cache',

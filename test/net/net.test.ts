@@ -92,6 +92,17 @@ describe('nestingBeyond', () => {
     expect(count(' [ ] ')).toBe(1)
     expect(count('[9,8]')).toBe(3)
     expect(count('[9 ,8]')).toBe(3)
+    // Every digit continues a number; a colon, spaces and brackets never do.
+    expect(count('[100, 99, 0]')).toBe(4)
+    expect(count('{"a": 0, "b": false}')).toBe(5)
+    // An unterminated string counts up to the end of the text.
+    expect(count(`["${'x'.repeat(31)}`)).toBe(2)
+  })
+
+  it('closes the brackets that end a scalar, with a budget as without', () => {
+    const budget = () => new NodeBudget(1_000, 'the body (JSON)')
+    expect(nestingBeyond('[[1],[2],[3]]', 2, budget())).toBeUndefined()
+    expect(nestingBeyond('[{"a":true},{"b":null}]', 2, budget())).toBeUndefined()
   })
 
   it('throws the budget error past the budget, and builds nothing without one', () => {
@@ -123,6 +134,7 @@ describe('NodeBudget', () => {
     expect(error).toBeInstanceOf(FeedrunnerError)
     expect(error.name).toBe('DecodeBudgetError')
     expect(error.kind).toBe('bad_input')
+    expect(error.bound).toBe('DECODE_MAX_NODES')
     expect(error.message).toBe(
       'the log (ABI) would build more than 100 values (DECODE_MAX_NODES); it was refused before they were built',
     )
@@ -171,6 +183,16 @@ describe('listen addresses', () => {
       'x127.0.0.1',
     ])
       expect(isLoopbackHost(host), host).toBe(false)
+  })
+
+  it('takes off brackets only around the host', () => {
+    for (const host of ['12]7.0.0.1', '12[7.0.0.1', '[127.0.0.1]x'])
+      expect(isLoopbackHost(host), host).toBe(false)
+    for (const host of ['0.0.0.[0', '0.0.0.]0']) expect(isEveryInterface(host), host).toBe(false)
+    expect(listenAddress('12]7.0.0.1', 80).listening).toBe('http://12]7.0.0.1:80')
+    expect(listenAddress('12[7.0.0.1', 80).listening).toBe('http://12[7.0.0.1:80')
+    for (const address of ['12]7.0.0.1', '12[7.0.0.1'])
+      expect(specialRangeOf(address), address).toBeUndefined()
   })
 
   it('knows every interface in both families', () => {
