@@ -10,6 +10,7 @@ import {
   SETTINGS,
   SettingsError,
 } from '../../src/config/settings.ts'
+import { inMutationRun } from '../support/mutation.ts'
 
 const root = new URL('../../', import.meta.url)
 const zeroKey = `0x${'0'.repeat(64)}`
@@ -89,7 +90,8 @@ describe('settings checked at start', () => {
   })
 })
 
-describe('.env', () => {
+// Spawned: no mutant can reach the child (test/support/mutation.ts).
+describe.skipIf(inMutationRun)('.env', () => {
   function settingsIn(dir: string, env: Record<string, string>) {
     const fixture = new URL('./fixtures/print-settings.ts', import.meta.url).pathname
     const inherited = { ...process.env }

@@ -1,0 +1,92 @@
+// Mutation score of the pure modules: one StrykerJS run per folder (stryker.config.mjs), then the
+// score of each. `npm run mutation` runs every folder; `npm run mutation -- net reduce` only those.
+// Reports (HTML, JSON, the survivors as text) go to reports/mutation/<folder>/, which git ignores.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Stryker } from '@stryker-mutator/core'
+import type { MutantResult } from '@stryker-mutator/api/core'
+import { mutationFolders } from '../stryker.config.mjs'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const folders = mutationFolders
+const wanted = process.argv.slice(2).filter((arg) => arg !== '--')
+const unknown = wanted.filter((name) => !(name in folders))
+if (unknown.length > 0) {
+  console.error(`unknown folder ${unknown.join(', ')}: one of ${Object.keys(folders).join(', ')}`)
+  process.exit(2)
+}
+
+interface Score {
+  folder: string
+  killed: number
+  timedOut: number
+  survived: number
+  noCoverage: number
+  errors: number
+  seconds: number
+}
+
+/** Stryker's mutation score: killed and timed-out mutants over every valid one. */
+function percent(score: Score): number {
+  const detected = score.killed + score.timedOut
+  const total = detected + score.survived + score.noCoverage
+  return total === 0 ? 100 : (100 * detected) / total
+}
+
+function tally(folder: string, results: MutantResult[], seconds: number): Score {
+  const count = (...statuses: string[]) => results.filter((r) => statuses.includes(r.status)).length
+  return {
+    folder,
+    killed: count('Killed'),
+    timedOut: count('Timeout'),
+    survived: count('Survived'),
+    noCoverage: count('NoCoverage'),
+    errors: count('CompileError', 'RuntimeError'),
+    seconds,
+  }
+}
+
+/** Every mutant no test killed, one line each, for the reader deciding which are equivalent. */
+function survivorLines(results: MutantResult[]): string {
+  return results
+    .filter((r) => r.status === 'Survived' || r.status === 'NoCoverage')
+    .map((r) => {
+      const at = `${relative(root, r.fileName)}:${r.location.start.line}:${r.location.start.column}`
+      const replacement = r.replacement.replace(/\s+/g, ' ').slice(0, 100)
+      return `${at} ${r.status} ${r.mutatorName}: ${replacement}\n`
+    })
+    .join('')
+}
+
+async function runFolder(folder: string): Promise<Score> {
+  const reportDir = join('reports', 'mutation', folder)
+  const started = Date.now()
+  // vitest.mutation.config.ts runs this folder's tests only; test/support/mutation.ts reads it too.
+  process.env.FEEDRUNNER_MUTATION_FOLDER = folder
+  const results = await new Stryker({
+    configFile: join(root, 'stryker.config.mjs'),
+    mutate: folders[folder],
+    htmlReporter: { fileName: join(reportDir, 'index.html') },
+    jsonReporter: { fileName: join(reportDir, 'mutation.json') },
+    // A sandbox per folder, so two folders can run at once.
+    tempDirName: join('.stryker-tmp', folder),
+  }).runMutationTest()
+  mkdirSync(join(root, reportDir), { recursive: true })
+  writeFileSync(join(root, reportDir, 'survivors.txt'), survivorLines(results))
+  return tally(folder, results, Math.round((Date.now() - started) / 1000))
+}
+
+const scores: Score[] = []
+for (const folder of wanted.length > 0 ? wanted : Object.keys(folders)) {
+  scores.push(await runFolder(folder))
+}
+console.log('\nfolder    score  killed  timeout  survived  no-cover  time')
+for (const s of scores) {
+  const cells = [s.killed, s.timedOut, s.survived, s.noCoverage].map((n) => String(n).padStart(7))
+  console.log(
+    `${s.folder.padEnd(9)} ${percent(s).toFixed(1).padStart(5)}% ${cells.join('  ')}  ${s.seconds}s`,
+  )
+}
+const below = scores.filter((s) => percent(s) < 85)
+process.exitCode = below.length > 0 ? 1 : 0

@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config'
+
+/**
+ * The unit tests StrykerJS runs against the mutants of each folder (`npm run mutation`): only files
+ * that run in process, in milliseconds to seconds, with no anvil, Redis or feed service. A test that
+ * spawns a process is skipped in a mutation run (test/support/mutation.ts): the mutant is active in
+ * the test's own process only, so a child never runs it and cannot kill it.
+ */
+export const mutationTests: Record<string, string[]> = {
+  signkey: ['test/signkey/*.test.ts'],
+  net: ['test/net/*.test.ts'],
+  reduce: ['test/reduce/*.test.ts'],
+  config: ['test/config/errors*.test.ts', 'test/config/settings*.test.ts'],
+  pipeline: ['test/pipeline/executor*.test.ts', 'test/pipeline/tasks/*.test.ts'],
+}
+
+// bin/mutation.ts names the folder it runs; without one, every folder's tests.
+const folder = process.env.FEEDRUNNER_MUTATION_FOLDER
+
+export default defineConfig({
+  test: {
+    include: folder ? (mutationTests[folder] ?? []) : Object.values(mutationTests).flat(),
+    // Property runs of thousands of random inputs: seconds per mutant for few kills.
+    exclude: ['test/**/*fuzz*.test.ts'],
+    testTimeout: 30_000,
+    // One worker: the machine is shared; StrykerJS runs its own workers around this.
+    maxWorkers: 1,
+    // Modules stay loaded between mutant runs (StrykerJS switches a mutant on at run time); a static
+    // mutant is still run on freshly loaded modules.
+    isolate: false,
+    reporters: ['dot'],
+  },
+})
