@@ -4,7 +4,7 @@
 // the flood. The figure is the other client's p50 during the flood over its p50 alone (target <= 3x).
 import { Agent, request } from 'node:http'
 import { feedCatalog } from '../src/feeds/catalog/index.ts'
-import { percentile } from './adapter-stages.ts'
+import { percentile, stagesByGroup, type GroupStages } from './adapter-stages.ts'
 
 const FLOOD = Number(process.env.BENCH_FAIRNESS_FLOOD ?? 600)
 const SAMPLES = Number(process.env.BENCH_FAIRNESS_SAMPLES ?? 40)
@@ -22,7 +22,12 @@ export interface FairnessFigures {
   /** The flood's requests answered while the other client was measured, and those that were not 200. */
   floodAnswered: number
   floodErrors: number
+  /** Where the fetches spent their time (medians, Redis clock): the other client's alone and flooded, the flood's. */
+  stages: Record<string, GroupStages>
 }
+
+/** The longitude's whole degrees past -170 say which requests a job served (coldBody's `tag`). */
+const GROUPS: Record<number, string> = { 1: 'other alone', 2: 'flood', 3: 'other flooded' }
 
 const weather = feedCatalog.weather
 const geo = weather.variants!.find((variant) => variant.params.includes('latitude'))!.example
@@ -75,6 +80,7 @@ async function otherClient(url: string, agent: Agent, tag: number): Promise<numb
 export async function fairnessPhase(
   url: string,
   rateLimitPerSecond: string,
+  redis: { url: string; prefix: string },
 ): Promise<FairnessFigures> {
   const flooderAgent = new Agent({ keepAlive: true, maxSockets: FLOOD, localAddress: FLOODER })
   const otherAgent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: OTHER })
@@ -114,6 +120,10 @@ export async function fairnessPhase(
       ratio: p50Flooded / p50Alone,
       floodAnswered: answered,
       floodErrors: errors,
+      stages: await stagesByGroup(redis.url, redis.prefix, (params) => {
+        const tag = Math.floor(Number(params.longitude) + 170)
+        return GROUPS[tag]
+      }),
     }
   } finally {
     flooderAgent.destroy()

@@ -78,4 +78,9 @@ export function printFairness(figures: FairnessFigures): void {
     `  during a flood of ${String(figures.flood).padEnd(4)} from one client  p50 ${ms(figures.flooded.p50)}   p99 ${ms(figures.flooded.p99)}   (${figures.floodAnswered} of the flood answered meanwhile, ${figures.floodErrors} not 200)`,
   )
   console.log(`  p50 flooded / alone: ${figures.ratio.toFixed(2)}x (target <= 3x)`)
+  console.log('  where the fetches spent their time (medians, Redis clock):')
+  for (const [group, stages] of Object.entries(figures.stages))
+    console.log(
+      `    ${group.padEnd(14)} ${String(stages.jobs).padStart(5)} jobs   waiting for a worker ${stages.queued} ms   in the worker (fetch included) ${stages.inWorker} ms`,
+    )
 }

@@ -244,10 +244,9 @@ async function main(): Promise<void> {
       ),
     )
     const ours = `http://127.0.0.1:${oursPort}/`
-    if (process.argv[2] === 'fairness') {
-      await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND)
-      return
-    }
+    const fairnessOf = { url: redisUrl, prefix: env.QUEUE_PREFIX }
+    if (process.argv[2] === 'fairness')
+      return await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND, fairnessOf)
     processes.push(
       await spawnTsx(
         ['bench/adapter.ts', 'baseline-adapter'],
@@ -318,7 +317,7 @@ async function main(): Promise<void> {
       new URL('./results/adapter.json', import.meta.url),
       `${JSON.stringify(results, null, 2)}\n`,
     )
-    await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND)
+    await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND, fairnessOf)
   } finally {
     agent.destroy()
     for (const spawned of processes.reverse()) await spawned.stop()
@@ -327,8 +326,12 @@ async function main(): Promise<void> {
 }
 
 /** The fairness phase, printed and written to results/adapter-fairness.json. */
-async function fairness(ours: string, rateLimit: string): Promise<void> {
-  const figures = await fairnessPhase(ours, rateLimit)
+async function fairness(
+  ours: string,
+  rateLimit: string,
+  redis: { url: string; prefix: string },
+): Promise<void> {
+  const figures = await fairnessPhase(ours, rateLimit, redis)
   printFairness(figures)
   writeFileSync(
     new URL('./results/adapter-fairness.json', import.meta.url),
