@@ -6,7 +6,8 @@ import { RedisClock } from '../queue/redis-clock.ts'
 import { replayRun } from '../runner/replay.ts'
 import { chainsFromSettings } from '../config/chains.ts'
 import type { Settings } from '../config/settings.ts'
-import { REQUEST_JOB_OPTIONS, requestsQueueName } from '../runner/requests-queue.ts'
+import { requestsQueueName } from '../runner/requests-queue.ts'
+import { requestJobOptions, retryPolicyOf } from '../runner/retry-policy.ts'
 import { RunStore, splitRunId } from '../runner/run-record.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
@@ -48,7 +49,7 @@ export async function runReplayAction(idOrPrefix: string): Promise<void> {
     const requestsQueue = new Queue(requestsQueueName(chainId), {
       connection: redis,
       prefix: settings.QUEUE_PREFIX,
-      defaultJobOptions: REQUEST_JOB_OPTIONS,
+      defaultJobOptions: requestJobOptions(retryPolicyOf(settings)),
     })
     // One reading of Redis's clock, which stamps the job as a runner's intake does.
     const clock = new RedisClock(redis, { slotKey: `${settings.QUEUE_PREFIX}:clock` })

@@ -92,6 +92,15 @@ export function boundOf(error: unknown): string | undefined {
   return undefined
 }
 
+/** The code of a FeedrunnerError in `error` or among its causes (the outermost one), or undefined. */
+export function errorCodeOf(error: unknown): string | undefined {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 8; depth++) {
+    if (at instanceof FeedrunnerError && at.code !== undefined) return at.code
+    at = at.cause
+  }
+  return undefined
+}
+
 /**
  * Error codes of Node's network stack and undici (stable identifiers, not words), for errors that are
  * not ours: a refused connection is `unavailable`, a connect or read timeout is `timeout`.

@@ -31,7 +31,19 @@ export const runnerSettings = {
     group: 'chain',
     unit: 'ms',
     description:
-      "A request held by a crashed runner process is taken over after about this long (its requests job's lock); its sender keys after the lesser of this and 15 s.",
+      "A request held by a crashed runner process is taken over after about this long (its requests job's lock); its sender keys after the lesser of this and 15 s; a requester's admission slots after the greater of this and 5 s (runner/retry-policy.ts leasesFromLock).",
+  }),
+  RUN_ATTEMPTS: withDefault(positiveInt, 8, {
+    group: 'chain',
+    unit: 'tries',
+    description:
+      'How often a request is run before its run ends errored, when its failures are retryable (as the task that failed declared: an adapter away, a node away); a failure that is not retryable ends the run at once.',
+  }),
+  RUN_BACKOFF_MS: withDefault(positiveInt, 1_000, {
+    group: 'chain',
+    unit: 'ms',
+    description:
+      "The wait before a request's second try; it doubles at each try after (the default 8 tries wait 1+2+...+64 s, about two minutes).",
   }),
   // Kept as its digits (settings stay JSON); chains.ts reads it as a bigint.
   MIN_CONTRACT_PAYMENT_LINK_JUELS: withDefault(

@@ -1,11 +1,11 @@
 import { UnrecoverableError, Worker, type Job as QueueJob } from 'bullmq'
-import { isRetryable, rootCauseFirst } from '../config/errors.ts'
-import { isRedisUnavailable } from '../queue/connection.ts'
+import { rootCauseFirst } from '../config/errors.ts'
 import { WORKER_IDLE_WAIT_SECONDS } from '../queue/factories.ts'
 import { runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import { quarantine, RunCrashReport } from './quarantine.ts'
 import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
+import { leasesFromLock, mayRetry } from './retry-policy.ts'
 
 /** RUN_MAX_CRASHES' default: a request that crashed its run twice is not run again by itself. */
 export const DEFAULT_MAX_CRASHES = 2
@@ -43,17 +43,18 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
       }
       // A retryable failure goes back with the queue's backoff (the run record says why); anything
       // else is not tried again. The decision reads the error's flag, never its words.
-      if (isRetryable(error) || isRedisUnavailable(error)) throw error
+      if (mayRetry(error)) throw error
       throw new UnrecoverableError(rootCauseFirst(error))
     }
   }
+  const leases = leasesFromLock(options.lockDurationMs)
   return new Worker(options.queueName, process, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
     drainDelay: WORKER_IDLE_WAIT_SECONDS,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: Math.max(1_000, Math.floor(options.lockDurationMs / 2)),
+    lockDuration: leases.jobLockMs,
+    stalledInterval: leases.stalledIntervalMs,
     // A stalled job goes back to the queue (its runner died or stalled); the next take counts it as
     // a crash of its request and quarantines it at RUN_MAX_CRASHES, so BullMQ never fails it first.
     maxStalledCount: maxCrashes,

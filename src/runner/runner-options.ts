@@ -5,6 +5,7 @@ import type { RunOptions } from '../pipeline/index.ts'
 import type { JobRegistry } from './job-registry.ts'
 import type { PipelineWorkerOptions } from './pipeline-worker.ts'
 import type { RequesterLimits } from './admission.ts'
+import type { RetryPolicy } from './retry-policy.ts'
 
 export interface RunnerOptions {
   /** The chain: its endpoints, keys, confirmations and gas (src/config/chains.ts). */
@@ -21,6 +22,8 @@ export interface RunnerOptions {
   concurrency: number
   /** A request held by a crashed process is taken over after about this long (RUNNER_LOCK_MS). */
   lockDurationMs: number
+  /** How often and how far apart a request is tried (RUN_ATTEMPTS, RUN_BACKOFF_MS). */
+  retry?: RetryPolicy
   /** RUN_MAX_CRASHES: crashes of a request's runs before it is quarantined. */
   maxCrashes?: number
   /** The widest eth_getLogs range the reconciler and a run's closure check ask (CHAIN_LOG_RANGE_BLOCKS). */

@@ -2,13 +2,13 @@ import { Queue } from 'bullmq'
 import type { JsonRpcProvider } from 'ethers'
 import type { Redis } from 'ioredis'
 import type { RequestListener } from '../chain/listener/index.ts'
-import { EndpointPool } from '../chain/endpoints/pool.ts'
+import { EndpointPool, RPC_UNAVAILABLE } from '../chain/endpoints/pool.ts'
 import { readBlockRoots } from '../chain/block-roots.ts'
 import { PoolProvider } from '../chain/endpoints/pool-provider.ts'
 import { startHeadWake, type HeadWake } from '../chain/endpoints/head-wake.ts'
 import type { TxSender } from '../chain/sender/index.ts'
 import { POOLED_MINED_BOUND_MS } from '../chain/pooled-transactions.ts'
-import { errorKindOf, rootCauseFirst } from '../config/errors.ts'
+import { errorCodeOf, errorKindOf, rootCauseFirst } from '../config/errors.ts'
 import { isRedisUnavailable } from '../queue/connection.ts'
 import { operateRunner } from '../health/operate.ts'
 import type { JobRegistry } from './job-registry.ts'
@@ -51,11 +51,16 @@ export function createRunner(options: RunnerOptions): Runner {
   // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
   const redis: Redis = connections.redis('worker', 'runner records', { enableAutoPipelining: true })
   const runs = new RunStore(redis, `${options.prefix}:runner`, options.chainId)
-  const requestsQueue = createRequestsQueue(connections, options.prefix, options.chainId)
+  const requestsQueue = createRequestsQueue(
+    connections,
+    options.prefix,
+    options.chainId,
+    options.retry,
+  )
   // Every read and broadcast goes through the chain's endpoint pool, which reports each endpoint's
   // outage as one line down, one a minute, one back (src/config/dependency-health.ts).
   const pool = createEndpointPool(options)
-  const chainError = chainErrorReporter(log, connections, pool)
+  const chainError = chainErrorReporter(log, connections)
   // Redis's clock: it stamps each request's job and measures its wait, whichever hosts add and take it.
   const clock = connections.clock(options.prefix)
   const intake = createRequestIntake({
@@ -161,23 +166,21 @@ export function createRunner(options: RunnerOptions): Runner {
 /**
  * Where a failure of the listener or the sender is told: a fault of ours as an error line; Redis away
  * to Redis's outage report (one line down, one a minute, one back); an RPC endpoint away was told by
- * the pool already, so a debug line.
+ * the pool already, so a debug line. Told apart by the error's code and kind: a refused connection
+ * to the node and one to Redis look the same underneath.
  */
 function chainErrorReporter(
   log: RunnerOptions['logger'],
   connections: RunnerOptions['connections'],
-  pool: EndpointPool,
 ): (what: string) => (error: Error) => void {
   return (what) => (error) => {
     const kind = errorKindOf(error)
-    if (kind !== 'unavailable' && kind !== 'timeout' && !isRedisUnavailable(error))
-      log.error({ err: rootCauseFirst(error) }, `${what} error`)
-    else if (
-      isRedisUnavailable(error) &&
-      !pool.endpoints.some((endpoint) => onRpcPort(error, endpoint.url))
-    )
-      connections.redisHealth.failed(error)
-    else log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
+    if (errorCodeOf(error) === RPC_UNAVAILABLE)
+      log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
+    else if (isRedisUnavailable(error)) connections.redisHealth.failed(error)
+    else if (kind === 'unavailable' || kind === 'timeout')
+      log.debug({ err: rootCauseFirst(error) }, `${what}: the chain did not answer`)
+    else log.error({ err: rootCauseFirst(error) }, `${what} error`)
   }
 }
 
@@ -214,22 +217,6 @@ function wakeOnHead(pool: EndpointPool, listener: RequestListener): (header: unk
 
 /** Endpoints are asked for their heads at most this often (more often on a chain polled less often). */
 const ENDPOINT_PROBE_MIN_MS = 1_000
-
-/** Whether a network error is about the RPC node's port (a refused Redis looks the same otherwise). */
-function onRpcPort(error: unknown, rpcUrl: string): boolean {
-  let port: string
-  try {
-    const url = new URL(rpcUrl)
-    port = url.port || (url.protocol === 'https:' || url.protocol === 'wss:' ? '443' : '80')
-  } catch {
-    return false
-  }
-  for (let at: unknown = error, depth = 0; at && depth < 5; depth++) {
-    if (String((at as { port?: unknown }).port) === port) return true
-    at = (at as { cause?: unknown }).cause
-  }
-  return false
-}
 
 /** The runner's options with the run's chain reads: $(jobRun.block*Root), only for jobs that use them. */
 function withChainReads(options: RunnerOptions, provider: JsonRpcProvider): RunnerOptions {

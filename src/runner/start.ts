@@ -21,6 +21,7 @@ import { readEndpoint } from './runner-options.ts'
 import { checkSendersAuthorised } from './sender-authorisation.ts'
 import { publishLoadedJobs } from './loaded-jobs.ts'
 import { createRunner, type Runner } from './runner.ts'
+import { retryPolicyOf } from './retry-policy.ts'
 
 export interface RunnerFromSettingsOptions {
   listen?: boolean
@@ -182,6 +183,7 @@ function createChainRunner(
     logger,
     concurrency: settings.RUNNER_CONCURRENCY,
     lockDurationMs: settings.RUNNER_LOCK_MS,
+    retry: retryPolicyOf(settings),
     logRangeBlocks: settings.CHAIN_LOG_RANGE_BLOCKS,
     maxCrashes: settings.RUN_MAX_CRASHES,
     pollIntervalMs: chain.pollIntervalMs,

@@ -12,6 +12,7 @@ import { requestsQueueName } from './requests-queue.ts'
 import type { EndpointPool } from '../chain/endpoints/pool.ts'
 import type { RunnerOptions } from './runner-options.ts'
 import { RequesterAdmission } from './admission.ts'
+import { leasesFromLock } from './retry-policy.ts'
 
 export type PipelineWorker = ReturnType<typeof createPipelineWorker>
 
@@ -144,9 +145,7 @@ function createSender(
     bumpAfterBlocks: gas.bumpAfterBlocks,
     broadcastIntervalMs: options.txBroadcastIntervalMs,
     pollIntervalMs: options.pollIntervalMs,
-    // A dead process's keys are taken over this long after its last renewal: well inside a run's
-    // ethtx timeout (maxTaskDuration), as the crash test found.
-    keyLeaseMs: Math.min(options.lockDurationMs, 15_000),
+    keyLeaseMs: leasesFromLock(options.lockDurationMs).keyLeaseMs,
     // On shutdown a transaction still waiting for its receipt is handed over (its record stays in
     // Redis, the key's next owner watches it) soon enough for the process to be gone within 2 s.
     closeTimeoutMs: 1_000,
@@ -192,7 +191,6 @@ function requesterAdmission(options: RunnerOptions): RequesterAdmission | undefi
     redis: options.connections.redis('worker', 'requester limits', { enableAutoPipelining: true }),
     prefix: `${options.prefix}:runner`,
     chainId: options.chainId,
-    // A crashed process's slots come back about when its requests are taken over (RUNNER_LOCK_MS).
-    leaseMs: Math.max(options.lockDurationMs, 5_000),
+    leaseMs: leasesFromLock(options.lockDurationMs).admissionLeaseMs,
   })
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PoolProvider } from '../../src/chain/endpoints/pool-provider.ts'
-import { EndpointPool } from '../../src/chain/endpoints/pool.ts'
+import { EndpointPool, RPC_UNAVAILABLE } from '../../src/chain/endpoints/pool.ts'
+import { errorCodeOf, errorKindOf } from '../../src/config/errors.ts'
 import { DependencyHealth } from '../../src/config/dependency-health.ts'
 import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { waitFor } from '../../src/dev/process.ts'
@@ -166,6 +167,13 @@ describe('endpoint pool', () => {
     await expect(pool.request('eth_blockNumber', [])).rejects.toThrow(
       'eth_blockNumber: no RPC endpoint of chain 31337 answers (3 configured)',
     )
+    // A refused connection underneath, as a Redis away would show: the code tells them apart, read
+    // through the provider the listener and the recovery use too.
+    const provider = new PoolProvider(pool, 100)
+    const failure: unknown = await provider.getBlockNumber().catch((error: unknown) => error)
+    provider.destroy()
+    expect(errorCodeOf(failure)).toBe(RPC_UNAVAILABLE)
+    expect(errorKindOf(failure)).toBe('unavailable')
     // The send-only endpoint still takes transactions (a broadcast does not need the readers).
     const [outcome] = await pool.broadcastBatch([['eth_sendRawTransaction', ['0x00']]])
     expect(outcome?.ok).toBe(false)

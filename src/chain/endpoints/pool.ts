@@ -301,10 +301,16 @@ export class EndpointPool {
   private noAnswer(method: string, failures: readonly unknown[]): FeedrunnerError {
     return new FeedrunnerError(
       `${method}: no RPC endpoint of ${this.options.label} answers (${this.endpoints.length} configured)`,
-      { kind: 'unavailable', cause: failures[0] },
+      { kind: 'unavailable', code: RPC_UNAVAILABLE, cause: failures[0] },
     )
   }
 }
+
+/**
+ * The code of a call no RPC endpoint of a chain answered: its callers tell it from a Redis that does
+ * not answer (both may be a refused connection underneath) by this, never by a port or words.
+ */
+export const RPC_UNAVAILABLE = 'rpc_unavailable'
 
 /** One transaction's outcome over every endpoint that answered: taken by any, else the first's refusal. */
 function merged(outcomes: readonly RpcOutcome[]): RpcOutcome {
