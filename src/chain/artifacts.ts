@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname, join, resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type solcModule from 'solc-0.8.19'
 
@@ -20,6 +29,15 @@ const require = createRequire(import.meta.url)
 
 /** Where compiled contracts are kept, keyed by their sources (git ignores it; `npm run build` fills it). */
 export const CONTRACTS_CACHE_DIR = join(projectRoot, '.cache', 'contracts')
+
+/**
+ * Compiled contracts kept for every checkout of this user, outside each one (`$XDG_CACHE_HOME`, else
+ * `~/.cache`): a second clone or worktree of the same sources reads them instead of compiling for
+ * 40-50 s. Same key as the checkout's own cache (the sources' content, solc's version, its settings).
+ */
+export function sharedContractsCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'feedrunner', 'contracts')
+}
 
 /** The compiler's package version: part of the cache key, read without loading the compiler. */
 const SOLC_VERSION = (require('solc-0.8.19/package.json') as { version: string }).version
@@ -50,6 +68,7 @@ export function projectSources(dir = join(projectRoot, 'contracts')): string[] {
  * is how Chainlink names the npm alias `@openzeppelin/contracts-4.8.3`.
  */
 export function resolveImport(unitName: string): string {
+  if (isAbsolute(unitName)) return unitName
   if (unitName.startsWith('contracts/')) return join(projectRoot, unitName)
   const aliased = unitName.replace(/^(@openzeppelin\/contracts)@(\d+\.\d+\.\d+)\//, '$1-$2/')
   const [scopeOrName, ...rest] = aliased.split('/')
@@ -73,28 +92,60 @@ interface SolcOutput {
 /**
  * Compiles the given source units with solc 0.8.19 (the version Operator.sol pins) and returns every
  * contract that has bytecode. Results are cached under `.cache/contracts`, keyed by the content of
- * every file that took part, so an edited source is rebuilt and an unchanged one costs a file read.
+ * every file that took part, so an edited source is rebuilt and an unchanged one costs a file read,
+ * and in the user's shared cache (sharedContractsCacheDir), where another checkout finds them.
  * A cache miss prints a progress line through `progress` (stderr by default).
  */
 export function compileContracts(
   entryUnits: readonly string[] = [...CHAINLINK_SOURCES, ...projectSources()],
   cacheDir = CONTRACTS_CACHE_DIR,
   progress: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  // A caller with a cache of its own (a test) gets that cache alone.
+  sharedDir: string | undefined = cacheDir === CONTRACTS_CACHE_DIR
+    ? sharedContractsCacheDir()
+    : undefined,
 ): ArtifactSet {
   const sources = collectSources(entryUnits)
-  const fingerprint = createHash('sha256').update(SOLC_VERSION)
+  const fingerprint = createHash('sha256')
+    .update(SOLC_VERSION)
+    .update(JSON.stringify(SOLC_SETTINGS))
   for (const [unit, content] of [...sources].sort(([a], [b]) => a.localeCompare(b)))
     fingerprint.update(unit).update('\0').update(content)
-  const cacheFile = join(cacheDir, `${fingerprint.digest('hex').slice(0, 32)}.json`)
+  const cacheName = `${fingerprint.digest('hex').slice(0, 32)}.json`
+  const cacheFile = join(cacheDir, cacheName)
   if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, 'utf8')) as ArtifactSet
+  const shared = sharedDir === undefined ? undefined : join(sharedDir, cacheName)
+  if (shared !== undefined && existsSync(shared)) {
+    const artifacts = JSON.parse(readFileSync(shared, 'utf8')) as ArtifactSet
+    progress(`${entryUnits.length} Solidity source(s) compiled before, read from ${sharedDir}`)
+    keep(cacheFile, cacheDir, cacheName, progress, (file) => copyFileSync(shared, file))
+    return artifacts
+  }
 
+  const artifacts = compile(entryUnits, sources, cacheDir, progress)
+  const json = JSON.stringify(artifacts)
+  keep(cacheFile, cacheDir, cacheName, progress, (file) => writeFileSync(file, json))
+  if (sharedDir !== undefined)
+    keep(shared!, sharedDir, cacheName, progress, (file) => writeFileSync(file, json))
+  return artifacts
+}
+
+/** What every compile asks of solc, part of the cache key. */
+const SOLC_SETTINGS = {
+  optimizer: { enabled: true, runs: 200 },
+  outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+}
+
+function compile(
+  entryUnits: readonly string[],
+  sources: Map<string, string>,
+  cacheDir: string,
+  progress: (line: string) => void,
+): ArtifactSet {
   const input = {
     language: 'Solidity',
     sources: Object.fromEntries([...sources].map(([unit, content]) => [unit, { content }])),
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
-    },
+    settings: SOLC_SETTINGS,
   }
   // A cold compile takes 4-5 s here (20 s on a loaded machine): say so rather than sit silent.
   // `npm install` compiles ahead (bin/build.js), so a first `npm start` normally reads the cache.
@@ -122,16 +173,31 @@ export function compileContracts(
     }
   }
   progress(`compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  return artifacts
+}
+
+/**
+ * Writes a cache file whole or not at all (written aside, then renamed: two checkouts installing at
+ * once may write the same shared file). A cache that cannot be written is said, not fatal.
+ */
+function keep(
+  file: string,
+  dir: string,
+  name: string,
+  progress: (line: string) => void,
+  write: (file: string) => void,
+): void {
   try {
-    mkdirSync(cacheDir, { recursive: true })
-    writeFileSync(cacheFile, JSON.stringify(artifacts))
+    mkdirSync(dir, { recursive: true })
+    const aside = join(dir, `${name}.${process.pid}.tmp`)
+    write(aside)
+    renameSync(aside, file)
   } catch (error) {
     // A read-only install (a container's root filesystem) still runs; it compiles on every start.
     progress(
-      `could not cache the compiled contracts in ${cacheDir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): the next start compiles them again; build them ahead with \`npm run build\``,
+      `could not cache the compiled contracts in ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): the next start compiles them again; build them ahead with \`npm run build\``,
     )
   }
-  return artifacts
 }
 
 /** Reads every entry unit and, transitively, everything it imports. */

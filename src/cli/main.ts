@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs'
-import { buildProgram } from './program.ts'
-import { readsOnly } from './readers.ts'
 
 // The same path from src/cli and dist/cli.
 const packageJson = JSON.parse(
@@ -11,6 +9,15 @@ const packageJson = JSON.parse(
 // "undefined".
 process.env.npm_package_version = packageJson.version
 
+// `--version` alone is answered before the commands are built: their options load the settings'
+// schema (zod), which took most of the answer's time.
+if (process.argv.length === 3 && ['--version', '-V'].includes(process.argv[2]!)) {
+  console.log(packageJson.version)
+  process.exit(0)
+}
+
+const { buildProgram } = await import('./program.ts')
+const { readsOnly } = await import('./readers.ts')
 const program = buildProgram(packageJson.version)
 // What a command runs with is set up once it is known which command runs: --version and --help load
 // nothing more, and a command that only reads (status, runs show, ...) is not held up by ethers.

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { compileContracts } from '../../src/chain/artifacts.ts'
+import { compileContracts, sharedContractsCacheDir } from '../../src/chain/artifacts.ts'
 import { runJsonFixture } from '../support/json-fixture.ts'
 
 describe('compileContracts', () => {
@@ -43,4 +43,39 @@ describe('compileContracts', () => {
       /^could not cache the compiled contracts in .*a-file\/contracts \(ENOTDIR\)/,
     )
   }, 120_000)
+
+  it('a second checkout of the same sources reads the shared cache; a changed source compiles', () => {
+    const source = join(scratch, 'Shared.sol')
+    const contract = (answer: number) =>
+      `// SPDX-License-Identifier: MIT\npragma solidity ^0.8.0;\ncontract Shared { function f() external pure returns (uint256) { return ${answer}; } }\n`
+    writeFileSync(source, contract(1))
+    const shared = join(scratch, 'shared')
+    const checkout = (name: string, lines: string[]) =>
+      compileContracts([source], join(scratch, name), (line) => lines.push(line), shared)
+
+    const first: string[] = []
+    const built = checkout('checkout-a', first)
+    expect(first[0]).toMatch(/^compiling 1 Solidity source/)
+    // Another checkout: its own cache is empty, the user's shared one has the build.
+    const second: string[] = []
+    expect(checkout('checkout-b', second)).toEqual(built)
+    expect(second).toEqual([`1 Solidity source(s) compiled before, read from ${shared}`])
+    // ... and now in that checkout's own cache too.
+    const third: string[] = []
+    expect(checkout('checkout-b', third)).toEqual(built)
+    expect(third).toEqual([])
+
+    writeFileSync(source, contract(2))
+    const changed: string[] = []
+    const rebuilt = checkout('checkout-c', changed)
+    expect(changed[0]).toMatch(/^compiling 1 Solidity source/)
+    expect(rebuilt.Shared?.bytecode).not.toBe(built.Shared?.bytecode)
+  }, 120_000)
+
+  it('keeps the shared cache in XDG_CACHE_HOME, else ~/.cache', () => {
+    expect(sharedContractsCacheDir({ XDG_CACHE_HOME: '/var/cache/me' })).toBe(
+      '/var/cache/me/feedrunner/contracts',
+    )
+    expect(sharedContractsCacheDir({})).toMatch(/\/\.cache\/feedrunner\/contracts$/)
+  })
 })
