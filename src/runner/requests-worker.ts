@@ -6,6 +6,8 @@ import { runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import { quarantine, RunCrashReport } from './quarantine.ts'
 import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
+import { runTick } from './tick-run.ts'
+import { isTickPayload, type TickPayload } from './ticks.ts'
 
 /** RUN_MAX_CRASHES' default: a request that crashed its run twice is not run again by itself. */
 export const DEFAULT_MAX_CRASHES = 2
@@ -19,14 +21,22 @@ export const DEFAULT_MAX_CRASHES = 2
  */
 export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
   const maxCrashes = options.maxCrashes ?? DEFAULT_MAX_CRASHES
-  const process = async (queueJob: QueueJob<RequestPayload>): Promise<RequestOutcome> => {
+  const process = async (
+    queueJob: QueueJob<RequestPayload | TickPayload>,
+  ): Promise<RequestOutcome | undefined> => {
+    const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
+    if (isTickPayload(queueJob.data))
+      return runTick(queueJob as QueueJob<TickPayload>, { ...options, lastAttempt }).catch(
+        (error: unknown) => {
+          if (isRetryable(error) || isRedisUnavailable(error)) throw error
+          throw new UnrecoverableError(rootCauseFirst(error))
+        },
+      )
     const request = fromRequestPayload(queueJob.data)
     const crashes = queueJob.stalledCounter + (queueJob.data.crashes ?? 0)
     const job = options.registry.bySpecId(request.specId)?.name
     if (crashes >= maxCrashes)
       return quarantine(options.runs, request, crashes, undefined, options.logger, job)
-    // The last try records a retryable failure as the run's end; earlier ones hand the request back.
-    const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
     try {
       return await runRequest(request, {
         ...options,

@@ -24,6 +24,7 @@ import {
   type RecoveryParts,
 } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
+import { syncCronSchedules } from './ticks.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
 export type { RunnerOptions } from './runner-options.ts'
@@ -72,6 +73,7 @@ export function createRunner(options: RunnerOptions): Runner {
   let stopOperations: (() => Promise<void>) | undefined
   let recovery: Recovery | undefined
   let reconciler: Reconciler | undefined
+  let stopSchedules: (() => void) | undefined
 
   return {
     runs,
@@ -94,6 +96,14 @@ export function createRunner(options: RunnerOptions): Runner {
           log,
           chainError('transaction sender'),
         )
+      // Every runner keeps the cron jobs' schedulers those of its jobs, at start and at each reload.
+      const syncSchedules = () =>
+        syncCronSchedules(requestsQueue, options.registry, options.chainId, log).catch(
+          (error: unknown) =>
+            log.warn({ err: rootCauseFirst(error) }, 'could not update the cron schedules'),
+        )
+      await syncSchedules()
+      stopSchedules = options.registry.onChange(() => void syncSchedules())
       recovery = recoveryOf(options, { redis, provider, log }, work?.sender)
       await recovery.adopt()
       if (options.listen !== false)
@@ -143,6 +153,7 @@ export function createRunner(options: RunnerOptions): Runner {
       )
     },
     async stop() {
+      stopSchedules?.()
       await stopOperations?.()
       await recovery?.stop()
       await reconciler?.stop()

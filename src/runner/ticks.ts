@@ -1,0 +1,132 @@
+import type { Queue } from 'bullmq'
+import { CronExpressionParser } from 'cron-parser'
+import { keccak256, toUtf8Bytes } from 'ethers'
+import type { Redis } from 'ioredis'
+import { z } from 'zod'
+import type { Logger } from '../config/logger.ts'
+import { parseSchedule, type CronSchedule } from '../pipeline/index.ts'
+import { luaScriptFile } from '../queue/lua-script.ts'
+import type { JobRegistry, LoadedJob } from './job-registry.ts'
+import { REQUEST_JOB_OPTIONS } from './requests-queue.ts'
+
+/**
+ * A cron job's queue job, as its BullMQ job scheduler adds it to the chain's `requests` queue (the
+ * one queue, worker and retry policy every run has): which job, nothing else. Which tick it runs is
+ * decided when it is taken, by Redis's clock (claimTick).
+ */
+export const tickPayloadSchema = z.object({
+  kind: z.literal('tick'),
+  chainId: z.number().int().positive(),
+  externalJobId: z.string(),
+  /** Runs of the tick whose isolate died under a task (as a request's `crashes`). */
+  crashes: z.number().int().nonnegative().optional(),
+})
+export type TickPayload = z.infer<typeof tickPayloadSchema>
+
+export function isTickPayload(data: unknown): data is TickPayload {
+  return (data as { kind?: unknown } | undefined)?.kind === 'tick'
+}
+
+/** The BullMQ job scheduler of a cron job: one per job, whatever the number of runners. */
+export function schedulerIdOf(externalJobId: string): string {
+  return `cron-${externalJobId}`
+}
+
+/**
+ * The run id of a cron job's tick: 32 bytes like a request id, so `runs show` and the short ids of
+ * `status` take it as they take a request's.
+ */
+export function tickRunId(externalJobId: string, tickMs: number): string {
+  return keccak256(toUtf8Bytes(`tick:${externalJobId}:${tickMs}`))
+}
+
+/**
+ * The schedule's instant nearest to `nowMs` (Redis's time): the tick a queue job taken now runs. A
+ * queue job added late (no runner ran at its time) runs the current tick, never the missed one
+ * (Chainlink does not make a missed tick up); one added early by a host whose clock is ahead runs
+ * the tick its time is nearest to.
+ */
+export function nearestTick(schedule: CronSchedule, nowMs: number): number {
+  if (schedule.kind === 'every') return Math.round(nowMs / schedule.everyMs) * schedule.everyMs
+  const expression = () =>
+    CronExpressionParser.parse(schedule.pattern, { tz: schedule.tz, currentDate: new Date(nowMs) })
+  const before = expression().prev().getTime()
+  const after = expression().next().getTime()
+  return nowMs - before <= after - nowMs ? before : after
+}
+
+const CLAIM_TICK = luaScriptFile(new URL('./records/claim-tick.lua', import.meta.url), {
+  keys: ['tick', 'by_job'],
+  args: ['job_id', 'tick', 'ttl_ms'],
+})
+const CLAIM_TTL_MS = 24 * 3600 * 1000
+
+/**
+ * The tick this queue job runs: the one it claimed before (it is taken again), else the schedule's
+ * nearest tick when no other queue job claimed it; undefined when one did (this one is a duplicate).
+ */
+export async function claimTick(
+  redis: Redis,
+  prefix: string,
+  payload: TickPayload,
+  queueJobId: string,
+  nowMs: number,
+  schedule: CronSchedule,
+): Promise<number | undefined> {
+  const tick = nearestTick(schedule, nowMs)
+  const base = `${prefix}:cron:${payload.chainId}:${payload.externalJobId}`
+  const claimed = await CLAIM_TICK.run(
+    redis,
+    { tick: `${base}:tick:${tick}`, by_job: `${base}:job:${queueJobId}` },
+    { job_id: queueJobId, tick, ttl_ms: CLAIM_TTL_MS },
+  )
+  return typeof claimed === 'string' ? Number(claimed) : undefined
+}
+
+/** A cron job's schedule as BullMQ's job scheduler takes it. */
+export function repeatOf(schedule: CronSchedule):
+  | { every: number; offset: number }
+  | {
+      pattern: string
+      tz: string
+    } {
+  // Offset 1 ms: every scheduler's firings are aligned to the epoch, so each lands next to one tick
+  // of Redis's clock (nearestTick), whichever runner added it.
+  if (schedule.kind === 'every') return { every: schedule.everyMs, offset: 1 }
+  return { pattern: schedule.pattern, tz: schedule.tz }
+}
+
+/**
+ * Makes the queue's job schedulers those of the registry's cron jobs: one added for a new job, moved
+ * for a changed schedule, removed for a job that is gone. Every runner does it at start and at each
+ * reload: the same scheduler upserted twice is still one.
+ */
+export async function syncCronSchedules(
+  queue: Queue,
+  registry: JobRegistry,
+  chainId: number,
+  log: Logger,
+): Promise<void> {
+  const wanted = new Map<string, LoadedJob>()
+  for (const loaded of registry.jobs)
+    if (loaded.job.spec.type === 'cron') wanted.set(schedulerIdOf(loaded.externalJobId), loaded)
+  for (const [id, loaded] of wanted) {
+    const spec = loaded.job.spec
+    if (spec.type !== 'cron') continue
+    const parsed = parseSchedule(spec.schedule)
+    if (!('schedule' in parsed)) continue
+    const data: TickPayload = { kind: 'tick', chainId, externalJobId: loaded.externalJobId }
+    // A tick's queue job is kept and retried as a request's (one retry policy for every run).
+    await queue.upsertJobScheduler(id, repeatOf(parsed.schedule), {
+      name: 'tick',
+      data,
+      opts: REQUEST_JOB_OPTIONS,
+    })
+  }
+  for (const scheduler of await queue.getJobSchedulers()) {
+    const id = scheduler.key
+    if (!id.startsWith('cron-') || wanted.has(id)) continue
+    await queue.removeJobScheduler(id)
+    log.info({ scheduler: id }, 'cron schedule removed: its job is gone')
+  }
+}
