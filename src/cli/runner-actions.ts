@@ -73,8 +73,20 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     process.exit(1)
   })
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
-  // No adapter in this process: metrics and health get a port of their own.
-  const operations = await startOperationsPort(settings, logger)
+  // No adapter in this process: metrics and health get a port of their own, beside the runs endpoint
+  // of webhook jobs (POST /v2/jobs/<externalJobID>/runs).
+  const { registerRunsRoute } = await import('../runner/webhook.ts')
+  const clock = connections.clock(settings.QUEUE_PREFIX)
+  const operations = await startOperationsPort(settings, logger, (app) =>
+    registerRunsRoute(app, {
+      byChain: runner.byChain,
+      redis: connections.redis('worker', 'runs endpoint'),
+      prefix: settings.QUEUE_PREFIX,
+      operatorToken: settings.RUNS_API_TOKEN,
+      maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
+      now: () => clock.now(),
+    }),
+  )
   const parts = [
     { name: 'runner', close: () => runner.stop() },
     jobs,
@@ -132,7 +144,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
         report.runs.length === 0
           ? 'no runs yet'
           : renderTable(
-              ['request', 'chain', 'job', 'state', 'tx', 'reason'],
+              ['run', 'trigger', 'chain', 'job', 'state', 'tx', 'reason'],
               report.runs.map(runRow),
             ),
       )
@@ -207,6 +219,7 @@ async function jobsTable(
 function runRow(run: RunRecord): string[] {
   return [
     run.requestId.slice(0, SHOWN_ID_CHARS),
+    run.trigger ?? 'request',
     String(run.chainId),
     run.job,
     run.quarantined ? `${run.state} (quarantined)` : run.state,

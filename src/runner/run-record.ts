@@ -44,6 +44,8 @@ export interface RunRecord {
   trigger?: RunTrigger
   /** A tick's run: the tick, epoch milliseconds by Redis's clock. */
   tickAt?: number
+  /** A call's run: who called (an external initiator's name, or `operator`). */
+  caller?: string
   chainId: number
   operator: string
   job: string

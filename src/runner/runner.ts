@@ -24,7 +24,7 @@ import {
   type RecoveryParts,
 } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
-import { syncCronSchedules } from './ticks.ts'
+import { keepCronSchedules } from './ticks.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
 export type { RunnerOptions } from './runner-options.ts'
@@ -96,14 +96,7 @@ export function createRunner(options: RunnerOptions): Runner {
           log,
           chainError('transaction sender'),
         )
-      // Every runner keeps the cron jobs' schedulers those of its jobs, at start and at each reload.
-      const syncSchedules = () =>
-        syncCronSchedules(requestsQueue, options.registry, options.chainId, log).catch(
-          (error: unknown) =>
-            log.warn({ err: rootCauseFirst(error) }, 'could not update the cron schedules'),
-        )
-      await syncSchedules()
-      stopSchedules = options.registry.onChange(() => void syncSchedules())
+      stopSchedules = await keepCronSchedules(requestsQueue, options.registry, options.chainId, log)
       recovery = recoveryOf(options, { redis, provider, log }, work?.sender)
       await recovery.adopt()
       if (options.listen !== false)

@@ -3,6 +3,7 @@ import { CronExpressionParser } from 'cron-parser'
 import { keccak256, toUtf8Bytes } from 'ethers'
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
+import { rootCauseFirst } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import { parseSchedule, type CronSchedule } from '../pipeline/index.ts'
 import { luaScriptFile } from '../queue/lua-script.ts'
@@ -12,7 +13,7 @@ import { REQUEST_JOB_OPTIONS } from './requests-queue.ts'
 /**
  * A cron job's queue job, as its BullMQ job scheduler adds it to the chain's `requests` queue (the
  * one queue, worker and retry policy every run has): which job, nothing else. Which tick it runs is
- * decided when it is taken, by Redis's clock (claimTick).
+ * decided when it is taken, by Redis's clock (claimTicks).
  */
 export const tickPayloadSchema = z.object({
   kind: z.literal('tick'),
@@ -55,32 +56,61 @@ export function nearestTick(schedule: CronSchedule, nowMs: number): number {
   return nowMs - before <= after - nowMs ? before : after
 }
 
-const CLAIM_TICK = luaScriptFile(new URL('./records/claim-tick.lua', import.meta.url), {
-  keys: ['tick', 'by_job'],
-  args: ['job_id', 'tick', 'ttl_ms'],
+/**
+ * How far back a firing looks for ticks of its job that no firing claimed: a runner slower than the
+ * period (a busy host, a runner that died holding a firing and was taken over) still runs each tick,
+ * late. A job with no tick claimed in this window had no runner: its missed ticks are not made up.
+ */
+export const TICK_CATCH_UP_MS = 30_000
+/** At most this many ticks run in one firing (a schedule of seconds caught up after a stall). */
+const MAX_TICKS_A_FIRING = 30
+
+/** The schedule's instants from `fromMs` to the one nearest `nowMs`, ascending (at most 30). */
+export function ticksBetween(schedule: CronSchedule, fromMs: number, nowMs: number): number[] {
+  const last = nearestTick(schedule, nowMs)
+  const ticks: number[] = []
+  if (schedule.kind === 'every') {
+    const first = Math.ceil(fromMs / schedule.everyMs) * schedule.everyMs
+    for (let tick = first; tick < last; tick += schedule.everyMs) ticks.push(tick)
+  } else {
+    const expression = CronExpressionParser.parse(schedule.pattern, {
+      tz: schedule.tz,
+      currentDate: new Date(fromMs - 1),
+    })
+    for (let tick = expression.next().getTime(); tick < last; tick = expression.next().getTime())
+      ticks.push(tick)
+  }
+  return [...ticks.slice(-(MAX_TICKS_A_FIRING - 1)), last]
+}
+
+const CLAIM_TICKS = luaScriptFile(new URL('./records/claim-ticks.lua', import.meta.url), {
+  keys: ['ticks', 'by_job'],
+  args: ['job_id', 'ttl_ms', 'oldest'],
 })
 const CLAIM_TTL_MS = 24 * 3600 * 1000
 
 /**
- * The tick this queue job runs: the one it claimed before (it is taken again), else the schedule's
- * nearest tick when no other queue job claimed it; undefined when one did (this one is a duplicate).
+ * The ticks this queue job runs: those it claimed before (it is taken again), else every tick of the
+ * last TICK_CATCH_UP_MS after the job's last claimed one up to the schedule's nearest tick by Redis's
+ * clock, that no other queue job claimed; empty when another one did (a duplicate firing).
  */
-export async function claimTick(
+export async function claimTicks(
   redis: Redis,
   prefix: string,
   payload: TickPayload,
   queueJobId: string,
   nowMs: number,
   schedule: CronSchedule,
-): Promise<number | undefined> {
-  const tick = nearestTick(schedule, nowMs)
+): Promise<number[]> {
+  const oldest = nowMs - TICK_CATCH_UP_MS
   const base = `${prefix}:cron:${payload.chainId}:${payload.externalJobId}`
-  const claimed = await CLAIM_TICK.run(
+  const claimed = await CLAIM_TICKS.run(
     redis,
-    { tick: `${base}:tick:${tick}`, by_job: `${base}:job:${queueJobId}` },
-    { job_id: queueJobId, tick, ttl_ms: CLAIM_TTL_MS },
+    { ticks: `${base}:ticks`, by_job: `${base}:job:${queueJobId}` },
+    { job_id: queueJobId, ttl_ms: CLAIM_TTL_MS, oldest },
+    ticksBetween(schedule, oldest, nowMs),
   )
-  return typeof claimed === 'string' ? Number(claimed) : undefined
+  return z.array(z.number()).parse(JSON.parse(String(claimed)))
 }
 
 /** A cron job's schedule as BullMQ's job scheduler takes it. */
@@ -94,6 +124,25 @@ export function repeatOf(schedule: CronSchedule):
   // of Redis's clock (nearestTick), whichever runner added it.
   if (schedule.kind === 'every') return { every: schedule.everyMs, offset: 1 }
   return { pattern: schedule.pattern, tz: schedule.tz }
+}
+
+/**
+ * Keeps the queue's cron schedulers those of the registry's jobs: now, and at each reload of the
+ * jobs folder (every runner does; the same scheduler upserted twice is still one). Answers how to stop.
+ */
+export async function keepCronSchedules(
+  queue: Queue,
+  registry: JobRegistry,
+  chainId: number,
+  log: Logger,
+): Promise<() => void> {
+  const sync = () =>
+    syncCronSchedules(queue, registry, chainId, log).catch((error: unknown) =>
+      log.warn({ err: rootCauseFirst(error) }, 'could not update the cron schedules'),
+    )
+  await sync()
+  const stop = registry.onChange(() => void sync())
+  return () => void stop()
 }
 
 /**

@@ -59,8 +59,10 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
       await factory.deploy(2, 'tick test', [writer])
     ).waitForDeployment()) as unknown as Contract
     writeFileSync(join(jobsDir, 'pushed.toml'), cronSpec(await pushed.getAddress()))
-    const env = { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'warn' }
-    for (let index = 0; index < 2; index++) runners.push(await startPart('runner', env, 180_000))
+    const env = { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' }
+    // Started together: a runner's first start waits for the node's pool to drain of the senders'
+    // transactions (a listener without a checkpoint), which another runner's ticks keep filling.
+    runners.push(...(await Promise.all([0, 1].map(() => startPart('runner', env, 240_000)))))
   }, 600_000)
 
   afterAll(async () => {
@@ -81,9 +83,14 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
     await waitFor(
       `${TICKS} ticks on chain`,
       async () => (await ticksOnChain()).length >= TICKS,
-      120_000,
+      180_000,
       500,
-    )
+    ).catch(async (error: unknown) => {
+      const seen = await ticksOnChain()
+      throw new Error(
+        `${(error as Error).message}: ${seen.length} on chain; the runners said:\n${runners.map((runner) => runner.output().slice(-3_000)).join('\n---\n')}`,
+      )
+    })
     for (const runner of runners) await stopPart(runner)
     runners.length = 0
     const ticks = (await ticksOnChain()).sort((a, b) => a - b)
@@ -114,5 +121,5 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
     } finally {
       redis.disconnect()
     }
-  }, 240_000)
+  }, 300_000)
 })

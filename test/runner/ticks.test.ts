@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseSchedule, type CronSchedule } from '../../src/pipeline/index.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
-import { claimTick, nearestTick, type TickPayload } from '../../src/runner/ticks.ts'
+import { claimTicks, nearestTick, ticksBetween, type TickPayload } from '../../src/runner/ticks.ts'
 import { testRedisUrl, uniquePrefix, untilReady } from '../support/redis.ts'
 
 function schedule(text: string): CronSchedule {
@@ -23,28 +23,39 @@ describe("a cron job's tick, named by Redis's clock", () => {
     expect(nearestTick(nine, Date.UTC(2026, 6, 1, 8, 10))).toBe(Date.UTC(2026, 6, 1, 8, 0))
   })
 
-  it('is claimed by one queue job only; the one that claimed it finds it again when taken again', async () => {
+  it('is claimed by one queue job only; a slow firing runs the ticks it missed, a late one after no runner ran only the current', async () => {
     const redis = createRedisConnection(testRedisUrl(), 'worker')
     afterAll(() => redis.disconnect())
     await untilReady(redis)
     const prefix = uniquePrefix('ticks')
     const payload: TickPayload = { kind: 'tick', chainId: 31337, externalJobId: 'job-a' }
     const every = schedule('@every 2s')
-    const now = 1_700_000_000_100
-    expect(await claimTick(redis, prefix, payload, 'q1', now, every)).toBe(1_700_000_000_000)
-    // A second firing near the same instant (another runner's, a late one) runs nothing.
-    expect(await claimTick(redis, prefix, payload, 'q2', now + 300, every)).toBeUndefined()
+    const t0 = 1_700_000_000_000
+    expect(await claimTicks(redis, prefix, payload, 'q1', t0 + 100, every)).toEqual([t0])
+    // A second firing near the same instant (another runner's) runs nothing.
+    expect(await claimTicks(redis, prefix, payload, 'q2', t0 + 300, every)).toEqual([])
     // The first queue job taken again (its runner died) runs the tick it claimed, whatever the time.
-    expect(await claimTick(redis, prefix, payload, 'q1', now + 5_000, every)).toBe(
-      1_700_000_000_000,
-    )
-    // A late firing after no runner ran runs the current tick, never the missed ones.
-    expect(await claimTick(redis, prefix, payload, 'q3', now + 60_000, every)).toBe(
-      1_700_000_060_000,
-    )
+    expect(await claimTicks(redis, prefix, payload, 'q1', t0 + 5_000, every)).toEqual([t0])
+    // A firing taken late by a busy runner runs the ticks no firing claimed since, in order.
+    expect(await claimTicks(redis, prefix, payload, 'q3', t0 + 6_100, every)).toEqual([
+      t0 + 2_000,
+      t0 + 4_000,
+      t0 + 6_000,
+    ])
+    // After no runner ran for longer than the catch-up window: the current tick, not the missed ones.
+    expect(await claimTicks(redis, prefix, payload, 'q4', t0 + 90_100, every)).toEqual([
+      t0 + 90_000,
+    ])
     // Another job's ticks are its own.
     expect(
-      await claimTick(redis, prefix, { ...payload, externalJobId: 'job-b' }, 'q4', now, every),
-    ).toBe(1_700_000_000_000)
+      await claimTicks(redis, prefix, { ...payload, externalJobId: 'job-b' }, 'q5', t0, every),
+    ).toEqual([t0])
+  })
+
+  it('between two times: the instants of an @every schedule and of a pattern, ascending', () => {
+    expect(ticksBetween(schedule('@every 2s'), 1_000, 6_100)).toEqual([2_000, 4_000, 6_000])
+    const minutely = schedule('CRON_TZ=UTC 0 * * * * *')
+    const noon = Date.UTC(2026, 0, 1, 12, 0)
+    expect(ticksBetween(minutely, noon - 90_000, noon + 10_000)).toEqual([noon - 60_000, noon])
   })
 })
