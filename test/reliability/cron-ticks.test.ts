@@ -91,33 +91,41 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
         `${(error as Error).message}: ${seen.length} on chain; the runners said:\n${runners.map((runner) => runner.output().slice(-3_000)).join('\n---\n')}`,
       )
     })
-    for (const runner of runners) await stopPart(runner)
-    runners.length = 0
-    const ticks = (await ticksOnChain()).sort((a, b) => a - b)
-    // Each tick is a multiple of the period by Redis's clock, on chain once.
-    expect(new Set(ticks).size, `ticks on chain: ${ticks.join(', ')}`).toBe(ticks.length)
-    for (const tick of ticks) expect(tick % EVERY_MS).toBe(0)
-    const first = ticks[0]!
-    const last = ticks.at(-1)!
-    expect(
-      ticks.length,
-      `no tick between the first and the last missing: ${ticks.join(', ')}`,
-    ).toBe((last - first) / EVERY_MS + 1)
     const redis = createRedisConnection(stack.redisUrl, 'worker')
+    const store = new RunStore(
+      redis,
+      `${stack.settings.QUEUE_PREFIX}:runner`,
+      stack.contracts.chainId,
+    )
+    const runOf = (tick: number) => store.get(tickRunId(EXTERNAL_JOB_ID, tick))
     try {
-      const store = new RunStore(
-        redis,
-        `${stack.settings.QUEUE_PREFIX}:runner`,
-        stack.contracts.chainId,
+      // The runs of the ticks on chain end fulfilled (their receipts deep enough) while the runners run.
+      const written = await ticksOnChain()
+      await waitFor(
+        'the runs of the ticks on chain fulfilled',
+        async () =>
+          (await Promise.all(written.map(runOf))).every((run) => run?.state === 'fulfilled'),
+        60_000,
+        500,
       )
-      for (const tick of ticks) {
-        const run = await store.get(tickRunId(EXTERNAL_JOB_ID, tick))
-        expect(run, `the run of tick ${tick}`).toMatchObject({
+      for (const runner of runners) await stopPart(runner)
+      runners.length = 0
+      const ticks = (await ticksOnChain()).sort((a, b) => a - b)
+      // Each tick is a multiple of the period by Redis's clock, on chain once.
+      expect(new Set(ticks).size, `ticks on chain: ${ticks.join(', ')}`).toBe(ticks.length)
+      for (const tick of ticks) expect(tick % EVERY_MS).toBe(0)
+      const first = ticks[0]!
+      const last = ticks.at(-1)!
+      expect(
+        ticks.length,
+        `no tick between the first and the last missing: ${ticks.join(', ')}`,
+      ).toBe((last - first) / EVERY_MS + 1)
+      for (const tick of written)
+        expect(await runOf(tick), `the run of tick ${tick}`).toMatchObject({
           trigger: 'tick',
           tickAt: tick,
           state: 'fulfilled',
         })
-      }
     } finally {
       redis.disconnect()
     }
