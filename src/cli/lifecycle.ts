@@ -3,7 +3,7 @@ import { rootCauseFirst } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { Connections } from '../queue/connections.ts'
 import { parseSettings, SettingsError, type Settings } from '../config/settings.ts'
-import type { OperationsServer } from '../health/server.ts'
+import type { OperationsServer, OperationsServerOptions } from '../health/server.ts'
 import { announce } from './announce.ts'
 import { exposureWarning, type Served } from './exposure.ts'
 
@@ -153,6 +153,7 @@ const PARENT_CHECK_MS = 1_000
 export async function startOperationsPort(
   settings: Settings,
   logger: Logger,
+  routes?: OperationsServerOptions['routes'],
 ): Promise<OperationsServer | undefined> {
   if (settings.OPERATIONS_PORT === 0) return undefined
   // Loaded here: the commands that share this file start without fastify.
@@ -162,6 +163,7 @@ export async function startOperationsPort(
     server = await startOperationsServer({
       port: settings.OPERATIONS_PORT,
       host: settings.EA_HOST,
+      routes,
     })
   } catch (error) {
     // A second runner or worker on one host must still run; it only lacks its own /metrics.

@@ -52,7 +52,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
         report.runs.length === 0
           ? 'no runs yet'
           : renderTable(
-              ['request', 'chain', 'job', 'state', 'tx', 'reason'],
+              ['run', 'trigger', 'chain', 'job', 'state', 'tx', 'reason'],
               report.runs.map(runRow),
             ),
       )
@@ -129,6 +129,7 @@ async function jobsTable(
 function runRow(run: RunRecord): string[] {
   return [
     run.requestId.slice(0, SHOWN_ID_CHARS),
+    run.trigger ?? 'request',
     String(run.chainId),
     run.job,
     run.quarantined ? `${run.state} (quarantined)` : run.state,

@@ -48,8 +48,10 @@ export function printRun(
 }
 
 function summaryRows(run: RunRecord, checkedAgainstChain: string): string[][] {
+  if (run.trigger === 'tick' || run.trigger === 'call') return pushedRows(run)
   const rows: Array<[string, string | undefined]> = [
     ['job', `${run.job} (externalJobID ${run.externalJobId})`],
+    ['trigger', 'request (an OracleRequest log)'],
     ['state', run.quarantined ? `${run.state} (quarantined: not run again by itself)` : run.state],
     ['reason', run.reason],
     ['chain', String(run.chainId)],
@@ -60,6 +62,25 @@ function summaryRows(run: RunRecord, checkedAgainstChain: string): string[][] {
     ['fulfilment tx', run.txHash],
     ['times', timeline(run.times)],
     ['checked against the chain', checkedAgainstChain],
+  ]
+  return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '')
+}
+
+/** A run no request started: what started it, and no request's fields. */
+function pushedRows(run: RunRecord): string[][] {
+  const rows: Array<[string, string | undefined]> = [
+    ['job', `${run.job} (externalJobID ${run.externalJobId})`],
+    [
+      'trigger',
+      run.trigger === 'tick'
+        ? `tick ${run.tickAt === undefined ? '' : new Date(run.tickAt).toISOString()} (cron)`
+        : `call by ${run.caller ?? '(unknown)'} (POST /v2/jobs/${run.externalJobId}/runs)`,
+    ],
+    ['state', run.quarantined ? `${run.state} (quarantined: not run again by itself)` : run.state],
+    ['reason', run.reason],
+    ['chain', String(run.chainId)],
+    ['transaction', run.txHash],
+    ['times', timeline(run.times)],
   ]
   return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '')
 }

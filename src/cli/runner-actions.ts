@@ -66,8 +66,20 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
     process.exit(1)
   })
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
-  // No adapter in this process: metrics and health get a port of their own.
-  const operations = await startOperationsPort(settings, logger)
+  // No adapter in this process: metrics and health get a port of their own, beside the runs endpoint
+  // of webhook jobs (POST /v2/jobs/<externalJobID>/runs).
+  const { registerRunsRoute } = await import('../runner/webhook.ts')
+  const clock = connections.clock(settings.QUEUE_PREFIX)
+  const operations = await startOperationsPort(settings, logger, (app) =>
+    registerRunsRoute(app, {
+      byChain: runner.byChain,
+      redis: connections.redis('worker', 'runs endpoint'),
+      prefix: settings.QUEUE_PREFIX,
+      operatorToken: settings.RUNS_API_TOKEN,
+      maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
+      now: () => clock.now(),
+    }),
+  )
   const parts = [
     { name: 'runner', close: () => runner.stop() },
     jobs,

@@ -7,6 +7,19 @@ const address = z
 
 /** The runner's settings: its work, the chain defaults it applies to jobs, its reads and sends. */
 export const runnerSettings = {
+  RUNS_API_TOKEN: optional(z.string().min(32, { message: 'expected at least 32 characters' }), {
+    group: 'chain',
+    sensitive: true,
+    description:
+      "The operator's token for POST /v2/jobs/<externalJobID>/runs (a webhook job's run), sent as `Authorization: Bearer <token>`; external initiators use their own pair (feedrunner initiators create NAME).",
+    whenUnset: 'only external initiators start webhook runs',
+  }),
+  RUNS_API_MAX_BODY_BYTES: withDefault(positiveInt, 65_536, {
+    group: 'chain',
+    unit: 'bytes',
+    description:
+      "The largest body POST /v2/jobs/<externalJobID>/runs takes (the run's $(jobRun.requestBody)); a larger one is refused with 413 before it is read whole.",
+  }),
   RUNNER_CONCURRENCY: withDefault(positiveInt, 64, {
     group: 'chain',
     unit: 'requests',

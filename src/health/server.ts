@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { listenAddress } from '../net/listen-address.ts'
 import { processHealth, type Health } from './health.ts'
 import { registerHealthRoutes, registerMetricsRoute } from './routes.ts'
@@ -10,6 +10,8 @@ export interface OperationsServerOptions {
   /** Default 127.0.0.1: only this machine reaches it. */
   host?: string
   health?: Health
+  /** Routes of the process's own beside these (the runner's runs endpoint). */
+  routes?: (app: FastifyInstance) => void
 }
 
 export interface OperationsServer {
@@ -32,6 +34,7 @@ export async function startOperationsServer(
   const app = Fastify({ logger: false })
   registerHealthRoutes(app, options.health ?? processHealth)
   registerMetricsRoute(app)
+  options.routes?.(app)
   const host = options.host ?? '127.0.0.1'
   await app.listen({ port: options.port, host })
   const port = (app.server.address() as AddressInfo).port

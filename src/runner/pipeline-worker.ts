@@ -1,4 +1,5 @@
 import type { ConnectionOptions } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { rootCauseFirst, serialiseError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
@@ -37,7 +38,12 @@ export interface PipelineWorkerOptions {
   registry: JobRegistry
   runs: RunStore
   /** Chain access for one run; `onSent` marks the run as sent when its transaction leaves. */
-  chainAccessFor: (request: OracleRequestEvent, onSent: () => Promise<void>) => ChainAccess
+  chainAccessFor: (
+    request: OracleRequestEvent | undefined,
+    onSent: () => Promise<void>,
+  ) => ChainAccess
+  /** What a cron job's tick needs beside: Redis for its claim, Redis's clock to name it. */
+  ticks?: { redis: Redis; now: () => number | undefined }
   /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
   runOptions?: Partial<RunOptions>
   logger: Logger

@@ -6,6 +6,9 @@ import { quarantine, RunCrashReport } from './quarantine.ts'
 import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import { leasesFromLock, mayRetry } from './retry-policy.ts'
+import { runTick } from './tick-run.ts'
+import { isCallPayload, runCall, type CallPayload } from './calls.ts'
+import { isTickPayload, type TickPayload } from './ticks.ts'
 
 /** RUN_MAX_CRASHES' default: a request that crashed its run twice is not run again by itself. */
 export const DEFAULT_MAX_CRASHES = 2
@@ -19,26 +22,42 @@ export const DEFAULT_MAX_CRASHES = 2
  */
 export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
   const maxCrashes = options.maxCrashes ?? DEFAULT_MAX_CRASHES
-  const process = async (queueJob: QueueJob<RequestPayload>): Promise<RequestOutcome> => {
-    const request = fromRequestPayload(queueJob.data)
-    const crashes = queueJob.stalledCounter + (queueJob.data.crashes ?? 0)
+  const process = async (
+    queueJob: QueueJob<RequestPayload | TickPayload | CallPayload>,
+  ): Promise<RequestOutcome | undefined> => {
+    const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
+    // A cron tick and a webhook call are runs of the same queue, worker and retry policy.
+    const pushed = isTickPayload(queueJob.data)
+      ? runTick(queueJob as QueueJob<TickPayload>, { ...options, lastAttempt })
+      : isCallPayload(queueJob.data)
+        ? runCall(queueJob as QueueJob<CallPayload>, { ...options, lastAttempt })
+        : undefined
+    if (pushed)
+      return pushed.catch((error: unknown) => {
+        if (mayRetry(error)) throw error
+        throw new UnrecoverableError(rootCauseFirst(error))
+      })
+    const requestJob = queueJob as QueueJob<RequestPayload>
+    const request = fromRequestPayload(requestJob.data)
+    const crashes = requestJob.stalledCounter + (requestJob.data.crashes ?? 0)
     const job = options.registry.bySpecId(request.specId)?.name
     if (crashes >= maxCrashes)
       return quarantine(options.runs, request, crashes, undefined, options.logger, job)
-    // The last try records a retryable failure as the run's end; earlier ones hand the request back.
-    const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
     try {
       return await runRequest(request, {
         ...options,
         lastAttempt,
-        replay: replayOf(queueJob.data),
-        round: roundOf(queueJob.data),
+        replay: replayOf(requestJob.data),
+        round: roundOf(requestJob.data),
       })
     } catch (error) {
       if (error instanceof RunCrashReport) {
         if (crashes + 1 >= maxCrashes)
           return quarantine(options.runs, request, crashes + 1, error.crash, options.logger, job)
-        await queueJob.updateData({ ...queueJob.data, crashes: (queueJob.data.crashes ?? 0) + 1 })
+        await requestJob.updateData({
+          ...requestJob.data,
+          crashes: (requestJob.data.crashes ?? 0) + 1,
+        })
         throw error
       }
       // A retryable failure goes back with the queue's backoff (the run record says why); anything

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { serialisedErrorSchema, type SerialisedError } from '../config/errors.ts'
 import { luaScriptFile } from '../queue/lua-script.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
+import type { RunTrigger } from '../pipeline/index.ts'
 
 /**
  * Where a request is in its life. `fulfilled`, `errored`, `refused` and `cancelled` are final: once a
@@ -37,7 +38,14 @@ export interface TaskRecord {
 }
 
 export interface RunRecord {
+  /** The run's id: a request's id, or one derived from what else started it (a cron job's tick). */
   requestId: string
+  /** What started the run: an OracleRequest (`request`, also when absent), a tick, a call. */
+  trigger?: RunTrigger
+  /** A tick's run: the tick, epoch milliseconds by Redis's clock. */
+  tickAt?: number
+  /** A call's run: who called (an external initiator's name, or `operator`). */
+  caller?: string
   chainId: number
   operator: string
   job: string

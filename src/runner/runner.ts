@@ -24,6 +24,7 @@ import {
   type RecoveryParts,
 } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
+import { keepCronSchedules } from './ticks.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
 export type { RunnerOptions } from './runner-options.ts'
@@ -77,6 +78,7 @@ export function createRunner(options: RunnerOptions): Runner {
   let stopOperations: (() => Promise<void>) | undefined
   let recovery: Recovery | undefined
   let reconciler: Reconciler | undefined
+  let stopSchedules: (() => void) | undefined
 
   return {
     runs,
@@ -99,6 +101,7 @@ export function createRunner(options: RunnerOptions): Runner {
           log,
           chainError('transaction sender'),
         )
+      stopSchedules = await keepCronSchedules(requestsQueue, options.registry, options.chainId, log)
       recovery = recoveryOf(options, { redis, provider, log }, work?.sender)
       await recovery.adopt()
       if (options.listen !== false)
@@ -148,6 +151,7 @@ export function createRunner(options: RunnerOptions): Runner {
       )
     },
     async stop() {
+      stopSchedules?.()
       await stopOperations?.()
       await recovery?.stop()
       await reconciler?.stop()

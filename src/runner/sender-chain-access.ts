@@ -76,11 +76,13 @@ export interface SenderAccessOptions {
 export function senderChainAccess(
   sender: TxSender,
   provider: JsonRpcProvider,
-  request: RequestOnChain,
+  request: RequestOnChain | undefined,
   options: SenderAccessOptions = {},
 ): ChainAccess {
   return {
     async sendTransaction(tx: TransactionRequest): Promise<TransactionOutcome> {
+      // A run no request started (a cron tick, a webhook call): the same sender, with no Operator to ask.
+      if (!request) return sendUnrequested(sender, provider, tx, options)
       const closure = () =>
         closureOf(provider, {
           operator: request.operator,
@@ -140,6 +142,36 @@ export function senderChainAccess(
       })
     },
   }
+}
+
+/**
+ * A transaction of a run no request started: simulated, signed, resent, confirmed and reorg-watched
+ * by the key's sender as a fulfilment is; a revert (simulated or mined) fails the task.
+ */
+async function sendUnrequested(
+  sender: TxSender,
+  provider: JsonRpcProvider,
+  tx: TransactionRequest,
+  options: SenderAccessOptions,
+): Promise<TransactionOutcome> {
+  const [, result] = await Promise.all([
+    options.onSubmit?.(tx),
+    sender.submit({
+      to: tx.to,
+      data: tx.data,
+      gasLimit: tx.gasLimit === undefined ? undefined : Number(tx.gasLimit),
+      idempotencyKey: tx.idempotencyKey,
+      signal: tx.signal,
+    }),
+  ])
+  if (result.status !== 'mined')
+    throw new FulfilmentRevertedError(
+      `transaction ${result.txHash ?? '(not sent)'} to ${tx.to} reverted: ${result.reason ?? 'no reason given'}`,
+    )
+  const depth = tx.minConfirmations ?? 0
+  if (result.blockNumber !== undefined && depth > 1)
+    await untilDepth(provider, result.blockNumber, depth, tx.signal)
+  return { txHash: result.txHash, status: 'confirmed' }
 }
 
 /**

@@ -53,6 +53,7 @@ export async function startWorkPart(
   await checkSendersAuthorised(provider, options.registry, options.keys)
   const sender = createSender(options, chain, log, reportChainError)
   const stopping = new AbortController()
+  const clock = options.connections.clock(options.prefix)
   const pipeline: PipelineWorkerOptions = {
     queueName: requestsQueueName(options.chainId),
     // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
@@ -82,6 +83,10 @@ export async function startWorkPart(
     signal: stopping.signal,
     maxCrashes: options.maxCrashes,
     chainTime: () => sender.chainTime(),
+    ticks: {
+      redis: options.connections.redis('worker', 'cron ticks', { enableAutoPipelining: true }),
+      now: () => clock.now(),
+    },
     transactionOut: async (keys) =>
       (await Promise.all(keys.map((key) => sender.bound(key)))).some(Boolean),
   }

@@ -164,6 +164,8 @@ export const JOB_TYPES = {
         'the chain its ethtx tasks write to (optional while the runner serves exactly one chain)',
     },
     variables: { jobSpec: JOB_SPEC_VARIABLES, jobRun: ['meta'] },
+    // feedrunner's: the tick a run is for (epoch ms by Redis's clock), so a write can say which.
+    meta: { group: 'cron', fields: ['tick'] },
   }),
   webhook: defineJobType({
     type: 'webhook',

@@ -87,6 +87,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
    * a run after Redis lost its state sent a new one). The chain's word wins.
    */
   function looksAt(run: RunRecord, now: number): boolean {
+    // A cron tick's or a webhook call's run has no request the Operator's logs could settle.
+    if (run.trigger !== undefined && run.trigger !== 'request') return false
     if (UNSETTLED.has(run.state)) return true
     if (run.state === 'fulfilled' && reorgAt <= now - endedWatchMs) return false
     if (run.state !== 'refused' && run.state !== 'fulfilled') return false

@@ -1,0 +1,76 @@
+import type { Job as QueueJob } from 'bullmq'
+import { FeedrunnerError } from '../config/errors.ts'
+import { parseSchedule } from '../pipeline/index.ts'
+import type { LoadedJob } from './job-registry.ts'
+import type { PipelineWorkerOptions } from './pipeline-worker.ts'
+import { runPushed } from './push-run.ts'
+import type { RequestOutcome } from './run-outcomes.ts'
+import type { RunRecord } from './run-record.ts'
+import { claimTicks, tickRunId, type TickPayload } from './ticks.ts'
+
+/** A tick that could not be named: Redis's clock is not read yet. It goes back to the queue. */
+class ClockUnreadError extends FeedrunnerError {
+  override readonly name = 'ClockUnreadError'
+  constructor() {
+    super("a cron tick is named by Redis's clock, which this runner has not read yet", {
+      kind: 'unavailable',
+    })
+  }
+}
+
+/**
+ * Runs one firing of a cron job's schedule: claims the tick its time is nearest to by Redis's clock
+ * (once across every runner: a duplicate firing does nothing), then runs the job's pipeline as a
+ * request's is run (the same worker, retry policy, sender and run record, its trigger `tick`).
+ */
+export async function runTick(
+  queueJob: QueueJob<TickPayload>,
+  options: PipelineWorkerOptions & { lastAttempt?: boolean },
+): Promise<RequestOutcome | undefined> {
+  const payload = queueJob.data
+  const loaded = options.registry.jobs.find(
+    (job) => job.externalJobId === payload.externalJobId && job.job.spec.type === 'cron',
+  )
+  const spec = loaded?.job.spec
+  // A job removed while its firing waited: its schedule is removed too (syncCronSchedules).
+  if (!loaded || spec?.type !== 'cron') return undefined
+  const parsed = parseSchedule(spec.schedule)
+  const now = options.ticks?.now()
+  if (!('schedule' in parsed) || !options.ticks) return undefined
+  if (now === undefined) throw new ClockUnreadError()
+  const ticks = await claimTicks(
+    options.ticks.redis,
+    options.prefix,
+    payload,
+    String(queueJob.id),
+    now,
+    parsed.schedule,
+  )
+  // In order; a tick whose run is final already (this queue job taken again) is left as it is.
+  let outcome: RequestOutcome | undefined
+  for (const tick of ticks)
+    outcome = await runPushed(
+      loaded,
+      tickRunId(loaded.externalJobId, tick),
+      tickBase(loaded, options.runs.chainId ?? 0, tick),
+      { meta: { cron: { tick } } },
+      `tick ${new Date(tick).toISOString()}`,
+      options,
+    )
+  return outcome
+}
+
+function tickBase(loaded: LoadedJob, chainId: number, tick: number): Partial<RunRecord> {
+  return {
+    chainId,
+    trigger: 'tick',
+    tickAt: tick,
+    job: loaded.name,
+    externalJobId: loaded.externalJobId,
+    operator: '',
+    requester: '',
+    payment: '0',
+    blockNumber: 0,
+    requestTxHash: '',
+  }
+}
