@@ -164,9 +164,13 @@ export async function syncCronSchedules(
     if (spec.type !== 'cron') continue
     const parsed = parseSchedule(spec.schedule)
     if (!('schedule' in parsed)) continue
+    const repeat = repeatOf(parsed.schedule)
+    // A scheduler already as wanted is left alone: upserting it again would move its next firing by
+    // this host's clock (a runner started with its clock ahead would hold the firings back).
+    if (sameRepeat(await queue.getJobScheduler(id), repeat)) continue
     const data: TickPayload = { kind: 'tick', chainId, externalJobId: loaded.externalJobId }
     // A tick's queue job is kept and retried as a request's (one retry policy for every run).
-    await queue.upsertJobScheduler(id, repeatOf(parsed.schedule), {
+    await queue.upsertJobScheduler(id, repeat, {
       name: 'tick',
       data,
       opts: REQUEST_JOB_OPTIONS,
@@ -178,4 +182,13 @@ export async function syncCronSchedules(
     await queue.removeJobScheduler(id)
     log.info({ scheduler: id }, 'cron schedule removed: its job is gone')
   }
+}
+
+function sameRepeat(
+  existing: { every?: number; pattern?: string; tz?: string } | undefined,
+  wanted: ReturnType<typeof repeatOf>,
+): boolean {
+  if (!existing) return false
+  if ('every' in wanted) return existing.every === wanted.every && existing.pattern === undefined
+  return existing.pattern === wanted.pattern && existing.tz === wanted.tz
 }
