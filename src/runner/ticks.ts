@@ -163,11 +163,15 @@ export async function syncCronSchedules(
     if (spec.type !== 'cron') continue
     const parsed = parseSchedule(spec.schedule)
     if (!('schedule' in parsed)) continue
+    const repeat = repeatOf(parsed.schedule)
+    // A scheduler already as wanted is left alone: upserting it again would move its next firing by
+    // this host's clock (a runner started with its clock ahead would hold the firings back).
+    if (sameRepeat(await queue.getJobScheduler(id), repeat)) continue
     const data: TickPayload = { kind: 'tick', chainId, externalJobId: loaded.externalJobId }
     // A tick's queue job is kept and retried as a request's: the requests queue's default job
     // options (the one retry policy, RUN_ATTEMPTS and RUN_BACKOFF_MS), which BullMQ applies to a
     // scheduler's jobs as to any other.
-    await queue.upsertJobScheduler(id, repeatOf(parsed.schedule), { name: 'tick', data })
+    await queue.upsertJobScheduler(id, repeat, { name: 'tick', data })
   }
   for (const scheduler of await queue.getJobSchedulers()) {
     const id = scheduler.key
@@ -175,4 +179,13 @@ export async function syncCronSchedules(
     await queue.removeJobScheduler(id)
     log.info({ scheduler: id }, 'cron schedule removed: its job is gone')
   }
+}
+
+function sameRepeat(
+  existing: { every?: number; pattern?: string; tz?: string } | undefined,
+  wanted: ReturnType<typeof repeatOf>,
+): boolean {
+  if (!existing) return false
+  if ('every' in wanted) return existing.every === wanted.every && existing.pattern === undefined
+  return existing.pattern === wanted.pattern && existing.tz === wanted.tz
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Contract, ContractFactory, Interface, Wallet } from 'ethers'
@@ -10,13 +10,13 @@ import { createRedisConnection } from '../../src/queue/connection.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { tickRunId } from '../../src/runner/ticks.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { startPart, stopPart, type PartProcess } from './support.ts'
+import { LIBFAKETIME, startPart, stopPart, type PartProcess } from './support.ts'
 
 const EVERY_MS = 2_000
 const TICKS = 12
 const EXTERNAL_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c11'
 
-/** A cron job writing each tick to the project's PushedValue, as the shipped cron job does. */
+/** A cron job writing each tick, and which tick it is, to the project's PushedValue. */
 function cronSpec(pushed: string): string {
   return `type = "cron"
 schemaVersion = 1
@@ -32,14 +32,16 @@ observationSource = """
 }
 
 /**
- * A cron job `@every 2s` served by two runner processes sharing one Redis: every tick reaches the
- * chain once (read from PushedValue's logs), none twice, and none between the first and the last is
- * missing; each has its run record (trigger tick).
+ * A cron job `@every 2s` served by two runner processes sharing one Redis, then by what is left once
+ * one is SIGKILLed and a third, its wall clock 120 s ahead, joins: every tick reaches the chain once
+ * (read from PushedValue's logs), none twice, none between the first and the last missing; each has
+ * its run record (trigger tick).
  */
 describe('cron ticks: once across every runner sharing the Redis', () => {
   let stack: DevStack
   let pushed: Contract
   const runners: PartProcess[] = []
+  let env: Record<string, string> = {}
   const events = new Interface([
     'event ValuePushed(uint80 indexed roundId, uint256 indexed tick, int256 answer, uint256 updatedAt)',
   ])
@@ -59,7 +61,7 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
       await factory.deploy(2, 'tick test', [writer])
     ).waitForDeployment()) as unknown as Contract
     writeFileSync(join(jobsDir, 'pushed.toml'), cronSpec(await pushed.getAddress()))
-    const env = { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' }
+    env = { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' }
     // Started together: a runner's first start waits for the node's pool to drain of the senders'
     // transactions (a listener without a checkpoint), which another runner's ticks keep filling.
     runners.push(...(await Promise.all([0, 1].map(() => startPart('runner', env, 240_000)))))
@@ -76,13 +78,14 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
       topics: [events.getEvent('ValuePushed')!.topicHash],
       fromBlock: 0,
     })
-    return logs.map((log) => Number(events.parseLog(log)!.args.tick))
+    return logs.map((log) => Number(events.parseLog(log)!.args.tick)).sort((a, b) => a - b)
   }
 
-  it(`writes ${TICKS} ticks once each, none missing`, async () => {
+  /** Until `count` ticks are on chain (runners' output in the error when they never come). */
+  async function untilTicks(count: number): Promise<void> {
     await waitFor(
-      `${TICKS} ticks on chain`,
-      async () => (await ticksOnChain()).length >= TICKS,
+      `${count} ticks on chain`,
+      async () => (await ticksOnChain()).length >= count,
       180_000,
       500,
     ).catch(async (error: unknown) => {
@@ -91,6 +94,14 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
         `${(error as Error).message}: ${seen.length} on chain; the runners said:\n${runners.map((runner) => runner.output().slice(-3_000)).join('\n---\n')}`,
       )
     })
+  }
+
+  /**
+   * Every tick claimed so far (Redis's record of them): each a multiple of the period, none missing
+   * between the first and the last; once their runs are fulfilled (trigger tick), each is on chain
+   * exactly once, and no tick on chain is one nobody claimed.
+   */
+  async function expectEveryTickOnce(): Promise<number[]> {
     const redis = createRedisConnection(stack.redisUrl, 'worker')
     const store = new RunStore(
       redis,
@@ -99,35 +110,74 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
     )
     const runOf = (tick: number) => store.get(tickRunId(EXTERNAL_JOB_ID, tick))
     try {
-      // The runs of the ticks on chain end fulfilled (their receipts deep enough) while the runners run.
-      const written = await ticksOnChain()
+      const claimsKey = `${stack.settings.QUEUE_PREFIX}:cron:${stack.contracts.chainId}:${EXTERNAL_JOB_ID}:ticks`
+      const claimed = (await redis.zrange(claimsKey, 0, -1)).map(Number)
+      for (const tick of claimed) expect(tick % EVERY_MS).toBe(0)
+      expect(
+        claimed.length,
+        `no tick between the first and the last missing: ${claimed.join(', ')}`,
+      ).toBe((claimed.at(-1)! - claimed[0]!) / EVERY_MS + 1)
+      // Their runs end fulfilled (receipts deep enough) while a runner runs.
       await waitFor(
-        'the runs of the ticks on chain fulfilled',
+        'the runs of the claimed ticks fulfilled',
         async () =>
-          (await Promise.all(written.map(runOf))).every((run) => run?.state === 'fulfilled'),
-        60_000,
+          (await Promise.all(claimed.map(runOf))).every((run) => run?.state === 'fulfilled'),
+        120_000,
         500,
       )
-      for (const runner of runners) await stopPart(runner)
-      runners.length = 0
-      const ticks = (await ticksOnChain()).sort((a, b) => a - b)
-      // Each tick is a multiple of the period by Redis's clock, on chain once.
-      expect(new Set(ticks).size, `ticks on chain: ${ticks.join(', ')}`).toBe(ticks.length)
-      for (const tick of ticks) expect(tick % EVERY_MS).toBe(0)
-      const first = ticks[0]!
-      const last = ticks.at(-1)!
-      expect(
-        ticks.length,
-        `no tick between the first and the last missing: ${ticks.join(', ')}`,
-      ).toBe((last - first) / EVERY_MS + 1)
-      for (const tick of written)
+      for (const tick of claimed)
         expect(await runOf(tick), `the run of tick ${tick}`).toMatchObject({
           trigger: 'tick',
           tickAt: tick,
           state: 'fulfilled',
         })
+      const ticks = await ticksOnChain()
+      expect(new Set(ticks).size, `ticks on chain: ${ticks.join(', ')}`).toBe(ticks.length)
+      const onChain = new Set(ticks)
+      expect(claimed.filter((tick) => !onChain.has(tick))).toEqual([])
+      const known = new Set((await redis.zrange(claimsKey, 0, -1)).map(Number))
+      expect(ticks.filter((tick) => !known.has(tick))).toEqual([])
+      return claimed
     } finally {
       redis.disconnect()
     }
+  }
+
+  it(`two runners: ${TICKS} ticks on chain, once each, none missing`, async () => {
+    await untilTicks(TICKS)
+    await expectEveryTickOnce()
   }, 300_000)
+
+  it('a runner SIGKILLed and one 120 s ahead (libfaketime): still every tick once, none missing', async () => {
+    if (!existsSync(LIBFAKETIME))
+      throw new Error(
+        `${LIBFAKETIME} is missing: install it with \`sudo apt-get install -y faketime\``,
+      )
+    const before = (await ticksOnChain()).length
+    runners.push(
+      await startPart(
+        'runner',
+        {
+          ...env,
+          LD_PRELOAD: LIBFAKETIME,
+          FAKETIME: '+120s',
+          // Timers run on the monotonic clock: only the wall clock (Date.now()) is shifted.
+          FAKETIME_DONT_FAKE_MONOTONIC: '1',
+        },
+        240_000,
+      ),
+    )
+    const victim = runners.shift()!
+    victim.child.kill('SIGKILL')
+    await victim.exited
+    // About a minute of ticks with the runners left (one of them 120 s ahead).
+    await untilTicks(before + 30)
+    const ticks = await expectEveryTickOnce()
+    expect(ticks.length).toBeGreaterThanOrEqual(before + 30)
+    for (const runner of runners) await stopPart(runner)
+    runners.length = 0
+    // Nothing more was written twice while they stopped.
+    const after = await ticksOnChain()
+    expect(new Set(after).size).toBe(after.length)
+  }, 600_000)
 })
