@@ -1,19 +1,28 @@
 /**
  * The reference checkout of `npm run bench -- --against <git-ref>`: the ref built in a temporary git
  * worktree (detached, so no branch is made), with its own dependencies, its own `dist/` and its own
- * compiled contracts, so each of its processes runs the reference's code as that commit shipped it.
+ * compiled contracts, so each of its processes runs the reference's code as that commit shipped it
+ * (seeded with this checkout's build where that is the same files: seedFromThisBuild).
  * Its node_modules is this checkout's, linked, when the two lockfiles are the same (an install is a
  * minute or two of this machine's CPU); otherwise `npm ci` installs the reference's own.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import type { ArtifactSet } from '../../src/chain/artifacts.ts'
 import type { deployDevContracts } from '../../src/dev/deploy.ts'
-import { step } from './settings.ts'
+import { AGAINST_REUSE_BUILD, step } from './settings.ts'
 
 const run = promisify(execFile)
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -147,6 +156,7 @@ async function installDependencies(dir: string, build: BuildStep): Promise<void>
   if (existsSync(join(root, 'node_modules')) && lock(dir) === lock(root)) {
     step('--against: the lockfiles match; linking node_modules and building the reference')
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir')
+    if (AGAINST_REUSE_BUILD) await seedFromThisBuild(dir)
     await build.run(process.execPath, [join(dir, 'bin/build.js')], dir)
   } else {
     // `npm ci` runs the reference's own `prepare` (its build) as it installs.
@@ -157,6 +167,51 @@ async function installDependencies(dir: string, build: BuildStep): Promise<void>
     throw new Error(
       `--against: the reference's build left no dist/ in ${dir}; build it there by hand (node bin/build.js) to see why`,
     )
+}
+
+/** The sources and build settings a `dist/` is compiled from (with the compiler, in the lockfile). */
+const BUILD_INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'bin/build.js']
+
+/**
+ * Seeds the reference's build with this checkout's where the result is the same, so its `bin/build.js`
+ * has less to do: the compiled contracts (their cache is keyed by the contracts' content and the
+ * compiler, so a contract that differs still misses and is compiled), and `dist/` when the reference's
+ * sources and build settings are this checkout's, committed, and `dist/` is built from them (tsc would
+ * write the same files; the lockfiles match, so the same compiler). Its BUILD.json then records the
+ * reference's own sources, which bin/build.js and bin/feedrunner.js compare by their files' times.
+ */
+async function seedFromThisBuild(dir: string): Promise<void> {
+  const contracts = join(root, '.cache', 'contracts')
+  if (existsSync(contracts))
+    cpSync(contracts, join(dir, '.cache', 'contracts'), { recursive: true })
+  const fingerprints = (await import(
+    pathToFileURL(join(root, 'bin/source-fingerprint.js')).href
+  )) as {
+    sourceFingerprint: (srcDir: string) => string
+    builtFingerprint: (distDir: string) => string | undefined
+  }
+  // A ref without one of these files has other build settings: it builds from nothing.
+  const tree = (at: string) =>
+    git(['rev-parse', ...BUILD_INPUTS.map((path) => `HEAD:${path}`)], at).catch(() => at)
+  const built = fingerprints.sourceFingerprint(join(root, 'src'))
+  const same =
+    (await tree(dir)) === (await tree(root)) &&
+    (await git(['status', '--porcelain', '--untracked-files=all', '--', ...BUILD_INPUTS])) === '' &&
+    fingerprints.builtFingerprint(join(root, 'dist')) === built
+  if (!same) return
+  step('--against: the reference builds from the sources of this build; copying its dist/')
+  try {
+    cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true })
+    if (fingerprints.builtFingerprint(join(dir, 'dist')) !== built) throw new Error('rebuilt')
+  } catch {
+    // This checkout's dist/ was replaced under the copy (a build beside this one): build from nothing.
+    rmSync(join(dir, 'dist'), { recursive: true, force: true })
+    return
+  }
+  writeFileSync(
+    join(dir, 'dist', 'BUILD.json'),
+    `${JSON.stringify({ fingerprint: fingerprints.sourceFingerprint(join(dir, 'src')), copiedFrom: root }, null, 2)}\n`,
+  )
 }
 
 /**

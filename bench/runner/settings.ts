@@ -25,6 +25,11 @@ export const AGAINST_PAIRS = Number(process.env.BENCH_AGAINST_PAIRS ?? 2)
  * own before the measured N (default 0: cold, as the other runner phases).
  */
 export const AGAINST_WARMUP = Number(process.env.BENCH_AGAINST_WARMUP ?? 0)
+/**
+ * BENCH_AGAINST_REUSE_BUILD=0: build the reference from nothing (tsc and solc), even where this
+ * checkout's `dist/` and compiled contracts are the same build (default 1: seed it with them).
+ */
+export const AGAINST_REUSE_BUILD = process.env.BENCH_AGAINST_REUSE_BUILD !== '0'
 export const N = Number(ARGS.rest[0] ?? process.env.BENCH_REQUESTS ?? 1_000)
 export const KEY_COUNTS = (process.env.BENCH_KEYS ?? '1,4')
   .split(',')
