@@ -88,20 +88,22 @@ function squeezed(name: string): string {
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
 export function editDistance(a: string, b: string): number {
-  const rows = a.length + 1
-  const columns = b.length + 1
-  const d: number[][] = Array.from({ length: rows }, (_, i) =>
-    Array.from({ length: columns }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  )
-  for (let i = 1; i < rows; i++)
-    for (let j = 1; j < columns; j++) {
+  // Three rows of the table, reused: the one before the last, the last, and this one.
+  let before = new Uint16Array(b.length + 1)
+  let last = Uint16Array.from({ length: b.length + 1 }, (_, j) => j)
+  let row = new Uint16Array(b.length + 1)
+  for (let i = 1; i <= a.length; i++) {
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
+      let best = Math.min(last[j]! + 1, row[j - 1]! + 1, last[j - 1]! + cost)
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, d[i - 2]![j - 2]! + 1)
-      d[i]![j] = best
+        best = Math.min(best, before[j - 2]! + 1)
+      row[j] = best
     }
-  return d[a.length]![b.length]!
+    ;[before, last, row] = [last, row, before]
+  }
+  return last[b.length]!
 }
 
 /**
@@ -113,9 +115,15 @@ export function meantSetting(variable: string, settings: readonly string[]): str
   if (settings.includes(variable) || FRAMEWORK_SETTINGS.includes(variable)) return undefined
   if (PATTERNED.test(variable)) return undefined
   let best: { name: string; distance: number } | undefined
+  const variableSqueezed = squeezed(variable)
   for (const name of settings) {
-    const distance = squeezed(name) === squeezed(variable) ? 0 : editDistance(variable, name)
     const allowed = name.length >= 10 ? 2 : 1
+    const same = squeezed(name) === variableSqueezed
+    // Two names whose lengths differ by more than the edits allowed are further apart than that: most
+    // pairs need no table (a table for each of ~100 variables and ~80 settings took a second of every
+    // command's start on a loaded 2-core machine).
+    if (!same && Math.abs(name.length - variable.length) > allowed) continue
+    const distance = same ? 0 : editDistance(variable, name)
     if (distance <= allowed && (best === undefined || distance < best.distance))
       best = { name, distance }
   }

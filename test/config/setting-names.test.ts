@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BaseSettingsDefinition } from '@chainlink/external-adapter-framework/config/index.js'
 import { editDistance, FRAMEWORK_SETTINGS, meantSetting } from '../../src/config/setting-names.ts'
@@ -60,6 +61,39 @@ describe('a misspelt setting is named with the setting it meant', () => {
   it('counts an adjacent swap as one edit', () => {
     expect(editDistance('RPC_ULR', 'RPC_URL')).toBe(1)
     expect(editDistance('NODE_PRIVATEKEY', 'NODE_PRIVATE_KEY')).toBe(1)
+  })
+
+  it('measures as the whole table does (the rows it keeps are enough)', () => {
+    const table = (a: string, b: string): number => {
+      const d = Array.from({ length: a.length + 1 }, (_, i) =>
+        Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+      )
+      for (let i = 1; i <= a.length; i++)
+        for (let j = 1; j <= b.length; j++) {
+          d[i]![j] = Math.min(
+            d[i - 1]![j]! + 1,
+            d[i]![j - 1]! + 1,
+            d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+          )
+          if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+            d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1)
+        }
+      return d[a.length]![b.length]!
+    }
+    const name = fc.stringMatching(/^[A-D_]{0,12}$/)
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        expect(editDistance(a, b)).toBe(table(a, b))
+      }),
+      { numRuns: 2_000 },
+    )
+  })
+
+  it('names the setting meant whatever the length of the names around it', () => {
+    expect(meantSetting('RPC_ULR', SETTING_NAMES)).toBe('RPC_URL')
+    expect(meantSetting('NODE_PRIVATEKEY', SETTING_NAMES)).toBe('NODE_PRIVATE_KEY')
+    expect(meantSetting('REDIS_UR', SETTING_NAMES)).toBe('REDIS_URL')
+    expect(meantSetting('SOME_VARIABLE_OF_ANOTHER_PROGRAM', SETTING_NAMES)).toBeUndefined()
   })
 })
 

@@ -8,7 +8,8 @@ import { isPlaceholder, shellCommands } from './shell-words.ts'
 
 // Every command the README and docs/ show, in a ```sh block or in `inline code`, names a feedrunner
 // command and options that exist, an npm script that exists and files that exist. The blocks marked
-// ```sh runnable are also run, as written, by commands.test.ts; the others (a production server, a
+// ```sh runnable are also run, as written, by commands.test.ts (```sh first-week by
+// test/e2e/first-week.test.ts); the others (a production server, a
 // container, a placeholder to fill in) are checked here without running.
 
 const projectRoot = join(import.meta.dirname, '../..')
@@ -44,7 +45,7 @@ function documentCommands(file: string): DocumentCommands {
       const body: string[] = []
       for (at++; at < lines.length && lines[at] !== '```'; at++) body.push(lines[at]!)
       const where = `${name}:${start + 1}`
-      if (fence[1] === 'sh' || fence[1] === 'sh runnable') {
+      if (fence[1] === 'sh' || fence[1]!.startsWith('sh ')) {
         for (const words of shellCommands(body.join('\n'))) result.shown.push({ where, words })
       } else if (
         fence[1] === '' &&
