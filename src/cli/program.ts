@@ -6,6 +6,7 @@ import { register as registerRunner } from './runner.ts'
 import { register as registerDev } from './dev.ts'
 import { register as registerOperator } from './operator.ts'
 import { register as registerKeys } from './keys.ts'
+import { register as registerAggregator } from './aggregator.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below. Building the
@@ -29,6 +30,7 @@ export function buildProgram(version: string): Command {
   registerJobs(program)
   registerOperator(program)
   registerKeys(program)
+  registerAggregator(program)
 
   // The help's sections: what a newcomer runs first comes first.
   const helpGroups: Record<string, string> = {
@@ -45,6 +47,7 @@ export function buildProgram(version: string): Command {
     jobs: 'Feeds and job specs:',
     operator: 'A chain of your own (Operator contract, sender keys):',
     keys: 'A chain of your own (Operator contract, sender keys):',
+    aggregator: 'A chain of your own (Operator contract, sender keys):',
   }
   for (const command of program.commands) command.helpGroup(helpGroups[command.name()] ?? 'Other:')
   program.addHelpText(
