@@ -31,6 +31,25 @@ export interface Job {
 const VARIABLE_ROOTS = new Set(Object.keys(RUN_VARIABLES))
 /** Task ids become variable names: they may not shadow the run's own variables or object internals. */
 const RESERVED_TASK_IDS = new Set([...VARIABLE_ROOTS, '__proto__', 'constructor', 'prototype'])
+/**
+ * What running a pipeline needs of a job, whatever its type: its tasks and the spec fields the
+ * executor and the `jobSpec` variables read.
+ */
+export interface PipelineJob {
+  tasks: PipelineTask[]
+  terminal: string[]
+  spec: Pick<
+    JobSpec,
+    | 'name'
+    | 'externalJobID'
+    | 'contractAddress'
+    | 'evmChainID'
+    | 'gasLimit'
+    | 'maxTaskDuration'
+    | 'forwardingAllowed'
+  >
+}
+
 /** Limits against hostile or accidental giant specs. */
 const MAX_SPEC_CHARS = 1_000_000
 const MAX_TASKS = 500
@@ -101,7 +120,7 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
 }
 
 /** The pipeline's tasks; its problems also name their line inside observationSource. */
-function buildTasks(
+export function buildTasks(
   source: string,
   lineOffset: number,
   file: string,
@@ -334,7 +353,7 @@ function jsonProblem(text: string): string | undefined {
 }
 
 /** The TOML line holding the first line of the DOT text. */
-function observationSourceLine(text: string): number {
+export function observationSourceLine(text: string): number {
   const lines = text.split('\n')
   const index = lines.findIndex((line) => /^\s*observationSource\s*=/.test(line))
   if (index === -1) return 1
