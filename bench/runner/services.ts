@@ -112,7 +112,10 @@ export async function startServices(cleanups: Cleanups, side: Side): Promise<Con
     redis,
     baseEnv,
     externalJobId: job.externalJobId,
-    confirmations: Math.max(1, job.job.spec.minIncomingConfirmations ?? 1),
+    confirmations: Math.max(
+      1,
+      (job.job.spec.type === 'directrequest' ? job.job.spec.minIncomingConfirmations : 1) ?? 1,
+    ),
     prefix,
     pids: {
       adapter: adapter.child.pid!,

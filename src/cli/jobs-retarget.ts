@@ -53,6 +53,8 @@ async function retarget(files: readonly string[], options: RetargetOptions): Pro
     for (const file of specs) {
       const { job, problems } = await loadJobSpecFile(file)
       if (!job) throw new Error(problems.map(formatProblem).join('\n'))
+      // Only a directrequest job names an Operator; the others move with the chain alone.
+      if (job.spec.type !== 'directrequest') continue
       const target = join(options.out, basename(file))
       if (resolve(target) === resolve(file))
         throw new Error(`${file}: --out is the spec's own folder; give another`)
@@ -65,7 +67,10 @@ async function retarget(files: readonly string[], options: RetargetOptions): Pro
       writeFileSync(target, text)
       // What was written is checked as the runner will read it.
       const written = await loadJobSpecFile(target)
-      if (!written.job || written.job.spec.contractAddress !== operator)
+      if (
+        written.job?.spec.type !== 'directrequest' ||
+        written.job.spec.contractAddress !== operator
+      )
         throw new Error(
           `${target}: the rewritten spec does not load as expected: ${written.problems.map(formatProblem).join('; ') || 'its contractAddress is not the new one'}`,
         )

@@ -23,7 +23,8 @@ export async function validateJson(files: readonly string[]): Promise<number> {
           externalJobID: job.spec.externalJobID,
           externalJobIDDerived: job.externalJobIDDerived,
           evmChainID: job.spec.evmChainID === undefined ? null : String(job.spec.evmChainID),
-          contractAddress: job.spec.contractAddress,
+          type: job.spec.type,
+          contractAddress: job.spec.type === 'directrequest' ? job.spec.contractAddress : null,
           tasks: job.tasks.length,
         }
       : {}),

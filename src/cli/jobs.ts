@@ -14,7 +14,9 @@ const pipeline = (): Promise<typeof import('../pipeline/index.ts')> =>
 export function register(program: Command): void {
   const jobs = program
     .command('jobs')
-    .description('Chainlink directrequest job specs: check them, run them off chain')
+    .description(
+      'Chainlink job specs (directrequest, cron, webhook): check them, run them off chain',
+    )
   jobs
     .command('validate')
     .description('Check job specs; every problem is printed with file, line and task')
@@ -94,7 +96,8 @@ async function defaultSpecFiles(): Promise<string[]> {
 }
 
 async function validate(files: readonly string[]): Promise<number> {
-  const { duplicateJobIdProblems, formatProblem, loadJobSpecFile } = await pipeline()
+  const { duplicateJobIdProblems, formatProblem, jobTypesInWords, loadJobSpecFile } =
+    await pipeline()
   if (files.length === 0) {
     console.error('no job spec files given or found')
     return 1
@@ -106,6 +109,8 @@ async function validate(files: readonly string[]): Promise<number> {
     if (problems.length > 0 || !job) {
       failed.add(file)
       for (const problem of problems) console.error(formatProblem(problem))
+      const jobType = problems.find((problem) => problem.jobType)?.jobType
+      if (jobType) console.error(`${file}: refused as a ${jobType} job`)
       continue
     }
     jobs.push(job)
@@ -114,7 +119,9 @@ async function validate(files: readonly string[]): Promise<number> {
       job.spec.evmChainID === undefined
         ? "no evmChainID: runs on the runner's only chain"
         : `chain ${job.spec.evmChainID}`
-    console.log(`ok ${file}: ${job.spec.name}, ${id}, ${chain}, ${job.tasks.length} tasks`)
+    console.log(
+      `ok ${file}: ${job.spec.type} job ${job.spec.name}, ${id}, ${chain}, ${job.tasks.length} tasks`,
+    )
   }
   // Specs a runner would load together must not share an id.
   for (const problem of duplicateJobIdProblems(jobs)) {
@@ -122,6 +129,7 @@ async function validate(files: readonly string[]): Promise<number> {
     console.error(formatProblem(problem))
   }
   console.log(`${files.length - failed.size} of ${files.length} specs valid`)
+  if (failed.size > 0) console.error(`job types feedrunner runs: ${jobTypesInWords()}`)
   return failed.size === 0 ? 0 : 1
 }
 

@@ -312,10 +312,15 @@ export function describeEndedRun(run: RunRecord): string {
 
 /** The consumer asks one Operator: a job that answers another could never see its requests. */
 async function sameOperator(consumer: Contract, loaded: LoadedJob): Promise<void> {
-  const [, operator] = (await consumer.getFunction('chainlinkContracts')()) as [string, string]
-  if (getAddress(operator) !== getAddress(loaded.job.spec.contractAddress))
+  const spec = loaded.job.spec
+  if (spec.type !== 'directrequest')
     throw badArgument(
-      `job ${loaded.name} answers the Operator ${loaded.job.spec.contractAddress}, and the consumer ${await consumer.getAddress()} asks ${operator}: set CONSUMER_ADDRESS to a consumer of that Operator`,
+      `job ${loaded.name} is a ${spec.type} job: request sends an OracleRequest, which only a directrequest job answers`,
+    )
+  const [, operator] = (await consumer.getFunction('chainlinkContracts')()) as [string, string]
+  if (getAddress(operator) !== getAddress(spec.contractAddress))
+    throw badArgument(
+      `job ${loaded.name} answers the Operator ${spec.contractAddress}, and the consumer ${await consumer.getAddress()} asks ${operator}: set CONSUMER_ADDRESS to a consumer of that Operator`,
     )
 }
 
@@ -373,7 +378,10 @@ function formatParams(params: ReadonlyArray<readonly [string, string]>): string 
 /** The juels each request pays: --payment, else the job's minContractPaymentLinkJuels. */
 function requestPayment(loaded: LoadedJob, given: string | undefined): bigint {
   // The job's minimum, or the chain's when it sets none (as the runner applies it).
-  const minimum = loaded.job.spec.minContractPaymentLinkJuels ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS
+  const spec = loaded.job.spec
+  const minimum =
+    (spec.type === 'directrequest' ? spec.minContractPaymentLinkJuels : undefined) ??
+    DEFAULT_MIN_CONTRACT_PAYMENT_JUELS
   if (given === undefined) return minimum
   if (!/^[0-9]+$/.test(given))
     throw badArgument(`--payment ${JSON.stringify(given)}: expected a whole number of juels`)

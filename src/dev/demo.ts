@@ -13,6 +13,8 @@ export interface DemoCase {
   job: LoadedJob
   shape: FeedJobShape
   params: Array<[string, string]>
+  /** The job's minContractPaymentLinkJuels, when it sets one (its chain's minimum applies else). */
+  minimumPayment?: bigint
   /** What the feed service says, reduced independently of the adapter and the pipeline. */
   expected: unknown
   /** The same, asked again now: current weather changes on the hour (see matchesExpected). */
@@ -96,6 +98,12 @@ function demoShape(
   stack: DevStack,
   job: LoadedJob,
 ): { ok: true; shape: FeedJobShape } | { ok: false; reason: string } {
+  const spec = job.job.spec
+  if (spec.type !== 'directrequest')
+    return {
+      ok: false,
+      reason: `${job.job.file}: the demo sends requests, and it is a ${spec.type} job`,
+    }
   const driven = drivableShape(job.job)
   if (!driven.ok) return driven
   const { shape } = driven
@@ -109,8 +117,8 @@ function demoShape(
     )
   if (shape.answerType === 'raw')
     return cannot(`it answers ${answerLabel(shape.answer)}, and the demo checks one value`)
-  if (job.job.spec.contractAddress !== stack.contracts.addresses.operator)
-    return cannot(`its Operator ${job.job.spec.contractAddress} is not this stack's`)
+  if (spec.contractAddress !== stack.contracts.addresses.operator)
+    return cannot(`its Operator ${spec.contractAddress} is not this stack's`)
   return driven
 }
 
@@ -152,10 +160,14 @@ export async function buildDemoCases(
         aliases: entry.aliases,
         truncation: 'trunc',
       })
+    const spec = job.job.spec
     cases.push({
       job,
       shape,
       params,
+      ...(spec.type === 'directrequest' && spec.minContractPaymentLinkJuels !== undefined
+        ? { minimumPayment: spec.minContractPaymentLinkJuels }
+        : {}),
       expected: expectedOf(envelope),
       expectedNow: async () => expectedOf(await fetchEnvelope(stack, entry, feedParams)),
     })
@@ -186,8 +198,7 @@ export async function runDemoCases(
     valueType: demoCase.shape.answerType,
     version: demoCase.shape.answer.method === 'fulfillOracleRequest' ? 1 : 2,
     params: demoCase.params,
-    payment:
-      demoCase.job.job.spec.minContractPaymentLinkJuels ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
+    payment: demoCase.minimumPayment ?? DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
   }))
   const sent = await sendConsumerRequests(consumer, deployer, requests)
   const fulfilments = await waitForFulfilments(

@@ -79,7 +79,7 @@ function builtJobRun(job: Job, request: OracleRequest): Record<string, unknown> 
   return {
     logData: request.log.data,
     logTopics: request.log.topics,
-    logAddress: job.spec.contractAddress,
+    logAddress: job.spec.type === 'directrequest' ? job.spec.contractAddress : undefined,
     logBlockHash: onChainOnly,
     logBlockNumber: onChainOnly,
     logTxHash: onChainOnly,

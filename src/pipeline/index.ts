@@ -51,7 +51,18 @@ export {
 export { duplicateJobIdProblems } from './job-spec/duplicates.ts'
 export { jobTableMarkdown, summariseJob, type JobSummary } from './job-spec/describe.ts'
 export { formatProblem, SpecError, type SpecProblem } from './job-spec/problems.ts'
-export type { JobSpec, JobSpecFields } from './job-spec/schema.ts'
+export {
+  isDirectRequest,
+  isJobType,
+  JOB_TYPES,
+  jobTypesInWords,
+  type JobSpec,
+  type JobSpecFields,
+  type JobType,
+  type RunTrigger,
+  type SpecOf,
+} from './job-spec/job-types.ts'
+export { parseSchedule, type CronSchedule } from './job-spec/schedule.ts'
 export {
   COMMON_ATTRIBUTES,
   createTaskRun,

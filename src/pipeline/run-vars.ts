@@ -14,7 +14,7 @@ export function jobSpecVars(job: PipelineJob): Record<string, unknown> {
     databaseID: databaseIdOf(spec.externalJobID),
     name: spec.name,
     externalJobID: spec.externalJobID,
-    contractAddress: spec.contractAddress,
+    contractAddress: spec.type === 'directrequest' ? spec.contractAddress : undefined,
     // Chainlink passes the chain id as text.
     evmChainID: spec.evmChainID?.toString(),
     gasLimit: spec.gasLimit === undefined ? undefined : BigInt(spec.gasLimit),

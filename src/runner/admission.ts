@@ -1,7 +1,7 @@
 import { formatUnits, getAddress } from 'ethers'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import { FeedrunnerError, type ErrorKind } from '../config/errors.ts'
-import type { JobSpecFields } from '../pipeline/index.ts'
+import type { SpecOf } from '../pipeline/index.ts'
 import { luaScriptFile } from '../queue/lua-script.ts'
 import type { Redis } from 'ioredis'
 
@@ -53,7 +53,7 @@ export const DEFAULT_MIN_CONTRACT_PAYMENT_JUELS = 10n ** 13n
  * DEFAULT_MIN_CONTRACT_PAYMENT_JUELS).
  */
 export function refusalOf(
-  spec: Pick<JobSpecFields, 'requesters' | 'minContractPaymentLinkJuels'>,
+  spec: Pick<SpecOf<'directrequest'>, 'requesters' | 'minContractPaymentLinkJuels'>,
   request: OracleRequestEvent,
 ): RequestRefusedError | undefined {
   if (spec.requesters && spec.requesters.length > 0) {

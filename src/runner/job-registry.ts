@@ -41,7 +41,10 @@ interface Snapshot {
 
 function snapshotOf(jobs: readonly LoadedJob[], notices: readonly string[]): Snapshot {
   const bySpec = new Map<string, LoadedJob>()
-  for (const loaded of jobs) for (const specId of loaded.specIds) bySpec.set(specId, loaded)
+  // Only a directrequest job answers an OracleRequest: a cron or webhook job's id is no spec id.
+  for (const loaded of jobs)
+    if (loaded.job.spec.type === 'directrequest')
+      for (const specId of loaded.specIds) bySpec.set(specId, loaded)
   const fingerprints = new Map(jobs.map((loaded) => [loaded.externalJobId, fingerprint(loaded)]))
   return { jobs, notices, bySpec, fingerprints }
 }
@@ -114,6 +117,7 @@ export class JobRegistry {
   specFilters(): Map<string, { minConfirmations: number }> {
     const filters = new Map<string, { minConfirmations: number }>()
     for (const loaded of this.jobs) {
+      if (loaded.job.spec.type !== 'directrequest') continue
       const minConfirmations = Math.max(1, loaded.job.spec.minIncomingConfirmations ?? 1)
       for (const specId of loaded.specIds) filters.set(specId, { minConfirmations })
     }
@@ -154,7 +158,13 @@ export class JobRegistry {
   }
 
   private refillOperators(): void {
-    const operators = [...new Set(this.jobs.map((loaded) => loaded.job.spec.contractAddress))]
+    const operators = [
+      ...new Set(
+        this.jobs.flatMap(({ job }) =>
+          job.spec.type === 'directrequest' ? [job.spec.contractAddress] : [],
+        ),
+      ),
+    ]
     this.operatorList.splice(0, this.operatorList.length, ...operators)
   }
 }
@@ -270,7 +280,11 @@ async function readJobsDir(
  * the greater of its own and the chain's minIncomingConfirmations, and a request must pay its
  * minContractPaymentLinkJuels, or the chain's minimum when it sets none.
  */
-export function withChainDefaults(spec: JobSpec, defaults: JobChainDefaults): JobSpec {
+export function withChainDefaults<Spec extends JobSpec>(
+  spec: Spec,
+  defaults: JobChainDefaults,
+): Spec {
+  if (spec.type !== 'directrequest') return spec
   return {
     ...spec,
     minIncomingConfirmations: Math.max(

@@ -117,7 +117,7 @@ export function watchJobsDir(options: JobsWatchOptions): JobsWatcher {
 
 function line(what: 'added' | 'changed' | 'removed', loaded: LoadedJob): string {
   const file = relative(process.cwd(), loaded.job.file) || loaded.job.file
-  return `job ${what}: ${loaded.name} (externalJobID ${loaded.externalJobId}, ${file}${what === 'removed' ? '' : `, Operator ${loaded.job.spec.contractAddress}`})`
+  return `job ${what}: ${loaded.name} (externalJobID ${loaded.externalJobId}, ${file}${what === 'removed' ? '' : loaded.job.spec.type === 'directrequest' ? `, Operator ${loaded.job.spec.contractAddress}` : `, ${loaded.job.spec.type}`})`
 }
 
 function fields(loaded: LoadedJob, trigger: string): Record<string, unknown> {

@@ -94,7 +94,8 @@ export async function runRequest(
       { job, reason: refusalClass(refusal) },
     )
   }
-  if (!loaded)
+  // The registry answers a spec id with directrequest jobs only; a job of another type is no request's.
+  if (loaded?.job.spec.type !== 'directrequest')
     return refuse(
       new RequestRefusedError('unknown_job', `no job with spec id ${request.specId}`),
       undefined,

@@ -18,7 +18,10 @@ export async function checkSendersAuthorised(
   const problems: string[] = []
   for (const operator of registry.operators()) {
     const jobs = registry.jobs
-      .filter((loaded) => loaded.job.spec.contractAddress === operator)
+      .filter(
+        (loaded) =>
+          loaded.job.spec.type === 'directrequest' && loaded.job.spec.contractAddress === operator,
+      )
       .map((loaded) => loaded.name)
     const missing = await unauthorisedSenders(provider, operator, addresses).catch(
       (error: unknown) => {

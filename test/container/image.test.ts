@@ -215,7 +215,10 @@ if (!daemon.ok) {
             externalJobId: job.externalJobId,
             valueType: feedJobShape(job.job).answerType,
             params: Object.entries(params),
-            payment: job.job.spec.minContractPaymentLinkJuels ?? 0n,
+            payment:
+              (job.job.spec.type === 'directrequest'
+                ? job.job.spec.minContractPaymentLinkJuels
+                : undefined) ?? 0n,
           },
         ])
         const fulfilments = await waitForFulfilments(consumer, provider, [sent!.requestId], {

@@ -137,7 +137,7 @@ describe(
       expect(result.stderr).toBe('')
       expect(result.code).toBe(0)
       expect(result.stdout).toContain(
-        `ok ${specFile}: Get > Uint256 - (TOML), externalJobID ${job(specFile).externalJobId} (derived from the name and file name), chain 31337, 8 tasks`,
+        `ok ${specFile}: directrequest job Get > Uint256 - (TOML), externalJobID ${job(specFile).externalJobId} (derived from the name and file name), chain 31337, 8 tasks`,
       )
     })
 

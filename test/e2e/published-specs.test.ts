@@ -12,7 +12,7 @@ import { buildDemoCases } from '../../src/dev/demo.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { sendConsumerRequests, waitForFulfilments } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
-import { decodeCallbackAnswer, toPlain } from '../../src/pipeline/index.ts'
+import { decodeCallbackAnswer, toPlain, type SpecOf } from '../../src/pipeline/index.ts'
 import { feedJobShape } from '../../src/runner/feed-job.ts'
 import type { LoadedJob } from '../../src/runner/job-registry.ts'
 import { startTestServer, type TestServer } from '../pipeline/support/http-server.ts'
@@ -144,7 +144,7 @@ describe("Chainlink's published specs on the dev chain", { timeout: 300_000 }, (
         version: shapes[index]!.answer.method === 'fulfillOracleRequest' ? 1 : 2,
         params: spec.params,
         // None of these specs sets a minimum: the chain's, 10^13 juels, applies.
-        payment: job.job.spec.minContractPaymentLinkJuels!,
+        payment: (job.job.spec as SpecOf<'directrequest'>).minContractPaymentLinkJuels!,
       })),
     )
     const answers = await waitForFulfilments(
@@ -188,7 +188,7 @@ describe("Chainlink's published specs on the dev chain", { timeout: 300_000 }, (
         valueType: 'uint256',
         version: 1,
         params: spec.params,
-        payment: job.job.spec.minContractPaymentLinkJuels!,
+        payment: (job.job.spec as SpecOf<'directrequest'>).minContractPaymentLinkJuels!,
       },
     ])
     await waitFor(

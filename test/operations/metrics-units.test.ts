@@ -12,7 +12,7 @@ import {
 } from '../../src/metrics/index.ts'
 import { FetchFailureError } from '../../src/queue/fetch-worker.ts'
 import { refusalOf, RequestRefusedError } from '../../src/runner/admission.ts'
-import type { JobSpecFields } from '../../src/pipeline/index.ts'
+import type { SpecOf } from '../../src/pipeline/index.ts'
 import { parsePrometheus, valueOf } from './support.ts'
 
 /** One scrape of the process's registry, summed over the samples that match. */
@@ -28,10 +28,13 @@ describe('reason classes', () => {
 
   it("classify the runner's own refusal texts", () => {
     const notAllowed = refusalOf(
-      { requesters: ['0x2222222222222222222222222222222222222222'] } as JobSpecFields,
+      { requesters: ['0x2222222222222222222222222222222222222222'] } as SpecOf<'directrequest'>,
       request,
     )
-    const tooLittle = refusalOf({ minContractPaymentLinkJuels: 1000n } as JobSpecFields, request)
+    const tooLittle = refusalOf(
+      { minContractPaymentLinkJuels: 1000n } as SpecOf<'directrequest'>,
+      request,
+    )
     expect(refusalClass(notAllowed)).toBe('requester_not_allowed')
     expect(refusalClass(tooLittle)).toBe('payment_too_low')
     expect(refusalClass(new RequestRefusedError('unknown_job', 'no job with spec id 0x1234'))).toBe(

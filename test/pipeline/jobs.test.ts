@@ -80,7 +80,7 @@ describe('jobs/ specs', () => {
       const numeric = summary.valueType === 'uint256' || summary.valueType === 'int256'
       expect(summary.requestParams.times, summary.file).toBe(numeric ? 'times' : undefined)
       const spec = jobs[index]!.spec
-      expect(spec.contractAddress).toBe(OPERATOR)
+      expect(spec.type === 'directrequest' && spec.contractAddress).toBe(OPERATOR)
       expect(spec.evmChainID).toBe(31337n)
       expect(jobs[index]!.tasks.find((task) => task.type === 'ethtx')!.attributes.to).toBe(OPERATOR)
     }

@@ -95,7 +95,7 @@ describe('loader: every problem names the file, the line and the task', () => {
     expect(
       extra.problems.find((problem) => problem.message.startsWith('contractAddress'))?.message,
     ).toBe(
-      'contractAddress is required: the Operator contract whose OracleRequest logs this job answers',
+      'contractAddress is required in a directrequest spec: the Operator contract whose OracleRequest logs this job answers',
     )
   })
 })

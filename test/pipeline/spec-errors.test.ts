@@ -48,7 +48,7 @@ const CASES: Case[] = [
     text: broken(ADDRESS, ''),
     at: { field: 'contractAddress', line: undefined },
     message:
-      'contractAddress is required: the Operator contract whose OracleRequest logs this job answers',
+      'contractAddress is required in a directrequest spec: the Operator contract whose OracleRequest logs this job answers',
   },
   {
     name: 'contractAddress with a bad checksum',
@@ -64,13 +64,13 @@ const CASES: Case[] = [
     name: 'type missing',
     text: broken('type = "directrequest"\n', ''),
     at: { field: 'type' },
-    message: 'type is required: the job type; feedrunner runs "directrequest" jobs',
+    message: 'type is required: the job type; feedrunner runs directrequest (',
   },
   {
     name: 'type of another job kind',
-    text: broken('type = "directrequest"', 'type = "cron"'),
+    text: broken('type = "directrequest"', 'type = "keeper"'),
     at: { field: 'type', line: 1 },
-    message: 'type must be "directrequest", got "cron"',
+    message: 'type "keeper" is not a job type feedrunner runs: feedrunner runs directrequest (',
   },
   {
     name: 'schemaVersion 2',
@@ -82,7 +82,8 @@ const CASES: Case[] = [
     name: 'name missing',
     text: broken('name = "table"\n', ''),
     at: { field: 'name' },
-    message: 'name is required: the job name shown in logs, metrics and run records',
+    message:
+      'name is required in a directrequest spec: the job name shown in logs, metrics and run records',
   },
   {
     name: 'name empty',
@@ -185,7 +186,8 @@ const CASES: Case[] = [
     name: 'observationSource missing',
     text: VALID.slice(0, VALID.indexOf('observationSource')),
     at: { field: 'observationSource' },
-    message: 'observationSource is required: the pipeline, as DOT tasks and edges',
+    message:
+      'observationSource is required in a directrequest spec: the pipeline, as DOT tasks and edges',
   },
   {
     name: 'TOML syntax error',

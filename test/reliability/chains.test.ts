@@ -103,7 +103,7 @@ endpoints = [{ url = "${index === 0 ? stack.env.RPC_URL : other.anvil.rpcUrl}" }
         externalJobId: demoCase.job.externalJobId,
         valueType: demoCase.shape.answerType,
         params: demoCase.params,
-        payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+        payment: demoCase.minimumPayment ?? 0n,
       }
       sent.set(
         chainId,

@@ -70,7 +70,7 @@ describe('crash safety: SIGKILL of runner, adapter or worker processes under loa
         externalJobId: demoCase.job.externalJobId,
         valueType: demoCase.shape.answerType,
         params: demoCase.params,
-        payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+        payment: demoCase.minimumPayment ?? 0n,
       }
     })
     // Kill points: fulfilment counts spread over the run, and the victim of each, from the seed.

@@ -71,7 +71,7 @@ describe('idle workers', () => {
         externalJobId: demoCase.job.externalJobId,
         valueType: demoCase.shape.answerType,
         params: demoCase.params,
-        payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+        payment: demoCase.minimumPayment ?? 0n,
       },
     ])
     // The bound is under the workers' wait: a worker deaf until its wait ran out fails here, and a

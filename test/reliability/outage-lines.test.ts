@@ -111,7 +111,10 @@ describe('outages read as one line, in every process', () => {
           ['path', '$.data.homeMoneyLine'],
           ['times', '100'],
         ],
-        payment: gameOdds.job.spec.minContractPaymentLinkJuels ?? 0n,
+        payment:
+          (gameOdds.job.spec.type === 'directrequest'
+            ? gameOdds.job.spec.minContractPaymentLinkJuels
+            : undefined) ?? 0n,
       }
     })
   }, 240_000)

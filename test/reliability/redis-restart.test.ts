@@ -64,7 +64,7 @@ describe('Redis restart under load', () => {
         externalJobId: demoCase.job.externalJobId,
         valueType: demoCase.shape.answerType,
         params: demoCase.params,
-        payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+        payment: demoCase.minimumPayment ?? 0n,
       }
     })
     // Half the requests go out first; Redis stops once a third of all are fulfilled, and the other

@@ -71,7 +71,7 @@ describe('per-requester limits across two runner processes', () => {
       externalJobId: demoCase.job.externalJobId,
       valueType: demoCase.shape.answerType,
       params: demoCase.params,
-      payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+      payment: demoCase.minimumPayment ?? 0n,
     }
   }
 

@@ -233,7 +233,7 @@ export function requestsOfCases(cases: readonly DemoCase[], count: number): Cons
       externalJobId: demoCase.job.externalJobId,
       valueType: demoCase.shape.answerType,
       params: demoCase.params,
-      payment: demoCase.job.job.spec.minContractPaymentLinkJuels ?? 0n,
+      payment: demoCase.minimumPayment ?? 0n,
     }
   })
 }

@@ -7,7 +7,7 @@ import {
   type RequesterLimits,
 } from '../../src/runner/admission.ts'
 import { parseSettings } from '../../src/config/settings.ts'
-import type { JobSpec } from '../../src/pipeline/index.ts'
+import type { SpecOf } from '../../src/pipeline/index.ts'
 import { withChainDefaults } from '../../src/runner/job-registry.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
@@ -122,7 +122,7 @@ describe("the minimum contract payment: the job's, else the chain's, else a node
       DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
     )
     // The runner's registry gives a job without a minimum its chain's (withChainDefaults).
-    const runnerSpec = withChainDefaults({} as JobSpec, {
+    const runnerSpec = withChainDefaults({ type: 'directrequest' } as SpecOf<'directrequest'>, {
       minIncomingConfirmations: 1,
       minContractPaymentLinkJuels: DEFAULT_MIN_CONTRACT_PAYMENT_JUELS,
     })

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { basename } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { COMMON_ATTRIBUTES, type TaskDefinition } from '../task.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
@@ -12,7 +13,8 @@ import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
 import { checkFields } from './fields.ts'
 import { SpecError, type SpecProblem } from './problems.ts'
-import type { JobSpec, PipelineTask } from './schema.ts'
+import type { PipelineTask } from './schema.ts'
+import type { JobSpec, JobType } from './job-types.ts'
 
 export type { PipelineTask } from './schema.ts'
 
@@ -105,14 +107,21 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
   const { fields, problems: fieldProblems } = checkFields(document, text, file)
   problems.push(...fieldProblems)
   const source = document.observationSource
-  if (typeof source !== 'string') return { problems }
-  const tasks = buildTasks(source, observationSourceLine(text), file, problems)
+  // Tasks are checked against the variables of the type's runs; a spec of no known type is refused already.
+  const jobType = fieldProblems[0]?.jobType ?? fields?.type
+  if (typeof source !== 'string' || jobType === undefined) return { problems }
+  const first = problems.length
+  const tasks = buildTasks(source, observationSourceLine(text), file, jobType as JobType, problems)
+  for (const problem of problems.slice(first)) problem.jobType = jobType
   if (!fields || problems.length > 0 || tasks === undefined) return { problems }
   const externalJobIDDerived = fields.externalJobID === undefined
-  const spec: JobSpec = {
+  // Chainlink's name is optional; a job without one is named by its file, as its runs are shown.
+  const name = fields.name ?? basename(file).replace(/\.toml$/, '')
+  const spec = {
     ...fields,
-    externalJobID: fields.externalJobID ?? deriveExternalJobID(fields.name, file),
-  }
+    name,
+    externalJobID: fields.externalJobID ?? deriveExternalJobID(name, file),
+  } as JobSpec
   return {
     job: { file, spec, externalJobIDDerived, tasks: tasks.ordered, terminal: tasks.terminal },
     problems,
@@ -124,10 +133,11 @@ export function buildTasks(
   source: string,
   lineOffset: number,
   file: string,
+  jobType: JobType,
   problems: SpecProblem[],
 ): { ordered: PipelineTask[]; terminal: string[] } | undefined {
   const first = problems.length
-  const built = buildTaskGraph(source, lineOffset, file, problems)
+  const built = buildTaskGraph(source, lineOffset, file, jobType, problems)
   for (const problem of problems.slice(first))
     if (problem.line !== undefined && problem.line >= lineOffset)
       problem.sourceLine = problem.line - lineOffset + 1
@@ -138,6 +148,7 @@ function buildTaskGraph(
   source: string,
   lineOffset: number,
   file: string,
+  jobType: JobType,
   problems: SpecProblem[],
 ): { ordered: PipelineTask[]; terminal: string[] } | undefined {
   const parsed = parseObservationSource(source, lineOffset)
@@ -160,7 +171,7 @@ function buildTaskGraph(
   const ids = new Set(parsed.tasks.map((task) => task.id))
   const tasks = new Map<string, PipelineTask>()
   for (const dotTask of parsed.tasks) {
-    const checked = checkTask(dotTask, ids, file, problems)
+    const checked = checkTask(dotTask, ids, file, jobType, problems)
     tasks.set(dotTask.id, checked)
   }
   for (const edge of parsed.edges) {
@@ -196,6 +207,7 @@ function checkTask(
   dotTask: DotTask,
   ids: ReadonlySet<string>,
   file: string,
+  jobType: JobType,
   problems: SpecProblem[],
 ): PipelineTask {
   const report = (message: string, line = dotTask.line): void => {
@@ -228,7 +240,7 @@ function checkTask(
     for (const keypath of referencedKeypaths(value)) {
       const [root = ''] = keypath.split('.')
       if (VARIABLE_ROOTS.has(root)) {
-        const problem = runVariableProblem(keypath)
+        const problem = runVariableProblem(keypath, jobType)
         if (problem)
           report(`${name} refers to $(${keypath}), but ${problem}`, dotTask.attributeLines[name])
         continue

@@ -11,6 +11,8 @@ export interface SpecProblem {
   field?: string
   /** The DOT task id the problem belongs to, if any. */
   task?: string
+  /** The job type the spec was read as, once its `type` is one feedrunner runs. */
+  jobType?: string
   message: string
 }
 

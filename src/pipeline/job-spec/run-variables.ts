@@ -1,56 +1,36 @@
-import { BLOCK_ROOT_VARIABLES } from '../vars.ts'
+import { JOB_TYPES, type JobType } from './job-types.ts'
 
 /**
- * The variables a directrequest run has, as Chainlink's directrequest delegate gives them (and the
- * runner, `jobs run` and `jobs run --tx` alike), checked when a spec is loaded: a variable a run
- * cannot give is refused there, not found missing by every live run. `jobSpec.contractAddress` and
- * `jobSpec.gasLimit` are feedrunner's; Chainlink's `jobSpec.pipelineSpec` (a Go struct the node's
- * ethtx reads) is not given and is refused by name.
+ * The roots of a run's own variables. Which of their members a run has depends on its job type
+ * (`JOB_TYPES[type].variables`, as Chainlink's delegate of that type gives them), checked when a
+ * spec is loaded: a variable a run cannot give is refused there, not found missing by every live
+ * run. `jobSpec.contractAddress` and `jobSpec.gasLimit` are feedrunner's; Chainlink's
+ * `jobSpec.pipelineSpec` (a Go struct the node's ethtx reads) is not given and is refused by name.
  */
-export const RUN_VARIABLES: Readonly<Record<string, readonly string[]>> = {
-  jobSpec: ['databaseID', 'name', 'externalJobID', 'contractAddress', 'evmChainID', 'gasLimit'],
-  jobRun: [
-    'logData',
-    'logTopics',
-    'logAddress',
-    'logBlockHash',
-    'logBlockNumber',
-    'logTxHash',
-    'meta',
-    ...BLOCK_ROOT_VARIABLES,
-  ],
-}
-
-/** `jobRun.meta.oracleRequest`'s fields, as the node's oracleRequestToMap names them. */
-export const ORACLE_REQUEST_FIELDS = [
-  'specId',
-  'requester',
-  'requestId',
-  'payment',
-  'callbackAddr',
-  'callbackFunctionId',
-  'cancelExpiration',
-  'dataVersion',
-  'data',
-] as const
+export const RUN_VARIABLES: Readonly<Record<string, true>> = { jobSpec: true, jobRun: true }
 
 /**
- * Why a run has no variable at `keypath` (rooted at jobSpec or jobRun), or undefined when it has.
- * Below `jobRun.meta` only `oracleRequest` and its fields are known.
+ * Why a run of `type` has no variable at `keypath` (rooted at jobSpec or jobRun), or undefined when
+ * it has. Below `jobRun.meta` only what the type's runs put there is known.
  */
-export function runVariableProblem(keypath: string): string | undefined {
+export function runVariableProblem(keypath: string, type: JobType): string | undefined {
   const [root = '', member = '', ...rest] = keypath.split('.')
-  const known = RUN_VARIABLES[root] ?? []
+  const definition = JOB_TYPES[type]
+  const variables = definition.variables as Readonly<Record<string, readonly string[]>>
+  const known = variables[root] ?? []
+  const article = /^[aeiou]/.test(type) ? 'an' : 'a'
   if (!known.includes(member))
-    return `a directrequest run has no ${root}.${member} (it has ${known.map((key) => `${root}.${key}`).join(', ')})`
+    return `${article} ${type} run has no ${root}.${member} (it has ${known.map((key) => `${root}.${key}`).join(', ')})`
   if (root !== 'jobRun' || member !== 'meta' || rest.length === 0) return undefined
+  const meta = 'meta' in definition ? definition.meta : undefined
+  if (!meta) return `${article} ${type} run's jobRun.meta holds nothing below it`
   const [group, field, ...deeper] = rest
-  const fields = ORACLE_REQUEST_FIELDS.map((name) => `jobRun.meta.oracleRequest.${name}`)
-  if (group !== 'oracleRequest' || (field !== undefined && !includes(field)) || deeper.length > 0)
-    return `a directrequest run's jobRun.meta holds only oracleRequest (${fields.join(', ')})`
+  const fields = meta.fields.map((name) => `jobRun.meta.${meta.group}.${name}`)
+  if (
+    group !== meta.group ||
+    (field !== undefined && !meta.fields.includes(field)) ||
+    deeper.length > 0
+  )
+    return `${article} ${type} run's jobRun.meta holds only ${meta.group} (${fields.join(', ')})`
   return undefined
-}
-
-function includes(field: string): boolean {
-  return (ORACLE_REQUEST_FIELDS as readonly string[]).includes(field)
 }

@@ -3,32 +3,24 @@ import { z } from 'zod'
 import { parseDuration } from '../duration.ts'
 
 /**
- * The TOML fields of a Chainlink `directrequest` job spec, as this runner accepts them. Every field
- * says in words what it is for and what it takes: the loader builds its messages from these texts
- * ("contractAddress is required: the Operator contract whose OracleRequest logs this job answers"),
- * never from the schema library's generic ones.
+ * What the fields every job type shares are for, in words: the loader builds its messages from these
+ * texts ("name is required in a directrequest spec: the job name shown in logs, metrics and run records"), never from the
+ * schema library's generic ones. Each job type adds its own (`job-types.ts`).
  */
-export const FIELD_PURPOSE: Readonly<Record<string, string>> = {
-  type: 'the job type; feedrunner runs "directrequest" jobs',
+export const SHARED_PURPOSE: Readonly<Record<string, string>> = {
+  type: 'the job type',
   schemaVersion: 'the spec format version, 1',
   name: 'the job name shown in logs, metrics and run records',
   externalJobID:
-    'the job id consumers put in their requests (optional: derived from the name and file name when absent)',
-  contractAddress: 'the Operator contract whose OracleRequest logs this job answers',
-  evmChainID:
-    'the chain id the Operator is on (optional while the runner serves exactly one chain)',
-  minIncomingConfirmations: 'blocks a request waits on chain before it is run',
-  minContractPaymentLinkJuels: 'the least payment (LINK juels) a request must carry',
-  requesters: 'the only requester addresses this job answers',
+    'the job id that names the job outside the runner (optional: derived from the name and file name when absent)',
   maxTaskDuration: 'the time one task may take',
-  gasLimit: 'the gas limit of the fulfilment transaction',
-  forwardingAllowed: 'whether fulfilments may go through a forwarder',
+  gasLimit: 'the gas limit of the transactions its ethtx tasks send',
+  forwardingAllowed: 'whether its transactions may go through a forwarder',
   observationSource: 'the pipeline, as DOT tasks and edges',
 }
 
 /** What each field takes, in words ("must be ..."), when it is given but wrong. */
-const EXPECTED = {
-  type: 'must be "directrequest"',
+export const EXPECTED = {
   schemaVersion: 'must be 1',
   name: 'must be a non-empty string',
   externalJobID: 'must be a UUID such as "0eec7e1d-d0d2-476c-a1a8-72dfb6633f46"',
@@ -44,13 +36,13 @@ const EXPECTED = {
 } as const
 
 /** A zod error option: the same words whatever went wrong with the value. */
-const says = (message: string) => ({ error: () => message })
+export const says = (message: string) => ({ error: () => message })
 
-const address = (message: string) =>
+export const address = (message: string) =>
   z.string(says(message)).refine((text) => /^0x[0-9a-fA-F]{40}$/.test(text) && isAddress(text), {
     message,
   })
-const unsignedInteger = (message: string) =>
+export const unsignedInteger = (message: string) =>
   z
     .union(
       [
@@ -73,41 +65,23 @@ export function canonicalUuid(text: string): string {
   return text.toLowerCase().replace(/^(.{8})-?(.{4})-?(.{4})-?(.{4})-?(.{12})$/, '$1-$2-$3-$4-$5')
 }
 
-export const jobSpecFields = z.strictObject({
-  type: z.literal('directrequest', says(EXPECTED.type)),
+/** A chain id, as Chainlink's TOML decoder takes it: a number or its text. */
+export const chainId = unsignedInteger(EXPECTED.chainId).refine((id) => id > 0n, {
+  message: EXPECTED.chainId,
+})
+
+/**
+ * The fields every job type shares (Chainlink's "shared fields"), but `type`, which each job type
+ * declares as its literal. A job type that requires `name` says so with its own `name`.
+ */
+export const sharedFields = {
   schemaVersion: z.literal(1, says(EXPECTED.schemaVersion)),
-  name: z.string(says(EXPECTED.name)).trim().min(1, EXPECTED.name),
+  name: z.string(says(EXPECTED.name)).trim().min(1, EXPECTED.name).optional(),
   externalJobID: z
     .string(says(EXPECTED.externalJobID))
     .regex(UUID_PATTERN, EXPECTED.externalJobID)
     .transform(canonicalUuid)
     .optional(),
-  contractAddress: address(EXPECTED.address),
-  evmChainID: unsignedInteger(EXPECTED.chainId)
-    .refine((id) => id > 0n, { message: EXPECTED.chainId })
-    .optional(),
-  // A number or its text ("3"), as Chainlink's TOML decoder takes either.
-  minIncomingConfirmations: z
-    .union(
-      [
-        z.number(says(EXPECTED.confirmations)),
-        z
-          .string()
-          .regex(/^\s*\d{1,4}\s*$/, EXPECTED.confirmations)
-          .transform(Number),
-      ],
-      says(EXPECTED.confirmations),
-    )
-    .pipe(
-      z
-        .number()
-        .int(EXPECTED.confirmations)
-        .min(0, EXPECTED.confirmations)
-        .max(1000, EXPECTED.confirmations),
-    )
-    .optional(),
-  minContractPaymentLinkJuels: unsignedInteger(EXPECTED.juels).optional(),
-  requesters: z.array(address(EXPECTED.address), says(EXPECTED.requesters)).optional(),
   maxTaskDuration: duration.optional(),
   gasLimit: z
     .number(says(EXPECTED.gasLimit))
@@ -116,12 +90,7 @@ export const jobSpecFields = z.strictObject({
     .optional(),
   forwardingAllowed: z.boolean(says(EXPECTED.bool)).optional(),
   observationSource: z.string(says(EXPECTED.observationSource)).min(1, EXPECTED.observationSource),
-})
-
-export type JobSpecFields = z.output<typeof jobSpecFields>
-
-/** A loaded spec: its externalJobID is always known (given, or derived by the loader). */
-export type JobSpec = Omit<JobSpecFields, 'externalJobID'> & { externalJobID: string }
+}
 
 /** One task of a validated job, as the loader reads it from observationSource. */
 export interface PipelineTask {
