@@ -1,7 +1,7 @@
 import { errorKindOf, FeedrunnerError, isRetryable, withContext } from '../config/errors.ts'
 import { parseDuration } from './duration.ts'
 import type { BlockRoots } from './chain-access.ts'
-import type { PipelineJob, PipelineTask } from './job-spec/loader.ts'
+import type { Job, PipelineTask } from './job-spec/loader.ts'
 import { jobSpecVars, withBlockRoots } from './run-vars.ts'
 import { createTaskRun, TaskError, withCause, type RunContext, type TaskInput } from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
@@ -97,7 +97,7 @@ const DEFAULT_TASK_TIMEOUT_MS = 30_000
 const DEFAULT_MIN_BACKOFF_MS = 100
 const DEFAULT_MAX_BACKOFF_MS = 60_000
 
-export async function runJob(job: PipelineJob, options: RunOptions = {}): Promise<RunResult> {
+export async function runJob(job: Job, options: RunOptions = {}): Promise<RunResult> {
   const context: RunContext = {
     runId: options.runId ?? `dry-${Date.now()}`,
     chain: options.chain,

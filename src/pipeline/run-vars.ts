@@ -1,6 +1,6 @@
 import { FeedrunnerError } from '../config/errors.ts'
 import type { BlockRoots } from './chain-access.ts'
-import type { PipelineJob } from './job-spec/loader.ts'
+import type { Job } from './job-spec/loader.ts'
 import { readsBlockRoots } from './vars.ts'
 
 /**
@@ -8,7 +8,7 @@ import { readsBlockRoots } from './vars.ts'
  * node's row id of the job; feedrunner has no database, so it is a number derived from the
  * externalJobID (its first 31 bits, at least 1): the same on every start and every process.
  */
-export function jobSpecVars(job: PipelineJob): Record<string, unknown> {
+export function jobSpecVars(job: Job): Record<string, unknown> {
   const spec = job.spec
   return {
     databaseID: databaseIdOf(spec.externalJobID),
@@ -31,7 +31,7 @@ export function databaseIdOf(externalJobID: string): number {
  * that error, so a task reading them fails with it (retryable when the node was away).
  */
 export async function withBlockRoots(
-  job: PipelineJob,
+  job: Job,
   jobRun: Record<string, unknown>,
   blockRoots: ((blockHash: string) => Promise<BlockRoots>) | undefined,
 ): Promise<Record<string, unknown>> {

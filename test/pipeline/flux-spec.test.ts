@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { loadFluxSpec } from '../../src/pipeline/job-spec/flux.ts'
+import { loadJobSpec, type Job } from '../../src/pipeline/job-spec/loader.ts'
+import { fluxJobOf, isFluxJob, type FluxJob } from '../../src/runner/flux/flux-job.ts'
+
+function loadFluxSpec(text: string, file: string): { job?: FluxJob; problems: unknown[] } {
+  const { job, problems } = loadJobSpec(text, file)
+  return {
+    job: job && isFluxJob(job) ? fluxJobOf(job) : (job as Job | undefined as undefined),
+    problems,
+  }
+}
 
 // Chainlink's published fluxmonitor example (docs.chain.link, "Flux Monitor Jobs"), with its URLs and
 // address changed only, and the refusals of what would never start a round or cannot run here.
@@ -54,7 +63,7 @@ describe('fluxmonitor specs', () => {
       idleTimerMs: 1_000,
       terminal: ['medianized_answer'],
     })
-    expect(job!.tasks.map((task) => task.id)).toContain('ds2_parse')
+    expect(job!.tasks.map((task: { id: string }) => task.id)).toContain('ds2_parse')
   })
 
   it('takes minPayment and evmChainID as Chainlink does, text or number', () => {

@@ -11,10 +11,10 @@ import { RUN_VARIABLES, runVariableProblem } from './run-variables.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
-import { checkFields } from './fields.ts'
+import { checkFields, keyLine } from './fields.ts'
 import { SpecError, type SpecProblem } from './problems.ts'
 import type { PipelineTask } from './schema.ts'
-import type { JobSpec, JobType } from './job-types.ts'
+import { JOB_TYPES, type JobSpec, type JobSpecFields, type JobType } from './job-types.ts'
 
 export type { PipelineTask } from './schema.ts'
 
@@ -33,25 +33,6 @@ export interface Job {
 const VARIABLE_ROOTS = new Set(Object.keys(RUN_VARIABLES))
 /** Task ids become variable names: they may not shadow the run's own variables or object internals. */
 const RESERVED_TASK_IDS = new Set([...VARIABLE_ROOTS, '__proto__', 'constructor', 'prototype'])
-/**
- * What running a pipeline needs of a job, whatever its type: its tasks and the spec fields the
- * executor and the `jobSpec` variables read.
- */
-export interface PipelineJob {
-  tasks: PipelineTask[]
-  terminal: string[]
-  spec: Pick<
-    JobSpec,
-    | 'name'
-    | 'externalJobID'
-    | 'contractAddress'
-    | 'evmChainID'
-    | 'gasLimit'
-    | 'maxTaskDuration'
-    | 'forwardingAllowed'
-  >
-}
-
 /** Limits against hostile or accidental giant specs. */
 const MAX_SPEC_CHARS = 1_000_000
 const MAX_TASKS = 500
@@ -114,6 +95,15 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
   const tasks = buildTasks(source, observationSourceLine(text), file, jobType as JobType, problems)
   for (const problem of problems.slice(first)) problem.jobType = jobType
   if (!fields || problems.length > 0 || tasks === undefined) return { problems }
+  const check = JOB_TYPES[fields.type].check as
+    | ((
+        fields: JobSpecFields,
+        pipeline: typeof tasks & { tasks: PipelineTask[] },
+      ) => Array<{ field: string; message: string }>)
+    | undefined
+  for (const problem of check?.(fields, { ...tasks, tasks: tasks.ordered }) ?? [])
+    problems.push({ file, line: keyLine(text, problem.field), jobType: fields.type, ...problem })
+  if (problems.length > 0) return { problems }
   const externalJobIDDerived = fields.externalJobID === undefined
   // Chainlink's name is optional; a job without one is named by its file, as its runs are shown.
   const name = fields.name ?? basename(file).replace(/\.toml$/, '')
@@ -129,7 +119,7 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
 }
 
 /** The pipeline's tasks; its problems also name their line inside observationSource. */
-export function buildTasks(
+function buildTasks(
   source: string,
   lineOffset: number,
   file: string,
@@ -365,7 +355,7 @@ function jsonProblem(text: string): string | undefined {
 }
 
 /** The TOML line holding the first line of the DOT text. */
-export function observationSourceLine(text: string): number {
+function observationSourceLine(text: string): number {
   const lines = text.split('\n')
   const index = lines.findIndex((line) => /^\s*observationSource\s*=/.test(line))
   if (index === -1) return 1
