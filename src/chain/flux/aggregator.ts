@@ -23,6 +23,8 @@ export const FLUX_AGGREGATOR_ABI = [
   'function restartDelay() view returns (uint32)',
   'function timeout() view returns (uint32)',
   'function decimals() view returns (uint8)',
+  'function minSubmissionValue() view returns (int256)',
+  'function maxSubmissionValue() view returns (int256)',
   'function description() view returns (string)',
   'function owner() view returns (address)',
   'function linkToken() view returns (address)',
@@ -89,16 +91,20 @@ function contractAt(provider: Provider, address: string): Contract {
   return new Contract(getAddress(address), fluxAggregatorInterface, provider)
 }
 
-/** `oracleRoundState(oracle, 0)`: the round the aggregator suggests for this oracle. */
+/**
+ * `oracleRoundState(oracle, round)`: with round 0, the round the aggregator suggests for this oracle;
+ * with a round's id, whether the oracle may submit to that round.
+ */
 export async function readOracleRoundState(
   provider: Provider,
   aggregator: string,
   oracle: string,
+  roundId = 0,
   blockTag?: number,
 ): Promise<OracleRoundState> {
   const state = (await contractAt(provider, aggregator).getFunction('oracleRoundState')(
     getAddress(oracle),
-    0,
+    roundId,
     blockTag === undefined ? {} : { blockTag },
   )) as unknown as [boolean, bigint, bigint, bigint, bigint, bigint, bigint, bigint]
   return {
