@@ -62,12 +62,13 @@ if (builtFingerprint(dist) === fingerprint) {
 // .cache/contracts instead of loading solc for 5-25 s (issue 19). Same function and cache key as at
 // run time, so an edited contract is still compiled when it is next used.
 try {
-  const { compileContracts } = await import(`${dist}/chain/artifacts.js`)
+  const { compileContracts, fluxArtifacts } = await import(`${dist}/chain/artifacts.js`)
   const { testTokenArtifacts } = await import(`${dist}/feeds/server/blockchain/demo-tokens.js`)
   const progress = (line) => console.log(`feedrunner build: ${line}`)
   const contracts = Object.keys(compileContracts(undefined, undefined, progress)).length
   const tokens = Object.keys(testTokenArtifacts(progress)).length
-  console.log(`feedrunner build: ${contracts + tokens} contracts ready in .cache/contracts`)
+  const flux = Object.keys(fluxArtifacts(progress)).length
+  console.log(`feedrunner build: ${contracts + tokens + flux} contracts ready in .cache/contracts`)
 } catch (error) {
   // The sources are what is wrong, and the dev stack says so again when it needs them; the install
   // itself (dependencies, dist/) is fine.

@@ -12,7 +12,6 @@ import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type solcModule from 'solc-0.8.19'
 
 /** ABI and creation bytecode of one compiled contract. */
 export interface ContractArtifact {
@@ -39,13 +38,35 @@ export function sharedContractsCacheDir(env: NodeJS.ProcessEnv = process.env): s
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'feedrunner', 'contracts')
 }
 
-/** The compiler's package version: part of the cache key, read without loading the compiler. */
-const SOLC_VERSION = (require('solc-0.8.19/package.json') as { version: string }).version
-
-/** solc-js takes ~100 MB once loaded, so it is loaded only when the cache has no build of the sources. */
-function loadSolc(): typeof solcModule {
-  return require('solc-0.8.19') as typeof solcModule
+/** solc-js as a standard-JSON compiler: input and output are JSON strings. */
+interface Solc {
+  compile(input: string): string
 }
+
+/**
+ * One solc-js release, installed under an npm alias (`solc-0.8.19`, `solc-0.6.6`): Chainlink's
+ * sources pin the compiler line they were written for. The version is part of the cache key and is
+ * read without loading the compiler; solc-js takes ~100 MB once loaded, so it is loaded only when the
+ * cache has no build of the sources.
+ */
+export interface SolcRelease {
+  readonly packageName: string
+  readonly version: string
+  load(): Solc
+}
+
+function solcRelease(packageName: string): SolcRelease {
+  return {
+    packageName,
+    version: (require(`${packageName}/package.json`) as { version: string }).version,
+    load: () => require(packageName) as Solc,
+  }
+}
+
+/** What Operator.sol pins (exactly 0.8.19), and the project's own contracts. */
+export const SOLC_0_8 = solcRelease('solc-0.8.19')
+/** Chainlink's v0.6 contracts (FluxAggregator): `pragma solidity 0.6.6`. */
+export const SOLC_0_6 = solcRelease('solc-0.6.6')
 
 /** Chainlink's own contracts, compiled from `@chainlink/contracts` as published (never copied). */
 export const CHAINLINK_SOURCES = [
@@ -53,6 +74,17 @@ export const CHAINLINK_SOURCES = [
   '@chainlink/contracts/src/v0.8/operatorforwarder/Operator.sol',
   '@chainlink/contracts/src/v0.8/operatorforwarder/AuthorizedForwarder.sol',
 ] as const
+
+/**
+ * Chainlink's FluxAggregator, from the last `@chainlink/contracts` line that publishes its v0.6
+ * sources (0.8.0, under an npm alias beside the 1.x package), compiled with solc 0.6.6.
+ */
+export const FLUX_SOURCES = ['@chainlink/contracts-0.8.0/src/v0.6/FluxAggregator.sol'] as const
+
+/** FluxAggregator and what it imports, compiled (or read from the cache) with the solc its pragma names. */
+export function fluxArtifacts(progress?: (line: string) => void): ArtifactSet {
+  return compileContracts([...FLUX_SOURCES], undefined, progress, SOLC_0_6)
+}
 
 /** The project's own Solidity, `contracts/**\/*.sol`, as source unit names relative to the root. */
 export function projectSources(dir = join(projectRoot, 'contracts')): string[] {
@@ -90,7 +122,7 @@ interface SolcOutput {
 }
 
 /**
- * Compiles the given source units with solc 0.8.19 (the version Operator.sol pins) and returns every
+ * Compiles the given source units with `solc` (by default 0.8.19, the version Operator.sol pins) and returns every
  * contract that has bytecode. Results are cached under `.cache/contracts`, keyed by the content of
  * every file that took part, so an edited source is rebuilt and an unchanged one costs a file read,
  * and in the user's shared cache (sharedContractsCacheDir), where another checkout finds them.
@@ -100,6 +132,7 @@ export function compileContracts(
   entryUnits: readonly string[] = [...CHAINLINK_SOURCES, ...projectSources()],
   cacheDir = CONTRACTS_CACHE_DIR,
   progress: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  solc: SolcRelease = SOLC_0_8,
   // A caller with a cache of its own (a test) gets that cache alone.
   sharedDir: string | undefined = cacheDir === CONTRACTS_CACHE_DIR
     ? sharedContractsCacheDir()
@@ -107,7 +140,7 @@ export function compileContracts(
 ): ArtifactSet {
   const sources = collectSources(entryUnits)
   const fingerprint = createHash('sha256')
-    .update(SOLC_VERSION)
+    .update(solc.version)
     .update(JSON.stringify(SOLC_SETTINGS))
   for (const [unit, content] of [...sources].sort(([a], [b]) => a.localeCompare(b)))
     fingerprint.update(unit).update('\0').update(content)
@@ -122,7 +155,7 @@ export function compileContracts(
     return artifacts
   }
 
-  const artifacts = compile(entryUnits, sources, cacheDir, progress)
+  const artifacts = compile(entryUnits, sources, cacheDir, progress, solc)
   const json = JSON.stringify(artifacts)
   keep(cacheFile, cacheDir, cacheName, progress, (file) => writeFileSync(file, json))
   if (sharedDir !== undefined)
@@ -141,6 +174,7 @@ function compile(
   sources: Map<string, string>,
   cacheDir: string,
   progress: (line: string) => void,
+  solc: SolcRelease,
 ): ArtifactSet {
   const input = {
     language: 'Solidity',
@@ -151,9 +185,9 @@ function compile(
   // `npm install` compiles ahead (bin/build.js), so a first `npm start` normally reads the cache.
   const started = Date.now()
   progress(
-    `compiling ${entryUnits.length} Solidity source(s) (${sources.size} files with imports) with solc ${SOLC_VERSION}; once, then cached in ${cacheDir}`,
+    `compiling ${entryUnits.length} Solidity source(s) (${sources.size} files with imports) with solc ${solc.version}; once, then cached in ${cacheDir}`,
   )
-  const output = JSON.parse(loadSolc().compile(JSON.stringify(input))) as SolcOutput
+  const output = JSON.parse(solc.load().compile(JSON.stringify(input))) as SolcOutput
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
   if (errors.length > 0)
     throw new Error(

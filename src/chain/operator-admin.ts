@@ -36,7 +36,8 @@ const LINK_ABI = [
   'function mint(address account, uint256 amount)',
 ]
 const operatorAdmin = new Interface(OPERATOR_ADMIN_ABI)
-const linkToken = new Interface(LINK_ABI)
+/** The LinkToken calls an owner makes (ERC-20, and the mint role of the LinkToken deployed on a dev chain). */
+export const linkToken = new Interface(LINK_ABI)
 
 /** LINK of the public chains where feedrunner knows it (docs.chain.link/resources/link-token-contracts). */
 export const KNOWN_LINK_TOKENS: Readonly<Record<number, string>> = {
@@ -265,7 +266,7 @@ export async function withdrawLink(
 }
 
 /** A local development chain (anvil, Hardhat, Ganache, by chain id or by what the node calls itself). */
-async function isDevChain(provider: Provider, chainId: number): Promise<boolean> {
+export async function isDevChain(provider: Provider, chainId: number): Promise<boolean> {
   if (DEV_CHAIN_IDS.has(chainId)) return true
   if (!('send' in provider)) return false
   const version: unknown = await (provider as JsonRpcApiProvider)
@@ -275,7 +276,7 @@ async function isDevChain(provider: Provider, chainId: number): Promise<boolean>
 }
 
 /** Refuses a write from an account with no gas money, naming it (the node's words are long). */
-async function needGas(provider: Provider, address: string, who: string): Promise<void> {
+export async function needGas(provider: Provider, address: string, who: string): Promise<void> {
   if ((await provider.getBalance(address)) === 0n)
     throw new FeedrunnerError(
       `${who} ${address} holds no ETH on this chain to pay for gas: fund it first`,
@@ -284,7 +285,7 @@ async function needGas(provider: Provider, address: string, who: string): Promis
 }
 
 /** Sends a transaction and waits for its receipt; a failure names the step. Answers the hash. */
-async function send(
+export async function send(
   what: string,
   submit: () => Promise<ContractTransactionResponse>,
 ): Promise<string> {
@@ -297,7 +298,7 @@ async function send(
   })
 }
 
-async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
+export async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run()
   } catch (error) {
@@ -310,7 +311,7 @@ async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
 }
 
 /** ethers' short message (a revert reason, a node's refusal) without its dump of the request. */
-function shortReason(error: unknown): string {
+export function shortReason(error: unknown): string {
   const shortMessage = (error as { shortMessage?: unknown }).shortMessage
   if (typeof shortMessage === 'string') return shortMessage
   return error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error)

@@ -57,7 +57,7 @@ export interface WithdrawCommandOptions extends OwnerOptions {
   amount?: string
 }
 
-interface ChainAccess {
+export interface ChainAccess {
   settings: Settings
   provider: JsonRpcProvider
   chainId: number
@@ -67,10 +67,12 @@ interface ChainAccess {
  * Runs an operator command on the chain at RPC_URL (or the dev stack's of this checkout): a problem
  * is one line on stderr, exit code 1 for what the operator gave, 2 for a chain that failed.
  */
-async function onChain(run: (chain: ChainAccess) => Promise<void>): Promise<void> {
+export async function onChain(run: (chain: ChainAccess) => Promise<void>): Promise<void> {
   const settings = settingsOrExit(withDevStack().env)
   if (!settings.RPC_URL) {
-    console.error('RPC_URL: required for the operator commands (not set): the chain to act on')
+    console.error(
+      'RPC_URL: required for the operator and aggregator commands (not set): the chain to act on',
+    )
     process.exit(1)
   }
   let provider: JsonRpcProvider | undefined
@@ -101,7 +103,7 @@ async function onChain(run: (chain: ChainAccess) => Promise<void>): Promise<void
 }
 
 /** The Operator owner's signer: a raw key from --owner-key-env, or a keystore with its password. */
-function ownerSigner(options: OwnerOptions, provider: JsonRpcProvider): Wallet {
+export function ownerSigner(options: OwnerOptions, provider: JsonRpcProvider): Wallet {
   if ((options.ownerKeyEnv === undefined) === (options.ownerKeystore === undefined))
     throw new SettingsError([
       "give the owner's key: --owner-key-env <variable> or --owner-keystore <file>, one of them",
@@ -129,11 +131,11 @@ function ownerSigner(options: OwnerOptions, provider: JsonRpcProvider): Wallet {
 }
 
 /** Prints JSON alone on stdout with --json, else the readable form; advice goes to stderr. */
-function print(options: { json?: boolean }, json: unknown, readable: () => string): void {
+export function print(options: { json?: boolean }, json: unknown, readable: () => string): void {
   console.log(options.json ? JSON.stringify(json, null, 2) : readable())
 }
 
-function link(juels: bigint): string {
+export function link(juels: bigint): string {
   return `${formatUnits(juels, 18)} LINK`
 }
 
@@ -172,7 +174,7 @@ export async function deployAction(options: DeployCommandOptions): Promise<void>
 }
 
 /** The node's sender addresses: --sender, else KEYSTORE_DIR, NODE_PRIVATE_KEY(S) or CHAINS_FILE's chain. */
-function senderAddresses(
+export function senderAddresses(
   settings: Settings,
   chainId: number,
   given: readonly string[],

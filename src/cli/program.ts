@@ -7,6 +7,7 @@ import { register as registerDev } from './dev.ts'
 import { register as registerOperator } from './operator.ts'
 import { register as registerKeys } from './keys.ts'
 import { register as registerInitiators } from './initiators.ts'
+import { register as registerAggregator } from './aggregator.ts'
 
 // Wiring only: each command group lives in its own file in this folder and exports
 // `register(program: Command): void`; add one import and one call per group below. Building the
@@ -31,6 +32,7 @@ export function buildProgram(version: string): Command {
   registerOperator(program)
   registerKeys(program)
   registerInitiators(program)
+  registerAggregator(program)
 
   // The help's sections: what a newcomer runs first comes first.
   const helpGroups: Record<string, string> = {
@@ -48,6 +50,7 @@ export function buildProgram(version: string): Command {
     operator: 'A chain of your own (Operator contract, sender keys):',
     keys: 'A chain of your own (Operator contract, sender keys):',
     initiators: 'Production (settings from the environment and .env):',
+    aggregator: 'A chain of your own (Operator contract, sender keys):',
   }
   for (const command of program.commands) command.helpGroup(helpGroups[command.name()] ?? 'Other:')
   program.addHelpText(

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { compileContracts, sharedContractsCacheDir } from '../../src/chain/artifacts.ts'
+import { compileContracts, sharedContractsCacheDir, SOLC_0_8 } from '../../src/chain/artifacts.ts'
 import { runJsonFixture } from '../support/json-fixture.ts'
 
 describe('compileContracts', () => {
@@ -51,7 +51,7 @@ describe('compileContracts', () => {
     writeFileSync(source, contract(1))
     const shared = join(scratch, 'shared')
     const checkout = (name: string, lines: string[]) =>
-      compileContracts([source], join(scratch, name), (line) => lines.push(line), shared)
+      compileContracts([source], join(scratch, name), (line) => lines.push(line), SOLC_0_8, shared)
 
     const first: string[] = []
     const built = checkout('checkout-a', first)

@@ -29,12 +29,18 @@ observationSource = """
 `
 
 describe('job types', () => {
-  it('are directrequest, cron and webhook, each with what starts its runs', () => {
-    expect(Object.keys(JOB_TYPES).sort()).toEqual(['cron', 'directrequest', 'webhook'])
+  it('are directrequest, cron, webhook and fluxmonitor, each with what starts its runs', () => {
+    expect(Object.keys(JOB_TYPES).sort()).toEqual([
+      'cron',
+      'directrequest',
+      'fluxmonitor',
+      'webhook',
+    ])
     expect(Object.values(JOB_TYPES).map((type) => type.trigger)).toEqual([
       'request',
       'tick',
       'call',
+      'round',
     ])
   })
 
@@ -87,7 +93,7 @@ describe('job types', () => {
           'schedule',
           'contractAddress = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"\nschedule',
         ),
-        /^unknown field contractAddress: a cron spec takes .*schedule.* \(contractAddress is a field of directrequest specs\)$/,
+        /^unknown field contractAddress: a cron spec takes .*schedule.* \(contractAddress is a field of directrequest, fluxmonitor specs\)$/,
       ],
       [
         'a directrequest variable in a cron run',

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { BLOCK_ROOT_VARIABLES } from '../vars.ts'
 import { parseSchedule } from './schedule.ts'
+import { FLUX_FIELDS, FLUX_PURPOSE, fluxSpecProblems } from './flux-schema.ts'
 import {
   address,
   chainId,
@@ -9,10 +10,14 @@ import {
   sharedFields,
   SHARED_PURPOSE,
   unsignedInteger,
+  type PipelineTask,
 } from './schema.ts'
 
-/** What starts a run: an `OracleRequest` log, a schedule's tick, or a call to the runs endpoint. */
-export type RunTrigger = 'request' | 'tick' | 'call'
+/**
+ * What starts a run: an `OracleRequest` log, a schedule's tick, a call to the runs endpoint, or a
+ * flux aggregator's round (deviation, heartbeat, or a round another oracle started).
+ */
+export type RunTrigger = 'request' | 'tick' | 'call' | 'round'
 
 /**
  * One Chainlink job type as feedrunner runs it. Adding a job type is one entry in `JOB_TYPES`:
@@ -32,6 +37,13 @@ interface JobTypeDefinition<Type extends string, Shape extends z.ZodRawShape> {
   variables: { jobSpec: readonly string[]; jobRun: readonly string[] }
   /** What a run's `jobRun.meta` holds below it (keys; undefined: nothing but meta itself). */
   meta?: { group: string; fields: readonly string[] }
+  /** What is refused beyond each field alone: fields read together, and with the pipeline. */
+  check?: (
+    fields: { [Field in keyof Shape]: z.output<Shape[Field]> } & {
+      maxTaskDuration?: string
+    },
+    pipeline: { tasks: readonly PipelineTask[]; terminal: readonly string[] },
+  ) => Array<{ field: string; message: string }>
 }
 
 function defineJobType<Type extends string, Shape extends z.ZodRawShape>(
@@ -182,6 +194,15 @@ export const JOB_TYPES = {
         'the chain its ethtx tasks write to (optional while the runner serves exactly one chain)',
     },
     variables: { jobSpec: JOB_SPEC_VARIABLES, jobRun: ['requestBody', 'meta'] },
+  }),
+  fluxmonitor: defineJobType({
+    type: 'fluxmonitor',
+    runs: 'a submission to the FluxAggregator at contractAddress per round it should answer: past the threshold, on the heartbeat, or a round another oracle started',
+    trigger: 'round',
+    fields: FLUX_FIELDS,
+    purpose: FLUX_PURPOSE,
+    variables: { jobSpec: [...JOB_SPEC_VARIABLES, 'contractAddress'], jobRun: ['meta'] },
+    check: fluxSpecProblems,
   }),
 }
 

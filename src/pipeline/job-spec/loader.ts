@@ -11,10 +11,10 @@ import { RUN_VARIABLES, runVariableProblem } from './run-variables.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
 import { deriveExternalJobID } from './external-job-id.ts'
-import { checkFields } from './fields.ts'
+import { checkFields, keyLine } from './fields.ts'
 import { SpecError, type SpecProblem } from './problems.ts'
 import type { PipelineTask } from './schema.ts'
-import type { JobSpec, JobType } from './job-types.ts'
+import { JOB_TYPES, type JobSpec, type JobSpecFields, type JobType } from './job-types.ts'
 
 export type { PipelineTask } from './schema.ts'
 
@@ -95,6 +95,15 @@ function loadJobSpecUnguarded(text: string, file: string): { job?: Job; problems
   const tasks = buildTasks(source, observationSourceLine(text), file, jobType as JobType, problems)
   for (const problem of problems.slice(first)) problem.jobType = jobType
   if (!fields || problems.length > 0 || tasks === undefined) return { problems }
+  const check = JOB_TYPES[fields.type].check as
+    | ((
+        fields: JobSpecFields,
+        pipeline: typeof tasks & { tasks: PipelineTask[] },
+      ) => Array<{ field: string; message: string }>)
+    | undefined
+  for (const problem of check?.(fields, { ...tasks, tasks: tasks.ordered }) ?? [])
+    problems.push({ file, line: keyLine(text, problem.field), jobType: fields.type, ...problem })
+  if (problems.length > 0) return { problems }
   const externalJobIDDerived = fields.externalJobID === undefined
   // Chainlink's name is optional; a job without one is named by its file, as its runs are shown.
   const name = fields.name ?? basename(file).replace(/\.toml$/, '')

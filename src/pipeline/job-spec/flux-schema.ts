@@ -1,0 +1,134 @@
+import { z } from 'zod'
+import { parseDuration } from '../duration.ts'
+import { parseSchedule } from './schedule.ts'
+import { address, chainId, EXPECTED, says, unsignedInteger } from './schema.ts'
+import type { PipelineTask } from './schema.ts'
+
+/**
+ * The fields of a Chainlink `fluxmonitor` spec (docs.chain.link, "Flux Monitor Jobs") beside the
+ * shared ones, what each is for, and the checks that read several fields and the pipeline together,
+ * as Chainlink's fluxmonitorv2/validate.go makes them.
+ */
+
+const THRESHOLD_EXPECTED = 'must be a non-negative number such as 0.5'
+// A float in the TOML, as Chainlink's spec takes it; kept as decimal text so comparisons are exact.
+const threshold = z
+  .union(
+    [
+      z.number(says(THRESHOLD_EXPECTED)).nonnegative(THRESHOLD_EXPECTED),
+      z.string().regex(/^\d+(\.\d+)?$/, THRESHOLD_EXPECTED),
+    ],
+    says(THRESHOLD_EXPECTED),
+  )
+  .transform((value) => String(value))
+const duration = z
+  .string(says(EXPECTED.duration))
+  .refine((text) => parseDuration(text) !== undefined, { message: EXPECTED.duration })
+const SCHEDULE_EXPECTED = 'must be a schedule such as "CRON_TZ=UTC 0 */20 * * * *"'
+const drumbeatSchedule = z.string(says(SCHEDULE_EXPECTED)).superRefine((text, context) => {
+  const parsed = parseSchedule(text)
+  if ('problem' in parsed) context.addIssue({ code: 'custom', message: parsed.problem })
+})
+const bool = z.boolean(says(EXPECTED.bool))
+
+export const FLUX_FIELDS = {
+  contractAddress: address(EXPECTED.address),
+  evmChainID: chainId.optional(),
+  threshold: threshold.optional(),
+  absoluteThreshold: threshold.optional(),
+  idleTimerPeriod: duration.optional(),
+  idleTimerDisabled: bool.optional(),
+  pollTimerPeriod: duration.optional(),
+  pollTimerDisabled: bool.optional(),
+  drumbeatEnabled: bool.optional(),
+  drumbeatSchedule: drumbeatSchedule.optional(),
+  drumbeatRandomDelay: duration.optional(),
+  minPayment: unsignedInteger(EXPECTED.juels).optional(),
+}
+
+export const FLUX_PURPOSE = {
+  contractAddress: 'the FluxAggregator contract this job submits to',
+  evmChainID:
+    'the chain id the aggregator is on (optional while the runner serves exactly one chain)',
+  threshold:
+    'the relative deviation, in percent of the latest submission, that starts a round (0: any change)',
+  absoluteThreshold:
+    'the absolute deviation, in the units submitted, the change must exceed (0: any change)',
+  idleTimerPeriod: 'the heartbeat: a round is started this long after the last one started',
+  idleTimerDisabled: 'whether the heartbeat is off',
+  pollTimerPeriod: 'how often the value is fetched and compared with the latest submission',
+  pollTimerDisabled: 'whether polling is off (rounds then come from the heartbeat and others)',
+  drumbeatEnabled: 'whether rounds are also started on a cron schedule',
+  drumbeatSchedule: 'the drumbeat cron schedule, such as "CRON_TZ=UTC 0 */20 * * * *"',
+  drumbeatRandomDelay: 'a random delay added to each drumbeat tick',
+  minPayment: 'the least payment (LINK juels) per submission this node accepts',
+}
+
+export interface FluxFieldValues {
+  maxTaskDuration?: string
+  idleTimerPeriod?: string
+  idleTimerDisabled?: boolean
+  pollTimerPeriod?: string
+  pollTimerDisabled?: boolean
+  drumbeatEnabled?: boolean
+  drumbeatSchedule?: string
+}
+
+/** Chainlink's default HTTP timeout: a poll shorter than a fetch may take is refused, as there. */
+const DEFAULT_HTTP_TIMEOUT_MS = 15_000
+
+/** What a fluxmonitor spec is refused for beyond each field alone; each names its field. */
+export function fluxSpecProblems(
+  fields: FluxFieldValues,
+  pipeline: { tasks: readonly PipelineTask[]; terminal: readonly string[] },
+): Array<{ field: string; message: string }> {
+  const problems: Array<{ field: string; message: string }> = []
+  const at = (field: string, message: string) => problems.push({ field, message })
+  if (pipeline.terminal.length !== 1)
+    at(
+      'observationSource',
+      `the pipeline must end in one task, whose result is the value submitted; it ends in ${pipeline.terminal.length} (${pipeline.terminal.join(', ')})`,
+    )
+  if (fields.drumbeatEnabled)
+    at(
+      'drumbeatEnabled',
+      'drumbeatEnabled = true: feedrunner does not run the drumbeat yet; use idleTimerPeriod for the heartbeat',
+    )
+  if (!fields.pollTimerDisabled) {
+    if (fields.pollTimerPeriod === undefined)
+      at(
+        'pollTimerPeriod',
+        `pollTimerPeriod is required unless pollTimerDisabled = true: ${FLUX_PURPOSE.pollTimerPeriod}`,
+      )
+    else {
+      const least = leastFetchTimeout(fields, pipeline.tasks)
+      if ((parseDuration(fields.pollTimerPeriod) ?? 0) < least)
+        at(
+          'pollTimerPeriod',
+          `pollTimerPeriod ${fields.pollTimerPeriod} is shorter than a fetch may take (${least / 1000}s: the least of 15s, maxTaskDuration and the tasks' timeouts): poll less often, or give the tasks a shorter timeout`,
+        )
+    }
+  }
+  if (!fields.idleTimerDisabled && !((parseDuration(fields.idleTimerPeriod ?? '') ?? 0) > 0))
+    at(
+      'idleTimerPeriod',
+      `idleTimerPeriod is required unless idleTimerDisabled = true: ${FLUX_PURPOSE.idleTimerPeriod}`,
+    )
+  if (fields.pollTimerDisabled && fields.idleTimerDisabled && !fields.drumbeatEnabled)
+    at(
+      'pollTimerDisabled',
+      'pollTimerDisabled and idleTimerDisabled are both true: this node would only ever answer rounds others start; enable one of them',
+    )
+  return problems
+}
+
+function leastFetchTimeout(fields: FluxFieldValues, tasks: readonly PipelineTask[]): number {
+  const candidates = [DEFAULT_HTTP_TIMEOUT_MS]
+  const spec = parseDuration(fields.maxTaskDuration ?? '0') ?? 0
+  if (spec > 0) candidates.push(spec)
+  for (const task of tasks) {
+    const timeout = parseDuration(task.attributes.timeout ?? '0') ?? 0
+    if (timeout > 0) candidates.push(timeout)
+  }
+  return Math.min(...candidates)
+}

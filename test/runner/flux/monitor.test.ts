@@ -1,0 +1,213 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { JsonRpcProvider, Wallet } from 'ethers'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  FLUX_TOPICS,
+  fluxAggregatorInterface,
+  readLatestRound,
+} from '../../../src/chain/flux/aggregator.ts'
+import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
+import { createTxSender, type TxSender } from '../../../src/chain/sender/index.ts'
+import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../../src/dev/anvil.ts'
+import { loadJobSpec } from '../../../src/pipeline/job-spec/loader.ts'
+import { fluxJobOf, isFluxJob } from '../../../src/runner/flux/flux-job.ts'
+import { startFluxMonitor, type FluxDecision } from '../../../src/runner/flux/monitor.ts'
+import { observeFluxValue } from '../../../src/runner/flux/observe.ts'
+import { testRedisUrl, uniquePrefix } from '../../support/redis.ts'
+
+// The flux monitor on anvil and Redis, with Chainlink's FluxAggregator, the node's own sender and a
+// real HTTP source whose value the test moves: a value moved past the threshold is submitted, one
+// within it is not, and with the value still the heartbeat rounds arrive. Every outcome is read
+// from the chain.
+
+const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
+const NODE = new Wallet(NODE_KEY).address
+
+/** Waits for a condition, polling; the bound only catches a hang. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 60_000) {
+  const deadline = Date.now() + boundMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${boundMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+const spec = (aggregator: string, url: string, fields: string) => `
+type = "fluxmonitor"
+schemaVersion = 1
+name = "floor price"
+contractAddress = "${aggregator}"
+${fields}
+observationSource = """
+    fetch [type="http" method=GET url="${url}" timeout="1s"]
+    parse [type="jsonparse" path="data,result"]
+    fetch -> parse
+"""
+`
+
+describe('the flux monitor on anvil and Redis', () => {
+  let anvil: Anvil
+  let provider: JsonRpcProvider
+  let sender: TxSender
+  let server: Server
+  let value = 1000
+  let url = ''
+
+  beforeAll(async () => {
+    anvil = await startAnvil()
+    provider = new JsonRpcProvider(anvil.rpcUrl, anvil.chainId, {
+      staticNetwork: true,
+      cacheTimeout: -1,
+      pollingInterval: 100,
+    })
+    server = createServer((_, response) => {
+      response.setHeader('content-type', 'application/json')
+      response.end(JSON.stringify({ data: { result: value } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/floor`
+    sender = createTxSender({
+      rpcUrl: anvil.rpcUrl,
+      chainId: anvil.chainId,
+      keys: [NODE_KEY],
+      redisUrl: testRedisUrl(),
+      prefix: uniquePrefix('flux'),
+      pollIntervalMs: 50,
+    })
+    await sender.start()
+  }, 120_000)
+  afterAll(async () => {
+    await sender?.close()
+    server?.close()
+    provider?.destroy()
+    await anvil?.stop()
+  })
+
+  async function aggregatorWithNode(): Promise<string> {
+    const owner = new Wallet(ANVIL_PRIVATE_KEYS[0], provider)
+    const { aggregator } = await deployAggregator(owner, {
+      paymentAmount: 10n ** 16n,
+      timeout: 600,
+      decimals: 0,
+      description: 'floor price',
+      fund: 10n ** 19n,
+    })
+    await addOracles(owner, aggregator, [NODE], { minSubmissions: 1 })
+    return aggregator
+  }
+
+  function monitor(aggregator: string, fields: string, decisions: FluxDecision[]) {
+    const { job, problems } = loadJobSpec(spec(aggregator, url, fields), 'flux.toml')
+    expect(problems).toEqual([])
+    if (!job || !isFluxJob(job)) throw new Error('not a flux job')
+    return startFluxMonitor({
+      chainId: anvil.chainId,
+      provider,
+      sender,
+      jobs: [fluxJobOf(job)],
+      observe: (fluxJob, meta) => observeFluxValue(fluxJob, meta),
+      log: pino({ level: 'silent' }),
+      tickMs: 200,
+      onDecision: (decision) => decisions.push(decision),
+    })
+  }
+
+  /** Submissions per (round, oracle), from the aggregator's SubmissionReceived logs. */
+  async function submissions(aggregator: string): Promise<Map<string, number>> {
+    const logs = await provider.getLogs({
+      address: aggregator,
+      topics: [FLUX_TOPICS.submissionReceived],
+      fromBlock: 0,
+    })
+    const counts = new Map<string, number>()
+    for (const entry of logs) {
+      const parsed = fluxAggregatorInterface.parseLog(entry)!
+      const key = `${parsed.args.round}:${parsed.args.oracle}`
+      counts.set(key, (counts.get(key) ?? 0) + 1)
+    }
+    return counts
+  }
+
+  it('submits the first round, not a value within the threshold, and a value moved past it', async () => {
+    const aggregator = await aggregatorWithNode()
+    const decisions: FluxDecision[] = []
+    value = 1000
+    const running = monitor(
+      aggregator,
+      'threshold = 0.5\nidleTimerPeriod = "1h"\npollTimerPeriod = "1s"',
+      decisions,
+    )
+    try {
+      const first = await until('round 1 answered', async () => {
+        const latest = await readLatestRound(provider, aggregator)
+        return latest.roundId === 1n ? latest : undefined
+      })
+      expect(first.answer).toBe(1000n)
+
+      value = 1004
+      const seen = decisions.length
+      await until('two polls within the threshold', async () =>
+        decisions
+          .slice(seen)
+          .filter((d) => d.outcome === 'skipped' && d.skip.code === 'within_threshold').length >= 2
+          ? true
+          : undefined,
+      )
+      expect((await readLatestRound(provider, aggregator)).roundId).toBe(1n)
+
+      value = 1100
+      const moved = await until('round 2 answered', async () => {
+        const latest = await readLatestRound(provider, aggregator)
+        return latest.roundId === 2n ? latest : undefined
+      })
+      expect(moved.answer).toBe(1100n)
+    } finally {
+      await running.stop()
+    }
+    const counts = await submissions(aggregator)
+    expect([...counts.keys()].sort()).toEqual([`1:${NODE}`, `2:${NODE}`])
+    expect([...counts.values()].every((count) => count === 1)).toBe(true)
+  }, 120_000)
+
+  it('with the value still, the heartbeat rounds arrive, each the idle period after the last', async () => {
+    const aggregator = await aggregatorWithNode()
+    const decisions: FluxDecision[] = []
+    value = 2000
+    const running = monitor(
+      aggregator,
+      'threshold = 50.0\nidleTimerPeriod = "3s"\npollTimerPeriod = "1s"',
+      decisions,
+    )
+    try {
+      await until('round 4 answered', async () =>
+        (await readLatestRound(provider, aggregator)).roundId >= 4n ? true : undefined,
+      )
+    } finally {
+      await running.stop()
+    }
+    const contract = fluxAggregatorInterface
+    const starts: number[] = []
+    for (let round = 1; round <= 4; round++) {
+      const data = await provider.call({
+        to: aggregator,
+        data: contract.encodeFunctionData('getRoundData', [round]),
+      })
+      const [, answer, startedAt] = contract.decodeFunctionResult('getRoundData', data)
+      expect(answer).toBe(2000n)
+      starts.push(Number(startedAt))
+    }
+    for (let i = 1; i < starts.length; i++) {
+      const gap = starts[i]! - starts[i - 1]!
+      expect(gap, `round ${i + 1} started ${gap} s after round ${i}`).toBeGreaterThanOrEqual(3)
+      expect(gap, `round ${i + 1} started ${gap} s after round ${i}`).toBeLessThanOrEqual(6)
+    }
+    const idle = decisions.filter((d) => d.outcome === 'submitted' && d.trigger === 'idle')
+    expect(idle.length).toBeGreaterThanOrEqual(3)
+    const counts = await submissions(aggregator)
+    expect([...counts.values()].every((count) => count === 1)).toBe(true)
+  }, 120_000)
+})
