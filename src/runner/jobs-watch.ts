@@ -85,25 +85,11 @@ export function watchJobsDir(options: JobsWatchOptions): JobsWatcher {
     return queued
   }
 
-  let watcher: FSWatcher | undefined
-  try {
-    watcher = watch(options.dir, (_event, file) => {
-      if (closed || (file !== null && !String(file).endsWith('.toml'))) return
-      clearTimeout(timer)
-      timer = setTimeout(() => void reload('JOBS_DIR changed'), settleMs)
-    })
-    watcher.on('error', (error) =>
-      log.warn(
-        { dir: options.dir, err: error.message },
-        'JOBS_DIR is no longer watched: send SIGHUP to reload it',
-      ),
-    )
-  } catch (error) {
-    log.warn(
-      { dir: options.dir, err: (error as Error).message },
-      'JOBS_DIR cannot be watched: send SIGHUP to reload it',
-    )
-  }
+  const watcher = watchSpecs(options.dir, log, () => {
+    if (closed) return
+    clearTimeout(timer)
+    timer = setTimeout(() => void reload('JOBS_DIR changed'), settleMs)
+  })
 
   return {
     reload,
@@ -112,6 +98,31 @@ export function watchJobsDir(options: JobsWatchOptions): JobsWatcher {
       clearTimeout(timer)
       watcher?.close()
     },
+  }
+}
+
+/**
+ * Calls `onChange` at every change of a `.toml` file in `dir`. A folder that cannot be watched (or
+ * stops being watched) is said in one line: SIGHUP still reloads it.
+ */
+function watchSpecs(dir: string, log: Logger, onChange: () => void): FSWatcher | undefined {
+  try {
+    const watcher = watch(dir, (_event, file) => {
+      if (file === null || String(file).endsWith('.toml')) onChange()
+    })
+    watcher.on('error', (error) =>
+      log.warn(
+        { dir, err: error.message },
+        'JOBS_DIR is no longer watched: send SIGHUP to reload it',
+      ),
+    )
+    return watcher
+  } catch (error) {
+    log.warn(
+      { dir, err: (error as Error).message },
+      'JOBS_DIR cannot be watched: send SIGHUP to reload it',
+    )
+    return undefined
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'bullmq'
 import type { Redis } from 'ioredis'
-import { rootCauseFirst, serialiseError } from '../config/errors.ts'
+import { FeedrunnerError, rootCauseFirst, serialiseError } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import { expiredUnsent } from '../chain/request-fate.ts'
@@ -18,7 +18,14 @@ import {
 } from './admission.ts'
 import { jobRunVars, requestJobId } from './request-payload.ts'
 import { RunCrashReport } from './quarantine.ts'
-import { causeIn, finish, outcomeOf, runFailures, type RequestOutcome } from './run-outcomes.ts'
+import {
+  causeIn,
+  finish,
+  outcomeOf,
+  runFailures,
+  type RequestOutcome,
+  type RunMetrics,
+} from './run-outcomes.ts'
 import {
   isFinal,
   type RunPatch,
@@ -129,117 +136,157 @@ async function runAdmitted(
   log: Logger,
   options: PipelineWorkerOptions,
 ): Promise<RequestOutcome> {
-  const { runs } = options
-  const jobLog = log.child({ job: loaded.name })
-  // Every write carries the request: one that finds the run gone (Redis flushed or failed over
-  // meanwhile) makes it again whole, so the reconciler can still settle it from the chain.
-  const write = (patch: RunPatch) => runs.update(request.requestId, { ...base, ...patch })
+  const record = new RunningRecord(options.runs, request.requestId, base, log, loaded.name)
   // A run that is final already (a late redelivery, a cancel) is left as it is: the write says so.
-  const started = await write({ state: 'running' })
+  const started = await record.write({ state: 'running' })
   if (isFinal(started.state)) return outcomeOf(started)
-  jobLog.info('run started')
+  record.log.info('run started')
   const startedAt = performance.now()
-  const tasks: TaskRecord[] = []
-  // The tasks the record holds: the last write sends only those after them (RunPatch.tasksFrom).
-  let stored = 0
-  const unstoredTasks = () => ({ ...base, tasks: tasks.slice(stored), tasksFrom: stored })
-  const onSent = async (): Promise<void> => {
-    // The record's word for where the run is, written while the transaction is on its way: a failed
-    // write must not fail a transaction that may already be out.
-    const sentTasks = [...tasks]
-    await write({ state: 'sent', tasks: sentTasks })
-      .then(() => void (stored = sentTasks.length))
-      .catch((error: unknown) => {
-        jobLog.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'could not mark the run as sent',
-        )
-      })
-  }
   const result = await runJob(loaded.job, {
     ...options.runOptions,
     runId,
     requester: request.requester.toLowerCase(),
     signal: options.signal,
-    chain: options.chainAccessFor(request, onSent),
+    chain: options.chainAccessFor(request, () => record.markSent()),
     jobRun: jobRunVars(request),
     onTask: (outcome) => {
-      tasks.push(taskRecord(outcome, options.outputMaxChars))
-      jobLog.debug({ task: outcome.id, ok: outcome.ok, ms: outcome.durationMs }, 'task finished')
+      record.addTask(taskRecord(outcome, options.outputMaxChars))
+      record.log.debug(
+        { task: outcome.id, ok: outcome.ok, ms: outcome.durationMs },
+        'task finished',
+      )
       if (!outcome.skipped)
         observeTask(loaded.name, outcome.type, outcome.ok, outcome.durationMs / 1_000)
     },
   })
   const txHash = sentTxHash(result.tasks)
-  if (!result.ok) {
-    const failures = runFailures(request, loaded.name, result.failures)
-    const ended = endedUnsent(result.failures)
-    if (ended)
-      return finish(
-        runs,
-        request.requestId,
-        { ...unstoredTasks(), failure: serialiseError(ended.error) },
-        ended.state,
-        ended.error.message,
-        jobLog,
-        { job: loaded.name, reason: ended.reason, startedAt },
-      )
-    const crashed = causeIn(result.failures, RunCrashedError)
-    if (crashed) {
-      await write({
-        tasks,
-        reason: `will retry: the run crashed: ${rootCauseFirst(failures[0])}`,
-        failure: serialiseError(failures[0]),
-      })
-      throw new RunCrashReport(failures[0] ?? crashed)
-    }
-    // Whether to try again is what the task that failed first declared (its error's retryable
-    // flag, set where the failure arose), and nothing else.
-    const [first] = failures
-    if (first?.retryable && !options.lastAttempt) {
-      const words = rootCauseFirst(first)
-      await write({
-        tasks,
-        reason: `will retry: ${words}`,
-        failure: serialiseError(first),
-      })
-      // A debug line: the run record keeps the reason, an adapter away is reported once by the
-      // bridge's outage report, and a run's last failure is told as `run errored`.
-      jobLog.debug(
-        { reason: words, kind: first.kind },
-        'run failed retryably: the request goes back to the queue',
-      )
-      throw first
-    }
+  const metrics = { job: loaded.name, startedAt, replay: options.replay }
+  if (result.ok)
+    return record.finish({ txHash }, 'fulfilled', undefined, { ...metrics, reason: 'none' })
+  const failures = runFailures(request, loaded.name, result.failures)
+  const end = await failedRunEnd(result.failures, failures, record, options.lastAttempt)
+  if (end.state === 'errored') {
     const reason = failures.map(rootCauseFirst).join(' | ') || 'the pipeline failed'
+    const failure = failures[0] ? { failure: serialiseError(failures[0]) } : {}
+    return record.finish({ txHash, ...failure }, 'errored', reason, {
+      ...metrics,
+      reason: errorClass(result.tasks),
+    })
+  }
+  return record.finish({ failure: serialiseError(end.error) }, end.state, end.error.message, {
+    job: loaded.name,
+    reason: end.reason,
+    startedAt,
+  })
+}
+
+/**
+ * The record of a run while it runs: every write carries the request, so one that finds the run gone
+ * (Redis flushed or failed over meanwhile) makes it again whole and the reconciler can still settle
+ * it from the chain; the tasks finished so far, of which the last write sends only the unstored ones
+ * (RunPatch.tasksFrom).
+ */
+class RunningRecord {
+  readonly log: Logger
+  private readonly tasks: TaskRecord[] = []
+  private stored = 0
+
+  constructor(
+    private readonly runs: RunStore,
+    private readonly requestId: string,
+    private readonly base: Partial<RunRecord>,
+    log: Logger,
+    job: string,
+  ) {
+    this.log = log.child({ job })
+  }
+
+  write(patch: RunPatch): ReturnType<RunStore['update']> {
+    return this.runs.update(this.requestId, { ...this.base, ...patch })
+  }
+
+  addTask(task: TaskRecord): void {
+    this.tasks.push(task)
+  }
+
+  /** Every task so far, with why the run goes back to the queue. */
+  async willRetry(reason: string, error: Error | undefined): Promise<void> {
+    await this.write({
+      tasks: this.tasks,
+      reason: `will retry: ${reason}`,
+      ...(error ? { failure: serialiseError(error) } : {}),
+    })
+  }
+
+  /**
+   * The record's word for where the run is, written while the transaction is on its way: a failed
+   * write must not fail a transaction that may already be out.
+   */
+  async markSent(): Promise<void> {
+    const sentTasks = [...this.tasks]
+    await this.write({ state: 'sent', tasks: sentTasks })
+      .then(() => void (this.stored = sentTasks.length))
+      .catch((error: unknown) => {
+        this.log.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'could not mark the run as sent',
+        )
+      })
+  }
+
+  /** The run's end, with the tasks the record does not hold yet. */
+  finish(
+    patch: RunPatch,
+    state: RunRecord['state'],
+    reason: string | undefined,
+    metrics: RunMetrics,
+  ): Promise<RequestOutcome> {
+    const unstored = { tasks: this.tasks.slice(this.stored), tasksFrom: this.stored }
     return finish(
-      runs,
-      request.requestId,
-      {
-        ...unstoredTasks(),
-        txHash,
-        ...(failures[0] ? { failure: serialiseError(failures[0]) } : {}),
-      },
-      'errored',
+      this.runs,
+      this.requestId,
+      { ...this.base, ...unstored, ...patch },
+      state,
       reason,
-      jobLog,
-      { job: loaded.name, reason: errorClass(result.tasks), startedAt, replay: options.replay },
+      this.log,
+      metrics,
     )
   }
-  return finish(
-    runs,
-    request.requestId,
-    { ...unstoredTasks(), txHash },
-    'fulfilled',
-    undefined,
-    jobLog,
-    {
-      job: loaded.name,
-      reason: 'none',
-      startedAt,
-      replay: options.replay,
-    },
-  )
+}
+
+/**
+ * How a failed run ends: with nothing sent for a reason of the chain's (cancelled, refused), or
+ * errored; a crash or a retryable failure with tries left goes back to the queue instead (thrown,
+ * after the record says why).
+ */
+async function failedRunEnd(
+  taskFailures: readonly Error[],
+  failures: readonly FeedrunnerError[],
+  record: RunningRecord,
+  lastAttempt: boolean | undefined,
+): Promise<NonNullable<ReturnType<typeof endedUnsent>> | { state: 'errored' }> {
+  const ended = endedUnsent(taskFailures)
+  if (ended) return ended
+  const [first] = failures
+  const crashed = causeIn(taskFailures, RunCrashedError)
+  if (crashed) {
+    await record.willRetry(`the run crashed: ${rootCauseFirst(first)}`, first)
+    throw new RunCrashReport(first ?? crashed)
+  }
+  // Whether to try again is what the task that failed first declared (its error's retryable
+  // flag, set where the failure arose), and nothing else.
+  if (first?.retryable && !lastAttempt) {
+    const words = rootCauseFirst(first)
+    await record.willRetry(words, first)
+    // A debug line: the run record keeps the reason, an adapter away is reported once by the
+    // bridge's outage report, and a run's last failure is told as `run errored`.
+    record.log.debug(
+      { reason: words, kind: first.kind },
+      'run failed retryably: the request goes back to the queue',
+    )
+    throw first
+  }
+  return { state: 'errored' }
 }
 
 /**

@@ -47,100 +47,21 @@ export interface Runner {
  * process may listen and work at once.
  */
 export function createRunner(options: RunnerOptions): Runner {
-  const log = options.logger.child({ component: 'runner' })
-  const { connections } = options
-  // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
-  const redis: Redis = connections.redis('worker', 'runner records', { enableAutoPipelining: true })
-  const runs = new RunStore(redis, `${options.prefix}:runner`, options.chainId)
-  const requestsQueue = createRequestsQueue(
-    connections,
-    options.prefix,
-    options.chainId,
-    options.retry,
-  )
-  // Every read and broadcast goes through the chain's endpoint pool, which reports each endpoint's
-  // outage as one line down, one a minute, one back (src/config/dependency-health.ts).
-  const pool = createEndpointPool(options)
-  const chainError = chainErrorReporter(log, connections)
-  // Redis's clock: it stamps each request's job and measures its wait, whichever hosts add and take it.
-  const clock = connections.clock(options.prefix)
-  const intake = createRequestIntake({
-    runs,
-    requestsQueue,
-    registry: options.registry,
-    clock,
-    log,
-  })
-  let provider: JsonRpcProvider | undefined
-  let work: WorkPart | undefined
-  let listener: RequestListener | undefined
-  let headWake: HeadWake | undefined
-  let stopOperations: (() => Promise<void>) | undefined
-  let recovery: Recovery | undefined
-  let reconciler: Reconciler | undefined
-  let stopSchedules: (() => void) | undefined
-
+  const held = holdRunnerStores(options)
+  const parts: RunnerParts = {}
   return {
-    runs,
+    runs: held.runs,
     registry: options.registry,
-    requestsQueue,
+    requestsQueue: held.requestsQueue,
     get listener() {
-      return listener
+      return parts.listener
     },
     get sender() {
-      return work?.sender
+      return parts.work?.sender
     },
     async start() {
-      await pool.start()
-      provider = new PoolProvider(pool, options.pollIntervalMs)
-      if (options.work !== false)
-        work = await startWorkPart(
-          withChainReads(options, provider),
-          { provider, pool },
-          runs,
-          log,
-          chainError('transaction sender'),
-        )
-      stopSchedules = await keepCronSchedules(requestsQueue, options.registry, options.chainId, log)
-      recovery = recoveryOf(options, { redis, provider, log }, work?.sender)
-      await recovery.adopt()
-      if (options.listen !== false)
-        ({ listener, reconciler } = await startListening({
-          options,
-          provider,
-          redis,
-          runs,
-          intake,
-          recovery,
-          clock,
-          onError: chainError('listener'),
-          log,
-        }))
-      if (listener)
-        headWake = await startHeadWake(
-          options.chain.endpoints.filter((endpoint) => !endpoint.sendOnly).map(({ url }) => url),
-          options.chainId,
-          wakeOnHead(pool, listener),
-          log,
-        )
-      await recovery.watch(listener)
-      // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
-      stopOperations = operateRunner(
-        {
-          requestsQueue,
-          worker: work?.worker,
-          sender: work?.sender,
-          listener,
-        },
-        {
-          redisUrl: connections.redisUrl,
-          chain: { chainId: options.chainId, pool },
-          prefix: options.prefix,
-          connection: redis,
-          clock,
-        },
-      )
-      log.info(
+      await startRunnerParts(options, held, parts)
+      held.log.info(
         {
           jobs: options.registry.jobs.length,
           operators: options.registry.operators(),
@@ -151,20 +72,148 @@ export function createRunner(options: RunnerOptions): Runner {
       )
     },
     async stop() {
-      stopSchedules?.()
-      await stopOperations?.()
-      await recovery?.stop()
-      await reconciler?.stop()
-      await headWake?.stop()
-      await listener?.stop()
-      // The runs in progress go back to the queue, then the sender hands its keys over.
-      await work?.close()
-      await requestsQueue.close()
-      provider?.destroy()
-      await pool.close()
-      redis.disconnect()
+      await stopRunnerParts(parts)
+      await held.requestsQueue.close()
+      parts.provider?.destroy()
+      await held.pool.close()
+      held.redis.disconnect()
     },
   }
+}
+
+/** What a runner holds from its creation to its stop: its records, its queue, the chain's pool. */
+interface RunnerStores {
+  log: RunnerOptions['logger']
+  redis: Redis
+  runs: RunStore
+  requestsQueue: Queue
+  pool: EndpointPool
+  /** Redis's clock: it stamps each request's job and measures its wait, whichever hosts add and take it. */
+  clock: ReturnType<RunnerOptions['connections']['clock']>
+  intake: ReturnType<typeof createRequestIntake>
+  chainError: ReturnType<typeof chainErrorReporter>
+}
+
+function holdRunnerStores(options: RunnerOptions): RunnerStores {
+  const log = options.logger.child({ component: 'runner' })
+  const { connections } = options
+  // Auto-pipelined: the run updates of many concurrent runs leave in one write per tick.
+  const redis: Redis = connections.redis('worker', 'runner records', { enableAutoPipelining: true })
+  const runs = new RunStore(redis, `${options.prefix}:runner`, options.chainId)
+  const { prefix, chainId, registry } = options
+  const requestsQueue = createRequestsQueue(connections, prefix, chainId, options.retry)
+  const clock = connections.clock(prefix)
+  return {
+    log,
+    redis,
+    runs,
+    requestsQueue,
+    // Every read and broadcast goes through the chain's endpoint pool, which reports each
+    // endpoint's outage as one line down, one a minute, one back (src/config/dependency-health.ts).
+    pool: createEndpointPool(options),
+    clock,
+    intake: createRequestIntake({ runs, requestsQueue, registry, clock, log }),
+    chainError: chainErrorReporter(log, connections),
+  }
+}
+
+/** What a runner starts, each set as it starts, so a stop after a start that failed stops those. */
+interface RunnerParts {
+  provider?: JsonRpcProvider
+  work?: WorkPart
+  recovery?: Recovery
+  listener?: RequestListener
+  reconciler?: Reconciler
+  headWake?: HeadWake
+  stopOperations?: () => Promise<void>
+  stopSchedules?: () => void
+}
+
+/**
+ * Starts the parts in the order each needs the last: the pool and its provider; the work part (the
+ * sender's keys and the pipeline worker); recovery, which adopts Redis's generation before the
+ * listener writes markers of it; the listener and its reconciler, woken by new heads; the health
+ * checks and metrics of them all.
+ */
+async function startRunnerParts(
+  options: RunnerOptions,
+  held: RunnerStores,
+  parts: RunnerParts,
+): Promise<void> {
+  const { pool, redis, runs, log } = held
+  await pool.start()
+  const provider = (parts.provider = new PoolProvider(pool, options.pollIntervalMs))
+  if (options.work !== false)
+    parts.work = await startWorkPart(
+      withChainReads(options, provider),
+      { provider, pool },
+      runs,
+      log,
+      held.chainError('transaction sender'),
+    )
+  parts.stopSchedules = await keepCronSchedules(
+    held.requestsQueue,
+    options.registry,
+    options.chainId,
+    log,
+  )
+  const recovery = (parts.recovery = recoveryOf(
+    options,
+    { redis, provider, log },
+    parts.work?.sender,
+  ))
+  await recovery.adopt()
+  if (options.listen !== false)
+    Object.assign(
+      parts,
+      await startListening({
+        options,
+        provider,
+        redis,
+        runs,
+        intake: held.intake,
+        recovery,
+        clock: held.clock,
+        onError: held.chainError('listener'),
+        log,
+      }),
+    )
+  if (parts.listener)
+    parts.headWake = await startHeadWake(
+      options.chain.endpoints.filter((endpoint) => !endpoint.sendOnly).map(({ url }) => url),
+      options.chainId,
+      wakeOnHead(pool, parts.listener),
+      log,
+    )
+  await recovery.watch(parts.listener)
+  // Health checks and scrape-time metrics of this runner's parts (src/health/operate.ts).
+  parts.stopOperations = operateRunner(
+    {
+      requestsQueue: held.requestsQueue,
+      worker: parts.work?.worker,
+      sender: parts.work?.sender,
+      listener: parts.listener,
+    },
+    {
+      redisUrl: options.connections.redisUrl,
+      chain: { chainId: options.chainId, pool },
+      prefix: options.prefix,
+      connection: redis,
+      clock: held.clock,
+    },
+  )
+}
+
+/** Stops the parts in reverse: nothing new comes in before what is in progress is handed over. */
+async function stopRunnerParts(parts: RunnerParts): Promise<void> {
+  parts.stopSchedules?.()
+  await parts.stopOperations?.()
+  await parts.recovery?.stop()
+  await parts.reconciler?.stop()
+  await parts.headWake?.stop()
+  await parts.listener?.stop()
+  // The runs in progress go back to the queue, then the sender hands its keys over.
+  await parts.work?.close()
 }
 
 /**

@@ -60,38 +60,24 @@ export async function startRunnerFromSettings(
   logger: Logger,
   options: RunnerFromSettingsOptions = {},
 ): Promise<Runners> {
-  const env = options.env ?? process.env
-  const chains = chainsFromSettings(settings, env)
-  if (chains.length === 0)
-    throw new SettingsError(['RPC_URL: required for the runner, or CHAINS_FILE (not set)'])
-  // Before any connection is made: a node that does not answer is named by its setting and host:port.
-  const chainIds = await Promise.all(chains.map(chainIdOf))
-  // At start and at every reload alike: each job combined with its chain's defaults, a job its
-  // chain cannot run as it says refused.
-  const loadRegistry = () =>
-    loadJobRegistry(settings.JOBS_DIR, chainIds, {
-      refuseMisfits: true,
-      defaultsFor: (chainId) => jobChainDefaults(chains[chainIds.indexOf(chainId)]!, chainId),
-    })
-  const registry = await loadRegistry()
-  for (const notice of registry.notices) logger.warn({ chainIds }, notice)
+  const chains = await chainsAndJobs(settings, options.env ?? process.env, logger)
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
   // Read for its warning: BullMQ times this process's run retries by the host's clock.
   connections.clock(settings.QUEUE_PREFIX)
-  const runners = new Map<number, Runner>()
   // The pure tasks of every chain's runs run in this process's isolates (docs/security.md).
   const isolation = options.work === false ? undefined : isolationFromSettings(settings)
+  const runners = new Map<number, Runner>()
   const stopAll = async () => {
     for (const runner of [...runners.values()].reverse()) await runner.stop()
     await isolation?.close()
     await ownConnections?.close()
   }
   try {
-    for (const [index, chain] of chains.entries()) {
-      const chainId = chainIds[index] as number
-      const jobs = registry.forChain(chainId)
-      const log = chains.length > 1 ? logger.child({ chainId }) : logger
+    for (const [index, chain] of chains.configs.entries()) {
+      const chainId = chains.ids[index] as number
+      const log = chains.configs.length > 1 ? logger.child({ chainId }) : logger
+      const jobs = chains.registry.forChain(chainId)
       if (jobs.jobs.length === 0)
         log.warn({ dir: settings.JOBS_DIR, chainId }, 'no job spec in JOBS_DIR is for this chain')
       const runner = createChainRunner(settings, chain, chainId, jobs, log, connections, {
@@ -113,6 +99,64 @@ export async function startRunnerFromSettings(
     settings.QUEUE_PREFIX,
     new Map([...runners].map(([chainId, runner]) => [chainId, runner.registry])),
   )
+  return runnersOfChains(
+    runners,
+    chains,
+    async () => {
+      published.stop()
+      await stopAll()
+    },
+    {
+      reloadSenders: options.work !== false,
+      jobsDir: settings.JOBS_DIR,
+      jobsRefused: (reason) => published.refused(reason),
+    },
+  )
+}
+
+/** The chains a runner serves and the jobs of each, read again alike at every reload. */
+interface ChainsAndJobs {
+  configs: ChainConfig[]
+  ids: number[]
+  registry: JobRegistry
+  loadRegistry: () => Promise<JobRegistry>
+}
+
+/**
+ * The configured chains (CHAINS_FILE, or RPC_URL's one chain), each asked its id before any
+ * connection is made (a node that does not answer is named by its setting and host:port), and the
+ * specs in JOBS_DIR, each combined with its chain's defaults; a job its chain cannot run as it says
+ * is refused.
+ */
+async function chainsAndJobs(
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+): Promise<ChainsAndJobs> {
+  const configs = chainsFromSettings(settings, env)
+  if (configs.length === 0)
+    throw new SettingsError(['RPC_URL: required for the runner, or CHAINS_FILE (not set)'])
+  const ids = await Promise.all(configs.map(chainIdOf))
+  const loadRegistry = () =>
+    loadJobRegistry(settings.JOBS_DIR, ids, {
+      refuseMisfits: true,
+      defaultsFor: (chainId) => jobChainDefaults(configs[ids.indexOf(chainId)]!, chainId),
+    })
+  const registry = await loadRegistry()
+  for (const notice of registry.notices) logger.warn({ chainIds: ids }, notice)
+  return { configs, ids, registry, loadRegistry }
+}
+
+/**
+ * The chains' runners as one: the first chain's records and queue stand for them (a process with one
+ * chain, the common case, sees its own), every chain's jobs are reloaded together.
+ */
+function runnersOfChains(
+  runners: ReadonlyMap<number, Runner>,
+  chains: ChainsAndJobs,
+  stop: () => Promise<void>,
+  jobs: { reloadSenders: boolean; jobsDir: string; jobsRefused: Runners['jobsRefused'] },
+): Runners {
   const first = runners.values().next().value as Runner
   return {
     get runs() {
@@ -128,20 +172,17 @@ export async function startRunnerFromSettings(
       return first.requestsQueue
     },
     registry: first.registry,
-    allJobs: registry,
+    allJobs: chains.registry,
     byChain: runners,
     start: async () => undefined,
-    stop: async () => {
-      published.stop()
-      await stopAll()
-    },
+    stop,
     async reloadJobs() {
-      const next = await loadRegistry()
+      const next = await chains.loadRegistry()
       // A working runner signs for every Operator its jobs name: a new one must know its keys.
-      if (options.work !== false) await checkSenders(settings.JOBS_DIR, chains, chainIds, next)
-      return registry.replace(next.jobs, next.notices)
+      if (jobs.reloadSenders) await checkSenders(jobs.jobsDir, chains.configs, chains.ids, next)
+      return chains.registry.replace(next.jobs, next.notices)
     },
-    jobsRefused: (reason) => published.refused(reason),
+    jobsRefused: jobs.jobsRefused,
   }
 }
 

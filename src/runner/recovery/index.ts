@@ -97,8 +97,8 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   let listener: RequestListener | undefined
   /** Ends a rebuild's wait for the node's pool when the runner stops. */
   const stopping = new AbortController()
-  /** A loss seen and not rebuilt yet: its failed tries, and when one was last told. */
-  let rebuilding: { failures: number; toldAt: number } | undefined
+  /** A loss seen and not rebuilt yet. */
+  let rebuilding: FailedRebuilds | undefined
 
   async function rebuild(): Promise<void> {
     if (!listener) return
@@ -118,25 +118,16 @@ export function createRecovery(parts: RecoveryParts): Recovery {
         { key: generationKey },
         'Redis lost its state (the generation key is gone): rebuilding from the chain',
       )
-      rebuilding = { failures: 0, toldAt: 0 }
+      rebuilding = new FailedRebuilds(parts.log)
     }
     try {
       await rebuild()
     } catch (error) {
-      if (stopping.signal.aborted) throw error
-      rebuilding.failures += 1
-      if (Date.now() - rebuilding.toldAt >= 60_000) {
-        rebuilding.toldAt = Date.now()
-        parts.log.warn(
-          { failures: rebuilding.failures, err: rootCauseFirst(error) },
-          'the rebuild from the chain failed; trying again',
-        )
-      }
+      if (!stopping.signal.aborted) rebuilding.failed(error)
       throw error
     }
     await generation.adopt()
-    if (rebuilding.failures > 0)
-      parts.log.info({ failures: rebuilding.failures }, 'the rebuild from the chain succeeded')
+    rebuilding.succeeded()
     rebuilding = undefined
     return true
   }
@@ -171,6 +162,29 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       stopping.abort()
       await checking
     },
+  }
+}
+
+/** A rebuild's failed tries, told once a minute while they last, and once when one succeeds. */
+class FailedRebuilds {
+  private failures = 0
+  private toldAt = 0
+
+  constructor(private readonly log: RecoveryParts['log']) {}
+
+  failed(error: unknown): void {
+    this.failures += 1
+    if (Date.now() - this.toldAt < 60_000) return
+    this.toldAt = Date.now()
+    this.log.warn(
+      { failures: this.failures, err: rootCauseFirst(error) },
+      'the rebuild from the chain failed; trying again',
+    )
+  }
+
+  succeeded(): void {
+    if (this.failures > 0)
+      this.log.info({ failures: this.failures }, 'the rebuild from the chain succeeded')
   }
 }
 

@@ -61,83 +61,15 @@ export interface Reconciler {
  * from the oldest unsettled run's block to the head.
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const settleMs = options.settleMs ?? options.everyMs
-  const lookBackMs = options.lookBackMs ?? 24 * 3600_000
-  const endedWatchMs = options.endedWatchMs ?? 10 * 60_000
+  const window = new ReconcileWindow(options)
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
-  /** The listener's reorg count at the last pass, and when (Redis's clock) it last changed. */
-  let reorgsSeen = options.reorgs?.() ?? 0
-  let reorgAt = options.reorgs ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY
-
-  async function unsettledRuns(now: number): Promise<Map<string, RunRecord>> {
-    const unsettled = new Map<string, RunRecord>()
-    for await (const page of options.runs.pagesSince(now - lookBackMs, options.pageSize))
-      for (const run of page)
-        if (looksAt(run, now) && lastWrite(run) <= now - settleMs)
-          unsettled.set(run.requestId.toLowerCase(), run)
-    return unsettled
-  }
-
-  /**
-   * A run not settled by the chain yet, or one that ended lately: a run refused for its expiry while
-   * a fulfilment its process sent before was still in the node's pool (Redis lost what the sender
-   * knew of it: a flush, a failover) is answered when that is mined; a run fulfilled by a
-   * transaction a reorg then took away may be answered by another (its request was open again, and
-   * a run after Redis lost its state sent a new one). The chain's word wins.
-   */
-  function looksAt(run: RunRecord, now: number): boolean {
-    // A cron tick's or a webhook call's run has no request the Operator's logs could settle.
-    if (run.trigger !== undefined && run.trigger !== 'request') return false
-    if (UNSETTLED.has(run.state)) return true
-    if (run.state === 'fulfilled' && reorgAt <= now - endedWatchMs) return false
-    if (run.state !== 'refused' && run.state !== 'fulfilled') return false
-    return (run.times[run.state] ?? 0) > now - endedWatchMs
-  }
-
-  /** Whether the chain's word is what the run says already: fulfilled by that transaction. */
-  function agrees(run: RunRecord, closure: Closure): boolean {
-    return (
-      run.state === 'fulfilled' &&
-      closure.state === 'fulfilled' &&
-      run.txHash?.toLowerCase() === closure.txHash.toLowerCase()
-    )
-  }
 
   async function pass(): Promise<{ checked: number; settled: number }> {
     const now = options.clock.now()
     if (now === undefined) return { checked: 0, settled: 0 }
-    const reorgs = options.reorgs?.() ?? 0
-    if (reorgs !== reorgsSeen) {
-      reorgsSeen = reorgs
-      reorgAt = now
-    }
-    const byId = await unsettledRuns(now)
-    let settled = 0
-    if (byId.size > 0) {
-      const closed = await closuresBetween(options.provider, {
-        operators: options.operators,
-        fromBlock: Math.min(...[...byId.values()].map((run) => run.blockNumber)),
-        toBlock: await options.provider.getBlockNumber(),
-        rangeBlocks: options.logRangeBlocks,
-      })
-      for (const [requestId, closure] of closed) {
-        const run = byId.get(requestId)
-        if (!run) continue
-        byId.delete(requestId)
-        if (agrees(run, closure)) continue
-        await options.runs.settleFromChain(run.requestId, {
-          state: closure.state,
-          ...(closure.state === 'fulfilled' ? { txHash: closure.txHash } : {}),
-          reason: `${chainShows(closure)}${run.reason ? ` (the run had said: ${run.reason})` : ''}`,
-        })
-        options.log.info(
-          { requestId: run.requestId, job: run.job, was: run.state, txHash: closure.txHash },
-          `run settled from the chain: ${closure.state}`,
-        )
-        settled++
-      }
-    }
+    const byId = await window.runsToCheck(now)
+    const settled = byId.size > 0 ? await settleFromChain(options, byId) : 0
     await options.runs.markReconciled(now)
     return { checked: byId.size + settled, settled }
   }
@@ -158,6 +90,100 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       await running
     },
   }
+}
+
+/** Which runs a pass reads against the chain, by their states and ages on Redis's clock. */
+class ReconcileWindow {
+  private readonly settleMs: number
+  private readonly lookBackMs: number
+  private readonly endedWatchMs: number
+  /** The listener's reorg count at the last pass, and when (Redis's clock) it last changed. */
+  private reorgsSeen: number
+  private reorgAt: number
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.settleMs = options.settleMs ?? options.everyMs
+    this.lookBackMs = options.lookBackMs ?? 24 * 3600_000
+    this.endedWatchMs = options.endedWatchMs ?? 10 * 60_000
+    this.reorgsSeen = options.reorgs?.() ?? 0
+    this.reorgAt = options.reorgs ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY
+  }
+
+  /** The runs to read against the chain now, by request id (lower case). */
+  async runsToCheck(now: number): Promise<Map<string, RunRecord>> {
+    const reorgs = this.options.reorgs?.() ?? 0
+    if (reorgs !== this.reorgsSeen) {
+      this.reorgsSeen = reorgs
+      this.reorgAt = now
+    }
+    const unsettled = new Map<string, RunRecord>()
+    const pages = this.options.runs.pagesSince(now - this.lookBackMs, this.options.pageSize)
+    for await (const page of pages)
+      for (const run of page)
+        if (this.looksAt(run, now) && lastWrite(run) <= now - this.settleMs)
+          unsettled.set(run.requestId.toLowerCase(), run)
+    return unsettled
+  }
+
+  /**
+   * A run not settled by the chain yet, or one that ended lately: a run refused for its expiry while
+   * a fulfilment its process sent before was still in the node's pool (Redis lost what the sender
+   * knew of it: a flush, a failover) is answered when that is mined; a run fulfilled by a
+   * transaction a reorg then took away may be answered by another (its request was open again, and
+   * a run after Redis lost its state sent a new one). The chain's word wins.
+   */
+  private looksAt(run: RunRecord, now: number): boolean {
+    // A cron tick's or a webhook call's run has no request the Operator's logs could settle.
+    if (run.trigger !== undefined && run.trigger !== 'request') return false
+    if (UNSETTLED.has(run.state)) return true
+    if (run.state === 'fulfilled' && this.reorgAt <= now - this.endedWatchMs) return false
+    if (run.state !== 'refused' && run.state !== 'fulfilled') return false
+    return (run.times[run.state] ?? 0) > now - this.endedWatchMs
+  }
+}
+
+/**
+ * Reads what the chain closed from the oldest run's block to the head, and settles each run whose
+ * record says otherwise; the runs the chain closed leave `byId` (what is left is open on chain).
+ * Answers how many it settled.
+ */
+async function settleFromChain(
+  options: ReconcilerOptions,
+  byId: Map<string, RunRecord>,
+): Promise<number> {
+  const closed = await closuresBetween(options.provider, {
+    operators: options.operators,
+    fromBlock: Math.min(...[...byId.values()].map((run) => run.blockNumber)),
+    toBlock: await options.provider.getBlockNumber(),
+    rangeBlocks: options.logRangeBlocks,
+  })
+  let settled = 0
+  for (const [requestId, closure] of closed) {
+    const run = byId.get(requestId)
+    if (!run) continue
+    byId.delete(requestId)
+    if (agrees(run, closure)) continue
+    await options.runs.settleFromChain(run.requestId, {
+      state: closure.state,
+      ...(closure.state === 'fulfilled' ? { txHash: closure.txHash } : {}),
+      reason: `${chainShows(closure)}${run.reason ? ` (the run had said: ${run.reason})` : ''}`,
+    })
+    options.log.info(
+      { requestId: run.requestId, job: run.job, was: run.state, txHash: closure.txHash },
+      `run settled from the chain: ${closure.state}`,
+    )
+    settled++
+  }
+  return settled
+}
+
+/** Whether the chain's word is what the run says already: fulfilled by that transaction. */
+function agrees(run: RunRecord, closure: Closure): boolean {
+  return (
+    run.state === 'fulfilled' &&
+    closure.state === 'fulfilled' &&
+    run.txHash?.toLowerCase() === closure.txHash.toLowerCase()
+  )
 }
 
 function lastWrite(run: RunRecord): number {
