@@ -11,7 +11,18 @@ export const mutationTests: Record<string, string[]> = {
   net: ['test/net/*.test.ts'],
   reduce: ['test/reduce/*.test.ts'],
   config: ['test/config/errors*.test.ts', 'test/config/settings*.test.ts'],
-  pipeline: ['test/pipeline/executor*.test.ts', 'test/pipeline/tasks/*.test.ts'],
+  pipeline: [
+    'test/pipeline/executor.test.ts',
+    'test/pipeline/loader.test.ts',
+    'test/pipeline/spec-errors.test.ts',
+    'test/pipeline/dot-values.test.ts',
+    'test/pipeline/run-variables.test.ts',
+    'test/pipeline/docs-specs.test.ts',
+    'test/pipeline/published-specs.test.ts',
+    'test/pipeline/forwarding.test.ts',
+    'test/pipeline/tasks/*.test.ts',
+    'test/pipeline/chainlink/*.test.ts',
+  ],
 }
 
 // bin/mutation.ts names the folder it runs; without one, every folder's tests.

@@ -81,9 +81,13 @@ const scores: Score[] = []
 for (const folder of wanted.length > 0 ? wanted : Object.keys(folders)) {
   scores.push(await runFolder(folder))
 }
-console.log('\nfolder    score  killed  timeout  survived  no-cover  time')
+// `errors`: mutants that break the module as it loads (a table row made empty), which StrykerJS
+// leaves out of the score.
+console.log('\nfolder    score  killed  timeout  survived  no-cover   errors  time')
 for (const s of scores) {
-  const cells = [s.killed, s.timedOut, s.survived, s.noCoverage].map((n) => String(n).padStart(7))
+  const cells = [s.killed, s.timedOut, s.survived, s.noCoverage, s.errors].map((n) =>
+    String(n).padStart(7),
+  )
   console.log(
     `${s.folder.padEnd(9)} ${percent(s).toFixed(1).padStart(5)}% ${cells.join('  ')}  ${s.seconds}s`,
   )

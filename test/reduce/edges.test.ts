@@ -333,3 +333,20 @@ describe('reduce', () => {
     expect(reduce({ 'a|b': 1 }, { path: 'a|b', separator: ',' })).toBe(1)
   })
 })
+
+describe('codes', () => {
+  it('gives each refusal its code, which callers read instead of the words', () => {
+    const code = (run: () => unknown) => failure(run).code
+    expect(code(() => castValue(-1, 'uint256'))).toBe('CAST')
+    expect(code(() => castValue('\u00e9'.repeat(17), 'bytes32'))).toBe('CAST')
+    expect(code(() => castValue('0xE7f1725e7734ce288f8367e1bb143e90bb3f0512', 'address'))).toBe(
+      'CAST',
+    )
+    expect(code(() => castValue('0xabc', 'bytes'))).toBe('CAST')
+    expect(code(() => reduce({}, { path: 'x', type: 'float' }))).toBe('BAD_TYPE')
+    expect(code(() => reduce({ x: null }, { path: 'x', times: 2 }))).toBe('CAST')
+    expect(code(() => splitPath('a', ''))).toBe('BAD_PATH')
+    expect(code(() => evaluatePath({ a: undefined }, 'a'))).toBe('NO_VALUE')
+    expect(code(() => evaluatePath({ a: 1 }, '$..b'))).toBe('NO_VALUE')
+  })
+})
