@@ -256,6 +256,9 @@ describe('paths', () => {
       'path a.1e0: no value at "a.1e0" (an array needs an integer index)',
     )
     expect(failure(() => evaluatePath({ a: undefined }, 'a')).message).toBe('path a: no value')
+    expect(failure(() => evaluatePath({ a: undefined }, 'a.b')).message).toBe(
+      'path a.b: no value at "a.b" (undefined has no fields)',
+    )
     expect(failure(() => evaluatePath({ a: [1] }, `a.${'9'.repeat(20)}`)).code).toBe('NO_VALUE')
     expect(failure(() => evaluatePath({ a: [1] }, 'a.-2')).message).toContain(
       'index -2 out of range',
