@@ -136,21 +136,9 @@ export async function deployOperator(
     return contract
   }
 
-  let link = options.link === undefined ? KNOWN_LINK_TOKENS[chainId] : getAddress(options.link)
-  let linkDeployed = false
-  if (link !== undefined) {
-    if ((await provider.getCode(link)) === '0x')
-      throw new FeedrunnerError(`no contract at --link ${link} on chain ${chainId}`, {
-        kind: 'bad_input',
-      })
-  } else if (options.newLink || (await isDevChain(provider, chainId))) {
-    link = getAddress(await (await deploy('LinkToken', [])).getAddress())
-    linkDeployed = true
-  } else
-    throw new FeedrunnerError(
-      `chain ${chainId} is not a dev chain: give --link <its LINK address> (docs.chain.link/resources/link-token-contracts), or --new-link for a LinkToken of your own on a private network`,
-      { kind: 'bad_input' },
-    )
+  const { link, linkDeployed } = await chooseLinkToken(provider, chainId, options, async () =>
+    getAddress(await (await deploy('LinkToken', [])).getAddress()),
+  )
   const operator = getAddress(await (await deploy('Operator', [link, ownerAddress])).getAddress())
   const deployment: Deployment = { operator, link, owner: ownerAddress, linkDeployed }
   if (options.consumer) {
@@ -263,6 +251,32 @@ export async function withdrawLink(
   const operator = new Contract(getAddress(operatorAddress), operatorAdmin, owner)
   const tx = await send('withdraw', () => operator.getFunction('withdraw')(recipient, amount))
   return { recipient, amount, tx }
+}
+
+/**
+ * The LINK token a deploy uses: `--link` (checked to be a contract), the chain's known token, or on a
+ * dev chain (or with `--new-link`) a LinkToken deployed by `deployLink`; anything else is refused.
+ */
+export async function chooseLinkToken(
+  provider: Provider,
+  chainId: number,
+  options: { link?: string; newLink?: boolean },
+  deployLink: () => Promise<string>,
+): Promise<{ link: string; linkDeployed: boolean }> {
+  const link = options.link === undefined ? KNOWN_LINK_TOKENS[chainId] : getAddress(options.link)
+  if (link !== undefined) {
+    if ((await provider.getCode(link)) === '0x')
+      throw new FeedrunnerError(`no contract at --link ${link} on chain ${chainId}`, {
+        kind: 'bad_input',
+      })
+    return { link, linkDeployed: false }
+  }
+  if (options.newLink || (await isDevChain(provider, chainId)))
+    return { link: await deployLink(), linkDeployed: true }
+  throw new FeedrunnerError(
+    `chain ${chainId} is not a dev chain: give --link <its LINK address> (docs.chain.link/resources/link-token-contracts), or --new-link for a LinkToken of your own on a private network`,
+    { kind: 'bad_input' },
+  )
 }
 
 /** A local development chain (anvil, Hardhat, Ganache, by chain id or by what the node calls itself). */

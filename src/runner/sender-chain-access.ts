@@ -96,16 +96,7 @@ export function senderChainAccess(
       })
       // Past its cancelExpiration with nothing sent: what the chain says of it decides the end.
       if (unsent) return endedAs(fateOf(await closure(), true), request)
-      const [, result] = await Promise.all([
-        options.onSubmit?.(tx),
-        sender.submit({
-          to: tx.to,
-          data: tx.data,
-          gasLimit: tx.gasLimit === undefined ? undefined : Number(tx.gasLimit),
-          idempotencyKey: tx.idempotencyKey,
-          signal: tx.signal,
-        }),
-      ])
+      const result = await submitted(sender, tx, options)
       if (result.status === 'reverted')
         throw new FulfilmentRevertedError(
           `transaction ${result.txHash ?? '(not sent)'} reverted: ${result.reason ?? 'no reason given'}`,
@@ -144,16 +135,12 @@ export function senderChainAccess(
   }
 }
 
-/**
- * A transaction of a run no request started: simulated, signed, resent, confirmed and reorg-watched
- * by the key's sender as a fulfilment is; a revert (simulated or mined) fails the task.
- */
-async function sendUnrequested(
+/** The task's transaction handed to the key's sender (and told to `onSubmit` beside it). */
+async function submitted(
   sender: TxSender,
-  provider: JsonRpcProvider,
   tx: TransactionRequest,
   options: SenderAccessOptions,
-): Promise<TransactionOutcome> {
+): ReturnType<TxSender['submit']> {
   const [, result] = await Promise.all([
     options.onSubmit?.(tx),
     sender.submit({
@@ -164,6 +151,20 @@ async function sendUnrequested(
       signal: tx.signal,
     }),
   ])
+  return result
+}
+
+/**
+ * A transaction of a run no request started: simulated, signed, resent, confirmed and reorg-watched
+ * by the key's sender as a fulfilment is; a revert (simulated or mined) fails the task.
+ */
+async function sendUnrequested(
+  sender: TxSender,
+  provider: JsonRpcProvider,
+  tx: TransactionRequest,
+  options: SenderAccessOptions,
+): Promise<TransactionOutcome> {
+  const result = await submitted(sender, tx, options)
   if (result.status !== 'mined')
     throw new FulfilmentRevertedError(
       `transaction ${result.txHash ?? '(not sent)'} to ${tx.to} reverted: ${result.reason ?? 'no reason given'}`,

@@ -8,7 +8,7 @@ import {
 } from 'ethers'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { artifact, compileContracts, fluxArtifacts, type ArtifactSet } from '../artifacts.ts'
-import { isDevChain, KNOWN_LINK_TOKENS, linkToken, needGas, send, step } from '../operator-admin.ts'
+import { chooseLinkToken, linkToken, needGas, send, step } from '../operator-admin.ts'
 import { fluxAggregatorInterface, readAggregator } from './aggregator.ts'
 
 /**
@@ -67,21 +67,9 @@ export async function deployAggregator(
     progress(`${name} at ${address}`)
     return address
   }
-  let link = options.link === undefined ? KNOWN_LINK_TOKENS[chainId] : getAddress(options.link)
-  let linkDeployed = false
-  if (link !== undefined) {
-    if ((await provider.getCode(link)) === '0x')
-      throw new FeedrunnerError(`no contract at --link ${link} on chain ${chainId}`, {
-        kind: 'bad_input',
-      })
-  } else if (options.newLink || (await isDevChain(provider, chainId))) {
-    link = await deploy('LinkToken', compileContracts(), [])
-    linkDeployed = true
-  } else
-    throw new FeedrunnerError(
-      `chain ${chainId} is not a dev chain: give --link <its LINK address>, or --new-link for a LinkToken of your own on a private network`,
-      { kind: 'bad_input' },
-    )
+  const { link, linkDeployed } = await chooseLinkToken(provider, chainId, options, () =>
+    deploy('LinkToken', compileContracts(), []),
+  )
   const aggregator = await deploy('FluxAggregator', options.artifacts ?? fluxArtifacts(progress), [
     link,
     options.paymentAmount,
