@@ -31,6 +31,7 @@ export interface KeyStatsLike {
   resent: number
   leasesLost: number
   reorgedOut: number
+  held: number
   noncesTaken: number
 }
 
@@ -199,6 +200,11 @@ senderCounter(
   'feedrunner_tx_reorged_out_total',
   'Mined transactions a reorg took away, sent again the same bytes (watched until CHAIN_FINALITY_DEPTH deep), by sender key index',
   'reorgedOut',
+)
+senderCounter(
+  'feedrunner_tx_held_total',
+  'Looks at which a transaction signed earlier was kept back because the request it answers was not on chain (a reorg took it away), by sender key index',
+  'held',
 )
 senderCounter(
   'feedrunner_tx_nonce_taken_total',

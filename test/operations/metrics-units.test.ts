@@ -172,6 +172,7 @@ describe('instrumented parts', () => {
         resent: 0,
         leasesLost: 0,
         reorgedOut: 2,
+        held: 0,
         noncesTaken: 1,
       },
       {
@@ -185,6 +186,7 @@ describe('instrumented parts', () => {
         resent: 4,
         leasesLost: 1,
         reorgedOut: 0,
+        held: 0,
         noncesTaken: 0,
       },
     ]

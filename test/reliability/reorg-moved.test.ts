@@ -108,4 +108,72 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
     ).toEqual([])
     expect(await consumer.getFunction('isFulfilled')(sent!.requestId)).toBe(true)
   }, 240_000)
+
+  it('holds the answer of a request the reorg took away until the request is back, and pays for no revert', async () => {
+    const { consumer, deployer, operator } = stack.contracts
+    const node = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
+    const operatorAddress = await operator.getAddress()
+    const responseTopic = operator.interface.getEvent('OracleResponse')!.topicHash
+    const held = () => (stack.runner?.sender?.stats() ?? []).reduce((sum, key) => sum + key.held, 0)
+    const mined = () => provider.getTransactionCount(node, 'latest')
+    const snapshot = (await provider.send('evm_snapshot', [])) as string
+    const base = await provider.getBlockNumber()
+
+    const [sent] = await sendConsumerRequests(consumer, deployer, [request])
+    const raw = (await provider.send('eth_getRawTransactionByHash', [sent!.txHash])) as string
+    const answered = async () =>
+      (
+        await provider.getLogs({
+          address: operatorAddress,
+          topics: [responseTopic, sent!.requestId],
+          fromBlock: base + 1,
+        })
+      ).length > 0
+    await waitFor('the first answer', answered, 60_000, 50)
+    const heldBefore = held()
+
+    // The reorg takes the request away with its answer, and the node looks before the request is
+    // made again: the answer's bytes have no request to answer. Sent then (a node that resends what
+    // a reorg took away at once), they are mined and revert; held, they wait for the request.
+    expect(await provider.send('evm_revert', [snapshot])).toBe(true)
+    await provider.send('anvil_dropAllTransactions', [])
+    await provider.send('evm_increaseTime', [30])
+    await provider.send('evm_mine', [])
+    const reorgedAt = await provider.getBlockNumber()
+    const minedAfterReorg = await mined()
+    await waitFor(
+      'the node to decide what to do with the answer the reorg took away',
+      async () => held() > heldBefore || (await mined()) > minedAfterReorg,
+      60_000,
+      50,
+    )
+    await provider.send('eth_sendRawTransaction', [raw])
+
+    await waitFor('the answer in the new chain', answered, 90_000, 100)
+    await waitFor(
+      'the node key idle',
+      async () =>
+        Number(await provider.send('eth_getTransactionCount', [node, 'pending'])) ===
+        (await mined()),
+      60_000,
+      100,
+    )
+    for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
+    const reverted: string[] = []
+    for (let number = reorgedAt; number <= (await provider.getBlockNumber()); number++) {
+      const block = await provider.getBlock(number, true)
+      for (const tx of block?.prefetchedTransactions ?? []) {
+        if (tx.from.toLowerCase() !== node.toLowerCase()) continue
+        if ((await provider.getTransactionReceipt(tx.hash))?.status !== 1) reverted.push(tx.hash)
+      }
+    }
+    const responses = await provider.getLogs({
+      address: operatorAddress,
+      topics: [responseTopic, sent!.requestId],
+      fromBlock: reorgedAt,
+    })
+    expect(responses).toHaveLength(1)
+    expect(reverted).toEqual([])
+    expect(held()).toBeGreaterThan(heldBefore)
+  }, 240_000)
 })

@@ -91,8 +91,10 @@ export class KeySender {
     })
     this.confirmer = new Confirmer(this.address, node, settings, {
       bump: async (entry, current) => {
-        if (!(await guard.withdrawnIfRefused(entry, 'a stalled transaction was to be bumped')))
+        if (await guard.mayGo(entry, 'a stalled transaction was to be bumped'))
           await bump(entry, current)
+        // Held for its request (or filled): looked at again a bump's wait later, not every block.
+        else entry.sentAtBlock = current.number
       },
       fillHoles: (current, latest) => this.fillers.fillHoles(current, latest),
       // What the node answers does not matter here: the receipts tell, and a bump follows a stall.

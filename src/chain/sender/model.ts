@@ -43,6 +43,8 @@ export interface KeyCounters {
   leasesLost: number
   /** Mined transactions a reorg took away, sent again (CHAIN_FINALITY_DEPTH). */
   reorgedOut: number
+  /** Looks at which a transaction was kept back because the request it answers was not on chain. */
+  held: number
   /** Nonces of the key spent by a transaction this installation did not record: its job went again. */
   noncesTaken: number
 }
@@ -57,6 +59,7 @@ export function zeroKeyCounters(): KeyCounters {
     resent: 0,
     leasesLost: 0,
     reorgedOut: 0,
+    held: 0,
     noncesTaken: 0,
   }
 }

@@ -116,6 +116,8 @@ export interface KeyStats {
   leasesLost: number
   /** Mined transactions a reorg took away, sent again. */
   reorgedOut: number
+  /** Looks at which a transaction was kept back because the request it answers was not on chain. */
+  held: number
   /** Nonces spent by a transaction this installation did not record (the key used elsewhere). */
   noncesTaken: number
 }
