@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import redisErrors from 'redis-errors'
 
 /**
  * The one failure model of feedrunner. Every error the project throws is a `FeedrunnerError` (or a
@@ -157,6 +158,22 @@ export function redisReplyCode(error: unknown): string | undefined {
   return undefined
 }
 
+/**
+ * ioredis's own errors for a command its connection could not carry: aborted as the connection
+ * closed under it (a restart, a failover), its retries run out (both AbortError, from the error
+ * library ioredis uses), or refused while no connection stands. The last two are plain Errors, told
+ * by the exact messages ioredis gives them (it has no class or code for them).
+ */
+const IOREDIS_NO_CONNECTION_MESSAGES = new Set([
+  'Connection is closed.',
+  "Stream isn't writeable and enableOfflineQueue options is false",
+])
+
+export function isRedisConnectionLoss(error: object): boolean {
+  if (error instanceof redisErrors.AbortError) return true
+  return error instanceof Error && IOREDIS_NO_CONNECTION_MESSAGES.has(error.message)
+}
+
 function foreignKind(error: unknown): ErrorKind | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const { code, name } = error as { code?: unknown; name?: unknown }
@@ -164,6 +181,7 @@ function foreignKind(error: unknown): ErrorKind | undefined {
     return 'timeout'
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return 'unavailable'
   if (REDIS_NOT_NOW_CODES.has(replyCodeOf(error) ?? '')) return 'unavailable'
+  if (isRedisConnectionLoss(error)) return 'unavailable'
   return undefined
 }
 

@@ -1,7 +1,12 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { closeHandler } from 'ioredis/built/redis/event_handler.js'
 import { reasonOf, type Refusal } from '../config/dependency-health.ts'
-import { errorKindOf, FeedrunnerError, redisReplyCode } from '../config/errors.ts'
+import {
+  errorKindOf,
+  FeedrunnerError,
+  isRedisConnectionLoss,
+  redisReplyCode,
+} from '../config/errors.ts'
 import { endpointOf } from '../config/settings.ts'
 
 /**
@@ -116,9 +121,6 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   'ENOTFOUND',
 ])
 
-const CONNECTION_GONE =
-  /Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|Connection is closed|MaxRetriesPerRequest|ETIMEDOUT|connect/i
-
 /**
  * True when the error says Redis could not be reached, or answered that it cannot take commands now
  * (full, read-only, loading: an error reply of a kind errorKindOf calls `unavailable`), as opposed to
@@ -130,8 +132,7 @@ export function isRedisUnavailable(error: unknown): boolean {
   for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; depth++) {
     const code = (at as NodeJS.ErrnoException).code
     if (code !== undefined && UNREACHABLE_CODES.has(code)) return true
-    // ioredis's own errors for a connection that is gone carry no code, only these words.
-    if (CONNECTION_GONE.test(at.message)) return true
+    if (isRedisConnectionLoss(at)) return true
     at = at.cause
   }
   return false

@@ -88,6 +88,41 @@ describe('Redis refusing commands for now', () => {
     }
   })
 
+  it('a connection lost under a command: unavailable and retryable, by what ioredis makes of it', async () => {
+    const redis = await connect(primary!.url)
+    const id = String(await redis.client('ID'))
+    // Redis answers the kill, then closes the connection: ioredis aborts what the pipeline had left.
+    const answers = await redis
+      .pipeline()
+      .ping()
+      .client('KILL', 'ID', id, 'SKIPME', 'no')
+      .ping()
+      .ping()
+      .exec()
+    const aborted = (answers ?? []).flatMap(([error]) => (error ? [error] : []))
+    expect(aborted.length).toBeGreaterThan(0)
+    const closedByHand = createRedisConnection(primary!.url, 'client')
+    opened.push(closedByHand)
+    await untilReady(closedByHand)
+    closedByHand.disconnect()
+    const closed = await refusal(closedByHand.get('refusals:key'))
+    for (const error of [...aborted, closed]) {
+      expect(errorKindOf(error), error.message).toBe('unavailable')
+      expect(isRetryable(error)).toBe(true)
+      // Also behind the error that says where it happened (a run's task, the sender's write).
+      expect(isRedisUnavailable(withContext('task submit_tx', error))).toBe(true)
+      expect(errorKindOf(withContext('task submit_tx', error))).toBe('unavailable')
+    }
+    // Told by what the error is, not by words: a bridge's failure that says "connect" is not Redis.
+    for (const words of [
+      'bridge: could not connect to the adapter',
+      'Command aborted due to connection close',
+    ]) {
+      expect(isRedisUnavailable(new Error(words))).toBe(false)
+      expect(errorKindOf(new Error(words))).toBe('internal')
+    }
+  })
+
   it('a Redis full for a while is one outage: down once, back once its writes pass again', async () => {
     const lines: Array<{ level: string; state?: unknown; message: string }> = []
     const at = (level: string) => (fields: Record<string, unknown>, message: string) =>

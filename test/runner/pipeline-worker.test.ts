@@ -119,6 +119,7 @@ parse -> submit`,
 
   beforeAll(async () => {
     server = await startTestServer((request, response) => {
+      if (request.url === '/answers') return sendJson(response, 200, { result: '42' })
       const [status, words] = ANSWERS[request.url ?? ''] ?? [404, 'no such route']
       sendJson(response, status, { error: { message: words } })
     })
@@ -162,6 +163,38 @@ parse -> submit`,
     expect((await runs.get(request.requestId))?.reason).toMatch(
       /^will retry: timed out after 50 ms/,
     )
+  })
+
+  it('hands a run back when Redis went away under its transaction (ioredis aborted the write)', async () => {
+    const request = requestFor(jobs.send)
+    // The sender's write on a connection Redis closes under it: ioredis's own AbortError, as in a
+    // failover or a restart, with no words of ours around it.
+    const writeLost: ChainAccess = {
+      sendTransaction: async () => {
+        const connection = new Redis(testRedisUrl())
+        try {
+          const id = String(await connection.client('ID'))
+          const answers = await connection
+            .pipeline()
+            .client('KILL', 'ID', id, 'SKIPME', 'no')
+            .set(`${prefix}:tx`, '1')
+            .exec()
+          throw answers?.find(([error]) => error)?.[0] ?? new Error('Redis did not close')
+        } finally {
+          connection.disconnect()
+        }
+      },
+      call: () => Promise.reject(new Error('not called')),
+    }
+    const failure = await runRequest(request, options('/answers', false, writeLost)).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect((failure as FeedrunnerError).kind).toBe('unavailable')
+    expect((failure as FeedrunnerError).retryable).toBe(true)
+    const run = await runs.get(request.requestId)
+    expect(run?.state).toBe('running')
+    expect(run?.reason).toMatch(/^will retry: Command aborted due to connection close/)
   })
 
   it('errors a run at once when the bridge failed for good, even if its words say "timed out"', async () => {
