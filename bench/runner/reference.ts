@@ -4,7 +4,8 @@
  * compiled contracts, so each of its processes runs the reference's code as that commit shipped it
  * (seeded with this checkout's build where that is the same files: seedFromThisBuild).
  * Its node_modules is this checkout's, linked, when the two lockfiles are the same (an install is a
- * minute or two of this machine's CPU); otherwise `npm ci` installs the reference's own.
+ * minute or two of this machine's CPU); otherwise `npm install` installs the reference's own, as its
+ * lockfile says (`npm ci` refuses a lockfile without other platforms' optional packages, as .ci/run notes).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import {
@@ -159,9 +160,9 @@ async function installDependencies(dir: string, build: BuildStep): Promise<void>
     if (AGAINST_REUSE_BUILD) await seedFromThisBuild(dir)
     await build.run(process.execPath, [join(dir, 'bin/build.js')], dir)
   } else {
-    // `npm ci` runs the reference's own `prepare` (its build) as it installs.
-    step('--against: the lockfiles differ; npm ci in the reference (a minute or two)')
-    await build.run(npm, ['ci', '--no-audit', '--no-fund'], dir)
+    // The install runs the reference's own `prepare` (its build).
+    step('--against: the lockfiles differ; npm install in the reference (a minute or two)')
+    await build.run(npm, ['install', '--no-audit', '--no-fund'], dir)
   }
   if (!existsSync(join(dir, 'dist/dev/deploy.js')))
     throw new Error(
