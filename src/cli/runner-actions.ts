@@ -77,6 +77,7 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
       prefix: settings.QUEUE_PREFIX,
       operatorToken: settings.RUNS_API_TOKEN,
       maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
+      maxCallsPerMinute: settings.RUNS_API_MAX_CALLS_PER_MINUTE,
       now: () => clock.now(),
     }),
   )

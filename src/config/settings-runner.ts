@@ -20,6 +20,12 @@ export const runnerSettings = {
     description:
       "The largest body POST /v2/jobs/<externalJobID>/runs takes (the run's $(jobRun.requestBody)); a larger one is refused with 413 before it is read whole.",
   }),
+  RUNS_API_MAX_CALLS_PER_MINUTE: withDefault(positiveInt, 600, {
+    group: 'chain',
+    unit: 'calls',
+    description:
+      "Calls of POST /v2/jobs/<externalJobID>/runs each caller (an external initiator, or the operator token) may make in any minute, by Redis's clock; past it a call is refused with 429 and Retry-After before its body is read, and costs no run.",
+  }),
   RUNNER_CONCURRENCY: withDefault(positiveInt, 64, {
     group: 'chain',
     unit: 'requests',

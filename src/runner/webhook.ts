@@ -2,6 +2,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Queue } from 'bullmq'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { takeCall } from './call-rate.ts'
 import { callBase, callRunId, type CallPayload } from './calls.ts'
 import { initiatorOf } from './initiators.ts'
 import type { JobRegistry, LoadedJob } from './job-registry.ts'
@@ -22,6 +23,8 @@ export interface RunsRouteOptions {
   operatorToken?: string
   /** RUNS_API_MAX_BODY_BYTES. */
   maxBodyBytes: number
+  /** RUNS_API_MAX_CALLS_PER_MINUTE, per caller. */
+  maxCallsPerMinute: number
   /** Redis's time (ms), to stamp the run's queue job as a request's is stamped. */
   now: () => number | undefined
 }
@@ -52,7 +55,8 @@ const targets = new WeakMap<FastifyRequest, Target>()
  * `X-Chainlink-EA-AccessKey` / `X-Chainlink-EA-Secret`), or the operator's `Authorization: Bearer`
  * token; any other call costs no run. A body over RUNS_API_MAX_BODY_BYTES is refused (413) as its
  * length says so, or as soon as it streams past it. The same body twice is two runs, unless both
- * carry one `Idempotency-Key`.
+ * carry one `Idempotency-Key`. Each caller makes at most RUNS_API_MAX_CALLS_PER_MINUTE calls in any
+ * minute (429 past it, before the body is read).
  */
 export function registerRunsRoute(app: FastifyInstance, options: RunsRouteOptions): void {
   app.post<{ Params: { externalJobID: string } }>(
@@ -62,6 +66,13 @@ export function registerRunsRoute(app: FastifyInstance, options: RunsRouteOption
       onRequest: async (request, reply) => {
         const refusal = await authorise(request, options)
         if (refusal) return refuse(reply, refusal.statusCode, refusal.name, refusal.message)
+        const { caller } = targets.get(request)!
+        const { redis, prefix, maxCallsPerMinute } = options
+        const tooMany = await takeCall(redis, prefix, caller, maxCallsPerMinute)
+        if (tooMany) {
+          reply.header('retry-after', String(tooMany.retryAfterSeconds))
+          return refuse(reply, 429, 'TooManyRequests', tooMany.message)
+        }
       },
       errorHandler: (error, _request, reply) => {
         const { statusCode = 500, code } = error as { statusCode?: number; code?: string }

@@ -40,11 +40,13 @@ describe('POST /v2/jobs/<externalJobID>/runs: a webhook job run', () => {
   let base: string
   let worker: Worker
   let initiator: { accessKey: string; secret: string }
+  let registry: JobRegistry
+  const registryOf = () => registry
 
   beforeAll(async () => {
     const { job, problems } = loadJobSpec(SPEC, 'jobs/webhook.toml')
     expect(problems).toEqual([])
-    const registry = new JobRegistry([registerJob(job!)])
+    registry = new JobRegistry([registerJob(job!)])
     initiator = (await createInitiator(redis, prefix, 'my-external-initiator-1'))!
     app = Fastify()
     registerRunsRoute(app, {
@@ -53,6 +55,7 @@ describe('POST /v2/jobs/<externalJobID>/runs: a webhook job run', () => {
       prefix,
       operatorToken: TOKEN,
       maxBodyBytes: MAX_BODY,
+      maxCallsPerMinute: 100,
       now: () => Date.now(),
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
@@ -161,5 +164,54 @@ describe('POST /v2/jobs/<externalJobID>/runs: a webhook job run', () => {
       outgoing.write(Buffer.alloc(64 * 1024, 0x20))
     })
     expect(status).toBe(413)
+  })
+
+  it('each caller makes at most RUNS_API_MAX_CALLS_PER_MINUTE calls a minute: then 429, Retry-After, no run', async () => {
+    // Its own prefix: a fresh minute for the initiator and the operator, on the same jobs and queue.
+    const ratePrefix = `${prefix}-rate`
+    const limited = (await createInitiator(redis, ratePrefix, 'my-external-initiator-1'))!
+    const rateApp = Fastify()
+    registerRunsRoute(rateApp, {
+      byChain: new Map([[31337, { registry: registryOf(), requestsQueue: queue, runs }]]),
+      redis,
+      prefix: ratePrefix,
+      operatorToken: TOKEN,
+      maxBodyBytes: MAX_BODY,
+      maxCallsPerMinute: 2,
+      now: () => Date.now(),
+    })
+    await rateApp.listen({ port: 0, host: '127.0.0.1' })
+    try {
+      const rateBase = `http://127.0.0.1:${(rateApp.server.address() as { port: number }).port}`
+      const call = (headers: Record<string, string>) =>
+        fetch(`${rateBase}/v2/jobs/${JOB_ID}/runs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ data: { result: 1 } }),
+        })
+      const asLimited = {
+        'X-Chainlink-EA-AccessKey': limited.accessKey,
+        'X-Chainlink-EA-Secret': limited.secret,
+      }
+      expect((await call(asLimited)).status).toBe(200)
+      expect((await call(asLimited)).status).toBe(200)
+      const before = await jobsInQueue()
+      const refused = await call(asLimited)
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(await refused.json()).toMatchObject({
+        status: 'errored',
+        statusCode: 429,
+        error: {
+          name: 'TooManyRequests',
+          message: expect.stringContaining('RUNS_API_MAX_CALLS_PER_MINUTE (2)'),
+        },
+      })
+      expect(await jobsInQueue()).toBe(before)
+      // Another caller has a minute of its own.
+      expect((await call({ authorization: `Bearer ${TOKEN}` })).status).toBe(200)
+    } finally {
+      await rateApp.close()
+    }
   })
 })
