@@ -8,6 +8,7 @@ import {
   type Settings,
 } from '../config/settings.ts'
 import type { Connections } from '../queue/connections.ts'
+import type { ChainRuns } from '../runner/webhook.ts'
 import { announce } from './announce.ts'
 import type { Served } from './exposure.ts'
 import {
@@ -40,6 +41,11 @@ export interface ProcessContext {
   settings: Settings
   logger: Logger
   connections: Connections
+  /**
+   * `feedrunner start` with a runner: the webhook runs endpoint is on the adapter's port, which listens
+   * before the runner starts; the runner part puts its chains here once it runs.
+   */
+  webhookRunners?: { byChain?: ReadonlyMap<number, ChainRuns> }
 }
 
 export type StartPart = (context: ProcessContext) => Promise<RunningPart>
@@ -109,15 +115,31 @@ async function adapterPart({
   settings,
   logger,
   connections,
+  webhookRunners,
 }: ProcessContext): Promise<RunningPart> {
   const { startAdapter } = await adapterModule()
   const adapterLogger = logger.child({ part: 'adapter' })
   const { mountOperations } = await dashboardModule()
+  const runsRoute = webhookRunners && (await import('../runner/webhook.ts')).registerRunsRoute
   const adapter = await startAdapter({
     settings,
     logger: adapterLogger,
     connections,
-    mount: (api, bind) => mountOperations(api, settings, adapterLogger, connections, bind),
+    mount: (api, bind) => {
+      if (runsRoute && webhookRunners) {
+        const clock = connections.clock(settings.QUEUE_PREFIX)
+        runsRoute(api, {
+          runners: () => webhookRunners.byChain,
+          redis: connections.redis('worker', 'runs endpoint'),
+          prefix: settings.QUEUE_PREFIX,
+          operatorToken: settings.RUNS_API_TOKEN,
+          maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
+          maxCallsPerMinute: settings.RUNS_API_MAX_CALLS_PER_MINUTE,
+          now: () => clock.now(),
+        })
+      }
+      return mountOperations(api, settings, adapterLogger, connections, bind)
+    },
   })
   announce(
     logger,
@@ -214,7 +236,12 @@ async function run(
   const connections = new (await connectionsModule()).Connections(settings, logger)
   let parts: RunningPart[]
   try {
-    parts = await startParts({ settings, logger, connections })
+    parts = await startParts({
+      settings,
+      logger,
+      connections,
+      ...(runsRunner ? { webhookRunners: {} } : {}),
+    })
   } catch (error) {
     console.error(`feedrunner ${name} could not start: ${startFailure(error, settings)}`)
     await connections.close()

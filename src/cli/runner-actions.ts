@@ -20,6 +20,7 @@ export async function runnerStartPart({
   settings,
   logger,
   connections,
+  webhookRunners,
 }: ProcessContext): Promise<RunningPart> {
   if (!settings.RPC_URL && !settings.CHAINS_FILE) {
     logger.warn('RPC_URL and CHAINS_FILE not set: this process runs no runner')
@@ -29,6 +30,8 @@ export async function runnerStartPart({
     connections,
   })
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
+  // The adapter's port carries the runs endpoint of webhook jobs; it answers from here on.
+  if (webhookRunners) webhookRunners.byChain = runner.byChain
   // Host and port only: an RPC URL's path often carries an API key.
   announce(
     logger,
@@ -72,7 +75,7 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   const clock = connections.clock(settings.QUEUE_PREFIX)
   const operations = await startOperationsPort(settings, logger, (app) =>
     registerRunsRoute(app, {
-      byChain: runner.byChain,
+      runners: () => runner.byChain,
       redis: connections.redis('worker', 'runs endpoint'),
       prefix: settings.QUEUE_PREFIX,
       operatorToken: settings.RUNS_API_TOKEN,

@@ -15,8 +15,15 @@ export interface ChainRuns {
   runs: RunStore
 }
 
+/**
+ * The chains whose webhook jobs the endpoint serves. In `feedrunner start` the adapter's server (which
+ * carries the endpoint) listens before the runner has started, so the runner is found when a call
+ * comes: undefined until then, and the call is refused with 503.
+ */
+export type RunnersOf = () => ReadonlyMap<number, ChainRuns> | undefined
+
 export interface RunsRouteOptions {
-  byChain: ReadonlyMap<number, ChainRuns>
+  runners: RunnersOf
   redis: Redis
   prefix: string
   /** RUNS_API_TOKEN: the operator's bearer token; undefined: only external initiators. */
@@ -130,7 +137,14 @@ async function authorise(
   options: RunsRouteOptions,
 ): Promise<{ statusCode: number; name: string; message: string } | undefined> {
   const { externalJobID } = request.params as { externalJobID: string }
-  const found = webhookJob(options.byChain, externalJobID.toLowerCase())
+  const byChain = options.runners()
+  if (!byChain)
+    return {
+      statusCode: 503,
+      name: 'Unavailable',
+      message: "this process's runner has not started yet: try again in a few seconds",
+    }
+  const found = webhookJob(byChain, externalJobID.toLowerCase())
   if (!found)
     return {
       statusCode: 404,

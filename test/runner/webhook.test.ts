@@ -50,7 +50,7 @@ describe('POST /v2/jobs/<externalJobID>/runs: a webhook job run', () => {
     initiator = (await createInitiator(redis, prefix, 'my-external-initiator-1'))!
     app = Fastify()
     registerRunsRoute(app, {
-      byChain: new Map([[31337, { registry, requestsQueue: queue, runs }]]),
+      runners: () => new Map([[31337, { registry, requestsQueue: queue, runs }]]),
       redis,
       prefix,
       operatorToken: TOKEN,
@@ -172,7 +172,7 @@ describe('POST /v2/jobs/<externalJobID>/runs: a webhook job run', () => {
     const limited = (await createInitiator(redis, ratePrefix, 'my-external-initiator-1'))!
     const rateApp = Fastify()
     registerRunsRoute(rateApp, {
-      byChain: new Map([[31337, { registry: registryOf(), requestsQueue: queue, runs }]]),
+      runners: () => new Map([[31337, { registry: registryOf(), requestsQueue: queue, runs }]]),
       redis,
       prefix: ratePrefix,
       operatorToken: TOKEN,
