@@ -24,7 +24,7 @@ import {
   type RecoveryParts,
 } from './recovery/index.ts'
 import { startWorkPart, type WorkPart } from './work-part.ts'
-import { keepCronSchedules } from './ticks.ts'
+import { keepCronSchedules, syncCronSchedules } from './ticks.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
 export type { RunnerOptions } from './runner-options.ts'
@@ -157,9 +157,11 @@ async function startRunnerParts(
     options.chainId,
     log,
   )
+  const restoreSchedules = () =>
+    syncCronSchedules(held.requestsQueue, options.registry, options.chainId, log)
   const recovery = (parts.recovery = recoveryOf(
     options,
-    { redis, provider, log },
+    { redis, provider, log, restoreSchedules },
     parts.work?.sender,
   ))
   await recovery.adopt()
@@ -288,7 +290,7 @@ function withChainReads(options: RunnerOptions, provider: JsonRpcProvider): Runn
  */
 function recoveryOf(
   options: RunnerOptions,
-  parts: Pick<RecoveryParts, 'redis' | 'provider' | 'log'>,
+  parts: Pick<RecoveryParts, 'redis' | 'provider' | 'log' | 'restoreSchedules'>,
   sender: TxSender | undefined,
 ): Recovery {
   return createRecovery({
