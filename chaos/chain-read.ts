@@ -139,6 +139,7 @@ interface FullBlock {
   transactions: Array<{
     hash: string
     from: string
+    to: string | null
     nonce: string
     input: string
     transactionIndex: string
@@ -156,7 +157,13 @@ interface FullBlock {
 export async function readBlocks(
   anvilUrl: string,
   nodeAddresses: readonly string[],
-): Promise<{ raw: number[]; unwarped: number[]; fulfilments: MinedFulfilment[] }> {
+  pushed?: string,
+): Promise<{
+  raw: number[]
+  unwarped: number[]
+  fulfilments: MinedFulfilment[]
+  pushes: MinedPush[]
+}> {
   const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
   const calls = Array.from({ length: head + 1 }, (_, number): RpcCall => [
     'eth_getBlockByNumber',
@@ -176,17 +183,53 @@ export async function readBlocks(
       return [{ ...call, hash: tx.hash.toLowerCase(), ...sender, ...where }]
     }),
   )
+  const pushing = pushesTo(blocks, keys, pushed)
   const fates = await fatesOf(
     anvilUrl,
-    found.map((tx) => tx.hash),
+    [...found, ...pushing].map((tx) => tx.hash),
   )
-  const fulfilments = found.map((tx) => {
+  const withFate = <T extends { hash: string; block: number }>(tx: T) => {
     const fate = fates.get(tx.hash)
     if (!fate) throw new Error(`anvil has no receipt for ${tx.hash}, mined in block ${tx.block}`)
     return { ...tx, reverted: fate.reverted }
-  })
+  }
   const stamps = blocks.map((block) => Number(block.timestamp))
-  return { raw: stamps, unwarped: unwarp(stamps), fulfilments }
+  return {
+    raw: stamps,
+    unwarped: unwarp(stamps),
+    fulfilments: found.map(withFate),
+    pushes: pushing.map(withFate),
+  }
+}
+
+/** A cron tick's write (PushedValue's push) from a node key, as the chain mined it. */
+export interface MinedPush {
+  tick: number
+  hash: string
+  from: string
+  nonce: number
+  block: number
+  reverted: boolean
+}
+
+const PUSH = new Interface(['function push(int256 answer, uint256 tick)'])
+
+/** Every transaction from a node key to `pushed` that calls push, with the tick it writes. */
+function pushesTo(
+  blocks: readonly FullBlock[],
+  keys: ReadonlySet<string>,
+  pushed: string | undefined,
+): Omit<MinedPush, 'reverted'>[] {
+  if (pushed === undefined) return []
+  return blocks.flatMap((block, number) =>
+    block.transactions.flatMap((tx) => {
+      if (!keys.has(tx.from.toLowerCase()) || tx.to?.toLowerCase() !== pushed) return []
+      const call = PUSH.parseTransaction({ data: tx.input })
+      if (call?.name !== 'push') return []
+      const sender = { from: tx.from.toLowerCase(), nonce: Number(tx.nonce) }
+      return [{ tick: Number(call.args[1]), hash: tx.hash.toLowerCase(), ...sender, block: number }]
+    }),
+  )
 }
 
 /** A jump is a gap longer than this between consecutive blocks. */

@@ -31,7 +31,14 @@ export interface SentRequests {
 /** What the chain, the proxy and Redis hold; the harness adds what it did (faults, stops). */
 export type Collected = Omit<
   History,
-  'stops' | 'startFailures' | 'gone' | 'faults' | 'lockMs' | 'startedAt' | 'stoppedAt'
+  | 'stops'
+  | 'startFailures'
+  | 'gone'
+  | 'faults'
+  | 'lockMs'
+  | 'startedAt'
+  | 'stoppedAt'
+  | 'cronEveryMs'
 >
 
 /** Reads the history of a schedule from the chain, the proxy's broadcasts and the run records. */
@@ -40,7 +47,7 @@ export async function collectHistory(stack: ChaosStack, sent: SentRequests): Pro
   const { operator, consumer } = stack.contracts.addresses
   const [logs, blocks] = await Promise.all([
     readOperatorLogs(anvilUrl, operator, consumer),
-    readBlocks(anvilUrl, stack.nodeAddresses),
+    readBlocks(anvilUrl, stack.nodeAddresses, stack.pushed),
   ])
   const timeOf = (block: number) => blocks.unwarped[block] ?? Number.NaN
   const requests: RequestFact[] = logs.requests.map((log) => {
@@ -79,6 +86,7 @@ export async function collectHistory(stack: ChaosStack, sent: SentRequests): Pro
     responses: logs.responses.map(outcome),
     fulfilments: withSendHeads(blocks.fulfilments, signed),
     cancels: logs.cancels.map(outcome),
+    pushes: blocks.pushes,
     values: logs.values,
     signed,
     keys: await keyStates(anvilUrl, stack.nodeAddresses),

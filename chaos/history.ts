@@ -19,6 +19,13 @@ export interface History {
   fulfilments: FulfilmentFact[]
   /** CancelOracleRequest logs of the canonical chain. */
   cancels: OutcomeFact[]
+  /**
+   * Every transaction of the canonical chain from a node key that writes a cron tick (PushedValue's
+   * push), succeeded or reverted, when the schedule ran a cron job.
+   */
+  pushes: PushFact[]
+  /** The schedule's cron job's period, when it ran one. */
+  cronEveryMs?: number
   /** The value the consumer stored, by request id. */
   values: ReadonlyMap<string, bigint>
   /** Every raw transaction a runner sent through the RPC proxy, decoded. */
@@ -74,6 +81,17 @@ export interface FulfilmentFact {
    * proxy never saw it.
    */
   sentAtHead?: number
+}
+
+/** A cron tick's write as the chain mined it. */
+export interface PushFact {
+  /** The tick it writes (epoch ms, by Redis's clock, as the runner claimed it). */
+  tick: number
+  hash: string
+  from: string
+  nonce: number
+  block: number
+  reverted: boolean
 }
 
 /** A fault, in the harness's epoch milliseconds. */
@@ -168,6 +186,9 @@ export type InvariantName =
   | 'one-fulfilment-per-nonce'
   | 'no-nonce-gap'
   | 'records-agree'
+  | 'one-push-per-tick'
+  | 'push-reverted'
+  | 'cron-live'
   | 'sigterm-exit'
   | 'process-died'
   | 'restarts'

@@ -1,6 +1,7 @@
 import type { History, OutcomeFact, RequestFact, RunFact, Violation } from './history.ts'
 import { describeRequest, oneFulfilmentEach } from './fulfilments.ts'
 import { livenessOf } from './liveness.ts'
+import { cronInvariants } from './pushes.ts'
 
 /**
  * The invariants a schedule must leave true, each read from the history alone (the chain's blocks,
@@ -16,6 +17,7 @@ export function checkInvariants(history: History): Violation[] {
     ...noNonceGap(history),
     ...recordsAgree(history),
     ...processesBehaved(history),
+    ...cronInvariants(history),
   ]
 }
 

@@ -44,7 +44,7 @@ export function describeSchedule(schedule: Schedule): string[] {
   const runners = schedule.parts.filter((part) => runsRunner(part.kind)).length
   const start = schedule.parts.find((part) => part.kind === 'start')
   return [
-    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners${start ? ` (${start.name} is feedrunner start)` : ''}, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
+    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners${start ? ` (${start.name} is feedrunner start)` : ''}, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}${schedule.cron ? `, a cron job @every ${schedule.cron.everyMs / 1_000}s` : ''}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
     `  faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
   ]
 }
@@ -73,8 +73,9 @@ export function describeResult(result: ScheduleResult): string[] {
       records.set(run?.state ?? 'none', (records.get(run?.state ?? 'none') ?? 0) + 1)
     lines.push(
       `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
-      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
+      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers${history.cronEveryMs === undefined ? '' : ', cron writes'}), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
       ...describeMined(history),
+      ...describeCron(history),
       ...describeLiveness(history),
     )
   }
@@ -113,6 +114,16 @@ function describeLiveness(history: History): string[] {
         ({ request, outcome, why }) =>
           `    ${request.purpose} ${request.requestId.slice(0, 10)}: ${outcome === 'excused' ? 'excused' : 'NOT excused'}, ${why ?? 'open with no final run record'}`,
       ),
+  ]
+}
+
+/** The cron job's writes the chain mined, when the schedule ran one. */
+function describeCron(history: History): string[] {
+  if (history.cronEveryMs === undefined) return []
+  const ticks = new Set(history.pushes.map((push) => push.tick)).size
+  const reverted = history.pushes.filter((push) => push.reverted).length
+  return [
+    `  cron: ${history.pushes.length} tick writes mined for ${ticks} ticks, ${reverted} of them reverted`,
   ]
 }
 

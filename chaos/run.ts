@@ -4,6 +4,7 @@ import { collectHistory, type Collected } from './collect.ts'
 import { restart, type RunContext } from './context.ts'
 import { runTimedFault } from './faults.ts'
 import type { History, Violation } from './history.ts'
+import { cronCaughtUp } from './pushes.ts'
 import { checkInvariants } from './invariants.ts'
 import { HEALTHY_OPEN_BOUND_MS, recoveryMs } from './liveness.ts'
 import { RequestBook } from './request-book.ts'
@@ -196,6 +197,7 @@ function historyOf(context: RunContext, collected: Collected, stoppedAt = Date.n
     faults: context.faults,
     lockMs: context.schedule.lockMs,
     startedAt: context.startedAt,
+    ...(context.schedule.cron ? { cronEveryMs: context.schedule.cron.everyMs } : {}),
   }
 }
 
@@ -212,7 +214,9 @@ async function quiesce(context: RunContext): Promise<number | undefined> {
     const unsettled = checkInvariants({ ...history, stops: [], startFailures: [] }).filter((v) =>
       SETTLING.has(v.invariant),
     )
-    if (unsettled.length === 0) {
+    // A schedule with a cron job also waits for a tick written after the faults (cron-live).
+    const cronWaits = history.cronEveryMs !== undefined && !cronCaughtUp(history, Date.now())
+    if (unsettled.length === 0 && !cronWaits) {
       const afterMs = Date.now() - began
       context.note(`settled ${(afterMs / 1000).toFixed(1)} s after the faults`)
       return afterMs

@@ -24,6 +24,11 @@ export interface Schedule {
   admission: AdmissionPlan
   requests: RequestPlan[]
   faults: FaultPlan[]
+  /**
+   * A cron job writing each tick to a PushedValue beside the requests, through the same keys, when
+   * set: its period. Drawn from a stream of its own, so the rest of a seed's schedule stays as it was.
+   */
+  cron?: { everyMs: number }
 }
 
 /** REQUESTER_MAX_CONCURRENT_RUNS and REQUESTER_MAX_REQUESTS_PER_MINUTE of every runner. */
@@ -131,8 +136,13 @@ export function scheduleOf(seed: number): Schedule {
     ...requestersOf(root.fork('requesters'), requests, faults),
     requests,
     faults,
+    ...(root.fork('cron').chance(CRON_SHARE) ? { cron: { everyMs: CRON_EVERY_MS } } : {}),
   }
 }
+
+/** The share of schedules with a cron job beside their requests, and its period. */
+const CRON_SHARE = 0.5
+const CRON_EVERY_MS = 2_000
 
 /** The share of the requests the busiest requester makes; the others share the rest evenly. */
 const BUSIEST_SHARE = 0.6

@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
+import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Wallet, type Contract } from 'ethers'
+import { ContractFactory, Wallet, type Contract } from 'ethers'
 import { parse as parseToml } from 'smol-toml'
+import { artifact } from '../src/chain/artifacts.ts'
 import { allFamilyUrls } from '../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { deployDevContracts, deployFeedConsumer, type DevContracts } from '../src/dev/deploy.ts'
@@ -30,6 +32,8 @@ export interface ChaosStack {
   readonly wallet: HarnessWallet
   readonly externalJobId: string
   readonly nodeAddresses: readonly string[]
+  /** The PushedValue the schedule's cron job writes each tick to, when it has one. */
+  readonly pushed?: string
   /** SIGTERM to every process still running (runners first), each timed. */
   stopParts(): Promise<StopOutcome[]>
   /** Everything else: proxies, anvil, Redis (after stopParts, or by SIGKILL if parts remain). */
@@ -64,6 +68,10 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
     const contracts = await deployDevContracts(anvil.rpcUrl, { nodeKeys })
     cleanups.push(async () => contracts.provider.destroy())
     const consumers = [contracts.consumer, ...(await moreConsumers(contracts, schedule.requesters))]
+    const nodeAddresses = nodeKeys.map((key) => new Wallet(key).address)
+    const pushed = schedule.cron && (await deployPushedValue(contracts, nodeAddresses))
+    const jobsDir = pushed && schedule.cron ? cronJobsDir(pushed, schedule.cron.everyMs) : JOBS_DIR
+    if (jobsDir !== JOBS_DIR) cleanups.push(async () => rmSync(jobsDir, { recursive: true }))
     await resumeMining(anvil.rpcUrl, schedule.blockTimeSeconds)
     const rpcProxy = await startRpcProxy(anvil.rpcUrl)
     cleanups.push(() => rpcProxy.close())
@@ -74,6 +82,7 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
       nodeKeys,
       lockMs: schedule.lockMs,
       admission: schedule.admission,
+      jobsDir,
     })
     const stopParts = () => stopAll([...parts.values()])
     cleanups.push(() => stopAll([...parts.values()], 'SIGKILL'))
@@ -91,7 +100,8 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
       parts,
       wallet,
       externalJobId: gameOddsJobId(),
-      nodeAddresses: nodeKeys.map((key) => new Wallet(key).address),
+      nodeAddresses,
+      ...(pushed ? { pushed } : {}),
       stopParts,
       stop: cleanup,
     }
@@ -111,7 +121,43 @@ async function moreConsumers(contracts: DevContracts, requesters: number): Promi
   return deployed
 }
 
+/** The project's PushedValue, its writers the node keys, deployed while the chain automines. */
+async function deployPushedValue(contracts: DevContracts, writers: readonly string[]) {
+  const compiled = artifact(contracts.artifacts, 'PushedValue')
+  const factory = new ContractFactory(compiled.abi as never, compiled.bytecode, contracts.deployer)
+  const deployed = await (await factory.deploy(2, 'chaos cron', [...writers])).waitForDeployment()
+  return (await deployed.getAddress()).toLowerCase()
+}
+
+/** The externalJobID of the schedule's cron job. */
+export const CRON_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c99'
+
+/**
+ * The shipped jobs and a cron job that writes each tick, and which tick it is, to `pushed`: a folder
+ * of the schedule's own (removed with the stack).
+ */
+function cronJobsDir(pushed: string, everyMs: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'feedrunner-chaos-jobs-'))
+  cpSync(JOBS_DIR, dir, { recursive: true })
+  writeFileSync(
+    join(dir, 'chaos-cron.toml'),
+    `type = "cron"
+schemaVersion = 1
+name = "chaos cron"
+externalJobID = "${CRON_JOB_ID}"
+schedule = "@every ${everyMs / 1_000}s"
+observationSource = """
+  encode [type="ethabiencode" abi="push(int256 answer, uint256 tick)" data="{\\\\"answer\\\\": 4200, \\\\"tick\\\\": $(jobRun.meta.cron.tick)}"]
+  submit [type="ethtx" to="${pushed}" data="$(encode)"]
+  encode -> submit
+"""
+`,
+  )
+  return dir
+}
+
 interface Wiring {
+  jobsDir: string
   redisUrl: string
   rpcUrl: string
   nodeKeys: readonly string[]
@@ -130,7 +176,7 @@ async function partsOf(plans: readonly PartPlan[], wiring: Wiring): Promise<Map<
     QUEUE_PREFIX,
     ...allFamilyUrls(`http://127.0.0.1:${feedPort}`),
     FEED_API_KEY: feedKey,
-    JOBS_DIR,
+    JOBS_DIR: wiring.jobsDir,
     LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',
     // Several processes on one host: no fixed operations or metrics ports.

@@ -94,6 +94,7 @@ export async function cleanHistory(): Promise<History> {
     ],
     fulfilments: withSendHeads([mined(txA, 5), mined(txB, 6)], [txA, txB]),
     cancels: [],
+    pushes: [],
     values: new Map([
       [A, 160n],
       [B, 525n],
