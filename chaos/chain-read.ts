@@ -6,6 +6,7 @@ import {
   operatorInterface,
 } from '../src/chain/operator.ts'
 import { rpc, rpcMany, type RpcCall } from './rpc.ts'
+import { PUSHED_VALUE } from '../src/dev/pushed-value.ts'
 
 /** Both of the Operator's fulfilments: a node key calling either answers a request. */
 const fulfilmentCalls = new Interface([
@@ -212,8 +213,6 @@ export interface MinedPush {
   reverted: boolean
 }
 
-const PUSH = new Interface(['function push(int256 answer, uint256 tick)'])
-
 /** Every transaction from a node key to `pushed` that calls push, with the tick it writes. */
 function pushesTo(
   blocks: readonly FullBlock[],
@@ -224,7 +223,7 @@ function pushesTo(
   return blocks.flatMap((block, number) =>
     block.transactions.flatMap((tx) => {
       if (!keys.has(tx.from.toLowerCase()) || tx.to?.toLowerCase() !== pushed) return []
-      const call = PUSH.parseTransaction({ data: tx.input })
+      const call = PUSHED_VALUE.parseTransaction({ data: tx.input })
       if (call?.name !== 'push') return []
       const sender = { from: tx.from.toLowerCase(), nonce: Number(tx.nonce) }
       return [{ tick: Number(call.args[1]), hash: tx.hash.toLowerCase(), ...sender, block: number }]

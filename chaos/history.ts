@@ -1,6 +1,6 @@
 import type { ErrorKind } from '../src/config/errors.ts'
 import type { StopOutcome } from './part.ts'
-import type { KeyState } from './chain-read.ts'
+import type { KeyState, MinedPush } from './chain-read.ts'
 import type { FaultKind } from './schedule.ts'
 
 /**
@@ -83,16 +83,8 @@ export interface FulfilmentFact {
   sentAtHead?: number
 }
 
-/** A cron tick's write as the chain mined it. */
-export interface PushFact {
-  /** The tick it writes (epoch ms, by Redis's clock, as the runner claimed it). */
-  tick: number
-  hash: string
-  from: string
-  nonce: number
-  block: number
-  reverted: boolean
-}
+/** A cron tick's write as the chain mined it (its tick: epoch ms by Redis's clock, as claimed). */
+export type PushFact = MinedPush
 
 /** A fault, in the harness's epoch milliseconds. */
 export interface FaultWindow {

@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ContractFactory, Wallet, type Contract } from 'ethers'
+import { Wallet, type Contract } from 'ethers'
 import { parse as parseToml } from 'smol-toml'
-import { artifact } from '../src/chain/artifacts.ts'
 import { allFamilyUrls } from '../src/config/settings.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.ts'
 import { deployDevContracts, deployFeedConsumer, type DevContracts } from '../src/dev/deploy.ts'
 import { freePort } from '../src/dev/ports.ts'
+import { deployPushedValue, tickWriterSpec } from '../src/dev/pushed-value.ts'
 import { resumeMining } from './chain-faults.ts'
 import { Part, type StopOutcome } from './part.ts'
 import { RedisPair } from './redis-pair.ts'
@@ -69,7 +69,8 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
     cleanups.push(async () => contracts.provider.destroy())
     const consumers = [contracts.consumer, ...(await moreConsumers(contracts, schedule.requesters))]
     const nodeAddresses = nodeKeys.map((key) => new Wallet(key).address)
-    const pushed = schedule.cron && (await deployPushedValue(contracts, nodeAddresses))
+    const pushed =
+      schedule.cron && (await deployPushedValue(contracts, nodeAddresses, 'chaos cron'))
     const jobsDir = pushed && schedule.cron ? cronJobsDir(pushed, schedule.cron.everyMs) : JOBS_DIR
     if (jobsDir !== JOBS_DIR) cleanups.push(async () => rmSync(jobsDir, { recursive: true }))
     await resumeMining(anvil.rpcUrl, schedule.blockTimeSeconds)
@@ -121,14 +122,6 @@ async function moreConsumers(contracts: DevContracts, requesters: number): Promi
   return deployed
 }
 
-/** The project's PushedValue, its writers the node keys, deployed while the chain automines. */
-async function deployPushedValue(contracts: DevContracts, writers: readonly string[]) {
-  const compiled = artifact(contracts.artifacts, 'PushedValue')
-  const factory = new ContractFactory(compiled.abi as never, compiled.bytecode, contracts.deployer)
-  const deployed = await (await factory.deploy(2, 'chaos cron', [...writers])).waitForDeployment()
-  return (await deployed.getAddress()).toLowerCase()
-}
-
 /** The externalJobID of the schedule's cron job. */
 export const CRON_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c99'
 
@@ -139,20 +132,9 @@ export const CRON_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c99'
 function cronJobsDir(pushed: string, everyMs: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'feedrunner-chaos-jobs-'))
   cpSync(JOBS_DIR, dir, { recursive: true })
-  writeFileSync(
-    join(dir, 'chaos-cron.toml'),
-    `type = "cron"
-schemaVersion = 1
-name = "chaos cron"
-externalJobID = "${CRON_JOB_ID}"
-schedule = "@every ${everyMs / 1_000}s"
-observationSource = """
-  encode [type="ethabiencode" abi="push(int256 answer, uint256 tick)" data="{\\\\"answer\\\\": 4200, \\\\"tick\\\\": $(jobRun.meta.cron.tick)}"]
-  submit [type="ethtx" to="${pushed}" data="$(encode)"]
-  encode -> submit
-"""
-`,
-  )
+  const schedule = `@every ${everyMs / 1_000}s`
+  const spec = tickWriterSpec({ name: 'chaos cron', externalJobId: CRON_JOB_ID, schedule, pushed })
+  writeFileSync(join(dir, 'chaos-cron.toml'), spec)
   return dir
 }
 

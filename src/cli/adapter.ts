@@ -120,24 +120,17 @@ async function adapterPart({
   const { startAdapter } = await adapterModule()
   const adapterLogger = logger.child({ part: 'adapter' })
   const { mountOperations } = await dashboardModule()
-  const runsRoute = webhookRunners && (await import('../runner/webhook.ts')).registerRunsRoute
+  const webhook = webhookRunners && (await import('../runner/webhook.ts'))
   const adapter = await startAdapter({
     settings,
     logger: adapterLogger,
     connections,
     mount: (api, bind) => {
-      if (runsRoute && webhookRunners) {
-        const clock = connections.clock(settings.QUEUE_PREFIX)
-        runsRoute(api, {
-          runners: () => webhookRunners.byChain,
-          redis: connections.redis('worker', 'runs endpoint'),
-          prefix: settings.QUEUE_PREFIX,
-          operatorToken: settings.RUNS_API_TOKEN,
-          maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
-          maxCallsPerMinute: settings.RUNS_API_MAX_CALLS_PER_MINUTE,
-          now: () => clock.now(),
-        })
-      }
+      if (webhook && webhookRunners)
+        webhook.registerRunsRoute(
+          api,
+          webhook.runsRouteOptions(settings, connections, () => webhookRunners.byChain),
+        )
       return mountOperations(api, settings, adapterLogger, connections, bind)
     },
   })

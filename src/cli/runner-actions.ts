@@ -71,18 +71,12 @@ export async function runnerAction(options: { listen: boolean; work: boolean }):
   const jobs = watchRunnerJobs(runner, settings.JOBS_DIR, logger)
   // No adapter in this process: metrics and health get a port of their own, beside the runs endpoint
   // of webhook jobs (POST /v2/jobs/<externalJobID>/runs).
-  const { registerRunsRoute } = await import('../runner/webhook.ts')
-  const clock = connections.clock(settings.QUEUE_PREFIX)
+  const { registerRunsRoute, runsRouteOptions } = await import('../runner/webhook.ts')
   const operations = await startOperationsPort(settings, logger, (app) =>
-    registerRunsRoute(app, {
-      runners: () => runner.byChain,
-      redis: connections.redis('worker', 'runs endpoint'),
-      prefix: settings.QUEUE_PREFIX,
-      operatorToken: settings.RUNS_API_TOKEN,
-      maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
-      maxCallsPerMinute: settings.RUNS_API_MAX_CALLS_PER_MINUTE,
-      now: () => clock.now(),
-    }),
+    registerRunsRoute(
+      app,
+      runsRouteOptions(settings, connections, () => runner.byChain),
+    ),
   )
   const parts = [
     { name: 'runner', close: () => runner.stop() },

@@ -2,6 +2,8 @@ import { randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Queue } from 'bullmq'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import type { Settings } from '../config/settings.ts'
+import type { Connections } from '../queue/connections.ts'
 import { takeCall } from './call-rate.ts'
 import { callBase, callRunId, type CallPayload } from './calls.ts'
 import { initiatorOf } from './initiators.ts'
@@ -34,6 +36,24 @@ export interface RunsRouteOptions {
   maxCallsPerMinute: number
   /** Redis's time (ms), to stamp the run's queue job as a request's is stamped. */
   now: () => number | undefined
+}
+
+/** The endpoint's options as the settings give them, for a process whose runner `runners` finds. */
+export function runsRouteOptions(
+  settings: Settings,
+  connections: Connections,
+  runners: RunnersOf,
+): RunsRouteOptions {
+  const clock = connections.clock(settings.QUEUE_PREFIX)
+  return {
+    runners,
+    redis: connections.redis('worker', 'runs endpoint'),
+    prefix: settings.QUEUE_PREFIX,
+    operatorToken: settings.RUNS_API_TOKEN,
+    maxBodyBytes: settings.RUNS_API_MAX_BODY_BYTES,
+    maxCallsPerMinute: settings.RUNS_API_MAX_CALLS_PER_MINUTE,
+    now: () => clock.now(),
+  }
 }
 
 export const RUNS_PATH = '/v2/jobs/:externalJobID/runs'

@@ -1,32 +1,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Contract, ContractFactory, Interface, Wallet } from 'ethers'
+import { Wallet } from 'ethers'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { artifact } from '../../src/chain/artifacts.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
+import { deployPushedValue, tickWriterSpec, ticksWritten } from '../../src/dev/pushed-value.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { uniquePrefix } from '../support/redis.ts'
 import { startPart, stopPart, type PartProcess } from './support.ts'
 
 const EVERY_MS = 2_000
 const EXTERNAL_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c12'
-
-function cronSpec(pushed: string): string {
-  return `type = "cron"
-schemaVersion = 1
-name = "pushed-every-2s"
-externalJobID = "${EXTERNAL_JOB_ID}"
-schedule = "@every 2s"
-observationSource = """
-  encode [type="ethabiencode" abi="push(int256 answer, uint256 tick)" data="{\\\\"answer\\\\": 4200, \\\\"tick\\\\": $(jobRun.meta.cron.tick)}"]
-  submit [type="ethtx" to="${pushed}" data="$(encode)"]
-  encode -> submit
-"""
-`
-}
 
 /**
  * A cron job's schedule lives in Redis (BullMQ's job scheduler). Redis is a cache: when it loses what
@@ -37,12 +23,9 @@ observationSource = """
 describe('cron ticks after Redis lost its state', () => {
   let redis: PrivateRedis
   let stack: DevStack
-  let pushed: Contract
+  let pushed: string
   let runner: PartProcess | undefined
   let jobsDir: string
-  const events = new Interface([
-    'event ValuePushed(uint80 indexed roundId, uint256 indexed tick, int256 answer, uint256 updatedAt)',
-  ])
 
   beforeAll(async () => {
     redis = await startPrivateRedis()
@@ -52,14 +35,17 @@ describe('cron ticks after Redis lost its state', () => {
       prefix: uniquePrefix('rel-cron-loss'),
       runner: false,
     })
-    const { deployer, artifacts } = stack.contracts
-    const compiled = artifact(artifacts, 'PushedValue')
     const writer = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
-    const factory = new ContractFactory(compiled.abi as never, compiled.bytecode, deployer)
-    pushed = (await (
-      await factory.deploy(2, 'tick test', [writer])
-    ).waitForDeployment()) as unknown as Contract
-    writeFileSync(join(jobsDir, 'pushed.toml'), cronSpec(await pushed.getAddress()))
+    pushed = await deployPushedValue(stack.contracts, [writer], 'tick test')
+    writeFileSync(
+      join(jobsDir, 'pushed.toml'),
+      tickWriterSpec({
+        name: 'pushed-every-2s',
+        externalJobId: EXTERNAL_JOB_ID,
+        schedule: '@every 2s',
+        pushed,
+      }),
+    )
     runner = await startPart(
       'runner',
       { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' },
@@ -74,14 +60,7 @@ describe('cron ticks after Redis lost its state', () => {
     rmSync(jobsDir, { recursive: true, force: true })
   })
 
-  async function ticksOnChain(): Promise<number[]> {
-    const logs = await stack.contracts.provider.getLogs({
-      address: await pushed.getAddress(),
-      topics: [events.getEvent('ValuePushed')!.topicHash],
-      fromBlock: 0,
-    })
-    return logs.map((log) => Number(events.parseLog(log)!.args.tick)).sort((a, b) => a - b)
-  }
+  const ticksOnChain = () => ticksWritten(stack.contracts.provider, pushed)
 
   const untilTick = (what: string, done: (ticks: number[]) => boolean) =>
     waitFor(what, async () => done(await ticksOnChain()), 180_000, 500).catch(

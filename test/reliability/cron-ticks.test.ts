@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Contract, ContractFactory, Interface, Wallet } from 'ethers'
+import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { artifact } from '../../src/chain/artifacts.ts'
 import { waitFor } from '../../src/dev/process.ts'
+import { deployPushedValue, tickWriterSpec, ticksWritten } from '../../src/dev/pushed-value.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
@@ -16,21 +16,6 @@ const EVERY_MS = 2_000
 const TICKS = 12
 const EXTERNAL_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c11'
 
-/** A cron job writing each tick, and which tick it is, to the project's PushedValue. */
-function cronSpec(pushed: string): string {
-  return `type = "cron"
-schemaVersion = 1
-name = "pushed-every-2s"
-externalJobID = "${EXTERNAL_JOB_ID}"
-schedule = "@every 2s"
-observationSource = """
-  encode [type="ethabiencode" abi="push(int256 answer, uint256 tick)" data="{\\\\"answer\\\\": 4200, \\\\"tick\\\\": $(jobRun.meta.cron.tick)}"]
-  submit [type="ethtx" to="${pushed}" data="$(encode)"]
-  encode -> submit
-"""
-`
-}
-
 /**
  * A cron job `@every 2s` served by two runner processes sharing one Redis, then by what is left once
  * one is SIGKILLed and a third, its wall clock 120 s ahead, joins: every tick reaches the chain once
@@ -39,12 +24,9 @@ observationSource = """
  */
 describe('cron ticks: once across every runner sharing the Redis', () => {
   let stack: DevStack
-  let pushed: Contract
+  let pushed: string
   const runners: PartProcess[] = []
   let env: Record<string, string> = {}
-  const events = new Interface([
-    'event ValuePushed(uint80 indexed roundId, uint256 indexed tick, int256 answer, uint256 updatedAt)',
-  ])
 
   beforeAll(async () => {
     const jobsDir = mkdtempSync(join(tmpdir(), 'feedrunner-cron-'))
@@ -53,14 +35,17 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
       prefix: uniquePrefix('rel-cron'),
       runner: false,
     })
-    const { deployer, artifacts } = stack.contracts
-    const compiled = artifact(artifacts, 'PushedValue')
     const writer = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
-    const factory = new ContractFactory(compiled.abi as never, compiled.bytecode, deployer)
-    pushed = (await (
-      await factory.deploy(2, 'tick test', [writer])
-    ).waitForDeployment()) as unknown as Contract
-    writeFileSync(join(jobsDir, 'pushed.toml'), cronSpec(await pushed.getAddress()))
+    pushed = await deployPushedValue(stack.contracts, [writer], 'tick test')
+    writeFileSync(
+      join(jobsDir, 'pushed.toml'),
+      tickWriterSpec({
+        name: 'pushed-every-2s',
+        externalJobId: EXTERNAL_JOB_ID,
+        schedule: '@every 2s',
+        pushed,
+      }),
+    )
     env = { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' }
     // Started together: a runner's first start waits for the node's pool to drain of the senders'
     // transactions (a listener without a checkpoint), which another runner's ticks keep filling.
@@ -72,14 +57,7 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
     await stack?.stop()
   })
 
-  async function ticksOnChain(): Promise<number[]> {
-    const logs = await stack.contracts.provider.getLogs({
-      address: await pushed.getAddress(),
-      topics: [events.getEvent('ValuePushed')!.topicHash],
-      fromBlock: 0,
-    })
-    return logs.map((log) => Number(events.parseLog(log)!.args.tick)).sort((a, b) => a - b)
-  }
+  const ticksOnChain = () => ticksWritten(stack.contracts.provider, pushed)
 
   /** Until `count` ticks are on chain (runners' output in the error when they never come). */
   async function untilTicks(count: number): Promise<void> {

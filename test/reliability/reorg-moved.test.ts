@@ -45,101 +45,80 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
     await stack?.stop()
   })
 
-  it('answers the moved request once, and sends no fulfilment that the chain now refuses', async () => {
+  const node = () => new Wallet(stack.env.NODE_PRIVATE_KEY!).address
+  const mined = () => provider.getTransactionCount(node(), 'latest')
+
+  /** A snapshot, then the request made and answered: its raw transaction and its answers from then on. */
+  async function answeredRequest() {
     const { consumer, deployer, operator } = stack.contracts
-    const node = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
-    const operatorAddress = await operator.getAddress()
-    const responseTopic = operator.interface.getEvent('OracleResponse')!.topicHash
     const snapshot = (await provider.send('evm_snapshot', [])) as string
     const base = await provider.getBlockNumber()
-
     const [sent] = await sendConsumerRequests(consumer, deployer, [request])
     const raw = (await provider.send('eth_getRawTransactionByHash', [sent!.txHash])) as string
-    const answered = async () =>
-      (
-        await provider.getLogs({
-          address: operatorAddress,
-          topics: [responseTopic, sent!.requestId],
-          fromBlock: base + 1,
-        })
-      ).length > 0
+    const answers = async (fromBlock: number) =>
+      provider.getLogs({
+        address: await operator.getAddress(),
+        topics: [operator.interface.getEvent('OracleResponse')!.topicHash, sent!.requestId],
+        fromBlock,
+      })
+    const answered = async () => (await answers(base + 1)).length > 0
     await waitFor('the first answer', answered, 60_000, 50)
+    return { sent: sent!, raw, snapshot, answers, answered }
+  }
 
-    // The reorg: back to before the request, the node's answer gone with the old chain (dropped, as
-    // a node that never sees it again does), and the request made again 30 s later.
+  /** The reorg: back to before the request, the node's answer dropped with the old chain, 30 s on. */
+  async function reorgBack(snapshot: string): Promise<number> {
     expect(await provider.send('evm_revert', [snapshot])).toBe(true)
     await provider.send('anvil_dropAllTransactions', [])
     await provider.send('evm_increaseTime', [30])
     await provider.send('evm_mine', [])
-    const reorgedAt = await provider.getBlockNumber()
-    await provider.send('eth_sendRawTransaction', [raw])
-    expect(await answered()).toBe(false)
+    return provider.getBlockNumber()
+  }
 
-    await waitFor('the answer in the new chain', answered, 90_000, 100)
-    // What the node still had in flight settles before the chain is read.
+  /** Once the node key is idle and a few blocks later: its transactions from `fromBlock` that reverted. */
+  async function nodeRevertsFrom(fromBlock: number): Promise<string[]> {
     await waitFor(
       'the node key idle',
       async () =>
-        Number(await provider.send('eth_getTransactionCount', [node, 'pending'])) ===
-        (await provider.getTransactionCount(node, 'latest')),
+        Number(await provider.send('eth_getTransactionCount', [node(), 'pending'])) ===
+        (await mined()),
       60_000,
       100,
     )
     // A few more blocks: a fulfilment sent late is mined too before the chain is read.
     for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
-    const nodeTxs: Array<{ hash: string; status: number | null; to: string | null }> = []
-    for (let number = reorgedAt; number <= (await provider.getBlockNumber()); number++) {
+    const reverted: string[] = []
+    for (let number = fromBlock; number <= (await provider.getBlockNumber()); number++) {
       const block = await provider.getBlock(number, true)
       for (const tx of block?.prefetchedTransactions ?? []) {
-        if (tx.from.toLowerCase() !== node.toLowerCase()) continue
-        const receipt = await provider.getTransactionReceipt(tx.hash)
-        nodeTxs.push({ hash: tx.hash, status: receipt?.status ?? null, to: tx.to })
+        if (tx.from.toLowerCase() !== node().toLowerCase()) continue
+        if ((await provider.getTransactionReceipt(tx.hash))?.status !== 1) reverted.push(tx.hash)
       }
     }
-    const responses = await provider.getLogs({
-      address: operatorAddress,
-      topics: [responseTopic, sent!.requestId],
-      fromBlock: reorgedAt,
-    })
-    expect(responses).toHaveLength(1)
-    expect(
-      nodeTxs.filter((tx) => tx.status !== 1),
-      JSON.stringify(nodeTxs),
-    ).toEqual([])
-    expect(await consumer.getFunction('isFulfilled')(sent!.requestId)).toBe(true)
+    return reverted
+  }
+
+  it('answers the moved request once, and sends no fulfilment that the chain now refuses', async () => {
+    const { sent, raw, snapshot, answers, answered } = await answeredRequest()
+    // The request made again right after the reorg, with a later cancelExpiration.
+    const reorgedAt = await reorgBack(snapshot)
+    expect(await answered()).toBe(false)
+    await provider.send('eth_sendRawTransaction', [raw])
+    await waitFor('the answer in the new chain', answered, 90_000, 100)
+    expect(await nodeRevertsFrom(reorgedAt)).toEqual([])
+    expect(await answers(reorgedAt)).toHaveLength(1)
+    expect(await stack.contracts.consumer.getFunction('isFulfilled')(sent.requestId)).toBe(true)
   }, 240_000)
 
   it('holds the answer of a request the reorg took away until the request is back, and pays for no revert', async () => {
-    const { consumer, deployer, operator } = stack.contracts
-    const node = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
-    const operatorAddress = await operator.getAddress()
-    const responseTopic = operator.interface.getEvent('OracleResponse')!.topicHash
     const held = () => (stack.runner?.sender?.stats() ?? []).reduce((sum, key) => sum + key.held, 0)
-    const mined = () => provider.getTransactionCount(node, 'latest')
-    const snapshot = (await provider.send('evm_snapshot', [])) as string
-    const base = await provider.getBlockNumber()
-
-    const [sent] = await sendConsumerRequests(consumer, deployer, [request])
-    const raw = (await provider.send('eth_getRawTransactionByHash', [sent!.txHash])) as string
-    const answered = async () =>
-      (
-        await provider.getLogs({
-          address: operatorAddress,
-          topics: [responseTopic, sent!.requestId],
-          fromBlock: base + 1,
-        })
-      ).length > 0
-    await waitFor('the first answer', answered, 60_000, 50)
+    const { raw, snapshot, answers, answered } = await answeredRequest()
     const heldBefore = held()
-
-    // The reorg takes the request away with its answer, and the node looks before the request is
-    // made again: the answer's bytes have no request to answer. Sent then (a node that resends what
-    // a reorg took away at once), they are mined and revert; held, they wait for the request.
-    expect(await provider.send('evm_revert', [snapshot])).toBe(true)
-    await provider.send('anvil_dropAllTransactions', [])
-    await provider.send('evm_increaseTime', [30])
-    await provider.send('evm_mine', [])
-    const reorgedAt = await provider.getBlockNumber()
+    // The node looks before the request is made again: the answer's bytes have no request to
+    // answer. Sent then (a node that resends what a reorg took away at once), they are mined and
+    // revert; held, they wait for the request.
+    const reorgedAt = await reorgBack(snapshot)
+    expect(await answered()).toBe(false)
     const minedAfterReorg = await mined()
     await waitFor(
       'the node to decide what to do with the answer the reorg took away',
@@ -148,32 +127,9 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
       50,
     )
     await provider.send('eth_sendRawTransaction', [raw])
-
     await waitFor('the answer in the new chain', answered, 90_000, 100)
-    await waitFor(
-      'the node key idle',
-      async () =>
-        Number(await provider.send('eth_getTransactionCount', [node, 'pending'])) ===
-        (await mined()),
-      60_000,
-      100,
-    )
-    for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
-    const reverted: string[] = []
-    for (let number = reorgedAt; number <= (await provider.getBlockNumber()); number++) {
-      const block = await provider.getBlock(number, true)
-      for (const tx of block?.prefetchedTransactions ?? []) {
-        if (tx.from.toLowerCase() !== node.toLowerCase()) continue
-        if ((await provider.getTransactionReceipt(tx.hash))?.status !== 1) reverted.push(tx.hash)
-      }
-    }
-    const responses = await provider.getLogs({
-      address: operatorAddress,
-      topics: [responseTopic, sent!.requestId],
-      fromBlock: reorgedAt,
-    })
-    expect(responses).toHaveLength(1)
-    expect(reverted).toEqual([])
+    expect(await nodeRevertsFrom(reorgedAt)).toEqual([])
+    expect(await answers(reorgedAt)).toHaveLength(1)
     expect(held()).toBeGreaterThan(heldBefore)
   }, 240_000)
 })

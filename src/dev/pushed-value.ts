@@ -1,0 +1,54 @@
+import { ContractFactory, Interface, type Provider } from 'ethers'
+import { artifact } from '../chain/artifacts.ts'
+import type { DevContracts } from './deploy.ts'
+
+/** PushedValue's write and its event: what a push job sends, and how a reader finds every tick. */
+export const PUSHED_VALUE = new Interface([
+  'function push(int256 answer, uint256 tick)',
+  'event ValuePushed(uint80 indexed roundId, uint256 indexed tick, int256 answer, uint256 updatedAt)',
+])
+
+/** The project's PushedValue (contracts/PushedValue.sol), `writers` the keys that may write to it. */
+export async function deployPushedValue(
+  contracts: Pick<DevContracts, 'artifacts' | 'deployer'>,
+  writers: readonly string[],
+  description = 'pushed value',
+): Promise<string> {
+  const compiled = artifact(contracts.artifacts, 'PushedValue')
+  const factory = new ContractFactory(compiled.abi as never, compiled.bytecode, contracts.deployer)
+  const deployed = await (await factory.deploy(2, description, [...writers])).waitForDeployment()
+  return (await deployed.getAddress()).toLowerCase()
+}
+
+/**
+ * A cron job (Chainlink's TOML) that writes 4200 and the tick it runs (`$(jobRun.meta.cron.tick)`,
+ * epoch ms) to `pushed` on `schedule`: each tick that reaches the chain says which it was.
+ */
+export function tickWriterSpec(options: {
+  name: string
+  externalJobId: string
+  schedule: string
+  pushed: string
+}): string {
+  return `type = "cron"
+schemaVersion = 1
+name = "${options.name}"
+externalJobID = "${options.externalJobId}"
+schedule = "${options.schedule}"
+observationSource = """
+  encode [type="ethabiencode" abi="push(int256 answer, uint256 tick)" data="{\\\\"answer\\\\": 4200, \\\\"tick\\\\": $(jobRun.meta.cron.tick)}"]
+  submit [type="ethtx" to="${options.pushed}" data="$(encode)"]
+  encode -> submit
+"""
+`
+}
+
+/** The ticks `pushed` holds, ascending, one entry per write (a tick written twice is there twice). */
+export async function ticksWritten(provider: Provider, pushed: string): Promise<number[]> {
+  const logs = await provider.getLogs({
+    address: pushed,
+    topics: [PUSHED_VALUE.getEvent('ValuePushed')!.topicHash],
+    fromBlock: 0,
+  })
+  return logs.map((log) => Number(PUSHED_VALUE.parseLog(log)!.args.tick)).sort((a, b) => a - b)
+}
