@@ -1,15 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Wallet } from 'ethers'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import { deployPushedValue, tickWriterSpec, ticksWritten } from '../../src/dev/pushed-value.ts'
+import { ticksWritten } from '../../src/dev/pushed-value.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { uniquePrefix } from '../support/redis.ts'
-import { startPart, stopPart, type PartProcess } from './support.ts'
+import { startPart, stopPart, tickWriterJob, type PartProcess } from './support.ts'
 
 const EVERY_MS = 2_000
 const EXTERNAL_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c12'
@@ -35,17 +34,7 @@ describe('cron ticks after Redis lost its state', () => {
       prefix: uniquePrefix('rel-cron-loss'),
       runner: false,
     })
-    const writer = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
-    pushed = await deployPushedValue(stack.contracts, [writer], 'tick test')
-    writeFileSync(
-      join(jobsDir, 'pushed.toml'),
-      tickWriterSpec({
-        name: 'pushed-every-2s',
-        externalJobId: EXTERNAL_JOB_ID,
-        schedule: '@every 2s',
-        pushed,
-      }),
-    )
+    pushed = await tickWriterJob(stack, jobsDir, EXTERNAL_JOB_ID)
     runner = await startPart(
       'runner',
       { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' },

@@ -1,16 +1,15 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
-import { deployPushedValue, tickWriterSpec, ticksWritten } from '../../src/dev/pushed-value.ts'
+import { ticksWritten } from '../../src/dev/pushed-value.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { tickRunId } from '../../src/runner/ticks.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { LIBFAKETIME, startPart, stopPart, type PartProcess } from './support.ts'
+import { LIBFAKETIME, startPart, stopPart, tickWriterJob, type PartProcess } from './support.ts'
 
 const EVERY_MS = 2_000
 const TICKS = 12
@@ -35,17 +34,7 @@ describe('cron ticks: once across every runner sharing the Redis', () => {
       prefix: uniquePrefix('rel-cron'),
       runner: false,
     })
-    const writer = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
-    pushed = await deployPushedValue(stack.contracts, [writer], 'tick test')
-    writeFileSync(
-      join(jobsDir, 'pushed.toml'),
-      tickWriterSpec({
-        name: 'pushed-every-2s',
-        externalJobId: EXTERNAL_JOB_ID,
-        schedule: '@every 2s',
-        pushed,
-      }),
-    )
+    pushed = await tickWriterJob(stack, jobsDir, EXTERNAL_JOB_ID)
     env = { ...stack.env, JOBS_DIR: jobsDir, RUNNER_LOCK_MS: '3000', LOG_LEVEL: 'info' }
     // Started together: a runner's first start waits for the node's pool to drain of the senders'
     // transactions (a listener without a checkpoint), which another runner's ticks keep filling.

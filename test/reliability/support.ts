@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Wallet, type Provider } from 'ethers'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import { buildDemoCases, matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
+import { deployPushedValue, tickWriterSpec } from '../../src/dev/pushed-value.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
@@ -287,4 +288,21 @@ export async function expectFulfilledOnce(
   expect(fulfilled.size).toBe(sent.length)
   expect(await wrongValues(cases, sent, fulfilled)).toEqual([])
   expect(await oracleResponsesSince(stack, fromBlock)).toBe(sent.length)
+}
+
+/**
+ * A PushedValue the stack's node key may write, and in `jobsDir` a cron job `@every 2s` (id
+ * `externalJobId`) writing each tick to it: answers the PushedValue's address.
+ */
+export async function tickWriterJob(
+  stack: DevStack,
+  jobsDir: string,
+  externalJobId: string,
+): Promise<string> {
+  const writer = new Wallet(stack.env.NODE_PRIVATE_KEY!).address
+  const pushed = await deployPushedValue(stack.contracts, [writer], 'tick test')
+  const schedule = '@every 2s'
+  const spec = tickWriterSpec({ name: 'pushed-every-2s', externalJobId, schedule, pushed })
+  writeFileSync(join(jobsDir, 'pushed.toml'), spec)
+  return pushed
 }
