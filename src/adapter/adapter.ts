@@ -26,6 +26,7 @@ import { FetchShares } from './fetch-shares.ts'
 import { clientIdentity, trustedProxies } from './client-identity.ts'
 import { ADAPTER_NAME, createEndpoints } from './endpoints.ts'
 import type { DirectFetch } from './transport.ts'
+import { DirectFetches } from './direct-fetches.ts'
 import { clientKeyFetch } from './upstream.ts'
 import { listenAddress } from '../net/listen-address.ts'
 
@@ -58,6 +59,8 @@ export interface AdapterOptions {
   framework?: FrameworkSettings
   /** Fetch for requests that carry a client key (ALLOW_CLIENT_KEYS); default: the feeds client. */
   fetchWithClientKey?: DirectFetch
+  /** The slots of the fetches with a client's key; default: ADAPTER_CLIENT_KEY_FETCHES of them. */
+  directFetches?: DirectFetches
   /**
    * Adds routes to the adapter's server before it listens (the operator's /live, /ready and
    * dashboard: src/dashboard/mount.ts); what it returns is closed with the adapter.
@@ -103,6 +106,8 @@ export function createAdapter(
       queue,
       logger,
       fetchWithClientKey: options.fetchWithClientKey ?? clientKeyFetch(settings),
+      directFetches:
+        options.directFetches ?? new DirectFetches(settings.ADAPTER_CLIENT_KEY_FETCHES),
       shares: new FetchShares(),
       clientOf: clientIdentity(trustedProxies(settings.ADAPTER_TRUSTED_PROXIES)),
     }),

@@ -20,6 +20,7 @@ import type { CatalogEntry } from '../feeds/catalog/index.ts'
 import type { FetchQueueClient } from '../queue/fetch-queue.ts'
 import { FetchFailureError } from '../queue/fetch-worker.ts'
 import { clientKeyOf } from './client-keys.ts'
+import type { DirectFetches } from './direct-fetches.ts'
 import type { ClientOf } from './client-identity.ts'
 import type { FetchShares } from './fetch-shares.ts'
 import { failureError, toAdapterError } from './errors.ts'
@@ -43,6 +44,8 @@ export interface FeedTransportContext {
   settings: Settings
   queue: FetchQueueClient
   fetchWithClientKey: DirectFetch
+  /** The fair slots of the fetches made with a client's own key. */
+  directFetches: DirectFetches
   logger: Logger
   /** The adapter's fair shares of the fetch queues between clients (one per adapter). */
   shares: FetchShares
@@ -133,7 +136,10 @@ export class FeedTransport implements Transport<FeedTransportTypes> {
     clientKey: string,
   ): Promise<Record<string, unknown>> {
     try {
-      return await this.context.fetchWithClientKey(this.entry, prepared.params, clientKey)
+      const { directFetches, fetchWithClientKey, settings } = this.context
+      return await directFetches.run(clientKey, settings.ADAPTER_TIMEOUT_MS, () =>
+        fetchWithClientKey(this.entry, prepared.params, clientKey),
+      )
     } catch (error) {
       if (!(error instanceof FetchFailureError)) throw error
       // The upstream may quote the key it refused, whole or in part, in any form: the client's key

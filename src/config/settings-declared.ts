@@ -208,6 +208,12 @@ export const declaredSettings = {
     group: 'feeds',
     description: 'Accept a literal key in a request instead of ##signKey.',
   }),
+  ADAPTER_CLIENT_KEY_FETCHES: withDefault(positiveInt, 32, {
+    group: 'feeds',
+    unit: 'fetches',
+    description:
+      "Fetches with a client's own key (ALLOW_CLIENT_KEYS) one adapter process runs at once (they are never queued: the key reaches no Redis record). Past it a fetch waits, a free slot going to the client with the fewest running, for up to ADAPTER_TIMEOUT_MS; then it is refused (503).",
+  }),
 
   // Attempts x timeout + backoff (3 x 5 s + 0.6 s) stays inside ADAPTER_TIMEOUT_MS, which stays inside the specs' bridge timeout (20 s).
   FETCH_TIMEOUT_MS: withDefault(positiveInt, 5_000, {
