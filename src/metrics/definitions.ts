@@ -96,8 +96,8 @@ export function jobLabel(job: string | undefined): string {
 
 export const requestsTotal = counter(
   'feedrunner_requests_total',
-  'Oracle requests by job, by what became of them (received, refused, fulfilled, errored, cancelled) and a reason class',
-  ['job', 'state', 'reason'],
+  'Runs by job, by what started them (trigger: request, tick, call), by what became of them (received, refused, fulfilled, errored, cancelled) and a reason class',
+  ['job', 'state', 'reason', 'trigger'],
 )
 
 export const replaysTotal = counter(
@@ -108,8 +108,8 @@ export const replaysTotal = counter(
 
 export const runDuration = histogram(
   'feedrunner_run_duration_seconds',
-  "Time from a run's start to its final state (the whole pipeline, fulfilment included), by job and final state",
-  ['job', 'state'],
+  "Time from a run's start to its final state (the whole pipeline, fulfilment included), by job, final state and trigger (request, tick, call)",
+  ['job', 'state', 'trigger'],
   RUN_BUCKETS,
 )
 

@@ -17,12 +17,16 @@ import type { ReasonClass } from './reasons.ts'
 
 /** What the running parts call to record an event (the metrics themselves: definitions.ts). */
 
+/** What started a run: an oracle request, a cron job's tick, a webhook call. */
+export type RunTriggerLabel = 'request' | 'tick' | 'call'
+
 export function recordRequest(
   job: string | undefined,
   state: RequestMetricState,
   reason: ReasonClass = 'none',
+  trigger: RunTriggerLabel = 'request',
 ): void {
-  requestsTotal.inc({ job: jobLabel(job), state, reason })
+  requestsTotal.inc({ job: jobLabel(job), state, reason, trigger })
 }
 
 export function recordReplay(job: string | undefined, state: RequestMetricState): void {
@@ -33,8 +37,9 @@ export function observeRun(
   job: string | undefined,
   state: RequestMetricState,
   seconds: number,
+  trigger: RunTriggerLabel = 'request',
 ): void {
-  runDuration.observe({ job: jobLabel(job), state }, seconds)
+  runDuration.observe({ job: jobLabel(job), state, trigger }, seconds)
 }
 
 export function observeTask(

@@ -46,7 +46,11 @@ export async function runPushed(
     },
   })
   const txHash = sentTxHash(result.tasks)
-  const metrics = { job: loaded.name, startedAt }
+  const metrics = {
+    job: loaded.name,
+    startedAt,
+    trigger: base.trigger === 'tick' ? 'tick' : 'call',
+  } as const
   if (result.ok)
     return finish(runs, runId, { ...base, tasks, txHash }, 'fulfilled', undefined, log, {
       ...metrics,

@@ -2,7 +2,13 @@ import { FeedrunnerError, withContext } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import type { OracleRequestEvent } from '../chain/operator.ts'
 import { originOf, type TaskFailure } from '../pipeline/index.ts'
-import { observeRun, recordReplay, recordRequest, type ReasonClass } from '../metrics/index.ts'
+import {
+  observeRun,
+  recordReplay,
+  recordRequest,
+  type ReasonClass,
+  type RunTriggerLabel,
+} from '../metrics/index.ts'
 import type { RunPatch, RunState, RunStore, RunSummary } from './run-record.ts'
 
 export interface RequestOutcome {
@@ -50,6 +56,8 @@ export interface RunMetrics {
   startedAt?: number
   /** Set when the run is a replay: counted in feedrunner_replays_total too. */
   replay?: number
+  /** What started it (default: an oracle request). */
+  trigger?: RunTriggerLabel
 }
 
 /** Writes a run's end (unless it is final already) and counts it once, by the write that made it so. */
@@ -67,10 +75,12 @@ export async function finish(
     stored.state === state &&
     (state === 'fulfilled' || state === 'errored' || state === 'refused')
   ) {
-    recordRequest(metrics.job, state, metrics.reason)
+    recordRequest(metrics.job, state, metrics.reason, metrics.trigger)
     if (metrics.replay !== undefined) recordReplay(metrics.job, state)
-    if (metrics.startedAt !== undefined)
-      observeRun(metrics.job, state, (performance.now() - metrics.startedAt) / 1_000)
+    if (metrics.startedAt !== undefined) {
+      const seconds = (performance.now() - metrics.startedAt) / 1_000
+      observeRun(metrics.job, state, seconds, metrics.trigger)
+    }
   }
   if (state === 'fulfilled') log.info({ txHash: stored.txHash }, 'run fulfilled')
   else

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
+import { requestsTotal } from '../../src/metrics/index.ts'
 import { loadJobSpec, RecordingChainAccess } from '../../src/pipeline/index.ts'
 import { createInitiator } from '../../src/runner/initiators.ts'
 import { JobRegistry, registerJob } from '../../src/runner/job-registry.ts'
@@ -112,6 +113,12 @@ describe('POST /v2/jobs/<externalJobID>/runs: a webhook job run', () => {
       job: 'webhook',
     })
     expect(run!.tasks!.find((task) => task.id === 'multiply')!.output).toBe('350')
+    // Counted as a run of its trigger, beside the requests' runs in the same metric.
+    const counted = (await requestsTotal.get()).values.filter(
+      ({ labels }) =>
+        labels.job === 'webhook' && labels.state === 'fulfilled' && labels.trigger === 'call',
+    )
+    expect(counted.reduce((sum, { value }) => sum + value, 0)).toBeGreaterThanOrEqual(1)
   })
 
   it("a wrong secret is 401 in the adapter's error shape and costs no run", async () => {
