@@ -15,14 +15,7 @@ import { attemptTask, withRetries, type TaskResult } from './task-attempt.ts'
 import { IsolatedRuns } from './isolation/isolated-run.ts'
 import type { Vars } from './vars.ts'
 
-/**
- * Runs a job's DAG with Chainlink's semantics: a task starts when every task it depends on (edges and
- * `$(task)` references) has finished; its inputs are its edge predecessors' results in edge order; its
- * output becomes the variable named after it. A failed input fails the task (except for any, median,
- * mean, mode, sum, which count faults). Per task: `timeout` (default: the spec's maxTaskDuration),
- * `retries` with exponential backoff between `minBackoff` and `maxBackoff` for retryable errors, and
- * `failEarly`, which stops the whole run at the task's first failure.
- */
+/** One task of a run: its value or its failure, its attempts and its time. */
 export interface TaskOutcome {
   id: string
   type: string
@@ -102,7 +95,14 @@ export interface RunOptions extends Partial<Omit<RunContext, 'runId'>> {
 
 const DEFAULT_TASK_TIMEOUT_MS = 30_000
 
-/** Runs a job's tasks and says how the run went (see the interface comment above for the rules). */
+/**
+ * Runs a job's DAG with Chainlink's semantics: a task starts when every task it depends on (edges and
+ * `$(task)` references) has finished; its inputs are its edge predecessors' results in edge order; its
+ * output becomes the variable named after it. A failed input fails the task (except for any, median,
+ * mean, mode, sum, which count faults). Per task: `timeout` (default: the spec's maxTaskDuration),
+ * `retries` with exponential backoff between `minBackoff` and `maxBackoff` for retryable errors, and
+ * `failEarly`, which stops the whole run at the task's first failure.
+ */
 export async function runJob(job: Job, options: RunOptions = {}): Promise<RunResult> {
   const context = runContext(job, options)
   const vars: Vars = {
