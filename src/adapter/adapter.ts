@@ -147,26 +147,12 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
   const connections = options.connections ?? (ownConnections as Connections)
   const { adapter, queue } = createAdapter({ ...options, logger, connections })
   const frameworkSettings = adapter.config.settings
-  let cacheClient: Redis | undefined
-  let cache: Cache
-  if (frameworkSettings.CACHE_TYPE === 'redis') {
-    // CACHE_REDIS_URL, the framework's own setting, may name another Redis than REDIS_URL.
-    const cacheConnections =
-      frameworkSettings.CACHE_REDIS_URL === undefined
-        ? connections
-        : new Connections(
-            { ...options.settings, REDIS_URL: frameworkSettings.CACHE_REDIS_URL },
-            logger,
-            // A cache of its own may evict, as caches do: an evicted answer is fetched again.
-            { watchEviction: false },
-          )
-    if (cacheConnections !== connections)
-      connections.onClose('adapter cache Redis', () => cacheConnections.close())
-    cacheClient = cacheConnections.redis('client', 'adapter cache', { enableAutoPipelining: true })
-    cache = new FailFastCache(new RedisCache(cacheClient, frameworkSettings.CACHE_MAX_ITEMS))
-  } else {
-    cache = new FailFastCache(new LocalCache(frameworkSettings.CACHE_MAX_ITEMS))
-  }
+  const { cache, cacheClient } = responseCache(
+    frameworkSettings,
+    connections,
+    options.settings,
+    logger,
+  )
   const dependencies = {
     cache,
     loggerFactory: frameworkLoggerFactory(logger, {
@@ -182,13 +168,7 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
     throw new Error(
       `EA_MODE=${frameworkSettings.EA_MODE} serves no requests; feedrunner's adapter needs reader-writer or reader`,
     )
-  installRequestPreparation(api as unknown as FastifyInstance)
-  installBodyChecks(
-    api as unknown as FastifyInstance,
-    frameworkSettings.MAX_PAYLOAD_SIZE_LIMIT,
-    logger,
-  )
-  installErrorBounds(api as unknown as FastifyInstance)
+  installRequestBounds(api as unknown as FastifyInstance, frameworkSettings, logger)
   let mounted: { close(): Promise<void> } | undefined
   const closeAll = async () => {
     await api.close()
@@ -222,21 +202,72 @@ export async function startAdapter(options: AdapterOptions): Promise<RunningAdap
         'Redis is not answering yet; requests get 503 until it does',
       ),
     )
-  const port = (api.server.address() as AddressInfo).port
-  const metricsPort = metricsApi ? (metricsApi.server.address() as AddressInfo).port : undefined
-  const bound = listenAddress(frameworkSettings.EA_HOST, port)
+  return {
+    adapter,
+    ...listeningAt(frameworkSettings.EA_HOST, api.server, metricsApi?.server),
+    close: closeAll,
+  }
+}
+
+type FrameworkConfig = Adapter['config']['settings']
+
+/**
+ * The framework's response cache, failing fast when its store is away: in Redis with CACHE_TYPE=redis
+ * (CACHE_REDIS_URL, the framework's own setting, may name another Redis than REDIS_URL), else local.
+ */
+function responseCache(
+  frameworkSettings: FrameworkConfig,
+  connections: Connections,
+  settings: Settings,
+  logger: Logger,
+): { cache: Cache; cacheClient?: Redis } {
+  if (frameworkSettings.CACHE_TYPE !== 'redis')
+    return { cache: new FailFastCache(new LocalCache(frameworkSettings.CACHE_MAX_ITEMS)) }
+  const cacheConnections =
+    frameworkSettings.CACHE_REDIS_URL === undefined
+      ? connections
+      : new Connections(
+          { ...settings, REDIS_URL: frameworkSettings.CACHE_REDIS_URL },
+          logger,
+          // A cache of its own may evict, as caches do: an evicted answer is fetched again.
+          { watchEviction: false },
+        )
+  if (cacheConnections !== connections)
+    connections.onClose('adapter cache Redis', () => cacheConnections.close())
+  const cacheClient = cacheConnections.redis('client', 'adapter cache', {
+    enableAutoPipelining: true,
+  })
+  return {
+    cache: new FailFastCache(new RedisCache(cacheClient, frameworkSettings.CACHE_MAX_ITEMS)),
+    cacheClient,
+  }
+}
+
+/** What a request must be before an endpoint sees it: its client key prepared, its body bounded. */
+function installRequestBounds(
+  api: FastifyInstance,
+  frameworkSettings: FrameworkConfig,
+  logger: Logger,
+): void {
+  installRequestPreparation(api)
+  installBodyChecks(api, frameworkSettings.MAX_PAYLOAD_SIZE_LIMIT, logger)
+  installErrorBounds(api)
+}
+
+/** Where the adapter and its metrics server listen, and how this host reaches them. */
+function listeningAt(
+  host: string,
+  server: FastifyInstance['server'],
+  metricsServer: FastifyInstance['server'] | undefined,
+): Omit<RunningAdapter, 'adapter' | 'close'> {
+  const port = (server.address() as AddressInfo).port
+  const bound = listenAddress(host, port)
   const metricsBound =
-    metricsPort !== undefined ? listenAddress(frameworkSettings.EA_HOST, metricsPort) : undefined
+    metricsServer === undefined
+      ? undefined
+      : listenAddress(host, (metricsServer.address() as AddressInfo).port)
   const metrics = metricsBound
     ? { metricsUrl: `${metricsBound.url}/metrics`, metricsListening: metricsBound.listening }
     : {}
-  return {
-    adapter,
-    url: bound.url,
-    listening: bound.listening,
-    loopback: bound.loopback,
-    port,
-    ...metrics,
-    close: closeAll,
-  }
+  return { url: bound.url, listening: bound.listening, loopback: bound.loopback, port, ...metrics }
 }

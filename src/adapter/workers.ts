@@ -67,46 +67,15 @@ export async function startFetchWorkers(
   const connections = options.connections ?? (ownConnections as Connections)
   const connection = connections.redis('worker', 'fetch workers')
   const clock = connections.clock(settings.QUEUE_PREFIX)
-  const workers = families.map((family) => {
-    const worker = createFetchWorker(
+  const workers = families.map((family) =>
+    startFamilyWorker(family, {
       settings,
-      family,
+      connections,
       connection,
-      fetchProcessor(family, fetch, scrub, clock),
-    )
-    // The feed service away: one line when it goes, one a minute with the failed calls, one back.
-    const feedHealth = connections.dependency(
-      `the ${family} feed service`,
-      familyUrlSetting(family),
-      familyBaseUrl(settings, family),
-    )
-    worker.on('completed', () => feedHealth.answered())
-    worker.on('failed', (job, error) => {
-      const failure = decodeFetchFailure(error.message)
-      if (failure.kind === 'unavailable' || failure.kind === 'timeout') {
-        feedHealth.failed(Object.assign(new Error(failure.message), { code: codeOf(failure) }))
-        return
-      }
-      feedHealth.answered()
-      // One line per failed attempt, its status and endpoint as fields: an upstream refusal is part
-      // of the job, not a fault of feedrunner's, so no stack trace.
-      logger.warn(
-        {
-          queue: fetchQueueName(family),
-          endpoint: job?.data.endpoint,
-          ...(failure.providerStatus !== undefined ? { status: failure.providerStatus } : {}),
-          kind: failure.kind,
-          job: job?.id,
-          attempt: job?.attemptsMade,
-          retryable: failure.retryable,
-          reason: failure.message,
-        },
-        'fetch failed',
-      )
-    })
-    // Redis away: one line when it goes, one a minute, one when it is back (Connections).
-    return connections.watch(worker, `fetch worker ${family}`)
-  })
+      processor: fetchProcessor(family, fetch, scrub, clock),
+      logger,
+    }),
+  )
   // Finished jobs kept by count and age, not for ever.
   const sweeper = sweepFetchJobs(
     settings,
@@ -139,6 +108,55 @@ export async function startFetchWorkers(
       await ownConnections?.close()
     },
   }
+}
+
+/**
+ * One family's worker, watched by the connections (Redis away is one line when it goes, one a minute,
+ * one back) and reporting each fetch to the family's feed health.
+ */
+function startFamilyWorker(
+  family: FeedFamily,
+  parts: {
+    settings: Settings
+    connections: Connections
+    connection: ReturnType<Connections['redis']>
+    processor: ReturnType<typeof fetchProcessor>
+    logger: Logger
+  },
+): FetchWorker {
+  const { settings, connections } = parts
+  const worker = createFetchWorker(settings, family, parts.connection, parts.processor)
+  // The feed service away: one line when it goes, one a minute with the failed calls, one back.
+  const feedHealth = connections.dependency(
+    `the ${family} feed service`,
+    familyUrlSetting(family),
+    familyBaseUrl(settings, family),
+  )
+  worker.on('completed', () => feedHealth.answered())
+  worker.on('failed', (job, error) => {
+    const failure = decodeFetchFailure(error.message)
+    if (failure.kind === 'unavailable' || failure.kind === 'timeout') {
+      feedHealth.failed(Object.assign(new Error(failure.message), { code: codeOf(failure) }))
+      return
+    }
+    feedHealth.answered()
+    // One line per failed attempt, its status and endpoint as fields: an upstream refusal is part
+    // of the job, not a fault of feedrunner's, so no stack trace.
+    parts.logger.warn(
+      {
+        queue: fetchQueueName(family),
+        endpoint: job?.data.endpoint,
+        ...(failure.providerStatus !== undefined ? { status: failure.providerStatus } : {}),
+        kind: failure.kind,
+        job: job?.id,
+        attempt: job?.attemptsMade,
+        retryable: failure.retryable,
+        reason: failure.message,
+      },
+      'fetch failed',
+    )
+  })
+  return connections.watch(worker, `fetch worker ${family}`)
 }
 
 /** The network code a failure's causes carry (ECONNREFUSED, ...), for the outage line. */

@@ -5,21 +5,24 @@ import { endpointOf, presentVariables, type Settings } from '../config/settings.
 import { ANVIL_PRIVATE_KEYS } from '../dev/anvil.ts'
 import { demoFeedParams, demoPath, demoTimes } from '../dev/demo.ts'
 import { DEV_CONSUMER_ADDRESS } from '../dev/deploy.ts'
-import { sendConsumerRequests, waitForFulfilments, type ConsumerRequest } from '../dev/requests.ts'
+import { sendConsumerRequests, type ConsumerRequest, type SentRequest } from '../dev/requests.ts'
 import type { DevState } from '../dev/state.ts'
 import { getEndpoint, isEndpointName, type CatalogEntry } from '../feeds/catalog/index.ts'
 import { connectClient } from '../queue/connection.ts'
 import { loadValidJobs, type LoadedJob } from '../runner/job-registry.ts'
 import { formatProblem, type SpecProblem } from '../pipeline/index.ts'
 import { jobChainDefaults } from '../config/chains.ts'
-import { decodeCallbackAnswer, describeValue } from '../pipeline/index.ts'
 import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../runner/admission.ts'
 import { feedJobShape, type FeedJobShape } from '../runner/feed-job.ts'
 import { checkServed } from './served-jobs.ts'
 import { toDecimal } from '../reduce/index.ts'
-import { isFinal, RunStore, type RunRecord } from '../runner/run-record.ts'
+import { RunStore } from '../runner/run-record.ts'
+import { awaitOutcomes, reportOutcomes } from './request-outcomes.ts'
+import type { Redis } from 'ioredis'
 import { NO_DEV_STACK, withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
+
+export { describeEndedRun } from './request-outcomes.ts'
 
 export interface RequestOptions {
   param: string[]
@@ -66,23 +69,9 @@ async function sendRequests(
   })
   const redis = await connectClient(settings.REDIS_URL).catch(() => undefined)
   try {
-    // Another spec's problem does not stop a request for this one (the runner keeps its jobs too);
-    // the chain's minimum payment applies to a job that sets none, as the runner applies it.
-    const { registry, problems } = await loadValidJobs(settings.JOBS_DIR, chainId, {
-      defaultsFor: (id) =>
-        jobChainDefaults(
-          {
-            minIncomingConfirmations: settings.MIN_INCOMING_CONFIRMATIONS,
-            minContractPaymentLinkJuels: BigInt(settings.MIN_CONTRACT_PAYMENT_LINK_JUELS),
-          },
-          id,
-        ),
-    })
-    const loaded = findJob(registry.jobs, jobName, problems)
-    if (redis) await checkServed(redis, settings.QUEUE_PREFIX, chainId, loaded)
+    const loaded = await requestedJob(settings, chainId, jobName, redis)
     const shape = feedJobShape(loaded.job)
     const params = await requestParams(loaded, shape, parseParams(options.param), env, devStack)
-
     const signer = new Wallet(settings.REQUESTER_PRIVATE_KEY ?? ANVIL_PRIVATE_KEYS[0], provider)
     const consumer = new Contract(
       settings.CONSUMER_ADDRESS ?? devStack?.contracts.consumer ?? DEV_CONSUMER_ADDRESS,
@@ -99,66 +88,65 @@ async function sendRequests(
       payment: requestPayment(loaded, options.payment),
     }
     const fromBlock = await provider.getBlockNumber()
-    const progressEvery = Math.max(1, Math.floor(count / 10))
-    const sent = await sendConsumerRequests(
-      consumer,
-      signer,
-      Array.from({ length: count }, () => request),
-      (_sent, index) => {
-        if (count > 1 && (index + 1) % progressEvery === 0)
-          process.stdout.write(`sent ${index + 1}/${count}\n`)
-      },
-    )
-    const sentAt = new Map(sent.map((item) => [item.requestId, item.sentAt]))
-    const ended = new Map<string, RunRecord>()
+    const sent = await sendCounted(consumer, signer, request, count)
     const runs = redis ? new RunStore(redis, `${settings.QUEUE_PREFIX}:runner`, chainId) : undefined
-    let done = 0
-    const fulfilments = await waitForFulfilments(
-      consumer,
-      provider,
-      sent.map((item) => item.requestId),
-      {
-        fromBlock,
-        timeoutMs: Number(options.timeout) * 1000,
-        // A run that ended without a fulfilment (errored, refused, cancelled) is not waited for.
-        ...(runs ? { settledElsewhere: (pending) => endedRuns(runs, pending, ended) } : {}),
-        onFulfilled: (fulfilment) => {
-          done += 1
-          const latency =
-            fulfilment.seenAt - (sentAt.get(fulfilment.requestId) ?? fulfilment.seenAt)
-          const value =
-            shape.answerType === 'raw'
-              ? describeValue(decodeCallbackAnswer(shape.answer, String(fulfilment.value)))
-              : String(fulfilment.value)
-          if (count <= 20) console.log(`${fulfilment.requestId}  ${value}  (${latency} ms)`)
-          else if (done % progressEvery === 0) console.log(`fulfilled ${done}/${count}`)
-        },
-      },
-    )
-    const latencies = sent
-      .flatMap((item) => {
-        const fulfilment = fulfilments.get(item.requestId)
-        return fulfilment ? [fulfilment.seenAt - item.sentAt] : []
-      })
-      .sort((a, b) => a - b)
-    const percentile = (p: number) =>
-      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
-    console.log(
-      `${fulfilments.size} of ${count} fulfilled${latencies.length ? `; latency p50 ${percentile(50)} ms, p99 ${percentile(99)} ms` : ''}`,
-    )
-    for (const run of ended.values()) console.error(describeEndedRun(run))
-    const waiting = sent.filter(
-      (item) => !fulfilments.has(item.requestId) && !ended.has(item.requestId),
-    )
-    if (waiting.length > 0)
-      console.error(
-        `not fulfilled within ${options.timeout} s: ${waiting.map((item) => item.requestId).join(', ')} (see: npx feedrunner runs show <requestId>)`,
-      )
-    return fulfilments.size === count ? 0 : 1
+    const timeoutMs = Number(options.timeout) * 1000
+    const outcomes = await awaitOutcomes(consumer, provider, sent, {
+      fromBlock,
+      timeoutMs,
+      runs,
+      shape,
+    })
+    return reportOutcomes(sent, outcomes, options.timeout)
   } finally {
     provider.destroy()
     redis?.disconnect()
   }
+}
+
+/**
+ * The job asked for, as the runner loads it: another spec's problem does not stop a request for this
+ * one (the runner keeps its jobs too), and the chain's minimum payment applies to a job that sets none.
+ * With Redis, it must be a job a runner serves.
+ */
+async function requestedJob(
+  settings: Settings,
+  chainId: number,
+  jobName: string,
+  redis: Redis | undefined,
+): Promise<LoadedJob> {
+  const { registry, problems } = await loadValidJobs(settings.JOBS_DIR, chainId, {
+    defaultsFor: (id) =>
+      jobChainDefaults(
+        {
+          minIncomingConfirmations: settings.MIN_INCOMING_CONFIRMATIONS,
+          minContractPaymentLinkJuels: BigInt(settings.MIN_CONTRACT_PAYMENT_LINK_JUELS),
+        },
+        id,
+      ),
+  })
+  const loaded = findJob(registry.jobs, jobName, problems)
+  if (redis) await checkServed(redis, settings.QUEUE_PREFIX, chainId, loaded)
+  return loaded
+}
+
+/** Sends `count` copies of the request, saying every tenth of them once there are several. */
+function sendCounted(
+  consumer: Contract,
+  signer: Wallet,
+  request: ConsumerRequest,
+  count: number,
+): Promise<SentRequest[]> {
+  const progressEvery = Math.max(1, Math.floor(count / 10))
+  return sendConsumerRequests(
+    consumer,
+    signer,
+    Array.from({ length: count }, () => request),
+    (_sent, index) => {
+      if (count > 1 && (index + 1) % progressEvery === 0)
+        process.stdout.write(`sent ${index + 1}/${count}\n`)
+    },
+  )
 }
 
 /** The chain id at `rpcUrl`, or an error that says which chain does not answer and what to do. */
@@ -278,36 +266,6 @@ async function adapterAnswer(
       why: `the adapter at ${endpointOf(adapterUrl)} did not answer (${error instanceof Error ? error.message : String(error)})`,
     }
   }
-}
-
-/** Of `pending`, the requests whose run ended without a fulfilment; their records go to `ended`. */
-async function endedRuns(
-  runs: RunStore,
-  pending: readonly string[],
-  ended: Map<string, RunRecord>,
-): Promise<string[]> {
-  const records = await Promise.all(pending.map((id) => runs.get(id).catch(() => undefined)))
-  for (const run of records)
-    if (run && isFinal(run.state) && run.state !== 'fulfilled') ended.set(run.requestId, run)
-  return records.flatMap((run) => (run && ended.has(run.requestId) ? [run.requestId] : []))
-}
-
-/**
- * One run that ended without a fulfilment, root cause first: the first task that failed on its own
- * (the tasks after it fail only because their input did), then the run's own reason when it says more.
- */
-export function describeEndedRun(run: RunRecord): string {
-  const tasks = run.tasks ?? []
-  const failed = tasks.filter((task) => task.error !== undefined)
-  const root = failed.find((task) => !/^input from \S+ failed/.test(task.error ?? '')) ?? failed[0]
-  const lines = [`${run.requestId} ${run.state} (job ${run.job})`]
-  if (root) {
-    lines.push(`  cause: task ${root.id} (${root.type}): ${root.error}`)
-    const after = failed.filter((task) => task !== root).map((task) => task.id)
-    if (after.length > 0) lines.push(`  so these failed too: ${after.join(', ')}`)
-  } else if (run.reason) lines.push(`  reason: ${run.reason}`)
-  lines.push(`  details: npx feedrunner runs show ${run.requestId.slice(0, 12)}`)
-  return lines.join('\n')
 }
 
 /** The consumer asks one Operator: a job that answers another could never see its requests. */

@@ -79,76 +79,89 @@ export async function deployDevContracts(
   const artifacts = options.artifacts ?? compileContracts()
   const deployer = new Wallet(options.deployerKey ?? ANVIL_PRIVATE_KEYS[0], provider)
   const nodes = (options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]).map((key) => new Wallet(key).address)
-  const handle = (name: string, address: string) =>
-    new Contract(address, artifact(artifacts, name).abi as InterfaceAbi, deployer)
-
-  let nonce = await provider.getTransactionCount(deployer.address, 'pending')
-  const expected = [0, 1, 2, 3].map((n) => getCreateAddress({ from: deployer.address, nonce: n }))
-  if (nonce > 0) {
-    const codes = await Promise.all(expected.map((address) => provider.getCode(address)))
-    if (codes.every((code) => code !== '0x')) {
-      const [linkToken, operator, consumer, forwarder] = [
-        handle('LinkToken', expected[0]!),
-        handle('Operator', expected[1]!),
-        handle('FeedConsumer', expected[2]!),
-        handle('AuthorizedForwarder', expected[3]!),
-      ]
-      await authorizeNodes(operator, [...nodes, expected[3]!])
-      await authorizeNodes(forwarder, nodes)
-      return {
-        addresses: {
-          deployer: deployer.address,
-          linkToken: expected[0]!,
-          operator: expected[1]!,
-          consumer: expected[2]!,
-          forwarder: expected[3]!,
-          nodes,
-        },
-        chainId,
-        provider,
-        deployer,
-        linkToken,
-        operator,
-        consumer,
-        forwarder,
-        reused: true,
-        artifacts,
-      }
-    }
+  const chain: DevChain = { provider, artifacts, deployer, nodes }
+  const found = await deployedBefore(chain)
+  if (found) {
+    await authorizeNodes(found.operator, [...nodes, await found.forwarder.getAddress()])
+    await authorizeNodes(found.forwarder, nodes)
   }
+  const set = found ?? (await deployAndSetUp(chain, options))
+  const addressOf = async (contract: Contract) => getAddress(await contract.getAddress())
+  return {
+    addresses: {
+      deployer: deployer.address,
+      linkToken: await addressOf(set.linkToken),
+      operator: await addressOf(set.operator),
+      consumer: await addressOf(set.consumer),
+      forwarder: await addressOf(set.forwarder),
+      nodes,
+    },
+    chainId,
+    provider,
+    deployer,
+    ...set,
+    reused: found !== undefined,
+    artifacts,
+  }
+}
 
+/** The chain the dev set goes on, and who deploys it and sends for it. */
+interface DevChain {
+  provider: ChainProvider
+  artifacts: ArtifactSet
+  deployer: Wallet
+  nodes: string[]
+}
+
+/** The four contracts, in the order the deployer creates them. */
+type DevSet = Pick<DevContracts, 'linkToken' | 'operator' | 'consumer' | 'forwarder'>
+
+function handle(chain: DevChain, name: string, address: string): Contract {
+  return new Contract(address, artifact(chain.artifacts, name).abi as InterfaceAbi, chain.deployer)
+}
+
+/** The set this deployer made before: its nonce is past 0 and its first four addresses hold code. */
+async function deployedBefore(chain: DevChain): Promise<DevSet | undefined> {
+  const { provider, deployer } = chain
+  if ((await provider.getTransactionCount(deployer.address, 'pending')) === 0) return undefined
+  const expected = [0, 1, 2, 3].map((n) => getCreateAddress({ from: deployer.address, nonce: n }))
+  const codes = await Promise.all(expected.map((address) => provider.getCode(address)))
+  if (codes.some((code) => code === '0x')) return undefined
+  return {
+    linkToken: handle(chain, 'LinkToken', expected[0]!),
+    operator: handle(chain, 'Operator', expected[1]!),
+    consumer: handle(chain, 'FeedConsumer', expected[2]!),
+    forwarder: handle(chain, 'AuthorizedForwarder', expected[3]!),
+  }
+}
+
+/**
+ * Deploys the four contracts in their fixed order, then funds the consumer and the deployer with LINK
+ * and authorises the node keys (and, at the Operator, the forwarder); nonces are counted here so the
+ * transactions go out without waiting for each other.
+ */
+async function deployAndSetUp(chain: DevChain, options: DeployOptions): Promise<DevSet> {
+  const { deployer, nodes } = chain
+  let nonce = await chain.provider.getTransactionCount(deployer.address, 'pending')
   const deploy = async (name: string, args: unknown[]) => {
-    const { abi, bytecode } = artifact(artifacts, name)
+    const { abi, bytecode } = artifact(chain.artifacts, name)
     const factory = new ContractFactory(abi as InterfaceAbi, bytecode, deployer)
     const contract = await factory.deploy(...args, { nonce: nonce++ })
     await contract.waitForDeployment()
-    return handle(name, await contract.getAddress())
+    return handle(chain, name, await contract.getAddress())
   }
   const linkToken = await deploy('LinkToken', [])
-  const operator = await deploy('Operator', [await linkToken.getAddress(), deployer.address])
-  const consumer = await deploy('FeedConsumer', [
-    await linkToken.getAddress(),
-    await operator.getAddress(),
-  ])
-  const forwarder = await deploy('AuthorizedForwarder', [
-    await linkToken.getAddress(),
-    deployer.address,
-    ZeroAddress,
-    '0x',
-  ])
-
+  const link = await linkToken.getAddress()
+  const operator = await deploy('Operator', [link, deployer.address])
+  const consumer = await deploy('FeedConsumer', [link, await operator.getAddress()])
+  const forwarder = await deploy('AuthorizedForwarder', [link, deployer.address, ZeroAddress, '0x'])
+  const mint = linkToken.getFunction('mint')
   const sent = [
     await linkToken.getFunction('grantMintRole')(deployer.address, { nonce: nonce++ }),
-    await linkToken.getFunction('mint')(
-      await consumer.getAddress(),
-      options.consumerLink ?? DEV_CONSUMER_LINK,
-      { nonce: nonce++ },
-    ),
-    await linkToken.getFunction('mint')(
-      deployer.address,
-      options.deployerLink ?? DEV_CONSUMER_LINK,
-      { nonce: nonce++ },
-    ),
+    await mint(await consumer.getAddress(), options.consumerLink ?? DEV_CONSUMER_LINK, {
+      nonce: nonce++,
+    }),
+    await mint(deployer.address, options.deployerLink ?? DEV_CONSUMER_LINK, { nonce: nonce++ }),
     await operator.getFunction('setAuthorizedSenders')([...nodes, await forwarder.getAddress()], {
       nonce: nonce++,
     }),
@@ -158,26 +171,7 @@ export async function deployDevContracts(
     const receipt = await tx.wait()
     if (receipt?.status !== 1) throw new Error(`dev chain setup transaction ${tx.hash} failed`)
   }
-  const addresses: DevAddresses = {
-    deployer: deployer.address,
-    linkToken: getAddress(await linkToken.getAddress()),
-    operator: getAddress(await operator.getAddress()),
-    consumer: getAddress(await consumer.getAddress()),
-    forwarder: getAddress(await forwarder.getAddress()),
-    nodes,
-  }
-  return {
-    addresses,
-    chainId,
-    provider,
-    deployer,
-    linkToken,
-    operator,
-    consumer,
-    forwarder,
-    reused: false,
-    artifacts,
-  }
+  return { linkToken, operator, consumer, forwarder }
 }
 
 /**

@@ -89,110 +89,47 @@ export interface DevStack {
  */
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const env = options.env ?? process.env
-  const stops: Array<() => Promise<void>> = []
+  const stops: Stops = []
   const stop = async () => {
     for (const stopPart of stops.reverse()) await stopPart().catch(() => undefined)
   }
   try {
     const bootSettings = parseSettings(env)
     const logger = options.logger ?? createLogger(bootSettings, 'feedrunner-dev')
-
     const redisUrl = await redisForStack(bootSettings.REDIS_URL, logger, stops, options.ownRedis)
     // Every Redis connection of the stack's parts, closed after them (stops run newest first).
     const connections = new Connections({ ...bootSettings, REDIS_URL: redisUrl }, logger)
     stops.push(() => connections.close())
-
-    const rpcUrl =
-      bootSettings.RPC_URL || (await devChain(options.preferredPorts?.anvil, stops)).rpcUrl
-    const nodeKeys = options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]
-    const contracts = await deployDevContracts(rpcUrl, { nodeKeys })
-    stops.push(async () => contracts.provider.destroy())
-    const demoTokens = contracts.reused ? undefined : await deployDemoTokens(contracts.deployer)
-
-    const prefix = options.prefix ?? (env.QUEUE_PREFIX || 'feedrunner-dev')
-    // Before anything is written or cleared under the prefix: it must not be another stack's.
-    const claim = await claimPrefix(
-      connections.redis('worker', 'dev prefix claim'),
-      prefix,
-      options.checkout ?? projectRoot,
-      redisUrl,
-      () => logger.error({ prefix }, 'another dev stack took this queue prefix'),
-    )
-    stops.push(() => claim.release())
-    // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
-    if (!contracts.reused) await clearPrefix(connections, prefix, claimKey(prefix))
-    // Runs after every part that writes under the prefix has stopped (stops run newest first).
-    if (options.clearPrefixOnStop) stops.push(() => clearPrefix(connections, prefix))
-
+    const chain = await stackChain(bootSettings, options, stops)
+    const prefix = await stackPrefix(env, options, { connections, redisUrl, logger }, chain, stops)
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
-    const { feedServer, feedUrl } = await startStackFeeds(options, nodeKeys, feedKey, rpcUrl)
-    stops.push(() => feedServer.close())
-
-    const adapterPort = env.EA_PORT ? Number(env.EA_PORT) : undefined
-    const stackEnv: Record<string, string> = {
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix,
-      RPC_URL: rpcUrl,
-      NODE_PRIVATE_KEY: nodeKeys[0] as string,
-      NODE_PRIVATE_KEYS: nodeKeys.join(','),
-      // The dev chain's keys sign here, whatever a production .env says about keystores.
-      KEYSTORE_DIR: '',
-      ...allFamilyUrls(feedUrl),
-      FEED_API_KEY: feedKey,
-      ...(adapterPort !== undefined ? { EA_PORT: String(adapterPort) } : {}),
-      JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
-      CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
-      // Jobs with forwardingAllowed send through the stack's AuthorizedForwarder.
-      FORWARDER_ADDRESS: env.FORWARDER_ADDRESS || contracts.addresses.forwarder,
-      // One dev consumer makes every request: per-requester bounds are off unless asked for.
-      REQUESTER_MAX_CONCURRENT_RUNS: env.REQUESTER_MAX_CONCURRENT_RUNS || '0',
-      REQUESTER_MAX_REQUESTS_PER_MINUTE: env.REQUESTER_MAX_REQUESTS_PER_MINUTE || '0',
-      // A chain started here is read from its first block; a given RPC_URL from the head on.
-      ...(bootSettings.RPC_URL ? {} : { RUNNER_FROM_BLOCK: '0' }),
-    }
-    const settings = parseSettings({ ...env, ...stackEnv })
-
-    const adapter = await startStackAdapter(
-      settings,
-      adapterPort,
-      options.preferredPorts?.adapter,
-      logger.child({ part: 'adapter' }),
-      connections,
-    )
-    stackEnv.EA_PORT = String(adapter.port)
-    stops.push(() => adapter.close())
-    stackEnv.BRIDGE_DATAFEED_URL = adapter.url
-
-    const workers = await startFetchWorkers({
-      settings,
-      logger: logger.child({ part: 'worker' }),
-      connections,
+    const feeds = await startStackFeeds(options, chain.nodeKeys, feedKey, chain.rpcUrl, stops)
+    const stackEnv = stackEnvironment(env, bootSettings, {
+      redisUrl,
+      prefix,
+      feedKey,
+      ...chain,
+      ...feeds,
     })
-    stops.push(() => workers.close())
-
-    let runner: Runners | undefined
-    if (options.runner !== false) {
-      runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
-        env: { ...env, ...stackEnv },
-        connections,
-      })
-      const started = runner
-      stops.push(() => started.stop())
-    }
-
+    const settings = parseSettings({ ...env, ...stackEnv })
+    const served = await startServingParts(
+      settings,
+      env,
+      stackEnv,
+      { options, connections, logger },
+      stops,
+    )
     return {
-      settings: { ...settings, EA_PORT: adapter.port },
+      settings: { ...settings, EA_PORT: served.adapter.port },
       env: stackEnv,
       redisUrl,
-      rpcUrl,
-      contracts,
-      demoTokens,
-      feedServer,
-      adapter,
-      workers,
-      runner,
-      metricsUrl: `${adapter.url}${METRICS_PATH}`,
-      healthUrl: `${adapter.url}${HEALTH_PATHS.ready}`,
+      rpcUrl: chain.rpcUrl,
+      contracts: chain.contracts,
+      demoTokens: chain.demoTokens,
+      feedServer: feeds.feedServer,
+      ...served,
+      metricsUrl: `${served.adapter.url}${METRICS_PATH}`,
+      healthUrl: `${served.adapter.url}${HEALTH_PATHS.ready}`,
       stop,
     }
   } catch (error) {
@@ -201,12 +138,133 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   }
 }
 
+/** What each part leaves to undo; the stack runs them newest first. */
+type Stops = Array<() => Promise<void>>
+
+interface StackChain {
+  rpcUrl: string
+  nodeKeys: readonly string[]
+  contracts: DevContracts
+  demoTokens?: DemoTokens
+}
+
+/** The chain (RPC_URL, else anvil started here) with the dev contracts and, when new, demo tokens. */
+async function stackChain(
+  bootSettings: Settings,
+  options: DevStackOptions,
+  stops: Stops,
+): Promise<StackChain> {
+  const rpcUrl =
+    bootSettings.RPC_URL || (await devChain(options.preferredPorts?.anvil, stops)).rpcUrl
+  const nodeKeys = options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]
+  const contracts = await deployDevContracts(rpcUrl, { nodeKeys })
+  stops.push(async () => contracts.provider.destroy())
+  const demoTokens = contracts.reused ? undefined : await deployDemoTokens(contracts.deployer)
+  return { rpcUrl, nodeKeys, contracts, demoTokens }
+}
+
+/**
+ * The queue prefix, claimed for this stack before anything is written or cleared under it (it must
+ * not be another stack's); on a new chain it is cleared of what an earlier chain left.
+ */
+async function stackPrefix(
+  env: NodeJS.ProcessEnv,
+  options: DevStackOptions,
+  redis: { connections: Connections; redisUrl: string; logger: Logger },
+  chain: StackChain,
+  stops: Stops,
+): Promise<string> {
+  const { connections, logger } = redis
+  const prefix = options.prefix ?? (env.QUEUE_PREFIX || 'feedrunner-dev')
+  const claim = await claimPrefix(
+    connections.redis('worker', 'dev prefix claim'),
+    prefix,
+    options.checkout ?? projectRoot,
+    redis.redisUrl,
+    () => logger.error({ prefix }, 'another dev stack took this queue prefix'),
+  )
+  stops.push(() => claim.release())
+  // Checkpoints and run records of an earlier dev chain would point at blocks this chain never had.
+  if (!chain.contracts.reused) await clearPrefix(connections, prefix, claimKey(prefix))
+  // Runs after every part that writes under the prefix has stopped (stops run newest first).
+  if (options.clearPrefixOnStop) stops.push(() => clearPrefix(connections, prefix))
+  return prefix
+}
+
+/** The environment of the serving parts: the stack's Redis, chain, keys and feed service. */
+function stackEnvironment(
+  env: NodeJS.ProcessEnv,
+  bootSettings: Settings,
+  stack: StackChain & { redisUrl: string; prefix: string; feedKey: string; feedUrl: string },
+): Record<string, string> {
+  const { nodeKeys, contracts } = stack
+  return {
+    REDIS_URL: stack.redisUrl,
+    QUEUE_PREFIX: stack.prefix,
+    RPC_URL: stack.rpcUrl,
+    NODE_PRIVATE_KEY: nodeKeys[0] as string,
+    NODE_PRIVATE_KEYS: nodeKeys.join(','),
+    // The dev chain's keys sign here, whatever a production .env says about keystores.
+    KEYSTORE_DIR: '',
+    ...allFamilyUrls(stack.feedUrl),
+    FEED_API_KEY: stack.feedKey,
+    ...(env.EA_PORT ? { EA_PORT: String(Number(env.EA_PORT)) } : {}),
+    JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
+    CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
+    // Jobs with forwardingAllowed send through the stack's AuthorizedForwarder.
+    FORWARDER_ADDRESS: env.FORWARDER_ADDRESS || contracts.addresses.forwarder,
+    // One dev consumer makes every request: per-requester bounds are off unless asked for.
+    REQUESTER_MAX_CONCURRENT_RUNS: env.REQUESTER_MAX_CONCURRENT_RUNS || '0',
+    REQUESTER_MAX_REQUESTS_PER_MINUTE: env.REQUESTER_MAX_REQUESTS_PER_MINUTE || '0',
+    // A chain started here is read from its first block; a given RPC_URL from the head on.
+    ...(bootSettings.RPC_URL ? {} : { RUNNER_FROM_BLOCK: '0' }),
+  }
+}
+
+/**
+ * The adapter, the fetch workers and (unless turned off) the runner; the adapter's port and URL go
+ * into the stack's environment, where the runner's bridge finds them.
+ */
+async function startServingParts(
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+  stackEnv: Record<string, string>,
+  stack: { options: DevStackOptions; connections: Connections; logger: Logger },
+  stops: Stops,
+): Promise<Pick<DevStack, 'adapter' | 'workers' | 'runner'>> {
+  const { options, connections, logger } = stack
+  const adapter = await startStackAdapter(
+    settings,
+    env.EA_PORT ? Number(env.EA_PORT) : undefined,
+    options.preferredPorts?.adapter,
+    logger.child({ part: 'adapter' }),
+    connections,
+  )
+  stackEnv.EA_PORT = String(adapter.port)
+  stops.push(() => adapter.close())
+  stackEnv.BRIDGE_DATAFEED_URL = adapter.url
+  const workers = await startFetchWorkers({
+    settings,
+    logger: logger.child({ part: 'worker' }),
+    connections,
+  })
+  stops.push(() => workers.close())
+  if (options.runner === false) return { adapter, workers, runner: undefined }
+  const runner = await startRunnerFromSettings(settings, logger.child({ part: 'runner' }), {
+    env: { ...env, ...stackEnv },
+    connections,
+  })
+  stops.push(() => runner.stop())
+  return { adapter, workers, runner }
+}
+
 /** The local feed service of the stack, on its preferred port when free. */
 async function startStackFeeds(
   options: DevStackOptions,
   nodeKeys: readonly string[],
   feedKey: string,
   rpcUrl: string,
+  stops: Stops,
 ): Promise<{ feedServer: FeedServer; feedUrl: string }> {
   // The node's own addresses may use signed keys (SIGNKEY_MODE=signed), as a feed operator would allow.
   const signers = nodeKeys.map((key) => new Wallet(key).address)
@@ -219,6 +277,7 @@ async function startStackFeeds(
   const feedUrl = await onPreferredPort(options.preferredPorts?.feeds, (port) =>
     feedServer.listen(port),
   )
+  stops.push(() => feedServer.close())
   return { feedServer, feedUrl }
 }
 
@@ -260,7 +319,7 @@ async function clearPrefix(connections: Connections, prefix: string, keep?: stri
 async function redisForStack(
   wanted: string,
   logger: Logger,
-  stops: Array<() => Promise<void>>,
+  stops: Stops,
   own = false,
 ): Promise<string> {
   if ((!own || !redisServerInstalled()) && (await redisAnswers(wanted))) return wanted
@@ -276,10 +335,7 @@ async function redisForStack(
 }
 
 /** An anvil chain for the stack (no RPC_URL given), with the pool backstop beside it. */
-async function devChain(
-  preferredPort: number | undefined,
-  stops: Array<() => Promise<void>>,
-): Promise<Anvil> {
+async function devChain(preferredPort: number | undefined, stops: Stops): Promise<Anvil> {
   const anvil: Anvil = await onPreferredPort(preferredPort, (port) => startAnvil({ port }))
   stops.push(() => anvil.stop())
   const backstop = startPoolBackstop(anvil.rpcUrl)

@@ -31,10 +31,9 @@ function exampleQuery(params: Readonly<Record<string, string>>): string {
   return new URLSearchParams({ ...params, key: '##signKey' }).toString()
 }
 
-/** The whole section, markers excluded. */
-export function feedsReadmeSection(): string {
-  const weather = feedCatalog.weather
-  const lines = [
+/** The catalog as a table: one row per endpoint. */
+function endpointsTable(): string[] {
+  return [
     '## Feeds',
     '',
     'Every feed endpoint is one entry of the catalog (`src/feeds/catalog/`): upstream path, parameters',
@@ -46,51 +45,67 @@ export function feedsReadmeSection(): string {
     '| endpoint | family | path | parameters | default result | aliases (canonical = others) |',
     '|---|---|---|---|---|---|',
     ...catalogEntries.map(endpointRow),
-    '',
+  ]
+}
+
+/** Weather's parameter sets, which share one path and so one row of the endpoint table. */
+function weatherVariants(): string[] {
+  return [
     'Weather has three parameter sets on one path:',
     '',
     '| variant | parameters | example |',
     '|---|---|---|',
-    ...(weather.variants ?? []).map(
+    ...(feedCatalog.weather.variants ?? []).map(
       (variant) =>
         `| ${variant.name} | ${variant.params.map((name) => `\`${name}\``).join(', ')} | \`${exampleQuery(variant.example)}\` |`,
     ),
-    '',
-    'Parameter rules: `region`, `sport` and `unitOfMeasure` take only their listed values (any case; `+` for',
-    'a space); `date` is `YYYY-MM-DD` and a real calendar date; `dateTime` is `YYYY-MM-DDTHH:mm:ss`;',
-    'latitude is within -90..90 and longitude within -180..180; addresses are `0x` + 40 hex digits and',
-    'transaction hashes `0x` + 64 hex digits; `token_id` is a uint256. A bad value is a 400 whose message',
-    'names the parameter (`parameter date must be a real calendar date (got "2024-02-30")`).',
-    '',
-    "### Decisions where the service's specification is silent",
-    '',
-    '- Weather with both an address and coordinates is a 400 (ambiguous). Coordinates need `dateTime`',
-    '  (the specification lists geo-location only as a forecast). `unitOfMeasure` defaults to `metric`.',
-    '- `collection_contract_address` is required.',
-    "- Canonical field names are the field table's (`windGust`, `goalkeeperGoalAgainst`, `penaltyKicksGoals`,",
-    '  `periodResult`, `marketplace_version`); the client adds them next to the sample spellings the service',
-    '  sends, so a path may use either.',
-    '- Where the field table says "string" and the sample has a number (`logIndex`, `owner`, `status` of',
-    '  a game, fee basis points), both are accepted; anything else is a data drift error naming the field.',
-    '- `drawMoneyLine` is null for sports without a draw (basketball). `startTime` is epoch seconds, as in',
-    "  the service's sample.",
-    "- Errors: the envelope with `result: 'error'`, `status` 400 (bad parameter), 401 (missing or refused",
-    '  key; the key is never echoed), 404 (no such game, collection, address, chain or path), 500; the HTTP',
-    '  status is the same. A parameter given twice is a 400; unknown parameters are ignored (and echoed).',
-    '',
-    '### Keys: `##signKey` and `##env:NAME`',
-    '',
-    'Requests carry `key=##signKey`; the fetch worker replaces it when it builds the outgoing URL, so the key',
-    'never enters a queue, cache key, log line or response. `SIGNKEY_MODE=static` sends `FEED_API_KEY`.',
-    '`SIGNKEY_MODE=signed` sends a token `v1.<claims>.<signature>`: the claims bind the request id, the',
-    'endpoint, a hash of the other parameters, the node address, an expiry (`SIGNKEY_TTL_SECONDS`) and a',
-    'random id, signed with `NODE_PRIVATE_KEY` (EIP-191); every call gets a new one. Feed operators check it with',
-    '`verifySignKey(token, { endpoint, params, allowedSigners })` from `src/signkey`, which refuses a wrong',
-    'signer, an expired or tampered token, and a token replayed for other parameters or another endpoint.',
-    '`key=##env:NAME` sends the variable NAME, which must be `FEED_API_KEY` or `FEED_KEY_*` (a request must',
-    'not be able to read other secrets); placeholders in any other parameter are refused, and a literal key',
-    'from a request is refused unless `ALLOW_CLIENT_KEYS=true`.',
-    '',
+  ]
+}
+
+const PARAMETER_RULES = [
+  'Parameter rules: `region`, `sport` and `unitOfMeasure` take only their listed values (any case; `+` for',
+  'a space); `date` is `YYYY-MM-DD` and a real calendar date; `dateTime` is `YYYY-MM-DDTHH:mm:ss`;',
+  'latitude is within -90..90 and longitude within -180..180; addresses are `0x` + 40 hex digits and',
+  'transaction hashes `0x` + 64 hex digits; `token_id` is a uint256. A bad value is a 400 whose message',
+  'names the parameter (`parameter date must be a real calendar date (got "2024-02-30")`).',
+]
+
+const DECISIONS = [
+  "### Decisions where the service's specification is silent",
+  '',
+  '- Weather with both an address and coordinates is a 400 (ambiguous). Coordinates need `dateTime`',
+  '  (the specification lists geo-location only as a forecast). `unitOfMeasure` defaults to `metric`.',
+  '- `collection_contract_address` is required.',
+  "- Canonical field names are the field table's (`windGust`, `goalkeeperGoalAgainst`, `penaltyKicksGoals`,",
+  '  `periodResult`, `marketplace_version`); the client adds them next to the sample spellings the service',
+  '  sends, so a path may use either.',
+  '- Where the field table says "string" and the sample has a number (`logIndex`, `owner`, `status` of',
+  '  a game, fee basis points), both are accepted; anything else is a data drift error naming the field.',
+  '- `drawMoneyLine` is null for sports without a draw (basketball). `startTime` is epoch seconds, as in',
+  "  the service's sample.",
+  "- Errors: the envelope with `result: 'error'`, `status` 400 (bad parameter), 401 (missing or refused",
+  '  key; the key is never echoed), 404 (no such game, collection, address, chain or path), 500; the HTTP',
+  '  status is the same. A parameter given twice is a 400; unknown parameters are ignored (and echoed).',
+]
+
+const KEYS = [
+  '### Keys: `##signKey` and `##env:NAME`',
+  '',
+  'Requests carry `key=##signKey`; the fetch worker replaces it when it builds the outgoing URL, so the key',
+  'never enters a queue, cache key, log line or response. `SIGNKEY_MODE=static` sends `FEED_API_KEY`.',
+  '`SIGNKEY_MODE=signed` sends a token `v1.<claims>.<signature>`: the claims bind the request id, the',
+  'endpoint, a hash of the other parameters, the node address, an expiry (`SIGNKEY_TTL_SECONDS`) and a',
+  'random id, signed with `NODE_PRIVATE_KEY` (EIP-191); every call gets a new one. Feed operators check it with',
+  '`verifySignKey(token, { endpoint, params, allowedSigners })` from `src/signkey`, which refuses a wrong',
+  'signer, an expired or tampered token, and a token replayed for other parameters or another endpoint.',
+  '`key=##env:NAME` sends the variable NAME, which must be `FEED_API_KEY` or `FEED_KEY_*` (a request must',
+  'not be able to read other secrets); placeholders in any other parameter are refused, and a literal key',
+  'from a request is refused unless `ALLOW_CLIENT_KEYS=true`.',
+]
+
+/** How to run the local feed service, with a request built from the catalog's own example. */
+function localService(): string[] {
+  return [
     '### The local Data Feed Query Service',
     '',
     '```sh',
@@ -113,7 +128,23 @@ export function feedsReadmeSection(): string {
     'GET `/_stats` returns request counts per path. The data files were generated from a research',
     'reference that is not part of the repository, by `src/feeds/server/data/build.ts`.',
   ]
-  return lines.join('\n')
+}
+
+/** The whole section, markers excluded: the catalog's tables, then the prose around them. */
+export function feedsReadmeSection(): string {
+  return [
+    ...endpointsTable(),
+    '',
+    ...weatherVariants(),
+    '',
+    ...PARAMETER_RULES,
+    '',
+    ...DECISIONS,
+    '',
+    ...KEYS,
+    '',
+    ...localService(),
+  ].join('\n')
 }
 
 /** Page text with the section between the markers replaced. */

@@ -3,19 +3,19 @@ import { parseDuration } from './duration.ts'
 import type { BlockRoots } from './chain-access.ts'
 import type { Job, PipelineTask } from './job-spec/loader.ts'
 import { jobSpecVars, withBlockRoots } from './run-vars.ts'
-import { createTaskRun, TaskError, withCause, type RunContext, type TaskInput } from './task.ts'
+import {
+  TaskError,
+  withCause,
+  type RunContext,
+  type TaskDefinition,
+  type TaskInput,
+} from './task.ts'
 import { TASK_TYPES } from './tasks/index.ts'
+import { attemptTask, withRetries, type TaskResult } from './task-attempt.ts'
 import { IsolatedRuns } from './isolation/isolated-run.ts'
 import type { Vars } from './vars.ts'
 
-/**
- * Runs a job's DAG with Chainlink's semantics: a task starts when every task it depends on (edges and
- * `$(task)` references) has finished; its inputs are its edge predecessors' results in edge order; its
- * output becomes the variable named after it. A failed input fails the task (except for any, median,
- * mean, mode, sum, which count faults). Per task: `timeout` (default: the spec's maxTaskDuration),
- * `retries` with exponential backoff between `minBackoff` and `maxBackoff` for retryable errors, and
- * `failEarly`, which stops the whole run at the task's first failure.
- */
+/** One task of a run: its value or its failure, its attempts and its time. */
 export interface TaskOutcome {
   id: string
   type: string
@@ -94,11 +94,35 @@ export interface RunOptions extends Partial<Omit<RunContext, 'runId'>> {
 }
 
 const DEFAULT_TASK_TIMEOUT_MS = 30_000
-const DEFAULT_MIN_BACKOFF_MS = 100
-const DEFAULT_MAX_BACKOFF_MS = 60_000
 
+/**
+ * Runs a job's DAG with Chainlink's semantics: a task starts when every task it depends on (edges and
+ * `$(task)` references) has finished; its inputs are its edge predecessors' results in edge order; its
+ * output becomes the variable named after it. A failed input fails the task (except for any, median,
+ * mean, mode, sum, which count faults). Per task: `timeout` (default: the spec's maxTaskDuration),
+ * `retries` with exponential backoff between `minBackoff` and `maxBackoff` for retryable errors, and
+ * `failEarly`, which stops the whole run at the task's first failure.
+ */
 export async function runJob(job: Job, options: RunOptions = {}): Promise<RunResult> {
-  const context: RunContext = {
+  const context = runContext(job, options)
+  const vars: Vars = {
+    jobSpec: { ...jobSpecVars(job), ...options.jobSpec },
+    jobRun: await withBlockRoots(job, { ...options.jobRun }, options.blockRoots),
+  }
+  const stop = new AbortController()
+  const external = options.signal
+  const onExternalAbort = (): void => stop.abort(external?.reason)
+  external?.addEventListener('abort', onExternalAbort, { once: true })
+  try {
+    return runResult(job, await runTasks(job, vars, context, stop, options.onTask))
+  } finally {
+    external?.removeEventListener('abort', onExternalAbort)
+  }
+}
+
+/** What every task of the run sees: the caller's options, with the spec's own settings beside them. */
+function runContext(job: Job, options: RunOptions): RunContext {
+  return {
     runId: options.runId ?? `dry-${Date.now()}`,
     chain: options.chain,
     aliases: options.aliases,
@@ -115,20 +139,20 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
       options.defaultGasLimit ??
       (job.spec.gasLimit === undefined ? undefined : BigInt(job.spec.gasLimit)),
   }
-  const vars: Vars = {
-    jobSpec: { ...jobSpecVars(job), ...options.jobSpec },
-    jobRun: await withBlockRoots(job, { ...options.jobRun }, options.blockRoots),
-  }
-  // maxTaskDuration "0s" (Chainlink's docs use it) means no spec-wide limit: the default applies.
-  const specTimeout =
-    job.spec.maxTaskDuration === undefined ? undefined : parseDuration(job.spec.maxTaskDuration)
-  const defaultTimeout =
-    specTimeout === undefined || specTimeout === 0 ? DEFAULT_TASK_TIMEOUT_MS : specTimeout
-  const stop = new AbortController()
-  const external = options.signal
-  const onExternalAbort = (): void => stop.abort(external?.reason)
-  external?.addEventListener('abort', onExternalAbort, { once: true })
+}
 
+/**
+ * Starts every task as soon as the tasks it depends on have finished; each outcome becomes the
+ * variable named after its task, and a failEarly task's failure stops the rest of the run.
+ */
+async function runTasks(
+  job: Job,
+  vars: Vars,
+  context: RunContext,
+  stop: AbortController,
+  onTask: RunOptions['onTask'],
+): Promise<ReadonlyMap<string, TaskOutcome>> {
+  const defaultTimeout = specTaskTimeoutMs(job)
   const outcomes = new Map<string, TaskOutcome>()
   const timeoutOf = (task: PipelineTask) => taskTimeoutMs(task, defaultTimeout)
   const isolated =
@@ -142,39 +166,42 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
       context.requester,
     )
   const running = new Map<string, Promise<void>>()
-  const start = (task: PipelineTask): Promise<void> =>
-    (async () => {
-      await Promise.all(task.dependsOn.map((id) => running.get(id)))
-      const outcome = stop.signal.aborted
-        ? skipped(task, stop.signal.reason)
-        : await runTask(task, vars, context, outcomes, timeoutOf(task), stop.signal, isolated)
-      outcomes.set(task.id, outcome)
-      // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
-      Object.defineProperty(vars, task.id, {
-        value: outcome.ok ? outcome.value : outcome.failure,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      })
-      options.onTask?.(outcome)
-      if (!outcome.ok && !outcome.skipped && task.attributes.failEarly === 'true')
-        stop.abort(new Error(`task ${task.id} failed early`))
-    })()
+  const start = async (task: PipelineTask): Promise<void> => {
+    await Promise.all(task.dependsOn.map((id) => running.get(id)))
+    const outcome = stop.signal.aborted
+      ? skipped(task, stop.signal.reason)
+      : await runTask(task, vars, context, outcomes, timeoutOf(task), stop.signal, isolated)
+    outcomes.set(task.id, outcome)
+    // defineProperty: a plain assignment to a key such as __proto__ would not create a variable.
+    Object.defineProperty(vars, task.id, {
+      value: outcome.ok ? outcome.value : outcome.failure,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+    onTask?.(outcome)
+    if (failedEarly(task, outcome)) stop.abort(new Error(`task ${task.id} failed early`))
+  }
   // The order is topological, so every dependency's promise exists before its dependents look it up.
   for (const task of job.tasks) running.set(task.id, start(task))
   await Promise.all(running.values())
-  external?.removeEventListener('abort', onExternalAbort)
+  return outcomes
+}
 
+function failedEarly(task: PipelineTask, outcome: TaskOutcome): boolean {
+  return !outcome.ok && !outcome.skipped && task.attributes.failEarly === 'true'
+}
+
+/** The run's result: the terminal tasks' outputs, and as its failures theirs and any failEarly task's. */
+function runResult(job: Job, outcomes: ReadonlyMap<string, TaskOutcome>): RunResult {
   const tasks = job.tasks.map((task) => outcomes.get(task.id)!)
   const terminal = job.terminal.map((id) => outcomes.get(id)!)
   const failed = terminal.filter((outcome) => !outcome.ok)
-  const failedEarly = tasks.filter(
-    (outcome) =>
-      !outcome.ok &&
-      !outcome.skipped &&
-      job.tasks.find((task) => task.id === outcome.id)?.attributes.failEarly === 'true',
-  )
-  for (const outcome of failedEarly) if (!failed.includes(outcome)) failed.unshift(outcome)
+  const early = job.tasks.filter((task) => failedEarly(task, outcomes.get(task.id)!))
+  for (const task of early) {
+    const outcome = outcomes.get(task.id)!
+    if (!failed.includes(outcome)) failed.unshift(outcome)
+  }
   return {
     tasks,
     outputs: terminal.map((outcome) => (outcome.ok ? outcome.value : undefined)),
@@ -207,6 +234,13 @@ function skipped(task: PipelineTask, reason: unknown): TaskOutcome {
   }
 }
 
+/** The spec-wide task time; maxTaskDuration "0s" (Chainlink's docs use it) means the default. */
+function specTaskTimeoutMs(job: Job): number {
+  const specTimeout =
+    job.spec.maxTaskDuration === undefined ? undefined : parseDuration(job.spec.maxTaskDuration)
+  return specTimeout === undefined || specTimeout === 0 ? DEFAULT_TASK_TIMEOUT_MS : specTimeout
+}
+
 /** A task's time: its `timeout`, else the spec's maxTaskDuration, else the default. */
 function taskTimeoutMs(task: PipelineTask, defaultTimeout: number): number {
   return task.attributes.timeout === undefined
@@ -214,6 +248,10 @@ function taskTimeoutMs(task: PipelineTask, defaultTimeout: number): number {
     : (parseDuration(task.attributes.timeout) ?? defaultTimeout)
 }
 
+/**
+ * One task: refused before it starts when its type is unknown or an input it cannot take failed,
+ * else tried (in its isolate when it has one) as often as its retries allow.
+ */
 async function runTask(
   task: PipelineTask,
   vars: Vars,
@@ -225,16 +263,68 @@ async function runTask(
 ): Promise<TaskOutcome> {
   const startedAt = Date.now()
   const definition = TASK_TYPES.get(task.type)
-  const inputs: TaskInput[] = task.inputs.map((id) => {
+  const inputs = taskInputs(task, outcomes)
+  const finish = (result: TaskResult, attempts: number): TaskOutcome =>
+    // A run stopped from outside (the runner closing) goes back whatever the task declares.
+    taskOutcome(
+      task,
+      result,
+      attempts,
+      startedAt,
+      stopSignal.aborted ? 'by-error' : definition?.retriesRun,
+    )
+  const refuse = (error: TaskError): TaskOutcome =>
+    finish({ ok: false, error: error.message, cause: error }, 0)
+  if (!definition)
+    return refuse(new TaskError(`unknown task type ${task.type}`, { kind: 'config' }))
+  const refusal = failedInputRefusal(definition, inputs)
+  if (refusal) return refuse(refusal)
+  return withRetries(task, stopSignal, finish, (attempt) =>
+    attemptTask(
+      task,
+      isolated && definition.runsIn !== 'main'
+        ? isolated.attempt(task, vars, attempt)
+        : definition.run,
+      inputs,
+      vars,
+      context,
+      timeoutMs,
+      stopSignal,
+    ),
+  )
+}
+
+/** A task's inputs: its edge predecessors' results, a failed one as its failure. */
+function taskInputs(task: PipelineTask, outcomes: ReadonlyMap<string, TaskOutcome>): TaskInput[] {
+  return task.inputs.map((id) => {
     const outcome = outcomes.get(id)!
     return outcome.ok
       ? { ok: true, value: outcome.value, from: id }
       : { ok: false, error: outcome.failure ?? new TaskError(outcome.error ?? 'failed'), from: id }
   })
-  const finish = (
-    result: { ok: true; value: unknown } | { ok: false; error: string; cause: unknown },
-    attempts: number,
-  ): TaskOutcome => ({
+}
+
+/** A failed input stops a task unless its type counts faults (any, median, mean, mode, sum). */
+function failedInputRefusal(
+  definition: TaskDefinition,
+  inputs: readonly TaskInput[],
+): TaskError | undefined {
+  const failedInput = inputs.find((input) => !input.ok)
+  if (!failedInput || failedInput.ok || definition.toleratesInputErrors) return undefined
+  return new TaskError(
+    `input from ${failedInput.from} failed: ${failedInput.error.message}`,
+    withCause(failedInput.error),
+  )
+}
+
+function taskOutcome(
+  task: PipelineTask,
+  result: TaskResult,
+  attempts: number,
+  startedAt: number,
+  retriesRun: TaskDefinition['retriesRun'],
+): TaskOutcome {
+  return {
     id: task.id,
     type: task.type,
     ...(result.ok
@@ -242,130 +332,10 @@ async function runTask(
       : {
           ok: false,
           error: result.error,
-          // A run stopped from outside (the runner closing) goes back whatever the task declares.
-          failure: new TaskFailure(
-            task.id,
-            result.error,
-            result.cause,
-            stopSignal.aborted ? 'by-error' : definition?.retriesRun,
-          ),
+          failure: new TaskFailure(task.id, result.error, result.cause, retriesRun),
         }),
     attempts,
     startedAt,
     durationMs: Date.now() - startedAt,
-  })
-  const failWith = (error: FeedrunnerError): TaskOutcome =>
-    finish({ ok: false, error: error.message, cause: error }, 0)
-  if (!definition)
-    return failWith(new TaskError(`unknown task type ${task.type}`, { kind: 'config' }))
-  const failedInput = inputs.find((input) => !input.ok)
-  if (failedInput && !failedInput.ok && !definition.toleratesInputErrors) {
-    return failWith(
-      new TaskError(
-        `input from ${failedInput.from} failed: ${failedInput.error.message}`,
-        withCause(failedInput.error),
-      ),
-    )
   }
-  const retries = Number(task.attributes.retries ?? '0')
-  const minBackoff = parseDuration(task.attributes.minBackoff ?? '') ?? DEFAULT_MIN_BACKOFF_MS
-  const maxBackoff = parseDuration(task.attributes.maxBackoff ?? '') ?? DEFAULT_MAX_BACKOFF_MS
-  let attempt = 0
-  for (;;) {
-    attempt++
-    try {
-      const value = await attemptTask(
-        task,
-        isolated && definition.runsIn !== 'main'
-          ? isolated.attempt(task, vars, attempt)
-          : definition.run,
-        inputs,
-        vars,
-        context,
-        timeoutMs,
-        stopSignal,
-      )
-      return finish({ ok: true, value }, attempt)
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
-      if (!isRetryable(error) || attempt > retries || stopSignal.aborted) {
-        const suffix = attempt > 1 ? ` (after ${attempt} attempts)` : ''
-        return finish({ ok: false, error: message + suffix, cause: error }, attempt)
-      }
-      await delay(Math.min(maxBackoff, minBackoff * 2 ** (attempt - 1)), stopSignal)
-    }
-  }
-}
-
-async function attemptTask(
-  task: PipelineTask,
-  run: (taskRun: ReturnType<typeof createTaskRun>) => Promise<unknown>,
-  inputs: readonly TaskInput[],
-  vars: Vars,
-  context: RunContext,
-  timeoutMs: number,
-  stopSignal: AbortSignal,
-): Promise<unknown> {
-  // One controller and one timer per attempt: AbortSignal.timeout and AbortSignal.any each cost more
-  // than the small tasks they guard (they track their signals through weak references).
-  const controller = new AbortController()
-  const abort = (reason: FeedrunnerError) => controller.abort(reason)
-  const timer = setTimeout(
-    () =>
-      abort(
-        new TaskError(`timed out after ${timeoutMs} ms`, {
-          kind: 'timeout',
-          bound: 'task timeout',
-        }),
-      ),
-    timeoutMs,
-  )
-  timer.unref()
-  // A run stopped from outside says why (the runner closing: retryable, the run goes back).
-  const onStop = () =>
-    abort(
-      stopSignal.reason instanceof FeedrunnerError
-        ? stopSignal.reason
-        : new TaskError('stopped: the run was aborted', { kind: 'internal' }),
-    )
-  if (stopSignal.aborted) onStop()
-  else stopSignal.addEventListener('abort', onStop, { once: true })
-  const signal = controller.signal
-  const taskRun = createTaskRun({
-    id: task.id,
-    type: task.type,
-    attributes: task.attributes,
-    inputs,
-    vars,
-    context,
-    signal,
-  })
-  const aborted = new Promise<never>((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason as FeedrunnerError)
-    else
-      signal.addEventListener('abort', () => reject(signal.reason as FeedrunnerError), {
-        once: true,
-      })
-  })
-  try {
-    return await Promise.race([run(taskRun), aborted])
-  } finally {
-    clearTimeout(timer)
-    stopSignal.removeEventListener('abort', onStop)
-    aborted.catch(() => undefined)
-  }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer)
-        resolve()
-      },
-      { once: true },
-    )
-  })
 }

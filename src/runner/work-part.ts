@@ -49,12 +49,40 @@ export async function startWorkPart(
   log: Logger,
   reportChainError: (error: Error) => void,
 ): Promise<WorkPart> {
-  const { provider } = chain
-  await checkSendersAuthorised(provider, options.registry, options.keys)
+  await checkSendersAuthorised(chain.provider, options.registry, options.keys)
   const sender = createSender(options, chain, log, reportChainError)
   const stopping = new AbortController()
+  const worker = createPipelineWorker(
+    pipelineOptions(options, chain.provider, runs, sender, stopping.signal),
+  )
+  logRunFailures(worker, options, log)
+  options.connections.watch(worker, 'pipeline worker')
+  // The worker runs once this process owns a key (sizeWorkerByKeys starts and stops it).
+  await sizeWorkerByKeys(worker, sender, options.concurrency)
+  await sender.start()
+  return {
+    sender,
+    worker,
+    async close() {
+      stopping.abort(new RunnerClosingError())
+      // The runs end at once (their tasks fail retryably, their requests go back to the queue), so
+      // the worker closes quickly; then the sender hands its keys over within its close timeout.
+      await worker.close()
+      await sender.close()
+    },
+  }
+}
+
+/** The `requests` worker's settings: this chain's queue, its sender for the chain, its bounds. */
+function pipelineOptions(
+  options: RunnerOptions,
+  provider: JsonRpcProvider,
+  runs: RunStore,
+  sender: TxSender,
+  signal: AbortSignal,
+): PipelineWorkerOptions {
   const clock = options.connections.clock(options.prefix)
-  const pipeline: PipelineWorkerOptions = {
+  return {
     queueName: requestsQueueName(options.chainId),
     // Auto-pipelined: the job moves of the runs that finish in one tick leave in one write (its
     // blocking copy is not).
@@ -80,7 +108,7 @@ export async function startWorkPart(
     admission: requesterAdmission(options),
     outputMaxChars: options.requestPolicy?.outputMaxChars,
     logger: options.logger,
-    signal: stopping.signal,
+    signal,
     maxCrashes: options.maxCrashes,
     chainTime: () => sender.chainTime(),
     ticks: {
@@ -90,7 +118,10 @@ export async function startWorkPart(
     transactionOut: async (keys) =>
       (await Promise.all(keys.map((key) => sender.bound(key)))).some(Boolean),
   }
-  const worker = createPipelineWorker(pipeline)
+}
+
+/** One line per failed run, with its request id and job; a failure that will be retried is debug. */
+function logRunFailures(worker: PipelineWorker, options: RunnerOptions, log: Logger): void {
   worker.on('failed', (job, error) => {
     // Every line about a run carries its request id and job (the queue job id embeds the request id).
     const data = (job?.data ?? {}) as { requestId?: string; specId?: string }
@@ -108,21 +139,6 @@ export async function startWorkPart(
       'request job failed',
     )
   })
-  options.connections.watch(worker, 'pipeline worker')
-  // The worker runs once this process owns a key (sizeWorkerByKeys starts and stops it).
-  await sizeWorkerByKeys(worker, sender, options.concurrency)
-  await sender.start()
-  return {
-    sender,
-    worker,
-    async close() {
-      stopping.abort(new RunnerClosingError())
-      // The runs end at once (their tasks fail retryably, their requests go back to the queue), so
-      // the worker closes quickly; then the sender hands its keys over within its close timeout.
-      await worker.close()
-      await sender.close()
-    },
-  }
 }
 
 function createSender(

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 
 const ROOT = join(import.meta.dirname, '../..')
 const MAX_FILE_LINES = 400
-const MAX_FUNCTION_LINES = 120
+const MAX_FUNCTION_LINES = 80
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -38,7 +38,9 @@ function functionSpans(file: ts.SourceFile): Array<{ name: string; line: number;
 /**
  * The project's size limits, counted by TypeScript's own parser over whole spans (comments and blank
  * lines included), where eslint's max-lines-per-function skips them: no file under src/ over 400
- * lines, no function over 120.
+ * lines, no function over 80. A function over 80 lines says more than one thing: its design is what
+ * changes (a class whose methods each do one thing, a list of named steps or parts, a table of cases),
+ * not where its lines sit.
  */
 describe('code size: src/ by the TypeScript parser', () => {
   const files = sourceFiles(join(ROOT, 'src'))

@@ -53,37 +53,64 @@ export interface ChainReaderOptions {
 }
 
 export function createChainReader(options: ChainReaderOptions): ChainReader {
-  let provider = options.provider
-  const ownsProvider = provider === undefined
-  let chainId = options.chainId
-  /** The highest head a scan has worked from. */
-  let lastHeadNumber = -1
-  // Over a WebSocket the provider keeps the notified headers; over HTTP the reader keeps those it read.
-  const readHeaders = new RecentHeaders()
-  const recent = () =>
-    provider instanceof HeadTrackingWebSocketProvider ? provider.recentHeaders : readHeaders
+  return new OperatorChainReader(options)
+}
 
-  async function chain(): Promise<ChainProvider> {
-    if (!provider) {
-      if (!options.rpcUrl) throw new Error('createRequestListener: give a provider or an rpcUrl')
-      provider = await connectProvider(options.rpcUrl, {
-        chainId: options.chainId,
-        pollingIntervalMs: options.pollIntervalMs,
+/**
+ * Reads the chain for the listener: the provider connected on first use, the heads and block hashes
+ * a scan needs (from the headers notified or read when they tell, else from the node), and the
+ * Operators' logs in ranges the node must have.
+ */
+class OperatorChainReader implements ChainReader {
+  readonly ownsProvider: boolean
+  private chainProvider: ChainProvider | undefined
+  private knownChainId: number | undefined
+  /** The highest head a scan has worked from. */
+  private lastHeadNumber = -1
+  /** The headers read over HTTP (over a WebSocket the provider keeps the notified ones). */
+  private readonly readHeaders = new RecentHeaders()
+  private readonly operators: () => readonly string[]
+
+  constructor(private readonly options: ChainReaderOptions) {
+    this.chainProvider = options.provider
+    this.ownsProvider = options.provider === undefined
+    this.knownChainId = options.chainId
+    const { operators } = options
+    this.operators = typeof operators === 'function' ? operators : () => operators
+  }
+
+  get chainId(): number | undefined {
+    return this.knownChainId
+  }
+
+  get connected(): ChainProvider | undefined {
+    return this.chainProvider
+  }
+
+  get bloomsFilled(): boolean {
+    return this.recent().bloomsFilled
+  }
+
+  async provider(): Promise<ChainProvider> {
+    if (!this.chainProvider) {
+      if (!this.options.rpcUrl)
+        throw new Error('createRequestListener: give a provider or an rpcUrl')
+      this.chainProvider = await connectProvider(this.options.rpcUrl, {
+        chainId: this.options.chainId,
+        pollingIntervalMs: this.options.pollIntervalMs,
       })
     }
-    if (chainId === undefined) chainId = Number((await provider.getNetwork()).chainId)
-    return provider
+    if (this.knownChainId === undefined)
+      this.knownChainId = Number((await this.chainProvider.getNetwork()).chainId)
+    return this.chainProvider
   }
 
-  /** A header read from the node, kept: a later scan links down through it instead of asking again. */
-  async function readHeader(tag: string): Promise<HeadRef | undefined> {
-    const read = await header(await chain(), tag)
-    if (read) recent().note(read)
-    return read
+  async blockHash(number: number): Promise<string | null> {
+    return (await this.readHeader(`0x${number.toString(16)}`))?.hash ?? null
   }
 
-  async function blockHash(number: number): Promise<string | null> {
-    return (await readHeader(`0x${number.toString(16)}`))?.hash ?? null
+  async canonicalHash(head: HeadRef, number: number): Promise<string | null> {
+    return this.knownCanonicalHash(head, number) ?? (await this.blockHash(number))
   }
 
   /**
@@ -91,36 +118,38 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
    * headers notified or read link down to it, so a scan asks the node for no block but the head, even
    * one that fell several blocks behind.
    */
-  function knownCanonicalHash(head: HeadRef, number: number): string | undefined {
-    return recent().canonicalHash(head, number)
+  knownCanonicalHash(head: HeadRef, number: number): string | undefined {
+    return this.recent().canonicalHash(head, number)
+  }
+
+  knownCanonicalHeader(head: HeadRef, number: number): HeadHeader | undefined {
+    return this.recent().canonicalHeader(head, number)
   }
 
   /**
    * The chain's head: the one the last `newHeads` notification carried when it is newer than the head
    * of the previous scan (the scan it woke), else the node's answer for `latest`.
    */
-  async function currentHead(): Promise<HeadRef | undefined> {
-    const connected = await chain()
+  async currentHead(): Promise<HeadRef | undefined> {
+    const connected = await this.provider()
     const notified =
       connected instanceof HeadTrackingWebSocketProvider ? connected.lastHead : undefined
     const head =
-      notified && notified.number > lastHeadNumber ? notified : await readHeader('latest')
-    if (head) lastHeadNumber = Math.max(lastHeadNumber, head.number)
+      notified && notified.number > this.lastHeadNumber ? notified : await this.readHeader('latest')
+    if (head) this.lastHeadNumber = Math.max(this.lastHeadNumber, head.number)
     return head
   }
 
-  const operators =
-    typeof options.operators === 'function' ? options.operators : () => options.operators
-
-  async function readLogs(from: number, to: number, head: HeadRef): Promise<Log[]> {
+  async readLogs(from: number, to: number, head: HeadRef): Promise<Log[]> {
     const logs: Log[] = []
-    const addresses = [...(operators() as readonly string[])]
+    const addresses = [...this.operators()]
     // No Operator: nothing to read (an empty address list would ask a node for every contract's logs).
     if (addresses.length === 0) return logs
     const topics = [[ORACLE_REQUEST_TOPIC, CANCEL_ORACLE_REQUEST_TOPIC]]
-    for (let start = from; start <= to; start += options.maxBlockRange) {
-      const end = Math.min(to, start + options.maxBlockRange - 1)
-      logs.push(...(await readRange({ address: addresses, topics }, start, end, head)))
+    const range = this.options.maxBlockRange
+    for (let start = from; start <= to; start += range) {
+      const end = Math.min(to, start + range - 1)
+      logs.push(...(await this.readRange({ address: addresses, topics }, start, end, head)))
     }
     return logs
       .filter((log) => !log.removed)
@@ -135,39 +164,33 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
    * the listener would move past the rest. Asked for a block by a hash it does not know, every node
    * refuses (EIP-234), and a node that has the last block has those below it.
    */
-  async function readRange(
+  private async readRange(
     filter: { address: string[]; topics: string[][] },
     from: number,
     to: number,
     head: HeadRef,
   ): Promise<Log[]> {
-    const provider = await chain()
-    const lastHash = knownCanonicalHash(head, to) ?? (await blockHash(to))
+    const provider = await this.provider()
+    const lastHash = this.knownCanonicalHash(head, to) ?? (await this.blockHash(to))
     if (!lastHash) throw notYet(from, to, `no block ${to}`)
     const reads = [provider.getLogs({ ...filter, blockHash: lastHash })]
     if (from < to) reads.push(provider.getLogs({ ...filter, fromBlock: from, toBlock: to - 1 }))
     return (await Promise.all(reads).catch(notYetThere(from, to))).flat()
   }
 
-  return {
-    provider: chain,
-    get chainId() {
-      return chainId
-    },
-    ownsProvider,
-    get connected() {
-      return provider
-    },
-    blockHash,
-    canonicalHash: async (head, number) =>
-      knownCanonicalHash(head, number) ?? (await blockHash(number)),
-    knownCanonicalHash,
-    knownCanonicalHeader: (head, number) => recent().canonicalHeader(head, number),
-    get bloomsFilled() {
-      return recent().bloomsFilled
-    },
-    currentHead,
-    readLogs,
+  /** Over a WebSocket the provider keeps the notified headers; over HTTP the reader keeps those it read. */
+  private recent(): RecentHeaders {
+    const provider = this.chainProvider
+    return provider instanceof HeadTrackingWebSocketProvider
+      ? provider.recentHeaders
+      : this.readHeaders
+  }
+
+  /** A header read from the node, kept: a later scan links down through it instead of asking again. */
+  private async readHeader(tag: string): Promise<HeadRef | undefined> {
+    const read = await header(await this.provider(), tag)
+    if (read) this.recent().note(read)
+    return read
   }
 }
 

@@ -31,118 +31,143 @@ export type { ListenerStats, RequestListener, RequestListenerOptions, SpecFilter
  * restarted listener where to backfill from.
  */
 export function createRequestListener(options: RequestListenerOptions): RequestListener {
-  const name = options.name ?? 'default'
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS
-  const maxBlockRange = options.maxBlockRange ?? 1_000
+  return new OperatorLogListener(options)
+}
+
+/** The listener's parts: what it reads with, where it stands, how it delivers; and its poll loop. */
+class OperatorLogListener implements RequestListener {
+  readonly stats = zeroStats()
+  private readonly pollIntervalMs: number
+  private readonly maxBlockRange: number
   // A runner whose jobs folder names no Operator yet still follows the chain: a spec added later
   // brings one (setOperators).
-  let operators = normalizeOperators(options.operators)
-  let specIds = normalizeSpecIds(options.specIds)
-  const reader = createChainReader({
-    ...options,
-    operators: () => operators,
-    pollIntervalMs,
-    maxBlockRange,
-  })
-  const gate = createLogGate({ reader, operators: () => operators, log: options.log })
-  const stats = zeroStats()
-  const keyBase = () => `${options.prefix}:listener:${reader.chainId}`
-  const checkpoint = new CheckpointKeeper(
-    options.redis,
-    () => `${keyBase()}:${name}:checkpoint`,
-    reader,
-    options.fromBlock,
-    options.rewindDepth ?? 64,
-    () => void (stats.reorgs += 1),
-  )
-  const delivery = deliveryOptions(options, stats, keyBase)
-  const stalls = stallReport(options, reader)
-  // A new head, or a scan that stopped short of the head, starts the next scan at once.
-  const pause = wakeableSleep()
-  const scanned = scanWaiters()
-  let running = false
-  let loop: Promise<void> | undefined
-  let scanning: Promise<void> | undefined
+  private operators: string[]
+  private specIds: Map<string, SpecFilter>
+  private readonly reader: ChainReader
+  private readonly gate: ReturnType<typeof createLogGate>
+  private readonly keeper: CheckpointKeeper
+  private readonly delivery: DeliveryOptions
+  private readonly stalls: StallReport
+  /** A new head, or a scan that stopped short of the head, starts the next scan at once. */
+  private readonly pause = wakeableSleep()
+  private readonly scanned = scanWaiters()
+  private running = false
+  private loop: Promise<void> | undefined
+  private scanning: Promise<void> | undefined
 
-  async function scan(): Promise<void> {
-    const to = await scanOnce({
-      reader,
-      gate,
-      checkpoint,
-      delivery,
-      stats,
-      specIds: () => specIds,
-      maxBlocksPerScan: maxBlockRange * 10,
-      moreToScan: () => pause.wake(),
+  constructor(options: RequestListenerOptions) {
+    const name = options.name ?? 'default'
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_SETTINGS.CHAIN_POLL_INTERVAL_MS
+    this.maxBlockRange = options.maxBlockRange ?? 1_000
+    this.operators = normalizeOperators(options.operators)
+    this.specIds = normalizeSpecIds(options.specIds)
+    const operators = () => this.operators
+    const reader = createChainReader({
+      ...options,
+      operators,
+      pollIntervalMs: this.pollIntervalMs,
+      maxBlockRange: this.maxBlockRange,
     })
-    if (to !== undefined) scanned.reached(to)
+    this.reader = reader
+    this.gate = createLogGate({ reader, operators, log: options.log })
+    const keyBase = () => `${options.prefix}:listener:${reader.chainId}`
+    this.keeper = new CheckpointKeeper(
+      options.redis,
+      () => `${keyBase()}:${name}:checkpoint`,
+      reader,
+      options.fromBlock,
+      options.rewindDepth ?? 64,
+      () => void (this.stats.reorgs += 1),
+    )
+    this.delivery = deliveryOptions(options, this.stats, keyBase)
+    this.stalls = stallReport(options, reader)
   }
 
-  async function poll(): Promise<void> {
+  /** The `newHeads` handler: its identity is kept, so stop() can take it off again. */
+  private readonly onBlock = (): void => this.pause.wake()
+
+  get checkpoint(): number | undefined {
+    return this.keeper.current?.number
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return
+    const connected = await this.reader.provider()
+    this.running = true
+    if (isWebSocketProvider(connected)) await connected.on('block', this.onBlock)
+    this.loop = this.runLoop()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    this.pause.wake()
+    await this.loop
+    while (this.scanning) await this.scanning.catch(() => undefined)
+    // The next start reads again only what this one had not read.
+    await this.keeper.flush().catch(this.delivery.reportError)
+    await releaseProvider(this.reader, this.onBlock)
+    this.scanned.releaseAll()
+  }
+
+  setSpecIds(next: ReadonlyMap<string, SpecFilter>): void {
+    this.specIds = normalizeSpecIds(next)
+  }
+
+  setOperators(next: readonly string[]): void {
+    this.operators = normalizeOperators(next)
+  }
+
+  async poll(): Promise<void> {
     // One scan at a time: a caller's poll() joins the one in progress, then runs its own.
-    while (scanning) await scanning.catch(() => undefined)
-    scanning = scan()
+    while (this.scanning) await this.scanning.catch(() => undefined)
+    this.scanning = this.scan()
     try {
-      await scanning
+      await this.scanning
     } finally {
-      scanning = undefined
+      this.scanning = undefined
     }
   }
 
-  async function runLoop(): Promise<void> {
-    while (running) {
+  wake(): void {
+    this.onBlock()
+  }
+
+  async rewind(blockNumber: number): Promise<void> {
+    this.keeper.requestRewind(blockNumber)
+    this.pause.wake()
+  }
+
+  whenScanned(blockNumber: number, timeoutMs?: number): Promise<void> {
+    return this.scanned.whenScanned(blockNumber, timeoutMs)
+  }
+
+  private async scan(): Promise<void> {
+    const to = await scanOnce({
+      reader: this.reader,
+      gate: this.gate,
+      checkpoint: this.keeper,
+      delivery: this.delivery,
+      stats: this.stats,
+      specIds: () => this.specIds,
+      maxBlocksPerScan: this.maxBlockRange * 10,
+      moreToScan: () => this.pause.wake(),
+    })
+    if (to !== undefined) this.scanned.reached(to)
+  }
+
+  private async runLoop(): Promise<void> {
+    while (this.running) {
       try {
-        await poll()
-        stalls.scanned()
+        await this.poll()
+        this.stalls.scanned()
       } catch (error) {
-        if (error instanceof BlocksNotThereYet) stalls.failed(error)
-        delivery.reportError(error)
+        if (error instanceof BlocksNotThereYet) this.stalls.failed(error)
+        this.delivery.reportError(error)
       }
-      if (!running) break
+      if (!this.running) break
       // A head that arrived during the scan is not lost: the next scan starts at once.
-      await pause.sleep(pollIntervalMs)
+      await this.pause.sleep(this.pollIntervalMs)
     }
-  }
-
-  const onBlock = () => pause.wake()
-
-  return {
-    async start() {
-      if (running) return
-      const connected = await reader.provider()
-      running = true
-      if (isWebSocketProvider(connected)) await connected.on('block', onBlock)
-      loop = runLoop()
-    },
-    async stop() {
-      running = false
-      pause.wake()
-      await loop
-      while (scanning) await scanning.catch(() => undefined)
-      // The next start reads again only what this one had not read.
-      await checkpoint.flush().catch(delivery.reportError)
-      await releaseProvider(reader, onBlock)
-      scanned.releaseAll()
-    },
-    setSpecIds(next) {
-      specIds = normalizeSpecIds(next)
-    },
-    setOperators(next) {
-      operators = normalizeOperators(next)
-    },
-    poll,
-    wake: onBlock,
-    async rewind(blockNumber) {
-      checkpoint.requestRewind(blockNumber)
-      pause.wake()
-    },
-    whenScanned: scanned.whenScanned,
-    get checkpoint() {
-      return checkpoint.current?.number
-    },
-    get stats() {
-      return stats
-    },
   }
 }
 

@@ -17,6 +17,7 @@ import {
   jobDataSchema,
   jobIdOf,
   txStateBase,
+  type KeyStats,
   type TxResult,
   type TxSender,
   type TxSenderOptions,
@@ -51,117 +52,149 @@ export { HandedOverError } from './model.ts'
  * transactions (confirmer.ts), and reads nothing while no key has anything to watch.
  */
 export function createTxSender(options: TxSenderOptions): TxSender {
-  if (options.keys.length === 0) throw new Error('createTxSender: at least one key is required')
-  const settings = senderSettings(options)
-  const signers = options.keys.map(createTxSigner)
-  const addresses = signers.map((signer) => signer.address)
-  const ownConnections = options.connections ? undefined : connectionsOfItsOwn(options)
-  const connections = options.connections ?? (ownConnections as Connections)
-  // Auto-pipelined: the attempts of jobs signed in one tick and their settlements leave in one write.
-  const redis: Redis = connections.redis('worker', 'tx sender', { enableAutoPipelining: true })
-  const node = createSenderNode({ ...options, pollIntervalMs: settings.pollIntervalMs })
-  const keySenders = new Map<string, KeySender>()
-  const ownershipListeners: Array<() => void> = []
-  const ownershipChanged = () => ownershipListeners.forEach((listener) => listener())
-  let jobs: JobRuns | undefined
-  let leases: KeyLeases | undefined
-  const reportError = (error: unknown) =>
-    options.onError?.(error instanceof Error ? error : new Error(String(error)))
-  const pollLoop = createPollLoop(
-    () => node.readHead(),
-    async (current) => {
-      const owned = [...keySenders.values()].filter((keySender) => keySender.hasWork)
-      await Promise.all(owned.map((keySender) => keySender.confirmer.check(current)))
-    },
-    settings.pollIntervalMs,
-    reportError,
-    () => [...keySenders.values()].some((keySender) => keySender.hasWork),
-  )
+  return new KeyedTxSender(options)
+}
 
-  return {
-    addresses,
-    async start() {
-      await node.connect()
-      await node.readHead()
-      await node.currentFees()
-      const chainId = node.chainId as number
-      const store = new TxStore(redis, txStateBase(options.prefix, chainId))
-      jobs = new JobRuns(keySenders, store, chainId, settings.pollIntervalMs)
-      for (const signer of signers) {
-        const { logger } = options
-        const parts = { signer, node, store, settings, reportError, wake: pollLoop.wake, logger }
-        keySenders.set(signer.address.toLowerCase(), new KeySender(parts))
-      }
-      leases = new KeyLeases(
-        redis,
-        {
-          base: txStateBase(options.prefix, chainId),
-          addresses,
-          leaseMs: settings.keyLeaseMs,
-          process: randomUUID().slice(0, 12),
-        },
-        keyOwner(keySenders, options.logger, ownershipChanged),
-      )
-      pollLoop.start()
-      await leases.start()
-      // The keys taken at start send once recovered; a recovery that keeps failing (the node away)
-      // goes on in the background, and the key takes work once it is done.
-      await Promise.race([
-        Promise.all([...keySenders.values()].map((keySender) => keySender.activation)),
-        delay(settings.keyLeaseMs, undefined, { ref: false }),
-      ])
-    },
-    async submit(submission: TxSubmission, timeoutMs?: number) {
-      if (!jobs) throw new Error('submit: start the sender first')
-      const data = jobDataSchema.parse({
-        to: submission.to,
-        data: submission.data,
-        gasLimit: submission.gasLimit,
-      })
-      if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
-      const tx: UnsignedTx = {
-        to: getAddress(data.to),
-        data: data.data,
-        gasLimit: data.gasLimit ?? settings.defaultGasLimit,
-        value: 0n,
-      }
-      const signal = boundSignal(submission.signal, timeoutMs)
-      const running = jobs.run(jobIdOf(submission.idempotencyKey), tx, signal)
-      return untilAborted(running, signal, submission.idempotencyKey)
-    },
-    stats: () => [...keySenders.values()].map((keySender) => keySender.stats()),
-    ownership: () => {
-      const all = [...keySenders.values()]
-      return {
-        available: all.filter((keySender) => keySender.available).length,
-        owned: all.filter((keySender) => keySender.owned).length,
-        lostLeases: leases?.lostCount ?? 0,
-      }
-    },
-    onOwnershipChange: (listener) => void ownershipListeners.push(listener),
-    balances: () => Promise.all(addresses.map((address) => node.balanceOf(address))),
-    chainTime: async () => (await node.recentHead()).timestamp,
-    async bound(idempotencyKey: string) {
-      if (!jobs) throw new Error('bound: start the sender first')
-      return jobs.bound(jobIdOf(idempotencyKey))
-    },
-    async close() {
-      if (jobs) jobs.closing = true
-      const all = [...keySenders.values()]
-      // Transactions still waiting for receipts after the close timeout are handed over: their
-      // records are in Redis, and whoever takes the key next watches them to their end.
-      await Promise.race([
-        Promise.all(all.map((keySender) => keySender.settled())),
-        delay(settings.closeTimeoutMs, undefined, { ref: false }),
-      ])
-      for (const keySender of all) keySender.handOver('was let go: this process is closing')
-      await leases?.stop()
-      await pollLoop.stop()
-      ownershipChanged()
-      node.destroy()
-      redis.disconnect()
-      await ownConnections?.close()
-    },
+class KeyedTxSender implements TxSender {
+  readonly addresses: readonly string[]
+  private readonly settings: ReturnType<typeof senderSettings>
+  private readonly signers: ReturnType<typeof createTxSigner>[]
+  private readonly ownConnections: Connections | undefined
+  private readonly redis: Redis
+  private readonly node: ReturnType<typeof createSenderNode>
+  private readonly keySenders = new Map<string, KeySender>()
+  private readonly ownershipListeners: Array<() => void> = []
+  private readonly pollLoop: ReturnType<typeof createPollLoop>
+  private jobs: JobRuns | undefined
+  private leases: KeyLeases | undefined
+
+  constructor(private readonly options: TxSenderOptions) {
+    if (options.keys.length === 0) throw new Error('createTxSender: at least one key is required')
+    this.settings = senderSettings(options)
+    this.signers = options.keys.map(createTxSigner)
+    this.addresses = this.signers.map((signer) => signer.address)
+    this.ownConnections = options.connections ? undefined : connectionsOfItsOwn(options)
+    const connections = options.connections ?? (this.ownConnections as Connections)
+    // Auto-pipelined: the attempts of jobs signed in one tick and their settlements leave in one write.
+    this.redis = connections.redis('worker', 'tx sender', { enableAutoPipelining: true })
+    this.node = createSenderNode({ ...options, pollIntervalMs: this.settings.pollIntervalMs })
+    const withWork = () => [...this.keySenders.values()].filter((keySender) => keySender.hasWork)
+    this.pollLoop = createPollLoop(
+      () => this.node.readHead(),
+      async (current) => {
+        await Promise.all(withWork().map((keySender) => keySender.confirmer.check(current)))
+      },
+      this.settings.pollIntervalMs,
+      this.reportError,
+      () => withWork().length > 0,
+    )
+  }
+
+  private readonly reportError = (error: unknown): void =>
+    this.options.onError?.(error instanceof Error ? error : new Error(String(error)))
+
+  private readonly ownershipChanged = (): void =>
+    this.ownershipListeners.forEach((listener) => listener())
+
+  async start(): Promise<void> {
+    const { node, settings, options } = this
+    await node.connect()
+    await node.readHead()
+    await node.currentFees()
+    const chainId = node.chainId as number
+    const store = new TxStore(this.redis, txStateBase(options.prefix, chainId))
+    this.jobs = new JobRuns(this.keySenders, store, chainId, settings.pollIntervalMs)
+    for (const signer of this.signers) {
+      const { logger } = options
+      const { reportError } = this
+      const parts = { signer, node, store, settings, reportError, wake: this.pollLoop.wake, logger }
+      this.keySenders.set(signer.address.toLowerCase(), new KeySender(parts))
+    }
+    this.leases = new KeyLeases(
+      this.redis,
+      {
+        base: txStateBase(options.prefix, chainId),
+        addresses: this.addresses,
+        leaseMs: settings.keyLeaseMs,
+        process: randomUUID().slice(0, 12),
+      },
+      keyOwner(this.keySenders, options.logger, this.ownershipChanged),
+    )
+    this.pollLoop.start()
+    await this.leases.start()
+    // The keys taken at start send once recovered; a recovery that keeps failing (the node away)
+    // goes on in the background, and the key takes work once it is done.
+    await Promise.race([
+      Promise.all([...this.keySenders.values()].map((keySender) => keySender.activation)),
+      delay(settings.keyLeaseMs, undefined, { ref: false }),
+    ])
+  }
+
+  async submit(submission: TxSubmission, timeoutMs?: number): Promise<TxResult> {
+    if (!this.jobs) throw new Error('submit: start the sender first')
+    const data = jobDataSchema.parse({
+      to: submission.to,
+      data: submission.data,
+      gasLimit: submission.gasLimit,
+    })
+    if (!submission.idempotencyKey) throw new Error('submit: idempotencyKey is required')
+    const tx: UnsignedTx = {
+      to: getAddress(data.to),
+      data: data.data,
+      gasLimit: data.gasLimit ?? this.settings.defaultGasLimit,
+      value: 0n,
+    }
+    const signal = boundSignal(submission.signal, timeoutMs)
+    const running = this.jobs.run(jobIdOf(submission.idempotencyKey), tx, signal)
+    return untilAborted(running, signal, submission.idempotencyKey)
+  }
+
+  stats(): KeyStats[] {
+    return [...this.keySenders.values()].map((keySender) => keySender.stats())
+  }
+
+  ownership(): { available: number; owned: number; lostLeases: number } {
+    const all = [...this.keySenders.values()]
+    return {
+      available: all.filter((keySender) => keySender.available).length,
+      owned: all.filter((keySender) => keySender.owned).length,
+      lostLeases: this.leases?.lostCount ?? 0,
+    }
+  }
+
+  onOwnershipChange(listener: () => void): void {
+    this.ownershipListeners.push(listener)
+  }
+
+  balances(): Promise<bigint[]> {
+    return Promise.all(this.addresses.map((address) => this.node.balanceOf(address)))
+  }
+
+  async chainTime(): Promise<number> {
+    return (await this.node.recentHead()).timestamp
+  }
+
+  async bound(idempotencyKey: string): Promise<boolean> {
+    if (!this.jobs) throw new Error('bound: start the sender first')
+    return this.jobs.bound(jobIdOf(idempotencyKey))
+  }
+
+  async close(): Promise<void> {
+    if (this.jobs) this.jobs.closing = true
+    const all = [...this.keySenders.values()]
+    // Transactions still waiting for receipts after the close timeout are handed over: their
+    // records are in Redis, and whoever takes the key next watches them to their end.
+    await Promise.race([
+      Promise.all(all.map((keySender) => keySender.settled())),
+      delay(this.settings.closeTimeoutMs, undefined, { ref: false }),
+    ])
+    for (const keySender of all) keySender.handOver('was let go: this process is closing')
+    await this.leases?.stop()
+    await this.pollLoop.stop()
+    this.ownershipChanged()
+    this.node.destroy()
+    this.redis.disconnect()
+    await this.ownConnections?.close()
   }
 }
 

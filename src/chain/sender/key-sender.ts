@@ -114,9 +114,13 @@ export class KeySender {
       counters: this.counters,
       onBroadcast: wake,
     })
-    const broadcaster = createOrderedBroadcaster(node.broadcastBatch, isToleratedRefusal, {
-      minIntervalMs: settings.broadcastIntervalMs,
-    })
+    const broadcaster = createOrderedBroadcaster(
+      (calls) => node.broadcastBatch(calls),
+      isToleratedRefusal,
+      {
+        minIntervalMs: settings.broadcastIntervalMs,
+      },
+    )
     this.line = new SigningLine({
       address: this.address,
       store,

@@ -83,95 +83,109 @@ function headOf(block: RawHeader): Head {
 }
 
 export function createSenderNode(options: SenderNodeOptions): SenderNode {
-  const url = httpUrlOf(options.rpcUrl)
-  let provider: JsonRpcProvider | undefined
-  let chainId = options.chainId
-  let priorityFee = options.priorityFeeWei
-  let head: Head | undefined
-  /** When (Date.now()) `head` was read. */
-  let headReadAt = 0
-  const pace = new BlockInterval()
+  return new ChainSenderNode(options)
+}
+
+/**
+ * The node behind the sender: raw calls batched to one URL or through the chain's endpoint pool,
+ * ethers' provider only for eth_call (whose revert data it decodes), and the latest head with its age.
+ */
+class ChainSenderNode implements SenderNode {
+  private readonly url: string
+  private readonly pool: EndpointPool | undefined
+  /** Raw calls (heads, nonces, receipts, broadcasts) without a pool go through a batching client. */
+  private readonly client: ReturnType<typeof createJsonRpcClient> | undefined
+  private provider: JsonRpcProvider | undefined
+  private knownChainId: number | undefined
+  private priorityFee: bigint | undefined
+  private lastHead: Head | undefined
+  /** When (Date.now()) `lastHead` was read. */
+  private headReadAt = 0
+  /** The read under way that every caller of recentHead shares meanwhile. */
+  private headRead: Promise<Head> | undefined
+  private readonly pace = new BlockInterval()
   // The poll loop reads the head at least every poll interval while a key has work, and not at all
   // while none has: fees signed after such a pause come from a head read then.
-  const headMaxAgeMs = 2 * options.pollIntervalMs
+  private readonly headMaxAgeMs: number
 
-  const { pool } = options
-
-  async function rpc(): Promise<JsonRpcApiProvider> {
-    if (options.provider) return options.provider
-    if (!provider) {
-      const connected = await connectProvider(url, {
-        chainId: options.chainId,
-        pollingIntervalMs: options.pollIntervalMs,
-        maxResponseBytes: options.rpcMaxResponseBytes,
-      })
-      provider = connected as JsonRpcProvider
-      chainId ??= Number((await provider.getNetwork()).chainId)
-    }
-    return provider
+  constructor(private readonly options: SenderNodeOptions) {
+    this.url = httpUrlOf(options.rpcUrl)
+    this.pool = options.pool
+    this.knownChainId = options.chainId
+    this.priorityFee = options.priorityFeeWei
+    this.headMaxAgeMs = 2 * options.pollIntervalMs
+    this.client = this.pool
+      ? undefined
+      : createJsonRpcClient(this.url, undefined, options.rpcMaxResponseBytes)
   }
 
-  // Raw calls (heads, nonces, receipts, broadcasts) go through a batching client; ethers' provider is
-  // kept for eth_call, whose revert data it decodes.
-  const client = pool ? undefined : createJsonRpcClient(url, undefined, options.rpcMaxResponseBytes)
-  function send<T>(method: string, params: unknown[]): Promise<T> {
-    return pool ? pool.request<T>(method, params) : client!.call<T>(method, params)
+  get head(): Head | undefined {
+    return this.latestKnown()
   }
 
-  function broadcastBatch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
-    return pool
-      ? pool.broadcastBatch(calls)
-      : postJsonRpcBatch(url, calls, undefined, options.rpcMaxResponseBytes)
+  get chainId(): number | undefined {
+    return this.knownChainId
   }
 
-  async function readHead(): Promise<Head> {
+  async connect(): Promise<void> {
+    await this.rpc()
+  }
+
+  send<T>(method: string, params: unknown[]): Promise<T> {
+    return this.pool ? this.pool.request<T>(method, params) : this.client!.call<T>(method, params)
+  }
+
+  broadcastBatch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    return this.pool
+      ? this.pool.broadcastBatch(calls)
+      : postJsonRpcBatch(this.url, calls, undefined, this.options.rpcMaxResponseBytes)
+  }
+
+  async readHead(): Promise<Head> {
     // Through a pool, the head is the chain's one shared read (EndpointPool.latestHeader): one a
     // poll interval old at most, as the poll loop would have read it itself.
-    const block = (await (pool
-      ? pool.latestHeader(options.pollIntervalMs)
-      : send('eth_getBlockByNumber', ['latest', false]))) as RawHeader | null
+    const block = (await (this.pool
+      ? this.pool.latestHeader(this.options.pollIntervalMs)
+      : this.send('eth_getBlockByNumber', ['latest', false]))) as RawHeader | null
     if (!block) throw new Error('the node returned no latest block')
-    headReadAt = Date.now()
-    head = headOf(block)
-    pace.observe(head)
+    this.headReadAt = Date.now()
+    const head = headOf(block)
+    this.lastHead = head
+    this.pace.observe(head)
     return head
   }
 
-  /** The head read, or the pool's if it knows a newer one (no call: what it last read or was told). */
-  function latestKnown(): Head | undefined {
-    const known = pool?.knownLatestHeader() as RawHeader | undefined
-    // Adopted, but not as a read of this node's: recentHead still reads (through the pool, which
-    // answers from what it knows while that is recent) once its own read is old.
-    if (known && (!head || Number(known.number) > head.number)) head = headOf(known)
-    return head
+  secondsPerBlock(): number {
+    return this.pool ? this.pool.secondsPerBlock() : this.pace.secondsPerBlock()
   }
 
-  /** The head if read within headMaxAgeMs, else one read shared by every caller that asks meanwhile. */
-  let headRead: Promise<Head> | undefined
-  function recentHead(): Promise<Head> {
-    const known = latestKnown()
-    if (known && Date.now() - headReadAt <= headMaxAgeMs) return Promise.resolve(known)
-    headRead ??= readHead().finally(() => (headRead = undefined))
-    return headRead
+  recentHead(): Promise<Head> {
+    const known = this.latestKnown()
+    if (known && Date.now() - this.headReadAt <= this.headMaxAgeMs) return Promise.resolve(known)
+    this.headRead ??= this.readHead().finally(() => (this.headRead = undefined))
+    return this.headRead
   }
 
-  async function currentFees(): Promise<Fees> {
-    const known = await recentHead()
-    if (priorityFee === undefined) {
-      priorityFee =
+  async currentFees(): Promise<Fees> {
+    const known = await this.recentHead()
+    if (this.priorityFee === undefined) {
+      this.priorityFee =
         known.baseFee === null
           ? 0n
-          : BigInt(await send<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))
+          : BigInt(
+              await this.send<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'),
+            )
     }
-    if (known.baseFee === null) return legacyFees(BigInt(await send<string>('eth_gasPrice', [])))
-    return dynamicFees(known.baseFee, priorityFee)
+    if (known.baseFee === null)
+      return legacyFees(BigInt(await this.send<string>('eth_gasPrice', [])))
+    return dynamicFees(known.baseFee, this.priorityFee)
   }
 
-  async function broadcast(raw: string): Promise<void> {
+  async broadcast(raw: string): Promise<void> {
     try {
-      if (!pool) await send('eth_sendRawTransaction', [raw])
+      if (!this.pool) await this.send('eth_sendRawTransaction', [raw])
       else {
-        const [outcome] = await pool.broadcastBatch([['eth_sendRawTransaction', [raw]]])
+        const [outcome] = await this.pool.broadcastBatch([['eth_sendRawTransaction', [raw]]])
         if (outcome && !outcome.ok)
           throw new JsonRpcCallError('eth_sendRawTransaction', outcome.message)
       }
@@ -181,25 +195,46 @@ export function createSenderNode(options: SenderNodeOptions): SenderNode {
     }
   }
 
-  return {
-    get head() {
-      return latestKnown()
-    },
-    get chainId() {
-      return chainId
-    },
-    connect: async () => void (await rpc()),
-    send,
-    readHead,
-    secondsPerBlock: () => (pool ? pool.secondsPerBlock() : pace.secondsPerBlock()),
-    recentHead,
-    currentFees,
-    broadcast,
-    broadcastBatch,
-    simulate: async (from, tx, blockTag) => simulateOn(await rpc(), from, tx, blockTag),
-    balanceOf: (address) => send<string>('eth_getBalance', [address, 'latest']).then(BigInt),
-    // A pool's provider is its runner's to destroy.
-    destroy: () => provider?.destroy(),
+  async simulate(
+    from: string,
+    tx: UnsignedTx,
+    blockTag?: string | number,
+  ): Promise<string | undefined> {
+    return simulateOn(await this.rpc(), from, tx, blockTag)
+  }
+
+  balanceOf(address: string): Promise<bigint> {
+    return this.send<string>('eth_getBalance', [address, 'latest']).then(BigInt)
+  }
+
+  /** A pool's provider is its runner's to destroy. */
+  destroy(): void {
+    this.provider?.destroy()
+  }
+
+  /** ethers' provider for eth_call: the pool's, else one connected here on first use. */
+  private async rpc(): Promise<JsonRpcApiProvider> {
+    if (this.options.provider) return this.options.provider
+    if (!this.provider) {
+      const connected = await connectProvider(this.url, {
+        chainId: this.options.chainId,
+        pollingIntervalMs: this.options.pollIntervalMs,
+        maxResponseBytes: this.options.rpcMaxResponseBytes,
+      })
+      this.provider = connected as JsonRpcProvider
+      this.knownChainId ??= Number((await this.provider.getNetwork()).chainId)
+    }
+    return this.provider
+  }
+
+  /** The head read, or the pool's if it knows a newer one (no call: what it last read or was told). */
+  private latestKnown(): Head | undefined {
+    const known = this.pool?.knownLatestHeader() as RawHeader | undefined
+    // Adopted, but not as a read of this node's: recentHead still reads (through the pool, which
+    // answers from what it knows while that is recent) once its own read is old.
+    if (known && (!this.lastHead || Number(known.number) > this.lastHead.number))
+      this.lastHead = headOf(known)
+    return this.lastHead
   }
 }
 

@@ -96,47 +96,96 @@ function parseQuery(searchParams: URLSearchParams): ParsedQuery {
 
 /** The local Data Feed Query Service: every catalog route, the envelope, the key check, the data set. */
 export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
-  const keys = options.keys ?? []
-  const signers = options.signers ?? []
-  if (keys.length === 0 && signers.length === 0)
-    throw new Error('feed service: give at least one key (--keys) or signer (--signers)')
-  const now = options.now ?? Date.now
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
-  const data = options.dataSet ?? loadDataSet()
-  let blockchainSource: Promise<BlockchainSource> | undefined = options.blockchain
-    ? Promise.resolve(options.blockchain)
-    : undefined
-  // Loaded on the first blockchain request, so the service starts fast.
-  const blockchain = (): Promise<BlockchainSource> => {
-    blockchainSource ??= import('./blockchain/index.ts').then(({ createBlockchainSource }) =>
-      createBlockchainSource({ chains: options.chains ?? {} }),
-    )
-    return blockchainSource
-  }
-  const counts = new Map<string, number>()
-  const usedSignedKeys = new UsedSignedKeys()
-  let server: Server | undefined
-  let url = ''
+  return new LocalFeedService(options)
+}
 
-  async function answer(
-    entry: CatalogEntry,
-    query: Record<string, string>,
-  ): Promise<{ httpStatus: number; body: Record<string, unknown> }> {
+type Answer = { httpStatus: number; body: Record<string, unknown> }
+
+class LocalFeedService implements FeedServer {
+  private readonly keys: readonly string[]
+  private readonly signers: readonly string[]
+  private readonly now: () => number
+  private readonly log: (line: string) => void
+  private readonly data: FeedDataSet
+  private blockchainSource: Promise<BlockchainSource> | undefined
+  private readonly counts = new Map<string, number>()
+  private readonly usedSignedKeys = new UsedSignedKeys()
+  private server: Server | undefined
+  private baseUrl = ''
+
+  constructor(private readonly options: FeedServerOptions) {
+    this.keys = options.keys ?? []
+    this.signers = options.signers ?? []
+    if (this.keys.length === 0 && this.signers.length === 0)
+      throw new Error('feed service: give at least one key (--keys) or signer (--signers)')
+    this.now = options.now ?? Date.now
+    this.log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+    this.data = options.dataSet ?? loadDataSet()
+    this.blockchainSource = options.blockchain ? Promise.resolve(options.blockchain) : undefined
+  }
+
+  get url(): string {
+    return this.baseUrl
+  }
+
+  async listen(port = 0): Promise<string> {
+    const host = this.options.host ?? '127.0.0.1'
+    const handle = (request: IncomingMessage, response: ServerResponse) =>
+      this.handle(request, response)
+    ;({ server: this.server, url: this.baseUrl } = await serveHttp(
+      handle,
+      host,
+      port,
+      this.log,
+      this.now,
+    ))
+    return this.baseUrl
+  }
+
+  async close(): Promise<void> {
+    const current = this.server
+    this.server = undefined
+    if (current) {
+      current.closeAllConnections()
+      await new Promise<void>((resolve) => current.close(() => resolve()))
+    }
+    if (this.blockchainSource) await (await this.blockchainSource).close()
+  }
+
+  requestCount(path?: string): number {
+    if (path === undefined) return [...this.counts.values()].reduce((sum, count) => sum + count, 0)
+    return this.counts.get(path) ?? 0
+  }
+
+  stats(): Record<string, number> {
+    return Object.fromEntries(this.counts)
+  }
+
+  /** Loaded on the first blockchain request, so the service starts fast. */
+  private blockchain(): Promise<BlockchainSource> {
+    this.blockchainSource ??= import('./blockchain/index.ts').then(({ createBlockchainSource }) =>
+      createBlockchainSource({ chains: this.options.chains ?? {} }),
+    )
+    return this.blockchainSource
+  }
+
+  private async answer(entry: CatalogEntry, query: Record<string, string>): Promise<Answer> {
     const validation = validateParams(entry, query)
     if (!validation.ok) throw new FeedServiceError(400, validation.message)
     const result = await routeHandlers[entry.name](validation.params, {
-      data,
-      blockchain,
-      now: now(),
+      data: this.data,
+      blockchain: () => this.blockchain(),
+      now: this.now(),
     })
-    return { httpStatus: 200, body: successEnvelope(entry, query, result, now()) }
+    return { httpStatus: 200, body: successEnvelope(entry, query, result, this.now()) }
   }
 
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  /** One request: counted by path, then refused (404, 400, 401), handed to the fault hook, or answered. */
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestUrl = new URL(request.url ?? '/', 'http://local')
     const path = requestUrl.pathname.replace(/\/+$/, '') || '/'
-    counts.set(path, (counts.get(path) ?? 0) + 1)
-    if (path === '/_stats') return send(response, 200, { requests: Object.fromEntries(counts) })
+    this.counts.set(path, (this.counts.get(path) ?? 0) + 1)
+    if (path === '/_stats') return send(response, 200, { requests: this.stats() })
     const entry = entryByPath(path)
     let query: Record<string, string> | undefined
     try {
@@ -144,66 +193,46 @@ export function createFeedServer(options: FeedServerOptions = {}): FeedServer {
       if (request.method !== 'GET')
         throw new FeedServiceError(400, `method ${request.method} is not supported: use GET`)
       const parsed = parseQuery(requestUrl.searchParams)
-      query = parsed.query
-      await checkKey(
-        { keys, signers, used: usedSignedKeys },
-        parsed.key,
-        entry.name,
-        parsed.query,
-        now(),
-      )
       const given = parsed.query
+      query = given
+      const keyCheck = { keys: this.keys, signers: this.signers, used: this.usedSignedKeys }
+      await checkKey(keyCheck, parsed.key, entry.name, given, this.now())
       const call: FeedCall = {
         endpoint: entry.name,
         path,
         query: given,
-        answer: () => answer(entry, given),
+        answer: () => this.answer(entry, given),
       }
-      if (options.intercept && (await options.intercept(call, response))) return
+      if (this.options.intercept && (await this.options.intercept(call, response))) return
       const { httpStatus, body } = await call.answer()
       send(response, httpStatus, body)
     } catch (error) {
-      if (error instanceof FeedServiceError)
-        return send(
-          response,
-          error.status,
-          errorEnvelope(error.status, error.description, query, entry, now()),
-        )
-      log(
-        `feed service: unexpected error on ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-      )
-      send(
-        response,
-        500,
-        errorEnvelope(500, 'internal error of the feed service', query, entry, now()),
-      )
+      this.sendError(response, error, path, query, entry)
     }
   }
 
-  return {
-    get url() {
-      return url
-    },
-    async listen(port = 0) {
-      ;({ server, url } = await serveHttp(handle, options.host ?? '127.0.0.1', port, log, now))
-      return url
-    },
-    async close() {
-      const current = server
-      server = undefined
-      if (current) {
-        current.closeAllConnections()
-        await new Promise<void>((resolve) => current.close(() => resolve()))
-      }
-      if (blockchainSource) await (await blockchainSource).close()
-    },
-    requestCount(path) {
-      if (path === undefined) return [...counts.values()].reduce((sum, count) => sum + count, 0)
-      return counts.get(path) ?? 0
-    },
-    stats() {
-      return Object.fromEntries(counts)
-    },
+  /** A refusal as its own status; anything else is logged and answered 500. */
+  private sendError(
+    response: ServerResponse,
+    error: unknown,
+    path: string,
+    query: Record<string, string> | undefined,
+    entry: CatalogEntry | undefined,
+  ): void {
+    if (error instanceof FeedServiceError)
+      return send(
+        response,
+        error.status,
+        errorEnvelope(error.status, error.description, query, entry, this.now()),
+      )
+    this.log(
+      `feed service: unexpected error on ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    )
+    send(
+      response,
+      500,
+      errorEnvelope(500, 'internal error of the feed service', query, entry, this.now()),
+    )
   }
 }
 

@@ -50,88 +50,93 @@ function wordCount(data: string): number {
   return (data.length - 2) / 64
 }
 
+/** One transfer as its log shape says it, before the log's address and index are added. */
+type Transfer = Omit<DecodedTransfer, 'tokenAddress' | 'logIndex'>
+
+/** ERC20: `from` and `to` indexed, the value in data. */
+function erc20(log: LogLike): Transfer[] {
+  const [from, to] = [topicAddress(log.topics[1]), topicAddress(log.topics[2])]
+  return [{ shape: 'erc20', from, to, amount: word(log.data, 0), tokenId: undefined }]
+}
+
+/** ERC721: the same event with the token id as a third indexed value and no data. */
+function erc721(log: LogLike): Transfer[] {
+  const tokenId = BigInt(log.topics[3] as string)
+  const [from, to] = [topicAddress(log.topics[1]), topicAddress(log.topics[2])]
+  return [{ shape: 'erc721', from, to, amount: tokenId, tokenId }]
+}
+
+/** Early NFTs (CryptoKitties): the same event with nothing indexed, all three values in data. */
+function unindexed(log: LogLike): Transfer[] {
+  const [from, to, value] = abi.decode(['address', 'address', 'uint256'], log.data) as unknown as [
+    string,
+    string,
+    bigint,
+  ]
+  return [
+    {
+      shape: 'unindexed',
+      from: from.toLowerCase(),
+      to: to.toLowerCase(),
+      amount: value,
+      tokenId: undefined,
+    },
+  ]
+}
+
+/** ERC1155 TransferSingle: operator, from, to indexed; id and value in data. */
+function erc1155Single(log: LogLike): Transfer[] {
+  const [from, to] = [topicAddress(log.topics[2]), topicAddress(log.topics[3])]
+  return [{ shape: 'erc1155', from, to, amount: word(log.data, 1), tokenId: word(log.data, 0) }]
+}
+
+/** ERC1155 TransferBatch: as TransferSingle, with arrays of ids and values of equal length. */
+function erc1155Batch(log: LogLike): Transfer[] {
+  const [ids, values] = abi.decode(['uint256[]', 'uint256[]'], log.data) as unknown as [
+    bigint[],
+    bigint[],
+  ]
+  if (ids.length !== values.length) return []
+  const [from, to] = [topicAddress(log.topics[2]), topicAddress(log.topics[3])]
+  return ids.map((tokenId, i) => ({
+    shape: 'erc1155' as const,
+    from,
+    to,
+    amount: values[i] as bigint,
+    tokenId,
+  }))
+}
+
+/** Each log shape a transfer comes in: its event, topic count, data words (if fixed), and reader. */
+const SHAPES: ReadonlyArray<{
+  topic: string
+  topics: number
+  words?: number
+  decode: (log: LogLike) => Transfer[]
+}> = [
+  { topic: TOPICS.transfer, topics: 3, words: 1, decode: erc20 },
+  { topic: TOPICS.transfer, topics: 4, words: 0, decode: erc721 },
+  { topic: TOPICS.transfer, topics: 1, words: 3, decode: unindexed },
+  { topic: TOPICS.transferSingle, topics: 4, words: 2, decode: erc1155Single },
+  { topic: TOPICS.transferBatch, topics: 4, decode: erc1155Batch },
+]
+
 /** The transfers one log carries: none, one, or several for a TransferBatch. */
 export function decodeTransferLog(log: LogLike): DecodedTransfer[] {
-  const [topic0] = log.topics
-  const tokenAddress = log.address.toLowerCase()
-  const base = { tokenAddress, logIndex: log.index }
+  const shape = SHAPES.find(
+    ({ topic, topics, words }) =>
+      log.topics[0] === topic &&
+      log.topics.length === topics &&
+      (words === undefined || wordCount(log.data) === words),
+  )
+  if (shape === undefined) return []
+  const placed = { tokenAddress: log.address.toLowerCase(), logIndex: log.index }
   try {
-    if (topic0 === TOPICS.transfer && log.topics.length === 3 && wordCount(log.data) === 1) {
-      return [
-        {
-          ...base,
-          shape: 'erc20',
-          from: topicAddress(log.topics[1]),
-          to: topicAddress(log.topics[2]),
-          amount: word(log.data, 0),
-          tokenId: undefined,
-        },
-      ]
-    }
-    if (topic0 === TOPICS.transfer && log.topics.length === 4 && wordCount(log.data) === 0) {
-      const tokenId = BigInt(log.topics[3] as string)
-      return [
-        {
-          ...base,
-          shape: 'erc721',
-          from: topicAddress(log.topics[1]),
-          to: topicAddress(log.topics[2]),
-          amount: tokenId,
-          tokenId,
-        },
-      ]
-    }
-    if (topic0 === TOPICS.transfer && log.topics.length === 1 && wordCount(log.data) === 3) {
-      const [from, to, value] = abi.decode(
-        ['address', 'address', 'uint256'],
-        log.data,
-      ) as unknown as [string, string, bigint]
-      return [
-        {
-          ...base,
-          shape: 'unindexed',
-          from: from.toLowerCase(),
-          to: to.toLowerCase(),
-          amount: value,
-          tokenId: undefined,
-        },
-      ]
-    }
-    if (topic0 === TOPICS.transferSingle && log.topics.length === 4 && wordCount(log.data) === 2) {
-      const [tokenId, value] = [word(log.data, 0), word(log.data, 1)]
-      return [
-        {
-          ...base,
-          shape: 'erc1155',
-          from: topicAddress(log.topics[2]),
-          to: topicAddress(log.topics[3]),
-          amount: value,
-          tokenId,
-        },
-      ]
-    }
-    if (topic0 === TOPICS.transferBatch && log.topics.length === 4) {
-      const [ids, values] = abi.decode(['uint256[]', 'uint256[]'], log.data) as unknown as [
-        bigint[],
-        bigint[],
-      ]
-      if (ids.length !== values.length) return []
-      const from = topicAddress(log.topics[2])
-      const to = topicAddress(log.topics[3])
-      return ids.map((tokenId, i) => ({
-        ...base,
-        shape: 'erc1155' as const,
-        from,
-        to,
-        amount: values[i] as bigint,
-        tokenId,
-      }))
-    }
+    return shape.decode(log).map((transfer) => ({ ...placed, ...transfer }))
   } catch {
     // A log that only looks like a transfer (same topic, malformed body) is not a token transfer.
     return []
   }
-  return []
 }
 
 /** Every token transfer of a receipt, in log order (a batch keeps its own order). */
