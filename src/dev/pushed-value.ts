@@ -1,4 +1,4 @@
-import { ContractFactory, Interface, type Provider } from 'ethers'
+import { ContractFactory, Interface } from 'ethers'
 import { artifact } from '../chain/artifacts.ts'
 import type { DevContracts } from './deploy.ts'
 
@@ -41,14 +41,4 @@ observationSource = """
   encode -> submit
 """
 `
-}
-
-/** The ticks `pushed` holds, ascending, one entry per write (a tick written twice is there twice). */
-export async function ticksWritten(provider: Provider, pushed: string): Promise<number[]> {
-  const logs = await provider.getLogs({
-    address: pushed,
-    topics: [PUSHED_VALUE.getEvent('ValuePushed')!.topicHash],
-    fromBlock: 0,
-  })
-  return logs.map((log) => Number(PUSHED_VALUE.parseLog(log)!.args.tick)).sort((a, b) => a - b)
 }

@@ -5,10 +5,9 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
 import { startPrivateRedis, type PrivateRedis } from '../../src/dev/redis.ts'
-import { ticksWritten } from '../../src/dev/pushed-value.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { uniquePrefix } from '../support/redis.ts'
-import { startPart, stopPart, tickWriterJob, type PartProcess } from './support.ts'
+import { startPart, stopPart, tickWriterJob, ticksWritten, type PartProcess } from './support.ts'
 
 const EVERY_MS = 2_000
 const EXTERNAL_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c12'

@@ -3,13 +3,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
-import { ticksWritten } from '../../src/dev/pushed-value.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { tickRunId } from '../../src/runner/ticks.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { LIBFAKETIME, startPart, stopPart, tickWriterJob, type PartProcess } from './support.ts'
+import {
+  LIBFAKETIME,
+  startPart,
+  stopPart,
+  tickWriterJob,
+  ticksWritten,
+  type PartProcess,
+} from './support.ts'
 
 const EVERY_MS = 2_000
 const TICKS = 12

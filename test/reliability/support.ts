@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Wallet, type Provider } from 'ethers'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import { buildDemoCases, matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
-import { deployPushedValue, tickWriterSpec } from '../../src/dev/pushed-value.ts'
+import { deployPushedValue, PUSHED_VALUE, tickWriterSpec } from '../../src/dev/pushed-value.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
@@ -305,4 +305,14 @@ export async function tickWriterJob(
   const spec = tickWriterSpec({ name: 'pushed-every-2s', externalJobId, schedule, pushed })
   writeFileSync(join(jobsDir, 'pushed.toml'), spec)
   return pushed
+}
+
+/** The ticks `pushed` holds, ascending, one entry per write (a tick written twice is there twice). */
+export async function ticksWritten(provider: Provider, pushed: string): Promise<number[]> {
+  const logs = await provider.getLogs({
+    address: pushed,
+    topics: [PUSHED_VALUE.getEvent('ValuePushed')!.topicHash],
+    fromBlock: 0,
+  })
+  return logs.map((log) => Number(PUSHED_VALUE.parseLog(log)!.args.tick)).sort((a, b) => a - b)
 }
