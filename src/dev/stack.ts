@@ -18,6 +18,12 @@ import { scanKeyBatches } from '../queue/scan-keys.ts'
 import { HEALTH_PATHS, METRICS_PATH, registerMetricsRoute } from '../health/routes.ts'
 import { collectProcessMetrics } from '../metrics/registry.ts'
 import { startRunnerFromSettings, type Runners } from '../runner/start.ts'
+import {
+  registerRunsRoute,
+  runsRouteOptions,
+  type ChainRuns,
+  type RunnersOf,
+} from '../runner/webhook.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
 import { startPoolBackstop } from './pool-backstop.ts'
 import { deployDevContracts, type DevContracts } from './deploy.ts'
@@ -233,12 +239,13 @@ async function startServingParts(
   stops: Stops,
 ): Promise<Pick<DevStack, 'adapter' | 'workers' | 'runner'>> {
   const { options, connections, logger } = stack
+  // The adapter's port carries webhook jobs' runs endpoint; the runner is found when a call comes.
+  const runnerChains: { byChain?: ReadonlyMap<number, ChainRuns> } = {}
   const adapter = await startStackAdapter(
     settings,
     env.EA_PORT ? Number(env.EA_PORT) : undefined,
     options.preferredPorts?.adapter,
-    logger.child({ part: 'adapter' }),
-    connections,
+    { logger: logger.child({ part: 'adapter' }), connections, runners: () => runnerChains.byChain },
   )
   stackEnv.EA_PORT = String(adapter.port)
   stops.push(() => adapter.close())
@@ -255,6 +262,7 @@ async function startServingParts(
     connections,
   })
   stops.push(() => runner.stop())
+  runnerChains.byChain = runner.byChain
   return { adapter, workers, runner }
 }
 
@@ -345,15 +353,15 @@ async function devChain(preferredPort: number | undefined, stops: Stops): Promis
 
 /**
  * The stack's adapter on EA_PORT (or a preferred port, else any), loopback only, with /live, /ready,
- * /metrics and the dashboard on its port.
+ * /metrics, the dashboard and webhook jobs' runs endpoint on its port.
  */
 async function startStackAdapter(
   settings: Settings,
   adapterPort: number | undefined,
   preferredPort: number | undefined,
-  adapterLogger: Logger,
-  connections: Connections,
+  parts: { logger: Logger; connections: Connections; runners: RunnersOf },
 ): Promise<RunningAdapter> {
+  const { logger: adapterLogger, connections } = parts
   const startAdapterOn = (port: number) =>
     startAdapter({
       settings: { ...settings, EA_PORT: port },
@@ -367,6 +375,7 @@ async function startStackAdapter(
       mount: async (api, bind) => {
         registerMetricsRoute(api)
         collectProcessMetrics()
+        registerRunsRoute(api, runsRouteOptions(settings, connections, parts.runners))
         return mountOperations(api, settings, adapterLogger, connections, bind)
       },
     })

@@ -1,0 +1,72 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLogger } from '../../src/config/logger.ts'
+import { parseSettings } from '../../src/config/settings.ts'
+import { waitFor } from '../../src/dev/process.ts'
+import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
+import { RunStore } from '../../src/runner/run-record.ts'
+import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+
+const JOB_ID = '5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f44'
+const TOKEN = 'dev-stack-runs-token-'.padEnd(40, 'x')
+
+// Chainlink's published webhook example, its bridge left out.
+const SPEC = readFileSync(
+  join(import.meta.dirname, '../pipeline/specs/push/docs-webhook.toml'),
+  'utf8',
+)
+  .replace(/\s*send_to_bridge \[[^\n]*\n/, '\n')
+  .replace(' -> send_to_bridge', '')
+  .replace('schemaVersion   = 1', `schemaVersion   = 1\nexternalJobID = "${JOB_ID}"`)
+
+/** The dev stack (`npm start`) serves webhook jobs' runs endpoint on its adapter's port, as `start` does. */
+describe('the dev stack: webhook runs on the adapter port', () => {
+  let stack: DevStack
+  let jobsDir: string
+  const redis = new Redis(testRedisUrl())
+
+  beforeAll(async () => {
+    jobsDir = mkdtempSync(join(tmpdir(), 'feedrunner-stack-webhook-'))
+    writeFileSync(join(jobsDir, 'webhook.toml'), SPEC)
+    stack = await startDevStack({
+      env: {
+        ...process.env,
+        REDIS_URL: testRedisUrl(),
+        LOG_LEVEL: 'warn',
+        EA_PORT: '',
+        JOBS_DIR: jobsDir,
+        RUNS_API_TOKEN: TOKEN,
+      },
+      prefix: uniquePrefix('stack-webhook'),
+      logger: createLogger(parseSettings({ LOG_LEVEL: 'fatal' }), 'stack-webhook'),
+    })
+  }, 240_000)
+
+  afterAll(async () => {
+    await stack?.stop()
+    redis.disconnect()
+    rmSync(jobsDir, { recursive: true, force: true })
+  })
+
+  it('takes a call with the operator token and runs it', async () => {
+    const answer = await fetch(`${stack.adapter.url}/v2/jobs/${JOB_ID}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ data: { result: 1.5 } }),
+    })
+    expect(answer.status).toBe(200)
+    const { data } = (await answer.json()) as { data: { id: string } }
+    const runs = new RunStore(redis, `${stack.env.QUEUE_PREFIX}:runner`, 31337)
+    await waitFor(
+      'the webhook run fulfilled',
+      async () => (await runs.get(data.id))?.state === 'fulfilled',
+      60_000,
+      100,
+    )
+    const run = await runs.get(data.id)
+    expect(run!.tasks!.find((task) => task.id === 'multiply')!.output).toBe('150')
+  })
+})
