@@ -126,7 +126,7 @@ export function createTxSender(options: TxSenderOptions): TxSender {
         value: 0n,
       }
       const signal = boundSignal(submission.signal, timeoutMs)
-      const running = jobs.run(jobIdOf(submission.idempotencyKey), tx, signal)
+      const running = jobs.run(jobIdOf(submission.idempotencyKey), tx, signal, submission.from)
       return untilAborted(running, signal, submission.idempotencyKey)
     },
     stats: () => [...keySenders.values()].map((keySender) => keySender.stats()),
