@@ -15,6 +15,8 @@ import { waitFor } from '../../../src/dev/process.ts'
 import { loadJobSpec } from '../../../src/pipeline/job-spec/loader.ts'
 import { fluxJobOf, isFluxJob } from '../../../src/runner/flux/flux-job.ts'
 import { startFluxMonitor, type FluxMonitor } from '../../../src/runner/flux/monitor.ts'
+import { startFluxPart } from '../../../src/runner/flux/flux-part.ts'
+import { JobRegistry, registerJob } from '../../../src/runner/job-registry.ts'
 import { observeFluxValue } from '../../../src/runner/flux/observe.ts'
 import { testRedisUrl, uniquePrefix } from '../../support/redis.ts'
 
@@ -78,20 +80,21 @@ describe('two runner processes of one node, one flux job', () => {
     await anvil?.stop()
   })
 
-  it('each oracle submits once a round, though both processes act on every heartbeat', async () => {
+  /** A FluxAggregator with the node's two keys as oracles, and a flux job on it (heartbeat 2 s). */
+  async function feedWithJob(description: string) {
     const owner = new Wallet(ANVIL_PRIVATE_KEYS[0]!, provider)
     const { aggregator } = await deployAggregator(owner, {
       paymentAmount: 10n ** 16n,
       timeout: 600,
       decimals: 0,
-      description: 'one node, two processes',
+      description,
       fund: 10n ** 19n,
     })
     await addOracles(owner, aggregator, NODE, { minSubmissions: 1, maxSubmissions: 2 })
     const { job, problems } = loadJobSpec(
       `type = "fluxmonitor"
 schemaVersion = 1
-name = "two processes"
+name = "${description}"
 contractAddress = "${aggregator}"
 threshold = 50.0
 idleTimerPeriod = "2s"
@@ -106,6 +109,11 @@ observationSource = """
     )
     expect(problems).toEqual([])
     if (!job || !isFluxJob(job)) throw new Error('not a flux job')
+    return { aggregator, job }
+  }
+
+  it('each oracle submits once a round, though both processes act on every heartbeat', async () => {
+    const { aggregator, job } = await feedWithJob('two processes')
     for (const sender of senders)
       monitors.push(
         startFluxMonitor({
@@ -152,6 +160,40 @@ observationSource = """
       for (const tx of block?.prefetchedTransactions ?? [])
         if (NODE.includes(tx.from))
           expect((await provider.getTransactionReceipt(tx.hash))?.status, tx.hash).toBe(1)
+    }
+  }, 150_000)
+
+  it('a reload that removes the job stops its submissions; one that adds it back resumes them', async () => {
+    const { aggregator, job } = await feedWithJob('reloaded')
+    const registry = new JobRegistry([registerJob(job)])
+    const round = async () => (await readLatestRound(provider, aggregator)).roundId
+    const part = startFluxPart({
+      chainId: anvil.chainId,
+      provider,
+      sender: senders[0]!,
+      registry,
+      log: pino({ level: 'silent' }),
+      tickMs: 100,
+    })
+    try {
+      await waitFor('round 2 answered', async () => (await round()) >= 2n, 60_000, 200)
+      registry.replace([])
+      expect(part.jobs).toEqual([])
+      // A submission in flight when the job went may still land: the round it answers is counted.
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      const removedAt = await round()
+      // Three heartbeats' time with no job: no round.
+      await new Promise((resolve) => setTimeout(resolve, 6_000))
+      expect(await round()).toBe(removedAt)
+      registry.replace([registerJob(job)])
+      await waitFor(
+        'a round once the job is back',
+        async () => (await round()) > removedAt,
+        60_000,
+        200,
+      )
+    } finally {
+      await part.stop()
     }
   }, 150_000)
 })
