@@ -196,4 +196,25 @@ observationSource = """
       await part.stop()
     }
   }, 150_000)
+
+  it('stop() returns while a look is stuck in its pipeline, after its bound', async () => {
+    const { job } = await feedWithJob('stuck')
+    let observing = false
+    const monitor = startFluxMonitor({
+      chainId: anvil.chainId,
+      provider,
+      sender: senders[0]!,
+      jobs: [fluxJobOf(job)],
+      // A pipeline that never ends and does not listen to the stop.
+      observe: () => {
+        observing = true
+        return new Promise<bigint>(() => undefined)
+      },
+      log: pino({ level: 'silent' }),
+      tickMs: 100,
+      stopTimeoutMs: 1_000,
+    })
+    await waitFor('the look in the pipeline', async () => observing, 30_000, 50)
+    await monitor.stop()
+  }, 60_000)
 })
