@@ -216,6 +216,10 @@ describe('three feedrunner nodes feed one FluxAggregator', () => {
     const [feed] = shown.flux!
     expect(feed!.job).toBe('watched balance')
     expect(feed!.nextHeartbeatAt).toBeGreaterThan(0)
+    const table = await runFeedrunner(['status'], nodeEnvs[0]!)
+    expect(table.stdout).toMatch(/flux feed .* next heartbeat/)
+    expect(table.stdout).toContain('watched balance')
+    expect(table.stdout).toContain(aggregator)
   }, 120_000)
 
   it('one node SIGKILLed: the other two go on answering rounds, moved and heartbeat', async () => {
