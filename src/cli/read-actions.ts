@@ -47,6 +47,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
           console.log(
             `the runner of chain ${chain.chainId} refused the last change of the jobs folder, and runs the jobs it had: ${chain.refused}`,
           )
+      if ((report.flux ?? []).length > 0) console.log(`\n${fluxTable(report.flux ?? [])}`)
       console.log()
       console.log(
         report.runs.length === 0
@@ -63,6 +64,24 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
   } finally {
     redis.disconnect()
   }
+}
+
+/** Each flux feed: its latest answer and round on chain, and when this node's heartbeat is due. */
+function fluxTable(feeds: NonNullable<StatusReport['flux']>): string {
+  const time = (seconds: number | undefined) =>
+    seconds === undefined ? '-' : new Date(seconds * 1000).toISOString().slice(11, 19)
+  return renderTable(
+    ['flux feed', 'chain', 'aggregator', 'round', 'answer', 'updated (UTC)', 'next heartbeat'],
+    feeds.map((feed) => [
+      feed.job,
+      String(feed.chainId),
+      feed.aggregator,
+      feed.roundId ?? '-',
+      feed.answer ?? '-',
+      time(feed.updatedAt),
+      time(feed.nextHeartbeatAt),
+    ]),
+  )
 }
 
 export async function runShowAction(requestId: string, options: { json?: boolean }): Promise<void> {

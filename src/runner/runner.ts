@@ -23,7 +23,8 @@ import {
   type Recovery,
   type RecoveryParts,
 } from './recovery/index.ts'
-import { startWorkPart, type WorkPart } from './work-part.ts'
+import { pipelineRunOptions, startWorkPart, type WorkPart } from './work-part.ts'
+import { startFluxPart, type FluxPart } from './flux/flux-part.ts'
 import { keepCronSchedules, syncCronSchedules } from './ticks.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
@@ -121,6 +122,7 @@ function holdRunnerStores(options: RunnerOptions): RunnerStores {
 interface RunnerParts {
   provider?: JsonRpcProvider
   work?: WorkPart
+  flux?: FluxPart
   recovery?: Recovery
   listener?: RequestListener
   reconciler?: Reconciler
@@ -151,6 +153,7 @@ async function startRunnerParts(
       log,
       held.chainError('transaction sender'),
     )
+  if (parts.work) parts.flux = startFlux(options, { provider, redis }, parts.work.sender, log)
   parts.stopSchedules = await keepCronSchedules(
     held.requestsQueue,
     options.registry,
@@ -209,6 +212,8 @@ async function startRunnerParts(
 /** Stops the parts in reverse: nothing new comes in before what is in progress is handed over. */
 async function stopRunnerParts(parts: RunnerParts): Promise<void> {
   parts.stopSchedules?.()
+  // Before the sender closes: a submission in progress stops waiting, the sender watches what it sent.
+  await parts.flux?.stop()
   await parts.stopOperations?.()
   await parts.recovery?.stop()
   await parts.reconciler?.stop()
@@ -216,6 +221,27 @@ async function stopRunnerParts(parts: RunnerParts): Promise<void> {
   await parts.listener?.stop()
   // The runs in progress go back to the queue, then the sender hands its keys over.
   await parts.work?.close()
+}
+
+/**
+ * The chain's flux monitor: the fluxmonitor jobs of the chain (at every reload too), their values
+ * from the same pipelines as every run, their submissions through the node's sender.
+ */
+function startFlux(
+  options: RunnerOptions,
+  { provider, redis }: { provider: JsonRpcProvider; redis: Redis },
+  sender: TxSender,
+  log: RunnerOptions['logger'],
+): FluxPart {
+  return startFluxPart({
+    chainId: options.chainId,
+    provider,
+    sender,
+    registry: options.registry,
+    runOptions: pipelineRunOptions(withChainReads(options, provider)),
+    log,
+    records: { redis, prefix: options.prefix },
+  })
 }
 
 /**

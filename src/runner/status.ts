@@ -4,6 +4,7 @@ import { fetchQueueName, REQUESTS_QUEUE } from '../queue/names.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
 import { RunStore, type RunRecord } from './run-record.ts'
 import { readLoadedJobs, type LoadedJobs } from './loaded-jobs.ts'
+import { readFluxFeeds, type FluxFeeds } from './flux/feeds-record.ts'
 
 export interface QueueDepth {
   queue: string
@@ -19,6 +20,8 @@ export interface StatusReport {
   runs: RunRecord[]
   /** What the running runners serve, per chain (none when no runner runs on this prefix). */
   served?: Array<{ chainId: number } & LoadedJobs>
+  /** The flux feeds each chain's monitor last saw: latest answer and round, next heartbeat. */
+  flux?: Array<{ chainId: number } & FluxFeeds['feeds'][number]>
 }
 
 /**
@@ -77,12 +80,15 @@ export async function readStatus(
     queues.push(await queueDepth(redis, prefix, name))
   const runs = await new RunStore(redis, `${prefix}:runner`).recent(runLimit)
   const served: NonNullable<StatusReport['served']> = []
+  const flux: NonNullable<StatusReport['flux']> = []
   const queuePrefix = `${REQUESTS_QUEUE}-`
   for (const { queue } of queues) {
     if (!queue.startsWith(queuePrefix) || queue.endsWith('-held')) continue
     const chainId = Number(queue.slice(queuePrefix.length))
     const entry = await readLoadedJobs(redis, prefix, chainId)
     if (entry) served.push({ chainId, ...entry })
+    const feeds = await readFluxFeeds(redis, prefix, chainId)
+    for (const feed of feeds?.feeds ?? []) flux.push({ chainId, ...feed })
   }
-  return { queues, runs, served }
+  return { queues, runs, served, flux }
 }

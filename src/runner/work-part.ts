@@ -11,6 +11,7 @@ import { senderChainAccess } from './sender-chain-access.ts'
 import { requestsQueueName } from './requests-queue.ts'
 import type { EndpointPool } from '../chain/endpoints/pool.ts'
 import type { RunnerOptions } from './runner-options.ts'
+import type { RunOptions } from '../pipeline/index.ts'
 import { RequesterAdmission } from './admission.ts'
 import { leasesFromLock } from './retry-policy.ts'
 
@@ -99,12 +100,7 @@ function pipelineOptions(
         onSubmit: onSent,
         logRangeBlocks: options.logRangeBlocks,
       }),
-    runOptions: {
-      ...options.runOptions,
-      // An adapter away is one line when it goes, one a minute, one when back (not a line per run).
-      bridgeReach: (name, url) =>
-        options.connections.dependency(`bridge ${name}`, bridgeUrlSetting(name), url),
-    },
+    runOptions: pipelineRunOptions(options),
     admission: requesterAdmission(options),
     outputMaxChars: options.requestPolicy?.outputMaxChars,
     logger: options.logger,
@@ -139,6 +135,16 @@ function logRunFailures(worker: PipelineWorker, options: RunnerOptions, log: Log
       'request job failed',
     )
   })
+}
+
+/** What every run of the chain's pipelines gets: the runner's run options and the bridges' reach. */
+export function pipelineRunOptions(options: RunnerOptions): Partial<RunOptions> {
+  return {
+    ...options.runOptions,
+    // An adapter away is one line when it goes, one a minute, one when back (not a line per run).
+    bridgeReach: (name, url) =>
+      options.connections.dependency(`bridge ${name}`, bridgeUrlSetting(name), url),
+  }
 }
 
 function createSender(

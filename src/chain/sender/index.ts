@@ -145,7 +145,7 @@ class KeyedTxSender implements TxSender {
       value: 0n,
     }
     const signal = boundSignal(submission.signal, timeoutMs)
-    const running = this.jobs.run(jobIdOf(submission.idempotencyKey), tx, signal)
+    const running = this.jobs.run(jobIdOf(submission.idempotencyKey), tx, signal, submission.from)
     return untilAborted(running, signal, submission.idempotencyKey)
   }
 

@@ -29,8 +29,8 @@ export class JobRuns {
     return (await this.store.load(jobId)) !== undefined
   }
 
-  /** One job to its end: resumed, waited for, or sent from a key picked now. */
-  async run(jobId: string, tx: UnsignedTx, signal?: AbortSignal): Promise<TxResult> {
+  /** One job to its end: resumed, waited for, or sent from a key picked now (`from`, when given). */
+  async run(jobId: string, tx: UnsignedTx, signal?: AbortSignal, from?: string): Promise<TxResult> {
     for (;;) {
       const record = await this.store.load(jobId)
       if (record?.result) return record.result
@@ -41,12 +41,14 @@ export class JobRuns {
         if (settled) return settled
         continue
       }
-      const keySender = this.pickKey()
+      const keySender = from === undefined ? this.pickKey() : this.givenKey(from)
       if (!keySender)
         throw new FeedrunnerError(
           this.closing
             ? 'the transaction sender is closing'
-            : `no sender key of chain ${this.chainId} is owned by this process now: another runner process owns them, or this one is taking them over`,
+            : from === undefined
+              ? `no sender key of chain ${this.chainId} is owned by this process now: another runner process owns them, or this one is taking them over`
+              : `sender key ${getAddress(from)} of chain ${this.chainId} takes no new work in this process now: another runner process owns it, or this one is taking it over or letting it go`,
           { kind: 'unavailable' },
         )
       try {
@@ -65,6 +67,12 @@ export class JobRuns {
     const start = this.nextPick++ % available.length
     const rotated = [...available.slice(start), ...available.slice(0, start)]
     return rotated.reduce((least, keySender) => (keySender.load < least.load ? keySender : least))
+  }
+
+  /** The given key, when this process owns it and gives it new jobs. */
+  private givenKey(address: string): KeySender | undefined {
+    const keySender = this.keyOf(address)
+    return this.closing || !keySender?.available ? undefined : keySender
   }
 
   private keyOf(address: string): KeySender | undefined {

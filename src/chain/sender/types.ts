@@ -37,6 +37,12 @@ export interface TxSubmission {
    * nothing is sent when that reverts (the result says why).
    */
   idempotencyKey: string
+  /**
+   * The key to send from (a FluxAggregator oracle must submit as itself): a job with no transaction
+   * yet goes to it while this process owns it and gives it work, else fails as unavailable. Without
+   * it, the least loaded key this process owns.
+   */
+  from?: string
   /** Stops waiting (the transaction, once sent, is still watched to its end by the key's owner). */
   signal?: AbortSignal
 }

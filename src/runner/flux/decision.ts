@@ -13,6 +13,7 @@ export type FluxTrigger = 'poll' | 'idle' | 'new-round'
 
 export type SkipCode =
   | 'not_an_oracle'
+  | 'key_elsewhere'
   | 'not_eligible'
   | 'already_submitted'
   | 'own_round'
@@ -81,6 +82,33 @@ export function checkRound(check: RoundCheck): { submit: true; roundId: number }
       `round ${state.roundId} pays ${state.paymentAmount} juels, less than the job's minPayment ${check.minPayment}`,
     )
   return { submit: true, roundId: state.roundId }
+}
+
+/**
+ * Which of the node's keys acts as the oracle here: one this process owns (the sender sends from it,
+ * so each oracle's submissions are ordered by one process). An oracle key of the node that another
+ * process owns is that process's to submit with; with no key an oracle, the first key, which
+ * checkRound then refuses by name.
+ */
+export function chooseOracle(keys: {
+  /** The node's sender keys. */
+  own: readonly string[]
+  /** Those this process owns now. */
+  owned: readonly string[]
+  oracles: readonly string[]
+}): { submit: true; oracle: string } | Skip {
+  const lower = (list: readonly string[]) => new Set(list.map((address) => address.toLowerCase()))
+  const oracles = lower(keys.oracles)
+  const owned = lower(keys.owned)
+  const mine = keys.own.filter((address) => oracles.has(address.toLowerCase()))
+  const here = mine.find((address) => owned.has(address.toLowerCase()))
+  if (here !== undefined) return { submit: true, oracle: here }
+  if (mine.length > 0)
+    return skip(
+      'key_elsewhere',
+      `the node's oracle key ${mine.join(', ')} is owned by another runner process now: that process submits`,
+    )
+  return { submit: true, oracle: keys.own[0] ?? '' }
 }
 
 export interface Thresholds {

@@ -1,4 +1,5 @@
-import { getAddress, type JsonRpcApiProvider, type Log } from 'ethers'
+import { setTimeout as delay } from 'node:timers/promises'
+import { getAddress, type Log } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import {
   FLUX_TOPICS,
@@ -6,55 +7,28 @@ import {
   readLatestRound,
   readOracleRoundState,
 } from '../../chain/flux/aggregator.ts'
-import type { TxResult, TxSender } from '../../chain/sender/index.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
 import {
   checkRound,
+  chooseOracle,
   checkSubmission,
   heartbeatDue,
+  nextHeartbeatAt,
   type FluxTrigger,
   type Skip,
 } from './decision.ts'
 import type { FluxJob } from './flux-job.ts'
+import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
-/**
- * The flux monitor of one chain: every fluxmonitor job on it, driven by one loop. Each tick reads the
- * head and, when it moved, the NewRound logs of every aggregator in one eth_getLogs (never a
- * subscription per job); then each job acts on what is due: a round another oracle started, the
- * heartbeat, or its poll. What it submits goes through the node's sender, which simulates it before
- * it signs and sends one transaction per (aggregator, oracle, round) across every process of the
- * node, whichever asked first.
- */
-export interface FluxMonitorOptions {
-  chainId: number
-  provider: JsonRpcApiProvider
-  sender: Pick<TxSender, 'submit' | 'bound' | 'addresses'>
-  jobs: readonly FluxJob[]
-  /** Runs a job's pipeline; its result is the value submitted. */
-  observe: (job: FluxJob, meta: Record<string, unknown>) => Promise<bigint>
-  log: Logger
-  /** How often the loop looks at the chain and the timers (default 500 ms). */
-  tickMs?: number
-  /** What the monitor decided, each time (tests and metrics read it). */
-  onDecision?: (decision: FluxDecision) => void
-}
-
-export type FluxDecision =
-  | { job: string; trigger: FluxTrigger; roundId?: number; outcome: 'skipped'; skip: Skip }
-  | {
-      job: string
-      trigger: FluxTrigger
-      roundId: number
-      outcome: 'submitted'
-      value: bigint
-      result: TxResult
-    }
-  | { job: string; trigger: FluxTrigger; outcome: 'failed'; error: string }
+export type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
 interface Aggregator {
   address: string
   range?: { min: bigint; max: bigint }
   /** Unix seconds: when the latest round started (the heartbeat counts from it). */
   lastStartedAt?: number
+  /** The latest answer: read at the first look, then from the AnswerUpdated logs of each look. */
+  latest?: { roundId: bigint; answer: bigint; updatedAt: number }
 }
 
 interface JobState {
@@ -65,55 +39,116 @@ interface JobState {
   lastSkip?: string
 }
 
-export interface FluxMonitor {
-  stop(): Promise<void>
-}
-
+/**
+ * The flux monitor of one chain: every fluxmonitor job on it, driven by one loop. Each tick reads the
+ * head and, when it moved, the NewRound and AnswerUpdated logs of every aggregator in one eth_getLogs
+ * (never a subscription per job); then each job acts on what is due: a round another oracle started, the
+ * heartbeat, or its poll. What it submits goes through the node's sender, which simulates it before
+ * it signs and sends one transaction per (aggregator, oracle, round) across every process of the
+ * node, whichever asked first.
+ */
 export function startFluxMonitor(options: FluxMonitorOptions): FluxMonitor {
   const monitor = new ChainFluxMonitor(options)
   const loop = monitor.run()
   return {
+    setJobs: (jobs) => monitor.setJobs(jobs),
+    feeds: () => monitor.feeds(),
     async stop() {
-      monitor.stopped = true
-      await loop
+      monitor.stop()
+      const bound = options.stopTimeoutMs ?? 5_000
+      const ended = await Promise.race([loop.then(() => true), delay(bound, false, { ref: false })])
+      if (!ended)
+        options.log.warn(
+          { chainId: options.chainId, waitedMs: bound },
+          'flux monitor: a look at the chain did not end in time; let go',
+        )
     },
   }
 }
 
 class ChainFluxMonitor {
-  stopped = false
-  private readonly aggregators = new Map<string, Aggregator>()
-  private readonly states: JobState[]
+  private readonly stopping = new AbortController()
+  private aggregators = new Map<string, Aggregator>()
+  private states: JobState[] = []
   private fromBlock: number | undefined
   private readonly log: Logger
 
   constructor(private readonly options: FluxMonitorOptions) {
     this.log = options.log
-    this.states = options.jobs.map((job): JobState => {
+    this.setJobs(options.jobs)
+  }
+
+  /** Swaps the jobs in: a job loaded again keeps its timers, an aggregator kept what was read of it. */
+  setJobs(jobs: readonly FluxJob[]): void {
+    const before = new Map(this.states.map((state) => [state.job.spec.externalJobID, state]))
+    const aggregators = new Map<string, Aggregator>()
+    this.states = jobs.map((job): JobState => {
       const address = getAddress(job.spec.contractAddress)
-      const aggregator = this.aggregators.get(address) ?? { address }
-      this.aggregators.set(address, aggregator)
+      const aggregator = aggregators.get(address) ?? this.aggregators.get(address) ?? { address }
+      aggregators.set(address, aggregator)
+      const was = before.get(job.spec.externalJobID)
+      // The same state, so a look in progress for the job still counts as its one at a time.
+      if (was) return Object.assign(was, { job, aggregator })
       return { job, aggregator, lastPollMs: 0, busy: false }
     })
+    this.aggregators = aggregators
+  }
+
+  feeds(): FluxFeed[] {
+    if (this.fromBlock === undefined) return []
+    return this.states.map(({ job, aggregator }) => ({
+      job: job.spec.name,
+      aggregator: aggregator.address,
+      roundId: aggregator.latest?.roundId.toString(),
+      answer: aggregator.latest?.answer.toString(),
+      updatedAt: aggregator.latest?.updatedAt,
+      nextHeartbeatAt:
+        job.idleTimerMs === undefined || aggregator.lastStartedAt === undefined
+          ? undefined
+          : nextHeartbeatAt(aggregator.lastStartedAt, job.idleTimerMs),
+    }))
+  }
+
+  stop(): void {
+    this.stopping.abort(
+      new FeedrunnerError('the flux monitor is stopping', { kind: 'unavailable' }),
+    )
   }
 
   async run(): Promise<void> {
-    while (!this.stopped) {
+    const signal = this.stopping.signal
+    // A failure that lasts (the chain away) is one line when it starts and one when it ends.
+    let failing: string | undefined
+    while (!signal.aborted) {
       try {
         await this.tick()
+        if (failing !== undefined)
+          this.log.info({ chainId: this.options.chainId }, 'flux monitor: looking again')
+        failing = undefined
       } catch (error) {
-        this.log.warn(
-          { chainId: this.options.chainId, err: messageOf(error) },
-          'flux monitor: tick failed; trying again',
-        )
+        const message = messageOf(error)
+        if (!signal.aborted)
+          this.log[failing === undefined ? 'warn' : 'debug'](
+            { chainId: this.options.chainId, err: message },
+            'flux monitor: a look at the chain failed; trying again at every tick',
+          )
+        failing = message
       }
-      await new Promise((resolve) => setTimeout(resolve, this.options.tickMs ?? 500))
+      await delay(this.options.tickMs ?? 500, undefined, { signal }).catch(() => undefined)
     }
   }
 
-  /** One look: the round logs since the last head (one read for every aggregator), then the timers. */
+  /**
+   * One look: the round logs since the last head (one read for every aggregator), then the timers.
+   * Nothing is read while there is no flux job, or while this process owns none of the node's keys
+   * (another process of the node submits; this one takes over with the key).
+   */
   private async tick(): Promise<void> {
     const provider = this.options.provider
+    if (this.states.length === 0 || this.options.sender.ownership().available === 0) {
+      this.fromBlock = undefined
+      return
+    }
     const head = await provider.getBlockNumber()
     const from = this.fromBlock
     const logs =
@@ -121,16 +156,21 @@ class ChainFluxMonitor {
         ? []
         : await provider.getLogs({
             address: [...this.aggregators.keys()],
-            topics: [[FLUX_TOPICS.newRound]],
+            topics: [[FLUX_TOPICS.newRound, FLUX_TOPICS.answerUpdated]],
             fromBlock: from,
             toBlock: head,
           })
     this.fromBlock = head + 1
-    const work = logs.flatMap((entry) => this.onNewRound(entry))
+    const work = logs.flatMap((entry) => this.onLog(entry))
     const now = Date.now()
-    for (const state of this.states) {
+    for (const state of [...this.states]) {
+      if (this.stopping.signal.aborted) break
       const { job, aggregator } = state
-      aggregator.lastStartedAt ??= (await readLatestRound(provider, aggregator.address)).startedAt
+      if (aggregator.lastStartedAt === undefined) {
+        const latest = await readLatestRound(provider, aggregator.address)
+        aggregator.lastStartedAt = latest.startedAt
+        aggregator.latest ??= latest
+      }
       if (
         job.idleTimerMs !== undefined &&
         heartbeatDue(now / 1000, aggregator.lastStartedAt, job.idleTimerMs)
@@ -144,11 +184,24 @@ class ChainFluxMonitor {
     await Promise.all(work)
   }
 
-  /** A round started: the heartbeat counts from it, and every job on its aggregator may answer it. */
-  private onNewRound(entry: Log): Promise<void>[] {
+  /**
+   * A round answered: the feed's latest answer. A round started: the heartbeat counts from it, and
+   * every job on its aggregator may answer it.
+   */
+  private onLog(entry: Log): Promise<void>[] {
     const parsed = fluxAggregatorInterface.parseLog(entry)
     const aggregator = this.aggregators.get(getAddress(entry.address))
     if (!parsed || !aggregator) return []
+    if (parsed.name === 'AnswerUpdated') {
+      const roundId = parsed.args.roundId as bigint
+      if (roundId >= (aggregator.latest?.roundId ?? 0n))
+        aggregator.latest = {
+          roundId,
+          answer: parsed.args.current as bigint,
+          updatedAt: Number(parsed.args.updatedAt as bigint),
+        }
+      return []
+    }
     const startedAt = Number(parsed.args.startedAt as bigint)
     aggregator.lastStartedAt = Math.max(aggregator.lastStartedAt ?? 0, startedAt)
     const logged = {
@@ -161,13 +214,16 @@ class ChainFluxMonitor {
   }
 
   private async act(state: JobState, trigger: FluxTrigger, logged?: NewRoundSeen): Promise<void> {
-    if (state.busy) return
+    if (state.busy || this.stopping.signal.aborted) return
     state.busy = true
     try {
-      this.options.onDecision?.(await this.decide(state, trigger, logged))
+      // Decided first: an optional call's arguments are not evaluated when there is no one to call.
+      const decision = await this.decide(state, trigger, logged)
+      this.options.onDecision?.(decision)
     } catch (error) {
       const message = messageOf(error)
-      this.log.warn(
+      // Stopped under it: the wait ended, not the work (a sent submission is watched by the sender).
+      this.log[this.stopping.signal.aborted ? 'debug' : 'warn'](
         { job: state.job.spec.name, trigger, err: message },
         'flux monitor: could not act',
       )
@@ -192,8 +248,10 @@ class ChainFluxMonitor {
     const { provider, sender } = this.options
     const contract = aggregator.address
     const oracles = (await this.call<string[]>(contract, 'getOracles')).map((a) => getAddress(a))
-    const own = sender.addresses.map((a) => getAddress(a))
-    const oracle = own.find((address) => oracles.includes(address)) ?? own[0]!
+    const owned = sender.stats().flatMap((key) => (key.owned ? [key.address] : []))
+    const chosen = chooseOracle({ own: sender.addresses, owned, oracles })
+    if (!chosen.submit) return this.skipped(state, trigger, chosen, logged?.roundId ?? 0)
+    const oracle = getAddress(chosen.oracle)
     const roundState = await readOracleRoundState(provider, contract, oracle, logged?.roundId)
     const key = `flux:${this.options.chainId}:${contract}:${oracle}:${roundState.roundId}`
     const round = checkRound({
@@ -211,10 +269,11 @@ class ChainFluxMonitor {
       max: await this.call<bigint>(contract, 'maxSubmissionValue'),
     }
     const latest = await readLatestRound(provider, contract)
-    const value = await this.options.observe(job, {
-      latestAnswer: latest.answer.toString(),
-      updatedAt: latest.updatedAt.toString(),
-    })
+    const value = await this.options.observe(
+      job,
+      { latestAnswer: latest.answer.toString(), updatedAt: latest.updatedAt.toString() },
+      this.stopping.signal,
+    )
     const submission = checkSubmission({
       trigger,
       roundId: round.roundId,
@@ -224,15 +283,16 @@ class ChainFluxMonitor {
       range: aggregator.range,
     })
     if (!submission.submit) return this.skipped(state, trigger, submission, round.roundId)
-    return this.submit(state, trigger, round.roundId, value, key)
+    return this.submit(state, trigger, round.roundId, value, { key, oracle })
   }
 
+  /** Sent as the oracle itself, under the round's idempotency key. */
   private async submit(
     state: JobState,
     trigger: FluxTrigger,
     roundId: number,
     value: bigint,
-    key: string,
+    as: { key: string; oracle: string },
   ): Promise<FluxDecision> {
     const job = state.job
     state.lastSkip = undefined
@@ -244,7 +304,10 @@ class ChainFluxMonitor {
       to: state.aggregator.address,
       data: fluxAggregatorInterface.encodeFunctionData('submit', [roundId, value]),
       gasLimit: job.spec.gasLimit,
-      idempotencyKey: key,
+      idempotencyKey: as.key,
+      from: as.oracle,
+      // A stop ends the wait, not the submission: once sent, the sender watches it to its end.
+      signal: this.stopping.signal,
     })
     if (result.status !== 'mined')
       this.log.warn(
@@ -262,7 +325,7 @@ class ChainFluxMonitor {
     roundId: number,
   ): FluxDecision {
     const said = `${skip.code}:${roundId}`
-    const quiet = skip.code === 'within_threshold' || skip.code === 'already_submitted'
+    const quiet = ['within_threshold', 'already_submitted', 'key_elsewhere'].includes(skip.code)
     if (state.lastSkip !== said)
       this.log[quiet ? 'debug' : 'info'](
         { job: state.job.spec.name, trigger, round: roundId, code: skip.code },

@@ -3,6 +3,7 @@ import type { OracleRoundState } from '../../../src/chain/flux/aggregator.ts'
 import {
   checkRound,
   checkSubmission,
+  chooseOracle,
   heartbeatDue,
   nextHeartbeatAt,
   outsideDeviation,
@@ -127,5 +128,29 @@ describe('the heartbeat', () => {
     expect(nextHeartbeatAt(1_000, 30_000)).toBe(1_030)
     expect(heartbeatDue(1_029, 1_000, 30_000)).toBe(false)
     expect(heartbeatDue(1_030, 1_000, 30_000)).toBe(true)
+  })
+})
+
+describe('which key acts as the oracle', () => {
+  it('an oracle key this process owns; one another process owns is left to it; none an oracle is refused later', () => {
+    const oracles = [ORACLE, OTHER]
+    expect(chooseOracle({ own: [ORACLE], owned: [ORACLE], oracles })).toEqual({
+      submit: true,
+      oracle: ORACLE,
+    })
+    // Two keys of the node, both oracles, each owned by one process: each acts as its own.
+    expect(chooseOracle({ own: [ORACLE, OTHER], owned: [OTHER], oracles })).toEqual({
+      submit: true,
+      oracle: OTHER,
+    })
+    expect(chooseOracle({ own: [ORACLE], owned: [], oracles })).toMatchObject({
+      submit: false,
+      code: 'key_elsewhere',
+    })
+    const stranger = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
+    expect(chooseOracle({ own: [stranger], owned: [stranger], oracles })).toEqual({
+      submit: true,
+      oracle: stranger,
+    })
   })
 })
