@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
@@ -11,19 +11,12 @@ import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { startPart, stopPart, type PartProcess } from '../reliability/support.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
 
 const JOB_ID = '5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f33'
 const TOKEN = 'start-runs-token-'.padEnd(40, 'x')
 
-// Chainlink's published webhook example, its bridge left out: the run's result is what multiply
-// makes of $(jobRun.requestBody).
-const SPEC = readFileSync(
-  join(import.meta.dirname, '../pipeline/specs/push/docs-webhook.toml'),
-  'utf8',
-)
-  .replace(/\s*send_to_bridge \[[^\n]*\n/, '\n')
-  .replace(' -> send_to_bridge', '')
-  .replace('schemaVersion   = 1', `schemaVersion   = 1\nexternalJobID = "${JOB_ID}"`)
+const SPEC = webhookSpecWithoutBridge(JOB_ID)
 
 /**
  * `feedrunner start` (the adapter, fetch workers and the runner in one process) serves a webhook job's

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
@@ -9,18 +9,12 @@ import { waitFor } from '../../src/dev/process.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
 
 const JOB_ID = '5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f44'
 const TOKEN = 'dev-stack-runs-token-'.padEnd(40, 'x')
 
-// Chainlink's published webhook example, its bridge left out.
-const SPEC = readFileSync(
-  join(import.meta.dirname, '../pipeline/specs/push/docs-webhook.toml'),
-  'utf8',
-)
-  .replace(/\s*send_to_bridge \[[^\n]*\n/, '\n')
-  .replace(' -> send_to_bridge', '')
-  .replace('schemaVersion   = 1', `schemaVersion   = 1\nexternalJobID = "${JOB_ID}"`)
+const SPEC = webhookSpecWithoutBridge(JOB_ID)
 
 /** The dev stack (`npm start`) serves webhook jobs' runs endpoint on its adapter's port, as `start` does. */
 describe('the dev stack: webhook runs on the adapter port', () => {

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { join } from 'node:path'
 import { Queue, type Worker } from 'bullmq'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
@@ -15,20 +13,11 @@ import { createPipelineWorker } from '../../src/runner/requests-worker.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { registerRunsRoute } from '../../src/runner/webhook.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
 
-// Chainlink's published webhook example, its bridge left out (the run's result is what multiply
-// made of $(jobRun.requestBody)), run by the requests worker every run has.
-const SPEC = readFileSync(
-  join(import.meta.dirname, '../pipeline/specs/push/docs-webhook.toml'),
-  'utf8',
-)
-  .replace(/\s*send_to_bridge \[[^\n]*\n/, '\n')
-  .replace(' -> send_to_bridge', '')
-  .replace(
-    'schemaVersion   = 1',
-    'schemaVersion   = 1\nexternalJobID = "5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f22"',
-  )
 const JOB_ID = '5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f22'
+// Run by the requests worker every run has.
+const SPEC = webhookSpecWithoutBridge(JOB_ID)
 const TOKEN = 'operator-token-'.padEnd(40, 'x')
 const MAX_BODY = 4_096
 
