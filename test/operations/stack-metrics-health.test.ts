@@ -16,6 +16,8 @@ import { valueOf, type Sample } from './support.ts'
 const ALLOWED_LABELS = new Set([
   // A runner's metrics by chain id (an RPC endpoint's `endpoint` is its place in the chain's list).
   'chain',
+  // What started a run: request, tick or call.
+  'trigger',
   'job',
   'state',
   'reason',
