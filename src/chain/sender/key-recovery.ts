@@ -6,6 +6,7 @@ import {
   type RpcSend,
 } from '../pooled-transactions.ts'
 import type { Confirmer } from './confirmer.ts'
+import type { PendingTx } from './pending-tx.ts'
 import { fillerTx, HandedOverError, type UnsignedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import { isFatalRefusal } from './node-refusal.ts'
@@ -26,6 +27,11 @@ export interface KeyRecoveryParts {
   released?: AbortSignal
   /** Spends a nonce nobody will send on a filler (false when it is not to be had). */
   fillNonce: (nonce: number) => Promise<boolean>
+  /**
+   * Whether an in-flight transaction's bytes may go again now (the resend guard, as for every other
+   * resend): false when its nonce went to a filler or it is held until its request is back.
+   */
+  mayGo: (entry: PendingTx) => Promise<boolean>
   /** An in-flight transaction the node now refuses for good: its nonce goes to a filler. */
   onFatalRefusal: (entry: {
     nonce: number
@@ -123,7 +129,10 @@ function storedTx(address: string, tx: TxJobRecord['tx']): UnsignedTx {
   return tx ? { ...tx, to: getAddress(tx.to), value: 0n } : fillerTx(address)
 }
 
-/** Sends every recorded in-flight attempt again, in nonce order, and watches each until final. */
+/**
+ * Watches every recorded in-flight transaction until final, and sends its last attempt again, in nonce
+ * order, where the resend guard lets it go (a request a reorg took away holds its bytes).
+ */
 async function watchInflight(
   parts: KeyRecoveryParts,
   inflight: ReadonlyArray<{ jobId: string; nonce: number }>,
@@ -134,8 +143,13 @@ async function watchInflight(
     // job bound again elsewhere after Redis lost its record is not this key's to send.
     const record = await parts.store.loadBound(parts.address, jobId, nonce)
     if (!record || record.attempts.length === 0) continue
-    parts.confirmer.watch(nonce, jobId, storedTx(parts.address, record.tx), record.attempts)
-    watched.push({ nonce, jobId, attempts: record.attempts })
+    const entry = parts.confirmer.watch(
+      nonce,
+      jobId,
+      storedTx(parts.address, record.tx),
+      record.attempts,
+    )
+    if (await parts.mayGo(entry)) watched.push({ nonce, jobId, attempts: record.attempts })
   }
   if (watched.length === 0) return
   const outcomes = await parts.node.broadcastBatch(

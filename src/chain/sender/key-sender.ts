@@ -67,6 +67,8 @@ export class KeySender {
   private readonly sign: SignAttempt
   private readonly line: SigningLine
   private readonly fillers: Fillers
+  /** Whether bytes signed earlier may go again now: every resend of the key's asks it. */
+  private readonly guard: ResendGuard
   /** Jobs sent or resumed here, by job id: a second run of one joins it. */
   private readonly running = new Map<string, Promise<TxResult>>()
 
@@ -81,14 +83,14 @@ export class KeySender {
       maxFeeCap: settings.maxFeeCap,
       counters: this.counters,
     })
-    const guard = new ResendGuard({
+    const guard = (this.guard = new ResendGuard({
       address: this.address,
       node,
       store,
       counters: this.counters,
       fillers: { fillNonce: (nonce, holder) => this.fillers.fillNonce(nonce, holder) },
       logger: parts.logger,
-    })
+    }))
     this.confirmer = new Confirmer(this.address, node, settings, {
       bump: async (entry, current) => {
         if (await guard.mayGo(entry, 'a stalled transaction was to be bumped'))
@@ -340,6 +342,8 @@ export class KeySender {
       released: this.released.signal,
       fillNonce: (nonce) => this.fillers.fillNonce(nonce),
       onFatalRefusal: (entry) => this.fillers.fillNonce(entry.nonce, entry),
+      mayGo: (entry) =>
+        this.guard.mayGo(entry, 'a key taken over was to send what it had in flight'),
     })
   }
 
