@@ -5,13 +5,12 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/config/logger.ts'
 import { parseSettings } from '../../src/config/settings.ts'
-import { waitFor } from '../../src/dev/process.ts'
 import { freePort } from '../../src/dev/ports.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { startPart, stopPart, type PartProcess } from '../reliability/support.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
+import { callWebhookRun, webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
 
 const JOB_ID = '5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f33'
 const TOKEN = 'start-runs-token-'.padEnd(40, 'x')
@@ -62,21 +61,15 @@ describe('feedrunner start: the runs endpoint of webhook jobs on the adapter por
   })
 
   it('takes a call with the operator token, answers the run id, and runs it', async () => {
-    const answer = await fetch(`http://127.0.0.1:${port}/v2/jobs/${JOB_ID}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ data: { result: 2.5 } }),
-    })
-    expect(answer.status).toBe(200)
-    const { data } = (await answer.json()) as { data: { id: string } }
     const runs = new RunStore(redis, `${stack.env.QUEUE_PREFIX}:runner`, 31337)
-    await waitFor(
-      'the webhook run fulfilled',
-      async () => (await runs.get(data.id))?.state === 'fulfilled',
-      60_000,
-      100,
+    const { status, run } = await callWebhookRun(
+      `http://127.0.0.1:${port}`,
+      JOB_ID,
+      TOKEN,
+      2.5,
+      runs,
     )
-    const run = await runs.get(data.id)
+    expect(status).toBe(200)
     expect(run).toMatchObject({ trigger: 'call', caller: 'operator' })
     expect(run!.tasks!.find((task) => task.id === 'multiply')!.output).toBe('250')
   })

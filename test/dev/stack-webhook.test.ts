@@ -5,11 +5,10 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/config/logger.ts'
 import { parseSettings } from '../../src/config/settings.ts'
-import { waitFor } from '../../src/dev/process.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { RunStore } from '../../src/runner/run-record.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
+import { callWebhookRun, webhookSpecWithoutBridge } from '../support/webhook-spec.ts'
 
 const JOB_ID = '5d1e7c2a-0b3f-4e6d-9a21-7c8b9d0e1f44'
 const TOKEN = 'dev-stack-runs-token-'.padEnd(40, 'x')
@@ -46,21 +45,9 @@ describe('the dev stack: webhook runs on the adapter port', () => {
   })
 
   it('takes a call with the operator token and runs it', async () => {
-    const answer = await fetch(`${stack.adapter.url}/v2/jobs/${JOB_ID}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ data: { result: 1.5 } }),
-    })
-    expect(answer.status).toBe(200)
-    const { data } = (await answer.json()) as { data: { id: string } }
     const runs = new RunStore(redis, `${stack.env.QUEUE_PREFIX}:runner`, 31337)
-    await waitFor(
-      'the webhook run fulfilled',
-      async () => (await runs.get(data.id))?.state === 'fulfilled',
-      60_000,
-      100,
-    )
-    const run = await runs.get(data.id)
+    const { status, run } = await callWebhookRun(stack.adapter.url, JOB_ID, TOKEN, 1.5, runs)
+    expect(status).toBe(200)
     expect(run!.tasks!.find((task) => task.id === 'multiply')!.output).toBe('150')
   })
 })
