@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { FeedrunnerError } from '../../config/errors.ts'
 import type { Confirmer } from './confirmer.ts'
 import { feesAbove } from './fee-policy.ts'
 import { errorText, FILLER_ID_PREFIX, fillerTx, type Head, type KeyCounters } from './model.ts'
@@ -38,6 +39,23 @@ export class Fillers {
   private holeCheckBlock = Number.NEGATIVE_INFINITY
 
   constructor(private readonly parts: FillerParts) {}
+
+  /** Spends a refused transaction's nonce on a filler: the error the job fails with. */
+  async refusedForGood(
+    job: { jobId: string; nonce: number; attempts: TxAttempt[] },
+    error: unknown,
+  ): Promise<FeedrunnerError> {
+    const words = errorText(error).trim()
+    const filled = await this.fillNonce(job.nonce, job)
+    const spent = filled
+      ? `; its nonce ${job.nonce} went to a filler transaction, so the key's later transactions are not held back`
+      : ''
+    // No cause: the node's words are in the message already, right after what they mean.
+    return new FeedrunnerError(`the node refused the transaction for good: ${words}${spent}`, {
+      kind: 'node_refused',
+      retryable: false,
+    })
+  }
 
   /**
    * Spends `nonce` on a filler (a zero-value transfer to the key itself) once the transaction that

@@ -36,8 +36,8 @@ export class JobRuns {
       if (record?.result) return record.result
       if (record) {
         const owner = this.keyOf(record.from)
-        if (owner && ownsReady(owner)) return await owner.resume(jobId, record)
-        const settled = await this.waitForOwner(jobId, record.from, signal)
+        if (owner && ownsReady(owner)) return await owner.resume(jobId, record, tx)
+        const settled = await this.waitForOwner(jobId, record.from, tx, signal)
         if (settled) return settled
         continue
       }
@@ -87,6 +87,7 @@ export class JobRuns {
   private async waitForOwner(
     jobId: string,
     from: string,
+    tx: UnsignedTx,
     signal: AbortSignal | undefined,
   ): Promise<TxResult | undefined> {
     for (;;) {
@@ -99,7 +100,7 @@ export class JobRuns {
       if (!record) return undefined
       if (record.result) return record.result
       const owner = this.keyOf(from)
-      if (owner && ownsReady(owner)) return owner.resume(jobId, record)
+      if (owner && ownsReady(owner)) return owner.resume(jobId, record, tx)
     }
   }
 }

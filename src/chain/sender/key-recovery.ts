@@ -1,4 +1,3 @@
-import { getAddress } from 'ethers'
 import {
   pooledNonces,
   transactionCounts,
@@ -7,10 +6,10 @@ import {
 } from '../pooled-transactions.ts'
 import type { Confirmer } from './confirmer.ts'
 import type { PendingTx } from './pending-tx.ts'
-import { fillerTx, HandedOverError, type UnsignedTx } from './model.ts'
+import { HandedOverError, storedTx } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import { isFatalRefusal } from './node-refusal.ts'
-import type { TxAttempt, TxJobRecord, TxStore } from './tx-store.ts'
+import type { TxAttempt, TxStore } from './tx-store.ts'
 
 export interface KeyRecoveryParts {
   address: string
@@ -122,11 +121,6 @@ async function watchMinedBefore(parts: KeyRecoveryParts): Promise<void> {
       minedIn,
     )
   }
-}
-
-/** A recorded job's transaction as the signer takes it; a filler's when it has none. */
-function storedTx(address: string, tx: TxJobRecord['tx']): UnsignedTx {
-  return tx ? { ...tx, to: getAddress(tx.to), value: 0n } : fillerTx(address)
 }
 
 /**

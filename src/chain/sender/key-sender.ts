@@ -1,4 +1,3 @@
-import { getAddress } from 'ethers'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { operatorClosedIt } from '../request-fate.ts'
 import { Confirmer, type FinalOutcome, type PendingTx } from './confirmer.ts'
@@ -6,7 +5,7 @@ import { Fillers } from './fillers.ts'
 import {
   errorText,
   FILLER_ID_PREFIX,
-  fillerTx,
+  storedTx,
   HandedOverError,
   NonceTakenError,
   type KeyCounters,
@@ -222,9 +221,13 @@ export class KeySender {
     return this.join(jobId, () => this.sendNew(jobId, tx))
   }
 
-  /** Goes on with a job whose transaction this key sent (a retried run): same bytes, never a new nonce. */
-  resume(jobId: string, record: TxJobRecord): Promise<TxResult> {
-    return this.join(jobId, () => this.resumeSent(jobId, record))
+  /**
+   * Goes on with a job whose transaction this key sent (a retried run): the same bytes, never a new
+   * nonce, while the chain would take them; `tx` (the run's own) starts it over if their nonce went
+   * to another transaction.
+   */
+  resume(jobId: string, record: TxJobRecord, tx: UnsignedTx): Promise<TxResult> {
+    return this.join(jobId, () => this.resumeSent(jobId, record, tx))
   }
 
   private join(jobId: string, start: () => Promise<TxResult>): Promise<TxResult> {
@@ -256,7 +259,7 @@ export class KeySender {
       this.counters.sent += 1
       try {
         const watched = { jobId, nonce: signed.nonce, tx, attempts: [signed.attempt] }
-        return finalResult(await this.watchSent(watched, signed.sending))
+        return finalResult(await this.watchSent(watched, () => signed.sending))
       } catch (error) {
         // Another transaction used the nonce: the job's record is gone, so it starts over.
         if (!(error instanceof NonceTakenError)) throw error
@@ -264,18 +267,27 @@ export class KeySender {
     }
   }
 
-  private async resumeSent(jobId: string, record: TxJobRecord): Promise<TxResult> {
+  private async resumeSent(
+    jobId: string,
+    record: TxJobRecord,
+    fresh: UnsignedTx,
+  ): Promise<TxResult> {
     const last = record.attempts.at(-1)
-    const tx: UnsignedTx = record.tx
-      ? { ...record.tx, to: getAddress(record.tx.to), value: 0n }
-      : fillerTx(this.address)
+    const tx = storedTx(this.address, record.tx)
     if (!last) throw new HandedOverError(`tx job ${jobId} has no signed attempt yet`)
+    const watched = { jobId, nonce: record.nonce, tx, attempts: record.attempts }
     try {
-      const watched = { jobId, nonce: record.nonce, tx, attempts: record.attempts }
-      return finalResult(await this.watchSent(watched, this.parts.node.broadcast(last.raw)))
+      // Asked as every resend is: a reorg may have taken the request away, or made it again with
+      // other parameters, since these bytes were signed.
+      const sendAgain = async () => {
+        const entry = this.confirmer.watch(record.nonce, jobId, tx, record.attempts)
+        if (await this.guard.mayGo(entry, 'a run went on with the transaction it had sent'))
+          await this.parts.node.broadcast(last.raw)
+      }
+      return finalResult(await this.watchSent(watched, sendAgain))
     } catch (error) {
       if (!(error instanceof NonceTakenError)) throw error
-      return this.sendNew(jobId, tx)
+      return this.sendNew(jobId, fresh)
     }
   }
 
@@ -287,7 +299,7 @@ export class KeySender {
    */
   private async watchSent(
     job: { jobId: string; nonce: number; tx: UnsignedTx; attempts: TxAttempt[] },
-    sending: Promise<void>,
+    send: () => Promise<void>,
   ): Promise<PendingTx> {
     const receipt = this.confirmer.track(job.nonce, job.jobId, job.tx, job.attempts)
     // The watch can end while the broadcast is out (the key handed over: a lease lost as Redis was
@@ -295,10 +307,10 @@ export class KeySender {
     // rejection must count as handled, or Node ends the process (an unhandled rejection).
     receipt.catch(() => undefined)
     try {
-      await sending
+      await send()
     } catch (error) {
       // The filler takes the nonce over from this watch.
-      if (refusalOf(error) === 'fatal') throw await this.refusedForGood(job, error)
+      if (refusalOf(error) === 'fatal') throw await this.fillers.refusedForGood(job, error)
       this.parts.reportError(
         new FeedrunnerError(
           `the node did not take nonce ${job.nonce} of ${this.address} now; it is sent again while the key stands still: ${errorText(error).trim()}`,
@@ -307,23 +319,6 @@ export class KeySender {
       )
     }
     return receipt
-  }
-
-  /** Spends a refused transaction's nonce on a filler: the error the job fails with. */
-  private async refusedForGood(
-    job: { jobId: string; nonce: number; attempts: TxAttempt[] },
-    error: unknown,
-  ): Promise<FeedrunnerError> {
-    const words = errorText(error).trim()
-    const filled = await this.fillers.fillNonce(job.nonce, job)
-    const spent = filled
-      ? `; its nonce ${job.nonce} went to a filler transaction, so the key's later transactions are not held back`
-      : ''
-    // No cause: the node's words are in the message already, right after what they mean.
-    return new FeedrunnerError(`the node refused the transaction for good: ${words}${spent}`, {
-      kind: 'node_refused',
-      retryable: false,
-    })
   }
 
   /** Finds the key's next nonce and watches what Redis holds in flight (key-recovery.ts). */

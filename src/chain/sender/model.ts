@@ -1,8 +1,10 @@
+import { getAddress } from 'ethers'
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
 import type { TxSenderOptions } from './types.ts'
 import { DEFAULT_GAS_LIMIT } from './types.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { POOLED_MINED_BOUND_MS } from '../pooled-transactions.ts'
+import type { TxJobRecord } from './tx-store.ts'
 
 /** The latest block as the sender sees it; `baseFee` is null on a chain without EIP-1559. */
 export interface Head {
@@ -133,6 +135,11 @@ export class JobBoundError extends FeedrunnerError {
 
 /** Records of filler transactions in the tx store are kept under ids with this prefix (never a job's). */
 export const FILLER_ID_PREFIX = 'filler-'
+
+/** A recorded job's transaction as the signer takes it; a filler's when it has none. */
+export function storedTx(address: string, tx: TxJobRecord['tx']): UnsignedTx {
+  return tx ? { ...tx, to: getAddress(tx.to), value: 0n } : fillerTx(address)
+}
 
 /** A 0-value transfer to oneself: spends a nonce without doing anything. */
 export function fillerTx(address: string): UnsignedTx {
