@@ -65,7 +65,7 @@ export const boundSettings = {
     group: 'bounds',
     unit: 'crashes',
     description:
-      'A request whose run crashed this many times (its isolate died under a task, or its runner process died or stalled while running it) is quarantined: recorded errored with that cause, never run again by itself; `feedrunner runs replay` runs it by hand.',
+      "A run (a request's, a cron tick's, a webhook call's) that crashed this many times (its isolate died under a task, or its runner process died or stalled while running it) is quarantined: recorded errored with that cause, never run again by itself; `feedrunner runs replay` runs a request's by hand, the next tick or call runs a push job again.",
   }),
   TASK_OUTPUT_MAX_CHARS: withDefault(positiveInt, 4_096, {
     group: 'bounds',

@@ -3,6 +3,7 @@ import { keccak256, toUtf8Bytes } from 'ethers'
 import { z } from 'zod'
 import type { PipelineWorkerOptions } from './pipeline-worker.ts'
 import { runPushed } from './push-run.ts'
+import type { RunAttempt } from './quarantine.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import type { RunRecord } from './run-record.ts'
 
@@ -19,6 +20,8 @@ export const callPayloadSchema = z.object({
   /** The external initiator's name, or `operator` (RUNS_API_TOKEN). */
   caller: z.string(),
   requestBody: z.unknown(),
+  /** Runs of the call whose isolate died under a task (as a request's `crashes`). */
+  crashes: z.number().int().nonnegative().optional(),
 })
 export type CallPayload = z.infer<typeof callPayloadSchema>
 
@@ -52,7 +55,7 @@ export function callBase(payload: CallPayload): Partial<RunRecord> {
 /** Runs a webhook call's queue job; a job removed meanwhile leaves its run errored. */
 export async function runCall(
   queueJob: QueueJob<CallPayload>,
-  options: PipelineWorkerOptions & { lastAttempt?: boolean },
+  options: PipelineWorkerOptions & RunAttempt,
 ): Promise<RequestOutcome | undefined> {
   const payload = callPayloadSchema.parse(queueJob.data)
   const loaded = options.registry.jobs.find(

@@ -193,16 +193,16 @@ class RunningRecord {
 
   constructor(
     private readonly runs: RunStore,
-    private readonly requestId: string,
+    readonly runId: string,
     private readonly base: Partial<RunRecord>,
     log: Logger,
-    job: string,
+    readonly job: string,
   ) {
     this.log = log.child({ job })
   }
 
   write(patch: RunPatch): ReturnType<RunStore['update']> {
-    return this.runs.update(this.requestId, { ...this.base, ...patch })
+    return this.runs.update(this.runId, { ...this.base, ...patch })
   }
 
   addTask(task: TaskRecord): void {
@@ -244,7 +244,7 @@ class RunningRecord {
     const unstored = { tasks: this.tasks.slice(this.stored), tasksFrom: this.stored }
     return finish(
       this.runs,
-      this.requestId,
+      this.runId,
       { ...this.base, ...unstored, ...patch },
       state,
       reason,
@@ -271,7 +271,7 @@ async function failedRunEnd(
   const crashed = causeIn(taskFailures, RunCrashedError)
   if (crashed) {
     await record.willRetry(`the run crashed: ${rootCauseFirst(first)}`, first)
-    throw new RunCrashReport(first ?? crashed)
+    throw new RunCrashReport(first ?? crashed, record.runId, record.job)
   }
   // Whether to try again is what the task that failed first declared (its error's retryable
   // flag, set where the failure arose), and nothing else.

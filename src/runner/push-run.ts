@@ -1,9 +1,10 @@
 import { rootCauseFirst, serialiseError, withContext } from '../config/errors.ts'
 import { errorClass, observeTask } from '../metrics/index.ts'
-import { originOf, runJob } from '../pipeline/index.ts'
+import { originOf, runJob, RunCrashedError } from '../pipeline/index.ts'
 import type { LoadedJob } from './job-registry.ts'
 import type { PipelineWorkerOptions } from './pipeline-worker.ts'
-import { finish, outcomeOf, type RequestOutcome } from './run-outcomes.ts'
+import { quarantine, RunCrashReport, type RunAttempt } from './quarantine.ts'
+import { causeIn, finish, outcomeOf, type RequestOutcome } from './run-outcomes.ts'
 import { sentTxHash, taskRecord } from './run-fields.ts'
 import { isFinal, type RunPatch, type RunRecord, type TaskRecord } from './run-record.ts'
 
@@ -19,13 +20,15 @@ export async function runPushed(
   base: Partial<RunRecord>,
   jobRun: Record<string, unknown>,
   what: string,
-  options: PipelineWorkerOptions & { lastAttempt?: boolean },
+  options: PipelineWorkerOptions & RunAttempt,
 ): Promise<RequestOutcome> {
   const { runs } = options
   const log = options.logger.child({ job: loaded.name, runId, trigger: base.trigger })
   const write = (patch: RunPatch) => runs.update(runId, { ...base, ...patch })
   const started = await write({ state: 'running' })
   if (isFinal(started.state)) return outcomeOf(started)
+  if (options.crashes >= options.maxCrashes)
+    return quarantine(runs, runId, options.crashes, undefined, log, loaded.name)
   const startedAt = performance.now()
   const tasks: TaskRecord[] = []
   const onSent = async () => {
@@ -60,6 +63,11 @@ export async function runPushed(
     withContext(what, withContext(`job ${loaded.name}`, originOf(failure))),
   )
   const [first] = failures
+  const crashed = causeIn(result.failures, RunCrashedError)
+  if (crashed) {
+    await write({ tasks, reason: `the run crashed: ${rootCauseFirst(first)}` })
+    throw new RunCrashReport(first ?? crashed, runId, loaded.name)
+  }
   if (first?.retryable && !options.lastAttempt) {
     await write({
       tasks,

@@ -8,6 +8,7 @@ import { revertReasonOf } from '../chain/revert.ts'
 import type { SharedClock } from '../metrics/index.ts'
 import { requestJobId, toRequestPayload, type RequestPayload } from './request-payload.ts'
 import { addRequestJob } from './requests-queue.ts'
+import { BY_HAND } from './quarantine.ts'
 import type { RunStore } from './run-record.ts'
 
 /** Where a request stands at its Operator, read from the chain. */
@@ -121,6 +122,11 @@ export async function replayRun(requestId: string, parts: ReplayParts): Promise<
   if (!run)
     throw new FeedrunnerError(
       `no run for request ${requestId}: feedrunner status lists the latest runs`,
+      { kind: 'bad_input' },
+    )
+  if (run.trigger === 'tick' || run.trigger === 'call')
+    throw new FeedrunnerError(
+      `run ${run.requestId} is a ${run.trigger === 'tick' ? 'cron tick' : 'webhook call'}'s, which runs replay does not run again: ${BY_HAND[run.trigger]}`,
       { kind: 'bad_input' },
     )
   if (run.state !== 'errored')

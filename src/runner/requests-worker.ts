@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job as QueueJob } from 'bullmq'
 import { rootCauseFirst } from '../config/errors.ts'
 import { WORKER_IDLE_WAIT_SECONDS } from '../queue/factories.ts'
 import { runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
-import { quarantine, RunCrashReport } from './quarantine.ts'
+import { quarantine, RunCrashReport, type RunAttempt } from './quarantine.ts'
 import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import { leasesFromLock, mayRetry } from './retry-policy.ts'
@@ -22,42 +22,17 @@ export const DEFAULT_MAX_CRASHES = 2
  */
 export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
   const maxCrashes = options.maxCrashes ?? DEFAULT_MAX_CRASHES
-  const process = async (
-    queueJob: QueueJob<RequestPayload | TickPayload | CallPayload>,
-  ): Promise<RequestOutcome | undefined> => {
+  const process = async (queueJob: QueueJob<RunPayload>): Promise<RequestOutcome | undefined> => {
+    const crashes = queueJob.stalledCounter + (queueJob.data.crashes ?? 0)
     const lastAttempt = queueJob.attemptsMade + 1 >= (queueJob.opts.attempts ?? 1)
-    // A cron tick and a webhook call are runs of the same queue, worker and retry policy.
-    const pushed = isTickPayload(queueJob.data)
-      ? runTick(queueJob as QueueJob<TickPayload>, { ...options, lastAttempt })
-      : isCallPayload(queueJob.data)
-        ? runCall(queueJob as QueueJob<CallPayload>, { ...options, lastAttempt })
-        : undefined
-    if (pushed)
-      return pushed.catch((error: unknown) => {
-        if (mayRetry(error)) throw error
-        throw new UnrecoverableError(rootCauseFirst(error))
-      })
-    const requestJob = queueJob as QueueJob<RequestPayload>
-    const request = fromRequestPayload(requestJob.data)
-    const crashes = requestJob.stalledCounter + (requestJob.data.crashes ?? 0)
-    const job = options.registry.bySpecId(request.specId)?.name
-    if (crashes >= maxCrashes)
-      return quarantine(options.runs, request, crashes, undefined, options.logger, job)
     try {
-      return await runRequest(request, {
-        ...options,
-        lastAttempt,
-        replay: replayOf(requestJob.data),
-        round: roundOf(requestJob.data),
-      })
+      return await runOf(queueJob, { ...options, lastAttempt, crashes, maxCrashes })
     } catch (error) {
       if (error instanceof RunCrashReport) {
+        const { runs, logger } = options
         if (crashes + 1 >= maxCrashes)
-          return quarantine(options.runs, request, crashes + 1, error.crash, options.logger, job)
-        await requestJob.updateData({
-          ...requestJob.data,
-          crashes: (requestJob.data.crashes ?? 0) + 1,
-        })
+          return quarantine(runs, error.runId, crashes + 1, error.crash, logger, error.job)
+        await queueJob.updateData({ ...queueJob.data, crashes: (queueJob.data.crashes ?? 0) + 1 })
         throw error
       }
       // A retryable failure goes back with the queue's backoff (the run record says why); anything
@@ -78,5 +53,37 @@ export function createPipelineWorker(options: PipelineWorkerOptions): Worker {
     // a crash of its request and quarantines it at RUN_MAX_CRASHES, so BullMQ never fails it first.
     maxStalledCount: maxCrashes,
     autorun: false,
+  })
+}
+
+type RunPayload = RequestPayload | TickPayload | CallPayload
+
+/**
+ * The run a queue job holds, by what started it: a request, a cron tick or a webhook call (one
+ * queue, worker and retry policy). One that crashed RUN_MAX_CRASHES times is quarantined, not run.
+ */
+function runOf(
+  queueJob: QueueJob<RunPayload>,
+  options: PipelineWorkerOptions & RunAttempt,
+): Promise<RequestOutcome | undefined> {
+  if (isTickPayload(queueJob.data)) return runTick(queueJob as QueueJob<TickPayload>, options)
+  if (isCallPayload(queueJob.data)) return runCall(queueJob as QueueJob<CallPayload>, options)
+  const requestJob = queueJob as QueueJob<RequestPayload>
+  const request = fromRequestPayload(requestJob.data)
+  if (options.crashes >= options.maxCrashes) {
+    const job = options.registry.bySpecId(request.specId)?.name
+    return quarantine(
+      options.runs,
+      request.requestId,
+      options.crashes,
+      undefined,
+      options.logger,
+      job,
+    )
+  }
+  return runRequest(request, {
+    ...options,
+    replay: replayOf(requestJob.data),
+    round: roundOf(requestJob.data),
   })
 }

@@ -4,6 +4,7 @@ import { parseSchedule } from '../pipeline/index.ts'
 import type { LoadedJob } from './job-registry.ts'
 import type { PipelineWorkerOptions } from './pipeline-worker.ts'
 import { runPushed } from './push-run.ts'
+import type { RunAttempt } from './quarantine.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import type { RunRecord } from './run-record.ts'
 import { claimTicks, tickRunId, type TickPayload } from './ticks.ts'
@@ -25,7 +26,7 @@ class ClockUnreadError extends FeedrunnerError {
  */
 export async function runTick(
   queueJob: QueueJob<TickPayload>,
-  options: PipelineWorkerOptions & { lastAttempt?: boolean },
+  options: PipelineWorkerOptions & RunAttempt,
 ): Promise<RequestOutcome | undefined> {
   const payload = queueJob.data
   const loaded = options.registry.jobs.find(

@@ -2,6 +2,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Contract } from 'ethers'
+import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/config/logger.ts'
 import { parseSettings } from '../../src/config/settings.ts'
@@ -11,6 +12,8 @@ import { sendConsumerRequests, waitForFulfilments } from '../../src/dev/requests
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { DEFAULT_MIN_CONTRACT_PAYMENT_JUELS } from '../../src/runner/admission.ts'
 import { FINAL_RUN_STATES, RunStore, type RunRecord } from '../../src/runner/run-record.ts'
+import { replayRun } from '../../src/runner/replay.ts'
+import { registerRunsRoute } from '../../src/runner/webhook.ts'
 import type { Runners } from '../../src/runner/start.ts'
 import { startRunnerFromSettings } from '../../src/runner/start.ts'
 import { connectClient } from '../../src/queue/connection.ts'
@@ -20,6 +23,20 @@ import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import { fairGameOddsRequest, oracleResponsesSince, startPart, stopPart } from './support.ts'
 
 const POISON_ID = 'a1b2c3d4-0000-4000-8000-00000000c038'
+const POISON_WEBHOOK_ID = 'a1b2c3d4-0000-4000-8000-00000000c039'
+const RUNS_TOKEN = 'quarantine-operator-token-'.padEnd(40, 'x')
+
+/** A webhook job that fetches the URL its caller sends and reads the answer's first element. */
+const POISON_WEBHOOK_SPEC = `type = "webhook"
+schemaVersion = 1
+name = "poison-webhook"
+externalJobID = "${POISON_WEBHOOK_ID}"
+observationSource = """
+  fetch [type="http" method=GET url="$(jobRun.requestBody.url)" allowUnrestrictedNetworkAccess="true"]
+  parse [type="jsonparse" path="0" data="$(fetch)"]
+  fetch -> parse
+"""
+`
 const MB = 1024 * 1024
 
 /** Chainlink's documented Get > Uint256 spec, reaching a loopback source. */
@@ -78,6 +95,7 @@ describe('poison requests: an isolate that dies twice quarantines its request', 
       join(jobsDir, 'game-odds.toml'),
     )
     writeFileSync(join(jobsDir, 'poison.toml'), getUint256Spec())
+    writeFileSync(join(jobsDir, 'poison-webhook.toml'), POISON_WEBHOOK_SPEC)
     const env = {
       ...process.env,
       REDIS_URL: testRedisUrl(),
@@ -134,6 +152,54 @@ describe('poison requests: an isolate that dies twice quarantines its request', 
     )
     expect(fulfilled.size).toBe(1)
     expect(await oracleResponsesSince(stack, sent!.blockNumber)).toBe(1)
+  }, 180_000)
+
+  it('quarantines a webhook call whose runs crash twice, as it does a request, and replay refuses it', async () => {
+    const redis = await connectClient(stack.redisUrl)
+    const app = Fastify()
+    try {
+      registerRunsRoute(app, {
+        runners: () => runner.byChain,
+        redis,
+        prefix: stack.settings.QUEUE_PREFIX,
+        operatorToken: RUNS_TOKEN,
+        maxBodyBytes: 4_096,
+        maxCallsPerMinute: 100,
+        now: () => Date.now(),
+      })
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = app.server.address() as { port: number }
+      const fetchesBefore = source.requests.length
+      const answer = await fetch(`http://127.0.0.1:${port}/v2/jobs/${POISON_WEBHOOK_ID}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${RUNS_TOKEN}` },
+        body: JSON.stringify({ url: `${source.url}/bomb` }),
+      })
+      expect(answer.status).toBe(200)
+      const { data } = (await answer.json()) as { data: { id: string } }
+      const run = await finalRun(runner.runs, data.id)
+      expect(run.trigger).toBe('call')
+      expect(run.state).toBe('errored')
+      expect(run.quarantined).toBe(true)
+      expect(run.reason).toMatch(
+        /^quarantined: its run crashed 2 times \(RUN_MAX_CRASHES\); the last: .*its isolate died: .*a new call to the job runs it again$/,
+      )
+      // Run twice (the first try, one retry), then never again.
+      expect(source.requests.length - fetchesBefore).toBe(2)
+      const counts = await runner.requestsQueue.getJobCounts('waiting', 'delayed', 'active')
+      expect(counts).toEqual({ waiting: 0, delayed: 0, active: 0 })
+      await expect(
+        replayRun(data.id, {
+          runs: runner.runs,
+          requestsQueue: runner.requestsQueue,
+          provider: stack.contracts.provider,
+          clock: { now: () => Date.now() } as never,
+        }),
+      ).rejects.toThrow(/a webhook call's, which runs replay does not run again/)
+    } finally {
+      await app.close()
+      redis.disconnect()
+    }
   }, 180_000)
 })
 
