@@ -4,6 +4,7 @@ import { sendConsumerRequests, type ConsumerRequest } from '../../src/dev/reques
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
+import { revertedOnceIdle } from './support.ts'
 
 const GAME_ODDS_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
 
@@ -75,29 +76,6 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
     return provider.getBlockNumber()
   }
 
-  /** Once the node key is idle and a few blocks later: its transactions from `fromBlock` that reverted. */
-  async function nodeRevertsFrom(fromBlock: number): Promise<string[]> {
-    await waitFor(
-      'the node key idle',
-      async () =>
-        Number(await provider.send('eth_getTransactionCount', [node(), 'pending'])) ===
-        (await mined()),
-      60_000,
-      100,
-    )
-    // A few more blocks: a fulfilment sent late is mined too before the chain is read.
-    for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
-    const reverted: string[] = []
-    for (let number = fromBlock; number <= (await provider.getBlockNumber()); number++) {
-      const block = await provider.getBlock(number, true)
-      for (const tx of block?.prefetchedTransactions ?? []) {
-        if (tx.from.toLowerCase() !== node().toLowerCase()) continue
-        if ((await provider.getTransactionReceipt(tx.hash))?.status !== 1) reverted.push(tx.hash)
-      }
-    }
-    return reverted
-  }
-
   it('answers the moved request once, and sends no fulfilment that the chain now refuses', async () => {
     const { sent, raw, snapshot, answers, answered } = await answeredRequest()
     // The request made again right after the reorg, with a later cancelExpiration.
@@ -105,7 +83,7 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
     expect(await answered()).toBe(false)
     await provider.send('eth_sendRawTransaction', [raw])
     await waitFor('the answer in the new chain', answered, 90_000, 100)
-    expect(await nodeRevertsFrom(reorgedAt)).toEqual([])
+    expect(await revertedOnceIdle(provider, node(), reorgedAt)).toBe(0)
     expect(await answers(reorgedAt)).toHaveLength(1)
     expect(await stack.contracts.consumer.getFunction('isFulfilled')(sent.requestId)).toBe(true)
   }, 240_000)
@@ -128,7 +106,7 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
     )
     await provider.send('eth_sendRawTransaction', [raw])
     await waitFor('the answer in the new chain', answered, 90_000, 100)
-    expect(await nodeRevertsFrom(reorgedAt)).toEqual([])
+    expect(await revertedOnceIdle(provider, node(), reorgedAt)).toBe(0)
     expect(await answers(reorgedAt)).toHaveLength(1)
     expect(held()).toBeGreaterThan(heldBefore)
   }, 240_000)

@@ -5,8 +5,8 @@ import { sendConsumerRequests } from '../../src/dev/requests.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
-  countRevertedFrom,
   fairGameOddsRequest,
+  revertedOnceIdle,
   startPart,
   stopPart,
   type PartProcess,
@@ -93,17 +93,7 @@ describe('reorgs: a key taken over while it holds the answer of a request the re
       90_000,
       100,
     )
-    await waitFor(
-      'the node key idle',
-      async () =>
-        Number(await provider.send('eth_getTransactionCount', [node(), 'pending'])) ===
-        (await mined()),
-      60_000,
-      100,
-    )
-    // A few more blocks: anything the runner sends late is mined before the chain is read.
-    for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
-    expect(await countRevertedFrom(provider, node(), reorgedAt)).toBe(0)
+    expect(await revertedOnceIdle(provider, node(), reorgedAt)).toBe(0)
     expect(await answers(reorgedAt)).toHaveLength(1)
     expect(await consumer.getFunction('isFulfilled')(sent!.requestId)).toBe(true)
   }, 300_000)

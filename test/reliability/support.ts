@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { expect } from 'vitest'
 import { join } from 'node:path'
-import { Wallet, type Provider } from 'ethers'
+import { Wallet, type JsonRpcProvider, type Provider } from 'ethers'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import { buildDemoCases, matchesExpected, type DemoCase } from '../../src/dev/demo.ts'
 import { deployPushedValue, PUSHED_VALUE, tickWriterSpec } from '../../src/dev/pushed-value.ts'
+import { waitFor } from '../../src/dev/process.ts'
 import { loadJobRegistry } from '../../src/runner/job-registry.ts'
 import type { DevStack } from '../../src/dev/stack.ts'
 import { RunStore, FINAL_RUN_STATES, type RunRecord } from '../../src/runner/run-record.ts'
@@ -195,6 +196,28 @@ export async function onChainFulfilments(
     nonceDelta: nonceAfter - nonceBefore,
     reverted,
   }
+}
+
+/**
+ * Once `address` has nothing in the node's pool and three more blocks are mined (so anything a
+ * runner sends late is mined before the chain is read): its transactions since `fromBlock` that
+ * reverted.
+ */
+export async function revertedOnceIdle(
+  provider: JsonRpcProvider,
+  address: string,
+  fromBlock: number,
+): Promise<number> {
+  await waitFor(
+    `sender ${address} idle`,
+    async () =>
+      Number(await provider.send('eth_getTransactionCount', [address, 'pending'])) ===
+      (await provider.getTransactionCount(address, 'latest')),
+    60_000,
+    100,
+  )
+  for (let index = 0; index < 3; index++) await provider.send('evm_mine', [])
+  return countRevertedFrom(provider, address, fromBlock)
 }
 
 /** Transactions from `address` since `fromBlock` whose receipt says they reverted. */
