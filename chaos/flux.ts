@@ -120,7 +120,10 @@ export function fluxRevertExcuse(
  */
 function heartbeatMet(history: History, flux: FluxFacts): Violation[] {
   const bound = flux.idleMs + HEARTBEAT_SLACK_MS
-  const starts = flux.rounds.map((round) => round.at * 1000).sort((a, b) => a - b)
+  const starts = flux.rounds
+    .map((round) => round.at * 1000)
+    .filter((at) => at <= history.stoppedAt)
+    .sort((a, b) => a - b)
   const before = starts.filter((at) => at <= history.startedAt)
   const marks = [
     before.at(-1) ?? history.startedAt,
