@@ -1,5 +1,6 @@
 import type { FluxFacts, FluxTxFact, History, Violation } from './history.ts'
 import { leasesFromLock } from '../src/runner/retry-policy.ts'
+import { reorgAfterSend } from './fulfilments.ts'
 import { healthyStretches } from './liveness.ts'
 
 // A schedule's flux feed, read from the chain: the aggregator's SubmissionReceived and NewRound
@@ -99,15 +100,7 @@ export function fluxRevertExcuse(
   )
   if (other)
     return `oracle ${short(other.from)}'s ${short(other.hash)} was mined in block ${other.block}, after head ${head}`
-  const sentAt = tx.sentAt
-  if (sentAt === undefined || history.gone.has(tx.hash)) return undefined
-  const reorg = history.faults.find(
-    (fault) =>
-      fault.kind === 'reorg' &&
-      fault.fromBlock !== undefined &&
-      sentAt <= fault.toMs &&
-      tx.block >= fault.fromBlock,
-  )
+  const reorg = reorgAfterSend(tx, history)
   return reorg && `the reorg from block ${reorg.fromBlock} ended after it was sent`
 }
 
