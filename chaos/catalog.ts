@@ -30,21 +30,21 @@ export function consumerRequest(
   externalJobId: string,
   ask: { game: number; line: OddsLine },
 ): ConsumerRequest {
+  return { externalJobId, valueType: 'uint256', params: gameOddsParams(ask), payment: 0n }
+}
+
+/** The game-odds endpoint's parameters for the odds of game `game` on `line`, times 100. */
+export function gameOddsParams(ask: { game: number; line: OddsLine }): Array<[string, string]> {
   const game = gameAt(ask.game)
-  return {
-    externalJobId,
-    valueType: 'uint256',
-    params: [
-      ['region', 'england'],
-      ['sport', 'soccer'],
-      ['league', 'epl'],
-      ['date', game.date],
-      ['homeTeam', game.homeTeamShort],
-      ['path', `$.data.${ask.line}`],
-      ['times', '100'],
-    ],
-    payment: 0n,
-  }
+  return [
+    ['region', 'england'],
+    ['sport', 'soccer'],
+    ['league', 'epl'],
+    ['date', game.date],
+    ['homeTeam', game.homeTeamShort],
+    ['path', `$.data.${ask.line}`],
+    ['times', '100'],
+  ]
 }
 
 /** The value the consumer must store: the odds times 100, truncated as the pipeline's uint256 cast does. */

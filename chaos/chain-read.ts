@@ -59,7 +59,7 @@ export interface OperatorLogs {
   values: Map<string, bigint>
 }
 
-interface RawLog {
+export interface RawLog {
   topics: string[]
   data: string
   transactionHash: string
@@ -67,7 +67,7 @@ interface RawLog {
   transactionIndex: string
 }
 
-async function logsOf(
+export async function logsOf(
   anvilUrl: string,
   address: string | readonly string[],
   topic: string,
@@ -158,12 +158,14 @@ interface FullBlock {
 export async function readBlocks(
   anvilUrl: string,
   nodeAddresses: readonly string[],
-  pushed?: string,
+  to: { pushed?: string; aggregator?: string } = {},
 ): Promise<{
   raw: number[]
   unwarped: number[]
   fulfilments: MinedFulfilment[]
   pushes: MinedPush[]
+  /** Every transaction from a node key to the flux aggregator, whatever it calls. */
+  fluxCalls: Array<KeyCall & { reverted: boolean }>
 }> {
   const head = Number(await rpc<string>(anvilUrl, 'eth_blockNumber'))
   const calls = Array.from({ length: head + 1 }, (_, number): RpcCall => [
@@ -184,10 +186,11 @@ export async function readBlocks(
       return [{ ...call, hash: tx.hash.toLowerCase(), ...sender, ...where }]
     }),
   )
-  const pushing = pushesTo(blocks, keys, pushed)
+  const pushing = pushesTo(keyCallsTo(blocks, keys, to.pushed))
+  const fluxCalls = keyCallsTo(blocks, keys, to.aggregator)
   const fates = await fatesOf(
     anvilUrl,
-    [...found, ...pushing].map((tx) => tx.hash),
+    [...found, ...pushing, ...fluxCalls].map((tx) => tx.hash),
   )
   const withFate = <T extends { hash: string; block: number }>(tx: T) => {
     const fate = fates.get(tx.hash)
@@ -200,6 +203,7 @@ export async function readBlocks(
     unwarped: unwarp(stamps),
     fulfilments: found.map(withFate),
     pushes: pushing.map(withFate),
+    fluxCalls: fluxCalls.map(withFate),
   }
 }
 
@@ -213,22 +217,48 @@ export interface MinedPush {
   reverted: boolean
 }
 
-/** Every transaction from a node key to `pushed` that calls push, with the tick it writes. */
-function pushesTo(
+/** A transaction from a node key to a contract of the schedule's, as mined (its fate aside). */
+export interface KeyCall {
+  hash: string
+  from: string
+  nonce: number
+  block: number
+  index: number
+  input: string
+}
+
+/** Every transaction from a node key to `to` (none without one). */
+function keyCallsTo(
   blocks: readonly FullBlock[],
   keys: ReadonlySet<string>,
-  pushed: string | undefined,
-): Omit<MinedPush, 'reverted'>[] {
-  if (pushed === undefined) return []
+  to: string | undefined,
+): KeyCall[] {
+  if (to === undefined) return []
   return blocks.flatMap((block, number) =>
-    block.transactions.flatMap((tx) => {
-      if (!keys.has(tx.from.toLowerCase()) || tx.to?.toLowerCase() !== pushed) return []
-      const call = PUSHED_VALUE.parseTransaction({ data: tx.input })
-      if (call?.name !== 'push') return []
-      const sender = { from: tx.from.toLowerCase(), nonce: Number(tx.nonce) }
-      return [{ tick: Number(call.args[1]), hash: tx.hash.toLowerCase(), ...sender, block: number }]
-    }),
+    block.transactions.flatMap((tx) =>
+      keys.has(tx.from.toLowerCase()) && tx.to?.toLowerCase() === to
+        ? [
+            {
+              hash: tx.hash.toLowerCase(),
+              from: tx.from.toLowerCase(),
+              nonce: Number(tx.nonce),
+              block: number,
+              index: Number(tx.transactionIndex),
+              input: tx.input,
+            },
+          ]
+        : [],
+    ),
   )
+}
+
+/** The calls that push, with the tick each writes. */
+function pushesTo(calls: readonly KeyCall[]): Omit<MinedPush, 'reverted'>[] {
+  return calls.flatMap(({ hash, from, nonce, block, input }) => {
+    const call = PUSHED_VALUE.parseTransaction({ data: input })
+    if (call?.name !== 'push') return []
+    return [{ tick: Number(call.args[1]), hash, from, nonce, block }]
+  })
 }
 
 /** A jump is a gap longer than this between consecutive blocks. */

@@ -9,7 +9,6 @@ import {
   sendersOf,
   fatesOf,
   type ChainEvent,
-  type MinedFulfilment,
 } from './chain-read.ts'
 import type {
   FulfilmentFact,
@@ -19,6 +18,7 @@ import type {
   RunFact,
   SignedFact,
 } from './history.ts'
+import { readFluxFacts } from './flux-read.ts'
 import type { Broadcast } from './rpc-proxy.ts'
 import { QUEUE_PREFIX, type ChaosStack } from './stack.ts'
 
@@ -47,7 +47,10 @@ export async function collectHistory(stack: ChaosStack, sent: SentRequests): Pro
   const { operator, consumer } = stack.contracts.addresses
   const [logs, blocks] = await Promise.all([
     readOperatorLogs(anvilUrl, operator, consumer),
-    readBlocks(anvilUrl, stack.nodeAddresses, stack.pushed),
+    readBlocks(anvilUrl, stack.nodeAddresses, {
+      ...(stack.pushed ? { pushed: stack.pushed } : {}),
+      ...(stack.flux ? { aggregator: stack.flux.aggregator } : {}),
+    }),
   ])
   const timeOf = (block: number) => blocks.unwarped[block] ?? Number.NaN
   const requests: RequestFact[] = logs.requests.map((log) => {
@@ -92,6 +95,14 @@ export async function collectHistory(stack: ChaosStack, sent: SentRequests): Pro
     keys: await keyStates(anvilUrl, stack.nodeAddresses),
     fates: await fatesOf(anvilUrl, [...new Set([...signed.map((tx) => tx.hash), ...named])]),
     runs,
+    ...(stack.flux && {
+      flux: await readFluxFacts(
+        anvilUrl,
+        stack.flux,
+        withSendHeads(blocks.fluxCalls, signed),
+        timeOf,
+      ),
+    }),
   }
 }
 
@@ -99,10 +110,10 @@ export async function collectHistory(stack: ChaosStack, sent: SentRequests): Pro
  * Each mined fulfilment with the head the proxy read when it first saw it or an earlier attempt of
  * its nonce with the same call (a fee bump is signed again without a new simulation).
  */
-export function withSendHeads(
-  mined: readonly MinedFulfilment[],
+export function withSendHeads<T extends { hash: string }>(
+  mined: readonly T[],
   signed: readonly SignedFact[],
-): FulfilmentFact[] {
+): Array<T & Pick<FulfilmentFact, 'sentAt' | 'sentAtHead'>> {
   const first = new Map<string, SignedFact>()
   for (const tx of signed) {
     const family = `${tx.from}:${tx.nonce}:${tx.effect}`

@@ -1,4 +1,4 @@
-import type { FulfilmentFact, History, RequestFact, Violation } from './history.ts'
+import type { FaultWindow, FulfilmentFact, History, RequestFact, Violation } from './history.ts'
 
 // The fulfilments the chain mined, per request: every transaction from a node key calling a
 // fulfilment, read from the blocks, succeeded or reverted.
@@ -72,20 +72,31 @@ export function revertExcuse(
       : before(tx, request)
         ? `it was mined before the request (block ${request.block})`
         : undefined
+  const reorg = other === undefined ? undefined : reorgAfterSend(tx, history)
+  return (
+    reorg &&
+    `${other}: the reorg from block ${reorg.fromBlock} mined the request again after it was sent`
+  )
+}
+
+/**
+ * A reorg that ended after `tx` was first sent and replaced blocks up to the one it was mined in: the
+ * chain it was simulated on is gone. Bytes the reorg dropped (neither mined again nor back in the
+ * pool) were mined later only because the node sent them again after it, when a simulation would
+ * have told it they revert: no reorg explains those.
+ */
+export function reorgAfterSend(
+  tx: { hash: string; block: number; sentAt?: number },
+  history: Pick<History, 'faults' | 'gone'>,
+): FaultWindow | undefined {
   const sentAt = tx.sentAt
-  // Bytes the reorg dropped (neither mined again nor back in the pool) were mined later only because
-  // the node sent them again after it, when a simulation would have told it they revert.
-  if (other === undefined || sentAt === undefined || history.gone.has(tx.hash)) return undefined
-  const reorg = history.faults.find(
+  if (sentAt === undefined || history.gone.has(tx.hash)) return undefined
+  return history.faults.find(
     (fault) =>
       fault.kind === 'reorg' &&
       fault.fromBlock !== undefined &&
       sentAt <= fault.toMs &&
       tx.block >= fault.fromBlock,
-  )
-  return (
-    reorg &&
-    `${other}: the reorg from block ${reorg.fromBlock} mined the request again after it was sent`
   )
 }
 

@@ -26,6 +26,8 @@ export interface History {
   pushes: PushFact[]
   /** The schedule's cron job's period, when it ran one. */
   cronEveryMs?: number
+  /** The schedule's flux feed, as the chain holds it, when it ran one. */
+  flux?: FluxFacts
   /** The value the consumer stored, by request id. */
   values: ReadonlyMap<string, bigint>
   /** Every raw transaction a runner sent through the RPC proxy, decoded. */
@@ -85,6 +87,42 @@ export interface FulfilmentFact {
 
 /** A cron tick's write as the chain mined it (its tick: epoch ms by Redis's clock, as claimed). */
 export type PushFact = MinedPush
+
+/** A schedule's flux feed: its aggregator's logs and every transaction a node key sent it. */
+export interface FluxFacts {
+  aggregator: string
+  /** The job's idleTimerPeriod (the heartbeat). */
+  idleMs: number
+  /** The value every submission must carry (the game's odds times 100). */
+  expected: bigint
+  /** The aggregator's SubmissionReceived logs. */
+  submissions: Array<{
+    round: number
+    oracle: string
+    value: bigint
+    block: number
+    txHash: string
+  }>
+  /** Its NewRound logs; `at` is the round's block time, unwarped seconds. */
+  rounds: Array<{ round: number; startedBy: string; block: number; at: number }>
+  /** Every transaction of the canonical chain from a node key to the aggregator, succeeded or reverted. */
+  txs: FluxTxFact[]
+}
+
+export interface FluxTxFact {
+  hash: string
+  from: string
+  nonce: number
+  block: number
+  index: number
+  /** The round a submit names; undefined for any other call. */
+  round?: number
+  reverted: boolean
+  /** When the RPC proxy first saw it or an earlier fee bump of it (epoch ms). */
+  sentAt?: number
+  /** The chain's head then: the node simulated it at that head or before. */
+  sentAtHead?: number
+}
 
 /** A fault, in the harness's epoch milliseconds. */
 export interface FaultWindow {
@@ -181,6 +219,10 @@ export type InvariantName =
   | 'one-push-per-tick'
   | 'push-reverted'
   | 'cron-live'
+  | 'flux-one-per-round'
+  | 'flux-value'
+  | 'flux-reverted'
+  | 'flux-live'
   | 'sigterm-exit'
   | 'process-died'
   | 'restarts'

@@ -2,6 +2,7 @@ import type { History, OutcomeFact, RequestFact, RunFact, Violation } from './hi
 import { describeRequest, oneFulfilmentEach } from './fulfilments.ts'
 import { livenessOf } from './liveness.ts'
 import { cronInvariants } from './pushes.ts'
+import { fluxInvariants } from './flux.ts'
 
 /**
  * The invariants a schedule must leave true, each read from the history alone (the chain's blocks,
@@ -18,6 +19,7 @@ export function checkInvariants(history: History): Violation[] {
     ...recordsAgree(history),
     ...processesBehaved(history),
     ...cronInvariants(history),
+    ...fluxInvariants(history),
   ]
 }
 

@@ -67,17 +67,28 @@ export function healthyMs(
   faults: readonly FaultWindow[],
   recovery: number,
 ): number {
+  return healthyStretches(from, to, faults, recovery).reduce((sum, [a, b]) => sum + b - a, 0)
+}
+
+/** The stretches of [from, to] that no fault or its recovery covers, in order. */
+export function healthyStretches(
+  from: number,
+  to: number,
+  faults: readonly FaultWindow[],
+  recovery: number,
+): Array<readonly [number, number]> {
   const shadows = faults
     .map((fault) => [fault.fromMs, fault.toMs + recovery] as const)
     .sort((a, b) => a[0] - b[0])
-  let healthy = 0
+  const stretches: Array<readonly [number, number]> = []
   let cursor = from
   for (const [start, end] of shadows) {
-    if (start > cursor) healthy += Math.max(0, Math.min(start, to) - cursor)
+    if (start > cursor && cursor < to) stretches.push([cursor, Math.min(start, to)])
     cursor = Math.max(cursor, end)
-    if (cursor >= to) return healthy
+    if (cursor >= to) return stretches
   }
-  return healthy + Math.max(0, to - cursor)
+  if (to > cursor) stretches.push([cursor, to])
+  return stretches
 }
 
 const FINAL_FAILURES = new Set(['errored', 'refused'])

@@ -1,3 +1,4 @@
+import { fluxRevertExcuse } from './flux.ts'
 import type { History } from './history.ts'
 import { revertExcuse } from './fulfilments.ts'
 import { livenessOf } from './liveness.ts'
@@ -44,7 +45,7 @@ export function describeSchedule(schedule: Schedule): string[] {
   const runners = schedule.parts.filter((part) => runsRunner(part.kind)).length
   const start = schedule.parts.find((part) => part.kind === 'start')
   return [
-    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners${start ? ` (${start.name} is feedrunner start)` : ''}, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}${schedule.cron ? `, a cron job @every ${schedule.cron.everyMs / 1_000}s` : ''}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
+    `schedule ${schedule.seed}: ${seconds(schedule.durationMs)}, ${runners} runners${start ? ` (${start.name} is feedrunner start)` : ''}, ${schedule.nodeKeys} key(s), RUNNER_LOCK_MS ${schedule.lockMs}, ${schedule.requests.length} requests${bursts(schedule)}${schedule.cron ? `, a cron job @every ${schedule.cron.everyMs / 1_000}s` : ''}${schedule.flux ? `, a flux feed (heartbeat ${schedule.flux.idleMs / 1_000}s, poll ${schedule.flux.pollMs / 1_000}s)` : ''}, clocks ${clocks.length > 0 ? clocks.join(', ') : 'all true'}`,
     `  faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
   ]
 }
@@ -76,6 +77,7 @@ export function describeResult(result: ScheduleResult): string[] {
       `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers${history.cronEveryMs === undefined ? '' : ', cron writes'}), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
       ...describeMined(history),
       ...describeCron(history),
+      ...describeFlux(history),
       ...describeLiveness(history),
     )
   }
@@ -124,6 +126,20 @@ function describeCron(history: History): string[] {
   const reverted = history.pushes.filter((push) => push.reverted).length
   return [
     `  cron: ${history.pushes.length} tick writes mined for ${ticks} ticks, ${reverted} of them reverted`,
+  ]
+}
+
+/** The flux feed's rounds and submissions, and each reverted transaction to it with its excuse. */
+function describeFlux(history: History): string[] {
+  const flux = history.flux
+  if (flux === undefined) return []
+  const reverted = flux.txs.filter((tx) => tx.reverted)
+  return [
+    `  flux: ${flux.rounds.length} rounds started, ${flux.submissions.length} submissions, ${flux.txs.length} transactions to the aggregator, ${reverted.length} of them reverted`,
+    ...reverted.map(
+      (tx) =>
+        `    ${tx.hash.slice(0, 10)} (round ${tx.round ?? '-'}, block ${tx.block}): ${fluxRevertExcuse(tx, flux, history) ?? 'NOT excused'}`,
+    ),
   ]
 }
 

@@ -5,6 +5,7 @@ import { restart, type RunContext } from './context.ts'
 import { runTimedFault } from './faults.ts'
 import type { History, Violation } from './history.ts'
 import { cronCaughtUp } from './pushes.ts'
+import { fluxCaughtUp } from './flux.ts'
 import { checkInvariants } from './invariants.ts'
 import { HEALTHY_OPEN_BOUND_MS, recoveryMs } from './liveness.ts'
 import { RequestBook } from './request-book.ts'
@@ -216,7 +217,9 @@ async function quiesce(context: RunContext): Promise<number | undefined> {
     )
     // A schedule with a cron job also waits for a tick written after the faults (cron-live).
     const cronWaits = history.cronEveryMs !== undefined && !cronCaughtUp(history, Date.now())
-    if (unsettled.length === 0 && !cronWaits) {
+    // And a schedule with a flux feed for a round started after them (flux-live).
+    const fluxWaits = !fluxCaughtUp(history, Date.now())
+    if (unsettled.length === 0 && !cronWaits && !fluxWaits) {
       const afterMs = Date.now() - began
       context.note(`settled ${(afterMs / 1000).toFixed(1)} s after the faults`)
       return afterMs

@@ -29,6 +29,23 @@ export interface Schedule {
    * set: its period. Drawn from a stream of its own, so the rest of a seed's schedule stays as it was.
    */
   cron?: { everyMs: number }
+  /**
+   * A fluxmonitor job beside the requests, when set: a FluxAggregator whose oracles are the node
+   * keys, fed the odds of one game (a value that stays still, so rounds come from the first poll, the
+   * heartbeat and the rounds another oracle key starts). Drawn from a stream of its own, after every
+   * other draw, so a seed's other draws are as they were without it.
+   */
+  flux?: FluxPlan
+}
+
+export interface FluxPlan {
+  /** idleTimerPeriod: the heartbeat, counted from the latest round's start. */
+  idleMs: number
+  /** pollTimerPeriod. */
+  pollMs: number
+  /** The game and odds line fed (the value times 100, as the requests ask it). */
+  game: number
+  line: OddsLine
 }
 
 /** REQUESTER_MAX_CONCURRENT_RUNS and REQUESTER_MAX_REQUESTS_PER_MINUTE of every runner. */
@@ -137,7 +154,19 @@ export function scheduleOf(seed: number): Schedule {
     requests,
     faults,
     ...(root.fork('cron').chance(CRON_SHARE) ? { cron: { everyMs: CRON_EVERY_MS } } : {}),
+    ...fluxOf(root.fork('flux')),
   }
+}
+
+/** The share of schedules with a flux job, its heartbeats and its poll period. */
+const FLUX_SHARE = 0.5
+const FLUX_IDLE_MS = [5_000, 8_000] as const
+const FLUX_POLL_MS = 2_000
+
+function fluxOf(random: Random): Pick<Schedule, 'flux'> {
+  if (!random.chance(FLUX_SHARE)) return {}
+  const idleMs = random.pick(FLUX_IDLE_MS)
+  return { flux: { idleMs, pollMs: FLUX_POLL_MS, ...requestParams(random) } }
 }
 
 /** The share of schedules with a cron job beside their requests, and its period. */

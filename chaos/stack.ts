@@ -11,6 +11,8 @@ import { deployDevContracts, deployFeedConsumer, type DevContracts } from '../sr
 import { freePort } from '../src/dev/ports.ts'
 import { deployPushedValue, tickWriterSpec } from '../src/dev/pushed-value.ts'
 import { resumeMining } from './chain-faults.ts'
+import { expectedValue } from './catalog.ts'
+import { deployFluxFeed, fluxSpec } from './flux-feed.ts'
 import { Part, type StopOutcome } from './part.ts'
 import { RedisPair } from './redis-pair.ts'
 import { startRpcProxy, type RpcProxy } from './rpc-proxy.ts'
@@ -34,6 +36,8 @@ export interface ChaosStack {
   readonly nodeAddresses: readonly string[]
   /** The PushedValue the schedule's cron job writes each tick to, when it has one. */
   readonly pushed?: string
+  /** The FluxAggregator the schedule's flux job feeds, when it has one, and what the job is. */
+  readonly flux?: { aggregator: string; idleMs: number; expected: bigint }
   /** SIGTERM to every process still running (runners first), each timed. */
   stopParts(): Promise<StopOutcome[]>
   /** Everything else: proxies, anvil, Redis (after stopParts, or by SIGKILL if parts remain). */
@@ -71,7 +75,14 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
     const nodeAddresses = nodeKeys.map((key) => new Wallet(key).address)
     const pushed =
       schedule.cron && (await deployPushedValue(contracts, nodeAddresses, 'chaos cron'))
-    const jobsDir = pushed && schedule.cron ? cronJobsDir(pushed, schedule.cron.everyMs) : JOBS_DIR
+    const aggregator = schedule.flux && (await deployFluxFeed(contracts, nodeAddresses))
+    const extra = {
+      ...(pushed && schedule.cron ? { 'chaos-cron.toml': cronSpec(pushed, schedule.cron) } : {}),
+      ...(aggregator && schedule.flux
+        ? { 'chaos-flux.toml': fluxSpec(aggregator, contracts.chainId, schedule.flux) }
+        : {}),
+    }
+    const jobsDir = Object.keys(extra).length > 0 ? jobsDirWith(extra) : JOBS_DIR
     if (jobsDir !== JOBS_DIR) cleanups.push(async () => rmSync(jobsDir, { recursive: true }))
     await resumeMining(anvil.rpcUrl, schedule.blockTimeSeconds)
     const rpcProxy = await startRpcProxy(anvil.rpcUrl)
@@ -103,6 +114,15 @@ export async function startChaosStack(schedule: Schedule): Promise<ChaosStack> {
       externalJobId: gameOddsJobId(),
       nodeAddresses,
       ...(pushed ? { pushed } : {}),
+      ...(aggregator && schedule.flux
+        ? {
+            flux: {
+              aggregator,
+              idleMs: schedule.flux.idleMs,
+              expected: expectedValue(schedule.flux),
+            },
+          }
+        : {}),
       stopParts,
       stop: cleanup,
     }
@@ -125,16 +145,17 @@ async function moreConsumers(contracts: DevContracts, requesters: number): Promi
 /** The externalJobID of the schedule's cron job. */
 export const CRON_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c99'
 
-/**
- * The shipped jobs and a cron job that writes each tick, and which tick it is, to `pushed`: a folder
- * of the schedule's own (removed with the stack).
- */
-function cronJobsDir(pushed: string, everyMs: number): string {
+/** A cron job that writes each tick, and which tick it is, to `pushed`. */
+function cronSpec(pushed: string, cron: { everyMs: number }): string {
+  const schedule = `@every ${cron.everyMs / 1_000}s`
+  return tickWriterSpec({ name: 'chaos cron', externalJobId: CRON_JOB_ID, schedule, pushed })
+}
+
+/** The shipped jobs and the schedule's own specs (file name -> TOML): a folder removed with the stack. */
+function jobsDirWith(specs: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'feedrunner-chaos-jobs-'))
   cpSync(JOBS_DIR, dir, { recursive: true })
-  const schedule = `@every ${everyMs / 1_000}s`
-  const spec = tickWriterSpec({ name: 'chaos cron', externalJobId: CRON_JOB_ID, schedule, pushed })
-  writeFileSync(join(dir, 'chaos-cron.toml'), spec)
+  for (const [file, spec] of Object.entries(specs)) writeFileSync(join(dir, file), spec)
   return dir
 }
 

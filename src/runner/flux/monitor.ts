@@ -71,6 +71,8 @@ class ChainFluxMonitor {
   private aggregators = new Map<string, Aggregator>()
   private states: JobState[] = []
   private fromBlock: number | undefined
+  /** The chain's clock: the head's time when it was first seen, run on from there on this process's monotonic clock. */
+  private chainClock: { head: number; timestamp: number; seenAt: number } | undefined
   private readonly log: Logger
 
   constructor(private readonly options: FluxMonitorOptions) {
@@ -149,7 +151,10 @@ class ChainFluxMonitor {
       this.fromBlock = undefined
       return
     }
-    const head = await provider.getBlockNumber()
+    const latest = await provider.getBlock('latest')
+    if (!latest) throw new FeedrunnerError('the node has no latest block', { kind: 'unavailable' })
+    const head = latest.number
+    const chainNow = this.chainNow(latest)
     const from = this.fromBlock
     const logs =
       from === undefined || head < from
@@ -173,7 +178,7 @@ class ChainFluxMonitor {
       }
       if (
         job.idleTimerMs !== undefined &&
-        heartbeatDue(now / 1000, aggregator.lastStartedAt, job.idleTimerMs)
+        heartbeatDue(chainNow, aggregator.lastStartedAt, job.idleTimerMs)
       )
         work.push(this.act(state, 'idle'))
       else if (job.pollTimerMs !== undefined && now - state.lastPollMs >= job.pollTimerMs) {
@@ -182,6 +187,24 @@ class ChainFluxMonitor {
       }
     }
     await Promise.all(work)
+  }
+
+  /**
+   * Now on the chain's clock (unix seconds), which the heartbeat counts by, as the round's start it
+   * counts from is the chain's: the head's time, run on by the monotonic clock since this process
+   * first saw that head (a chain that mines only when sent a transaction has an old head). Neither a
+   * host clock set wrong nor a chain whose clock jumped holds the heartbeat back or brings it early.
+   */
+  private chainNow(latest: { number: number; timestamp: number }): number {
+    const seen = this.chainClock
+    if (seen?.head !== latest.number || seen.timestamp !== latest.timestamp)
+      this.chainClock = {
+        head: latest.number,
+        timestamp: latest.timestamp,
+        seenAt: performance.now(),
+      }
+    const clock = this.chainClock!
+    return clock.timestamp + (performance.now() - clock.seenAt) / 1000
   }
 
   /**
