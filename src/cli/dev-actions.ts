@@ -4,6 +4,7 @@ import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import { createLogger, type Logger } from '../config/logger.ts'
 import { presentVariables } from '../config/settings.ts'
 import { startDevStack, type DevStack, type DevStackOptions } from '../dev/stack.ts'
+import { DEV_PUSH_FEEDS, type PushContracts } from '../dev/push-feeds.ts'
 import { removeDevState, writeDevState, type DevState } from '../dev/state.ts'
 import { answerLabel } from '../pipeline/index.ts'
 import { drivableShape } from '../runner/feed-job.ts'
@@ -90,6 +91,7 @@ function devState(stack: DevStack): DevState {
       ? { dashboardUrl: `${stack.adapter.url}${stack.settings.DASHBOARD_PATH}` }
       : {}),
     ...(stack.demoTokens ? { demoTransferTx: stack.demoTokens.erc20.transferTx } : {}),
+    ...(stack.pushContracts ? { pushedValues: pushedValues(stack, stack.pushContracts) } : {}),
     contracts: {
       linkToken: addresses.linkToken,
       operator: addresses.operator,
@@ -213,4 +215,14 @@ function pushTarget(loaded: LoadedJob): string {
   if (spec.type === 'fluxmonitor') return `submits to ${spec.contractAddress}`
   const to = loaded.job.tasks.find((task) => task.type === 'ethtx')?.attributes.to
   return to ? `writes to ${to}` : 'sends no transaction'
+}
+
+/** The PushedValues of the cron and webhook push jobs, by the name of the job that writes each. */
+function pushedValues(stack: DevStack, push: PushContracts): DevState['pushedValues'] {
+  return DEV_PUSH_FEEDS.filter((feed) => feed.contract !== 'aggregator').map((feed) => ({
+    job:
+      stack.runner?.allJobs.jobs.find((job) => job.externalJobId === feed.externalJobId)?.name ??
+      `jobs/push/${feed.file}`,
+    address: push[feed.contract],
+  }))
 }

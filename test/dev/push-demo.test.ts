@@ -13,7 +13,9 @@ import {
   PUSH_DEPLOYER_ADDRESS,
 } from '../../src/dev/push-feeds.ts'
 import { PUSHED_VALUE } from '../../src/dev/pushed-value.ts'
+import { waitFor } from '../../src/dev/process.ts'
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
+import { writeDevState } from '../../src/dev/state.ts'
 import { runFeedrunner } from '../e2e/support/cli.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 
@@ -100,6 +102,57 @@ describe('the dev stack with its push jobs', () => {
     for (const log of submissions) {
       const { submission, oracle } = fluxAggregatorInterface.parseLog(log)!.args
       expect([submission, getAddress(oracle as string)]).toEqual([FLOORS.fluxmonitor, node])
+    }
+  }, 120_000)
+
+  it('status shows each push feed: the PushedValues read from the chain, the aggregator from the runner', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'feedrunner-push-status-'))
+    try {
+      const stateFile = join(stateDir, 'dev.json')
+      // What `feedrunner dev` records; the stack runs in this process.
+      writeDevState(stateFile, {
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+        redisUrl: stack.redisUrl,
+        queuePrefix: stack.settings.QUEUE_PREFIX,
+        rpcUrl: stack.rpcUrl,
+        chainId: 31337,
+        jobsDir: stack.settings.JOBS_DIR,
+        adapterUrl: stack.adapter.url,
+        feedServiceUrl: stack.feedServer.url,
+        metricsUrl: stack.metricsUrl,
+        healthUrl: stack.healthUrl,
+        pushedValues: [
+          { job: 'the cron feed', address: DEV_PUSH_ADDRESSES.cron },
+          { job: 'the webhook feed', address: DEV_PUSH_ADDRESSES.webhook },
+        ],
+        contracts: stack.contracts.addresses,
+      })
+      const env = { DEV_STATE_FILE: stateFile, REDIS_URL: '', QUEUE_PREFIX: '' }
+      let status = await runFeedrunner(['status'], env, 60_000, projectRoot)
+      // The runner writes its flux feeds for status every 5 s.
+      await waitFor(
+        'the flux feed in status',
+        async () => {
+          status = await runFeedrunner(['status'], env, 60_000, projectRoot)
+          return status.stdout.includes(DEV_PUSH_ADDRESSES.aggregator)
+        },
+        60_000,
+        1_000,
+      )
+      const row = (text: string) => status.stdout.split('\n').find((line) => line.includes(text))
+      expect(row('the cron feed'), status.stdout).toMatch(
+        new RegExp(`${DEV_PUSH_ADDRESSES.cron}\\s+\\d+\\s+950\\s+\\d\\d:\\d\\d:\\d\\d`),
+      )
+      expect(row('the webhook feed')).toMatch(
+        new RegExp(`${DEV_PUSH_ADDRESSES.webhook}\\s+1\\s+1400\\s`),
+      )
+      expect(row(DEV_PUSH_ADDRESSES.aggregator)).toMatch(/\s\d+\s+4800\s/)
+      const json = await runFeedrunner(['status', '--json'], env, 60_000, projectRoot)
+      const { pushed } = JSON.parse(json.stdout) as { pushed: Array<{ answer: string }> }
+      expect(pushed.map((feed) => feed.answer)).toEqual(['950', '1400'])
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true })
     }
   }, 120_000)
 
