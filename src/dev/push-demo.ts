@@ -1,9 +1,9 @@
-import type { Log, Provider } from 'ethers'
+import { Contract } from 'ethers'
 import { readLatestRound } from '../chain/flux/aggregator.ts'
 import { getEndpoint } from '../feeds/catalog/index.ts'
 import { reduce } from '../reduce/index.ts'
 import { demoPath, fetchEnvelope } from './demo.ts'
-import { DEV_PUSH_FEEDS, type PushContracts, type PushFeed } from './push-feeds.ts'
+import { DEV_PUSH_FEEDS, type PushFeed } from './push-feeds.ts'
 import { PUSHED_VALUE } from './pushed-value.ts'
 import type { DevStack } from './stack.ts'
 
@@ -25,81 +25,95 @@ export interface PushCheck {
   ok: boolean
 }
 
-const VALUE_PUSHED = PUSHED_VALUE.getEvent('ValuePushed')!.topicHash
-
 /**
- * Checks each push job of jobs/push/ on the stack's chain, all at once, each within `timeoutMs`: a
- * ValuePushed of a cron tick after the check began; a webhook call made here with the stack's
- * operator token, then its ValuePushed; the aggregator's latest answered round. Each value read
- * must be the feed service's floor price, times 100.
+ * Checks each push job of jobs/push/ on the stack's chain, all at once, each within `timeoutMs`, as a
+ * consumer reads it: the first round a cron tick writes to its PushedValue after the check began; a
+ * webhook call made here with the stack's operator token, then the round it writes; the
+ * aggregator's latest answered round. Each value read must be the feed service's floor price, times
+ * 100.
  */
 export async function runPushChecks(stack: DevStack, timeoutMs = 60_000): Promise<PushCheck[]> {
   const contracts = stack.pushContracts
   if (!contracts) throw new Error('this stack deployed no push contracts (startDevStack pushJobs)')
-  const fromBlock = (await stack.contracts.provider.getBlockNumber()) + 1
+  const pushedValue = (address: string) =>
+    new Contract(address, PUSHED_VALUE, stack.contracts.provider)
+  const roundsBefore = {
+    cron: (await pushedValue(contracts.cron).getFunction('latestRound')()) as bigint,
+    webhook: (await pushedValue(contracts.webhook).getFunction('latestRound')()) as bigint,
+  }
   return Promise.all(
-    DEV_PUSH_FEEDS.map((feed) => checkFeed(stack, contracts, feed, { fromBlock, timeoutMs })),
+    DEV_PUSH_FEEDS.map(async (feed) => {
+      const address = contracts[feed.contract]
+      const loaded = stack.runner?.allJobs.jobs.find(
+        (job) => job.externalJobId === feed.externalJobId,
+      )
+      const { expected, source } = await floorOnFeedService(stack, feed.collection)
+      const found = await (
+        feed.type === 'fluxmonitor'
+          ? readAggregatorRound(stack, address, timeoutMs)
+          : readPushedRound(stack, feed, pushedValue(address), {
+              after: roundsBefore[feed.type],
+              timeoutMs,
+            })
+      ).catch((error: unknown) => ({ checked: (error as Error).message, actual: undefined }))
+      const notLoaded =
+        loaded || found.actual !== undefined
+          ? ''
+          : ` (no job the runner serves has externalJobID ${feed.externalJobId}, jobs/push/${feed.file})`
+      return {
+        feed,
+        address,
+        expected,
+        source,
+        ...(loaded ? { job: loaded.name } : {}),
+        ...found,
+        checked: `${found.checked}${notLoaded}`,
+        ok: found.actual === expected,
+      }
+    }),
   )
 }
 
-async function checkFeed(
+/** The aggregator's latest answered round, once there is one. */
+async function readAggregatorRound(
   stack: DevStack,
-  contracts: PushContracts,
-  feed: PushFeed,
-  bounds: { fromBlock: number; timeoutMs: number },
-): Promise<PushCheck> {
-  const address = contracts[feed.contract]
-  const loaded = stack.runner?.allJobs.jobs.find((job) => job.externalJobId === feed.externalJobId)
-  const { expected, source } = await floorOnFeedService(stack, feed.collection)
-  const base = { feed, address, expected, source, ...(loaded ? { job: loaded.name } : {}) }
-  const found = await readFeed(stack, feed, address, bounds).catch((error: unknown) => ({
-    checked: error instanceof Error ? error.message : String(error),
-    actual: undefined,
-  }))
-  const notLoaded = loaded
-    ? ''
-    : ` (no job the runner serves has externalJobID ${feed.externalJobId}, jobs/push/${feed.file})`
-  return {
-    ...base,
-    ...found,
-    checked: `${found.checked}${found.actual === undefined ? notLoaded : ''}`,
-    ok: found.actual === expected,
-  }
-}
-
-/** What the feed's contract holds, read from the chain, in words and as a value. */
-async function readFeed(
-  stack: DevStack,
-  feed: PushFeed,
   address: string,
-  bounds: { fromBlock: number; timeoutMs: number },
+  timeoutMs: number,
 ): Promise<{ checked: string; actual?: bigint }> {
-  const { provider } = stack.contracts
-  const seconds = `${bounds.timeoutMs / 1000} s`
-  if (feed.type === 'fluxmonitor') {
-    const round = await waitForValue(bounds.timeoutMs, async () => {
-      const latest = await readLatestRound(provider, address)
-      return latest.roundId > 0n ? latest : undefined
-    })
-    if (!round) return { checked: `no answered round at ${address} within ${seconds}` }
-    return {
-      checked: `latestRoundData() at ${address}: round ${round.roundId}, updated ${clock(round.updatedAt * 1000)}`,
-      actual: round.answer,
-    }
-  }
-  if (feed.type === 'webhook') await callWebhook(stack, feed)
-  const pushed = await waitForValue(bounds.timeoutMs, () =>
-    firstValuePushed(provider, address, bounds.fromBlock),
-  )
-  if (!pushed)
-    return {
-      checked: `no ValuePushed at ${address} in the ${seconds} after block ${bounds.fromBlock - 1}`,
-    }
-  const args = PUSHED_VALUE.parseLog(pushed)!.args
-  const what = feed.type === 'cron' ? `tick ${clock(Number(args.tick))}` : 'the call'
+  const round = await waitForValue(timeoutMs, async () => {
+    const latest = await readLatestRound(stack.contracts.provider, address)
+    return latest.roundId > 0n ? latest : undefined
+  })
+  if (!round) return { checked: `no answered round at ${address} within ${timeoutMs / 1000} s` }
   return {
-    checked: `ValuePushed of ${what} at ${address}: round ${args.roundId}, block ${pushed.blockNumber}`,
-    actual: args.answer as bigint,
+    checked: `latestRoundData() at ${address}: round ${round.roundId}, updated ${clock(round.updatedAt * 1000)}`,
+    actual: round.answer,
+  }
+}
+
+/** The first round written to a PushedValue after round `after` (for the webhook: after a call). */
+async function readPushedRound(
+  stack: DevStack,
+  feed: PushFeed,
+  pushed: Contract,
+  bounds: { after: bigint; timeoutMs: number },
+): Promise<{ checked: string; actual?: bigint }> {
+  const address = await pushed.getAddress()
+  if (feed.type === 'webhook') await callWebhook(stack, feed)
+  const round = await waitForValue(bounds.timeoutMs, async () => {
+    const latest = (await pushed.getFunction('latestRound')()) as bigint
+    return latest > bounds.after ? bounds.after + 1n : undefined
+  })
+  if (round === undefined)
+    return {
+      checked: `no round written to ${address} in the ${bounds.timeoutMs / 1000} s after round ${bounds.after}`,
+    }
+  const [, answer, , updatedAt] = (await pushed.getFunction('getRoundData')(round)) as bigint[]
+  const tick = (await pushed.getFunction('tickOf')(round)) as bigint
+  const what = feed.type === 'cron' ? `tick ${clock(Number(tick))}` : 'the call'
+  return {
+    checked: `getRoundData(${round}) at ${address}: ${what}, updated ${clock(Number(updatedAt) * 1000)}`,
+    actual: answer,
   }
 }
 
@@ -117,16 +131,6 @@ async function callWebhook(stack: DevStack, feed: PushFeed): Promise<void> {
     throw new Error(
       `the call to POST /v2/jobs/${feed.externalJobId}/runs was answered ${answer.status}: ${(await answer.text()).slice(0, 200)}`,
     )
-}
-
-/** The first ValuePushed log of `address` from `fromBlock` on, if any. */
-async function firstValuePushed(
-  provider: Provider,
-  address: string,
-  fromBlock: number,
-): Promise<Log | undefined> {
-  const logs = await provider.getLogs({ address, topics: [VALUE_PUSHED], fromBlock })
-  return logs[0]
 }
 
 /** Asks `read` every 200 ms until it answers a value, for at most `timeoutMs`. */

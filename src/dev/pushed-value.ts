@@ -11,6 +11,8 @@ export const PUSHED_VALUE = new Interface([
   'event ValuePushed(uint80 indexed roundId, uint256 indexed tick, int256 answer, uint256 updatedAt)',
   'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
   'function latestRound() view returns (uint80)',
+  'function getRoundData(uint80 roundId) view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  'function tickOf(uint80 roundId) view returns (uint256)',
   'function writers(address) view returns (bool)',
 ])
 

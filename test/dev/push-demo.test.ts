@@ -199,11 +199,11 @@ describe('feedrunner demo when a push job does not write', () => {
     const line = (job: string) => lines.find((text) => text.includes(job)) ?? ''
     expect(line(`jobs/push/${cron.file} (not loaded)`)).toMatch(
       new RegExp(
-        `cron .*\\(nothing\\).*no ValuePushed at ${DEV_PUSH_ADDRESSES.cron} in the 30 s after block \\d+ \\(no job the runner serves has externalJobID ${cron.externalJobId}.*FAILED$`,
+        `cron .*\\(nothing\\).*no round written to ${DEV_PUSH_ADDRESSES.cron} in the 30 s after round 0 \\(no job the runner serves has externalJobID ${cron.externalJobId}.*FAILED$`,
       ),
     )
     expect(line('(webhook)')).toMatch(
-      new RegExp(`1400 .*ValuePushed of the call at ${DEV_PUSH_ADDRESSES.webhook}.* ok$`),
+      new RegExp(`1400 .*getRoundData\\(1\\) at ${DEV_PUSH_ADDRESSES.webhook}: the call,.* ok$`),
     )
     expect(line('(fluxmonitor)')).toMatch(
       new RegExp(`4800 .*latestRoundData\\(\\) at ${DEV_PUSH_ADDRESSES.aggregator}.* ok$`),
