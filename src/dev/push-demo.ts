@@ -1,5 +1,6 @@
 import { Contract } from 'ethers'
 import { readLatestRound } from '../chain/flux/aggregator.ts'
+import { FeedrunnerError } from '../config/errors.ts'
 import { getEndpoint } from '../feeds/catalog/index.ts'
 import { reduce } from '../reduce/index.ts'
 import { demoPath, fetchEnvelope } from './demo.ts'
@@ -34,7 +35,10 @@ export interface PushCheck {
  */
 export async function runPushChecks(stack: DevStack, timeoutMs = 60_000): Promise<PushCheck[]> {
   const contracts = stack.pushContracts
-  if (!contracts) throw new Error('this stack deployed no push contracts (startDevStack pushJobs)')
+  if (!contracts)
+    throw new FeedrunnerError('this stack deployed no push contracts (startDevStack pushJobs)', {
+      kind: 'config',
+    })
   const pushedValue = (address: string) =>
     new Contract(address, PUSHED_VALUE, stack.contracts.provider)
   const roundsBefore = {
@@ -128,8 +132,9 @@ async function callWebhook(stack: DevStack, feed: PushFeed): Promise<void> {
     body: JSON.stringify({ data: { collection_contract_address: feed.collection } }),
   })
   if (answer.status !== 200)
-    throw new Error(
+    throw new FeedrunnerError(
       `the call to POST /v2/jobs/${feed.externalJobId}/runs was answered ${answer.status}: ${(await answer.text()).slice(0, 200)}`,
+      { kind: 'upstream' },
     )
 }
 
