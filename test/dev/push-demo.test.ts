@@ -186,7 +186,7 @@ describe('feedrunner demo when a push job does not write', () => {
       filter: (source) => !source.endsWith(cron.file),
     })
     const demo = await runFeedrunner(
-      ['demo', '--timeout', '30'],
+      ['demo', '--timeout', '45'],
       {
         REDIS_URL: testRedisUrl(),
         QUEUE_PREFIX: uniquePrefix('push-demo-cli'),
@@ -199,7 +199,7 @@ describe('feedrunner demo when a push job does not write', () => {
     const line = (job: string) => lines.find((text) => text.includes(job)) ?? ''
     expect(line(`jobs/push/${cron.file} (not loaded)`)).toMatch(
       new RegExp(
-        `cron .*\\(nothing\\).*no round written to ${DEV_PUSH_ADDRESSES.cron} in the 30 s after round 0 \\(no job the runner serves has externalJobID ${cron.externalJobId}.*FAILED$`,
+        `cron .*\\(nothing\\).*no round written to ${DEV_PUSH_ADDRESSES.cron} in the 45 s after round 0 \\(no job the runner serves has externalJobID ${cron.externalJobId}.*FAILED$`,
       ),
     )
     expect(line('(webhook)')).toMatch(
