@@ -130,17 +130,17 @@ describe('the dev stack with its push jobs', () => {
       })
       const env = { DEV_STATE_FILE: stateFile, REDIS_URL: '', QUEUE_PREFIX: '' }
       let status = await runFeedrunner(['status'], env, 60_000, projectRoot)
-      // The runner writes its flux feeds for status every 5 s.
+      const row = (text: string) => status.stdout.split('\n').find((line) => line.includes(text))
+      // The runner writes its flux feeds for status every 5 s, each as its monitor last saw it.
       await waitFor(
-        'the flux feed in status',
+        'the flux feed and its answer in status',
         async () => {
           status = await runFeedrunner(['status'], env, 60_000, projectRoot)
-          return status.stdout.includes(DEV_PUSH_ADDRESSES.aggregator)
+          return /\s4800\s/.test(row(DEV_PUSH_ADDRESSES.aggregator) ?? '')
         },
         60_000,
         1_000,
-      )
-      const row = (text: string) => status.stdout.split('\n').find((line) => line.includes(text))
+      ).catch(() => undefined)
       expect(row('the cron feed'), status.stdout).toMatch(
         new RegExp(`${DEV_PUSH_ADDRESSES.cron}\\s+\\d+\\s+950\\s+\\d\\d:\\d\\d:\\d\\d`),
       )
