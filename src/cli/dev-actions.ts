@@ -3,11 +3,12 @@ import { resolve } from 'node:path'
 import { routeLibraryWarnings } from '../config/library-warnings.ts'
 import { createLogger, type Logger } from '../config/logger.ts'
 import { presentVariables } from '../config/settings.ts'
-import { buildDemoCases, runDemoCases, type DemoResult } from '../dev/demo.ts'
 import { startDevStack, type DevStack, type DevStackOptions } from '../dev/stack.ts'
+import { DEV_PUSH_FEEDS, type PushContracts } from '../dev/push-feeds.ts'
 import { removeDevState, writeDevState, type DevState } from '../dev/state.ts'
 import { answerLabel } from '../pipeline/index.ts'
 import { drivableShape } from '../runner/feed-job.ts'
+import type { LoadedJob } from '../runner/job-registry.ts'
 import { devStateFile, runningDevStack } from './dev-state.ts'
 import { watchRunnerJobs } from './jobs-reload.ts'
 import { announce } from './announce.ts'
@@ -37,6 +38,7 @@ export async function devAction(): Promise<void> {
       preferredPorts: DEV_PORTS,
       ownRedis: given.REDIS_URL === undefined,
       prefix: given.QUEUE_PREFIX ?? checkoutPrefix(stateFile, given.REDIS_URL),
+      pushJobs: true,
     },
     'feedrunner-dev',
   )
@@ -89,6 +91,7 @@ function devState(stack: DevStack): DevState {
       ? { dashboardUrl: `${stack.adapter.url}${stack.settings.DASHBOARD_PATH}` }
       : {}),
     ...(stack.demoTokens ? { demoTransferTx: stack.demoTokens.erc20.transferTx } : {}),
+    ...(stack.pushContracts ? { pushedValues: pushedValues(stack, stack.pushContracts) } : {}),
     contracts: {
       linkToken: addresses.linkToken,
       operator: addresses.operator,
@@ -96,48 +99,6 @@ function devState(stack: DevStack): DevState {
       forwarder: addresses.forwarder,
     },
   }
-}
-
-export async function demoAction(options: { timeout: string }): Promise<void> {
-  // Its own queue prefix (removed when it ends), chain and ports: a dev stack running beside it
-  // keeps its queues, runs and request ids (two fresh chains give the same ids).
-  const prefix = `${process.env.QUEUE_PREFIX || 'feedrunner'}-demo-${process.pid}`
-  const { stack } = await startStack(
-    { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
-    {
-      prefix,
-      clearPrefixOnStop: true,
-      ownRedis: presentVariables(process.env).REDIS_URL === undefined,
-    },
-  )
-  let results: DemoResult[] = []
-  try {
-    const cases = await buildDemoCases(stack, stack.runner?.registry.jobs ?? [], (line) =>
-      console.log(line),
-    )
-    console.log(`requesting ${cases.length} jobs on chain ${stack.contracts.chainId}...`)
-    results = await runDemoCases(stack, cases, Number(options.timeout) * 1000)
-  } finally {
-    await stack.stop()
-  }
-  console.log(
-    renderTable(
-      ['job', 'parameters', 'on chain', 'expected', 'latency', ''],
-      results.map((result) => [
-        result.job.name,
-        result.params.map(([key, value]) => `${key}=${value}`).join(' '),
-        result.actual === undefined ? '(not fulfilled)' : String(result.actual),
-        String(result.expected),
-        result.latencyMs === undefined ? '' : `${result.latencyMs} ms`,
-        result.ok ? 'ok' : 'FAILED',
-      ]),
-    ),
-  )
-  const failed = results.filter((result) => !result.ok).length
-  console.log(
-    `\n${results.length - failed} of ${results.length} requests fulfilled with the expected value`,
-  )
-  process.exit(failed === 0 && results.length > 0 ? 0 : 1)
 }
 
 /**
@@ -154,7 +115,7 @@ function checkoutPrefix(stateFile: string, redisUrl: string | undefined): string
 }
 
 /** Starts a stack; `service` names the logger of a process that serves (dev), whose stdout is its log. */
-async function startStack(
+export async function startStack(
   overrides: Record<string, string>,
   options: DevStackOptions,
   service?: string,
@@ -193,6 +154,7 @@ function printStack(stack: DevStack, say: (text: string) => void): void {
         ['Operator', addresses.operator],
         ['FeedConsumer', addresses.consumer],
         ['AuthorizedForwarder', `${addresses.forwarder} (jobs with forwardingAllowed)`],
+        ...pushRows(stack),
         ['node address', addresses.nodes.join(', ')],
         ['feed service', `${stack.feedServer.url} (blockchain "local" = this chain)`],
         ['adapter', `${stack.adapter.url} (bridge "datafeed")`],
@@ -217,11 +179,15 @@ function printStack(stack: DevStack, say: (text: string) => void): void {
     renderTable(
       ['job', 'externalJobID', 'answer', 'request parameters'],
       jobs.map((loaded) => {
+        const id = `${loaded.externalJobId}${loaded.job.externalJobIDDerived ? ' (derived)' : ''}`
+        // A push job is not requested: it writes on its own (cron, fluxmonitor) or when called.
+        if (loaded.job.spec.type !== 'directrequest')
+          return [loaded.name, id, `${loaded.job.spec.type}: ${pushTarget(loaded)}`, '-']
         const driven = drivableShape(loaded.job)
         if (!driven.ok) undrivable.push(driven.reason)
         return [
           loaded.name,
-          `${loaded.externalJobId}${loaded.job.externalJobIDDerived ? ' (derived)' : ''}`,
+          id,
           driven.ok ? answerLabel(driven.shape.answer) : '-',
           driven.ok ? driven.shape.params.join(', ') : '-',
         ]
@@ -230,4 +196,33 @@ function printStack(stack: DevStack, say: (text: string) => void): void {
   )
   // The runner serves these as their specs say; only the dev tools cannot make requests for them.
   for (const line of undrivable) say(line)
+}
+
+/** The push feeds' contracts, when the stack runs the push jobs of jobs/push/. */
+function pushRows(stack: DevStack): string[][] {
+  const push = stack.pushContracts
+  if (!push) return []
+  return [
+    ['PushedValue (cron)', `${push.cron} (a floor price every 5 s; latestRoundData)`],
+    ['PushedValue (webhook)', `${push.webhook} (a floor price per call)`],
+    ['FluxAggregator', `${push.aggregator} (oracle ${push.oracle}, funded with LINK)`],
+  ]
+}
+
+/** Where a push job writes: its ethtx's `to`, or a fluxmonitor job's aggregator. */
+function pushTarget(loaded: LoadedJob): string {
+  const spec = loaded.job.spec
+  if (spec.type === 'fluxmonitor') return `submits to ${spec.contractAddress}`
+  const to = loaded.job.tasks.find((task) => task.type === 'ethtx')?.attributes.to
+  return to ? `writes to ${to}` : 'sends no transaction'
+}
+
+/** The PushedValues of the cron and webhook push jobs, by the name of the job that writes each. */
+function pushedValues(stack: DevStack, push: PushContracts): DevState['pushedValues'] {
+  return DEV_PUSH_FEEDS.filter((feed) => feed.contract !== 'aggregator').map((feed) => ({
+    job:
+      stack.runner?.allJobs.jobs.find((job) => job.externalJobId === feed.externalJobId)?.name ??
+      `jobs/push/${feed.file}`,
+    address: push[feed.contract],
+  }))
 }

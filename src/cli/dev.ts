@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 
 // The stack (ethers, solc, the EA framework) loads only when one of these commands runs.
 const actions = (): Promise<typeof import('./dev-actions.ts')> => import('./dev-actions.ts')
+const demo = (): Promise<typeof import('./dev-demo.ts')> => import('./dev-demo.ts')
 
 export function register(program: Command): void {
   program
@@ -14,10 +15,14 @@ export function register(program: Command): void {
   program
     .command('demo')
     .description(
-      'One request per job spec in JOBS_DIR, on a stack of its own; prints what was stored and exits 0 only if every value is the expected one',
+      'One request per job spec in JOBS_DIR and the push jobs of jobs/push/ (a cron tick, a webhook call, a flux round), on a stack of its own; prints what the chain holds and exits 0 only if every value is the expected one',
     )
-    .option('--timeout <seconds>', 'how long to wait for the fulfilments', '60')
-    .action(async (options: { timeout: string }) => (await actions()).demoAction(options))
+    .option(
+      '--timeout <seconds>',
+      "how long to wait for the fulfilments and for each push job's write",
+      '60',
+    )
+    .action(async (options: { timeout: string }) => (await demo()).demoAction(options))
 
   program
     .command('request <job>')

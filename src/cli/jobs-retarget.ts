@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { rootCauseFirst } from '../config/errors.ts'
 import { withDevStack } from './dev-state.ts'
+import { jobsFolders } from '../config/jobs-folders.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import { renderTable } from './table.ts'
 
@@ -119,11 +120,13 @@ async function targetChain(given: string | undefined, rpcUrl: string | undefined
   return String(await fetchChainId(rpcUrl))
 }
 
-function specFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.toml'))
-    .sort()
-    .map((name) => join(dir, name))
+function specFiles(jobsDir: string): string[] {
+  return jobsFolders(jobsDir).flatMap((dir) =>
+    readdirSync(dir)
+      .filter((name) => name.endsWith('.toml'))
+      .sort()
+      .map((name) => join(dir, name)),
+  )
 }
 
 /**

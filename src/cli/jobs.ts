@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
+import { jobsFolders } from '../config/jobs-folders.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import type { Job, JobSummary, TaskOutcome } from '../pipeline/index.ts'
 import { register as registerRetarget } from './jobs-retarget.ts'
@@ -87,12 +88,17 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 async function defaultSpecFiles(): Promise<string[]> {
-  const dir = settingsOrExit().JOBS_DIR
-  const names = await readdir(dir).catch(() => [] as string[])
-  return names
-    .filter((name) => name.endsWith('.toml'))
-    .sort()
-    .map((name) => join(dir, name))
+  const folders = jobsFolders(settingsOrExit().JOBS_DIR)
+  const perFolder = await Promise.all(
+    folders.map(async (dir) => {
+      const names = await readdir(dir).catch(() => [] as string[])
+      return names
+        .filter((name) => name.endsWith('.toml'))
+        .sort()
+        .map((name) => join(dir, name))
+    }),
+  )
+  return perFolder.flat()
 }
 
 async function validate(files: readonly string[]): Promise<number> {

@@ -2,6 +2,7 @@ import { endpointOf } from '../config/settings.ts'
 import { connectClient } from '../queue/connection.ts'
 import { RunStore, type RunRecord } from '../runner/run-record.ts'
 import { readStatus, type StatusReport } from '../runner/status.ts'
+import { readPushedValues, pushedValuesTable } from './dev-push-status.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
 import { printRun } from './run-view.ts'
@@ -19,17 +20,22 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
   const redis = await connectClient(settings.REDIS_URL).catch(exitWith)
   try {
     const report = await readStatus(redis, settings.QUEUE_PREFIX, Number(options.runs) || 20)
-    if (options.json) console.log(JSON.stringify(report, null, 2))
+    // The dev stack's only when its Redis and prefix are what was read: REDIS_URL or QUEUE_PREFIX
+    // set in the environment name another installation (an operator's own node).
+    const ownStack =
+      devStack &&
+      devStack.redisUrl === settings.REDIS_URL &&
+      devStack.queuePrefix === settings.QUEUE_PREFIX
+        ? devStack
+        : undefined
+    // The dev stack's cron and webhook push feeds, read from its chain (the flux feeds are in report).
+    const pushed = ownStack ? await readPushedValues(ownStack) : []
+    if (options.json)
+      console.log(JSON.stringify(pushed.length > 0 ? { ...report, pushed } : report, null, 2))
     else {
-      // The dev stack's only when its Redis and prefix are what was read: REDIS_URL or QUEUE_PREFIX
-      // set in the environment name another installation (an operator's own node).
       const where = `Redis ${endpointOf(settings.REDIS_URL)}, queue prefix ${settings.QUEUE_PREFIX}`
       console.log(
-        devStack &&
-          devStack.redisUrl === settings.REDIS_URL &&
-          devStack.queuePrefix === settings.QUEUE_PREFIX
-          ? `dev stack of this checkout (pid ${devStack.pid}): ${where}\n`
-          : `${where}\n`,
+        ownStack ? `dev stack of this checkout (pid ${ownStack.pid}): ${where}\n` : `${where}\n`,
       )
       console.log(
         renderTable(
@@ -48,6 +54,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
             `the runner of chain ${chain.chainId} refused the last change of the jobs folder, and runs the jobs it had: ${chain.refused}`,
           )
       if ((report.flux ?? []).length > 0) console.log(`\n${fluxTable(report.flux ?? [])}`)
+      if (pushed.length > 0) console.log(`\n${pushedValuesTable(pushed)}`)
       console.log()
       console.log(
         report.runs.length === 0

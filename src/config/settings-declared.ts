@@ -180,7 +180,7 @@ export const declaredSettings = {
   JOBS_DIR: withDefault(z.string().min(1), 'jobs', {
     group: 'chain',
     description:
-      'Folder of the job specs (directrequest TOML) the runner serves; the runner watches the Operators they name.',
+      "Folder of the job specs (Chainlink TOML) the runner serves, or several folders separated by commas (each folder's own specs, not its subfolders); the runner watches the Operators they name.",
   }),
   ...runnerSettings,
 

@@ -24,3 +24,21 @@ export function isPortFree(port: number): Promise<boolean> {
     server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)))
   })
 }
+/**
+ * Starts a part on its preferred (well-known) port when that is free, else on any free port. Another
+ * process may take the port between the check and the start (two stacks starting at once): then the
+ * part starts on a free port too; a start that fails for another reason fails again there, and throws.
+ */
+export async function onPreferredPort<T>(
+  preferred: number | undefined,
+  start: (port: number) => Promise<T>,
+): Promise<T> {
+  if (preferred !== undefined && (await isPortFree(preferred))) {
+    try {
+      return await start(preferred)
+    } catch {
+      // taken meanwhile: fall through to a free port
+    }
+  }
+  return start(await freePort())
+}

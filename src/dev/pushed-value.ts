@@ -2,10 +2,18 @@ import { ContractFactory, Interface } from 'ethers'
 import { artifact } from '../chain/artifacts.ts'
 import type { DevContracts } from './deploy.ts'
 
-/** PushedValue's write and its event: what a push job sends, and how a reader finds every tick. */
+/**
+ * PushedValue's write, its event and its reads: what a push job sends, how a reader finds every
+ * tick, and what a consumer reads (AggregatorV3Interface's latestRoundData).
+ */
 export const PUSHED_VALUE = new Interface([
   'function push(int256 answer, uint256 tick)',
   'event ValuePushed(uint80 indexed roundId, uint256 indexed tick, int256 answer, uint256 updatedAt)',
+  'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  'function latestRound() view returns (uint80)',
+  'function getRoundData(uint80 roundId) view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  'function tickOf(uint80 roundId) view returns (uint256)',
+  'function writers(address) view returns (bool)',
 ])
 
 /** The project's PushedValue (contracts/PushedValue.sol), `writers` the keys that may write to it. */

@@ -12,7 +12,7 @@ import {
   type FeedServer,
   type FeedServerIntercept,
 } from '../feeds/server/index.ts'
-import { deployDemoTokens, type DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
+import type { DemoTokens } from '../feeds/server/blockchain/demo-tokens.ts'
 import { Connections } from '../queue/connections.ts'
 import { scanKeyBatches } from '../queue/scan-keys.ts'
 import { HEALTH_PATHS, METRICS_PATH, registerMetricsRoute } from '../health/routes.ts'
@@ -24,10 +24,10 @@ import {
   type ChainRuns,
   type RunnersOf,
 } from '../runner/webhook.ts'
-import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from './anvil.ts'
-import { startPoolBackstop } from './pool-backstop.ts'
-import { deployDevContracts, type DevContracts } from './deploy.ts'
-import { freePort, isPortFree } from './ports.ts'
+import type { DevContracts } from './deploy.ts'
+import { onPreferredPort } from './ports.ts'
+import type { PushContracts } from './push-feeds.ts'
+import { stackChain, type StackChain, type Stops } from './stack-chain.ts'
 import { claimKey, claimPrefix } from './prefix-claim.ts'
 import {
   redisAnswers,
@@ -54,6 +54,11 @@ export interface DevStackOptions {
   feedIntercept?: FeedServerIntercept
   /** Ports to use when they are free (the dev command's well-known ones); otherwise any free port. */
   preferredPorts?: { anvil?: number; adapter?: number; feeds?: number }
+  /**
+   * Deploy the contracts of the push jobs in jobs/push/ (cron, webhook, fluxmonitor) and run them:
+   * JOBS_DIR, unless the environment sets it, is then `jobs,jobs/push` (else `jobs`).
+   */
+  pushJobs?: boolean
   /** Start the runner (default true). */
   runner?: boolean
   /** Delete every key under the prefix when the stack stops (a demo leaves the Redis as it found it). */
@@ -76,6 +81,8 @@ export interface DevStack {
   readonly rpcUrl: string
   readonly contracts: DevContracts
   readonly demoTokens?: DemoTokens
+  /** The contracts of the push jobs in jobs/push/ (pushJobs). */
+  readonly pushContracts?: PushContracts
   readonly feedServer: FeedServer
   readonly adapter: RunningAdapter
   readonly workers: RunningFetchWorkers
@@ -106,7 +113,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // Every Redis connection of the stack's parts, closed after them (stops run newest first).
     const connections = new Connections({ ...bootSettings, REDIS_URL: redisUrl }, logger)
     stops.push(() => connections.close())
-    const chain = await stackChain(bootSettings, options, stops)
+    const chain = await stackChain(
+      {
+        rpcUrl: bootSettings.RPC_URL,
+        preferredPort: options.preferredPorts?.anvil,
+        nodeKeys: options.nodeKeys,
+        push: options.pushJobs,
+      },
+      stops,
+    )
     const prefix = await stackPrefix(env, options, { connections, redisUrl, logger }, chain, stops)
     const feedKey = options.feedKey ?? `dev-${randomBytes(12).toString('hex')}`
     const feeds = await startStackFeeds(options, chain.nodeKeys, feedKey, chain.rpcUrl, stops)
@@ -132,6 +147,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       rpcUrl: chain.rpcUrl,
       contracts: chain.contracts,
       demoTokens: chain.demoTokens,
+      pushContracts: chain.pushContracts,
       feedServer: feeds.feedServer,
       ...served,
       metricsUrl: `${served.adapter.url}${METRICS_PATH}`,
@@ -142,31 +158,6 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     await stop()
     throw error
   }
-}
-
-/** What each part leaves to undo; the stack runs them newest first. */
-type Stops = Array<() => Promise<void>>
-
-interface StackChain {
-  rpcUrl: string
-  nodeKeys: readonly string[]
-  contracts: DevContracts
-  demoTokens?: DemoTokens
-}
-
-/** The chain (RPC_URL, else anvil started here) with the dev contracts and, when new, demo tokens. */
-async function stackChain(
-  bootSettings: Settings,
-  options: DevStackOptions,
-  stops: Stops,
-): Promise<StackChain> {
-  const rpcUrl =
-    bootSettings.RPC_URL || (await devChain(options.preferredPorts?.anvil, stops)).rpcUrl
-  const nodeKeys = options.nodeKeys ?? [ANVIL_PRIVATE_KEYS[1]]
-  const contracts = await deployDevContracts(rpcUrl, { nodeKeys })
-  stops.push(async () => contracts.provider.destroy())
-  const demoTokens = contracts.reused ? undefined : await deployDemoTokens(contracts.deployer)
-  return { rpcUrl, nodeKeys, contracts, demoTokens }
 }
 
 /**
@@ -215,7 +206,9 @@ function stackEnvironment(
     ...allFamilyUrls(stack.feedUrl),
     FEED_API_KEY: stack.feedKey,
     ...(env.EA_PORT ? { EA_PORT: String(Number(env.EA_PORT)) } : {}),
-    JOBS_DIR: env.JOBS_DIR || join(projectRoot, 'jobs'),
+    JOBS_DIR: env.JOBS_DIR || stackJobsDir(stack.pushContracts !== undefined),
+    // The operator's token of webhook jobs' runs endpoint (the demo calls it): given, or the stack's own.
+    RUNS_API_TOKEN: env.RUNS_API_TOKEN || `dev-${randomBytes(24).toString('hex')}`,
     CHAIN_POLL_INTERVAL_MS: env.CHAIN_POLL_INTERVAL_MS || '100',
     // Jobs with forwardingAllowed send through the stack's AuthorizedForwarder.
     FORWARDER_ADDRESS: env.FORWARDER_ADDRESS || contracts.addresses.forwarder,
@@ -225,6 +218,12 @@ function stackEnvironment(
     // A chain started here is read from its first block; a given RPC_URL from the head on.
     ...(bootSettings.RPC_URL ? {} : { RUNNER_FROM_BLOCK: '0' }),
   }
+}
+
+/** The shipped specs: the request specs of jobs/, and with the push contracts jobs/push/ too. */
+export function stackJobsDir(push: boolean): string {
+  const jobs = join(projectRoot, 'jobs')
+  return push ? `${jobs},${join(jobs, 'push')}` : jobs
 }
 
 /**
@@ -289,25 +288,6 @@ async function startStackFeeds(
   return { feedServer, feedUrl }
 }
 
-/**
- * Starts a part on its preferred (well-known) port when that is free, else on any free port. Another
- * process may take the port between the check and the start (two stacks starting at once): then the
- * part starts on a free port too; a start that fails for another reason fails again there, and throws.
- */
-async function onPreferredPort<T>(
-  preferred: number | undefined,
-  start: (port: number) => Promise<T>,
-): Promise<T> {
-  if (preferred !== undefined && (await isPortFree(preferred))) {
-    try {
-      return await start(preferred)
-    } catch {
-      // taken meanwhile: fall through to a free port
-    }
-  }
-  return start(await freePort())
-}
-
 /** Deletes every key under `prefix:` but `keep` (only feedrunner's own dev namespace is ever cleared). */
 async function clearPrefix(connections: Connections, prefix: string, keep?: string): Promise<void> {
   const redis = connections.redis('worker', 'dev prefix cleanup')
@@ -340,15 +320,6 @@ async function redisForStack(
       : 'no Redis answered at REDIS_URL: started a private redis-server',
   )
   return redis.url
-}
-
-/** An anvil chain for the stack (no RPC_URL given), with the pool backstop beside it. */
-async function devChain(preferredPort: number | undefined, stops: Stops): Promise<Anvil> {
-  const anvil: Anvil = await onPreferredPort(preferredPort, (port) => startAnvil({ port }))
-  stops.push(() => anvil.stop())
-  const backstop = startPoolBackstop(anvil.rpcUrl)
-  stops.push(async () => backstop.stop())
-  return anvil
 }
 
 /**

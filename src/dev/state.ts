@@ -28,6 +28,8 @@ export const devStateSchema = z.object({
   dashboardUrl: z.string().optional(),
   /** The ERC-20 transfer the stack made on its chain: the blockchain family's example asks for it. */
   demoTransferTx: z.string().optional(),
+  /** The PushedValues the push jobs write (cron, webhook): `status` reads each one's latest round. */
+  pushedValues: z.array(z.object({ job: z.string(), address: z.string() })).optional(),
   contracts: z.object({
     linkToken: z.string(),
     operator: z.string(),

@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { JobChainDefaults } from '../config/chains.ts'
 import { FeedrunnerError } from '../config/errors.ts'
+import { jobsFolders } from '../config/jobs-folders.ts'
 import { specIdsOfJob } from '../chain/operator.ts'
 import {
   duplicateJobIdProblems,
@@ -190,9 +191,9 @@ export class JobsDirError extends FeedrunnerError {
 }
 
 /**
- * Loads every `*.toml` in `dir` for the chains `chainIds` names. A spec for another chain is left out
- * with a notice (one line: the runner that serves its chain runs it; several runners may share one
- * folder); a spec without evmChainID runs on the only chain, or is refused when there are several; two
+ * Loads every `*.toml` in `dir` (a folder, or several separated by commas: JOBS_DIR) for the
+ * chains `chainIds` names. A spec for another chain is left out with a notice (one line: the runner
+ * that serves its chain runs it; several runners may share one folder); a spec without evmChainID runs on the only chain, or is refused when there are several; two
  * specs with one externalJobID are refused, since a request could not tell them apart. Only a spec
  * that no runner could run (it does not load) or that this runner's chain cannot run refuses the
  * folder. Without `chainIds`, every valid spec is loaded as it is.
@@ -236,14 +237,20 @@ async function readJobsDir(
     refuseMisfits?: boolean
   } = {},
 ): Promise<{ jobs: Job[]; notices: string[]; problems: SpecProblem[] }> {
-  const root = resolve(dir)
-  const files = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
+  const files = (
+    await Promise.all(
+      jobsFolders(dir).map(async (folder) => {
+        const root = resolve(folder)
+        const names = (await readdir(root)).filter((file) => file.endsWith('.toml')).sort()
+        return names.map((name) => join(root, name))
+      }),
+    )
+  ).flat()
   const configured = chainIds === undefined ? undefined : [chainIds].flat()
   const problems: SpecProblem[] = []
   const notices: string[] = []
   const jobs: Job[] = []
-  for (const file of files) {
-    const path = join(root, file)
+  for (const path of files) {
     const { job, problems: fileProblems } = await loadJobSpecFile(path)
     problems.push(...fileProblems)
     if (!job) continue

@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs'
 import { relative } from 'node:path'
 import type { Logger } from '../config/logger.ts'
 import { rootCauseFirst } from '../config/errors.ts'
+import { jobsFolders } from '../config/jobs-folders.ts'
 import { JobsDirError, type JobsChange, type LoadedJob } from './job-registry.ts'
 import { formatProblem } from '../pipeline/index.ts'
 
@@ -15,7 +16,7 @@ export interface JobsWatcher {
 }
 
 export interface JobsWatchOptions {
-  /** The jobs folder (JOBS_DIR), watched for `*.toml` files added, changed or removed. */
+  /** The jobs folder (JOBS_DIR), or several comma separated: each watched for `*.toml` files. */
   dir: string
   /** Loads the folder whole and swaps it in (throws JobsDirError, the old set staying, when it cannot). */
   reload: () => Promise<JobsChange>
@@ -85,18 +86,19 @@ export function watchJobsDir(options: JobsWatchOptions): JobsWatcher {
     return queued
   }
 
-  const watcher = watchSpecs(options.dir, log, () => {
+  const onChange = () => {
     if (closed) return
     clearTimeout(timer)
     timer = setTimeout(() => void reload('JOBS_DIR changed'), settleMs)
-  })
+  }
+  const watchers = jobsFolders(options.dir).map((folder) => watchSpecs(folder, log, onChange))
 
   return {
     reload,
     close() {
       closed = true
       clearTimeout(timer)
-      watcher?.close()
+      for (const watcher of watchers) watcher?.close()
     },
   }
 }
