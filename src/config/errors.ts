@@ -254,11 +254,12 @@ function ownWords(message: string, causeMessage: string): string {
   return message
     .replace(causeMessage, ' ')
     .replace(/\(\s*\)/g, ' ')
+    .trim()
+    .replace(/^\((.*)\)$/, '$1')
     .replace(/[\s:;,(-]+$/, '')
     .replace(/^[\s:;,)-]+/, '')
     .replace(/\s{2,}/g, ' ')
     .trim()
-    .replace(/^\((.*)\)$/, '$1')
 }
 
 const serialisedLinkSchema = z.object({
@@ -332,9 +333,10 @@ function saidOnce(chain: readonly SerialisedLink[]): SerialisedError {
  * its text the message.
  */
 export function reviveError(stored: unknown): FeedrunnerError {
+  // One of ours already (its causes are errors, not stored links): as it is.
+  if (stored instanceof FeedrunnerError) return stored
   const parsed = serialisedErrorSchema.safeParse(stored)
   if (!parsed.success) {
-    if (stored instanceof FeedrunnerError) return stored
     return new FeedrunnerError(typeof stored === 'string' ? stored : JSON.stringify(stored), {
       kind: 'internal',
     })
