@@ -121,18 +121,22 @@ export function livenessOf(history: History): {
     const answer = answers.get(request.requestId)
     const cancel = cancels.get(request.requestId)
     const closedAt = (answer ?? cancel)?.at
-    const openTo = closedAt === undefined ? history.stoppedAt : closedAt * 1000
+    const verdict = answer ? undefined : excuseOf(history, request, cancel?.block, since)
+    // An excused refusal is the node's decision: the request may stay open on chain until its
+    // expiry, but the node's part ended when it decided (a run record's time).
+    const decidedAt =
+      verdict?.outcome === 'excused' ? history.runs.get(request.requestId)?.at : undefined
+    const openTo = closedAt !== undefined ? closedAt * 1000 : (decidedAt ?? history.stoppedAt)
     const healthy = healthyMs(request.at * 1000, openTo, history.faults, recovery)
     if (healthy > HEALTHY_OPEN_BOUND_MS)
       violations.push({
         invariant: 'stalled',
-        detail: `${id} was open ${seconds(openTo - request.at * 1000)} from ${since(request.at * 1000)}, ${seconds(healthy)} of it with no fault in the air nor in the ${seconds(recovery)} after one (bound ${seconds(HEALTHY_OPEN_BOUND_MS)}); ${answer ? `answered in block ${answer.block}` : cancel ? `cancelled in block ${cancel.block}` : 'still open'}`,
+        detail: `${id} was open ${seconds(openTo - request.at * 1000)} from ${since(request.at * 1000)}, ${seconds(healthy)} of it with no fault in the air nor in the ${seconds(recovery)} after one (bound ${seconds(HEALTHY_OPEN_BOUND_MS)}); ${answer ? `answered in block ${answer.block}` : cancel ? `cancelled in block ${cancel.block}` : decidedAt !== undefined ? `refused at ${since(decidedAt)}` : 'still open'}`,
       })
-    if (answer) {
+    if (!verdict) {
       verdicts.push({ request, outcome: 'answered' })
       continue
     }
-    const verdict = excuseOf(history, request, cancel?.block, since)
     verdicts.push(verdict)
     if (verdict.outcome === 'unexplained' && verdict.why !== undefined)
       violations.push({ invariant: 'unexplained-failure', detail: `${id} ${verdict.why}` })

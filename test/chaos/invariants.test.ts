@@ -254,6 +254,20 @@ describe('the fault search invariants', () => {
     })
     expect(checkInvariants({ ...expired, faults: [storm] })).toEqual([])
     expect(invariantsOf(expired)).toEqual(['unexplained-failure'])
+    // Refused by requester admission at once: the node decided, however long the request stays
+    // open on chain after; refused only after the bound, it stalled before it decided.
+    const refusedAt = (seconds: number) =>
+      unanswered(
+        { ...history, stoppedAt: ms(T0 + 90) },
+        {
+          state: 'refused',
+          reason: 'requester busy',
+          failureCode: 'requester_busy',
+          at: ms(T0 + seconds),
+        },
+      )
+    expect(invariantsOf(refusedAt(2))).toEqual([])
+    expect(invariantsOf(refusedAt(60))).toEqual(['stalled'])
   })
 
   it('catch two different fulfilments signed for one nonce, and let a fee bump of the same one pass', async () => {
