@@ -106,29 +106,36 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   /** A loss seen and not rebuilt yet. */
   let rebuilding: FailedRebuilds | undefined
 
-  async function rebuild(): Promise<void> {
+  async function rebuild(level: 'warn' | 'info'): Promise<void> {
     await parts.restoreSchedules?.()
     if (!listener) return
     await letPooledBeMined(parts, stopping.signal)
     const fromBlock = await window.read()
     await listener.rewind(fromBlock)
-    parts.log.warn(
+    parts.log[level](
       { fromBlock, closedOnChain: window.closedCount },
       'rebuilt from the chain: reading the OracleRequest logs of the last 24 hours (chain time) again',
     )
   }
 
+  /** A loss seen: warn when Redis surely lost its state, info when another server merely answers. */
+  let lossLevel: 'warn' | 'info' = 'warn'
+
   async function check(): Promise<boolean> {
     if (!rebuilding) {
-      if (!(await generation.lost())) return false
-      parts.log.warn(
-        { key: generationKey },
-        'Redis lost its state (the generation key is gone): rebuilding from the chain',
+      const loss = await generation.loss()
+      if (!loss) return false
+      lossLevel = loss === 'gone' ? 'warn' : 'info'
+      parts.log[lossLevel](
+        { key: generationKey, loss },
+        loss === 'gone'
+          ? 'Redis lost its state (the generation key is gone): rebuilding from the chain'
+          : 'another Redis server answers since the connection came back (a restart or a failover): what it was told last may be missing, so the open requests are read from the chain again',
       )
       rebuilding = new FailedRebuilds(parts.log)
     }
     try {
-      await rebuild()
+      await rebuild(lossLevel)
     } catch (error) {
       if (!stopping.signal.aborted) rebuilding.failed(error)
       throw error
