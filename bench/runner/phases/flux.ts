@@ -1,0 +1,243 @@
+/**
+ * The flux phase: what flux monitor jobs cost a node on a chain with block times. BENCH_FLUX_JOBS
+ * FluxAggregators (100) are deployed, the runner's key an oracle of each; anvil then mines a block
+ * every BENCH_BLOCK_TIME seconds, and one runner (behind the counting JSON-RPC proxy) serves first
+ * one flux job, then all of them (its jobs folder rewritten, SIGHUP). Every job asks the adapter the
+ * same game-odds query every BENCH_FLUX_POLL_SECONDS. Once each job's aggregator has its first round
+ * (the heartbeat of an aggregator that never answered), a stretch of BENCH_FLUX_SECONDS is read:
+ *
+ * - RPC calls a block for the whole runner, by method, and the block-driven reads among them (the
+ *   head, the round logs): the target is at most one a block a chain whatever the number of jobs;
+ * - the polls' reads (eth_call) a job a poll;
+ * - the adapter's answers (one a job a poll: each job runs its pipeline) and the fetch worker's
+ *   upstream fetches a poll: equal queries are fetched once a poll period at most;
+ * - Redis commands a poll (every process of the installation, the adapter's and worker's too);
+ * - the gas of a submission, from the first rounds' SubmissionReceived logs and their receipts.
+ */
+import { randomUUID } from 'node:crypto'
+import { NonceManager, Wallet } from 'ethers'
+import { FLUX_TOPICS, readLatestRound } from '../../../src/chain/flux/aggregator.ts'
+import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
+import { waitFor } from '../../../src/dev/process.ts'
+import { startRpcProxy, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
+import { openChain, type Chain, type Context } from '../load.ts'
+import { counterSum, round, rpc, summary } from '../measure.ts'
+import {
+  BLOCK_TIME,
+  FLUX_JOBS,
+  FLUX_POLL_SECONDS,
+  FLUX_SECONDS,
+  GAME_ODDS_PARAMS,
+  RUNNER_KEYS,
+  step,
+} from '../settings.ts'
+import {
+  costsBetween,
+  jobsFolder,
+  markCosts,
+  pause,
+  startPushRunner,
+  totalOf,
+  type PushRunner,
+} from './push-runner.ts'
+
+export interface FluxStretch {
+  jobs: number
+  seconds: number
+  blocks: number
+  /** Polls of each job in the stretch, from the adapter's answers (one a poll). */
+  pollsPerJob: number
+  rpc: {
+    perBlock: number
+    /** The head and the round logs: what is read a block, whatever the jobs. */
+    blockReadsPerBlock: number
+    byMethodPerBlock: Record<string, number>
+    /** The polls' reads (the round's state, the oracles, the latest round) a job a poll. */
+    pollReadsPerJobPerPoll: number
+  }
+  /** The adapter's answers and the upstream fetches, a poll period (every job polled once). */
+  adapterAnswersPerPoll: number
+  fetchesPerPoll: number
+  redisCommandsPerPoll: number
+  runnerCpuMsPerSecond: number
+}
+
+export interface FluxResult {
+  blockSeconds: number
+  pollSeconds: number
+  one: FluxStretch
+  all: FluxStretch
+  /** Gas a submission (the first rounds'), median and range. */
+  gasPerSubmission: { p50: number; min: number; max: number; submissions: number }
+}
+
+const BLOCK_METHODS = new Set(['eth_getBlockByNumber', 'eth_blockNumber', 'eth_getLogs'])
+
+/** Deploys `count` aggregators (20 at a time, on automine), each with the runner's key as its oracle. */
+async function deployAggregators(chain: Chain, count: number): Promise<string[]> {
+  const owner = new NonceManager(chain.dev.deployer)
+  const oracle = new Wallet(RUNNER_KEYS[0] as string).address
+  const aggregators: string[] = []
+  for (let from = 0; from < count; from += 20) {
+    const batch = Array.from({ length: Math.min(20, count - from) }, async (_, index) => {
+      const { aggregator } = await deployAggregator(owner, {
+        link: chain.dev.addresses.linkToken,
+        paymentAmount: 0n,
+        timeout: 600,
+        decimals: 2,
+        description: `bench flux ${from + index}`,
+      })
+      await addOracles(owner, aggregator, [oracle], { minSubmissions: 1 })
+      return aggregator
+    })
+    aggregators.push(...(await Promise.all(batch)))
+  }
+  return aggregators
+}
+
+/** A quoted DOT attribute inside a TOML basic string: `"` escaped for DOT, then `\` for TOML. */
+const dotInToml = (text: string) => text.replace(/"/g, '\\"').replace(/\\/g, '\\\\')
+
+function fluxSpecs(aggregators: readonly string[]): Record<string, string> {
+  const requestData = JSON.stringify({
+    id: 'flux',
+    data: { endpoint: 'game-odds', key: '##signKey', ...Object.fromEntries(GAME_ODDS_PARAMS) },
+  })
+  return Object.fromEntries(
+    aggregators.map((aggregator, index) => [
+      `flux-${index}.toml`,
+      `type = "fluxmonitor"
+schemaVersion = 1
+name = "bench flux ${index}"
+externalJobID = "${randomUUID()}"
+contractAddress = "${aggregator}"
+evmChainID = "31337"
+threshold = 0.5
+idleTimerPeriod = "1h"
+pollTimerPeriod = "${FLUX_POLL_SECONDS}s"
+observationSource = """
+    fetch [type="bridge" name="datafeed" timeout="20s" requestData="${dotInToml(requestData)}"]
+    parse [type="jsonparse" path="result" data="$(fetch)"]
+    fetch -> parse
+"""
+`,
+    ]),
+  )
+}
+
+const headOf = async (chain: Chain) =>
+  Number(await rpc<string>(chain.anvil.rpcUrl, 'eth_blockNumber'))
+
+/** Waits until every aggregator of `aggregators` has answered a round. */
+async function firstRounds(chain: Chain, aggregators: readonly string[]): Promise<void> {
+  await waitFor(
+    `round 1 of ${aggregators.length} aggregators`,
+    async () => {
+      for (const aggregator of aggregators)
+        if ((await readLatestRound(chain.dev.provider, aggregator)).roundId < 1n) return false
+      return true
+    },
+    120_000 + aggregators.length * 2_000,
+    500,
+  )
+}
+
+/** One stretch of the runner serving `jobs` flux jobs. */
+async function measureStretch(
+  ctx: Context,
+  chain: Chain,
+  runner: PushRunner,
+  proxy: RpcProxy,
+  jobs: number,
+): Promise<FluxStretch> {
+  const counts = async () => ({
+    head: await headOf(chain),
+    answers: await counterSum(ctx.metricsUrls.adapter, 'feedrunner_adapter_requests_total'),
+    fetches: await counterSum(ctx.metricsUrls.worker, 'feedrunner_fetch_duration_seconds_count'),
+    costs: await markCosts(ctx, runner.part.pid, proxy),
+  })
+  step(`flux: ${jobs} job${jobs > 1 ? 's' : ''}, ${FLUX_SECONDS} s`)
+  const before = await counts()
+  await pause(FLUX_SECONDS * 1000)
+  const after = await counts()
+  const costs = costsBetween(before.costs, after.costs)
+  const blocks = Math.max(1, after.head - before.head)
+  const answers = after.answers - before.answers
+  const pollsPerJob = answers / jobs
+  const polls = Math.max(1e-9, pollsPerJob)
+  const perBlock = (calls: number) => round(calls / blocks, 2)
+  const blockReads = Object.entries(costs.rpcCalls).filter(([method]) => BLOCK_METHODS.has(method))
+  return {
+    jobs,
+    seconds: costs.seconds,
+    blocks,
+    pollsPerJob: round(pollsPerJob, 2),
+    rpc: {
+      perBlock: perBlock(totalOf(costs.rpcCalls)),
+      blockReadsPerBlock: perBlock(blockReads.reduce((sum, [, calls]) => sum + calls, 0)),
+      byMethodPerBlock: Object.fromEntries(
+        Object.entries(costs.rpcCalls).map(([method, calls]) => [method, perBlock(calls)]),
+      ),
+      pollReadsPerJobPerPoll: round((costs.rpcCalls.eth_call ?? 0) / jobs / polls, 2),
+    },
+    adapterAnswersPerPoll: round(answers / polls, 2),
+    fetchesPerPoll: round((after.fetches - before.fetches) / polls, 2),
+    redisCommandsPerPoll: round(costs.redisCommands / polls, 1),
+    runnerCpuMsPerSecond: costs.cpuMsPerSecond,
+  }
+}
+
+/** The gas each submission of the aggregators' rounds used, from its receipt. */
+async function submissionGas(chain: Chain, aggregators: readonly string[], fromBlock: number) {
+  const logs = await chain.dev.provider.getLogs({
+    address: [...aggregators],
+    topics: [FLUX_TOPICS.submissionReceived],
+    fromBlock,
+  })
+  const hashes = [...new Set(logs.map((entry) => entry.transactionHash))]
+  const gas = await Promise.all(
+    hashes.map(async (hash) =>
+      Number((await chain.dev.provider.getTransactionReceipt(hash))!.gasUsed),
+    ),
+  )
+  const { p50, max } = summary(gas)
+  return { p50, min: gas.length > 0 ? Math.min(...gas) : Number.NaN, max, submissions: gas.length }
+}
+
+export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
+  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  let proxy: RpcProxy | undefined
+  let runner: PushRunner | undefined
+  const folder = jobsFolder('flux')
+  try {
+    step(`flux: deploying ${FLUX_JOBS} aggregators`)
+    const aggregators = await deployAggregators(chain, FLUX_JOBS)
+    const fromBlock = (await headOf(chain)) + 1
+    await rpc(chain.anvil.rpcUrl, 'evm_setAutomine', [false])
+    await rpc(chain.anvil.rpcUrl, 'evm_setIntervalMining', [BLOCK_TIME])
+    proxy = await startRpcProxy(chain.anvil)
+    folder.write(fluxSpecs(aggregators.slice(0, 1)))
+    runner = await startPushRunner(ctx, { label: 'flux', folder, proxy })
+    await firstRounds(chain, aggregators.slice(0, 1))
+    const one = await measureStretch(ctx, chain, runner, proxy, 1)
+    folder.write(fluxSpecs(aggregators))
+    runner.reload()
+    await firstRounds(chain, aggregators)
+    // The new jobs' first polls are behind them: each stretch starts between polls alike.
+    await pause(FLUX_POLL_SECONDS * 1000)
+    const all = await measureStretch(ctx, chain, runner, proxy, aggregators.length)
+    return {
+      blockSeconds: BLOCK_TIME,
+      pollSeconds: FLUX_POLL_SECONDS,
+      one,
+      all,
+      gasPerSubmission: await submissionGas(chain, aggregators, fromBlock),
+    }
+  } finally {
+    await runner?.part.stop()
+    folder.remove()
+    await proxy?.stop()
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+}
