@@ -102,7 +102,7 @@ async function baseEnvOf(
   }
 }
 
-/** The adapter and a fetch worker, each a process of its own; their pids and /metrics. */
+/** The adapter and a fetch worker, each a process of its own; their pids, and the worker's /metrics. */
 async function startAdapterAndWorker(
   cleanups: Cleanups,
   side: Side,
@@ -117,14 +117,15 @@ async function startAdapterAndWorker(
     side.bin,
   )
   cleanups.push(() => adapter.stop())
-  const workerMetricsPort = await freePort()
+  // A worker serves /metrics on its operations port.
+  const workerOperationsPort = await freePort()
   const worker = await startPart(
     named('worker'),
     ['worker'],
     {
       ...baseEnv,
-      METRICS_PORT: String(workerMetricsPort),
-      OPERATIONS_PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
+      OPERATIONS_PORT: String(workerOperationsPort),
     },
     /fetch workers running/,
     side.bin,
@@ -132,10 +133,7 @@ async function startAdapterAndWorker(
   cleanups.push(() => worker.stop())
   return {
     pids: { adapter: adapter.child.pid!, worker: worker.child.pid! },
-    metricsUrls: {
-      adapter: `http://127.0.0.1:${baseEnv.METRICS_PORT}/metrics`,
-      worker: `http://127.0.0.1:${workerMetricsPort}/metrics`,
-    },
+    workerMetricsUrl: `http://127.0.0.1:${workerOperationsPort}/metrics`,
   }
 }
 
@@ -157,7 +155,7 @@ export async function startServices(cleanups: Cleanups, side: Side): Promise<Con
   const job = await benchJob(side)
   const feeds = await startFeedService(cleanups, side, named)
   const baseEnv = await baseEnvOf(redisUrl, prefix, side, feeds)
-  const { pids, metricsUrls } = await startAdapterAndWorker(cleanups, side, named, baseEnv)
+  const { pids, workerMetricsUrl } = await startAdapterAndWorker(cleanups, side, named, baseEnv)
   return {
     side,
     anvilPort: await freePort(),
@@ -172,7 +170,7 @@ export async function startServices(cleanups: Cleanups, side: Side): Promise<Con
       bench: process.pid,
       ...(redisPid === undefined ? {} : { redis: redisPid }),
     },
-    metricsUrls,
+    workerMetricsUrl,
     anvilPeakRssMb: [],
     ...(redisSources ? { redisSources } : {}),
   }

@@ -9,7 +9,7 @@
  * - RPC calls a block for the whole runner, by method, and the block-driven reads among them (the
  *   head, the round logs): the target is at most one a block a chain whatever the number of jobs;
  * - the polls' reads (eth_call) a job a poll;
- * - the adapter's answers (one a job a poll: each job runs its pipeline) and the fetch worker's
+ * - the bridge calls to the adapter (one a job a poll: each job runs its pipeline) and the fetch worker's
  *   upstream fetches a poll: equal queries are fetched once a poll period at most;
  * - Redis commands a poll (every process of the installation, the adapter's and worker's too);
  * - the gas of a submission, from the first rounds' SubmissionReceived logs and their receipts.
@@ -45,7 +45,7 @@ export interface FluxStretch {
   jobs: number
   seconds: number
   blocks: number
-  /** Polls of each job in the stretch, from the adapter's answers (one a poll). */
+  /** Polls of each job in the stretch, from the runner's bridge calls (one a poll). */
   pollsPerJob: number
   rpc: {
     perBlock: number
@@ -55,7 +55,7 @@ export interface FluxStretch {
     /** The polls' reads (the round's state, the oracles, the latest round) a job a poll. */
     pollReadsPerJobPerPoll: number
   }
-  /** The adapter's answers and the upstream fetches, a poll period (every job polled once). */
+  /** The bridge calls to the adapter and the upstream fetches, a poll period (every job polled once). */
   adapterAnswersPerPoll: number
   fetchesPerPoll: number
   redisCommandsPerPoll: number
@@ -73,13 +73,16 @@ export interface FluxResult {
 
 const BLOCK_METHODS = new Set(['eth_getBlockByNumber', 'eth_blockNumber', 'eth_getLogs'])
 
-/** Deploys `count` aggregators (20 at a time, on automine), each with the runner's key as its oracle. */
+/**
+ * Deploys `count` aggregators (100 at a time, on automine: each step waits for its receipt, so they
+ * go together), each with the runner's key as its oracle.
+ */
 async function deployAggregators(chain: Chain, count: number): Promise<string[]> {
   const owner = new NonceManager(chain.dev.deployer)
   const oracle = new Wallet(RUNNER_KEYS[0] as string).address
   const aggregators: string[] = []
-  for (let from = 0; from < count; from += 20) {
-    const batch = Array.from({ length: Math.min(20, count - from) }, async (_, index) => {
+  for (let from = 0; from < count; from += 100) {
+    const batch = Array.from({ length: Math.min(100, count - from) }, async (_, index) => {
       const { aggregator } = await deployAggregator(owner, {
         link: chain.dev.addresses.linkToken,
         paymentAmount: 0n,
@@ -116,7 +119,7 @@ threshold = 0.5
 idleTimerPeriod = "1h"
 pollTimerPeriod = "${FLUX_POLL_SECONDS}s"
 observationSource = """
-    fetch [type="bridge" name="datafeed" timeout="20s" requestData="${dotInToml(requestData)}"]
+    fetch [type="bridge" name="datafeed" timeout="5s" requestData="${dotInToml(requestData)}"]
     parse [type="jsonparse" path="result" data="$(fetch)"]
     fetch -> parse
 """
@@ -152,8 +155,15 @@ async function measureStretch(
 ): Promise<FluxStretch> {
   const counts = async () => ({
     head: await headOf(chain),
-    answers: await counterSum(ctx.metricsUrls.adapter, 'feedrunner_adapter_requests_total'),
-    fetches: await counterSum(ctx.metricsUrls.worker, 'feedrunner_fetch_duration_seconds_count'),
+    answers: await counterSum(
+      `${runner.operationsUrl}/metrics`,
+      'feedrunner_task_duration_seconds_count',
+      'task_type="bridge"',
+    ).catch(() => Number.NaN),
+    fetches: await counterSum(
+      ctx.workerMetricsUrl,
+      'feedrunner_fetch_duration_seconds_count',
+    ).catch(() => Number.NaN),
     costs: await markCosts(ctx, runner.part.pid, proxy),
   })
   step(`flux: ${jobs} job${jobs > 1 ? 's' : ''}, ${FLUX_SECONDS} s`)
