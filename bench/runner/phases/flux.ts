@@ -15,12 +15,14 @@
  * - the gas of a submission, from the first rounds' SubmissionReceived logs and their receipts.
  */
 import { randomUUID } from 'node:crypto'
-import { NonceManager, Wallet } from 'ethers'
+import { Wallet } from 'ethers'
 import { FLUX_TOPICS, readLatestRound } from '../../../src/chain/flux/aggregator.ts'
 import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
+import { ANVIL_PRIVATE_KEYS } from '../../../src/dev/anvil.ts'
 import { waitFor } from '../../../src/dev/process.ts'
 import { startRpcProxy, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
-import { openChain, type Chain, type Context } from '../load.ts'
+import { fluxArtifacts } from '../../../src/chain/artifacts.ts'
+import { fundKeys, openChain, type Chain, type Context } from '../load.ts'
 import { counterSum, round, rpc, summary } from '../measure.ts'
 import {
   BLOCK_TIME,
@@ -71,31 +73,44 @@ export interface FluxResult {
   gasPerSubmission: { p50: number; min: number; max: number; submissions: number }
 }
 
+/** A poll may not be shorter than its fetch may take (the loader checks it, as Chainlink does). */
+const BRIDGE_TIMEOUT_SECONDS = Math.max(1, Math.min(5, FLUX_POLL_SECONDS - 1))
 const BLOCK_METHODS = new Set(['eth_getBlockByNumber', 'eth_blockNumber', 'eth_getLogs'])
 
+/** The chain's deployer and four keys of the phase's own (funded by it), each an aggregator owner. */
+const DEPLOYER_KEYS = [
+  ANVIL_PRIVATE_KEYS[0] as string,
+  ...Array.from({ length: 4 }, () => Wallet.createRandom().privateKey),
+]
+
 /**
- * Deploys `count` aggregators (100 at a time, on automine: each step waits for its receipt, so they
- * go together), each with the runner's key as its oracle.
+ * Deploys `count` aggregators, each with the runner's key as its oracle: five owners, each deploying
+ * its share one after another (one sender's transactions in order: a nonce shared by concurrent
+ * sends leaves a gap when one of them fails before it is sent).
  */
 async function deployAggregators(chain: Chain, count: number): Promise<string[]> {
-  const owner = new NonceManager(chain.dev.deployer)
+  const artifacts = fluxArtifacts()
+  await fundKeys(chain.dev, DEPLOYER_KEYS)
   const oracle = new Wallet(RUNNER_KEYS[0] as string).address
-  const aggregators: string[] = []
-  for (let from = 0; from < count; from += 100) {
-    const batch = Array.from({ length: Math.min(100, count - from) }, async (_, index) => {
+  const lanes = DEPLOYER_KEYS.map((key, lane) => async () => {
+    const owner = new Wallet(key, chain.dev.provider)
+    const deployed: Array<[number, string]> = []
+    for (let index = lane; index < count; index += DEPLOYER_KEYS.length) {
       const { aggregator } = await deployAggregator(owner, {
         link: chain.dev.addresses.linkToken,
         paymentAmount: 0n,
         timeout: 600,
         decimals: 2,
-        description: `bench flux ${from + index}`,
+        description: `bench flux ${index}`,
+        artifacts,
       })
       await addOracles(owner, aggregator, [oracle], { minSubmissions: 1 })
-      return aggregator
-    })
-    aggregators.push(...(await Promise.all(batch)))
-  }
-  return aggregators
+      deployed.push([index, aggregator])
+    }
+    return deployed
+  })
+  const deployed = (await Promise.all(lanes.map((lane) => lane()))).flat()
+  return deployed.sort(([a], [b]) => a - b).map(([, aggregator]) => aggregator)
 }
 
 /** A quoted DOT attribute inside a TOML basic string: `"` escaped for DOT, then `\` for TOML. */
@@ -119,7 +134,7 @@ threshold = 0.5
 idleTimerPeriod = "1h"
 pollTimerPeriod = "${FLUX_POLL_SECONDS}s"
 observationSource = """
-    fetch [type="bridge" name="datafeed" timeout="5s" requestData="${dotInToml(requestData)}"]
+    fetch [type="bridge" name="datafeed" timeout="${BRIDGE_TIMEOUT_SECONDS}s" requestData="${dotInToml(requestData)}"]
     parse [type="jsonparse" path="result" data="$(fetch)"]
     fetch -> parse
 """
