@@ -163,8 +163,6 @@ export interface Context {
   prefix: string
   /** Long-lived processes whose CPU time is accounted per phase, besides the runner and anvil. */
   pids: Record<string, number>
-  /** The fetch worker's /metrics (the flux phase counts upstream fetches there). */
-  workerMetricsUrl: string
   /** Peak RSS of each phase's anvil. */
   anvilPeakRssMb: number[]
   /** With BENCH_REDIS_SOURCES=1: every Redis command counted by what sent it (MONITOR). */

@@ -89,7 +89,7 @@ function printFlux(result: FluxResult): void {
     String(stretch.rpc.perBlock),
     String(stretch.rpc.blockReadsPerBlock),
     String(stretch.rpc.pollReadsPerJobPerPoll),
-    String(stretch.adapterAnswersPerPoll),
+    String(stretch.bridgeCallsPerPoll),
     String(stretch.fetchesPerPoll),
     String(stretch.redisCommandsPerPoll),
     String(stretch.runnerCpuMsPerSecond),
@@ -103,7 +103,7 @@ function printFlux(result: FluxResult): void {
         'RPC/block',
         'block reads/block',
         'poll reads/job/poll',
-        'adapter answers/poll',
+        'bridge calls/poll',
         'fetches/poll',
         'Redis/poll',
         'runner CPU ms/s',
@@ -114,7 +114,7 @@ function printFlux(result: FluxResult): void {
   )
   const gas = result.gasPerSubmission
   console.log(
-    `RPC a block by method, ${result.all.jobs} jobs: ${byMethod(result.all.rpc.byMethodPerBlock)}; gas a submission p50 ${gas.p50} (${gas.min}-${gas.max}, ${gas.submissions} submissions)`,
+    `RPC a block by method, ${result.all.jobs} jobs: ${byMethod(result.all.rpc.byMethodPerBlock)}; over the phase ${result.bridge.calls} bridge calls, ${result.bridge.fetches} answers of the feed service; gas a submission p50 ${gas.p50} (${gas.min}-${gas.max}, ${gas.submissions} submissions)`,
   )
 }
 
@@ -152,7 +152,7 @@ export function pushTargets(push: PushRun): Target[] {
         flux.all.fetchesPerPoll,
         1,
         true,
-        `${flux.all.adapterAnswersPerPoll} adapter answers a poll`,
+        `${flux.all.bridgeCallsPerPoll} bridge calls a poll`,
       ),
     )
   return targets

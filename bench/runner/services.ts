@@ -102,7 +102,7 @@ async function baseEnvOf(
   }
 }
 
-/** The adapter and a fetch worker, each a process of its own; their pids, and the worker's /metrics. */
+/** The adapter and a fetch worker, each a process of its own; their pids. */
 async function startAdapterAndWorker(
   cleanups: Cleanups,
   side: Side,
@@ -117,15 +117,13 @@ async function startAdapterAndWorker(
     side.bin,
   )
   cleanups.push(() => adapter.stop())
-  // A worker serves /metrics on its operations port.
-  const workerOperationsPort = await freePort()
   const worker = await startPart(
     named('worker'),
     ['worker'],
     {
       ...baseEnv,
       METRICS_PORT: String(await freePort()),
-      OPERATIONS_PORT: String(workerOperationsPort),
+      OPERATIONS_PORT: String(await freePort()),
     },
     /fetch workers running/,
     side.bin,
@@ -133,7 +131,6 @@ async function startAdapterAndWorker(
   cleanups.push(() => worker.stop())
   return {
     pids: { adapter: adapter.child.pid!, worker: worker.child.pid! },
-    workerMetricsUrl: `http://127.0.0.1:${workerOperationsPort}/metrics`,
   }
 }
 
@@ -155,7 +152,7 @@ export async function startServices(cleanups: Cleanups, side: Side): Promise<Con
   const job = await benchJob(side)
   const feeds = await startFeedService(cleanups, side, named)
   const baseEnv = await baseEnvOf(redisUrl, prefix, side, feeds)
-  const { pids, workerMetricsUrl } = await startAdapterAndWorker(cleanups, side, named, baseEnv)
+  const { pids } = await startAdapterAndWorker(cleanups, side, named, baseEnv)
   return {
     side,
     anvilPort: await freePort(),
@@ -170,7 +167,6 @@ export async function startServices(cleanups: Cleanups, side: Side): Promise<Con
       bench: process.pid,
       ...(redisPid === undefined ? {} : { redis: redisPid }),
     },
-    workerMetricsUrl,
     anvilPeakRssMb: [],
     ...(redisSources ? { redisSources } : {}),
   }

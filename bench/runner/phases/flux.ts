@@ -23,7 +23,8 @@ import { waitFor } from '../../../src/dev/process.ts'
 import { startRpcProxy, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
 import { fluxArtifacts } from '../../../src/chain/artifacts.ts'
 import { fundKeys, openChain, type Chain, type Context } from '../load.ts'
-import { counterSum, round, rpc, summary } from '../measure.ts'
+import { round, rpc, summary } from '../measure.ts'
+import { startBridgeTap, type BridgeCounts, type BridgeTap } from './bridge-tap.ts'
 import {
   BLOCK_TIME,
   FLUX_JOBS,
@@ -47,7 +48,7 @@ export interface FluxStretch {
   jobs: number
   seconds: number
   blocks: number
-  /** Polls of each job in the stretch, from the runner's bridge calls (one a poll). */
+  /** Polls of each job in the stretch, from its bridge calls (one a poll). */
   pollsPerJob: number
   rpc: {
     perBlock: number
@@ -57,8 +58,8 @@ export interface FluxStretch {
     /** The polls' reads (the round's state, the oracles, the latest round) a job a poll. */
     pollReadsPerJobPerPoll: number
   }
-  /** The bridge calls to the adapter and the upstream fetches, a poll period (every job polled once). */
-  adapterAnswersPerPoll: number
+  /** The bridge calls and the feed service's answers (bridge-tap.ts), a poll period (every job polled once). */
+  bridgeCallsPerPoll: number
   fetchesPerPoll: number
   redisCommandsPerPoll: number
   runnerCpuMsPerSecond: number
@@ -69,6 +70,8 @@ export interface FluxResult {
   pollSeconds: number
   one: FluxStretch
   all: FluxStretch
+  /** Bridge calls and feed-service answers over the whole phase (the first rounds' too). */
+  bridge: BridgeCounts
   /** Gas a submission (the first rounds'), median and range. */
   gasPerSubmission: { p50: number; min: number; max: number; submissions: number }
 }
@@ -164,21 +167,12 @@ async function firstRounds(chain: Chain, aggregators: readonly string[]): Promis
 async function measureStretch(
   ctx: Context,
   chain: Chain,
-  runner: PushRunner,
-  proxy: RpcProxy,
+  { runner, proxy, tap }: { runner: PushRunner; proxy: RpcProxy; tap: BridgeTap },
   jobs: number,
 ): Promise<FluxStretch> {
   const counts = async () => ({
     head: await headOf(chain),
-    answers: await counterSum(
-      `${runner.operationsUrl}/metrics`,
-      'feedrunner_task_duration_seconds_count',
-      'task_type="bridge"',
-    ).catch(() => Number.NaN),
-    fetches: await counterSum(
-      ctx.workerMetricsUrl,
-      'feedrunner_fetch_duration_seconds_count',
-    ).catch(() => Number.NaN),
+    ...tap.counts(),
     costs: await markCosts(ctx, runner.part.pid, proxy),
   })
   step(`flux: ${jobs} job${jobs > 1 ? 's' : ''}, ${FLUX_SECONDS} s`)
@@ -187,7 +181,7 @@ async function measureStretch(
   const after = await counts()
   const costs = costsBetween(before.costs, after.costs)
   const blocks = Math.max(1, after.head - before.head)
-  const answers = after.answers - before.answers
+  const answers = after.calls - before.calls
   const pollsPerJob = answers / jobs
   const polls = Math.max(1e-9, pollsPerJob)
   const perBlock = (calls: number) => round(calls / blocks, 2)
@@ -205,7 +199,7 @@ async function measureStretch(
       ),
       pollReadsPerJobPerPoll: round((costs.rpcCalls.eth_call ?? 0) / jobs / polls, 2),
     },
-    adapterAnswersPerPoll: round(answers / polls, 2),
+    bridgeCallsPerPoll: round(answers / polls, 2),
     fetchesPerPoll: round((after.fetches - before.fetches) / polls, 2),
     redisCommandsPerPoll: round(costs.redisCommands / polls, 1),
     runnerCpuMsPerSecond: costs.cpuMsPerSecond,
@@ -233,6 +227,7 @@ export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
   const chain = await openChain(ctx.anvilPort, ctx.artifacts)
   let proxy: RpcProxy | undefined
   let runner: PushRunner | undefined
+  let tap: BridgeTap | undefined
   const folder = jobsFolder('flux')
   try {
     step(`flux: deploying ${FLUX_JOBS} aggregators`)
@@ -242,24 +237,34 @@ export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
     await rpc(chain.anvil.rpcUrl, 'evm_setIntervalMining', [BLOCK_TIME])
     proxy = await startRpcProxy(chain.anvil)
     folder.write(fluxSpecs(aggregators.slice(0, 1)))
-    runner = await startPushRunner(ctx, { label: 'flux', folder, proxy })
+    // Bridge calls and the feed service's answers among them, counted between the runner and the adapter.
+    tap = await startBridgeTap(ctx.baseEnv.BRIDGE_DATAFEED_URL as string)
+    runner = await startPushRunner(ctx, {
+      label: 'flux',
+      folder,
+      proxy,
+      env: { BRIDGE_DATAFEED_URL: tap.url },
+    })
+    const parts = { runner, proxy, tap }
     await firstRounds(chain, aggregators.slice(0, 1))
-    const one = await measureStretch(ctx, chain, runner, proxy, 1)
+    const one = await measureStretch(ctx, chain, parts, 1)
     folder.write(fluxSpecs(aggregators))
     runner.reload()
     await firstRounds(chain, aggregators)
     // The new jobs' first polls are behind them: each stretch starts between polls alike.
     await pause(FLUX_POLL_SECONDS * 1000)
-    const all = await measureStretch(ctx, chain, runner, proxy, aggregators.length)
+    const all = await measureStretch(ctx, chain, parts, aggregators.length)
     return {
       blockSeconds: BLOCK_TIME,
       pollSeconds: FLUX_POLL_SECONDS,
       one,
       all,
+      bridge: tap.counts(),
       gasPerSubmission: await submissionGas(chain, aggregators, fromBlock),
     }
   } finally {
     await runner?.part.stop()
+    await tap?.stop()
     folder.remove()
     await proxy?.stop()
     await chain.stop()
