@@ -12,16 +12,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import { waitFor } from '../../../src/dev/process.ts'
-import { startRpcProxy } from '../../../src/dev/rpc-call-counter.ts'
 import { openChain, type Context } from '../load.ts'
 import { round } from '../measure.ts'
 import { CRON_EVERY_SECONDS, CRON_JOBS, PUSH_SECONDS, step } from '../settings.ts'
 import {
   costsBetween,
-  jobsFolder,
   markCosts,
   pause,
-  startPushRunner,
+  startPushStage,
   totalOf,
   type CostMark,
   type JobsFolder,
@@ -93,7 +91,21 @@ async function idleStretch(bench: CronBench): Promise<StretchCosts> {
   return costsBetween(from, await bench.mark())
 }
 
-/** A stretch of PUSH_SECONDS with every job ticking; its costs and how many ticks ran. */
+/** Resolves once no run has started for 3 s (bounded): the ticks taken so far have all run. */
+async function settled(bench: CronBench): Promise<void> {
+  let last = await bench.runs()
+  let stillSince = Date.now()
+  for (const until = Date.now() + 120_000; Date.now() < until && Date.now() - stillSince < 3_000;) {
+    await pause(500)
+    const now = await bench.runs()
+    if (now !== last) [last, stillSince] = [now, Date.now()]
+  }
+}
+
+/**
+ * A stretch of PUSH_SECONDS with every job ticking, then the ticks stopped and every tick taken run:
+ * its costs, and the ticks (runs) they paid for.
+ */
 async function tickingStretch(bench: CronBench): Promise<{ costs: StretchCosts; ticks: number }> {
   const before = await bench.runs()
   await serve(bench, CRON_JOBS, `@every ${CRON_EVERY_SECONDS}s`)
@@ -101,26 +113,20 @@ async function tickingStretch(bench: CronBench): Promise<{ costs: StretchCosts; 
   const from = await bench.mark()
   const runsAtStart = await bench.runs()
   await pause(PUSH_SECONDS * 1000)
-  const ticks = (await bench.runs()) - runsAtStart
-  // The ticks stop; the last ones' runs end before the mark.
   await serve(bench, CRON_JOBS, NEVER_IN_THE_STRETCH)
-  await pause(2_000)
-  return { costs: costsBetween(from, await bench.mark()), ticks }
+  await settled(bench)
+  const to = await bench.mark()
+  return { costs: costsBetween(from, to), ticks: (await bench.runs()) - runsAtStart }
 }
 
 export async function runCronPhase(ctx: Context): Promise<CronResult> {
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
-  const proxy = await startRpcProxy(chain.anvil)
-  const folder = jobsFolder('cron')
-  folder.write(cronSpecs(1, NEVER_IN_THE_STRETCH))
   const label = 'cron'
   const prefix = `${ctx.prefix}-${label}`
-  const runner = await startPushRunner(ctx, { label, folder, proxy }).catch(
-    async (error: unknown) => {
-      await Promise.all([proxy.stop(), chain.stop()])
-      throw error
-    },
-  )
+  const stage = await startPushStage(ctx, await openChain(ctx.anvilPort, ctx.artifacts), {
+    label,
+    specs: cronSpecs(1, NEVER_IN_THE_STRETCH),
+  })
+  const { chain, proxy, folder, runner } = stage
   const bench: CronBench = {
     folder,
     runner,
@@ -150,11 +156,7 @@ export async function runCronPhase(ctx: Context): Promise<CronResult> {
       perTick: perTick(costs, idleLoaded, ticks),
     }
   } finally {
-    await runner.part.stop()
-    folder.remove()
-    await proxy.stop()
-    await chain.stop()
-    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+    await stage.close()
   }
 }
 

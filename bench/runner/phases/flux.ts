@@ -20,7 +20,7 @@ import { FLUX_TOPICS, readLatestRound } from '../../../src/chain/flux/aggregator
 import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
 import { ANVIL_PRIVATE_KEYS } from '../../../src/dev/anvil.ts'
 import { waitFor } from '../../../src/dev/process.ts'
-import { startRpcProxy, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
+import type { RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
 import { fluxArtifacts } from '../../../src/chain/artifacts.ts'
 import { fundKeys, openChain, type Chain, type Context } from '../load.ts'
 import { round, rpc, summary } from '../measure.ts'
@@ -36,12 +36,12 @@ import {
 } from '../settings.ts'
 import {
   costsBetween,
-  jobsFolder,
   markCosts,
   pause,
-  startPushRunner,
+  startPushStage,
   totalOf,
   type PushRunner,
+  type PushStage,
 } from './push-runner.ts'
 
 export interface FluxStretch {
@@ -225,31 +225,26 @@ async function submissionGas(chain: Chain, aggregators: readonly string[], fromB
 
 export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
   const chain = await openChain(ctx.anvilPort, ctx.artifacts)
-  let proxy: RpcProxy | undefined
-  let runner: PushRunner | undefined
   let tap: BridgeTap | undefined
-  const folder = jobsFolder('flux')
+  let stage: PushStage | undefined
   try {
     step(`flux: deploying ${FLUX_JOBS} aggregators`)
     const aggregators = await deployAggregators(chain, FLUX_JOBS)
     const fromBlock = (await headOf(chain)) + 1
     await rpc(chain.anvil.rpcUrl, 'evm_setAutomine', [false])
     await rpc(chain.anvil.rpcUrl, 'evm_setIntervalMining', [BLOCK_TIME])
-    proxy = await startRpcProxy(chain.anvil)
-    folder.write(fluxSpecs(aggregators.slice(0, 1)))
     // Bridge calls and the feed service's answers among them, counted between the runner and the adapter.
     tap = await startBridgeTap(ctx.baseEnv.BRIDGE_DATAFEED_URL as string)
-    runner = await startPushRunner(ctx, {
+    stage = await startPushStage(ctx, chain, {
       label: 'flux',
-      folder,
-      proxy,
+      specs: fluxSpecs(aggregators.slice(0, 1)),
       env: { BRIDGE_DATAFEED_URL: tap.url },
     })
-    const parts = { runner, proxy, tap }
+    const parts = { runner: stage.runner, proxy: stage.proxy, tap }
     await firstRounds(chain, aggregators.slice(0, 1))
     const one = await measureStretch(ctx, chain, parts, 1)
-    folder.write(fluxSpecs(aggregators))
-    runner.reload()
+    stage.folder.write(fluxSpecs(aggregators))
+    stage.runner.reload()
     await firstRounds(chain, aggregators)
     // The new jobs' first polls are behind them: each stretch starts between polls alike.
     await pause(FLUX_POLL_SECONDS * 1000)
@@ -263,11 +258,9 @@ export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
       gasPerSubmission: await submissionGas(chain, aggregators, fromBlock),
     }
   } finally {
-    await runner?.part.stop()
     await tap?.stop()
-    folder.remove()
-    await proxy?.stop()
-    await chain.stop()
-    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+    // The stage stops the chain; without one (a failed deploy or start), the chain stops here.
+    if (stage) await stage.close()
+    else if (!tap) await chain.stop()
   }
 }

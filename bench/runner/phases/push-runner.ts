@@ -11,8 +11,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FeedrunnerProcess } from '../../../src/dev/feedrunner-process.ts'
 import { freePort } from '../../../src/dev/ports.ts'
-import { callsBetween, type RpcCounts, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
-import { startPart, type Context } from '../load.ts'
+import {
+  callsBetween,
+  startRpcProxy,
+  type RpcCounts,
+  type RpcProxy,
+} from '../../../src/dev/rpc-call-counter.ts'
+import { startPart, type Chain, type Context } from '../load.ts'
 import { cpuMsOf, round } from '../measure.ts'
 import { redisCommandStats, totalCalls } from '../redis-commands.ts'
 import { RUNNER_KEYS, RUNNER_RPC } from '../settings.ts'
@@ -45,7 +50,7 @@ export interface PushRunner {
 }
 
 /** A runner on `folder`, reading the chain through `proxy` (BENCH_RUNNER_RPC's transport). */
-export async function startPushRunner(
+async function startPushRunner(
   ctx: Context,
   options: { label: string; folder: JobsFolder; proxy: RpcProxy; env?: Record<string, string> },
 ): Promise<PushRunner> {
@@ -74,6 +79,56 @@ export async function startPushRunner(
     operationsUrl: `http://127.0.0.1:${operationsPort}`,
     // What the new jobs do is the phase's sign that they are served (a tick's run, a round).
     reload: () => part.kill('SIGHUP'),
+  }
+}
+
+/** A push phase's runner on its chain, behind its proxy, on its jobs folder. */
+export interface PushStage {
+  chain: Chain
+  proxy: RpcProxy
+  folder: JobsFolder
+  runner: PushRunner
+  /** Stops the runner, the proxy and the chain, and removes the folder. */
+  close(): Promise<void>
+}
+
+/**
+ * Starts a push phase's runner on `chain` (opened by the phase), serving `specs`; whatever fails on
+ * the way stops what had started, the chain too.
+ */
+export async function startPushStage(
+  ctx: Context,
+  chain: Chain,
+  options: { label: string; specs: Record<string, string>; env?: Record<string, string> },
+): Promise<PushStage> {
+  const folder = jobsFolder(options.label)
+  let proxy: RpcProxy | undefined
+  const stopChain = async () => {
+    await chain.stop()
+    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+  }
+  try {
+    folder.write(options.specs)
+    proxy = await startRpcProxy(chain.anvil)
+    const runner = await startPushRunner(ctx, { ...options, folder, proxy })
+    const started = proxy
+    return {
+      chain,
+      proxy: started,
+      folder,
+      runner,
+      async close() {
+        await runner.part.stop()
+        folder.remove()
+        await started.stop()
+        await stopChain()
+      },
+    }
+  } catch (error) {
+    folder.remove()
+    await proxy?.stop()
+    await stopChain()
+    throw error
   }
 }
 

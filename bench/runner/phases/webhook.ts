@@ -10,19 +10,11 @@
  * held by test/runner/webhook.test.ts.
  */
 import { randomUUID } from 'node:crypto'
-import { startRpcProxy } from '../../../src/dev/rpc-call-counter.ts'
 import { RunStore } from '../../../src/runner/run-record.ts'
 import { openChain, type Context } from '../load.ts'
 import { round, summary } from '../measure.ts'
 import { PUSH_SECONDS, WEBHOOK_RATE, step } from '../settings.ts'
-import {
-  costsBetween,
-  jobsFolder,
-  markCosts,
-  pause,
-  startPushRunner,
-  type StretchCosts,
-} from './push-runner.ts'
+import { costsBetween, markCosts, pause, startPushStage, type StretchCosts } from './push-runner.ts'
 
 export interface CallLatencies {
   calls: number
@@ -114,20 +106,13 @@ async function fulfilledRuns(runs: RunStore, ids: readonly string[]): Promise<nu
 }
 
 export async function runWebhookPhase(ctx: Context): Promise<WebhookResult> {
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
-  const proxy = await startRpcProxy(chain.anvil)
-  const folder = jobsFolder('webhook')
-  folder.write({ 'webhook.toml': SPEC })
   const label = 'webhook'
-  const runner = await startPushRunner(ctx, {
+  const stage = await startPushStage(ctx, await openChain(ctx.anvilPort, ctx.artifacts), {
     label,
-    folder,
-    proxy,
+    specs: { 'webhook.toml': SPEC },
     env: { RUNS_API_TOKEN: TOKEN, RUNS_API_MAX_CALLS_PER_MINUTE: '1000000' },
-  }).catch(async (error: unknown) => {
-    await Promise.all([proxy.stop(), chain.stop()])
-    throw error
   })
+  const { chain, proxy, runner } = stage
   try {
     const count = WEBHOOK_RATE * PUSH_SECONDS
     const post = (path: string) => () =>
@@ -176,10 +161,6 @@ export async function runWebhookPhase(ctx: Context): Promise<WebhookResult> {
       idle: costsBetween(idleFrom, emptyFrom),
     }
   } finally {
-    await runner.part.stop()
-    folder.remove()
-    await proxy.stop()
-    await chain.stop()
-    ctx.anvilPeakRssMb.push(chain.peakRssMb)
+    await stage.close()
   }
 }
