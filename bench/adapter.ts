@@ -200,20 +200,17 @@ async function warm(url: string, body: string): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  let privateRedis: PrivateRedis | undefined
-  let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-  if (!(await redisAnswers(redisUrl))) {
-    privateRedis = await startPrivateRedis()
-    redisUrl = privateRedis.url
-  }
-  const [feedPort, oursPort, oursMetrics, basePort, baseMetrics] = await Promise.all([
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-  ])
+/** The Redis at REDIS_URL, or a private one when none answers there. */
+async function openRedis(): Promise<{ redisUrl: string; privateRedis?: PrivateRedis }> {
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+  if (await redisAnswers(redisUrl)) return { redisUrl }
+  const privateRedis = await startPrivateRedis()
+  return { redisUrl: privateRedis.url, privateRedis }
+}
+
+/** feedrunner's side: the local feed service, a fetch worker and the adapter, each a process. */
+async function startFeedrunner(processes: Spawned[], redisUrl: string) {
+  const [feedPort, oursPort, oursMetrics] = await Promise.all([freePort(), freePort(), freePort()])
   const feedUrl = `http://127.0.0.1:${feedPort}`
   const env = {
     REDIS_URL: redisUrl,
@@ -226,91 +223,113 @@ async function main(): Promise<void> {
     RATE_LIMIT_WEATHER_PER_SECOND: process.env.BENCH_WEATHER_RATE_LIMIT ?? '100000',
     LOG_LEVEL: 'warn',
   }
+  processes.push(
+    await spawnTsx(
+      ['src/cli/main.ts', 'feeds', 'serve', '--port', String(feedPort)],
+      { FEEDS_SERVER_KEYS: KEY },
+      /feed service listening/,
+    ),
+  )
+  processes.push(await spawnTsx(['src/cli/main.ts', 'worker'], env, /fetch workers running/))
+  processes.push(
+    await spawnTsx(
+      ['src/cli/main.ts', 'adapter'],
+      { ...env, EA_PORT: String(oursPort), METRICS_PORT: String(oursMetrics) },
+      /adapter listening/,
+    ),
+  )
+  return { ours: `http://127.0.0.1:${oursPort}/`, feedUrl, env }
+}
+
+/** The framework's own HttpTransport adapter over the same feed service (the last process). */
+async function startBaselineAdapter(processes: Spawned[], feedUrl: string): Promise<string> {
+  const [basePort, baseMetrics] = await Promise.all([freePort(), freePort()])
+  processes.push(
+    await spawnTsx(
+      ['bench/adapter.ts', 'baseline-adapter'],
+      {
+        SPORTS_URL: feedUrl,
+        EA_PORT: String(basePort),
+        METRICS_PORT: String(baseMetrics),
+        LOG_LEVEL: 'warn',
+      },
+      /baseline adapter listening/,
+    ),
+  )
+  return `http://127.0.0.1:${basePort}/`
+}
+
+/**
+ * Cache hits: ROUNDS rounds, alternating which adapter goes first; each one's best run counts (on a
+ * shared machine the worst runs measure the neighbours, not the adapter).
+ */
+async function cacheHits(ours: string, baseline: string, body: string) {
+  const runs: { ours: LoadResult[]; baseline: LoadResult[] } = { ours: [], baseline: [] }
+  for (let round = 0; round < ROUNDS; round++) {
+    const order =
+      round % 2 === 0 ? (['ours', 'baseline'] as const) : (['baseline', 'ours'] as const)
+    for (const which of order)
+      runs[which].push(await load(which === 'ours' ? ours : baseline, body))
+  }
+  const best = (results: LoadResult[]) =>
+    results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
+  const feedrunner = best(runs.ours)
+  const framework = best(runs.baseline)
+  return {
+    feedrunner,
+    baseline: framework,
+    throughputRatio: feedrunner.perSecond / framework.perSecond,
+    runs: {
+      feedrunner: runs.ours.map((run) => Math.round(run.perSecond)),
+      baseline: runs.baseline.map((run) => Math.round(run.perSecond)),
+    },
+  }
+}
+
+/** Cold requests through the adapter beside direct GETs of the feed service, and where they waited. */
+async function coldFigures(
+  ours: string,
+  feedUrl: string,
+  env: { QUEUE_PREFIX: string },
+  redisUrl: string,
+) {
+  const { direct, cold } = await coldRequests(ours, feedUrl)
+  return {
+    directGet: { p50: percentile(direct, 50), p99: percentile(direct, 99) },
+    adapter: { p50: percentile(cold, 50), p99: percentile(cold, 99) },
+    overheadP50: percentile(cold, 50) - percentile(direct, 50),
+    overheadP99: percentile(cold, 99) - percentile(direct, 99),
+    medianStagesMs: await coldStages(redisUrl, env.QUEUE_PREFIX),
+  }
+}
+
+async function main(): Promise<void> {
+  const { redisUrl, privateRedis } = await openRedis()
   const processes: Spawned[] = []
   try {
-    processes.push(
-      await spawnTsx(
-        ['src/cli/main.ts', 'feeds', 'serve', '--port', String(feedPort)],
-        { FEEDS_SERVER_KEYS: KEY },
-        /feed service listening/,
-      ),
-    )
-    processes.push(await spawnTsx(['src/cli/main.ts', 'worker'], env, /fetch workers running/))
-    processes.push(
-      await spawnTsx(
-        ['src/cli/main.ts', 'adapter'],
-        { ...env, EA_PORT: String(oursPort), METRICS_PORT: String(oursMetrics) },
-        /adapter listening/,
-      ),
-    )
-    const ours = `http://127.0.0.1:${oursPort}/`
+    const { ours, feedUrl, env } = await startFeedrunner(processes, redisUrl)
     const fairnessOf = { url: redisUrl, prefix: env.QUEUE_PREFIX }
     if (process.argv[2] === 'fairness')
       return await fairness(ours, env.RATE_LIMIT_WEATHER_PER_SECOND, fairnessOf)
-    processes.push(
-      await spawnTsx(
-        ['bench/adapter.ts', 'baseline-adapter'],
-        {
-          SPORTS_URL: feedUrl,
-          EA_PORT: String(basePort),
-          METRICS_PORT: String(baseMetrics),
-          LOG_LEVEL: 'warn',
-        },
-        /baseline adapter listening/,
-      ),
-    )
-    const baseline = `http://127.0.0.1:${basePort}/`
+    const baseline = await startBaselineAdapter(processes, feedUrl)
     const body = JSON.stringify({ id: '1', data: { endpoint: odds.name, ...odds.example } })
     await warm(ours, body)
     await warm(baseline, body)
-
-    // Cache hits: ROUNDS rounds, alternating which adapter goes first; each one's best run counts
-    // (on a shared machine the worst runs measure the neighbours, not the adapter).
-    const runs: { ours: LoadResult[]; baseline: LoadResult[] } = { ours: [], baseline: [] }
-    for (let round = 0; round < ROUNDS; round++) {
-      const order =
-        round % 2 === 0 ? (['ours', 'baseline'] as const) : (['baseline', 'ours'] as const)
-      for (const which of order)
-        runs[which].push(await load(which === 'ours' ? ours : baseline, body))
-    }
-    const best = (results: LoadResult[]) =>
-      results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
-    const hitOurs = best(runs.ours)
-    const hitBaseline = best(runs.baseline)
+    const cacheHit = await cacheHits(ours, baseline, body)
     // The baseline's background loop keeps polling the feed service; stop it before timing cold requests.
     await processes.pop()?.stop()
-
-    const { direct, cold } = await coldRequests(ours, feedUrl)
-    const stages = await coldStages(redisUrl, env.QUEUE_PREFIX)
-
+    const { cpus, loadavg } = await import('node:os')
     const results: AdapterResults = {
       when: new Date().toISOString(),
-      machine: {
-        cpus: (await import('node:os')).cpus().length,
-        load: (await import('node:os')).loadavg().map((value) => Number(value.toFixed(2))),
-      },
+      machine: { cpus: cpus().length, load: loadavg().map((value) => Number(value.toFixed(2))) },
       settings: {
         loadSeconds: LOAD_SECONDS,
         rounds: ROUNDS,
         connections: CONNECTIONS,
         coldRequests: COLD_REQUESTS,
       },
-      cacheHit: {
-        feedrunner: hitOurs,
-        baseline: hitBaseline,
-        throughputRatio: hitOurs.perSecond / hitBaseline.perSecond,
-        runs: {
-          feedrunner: runs.ours.map((run) => Math.round(run.perSecond)),
-          baseline: runs.baseline.map((run) => Math.round(run.perSecond)),
-        },
-      },
-      cold: {
-        directGet: { p50: percentile(direct, 50), p99: percentile(direct, 99) },
-        adapter: { p50: percentile(cold, 50), p99: percentile(cold, 99) },
-        overheadP50: percentile(cold, 50) - percentile(direct, 50),
-        overheadP99: percentile(cold, 99) - percentile(direct, 99),
-        medianStagesMs: stages,
-      },
+      cacheHit,
+      cold: await coldFigures(ours, feedUrl, env, redisUrl),
     }
     printAdapterReport(results, { CONNECTIONS, LOAD_SECONDS, ROUNDS, COLD_REQUESTS })
     writeFileSync(

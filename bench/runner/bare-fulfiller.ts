@@ -81,28 +81,29 @@ function cachedFeed(settings: Settings): (params: Record<string, unknown>) => Pr
   }
 }
 
-async function main(): Promise<void> {
-  // Every feedrunner process hashes with WebAssembly Keccak (src/cli/main.ts); so does the ceiling.
-  await useWasmKeccak()
-  const settings = parseSettings(process.env)
-  const rpcUrl = env('BARE_RPC_URL')
-  const operator = env('BARE_OPERATOR')
-  const chainId = Number(env('BARE_CHAIN_ID'))
-  const signer = createTxSigner(env('BARE_KEY'))
-  const feed = cachedFeed(settings)
+type Counts = { fulfilled: number; failed: number }
+
+/** The key's next nonce and the fee every fulfilment pays (three base fees and the tip). */
+async function startingPoint(rpcUrl: string, address: string) {
   const [nonceAnswer, blockAnswer] = await postJsonRpcBatch(rpcUrl, [
-    ['eth_getTransactionCount', [signer.address, 'pending']],
+    ['eth_getTransactionCount', [address, 'pending']],
     ['eth_getBlockByNumber', ['latest', false]],
   ])
   if (!nonceAnswer?.ok || !blockAnswer?.ok)
     throw new Error('the node did not give a nonce and fees')
-  let nonce = Number(nonceAnswer.result)
-  const maxFeePerGas =
-    BigInt((blockAnswer.result as { baseFeePerGas: string }).baseFeePerGas) * 3n + PRIORITY_FEE
-  const counts = { fulfilled: 0, failed: 0 }
-  const receipts = receiptWatcher(rpcUrl, signer.address, counts)
+  const baseFee = BigInt((blockAnswer.result as { baseFeePerGas: string }).baseFeePerGas)
+  return { nonce: Number(nonceAnswer.result), maxFeePerGas: baseFee * 3n + PRIORITY_FEE }
+}
 
-  // Signed, waiting for the batch in flight to be answered; sent in signing (nonce) order.
+/**
+ * The sending half: what is signed waits for the batch in flight to be answered, then goes as the
+ * next JSON-RPC batch, in signing (nonce) order; each sent transaction's receipt is watched.
+ */
+function batchSender(
+  rpcUrl: string,
+  receipts: ReturnType<typeof receiptWatcher>,
+  counts: Counts,
+): { signed: Signed[]; send(): Promise<void> } {
   const signed: Signed[] = []
   let sending = false
   const send = async (): Promise<void> => {
@@ -126,9 +127,24 @@ async function main(): Promise<void> {
       void send()
     }
   }
+  return { signed, send }
+}
 
-  const fulfil = async (log: RpcLog): Promise<void> => {
-    // The runner's own fast paths: the Operator's log layout read by slicing, flat ABI lists as words.
+/**
+ * The fulfilling half: an OracleRequest log read as the runner reads it (the Operator's layout, by
+ * slicing), its game fetched (cached), reduced, encoded as words and signed on the next nonce.
+ */
+function fulfiller(
+  settings: Settings,
+  start: { nonce: number; maxFeePerGas: bigint },
+  out: Signed[],
+): (log: RpcLog) => Promise<void> {
+  const operator = env('BARE_OPERATOR')
+  const chainId = Number(env('BARE_CHAIN_ID'))
+  const signer = createTxSigner(env('BARE_KEY'))
+  const feed = cachedFeed(settings)
+  let nonce = start.nonce
+  return async (log) => {
     const event = readCanonicalOracleRequest(log.data, log.topics)
     if (!event) throw new Error('an OracleRequest log not in the Operator layout')
     const params = paramsOf(event.data)
@@ -138,21 +154,31 @@ async function main(): Promise<void> {
       times: params.times,
       aliases: ENDPOINT.aliases,
     })
-    const data = fulfilmentCalldata(event, value)
     const txNonce = nonce++
     const tx = signer.sign({
       type: 2,
       chainId,
       nonce: txNonce,
       to: operator,
-      data,
+      data: fulfilmentCalldata(event, value),
       gasLimit: GAS_LIMIT,
-      maxFeePerGas,
+      maxFeePerGas: start.maxFeePerGas,
       maxPriorityFeePerGas: PRIORITY_FEE,
     })
-    signed.push({ raw: tx.raw, nonce: txNonce })
+    out.push({ raw: tx.raw, nonce: txNonce })
   }
+}
 
+async function main(): Promise<void> {
+  // Every feedrunner process hashes with WebAssembly Keccak (src/cli/main.ts); so does the ceiling.
+  await useWasmKeccak()
+  const settings = parseSettings(process.env)
+  const rpcUrl = env('BARE_RPC_URL')
+  const address = createTxSigner(env('BARE_KEY')).address
+  const counts: Counts = { fulfilled: 0, failed: 0 }
+  const receipts = receiptWatcher(rpcUrl, address, counts)
+  const sender = batchSender(rpcUrl, receipts, counts)
+  const fulfil = fulfiller(settings, await startingPoint(rpcUrl, address), sender.signed)
   // The logs of one tick are handled together: equal parameters share a fetch, signatures share a batch.
   let arrived: RpcLog[] = []
   const handleArrived = async (): Promise<void> => {
@@ -165,16 +191,16 @@ async function main(): Promise<void> {
         counts.failed++
         console.error(`request not fulfilled: ${String(result.reason)}`)
       }
-    void send()
+    void sender.send()
   }
-  await subscribe(env('BARE_WS_URL'), operator, env('BARE_EXTERNAL_JOB_ID'), {
+  await subscribe(env('BARE_WS_URL'), env('BARE_OPERATOR'), env('BARE_EXTERNAL_JOB_ID'), {
     log: (log) => {
       if (arrived.length === 0) setImmediate(() => void handleArrived())
       arrived.push(log)
     },
     head: () => receipts.onHead(),
   })
-  console.log(`bare fulfiller listening as ${signer.address}`)
+  console.log(`bare fulfiller listening as ${address}`)
   process.once('SIGTERM', () => {
     console.log(`bare fulfiller: ${counts.fulfilled} fulfilled, ${counts.failed} failed`)
     process.exit(0)

@@ -17,7 +17,11 @@
  * 5. the block-time chain (`phases/blocktime.ts`): anvil mining every BENCH_BLOCK_TIME seconds, the
  *    runner with its defaults behind a counting JSON-RPC proxy, once per transport (BENCH_BLOCKTIME_RPC):
  *    blocks from confirmation to fulfilment, and the RPC bill idle and per request.
- * BENCH_PHASES=burst runs 1-4 alone, BENCH_PHASES=blocktime 5 alone.
+ * 6. the push phases: webhook calls beside the same server's empty route (`phases/webhook.ts`), cron
+ *    jobs idle and ticking (`phases/cron.ts`), flux jobs one and many on a block-time chain
+ *    (`phases/flux.ts`).
+ * BENCH_PHASES=burst runs 1-4 alone, BENCH_PHASES=blocktime 5 alone, BENCH_PHASES=push 6 alone (or
+ * webhook, cron, flux, each alone).
  * and the peak RSS (VmHWM) of every process. Prints tables and issue 20's targets as ratios of this
  * run's figures (`report.ts`), and writes bench/results/runner-<timestamp>.json.
  *
@@ -37,6 +41,10 @@ import { runBare } from './phases/bare.ts'
 import { runBaseline } from './phases/baseline.ts'
 import { runBlockTimePhase, type BlockTimeResult } from './phases/blocktime.ts'
 import { printBlockTime } from './report-blocktime.ts'
+import { runCronPhase } from './phases/cron.ts'
+import { runFluxPhase } from './phases/flux.ts'
+import { runWebhookPhase } from './phases/webhook.ts'
+import { printPush, type PushRun } from './report-push.ts'
 import { pairOf, printPairs, printWarm, runPairs, runWarmPair } from './phases/pairs.ts'
 import { runRunnerPhase, type PhasePlan, type RunnerPhaseResult } from './phases/runner-phase.ts'
 import { finishPerfRecordings } from './perf-record.ts'
@@ -58,6 +66,9 @@ import {
   RUNNER_NODE_ARGS,
   RUN_BLOCK_TIME,
   RUN_BURSTS,
+  RUN_CRON,
+  RUN_FLUX,
+  RUN_WEBHOOK,
   RUNNER_RPC,
   WARMUP,
 } from './settings.ts'
@@ -97,7 +108,16 @@ async function runPhases(ctx: Context): Promise<Run> {
         `block time ${BLOCK_TIME} s, ${transport}: ${result.blockTime.fulfilled}/${result.blockTime.requests} fulfilled, ${round(result.blockTime.nextBlockShare * 100, 1)} % in the next block, idle ${result.rpc.idleCallsPerBlock} calls a block, ${result.rpc.callsPerRequest} a request beyond the shared per-block reads (${result.rpc.callsPerRequestBeyondIdle} beyond the idle rate)`,
       )
     }
-  return { ...bursts, blockTime }
+  return { ...bursts, blockTime, push: await runPushPhases(ctx) }
+}
+
+/** The push phases BENCH_PHASES names (all by default), each on a fresh chain with a runner of its own. */
+async function runPushPhases(ctx: Context): Promise<PushRun> {
+  const push: PushRun = {}
+  if (RUN_WEBHOOK) push.webhook = await runWebhookPhase(ctx)
+  if (RUN_CRON) push.cron = await runCronPhase(ctx)
+  if (RUN_FLUX) push.flux = await runFluxPhase(ctx)
+  return push
 }
 
 /**
@@ -113,11 +133,12 @@ async function runAgainstPhases(here: Context, there: Context): Promise<Run> {
     pairs: [],
     warm: undefined,
     blockTime: [],
+    push: {},
     against,
   }
 }
 
-async function runBursts(ctx: Context): Promise<Omit<Run, 'blockTime'>> {
+async function runBursts(ctx: Context): Promise<Omit<Run, 'blockTime' | 'push'>> {
   const baseline = await runBaseline(ctx)
   console.log(
     `baseline: ${N} pre-signed fulfilments in ${baseline.seconds} s = ${baseline.perSecond}/s (batches of ${baseline.window}, ${baseline.blocks} blocks)`,
@@ -205,6 +226,7 @@ async function main(): Promise<void> {
     if (run.against) printAgainst(run.against)
     if (run.baseline) printReport(run.baseline, run.bare, run.phases, memory)
     printBlockTime(run.blockTime)
+    printPush(run.push)
     if (!run.against) printTargets(allTargets(run))
     if (run.pairs.length > 0) printPairs(run.pairs)
     const oneKey = oneKeyBurst(run.phases)

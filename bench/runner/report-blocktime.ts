@@ -8,8 +8,8 @@ import { target, type Target } from './report.ts'
 import { table } from './table.ts'
 import type { BlockTimeResult } from './phases/blocktime.ts'
 
-export function printBlockTime(results: readonly BlockTimeResult[]): void {
-  if (results.length === 0) return
+/** Blocks from a request's confirmation to its fulfilment's block, by transport. */
+function printBlocksToFulfil(results: readonly BlockTimeResult[]): void {
   console.log(
     `\nblock-time chain (anvil --block-time ${results[0]?.blockTime.seconds}): blocks from a request's confirmation to its fulfilment's block`,
   )
@@ -27,6 +27,20 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
       ]),
     ]),
   )
+}
+
+/** A row of the RPC table: an idle figure and a per-request one for each transport. */
+function billRow(
+  results: readonly BlockTimeResult[],
+  name: string,
+  idle: (result: BlockTimeResult) => string,
+  perRequest: (result: BlockTimeResult) => string,
+): string[] {
+  return [name, ...results.flatMap((result) => [idle(result), perRequest(result)])]
+}
+
+/** The runner's calls by method, idle per block and per request, then the bill's totals. */
+function printRpcBill(results: readonly BlockTimeResult[]): void {
   const methods = [
     ...new Set(
       results.flatMap(({ rpc }) => [
@@ -35,6 +49,7 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
       ]),
     ),
   ].sort()
+  const none = () => ''
   console.log(
     "\nthe runner's JSON-RPC calls on the block-time chain (a counting proxy in front of anvil): idle per block, and per request beyond the idle rate",
   )
@@ -47,50 +62,59 @@ export function printBlockTime(results: readonly BlockTimeResult[]): void {
           `${transport}: /request`,
         ]),
       ],
-      ...methods.map((method) => [
-        method,
-        ...results.flatMap(({ rpc }) => [
-          String(rpc.byMethod.idlePerBlock[method] ?? '-'),
-          String(rpc.byMethod.perRequest[method] ?? '-'),
-        ]),
-      ]),
-      [
+      ...methods.map((method) =>
+        billRow(
+          results,
+          method,
+          ({ rpc }) => String(rpc.byMethod.idlePerBlock[method] ?? '-'),
+          ({ rpc }) => String(rpc.byMethod.perRequest[method] ?? '-'),
+        ),
+      ),
+      billRow(
+        results,
         'all',
-        ...results.flatMap(({ rpc }) => [
-          String(rpc.idleCallsPerBlock),
-          String(rpc.callsPerRequestBeyondIdle),
-        ]),
-      ],
-      [
-        'a request, beyond the shared reads of its block',
-        ...results.flatMap(({ rpc }) => ['', String(rpc.callsPerRequest)]),
-      ],
-      [
-        'shared reads (head, logs) / block, requests coming',
-        ...results.flatMap(({ rpc }) => ['', String(rpc.sharedReadsPerBlock)]),
-      ],
-      ['idle calls an hour', ...results.flatMap(({ rpc }) => [String(rpc.idleCallsPerHour), ''])],
-      [
+        ({ rpc }) => String(rpc.idleCallsPerBlock),
+        ({ rpc }) => String(rpc.callsPerRequestBeyondIdle),
+      ),
+      billRow(results, 'a request, beyond the shared reads of its block', none, ({ rpc }) =>
+        String(rpc.callsPerRequest),
+      ),
+      billRow(results, 'shared reads (head, logs) / block, requests coming', none, ({ rpc }) =>
+        String(rpc.sharedReadsPerBlock),
+      ),
+      billRow(results, 'idle calls an hour', ({ rpc }) => String(rpc.idleCallsPerHour), none),
+      billRow(
+        results,
         'notifications / block',
-        ...results.flatMap(({ rpc }) => [String(rpc.idleNotificationsPerBlock), '']),
-      ],
-      [
+        ({ rpc }) => String(rpc.idleNotificationsPerBlock),
+        none,
+      ),
+      billRow(
+        results,
         "others' transactions (BENCH_BLOCKTIME_TRAFFIC a block)",
-        ...results.flatMap(({ rpc }) => [String(rpc.trafficTransactions), '']),
-      ],
-      [
+        ({ rpc }) => String(rpc.trafficTransactions),
+        none,
+      ),
+      billRow(
+        results,
         'Redis commands (every process of the installation)',
-        ...results.flatMap(({ redis }) => [
-          String(redis.idleCommandsPerBlock),
-          String(redis.commandsPerRequest),
-        ]),
-      ],
-      [
+        ({ redis }) => String(redis.idleCommandsPerBlock),
+        ({ redis }) => String(redis.commandsPerRequest),
+      ),
+      billRow(
+        results,
         'bloom bits set, idle blocks',
-        ...results.flatMap(({ rpc }) => [`${round(rpc.idleBloomFill * 100, 1)} %`, '']),
-      ],
+        ({ rpc }) => `${round(rpc.idleBloomFill * 100, 1)} %`,
+        none,
+      ),
     ]),
   )
+}
+
+export function printBlockTime(results: readonly BlockTimeResult[]): void {
+  if (results.length === 0) return
+  printBlocksToFulfil(results)
+  printRpcBill(results)
   printRedisSources(results)
 }
 

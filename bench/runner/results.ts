@@ -16,6 +16,7 @@ import type { AgainstRun } from './phases/against.ts'
 import type { RunnerPhaseResult } from './phases/runner-phase.ts'
 import { againstResults } from './report-against.ts'
 import { blockTimeTargets } from './report-blocktime.ts'
+import { pushTargets, type PushRun } from './report-push.ts'
 import { targetsOf } from './report.ts'
 import {
   ANVIL_ARGS,
@@ -40,6 +41,8 @@ export interface Run {
   /** With BENCH_WARMUP: the bare fulfiller and the one-key burst, each process warmed first. */
   warm: WarmPair | undefined
   blockTime: BlockTimeResult[]
+  /** The push phases run (BENCH_PHASES: webhook, cron, flux). */
+  push: PushRun
   /** With `--against <git-ref>`: the runner phases of both checkouts, in alternating pairs. */
   against?: AgainstRun
 }
@@ -112,6 +115,7 @@ export function writeResults(
         }
       : {}),
     ...blockTimeResults(run.blockTime),
+    ...(Object.keys(run.push).length > 0 ? { push: run.push } : {}),
     ...(run.against ? { against: againstResults(run.against) } : {}),
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
@@ -132,5 +136,6 @@ export function allTargets(run: Run) {
   return [
     ...(run.baseline ? targetsOf(run.bare, run.phases) : []),
     ...blockTimeTargets(run.blockTime),
+    ...pushTargets(run.push),
   ]
 }

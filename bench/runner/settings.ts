@@ -97,16 +97,44 @@ export const PERF = (process.env.BENCH_PERF ?? '')
   .map((part) => part.trim())
   .filter(Boolean)
 const PERF_PARTS = ['runner', 'adapter', 'worker', 'bare', 'feed']
+const KNOWN_PHASES = ['all', 'burst', 'blocktime', 'push', 'webhook', 'cron', 'flux']
 /**
- * BENCH_PHASES: which phases run, `all` (default) or a list of `burst` (baseline, bare fulfiller,
- * runner bursts, paced, pairs) and `blocktime` (the block-time chain and its RPC bill).
+ * BENCH_PHASES: which phases run, a list of `burst` (baseline, bare fulfiller, runner bursts, paced,
+ * pairs), `blocktime` (the block-time chain and its RPC bill), and the push phases `webhook`, `cron`
+ * and `flux` (`push`: the three). By default all but flux, whose hundred aggregators take a minute or
+ * two to deploy; `all` runs every phase.
  */
-export const PHASES = (process.env.BENCH_PHASES ?? 'all')
+export const PHASES = (process.env.BENCH_PHASES ?? 'burst,blocktime,webhook,cron')
   .split(',')
   .map((phase) => phase.trim())
   .filter(Boolean)
 export const RUN_BURSTS = PHASES.includes('all') || PHASES.includes('burst')
 export const RUN_BLOCK_TIME = PHASES.includes('all') || PHASES.includes('blocktime')
+const runsPush = (phase: string) =>
+  PHASES.includes('all') || PHASES.includes('push') || PHASES.includes(phase)
+export const RUN_WEBHOOK = runsPush('webhook')
+export const RUN_CRON = runsPush('cron')
+export const RUN_FLUX = runsPush('flux')
+/** BENCH_PUSH_SECONDS: each measured stretch of the push phases (default 10). */
+export const PUSH_SECONDS = Number(process.env.BENCH_PUSH_SECONDS ?? 10)
+/** BENCH_WEBHOOK_RATE: webhook calls a second, and empty-route calls before them (default 200). */
+export const WEBHOOK_RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200)
+/** BENCH_CRON_JOBS: the cron jobs loaded (default 100), ticking every BENCH_CRON_EVERY_SECONDS (5). */
+export const CRON_JOBS = Number(process.env.BENCH_CRON_JOBS ?? 100)
+export const CRON_EVERY_SECONDS = Number(process.env.BENCH_CRON_EVERY_SECONDS ?? 5)
+/**
+ * BENCH_FLUX_JOBS: the flux jobs of the second stretch (default 100; the first has one), each on an
+ * aggregator of its own, polled every BENCH_FLUX_POLL_SECONDS (10), on a chain mining a block every
+ * BENCH_BLOCK_TIME seconds; each stretch BENCH_FLUX_SECONDS long (default 2 polls).
+ */
+export const FLUX_JOBS = Number(process.env.BENCH_FLUX_JOBS ?? 100)
+export const FLUX_POLL_SECONDS = Number(process.env.BENCH_FLUX_POLL_SECONDS ?? 10)
+export const FLUX_SECONDS = Number(process.env.BENCH_FLUX_SECONDS ?? 2 * FLUX_POLL_SECONDS)
+/** How long the push phases may take together, start to end. */
+const PUSH_PHASES_MS =
+  (RUN_WEBHOOK ? 3 * PUSH_SECONDS + 240 : 0) * 1000 +
+  (RUN_CRON ? 3 * PUSH_SECONDS + 240 : 0) * 1000 +
+  (RUN_FLUX ? 2 * FLUX_SECONDS + 600 : 0) * 1000
 /** BENCH_BLOCK_TIME: seconds between the block-time chain's blocks (default 2). */
 export const BLOCK_TIME = Number(process.env.BENCH_BLOCK_TIME ?? 2)
 /** BENCH_BLOCKTIME_REQUESTS requests, spread evenly over BENCH_BLOCKTIME_SPREAD_SECONDS. */
@@ -149,6 +177,7 @@ export const BENCH_TIMEOUT_MS =
   // Building the reference: its install or link, tsc and its contracts.
   (AGAINST === undefined ? 0 : 600_000) +
   (RUN_BLOCK_TIME ? BLOCK_TIME_TRANSPORTS.length * BLOCK_TIME_PHASE_MS : 0) +
+  (AGAINST === undefined ? PUSH_PHASES_MS : 0) +
   120_000
 export const JOB_NAME = 'datafeed game-odds (uint256)'
 /** Equal parameters: after the first fetch the adapter answers from its cache, so the runner is measured. */
@@ -211,8 +240,15 @@ export function checkSettings(): void {
     throw new Error(
       `BENCH_PERF lists parts to record, from ${PERF_PARTS.join(', ')} (got ${process.env.BENCH_PERF})`,
     )
-  if (!PHASES.every((phase) => ['all', 'burst', 'blocktime'].includes(phase)))
-    throw new Error(`BENCH_PHASES lists all, burst or blocktime (got ${process.env.BENCH_PHASES})`)
+  if (!PHASES.every((phase) => KNOWN_PHASES.includes(phase)))
+    throw new Error(
+      `BENCH_PHASES lists ${KNOWN_PHASES.join(', ')} (got ${process.env.BENCH_PHASES})`,
+    )
+  const counts = [PUSH_SECONDS, WEBHOOK_RATE, CRON_JOBS, CRON_EVERY_SECONDS, FLUX_JOBS]
+  if (![...counts, FLUX_POLL_SECONDS, FLUX_SECONDS].every((v) => Number.isInteger(v) && v >= 1))
+    throw new Error(
+      'BENCH_PUSH_SECONDS, BENCH_WEBHOOK_RATE, BENCH_CRON_JOBS, BENCH_CRON_EVERY_SECONDS, BENCH_FLUX_JOBS, BENCH_FLUX_POLL_SECONDS and BENCH_FLUX_SECONDS must be whole numbers, 1 or more',
+    )
   if (!(BLOCK_TIME >= 1) || !Number.isInteger(BLOCK_TIME))
     throw new Error(`BENCH_BLOCK_TIME must be whole seconds, 1 or more (got ${BLOCK_TIME})`)
   if (

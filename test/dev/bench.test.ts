@@ -12,7 +12,10 @@ import { describe, expect, it } from 'vitest'
 // calls anvil served (each request and each fulfilment is an eth_sendRawTransaction), that anvil's
 // CPU is shown by the blocks it mined, and that the block-time phase (short here: 4 requests over 4 s
 // on 2 s blocks, with another key's transaction in each block) fulfils its requests and writes its
-// blockTime, rpc and redis keys for both transports.
+// blockTime, rpc and redis keys for both transports. With BENCH_PHASES=all the push phases run too,
+// small: every webhook call answered with a run's id and every run fulfilled (the empty route's
+// calls all 404), cron ticks counted with their Redis bill, and the flux phase's one job and three,
+// each aggregator's first round submitted (its gas read from the receipts).
 
 const projectRoot = join(import.meta.dirname, '../..')
 const REQUESTS = 20
@@ -53,9 +56,56 @@ interface BenchResults {
     }
   >
   redis: Record<string, { idleCommandsPerBlock: number; commandsPerRequest: number }>
+  push: {
+    webhook: {
+      emptyRoute: { calls: number; statuses: Record<string, number> }
+      webhook: {
+        calls: number
+        statuses: Record<string, number>
+        runs: number
+        runsFulfilled: number
+      }
+      p99Ratio: number
+    }
+    cron: { ticks: number; perTick: { redisCommands: number } }
+    flux: {
+      one: FluxStretch
+      all: FluxStretch
+      gasPerSubmission: { p50: number; submissions: number }
+    }
+  }
+}
+
+interface FluxStretch {
+  jobs: number
+  blocks: number
+  pollsPerJob: number
+  rpc: { blockReadsPerBlock: number }
 }
 
 const BLOCK_TIME_REQUESTS = 4
+const FLUX_JOBS = 3
+
+/** The push phases' figures are counts the runner's behaviour makes, not speeds. */
+function expectPushPhases(push: BenchResults['push']): void {
+  const { webhook, cron, flux } = push
+  const calls = 20 * 2
+  expect(webhook.emptyRoute.statuses).toEqual({ '404': calls })
+  expect(webhook.webhook.statuses).toEqual({ '200': calls })
+  expect(webhook.webhook.runs).toBe(calls)
+  expect(webhook.webhook.runsFulfilled).toBe(calls)
+  expect(webhook.p99Ratio).toBeGreaterThan(0)
+  expect(cron.ticks).toBeGreaterThan(0)
+  expect(cron.perTick.redisCommands).toBeGreaterThan(0)
+  expect([flux.one.jobs, flux.all.jobs]).toEqual([1, FLUX_JOBS])
+  for (const stretch of [flux.one, flux.all]) {
+    expect(stretch.blocks).toBeGreaterThan(0)
+    expect(stretch.pollsPerJob).toBeGreaterThan(0)
+  }
+  // Each aggregator's first round, submitted by the runner's key.
+  expect(flux.gasPerSubmission.submissions).toBeGreaterThanOrEqual(FLUX_JOBS)
+  expect(flux.gasPerSubmission.p50).toBeGreaterThan(21_000)
+}
 
 describe('npm run bench', () => {
   it('fulfils every request exactly once in every phase, and writes the results JSON', async () => {
@@ -71,6 +121,14 @@ describe('npm run bench', () => {
         BENCH_BLOCKTIME_SPREAD_SECONDS: '4',
         BENCH_IDLE_SECONDS: '4',
         BENCH_BLOCKTIME_TAIL_BLOCKS: '2',
+        BENCH_PHASES: 'all',
+        BENCH_PUSH_SECONDS: '2',
+        BENCH_WEBHOOK_RATE: '20',
+        BENCH_CRON_JOBS: '5',
+        BENCH_CRON_EVERY_SECONDS: '1',
+        BENCH_FLUX_JOBS: String(FLUX_JOBS),
+        BENCH_FLUX_POLL_SECONDS: '2',
+        BENCH_FLUX_SECONDS: '4',
       },
       // A hang bound only: the run takes seconds; the bench's own watchdog stops what it started.
       timeout: 600_000,
@@ -126,5 +184,6 @@ describe('npm run bench', () => {
       expect(results.redis[transport]?.idleCommandsPerBlock).toBeGreaterThanOrEqual(0)
     }
     expect(stdout).toContain('block-time chain (anvil --block-time 2)')
-  }, 660_000)
+    expectPushPhases(results.push)
+  }, 900_000)
 })

@@ -47,7 +47,7 @@ import {
   RUNNER_KEYS,
   step,
 } from '../settings.ts'
-import { redisBill, redisCounts, type BlockTimeRedis } from './blocktime-redis.ts'
+import { redisBill, redisCounts, type BlockTimeRedis, type RedisCounts } from './blocktime-redis.ts'
 import { meanBloomFill, startChainTraffic, type ChainTraffic } from './chain-traffic.ts'
 import { signRequests } from './outcome.ts'
 
@@ -138,6 +138,109 @@ async function startRunner(
   )
 }
 
+/** An idle stretch's bounds and counts: blocks, the proxy's calls, Redis's commands. */
+interface IdleStretch {
+  from: number
+  to: number
+  before: RpcCounts
+  after: RpcCounts
+  redisBefore: RedisCounts
+  redisAfter: RedisCounts
+}
+
+/**
+ * IDLE_SECONDS with no request, from a block to a block, once the runner's start-up reads are behind
+ * it and it learned the chain's block time (it reads the head every poll interval until then;
+ * block-interval.ts).
+ */
+async function idleStretch(
+  ctx: Context,
+  chain: Chain,
+  proxy: RpcProxy,
+  label: string,
+): Promise<IdleStretch> {
+  await untilBlock(chain, (await blockNumber(chain)) + STEPS_NEEDED + 2)
+  const from = await nextBlock(chain)
+  const before = proxy.snapshot()
+  const redisBefore = await redisCounts(ctx)
+  step(`${label}: idle for ${IDLE_SECONDS} s`)
+  await new Promise((resolveLater) => setTimeout(resolveLater, IDLE_SECONDS * 1000))
+  const to = await nextBlock(chain)
+  const after = proxy.snapshot()
+  const redisAfter = await redisCounts(ctx)
+  const overWs = callsBetween(
+    { ...before, calls: before.wsCalls },
+    { ...after, calls: after.wsCalls },
+  )
+  step(`${label}: idle, over WebSocket: ${JSON.stringify(overWs)} in ${to - from} blocks`)
+  return { from, to, before, after, redisBefore, redisAfter }
+}
+
+/**
+ * The requests, spread over BLOCK_TIME_SPREAD_SECONDS and sent straight to anvil, then
+ * BLOCK_TIME_TAIL_BLOCKS blocks after the last fulfilment: the requests, their fulfilments, and the
+ * stretch's last block and counts.
+ */
+async function spreadStretch(
+  ctx: Context,
+  chain: Chain,
+  proxy: RpcProxy,
+  signed: Awaited<ReturnType<typeof signRequests>>,
+  since: { head: number; idleTo: number },
+) {
+  const sentAt = await sendRawInNonceOrder(chain.anvil.rpcUrl, signed.raws, {
+    perSecond: BLOCK_TIME_REQUESTS / BLOCK_TIME_SPREAD_SECONDS,
+  })
+  // A block-time chain leaves a sender's nonce still for a block: no resend before a few blocks.
+  await waitForSigned(minedSender(chain.anvil.rpcUrl), signed, {
+    timeoutMs: BLOCK_TIME_PHASE_MS,
+    stallMs: BLOCK_TIME * 5_000,
+  })
+  const fromBlock = since.head + 1
+  const sent = await requestsOfTransactions(
+    chain.dev.provider,
+    chain.dev.addresses.operator,
+    signed.hashes,
+    sentAt,
+    { fromBlock, timeoutMs: BLOCK_TIME_PHASE_MS },
+  )
+  const fulfilled = await waitForFulfilments(
+    chain.dev.consumer,
+    chain.dev.provider,
+    sent.map((item) => item.requestId),
+    { fromBlock, timeoutMs: BLOCK_TIME_PHASE_MS, pollIntervalMs: 500 },
+  )
+  const lastFulfilment = Math.max(
+    since.idleTo,
+    ...[...fulfilled.values()].map((item) => item.blockNumber),
+  )
+  await untilBlock(chain, lastFulfilment + BLOCK_TIME_TAIL_BLOCKS)
+  const to = await nextBlock(chain)
+  return { sent, fulfilled, to, after: proxy.snapshot(), redisAfter: await redisCounts(ctx) }
+}
+
+type Spread = Awaited<ReturnType<typeof spreadStretch>>
+
+/** Blocks from a request's confirmation to its fulfilment, and the share fulfilled in the next block. */
+function blockTimeOf(ctx: Context, { sent, fulfilled }: Spread): BlockTimeResult['blockTime'] {
+  const blocksToFulfil = sent.flatMap((item) => {
+    const fulfilment = fulfilled.get(item.requestId)
+    return fulfilment ? [fulfilment.blockNumber - (item.blockNumber + ctx.confirmations - 1)] : []
+  })
+  const { p50, p99, max } = summary(blocksToFulfil)
+  return {
+    seconds: BLOCK_TIME,
+    requests: sent.length,
+    fulfilled: fulfilled.size,
+    confirmations: ctx.confirmations,
+    nextBlockShare: round(
+      blocksToFulfil.filter((blocks) => blocks === 1).length / Math.max(1, sent.length),
+      3,
+    ),
+    blocksToFulfil: { p50, p99, max },
+  }
+}
+
 export async function runBlockTimePhase(
   ctx: Context,
   transport: 'ws' | 'http',
@@ -152,95 +255,35 @@ export async function runBlockTimePhase(
     const head = await blockNumber(chain)
     if (BLOCK_TIME_TRAFFIC > 0) traffic = await startChainTraffic(chain, BLOCK_TIME_TRAFFIC)
     runner = await startRunner(ctx, proxy, transport, head + 1)
-    // Idle: from a block to a block, once the runner's start-up reads are behind it and it learned
-    // the chain's block time (it reads the head every poll interval until then; block-interval.ts).
-    await untilBlock(chain, (await blockNumber(chain)) + STEPS_NEEDED + 2)
-    const idleFrom = await nextBlock(chain)
-    const idleBefore = proxy.snapshot()
-    const redisIdleBefore = await redisCounts(ctx)
-    step(`${label}: idle for ${IDLE_SECONDS} s`)
-    await new Promise((resolveLater) => setTimeout(resolveLater, IDLE_SECONDS * 1000))
-    const idleTo = await nextBlock(chain)
-    const idleAfter = proxy.snapshot()
-    const redisIdleAfter = await redisCounts(ctx)
-    const idleBlocks = idleTo - idleFrom
-    const idleWs = callsBetween(
-      { ...idleBefore, calls: idleBefore.wsCalls },
-      { ...idleAfter, calls: idleAfter.wsCalls },
-    )
-    step(`${label}: idle, over WebSocket: ${JSON.stringify(idleWs)} in ${idleBlocks} blocks`)
-    const idleSeconds = idleBlocks * BLOCK_TIME
-
+    const idle = await idleStretch(ctx, chain, proxy, label)
+    const idleBlocks = idle.to - idle.from
     const spreadBefore = proxy.snapshot()
-    const spreadFrom = idleTo
     step(
       `${label}: ${BLOCK_TIME_REQUESTS} requests over ${BLOCK_TIME_SPREAD_SECONDS} s, then ${BLOCK_TIME_TAIL_BLOCKS} blocks`,
     )
-    const sentAt = await sendRawInNonceOrder(chain.anvil.rpcUrl, signed.raws, {
-      perSecond: BLOCK_TIME_REQUESTS / BLOCK_TIME_SPREAD_SECONDS,
-    })
-    // A block-time chain leaves a sender's nonce still for a block: no resend before a few blocks.
-    await waitForSigned(minedSender(chain.anvil.rpcUrl), signed, {
-      timeoutMs: BLOCK_TIME_PHASE_MS,
-      stallMs: BLOCK_TIME * 5_000,
-    })
-    const sent = await requestsOfTransactions(
-      chain.dev.provider,
-      chain.dev.addresses.operator,
-      signed.hashes,
-      sentAt,
-      { fromBlock: head + 1, timeoutMs: BLOCK_TIME_PHASE_MS },
-    )
-    const fulfilled = await waitForFulfilments(
-      chain.dev.consumer,
-      chain.dev.provider,
-      sent.map((item) => item.requestId),
-      { fromBlock: head + 1, timeoutMs: BLOCK_TIME_PHASE_MS, pollIntervalMs: 500 },
-    )
-    const lastFulfilment = Math.max(
-      spreadFrom,
-      ...[...fulfilled.values()].map((item) => item.blockNumber),
-    )
-    await untilBlock(chain, lastFulfilment + BLOCK_TIME_TAIL_BLOCKS)
-    const spreadTo = await nextBlock(chain)
-    const spreadAfter = proxy.snapshot()
-    const redisSpreadAfter = await redisCounts(ctx)
-
-    const blocksToFulfil = sent.flatMap((item) => {
-      const fulfilment = fulfilled.get(item.requestId)
-      return fulfilment ? [fulfilment.blockNumber - (item.blockNumber + ctx.confirmations - 1)] : []
-    })
-    const { p50, p99, max } = summary(blocksToFulfil)
-    if (fulfilled.size < sent.length)
+    const spread = await spreadStretch(ctx, chain, proxy, signed, { head, idleTo: idle.to })
+    const spreadBlocks = spread.to - idle.to
+    if (spread.fulfilled.size < spread.sent.length)
       console.error(
-        `${label}: only ${fulfilled.size} of ${sent.length} fulfilled\n${runner.output().slice(-3_000)}`,
+        `${label}: only ${spread.fulfilled.size} of ${spread.sent.length} fulfilled\n${runner.output().slice(-3_000)}`,
       )
+    const idleCounts = { before: idle.before, after: idle.after, blocks: idleBlocks }
     return {
       transport,
-      blockTime: {
-        seconds: BLOCK_TIME,
-        requests: sent.length,
-        fulfilled: fulfilled.size,
-        confirmations: ctx.confirmations,
-        nextBlockShare: round(
-          blocksToFulfil.filter((blocks) => blocks === 1).length / Math.max(1, sent.length),
-          3,
-        ),
-        blocksToFulfil: { p50, p99, max },
-      },
+      blockTime: blockTimeOf(ctx, spread),
       rpc: {
         ...rpcBill(
-          { before: idleBefore, after: idleAfter, blocks: idleBlocks, seconds: idleSeconds },
-          { before: spreadBefore, after: spreadAfter, blocks: spreadTo - spreadFrom },
-          sent.length,
+          { ...idleCounts, seconds: idleBlocks * BLOCK_TIME },
+          { before: spreadBefore, after: spread.after, blocks: spreadBlocks },
+          spread.sent.length,
         ),
         trafficTransactions: traffic?.sent ?? 0,
-        idleBloomFill: round(await meanBloomFill(chain, idleFrom + 1, idleTo), 3),
+        idleBloomFill: round(await meanBloomFill(chain, idle.from + 1, idle.to), 3),
       },
       redis: redisBill(
-        { before: redisIdleBefore, after: redisIdleAfter, blocks: idleBlocks },
-        { before: redisIdleAfter, after: redisSpreadAfter, blocks: spreadTo - spreadFrom },
-        sent.length,
+        { before: idle.redisBefore, after: idle.redisAfter, blocks: idleBlocks },
+        { before: idle.redisAfter, after: spread.redisAfter, blocks: spreadBlocks },
+        spread.sent.length,
       ),
     }
   } finally {

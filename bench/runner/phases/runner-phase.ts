@@ -112,80 +112,118 @@ async function startRunner(
   return { runner, operationsPort, stopping: () => (stopping = true) }
 }
 
+/** What the meters of a phase read: every figure counted per request from their start. */
+type MeterReadings = Pick<
+  RunnerPhaseResult,
+  | 'cpuMsPerRequest'
+  | 'syscallsPerRequest'
+  | 'redisCommandsPerRequest'
+  | 'redisCommands'
+  | 'rpcCallsPerRequest'
+  | 'anvilFlushes'
+  | 'runnerPeakHeap'
+>
+
+/**
+ * The phase's meters, started just before its measured requests: each process's CPU time and system
+ * calls, Redis's commands (by command, and by source with BENCH_REDIS_SOURCES=1), anvil's calls
+ * (BENCH_RPC_CALLS=1) and flushes, the runner's heap. `read` gives each one's increase per request.
+ */
+async function startMeters(
+  ctx: Context,
+  chain: Chain,
+  runnerPid: number,
+  metricsUrl: string,
+): Promise<{ read(count: number): Promise<MeterReadings> }> {
+  const { anvil, backstop } = chain
+  const pids: Record<string, number> = { runner: runnerPid, ...ctx.pids, anvil: anvil.process.pid }
+  const heapSampler = sampleHeapPeak(metricsUrl)
+  const commandsBefore = await redisCommandStats(ctx.redis)
+  const sourcesBefore = ctx.redisSources?.snapshot()
+  const bytesBefore = ctx.redisSources?.bytesSnapshot()
+  const flushesBefore = backstop.flushes
+  const rpcCallsBefore = anvil.calls()
+  const cpuMs = countPerProcess(pids, cpuMsOf)
+  const syscalls = countPerProcess(pids, syscallsOf)
+  return {
+    async read(count) {
+      const rpcCallsAfter = anvil.calls()
+      const commandsAfter = await redisCommandStats(ctx.redis)
+      const sourcesAfter = ctx.redisSources?.snapshot()
+      const bytesAfter = ctx.redisSources?.bytesSnapshot()
+      return {
+        cpuMsPerRequest: cpuMs.perRequest(count, 2),
+        syscallsPerRequest: syscalls.perRequest(count, 1),
+        redisCommandsPerRequest: round(
+          (totalCalls(commandsAfter) - totalCalls(commandsBefore)) / count,
+          1,
+        ),
+        redisCommands: {
+          byCommand: perRequest(commandsBefore, commandsAfter, count),
+          ...(sourcesBefore && sourcesAfter
+            ? { bySource: perRequest(sourcesBefore, sourcesAfter, count) }
+            : {}),
+          ...(bytesBefore && bytesAfter
+            ? { bytesBySource: perRequest(bytesBefore, bytesAfter, count, 0) }
+            : {}),
+        },
+        ...(rpcCallsBefore && rpcCallsAfter
+          ? { rpcCallsPerRequest: perRequest(rpcCallsBefore, rpcCallsAfter, count) }
+          : {}),
+        anvilFlushes: backstop.flushes - flushesBefore,
+        runnerPeakHeap: await heapSampler.stop(),
+      }
+    },
+  }
+}
+
+/** What went wrong in a phase, on stderr: blocks stamped late, requests left unfulfilled. */
+function reportShortfalls(
+  plan: PhasePlan,
+  chain: Chain,
+  runner: FeedrunnerProcess,
+  fulfilled: number,
+): void {
+  if (chain.watcher.gapFilled > 0)
+    console.error(
+      `${plan.label}: ${chain.watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`,
+    )
+  if (fulfilled < plan.requests)
+    console.error(
+      `${plan.label}: only ${fulfilled} of ${plan.requests} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`,
+    )
+}
+
 export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
   const chain = await openChain(ctx.anvilPort, ctx.artifacts, { deploy: ctx.side.deploy })
-  const { anvil, backstop } = chain
+  const { anvil } = chain
   let started: Awaited<ReturnType<typeof startRunner>> | undefined
   try {
     const phase = await signPhaseRequests(ctx, chain, plan.requests, plan.warmUp)
-    const signed = phase.measured
-    started = await startRunner(
-      ctx,
-      chain,
-      plan,
-      Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber')) + 1,
-    )
+    const blockNumber = async () => Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    started = await startRunner(ctx, chain, plan, (await blockNumber()) + 1)
     const { runner, operationsPort } = started
     const runnerPid = runner.child.pid!
     const runnerIdleRssMb = memoryOf(runnerPid)?.rssMb ?? Number.NaN
     await warmUpWith(chain, phase.warmUp, plan.label, runnerPid)
-    const head = Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber'))
+    const head = await blockNumber()
     const addresses = addressesOf(RUNNER_KEYS.slice(0, plan.keys))
     const noncesBefore = await minedNonces(chain, addresses)
-    const pids: Record<string, number> = {
-      runner: runnerPid,
-      ...ctx.pids,
-      anvil: anvil.process.pid,
-    }
     const metricsUrl = `http://127.0.0.1:${operationsPort}/metrics`
-    const heapSampler = sampleHeapPeak(metricsUrl)
-    const commandsBefore = await redisCommandStats(ctx.redis)
-    const sourcesBefore = ctx.redisSources?.snapshot()
-    const bytesBefore = ctx.redisSources?.bytesSnapshot()
-    const flushesBefore = backstop.flushes
-    const rpcCallsBefore = anvil.calls()
-    const cpuMs = countPerProcess(pids, cpuMsOf)
-    const syscalls = countPerProcess(pids, syscallsOf)
-    const delivered = await sendAndAwaitFulfilments(chain, signed, {
+    const meters = await startMeters(ctx, chain, runnerPid, metricsUrl)
+    const delivered = await sendAndAwaitFulfilments(chain, phase.measured, {
       label: plan.label,
       fromBlock: head + 1,
       perSecond: plan.perSecond,
     })
-    const count = plan.requests
-    await runsFinished(metricsUrl, count + (plan.warmUp ?? 0))
-    const rpcCallsAfter = anvil.calls()
-    const commandsAfter = await redisCommandStats(ctx.redis)
-    const redisCommandsPerRequest = round(
-      (totalCalls(commandsAfter) - totalCalls(commandsBefore)) / count,
-      1,
-    )
-    const sourcesAfter = ctx.redisSources?.snapshot()
-    const bytesAfter = ctx.redisSources?.bytesSnapshot()
-    const redisCommands = {
-      byCommand: perRequest(commandsBefore, commandsAfter, count),
-      ...(sourcesBefore && sourcesAfter
-        ? { bySource: perRequest(sourcesBefore, sourcesAfter, count) }
-        : {}),
-      ...(bytesBefore && bytesAfter
-        ? { bytesBySource: perRequest(bytesBefore, bytesAfter, count, 0) }
-        : {}),
-    }
-    const cpuMsPerRequest = cpuMs.perRequest(count, 2)
-    const syscallsPerRequest = syscalls.perRequest(count, 1)
+    await runsFinished(metricsUrl, plan.requests + (plan.warmUp ?? 0))
+    const readings = await meters.read(plan.requests)
     const runnerPeakRssMb = memoryOf(runnerPid)?.peakMb ?? Number.NaN
-    const runnerPeakHeap = await heapSampler.stop()
     const bumps = await counterSum(metricsUrl, 'feedrunner_tx_bumped_total')
     const outcome = await outcomeOf(chain, delivered, { head, addresses, noncesBefore })
     // Another commit's run records (`--against`) may not read as this checkout's: no stages then.
     const stagesMs = await stagesOf(ctx, chain, plan, delivered.sent).catch(() => ({}))
-    if (chain.watcher.gapFilled > 0)
-      console.error(
-        `${plan.label}: ${chain.watcher.gapFilled} blocks had no newHeads notification of their own (stamped with the next one's time)`,
-      )
-    if (outcome.fulfilled < count)
-      console.error(
-        `${plan.label}: only ${outcome.fulfilled} of ${count} fulfilled within ${PHASE_TIMEOUT_MS} ms\n${runner.output().slice(-3_000)}`,
-      )
+    reportShortfalls(plan, chain, runner, outcome.fulfilled)
     return {
       label: plan.label,
       keys: plan.keys,
@@ -194,15 +232,7 @@ export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<Run
       stagesMs,
       runnerPeakRssMb,
       runnerIdleRssMb,
-      runnerPeakHeap,
-      cpuMsPerRequest,
-      syscallsPerRequest,
-      redisCommandsPerRequest,
-      redisCommands,
-      ...(rpcCallsBefore && rpcCallsAfter
-        ? { rpcCallsPerRequest: perRequest(rpcCallsBefore, rpcCallsAfter, count) }
-        : {}),
-      anvilFlushes: backstop.flushes - flushesBefore,
+      ...readings,
       bumps,
     }
   } finally {

@@ -17,6 +17,7 @@ import {
   type FluxTrigger,
   type Skip,
 } from './decision.ts'
+import { latestHead } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
 import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
@@ -151,8 +152,7 @@ class ChainFluxMonitor {
       this.fromBlock = undefined
       return
     }
-    const latest = await provider.getBlock('latest')
-    if (!latest) throw new FeedrunnerError('the node has no latest block', { kind: 'unavailable' })
+    const latest = await latestHead(provider)
     const head = latest.number
     const chainNow = this.chainNow(latest)
     const from = this.fromBlock

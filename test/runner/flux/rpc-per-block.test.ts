@@ -1,0 +1,183 @@
+import { JsonRpcProvider, Wallet } from 'ethers'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
+import { EndpointPool } from '../../../src/chain/endpoints/pool.ts'
+import { PoolProvider } from '../../../src/chain/endpoints/pool-provider.ts'
+import { createTxSender, type TxSender } from '../../../src/chain/sender/index.ts'
+import { DependencyHealth } from '../../../src/config/dependency-health.ts'
+import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../../src/dev/anvil.ts'
+import { waitFor } from '../../../src/dev/process.ts'
+import { callsBetween, startRpcProxy, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
+import { loadJobSpec } from '../../../src/pipeline/job-spec/loader.ts'
+import { fluxJobOf, isFluxJob, type FluxJob } from '../../../src/runner/flux/flux-job.ts'
+import { startFluxMonitor } from '../../../src/runner/flux/monitor.ts'
+import { testRedisUrl, uniquePrefix } from '../../support/redis.ts'
+import { rpc } from '../../../chaos/rpc.ts'
+
+// What the flux monitor of one chain asks its RPC node per block while nothing is due: the head comes
+// from the chain's one shared read (the endpoint pool's, which the listener reads or, here, is
+// notified of over WebSocket), and the round logs of every aggregator come in one eth_getLogs a block.
+// Neither grows with the number of flux jobs. Counted by a JSON-RPC proxy in front of anvil mining a
+// block a second.
+
+const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
+const NODE = new Wallet(NODE_KEY).address
+const JOBS = 8
+const MEASURED_BLOCKS = 6
+
+describe('the flux monitor reads per block, whatever the number of flux jobs', () => {
+  let anvil: Anvil
+  let counter: RpcProxy
+  let direct: JsonRpcProvider
+  let sender: TxSender
+  const aggregators: string[] = []
+
+  beforeAll(async () => {
+    anvil = await startAnvil()
+    counter = await startRpcProxy(anvil)
+    direct = new JsonRpcProvider(anvil.rpcUrl, anvil.chainId, {
+      staticNetwork: true,
+      cacheTimeout: -1,
+    })
+    const owner = new Wallet(ANVIL_PRIVATE_KEYS[0], direct)
+    for (let made = 0; made < JOBS; made++) {
+      const { aggregator } = await deployAggregator(owner, {
+        paymentAmount: 10n ** 16n,
+        timeout: 600,
+        decimals: 0,
+        description: `feed ${made}`,
+        fund: 10n ** 19n,
+      })
+      await addOracles(owner, aggregator, [NODE], { minSubmissions: 1 })
+      aggregators.push(aggregator)
+    }
+    // Deployed on automine; from now on a block a second, as a chain keeps its pace.
+    await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [1])
+    sender = createTxSender({
+      rpcUrl: anvil.rpcUrl,
+      chainId: anvil.chainId,
+      keys: [NODE_KEY],
+      redisUrl: testRedisUrl(),
+      prefix: uniquePrefix('flux-rpc'),
+      pollIntervalMs: 200,
+    })
+    await sender.start()
+  }, 180_000)
+
+  afterAll(async () => {
+    await sender?.close()
+    direct?.destroy()
+    await counter?.stop()
+    await anvil?.stop()
+  })
+
+  function jobsOn(addresses: readonly string[]): FluxJob[] {
+    return addresses.map((aggregator, index) => {
+      const { job, problems } = loadJobSpec(
+        `type = "fluxmonitor"
+schemaVersion = 1
+name = "feed ${index}"
+contractAddress = "${aggregator}"
+threshold = 0.5
+idleTimerPeriod = "1h"
+pollTimerDisabled = true
+observationSource = """
+    answer [type="sum" values="[1000]"]
+"""
+`,
+        `feed-${index}.toml`,
+      )
+      expect(problems).toEqual([])
+      if (!job || !isFluxJob(job)) throw new Error('not a flux job')
+      return fluxJobOf(job)
+    })
+  }
+
+  /** The monitor's calls by method over MEASURED_BLOCKS blocks, once its jobs submitted their first round. */
+  async function callsPerBlock(addresses: readonly string[]) {
+    const pool = new EndpointPool({
+      chainId: anvil.chainId,
+      label: `chain ${anvil.chainId}`,
+      endpoints: [{ url: counter.httpUrl, sendOnly: false, setting: 'RPC_URL' }],
+      healthOf: (endpoint) =>
+        new DependencyHealth({
+          dependency: 'the RPC endpoint',
+          setting: endpoint.setting,
+          url: endpoint.url,
+          log: { warn: () => undefined, info: () => undefined },
+          reportEveryMs: 60_000,
+        }),
+      // The listener's heads are notified (WebSocket): the pool reads none of its own meanwhile.
+      pollIntervalMs: 60_000,
+      probeIntervalMs: 60_000,
+    })
+    await pool.start()
+    const heads = await notifyHeads(pool)
+    const provider = new PoolProvider(pool, 60_000)
+    const monitor = startFluxMonitor({
+      chainId: anvil.chainId,
+      provider,
+      sender,
+      jobs: jobsOn(addresses),
+      observe: async () => 1000n,
+      log: pino({ level: 'silent' }),
+    })
+    try {
+      // Every aggregator's first round (the heartbeat of one that never answered) is behind it, as
+      // the monitor saw it from the round logs.
+      await waitFor(
+        'every feed answered round 1',
+        async () =>
+          monitor.feeds().length === addresses.length &&
+          monitor.feeds().every((feed) => feed.roundId === '1'),
+        60_000,
+      )
+      const head = async () => Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber', []))
+      const start = (await head()) + 1
+      await waitFor('the next block', async () => (await head()) >= start, 10_000)
+      const before = counter.snapshot()
+      await waitFor(
+        'the measured blocks',
+        async () => (await head()) >= start + MEASURED_BLOCKS,
+        30_000,
+      )
+      const blocks = (await head()) - start
+      return { blocks, calls: callsBetween(before, counter.snapshot()) }
+    } finally {
+      await monitor.stop()
+      heads.close()
+      provider.destroy()
+      await pool.close()
+    }
+  }
+
+  /**
+   * A WebSocket listener's part: every new head anvil announces, told to the pool as the runner's
+   * listener tells it (straight from anvil, so the proxy counts the monitor's calls alone).
+   */
+  async function notifyHeads(pool: EndpointPool): Promise<WebSocket> {
+    const socket = new WebSocket(anvil.wsUrl)
+    await new Promise((opened) => socket.addEventListener('open', opened, { once: true }))
+    socket.addEventListener('message', (event) => {
+      const message = JSON.parse(String(event.data)) as { params?: { result?: unknown } }
+      if (message.params?.result) pool.noteLatestBlock(message.params.result)
+    })
+    socket.send(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
+    )
+    return socket
+  }
+
+  it('reads no head of its own and one log read a block, with one job as with eight', async () => {
+    const one = await callsPerBlock(aggregators.slice(0, 1))
+    const all = await callsPerBlock(aggregators)
+    for (const { blocks, calls } of [one, all]) {
+      const { eth_getLogs: logs = 0, ...others } = calls
+      // The head is the pool's, told by the listener: no eth_blockNumber, no eth_getBlockByNumber of
+      // the monitor's. A block's look may straddle the window's edges: a call of slack.
+      expect(others, `${blocks} blocks: ${JSON.stringify(calls)}`).toEqual({})
+      expect(logs, `${blocks} blocks: ${JSON.stringify(calls)}`).toBeLessThanOrEqual(blocks + 1)
+    }
+  }, 240_000)
+})
