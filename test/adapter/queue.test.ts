@@ -269,14 +269,16 @@ describe('fetch queues while Redis is away', () => {
         'nft',
         async () => ({ status: 200, result: 'success', data: { back: true } }),
         (text) => text,
-        { now: () => undefined },
+        // Stamped, so a finish whose event the client missed while it reconnected is still read.
+        { now: () => Date.now() },
       ),
     )
     try {
-      const deadline = Date.now() + 10_000
+      const deadline = Date.now() + 30_000
       while (!client.connected && Date.now() < deadline)
         await new Promise((resolve) => setTimeout(resolve, 50))
-      const outcome = await client.fetch('nft', { endpoint: 'x', params: {} }, 5_000)
+      // A bound that only catches a hang: a loaded machine may take seconds to reconnect.
+      const outcome = await client.fetch('nft', { endpoint: 'x', params: {} }, 30_000)
       expect(outcome.ok && outcome.envelope.data).toEqual({ back: true })
     } finally {
       await worker.close()

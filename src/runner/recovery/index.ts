@@ -118,20 +118,14 @@ export function createRecovery(parts: RecoveryParts): Recovery {
     )
   }
 
-  /** A loss seen: warn when Redis surely lost its state, info when another server merely answers. */
+  /** The level of the loss being rebuilt from (announceLoss). */
   let lossLevel: 'warn' | 'info' = 'warn'
 
   async function check(): Promise<boolean> {
     if (!rebuilding) {
       const loss = await generation.loss()
       if (!loss) return false
-      lossLevel = loss === 'gone' ? 'warn' : 'info'
-      parts.log[lossLevel](
-        { key: generationKey, loss },
-        loss === 'gone'
-          ? 'Redis lost its state (the generation key is gone): rebuilding from the chain'
-          : 'another Redis server answers since the connection came back (a restart or a failover): what it was told last may be missing, so the open requests are read from the chain again',
-      )
+      lossLevel = announceLoss(parts.log, generationKey, loss)
       rebuilding = new FailedRebuilds(parts.log)
     }
     try {
@@ -177,6 +171,21 @@ export function createRecovery(parts: RecoveryParts): Recovery {
       await checking
     },
   }
+}
+
+/**
+ * Says what was lost: at warn when Redis surely lost its state, at info when another server merely
+ * answers (after a harmless restart the rebuild only reads). The rebuild's line follows at that level.
+ */
+function announceLoss(log: Logger, key: string, loss: 'gone' | 'other-server'): 'warn' | 'info' {
+  const level = loss === 'gone' ? 'warn' : 'info'
+  log[level](
+    { key, loss },
+    loss === 'gone'
+      ? 'Redis lost its state (the generation key is gone): rebuilding from the chain'
+      : 'another Redis server answers since the connection came back (a restart or a failover): what it was told last may be missing, so the open requests are read from the chain again',
+  )
+  return level
 }
 
 /** A rebuild's failed tries, told once a minute while they last, and once when one succeeds. */
