@@ -164,9 +164,10 @@ export async function syncCronSchedules(
     const parsed = parseSchedule(spec.schedule)
     if (!('schedule' in parsed)) continue
     const repeat = repeatOf(parsed.schedule)
-    // A scheduler already as wanted is left alone: upserting it again would move its next firing by
-    // this host's clock (a runner started with its clock ahead would hold the firings back).
-    if (sameRepeat(await queue.getJobScheduler(id), repeat)) continue
+    // A scheduler already as wanted, its next firing queued, is left alone: upserting it again would
+    // move that firing by this host's clock (a runner with its clock ahead would hold it back).
+    const existing = await queue.getJobScheduler(id)
+    if (sameRepeat(existing, repeat) && (await firingQueued(queue, id, existing?.next))) continue
     const data: TickPayload = { kind: 'tick', chainId, externalJobId: loaded.externalJobId }
     // A tick's queue job is kept and retried as a request's: the requests queue's default job
     // options (the one retry policy, RUN_ATTEMPTS and RUN_BACKOFF_MS), which BullMQ applies to a
@@ -179,6 +180,16 @@ export async function syncCronSchedules(
     await queue.removeJobScheduler(id)
     log.info({ scheduler: id }, 'cron schedule removed: its job is gone')
   }
+}
+
+/**
+ * Whether a scheduler's next firing is in the queue. Each firing carries the scheduler on (BullMQ adds
+ * the next as it takes one): a failover to a replica that kept the scheduler but not that job leaves
+ * a scheduler that never fires again, which is written again here.
+ */
+async function firingQueued(queue: Queue, id: string, next: number | undefined): Promise<boolean> {
+  if (next === undefined) return false
+  return (await queue.getJob(`repeat:${id}:${next}`)) !== undefined
 }
 
 function sameRepeat(

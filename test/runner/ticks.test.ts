@@ -1,7 +1,18 @@
+import { Queue } from 'bullmq'
+import { pino } from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
-import { parseSchedule, type CronSchedule } from '../../src/pipeline/index.ts'
+import { tickWriterSpec } from '../../src/dev/pushed-value.ts'
+import { loadJobSpec, parseSchedule, type CronSchedule } from '../../src/pipeline/index.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
-import { claimTicks, nearestTick, ticksBetween, type TickPayload } from '../../src/runner/ticks.ts'
+import { JobRegistry, registerJob } from '../../src/runner/job-registry.ts'
+import {
+  claimTicks,
+  nearestTick,
+  schedulerIdOf,
+  syncCronSchedules,
+  ticksBetween,
+  type TickPayload,
+} from '../../src/runner/ticks.ts'
 import { testRedisUrl, uniquePrefix, untilReady } from '../support/redis.ts'
 
 function schedule(text: string): CronSchedule {
@@ -57,5 +68,46 @@ describe("a cron job's tick, named by Redis's clock", () => {
     const minutely = schedule('CRON_TZ=UTC 0 * * * * *')
     const noon = Date.UTC(2026, 0, 1, 12, 0)
     expect(ticksBetween(minutely, noon - 90_000, noon + 10_000)).toEqual([noon - 60_000, noon])
+  })
+})
+
+describe("a cron job's scheduler", () => {
+  const connection = createRedisConnection(testRedisUrl(), 'worker')
+  const queue = new Queue('requests-31337', { connection, prefix: uniquePrefix('ticks-sync') })
+  afterAll(async () => {
+    await queue.close()
+    connection.disconnect()
+  })
+
+  it('is written again when its next firing was lost (a failover), and left alone while it is queued', async () => {
+    const externalJobId = '0b6f3c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f'
+    const spec = tickWriterSpec({
+      name: 'sync',
+      externalJobId,
+      schedule: '@every 3600s',
+      pushed: `0x${'11'.repeat(20)}`,
+    })
+    const { job, problems } = loadJobSpec(spec, 'jobs/sync.toml')
+    expect(problems).toEqual([])
+    const registry = new JobRegistry([registerJob(job!)])
+    const sync = () => syncCronSchedules(queue, registry, 31337, pino({ level: 'silent' }))
+    const id = schedulerIdOf(externalJobId)
+    const firing = async () => {
+      const next = (await queue.getJobScheduler(id))?.next
+      return next === undefined ? undefined : queue.getJob(`repeat:${id}:${next}`)
+    }
+    await sync()
+    const queued = await firing()
+    expect(queued).toBeDefined()
+    await sync()
+    expect((await firing())?.id).toBe(queued!.id)
+    // What a failover to a replica that kept the scheduler but not its firing leaves.
+    // (BullMQ refuses to remove a scheduler's job: it is taken out of Redis as the failover loses it.)
+    const base = `${queue.opts.prefix}:${queue.name}`
+    await connection.del(`${base}:${queued!.id}`)
+    await connection.zrem(`${base}:delayed`, queued!.id!)
+    expect(await firing()).toBeUndefined()
+    await sync()
+    expect(await firing()).toBeDefined()
   })
 })
