@@ -4,7 +4,7 @@ import { sendConsumerRequests, type ConsumerRequest } from '../../src/dev/reques
 import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { waitFor } from '../../src/dev/process.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
-import { revertedOnceIdle } from './support.ts'
+import { oracleResponsesOf, revertedOnceIdle } from './support.ts'
 
 const GAME_ODDS_ID = '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e01'
 
@@ -51,17 +51,12 @@ describe('reorgs: a request moved after its fulfilment was mined', () => {
 
   /** A snapshot, then the request made and answered: its raw transaction and its answers from then on. */
   async function answeredRequest() {
-    const { consumer, deployer, operator } = stack.contracts
+    const { consumer, deployer } = stack.contracts
     const snapshot = (await provider.send('evm_snapshot', [])) as string
     const base = await provider.getBlockNumber()
     const [sent] = await sendConsumerRequests(consumer, deployer, [request])
     const raw = (await provider.send('eth_getRawTransactionByHash', [sent!.txHash])) as string
-    const answers = async (fromBlock: number) =>
-      provider.getLogs({
-        address: await operator.getAddress(),
-        topics: [operator.interface.getEvent('OracleResponse')!.topicHash, sent!.requestId],
-        fromBlock,
-      })
+    const answers = (fromBlock: number) => oracleResponsesOf(stack, sent!.requestId, fromBlock)
     const answered = async () => (await answers(base + 1)).length > 0
     await waitFor('the first answer', answered, 60_000, 50)
     return { sent: sent!, raw, snapshot, answers, answered }

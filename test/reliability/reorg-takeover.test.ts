@@ -6,6 +6,7 @@ import { startDevStack, type DevStack } from '../../src/dev/stack.ts'
 import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 import {
   fairGameOddsRequest,
+  oracleResponsesOf,
   revertedOnceIdle,
   startPart,
   stopPart,
@@ -50,18 +51,13 @@ describe('reorgs: a key taken over while it holds the answer of a request the re
   }
 
   it('the new owner holds the bytes too, and the request is answered once with no revert', async () => {
-    const { consumer, deployer, operator } = stack.contracts
+    const { consumer, deployer } = stack.contracts
     const first = await startRunner()
     const snapshot = (await provider.send('evm_snapshot', [])) as string
     const base = await provider.getBlockNumber()
     const [sent] = await sendConsumerRequests(consumer, deployer, [fairGameOddsRequest()])
     const raw = (await provider.send('eth_getRawTransactionByHash', [sent!.txHash])) as string
-    const answers = async (fromBlock: number) =>
-      provider.getLogs({
-        address: await operator.getAddress(),
-        topics: [operator.interface.getEvent('OracleResponse')!.topicHash, sent!.requestId],
-        fromBlock,
-      })
+    const answers = (fromBlock: number) => oracleResponsesOf(stack, sent!.requestId, fromBlock)
     await waitFor('the first answer', async () => (await answers(base + 1)).length > 0, 60_000, 50)
 
     // The reorg: back to before the request, the answer dropped with the old chain, 30 s on.

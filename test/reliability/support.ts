@@ -220,6 +220,16 @@ export async function revertedOnceIdle(
   return countRevertedFrom(provider, address, fromBlock)
 }
 
+/** The Operator's OracleResponse logs for `requestId` from `fromBlock` on. */
+export async function oracleResponsesOf(stack: DevStack, requestId: string, fromBlock: number) {
+  const { operator, provider } = stack.contracts
+  return provider.getLogs({
+    address: await operator.getAddress(),
+    topics: [operator.interface.getEvent('OracleResponse')!.topicHash, requestId],
+    fromBlock,
+  })
+}
+
 /** Transactions from `address` since `fromBlock` whose receipt says they reverted. */
 export async function countRevertedFrom(
   provider: Provider,
