@@ -25,7 +25,7 @@ import {
 } from './recovery/index.ts'
 import { pipelineRunOptions, startWorkPart, type WorkPart } from './work-part.ts'
 import { startFluxPart, type FluxPart } from './flux/flux-part.ts'
-import { keepCronSchedules, syncCronSchedules } from './ticks.ts'
+import { startCronTicker, type CronTicker } from './cron-ticker.ts'
 
 export { REQUESTS_QUEUE, requestsQueueName } from './requests-queue.ts'
 export type { RunnerOptions } from './runner-options.ts'
@@ -128,7 +128,7 @@ interface RunnerParts {
   reconciler?: Reconciler
   headWake?: HeadWake
   stopOperations?: () => Promise<void>
-  stopSchedules?: () => void
+  cronTicker?: CronTicker
 }
 
 /**
@@ -154,17 +154,16 @@ async function startRunnerParts(
       held.chainError('transaction sender'),
     )
   if (parts.work) parts.flux = startFlux(options, { provider, redis }, parts.work.sender, log)
-  parts.stopSchedules = await keepCronSchedules(
+  parts.cronTicker = await startCronTicker(
     held.requestsQueue,
     options.registry,
     options.chainId,
+    held.clock,
     log,
   )
-  const restoreSchedules = () =>
-    syncCronSchedules(held.requestsQueue, options.registry, options.chainId, log)
   const recovery = (parts.recovery = recoveryOf(
     options,
-    { redis, provider, log, restoreSchedules },
+    { redis, provider, log },
     parts.work?.sender,
   ))
   await recovery.adopt()
@@ -211,7 +210,7 @@ async function startRunnerParts(
 
 /** Stops the parts in reverse: nothing new comes in before what is in progress is handed over. */
 async function stopRunnerParts(parts: RunnerParts): Promise<void> {
-  parts.stopSchedules?.()
+  parts.cronTicker?.stop()
   // Before the sender closes: a submission in progress stops waiting, the sender watches what it sent.
   await parts.flux?.stop()
   await parts.stopOperations?.()
@@ -316,7 +315,7 @@ function withChainReads(options: RunnerOptions, provider: JsonRpcProvider): Runn
  */
 function recoveryOf(
   options: RunnerOptions,
-  parts: Pick<RecoveryParts, 'redis' | 'provider' | 'log' | 'restoreSchedules'>,
+  parts: Pick<RecoveryParts, 'redis' | 'provider' | 'log'>,
   sender: TxSender | undefined,
 ): Recovery {
   return createRecovery({

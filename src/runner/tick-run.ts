@@ -7,7 +7,7 @@ import { runPushed } from './push-run.ts'
 import type { RunAttempt } from './quarantine.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import type { RunRecord } from './run-record.ts'
-import { claimTicks, tickRunId, type TickPayload } from './ticks.ts'
+import { claimTicks, tickPayloadSchema, tickRunId, type TickPayload } from './ticks.ts'
 
 /** A tick that could not be named: Redis's clock is not read yet. It goes back to the queue. */
 class ClockUnreadError extends FeedrunnerError {
@@ -28,12 +28,15 @@ export async function runTick(
   queueJob: QueueJob<TickPayload>,
   options: PipelineWorkerOptions & RunAttempt,
 ): Promise<RequestOutcome | undefined> {
-  const payload = queueJob.data
+  const firing = tickPayloadSchema.safeParse(queueJob.data)
+  // A firing an earlier release queued names no tick: the ticker adds the next one.
+  if (!firing.success) return undefined
+  const payload = firing.data
   const loaded = options.registry.jobs.find(
     (job) => job.externalJobId === payload.externalJobId && job.job.spec.type === 'cron',
   )
   const spec = loaded?.job.spec
-  // A job removed while its firing waited: its schedule is removed too (syncCronSchedules).
+  // A job removed while its firing waited: the ticker adds no more of its firings.
   if (!loaded || spec?.type !== 'cron') return undefined
   const parsed = parseSchedule(spec.schedule)
   const now = options.ticks?.now()

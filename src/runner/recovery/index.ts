@@ -33,11 +33,6 @@ export interface RecoveryParts {
     boundMs: number
     pollIntervalMs: number
   }
-  /**
-   * What the runner keeps in Redis that is not the chain's to say: its cron jobs' schedulers, which
-   * it writes again from its jobs (a Redis that lost them fires no tick until then).
-   */
-  restoreSchedules?: () => Promise<void>
 }
 
 export interface Recovery {
@@ -90,7 +85,7 @@ export interface Recovery {
  * answered or their requesters cancelled are skipped, the ones past their cancelExpiration get their
  * run record back (refused), the others run again. (Each sender key's new owner reads its
  * nonce from the chain again, after the node's pool let its transactions be mined: key-recovery.ts.)
- * What the runner keeps there that the chain cannot say, its cron jobs' schedulers, it writes again.
+ * (Cron firings need nothing: the ticker adds each as it falls due, cron-ticker.ts.)
  * The new generation is adopted only once the rebuild succeeded: one that fails is tried again at the
  * next check, and says so once a minute until it succeeds.
  */
@@ -107,7 +102,6 @@ export function createRecovery(parts: RecoveryParts): Recovery {
   let rebuilding: FailedRebuilds | undefined
 
   async function rebuild(level: 'warn' | 'info'): Promise<void> {
-    await parts.restoreSchedules?.()
     if (!listener) return
     await letPooledBeMined(parts, stopping.signal)
     const fromBlock = await window.read()

@@ -1,0 +1,125 @@
+import type { Queue } from 'bullmq'
+import { rootCauseFirst } from '../config/errors.ts'
+import type { Logger } from '../config/logger.ts'
+import { parseSchedule, type CronSchedule } from '../pipeline/index.ts'
+import type { JobRegistry, LoadedJob } from './job-registry.ts'
+import { dueTick, firingJobId, nextTickAfter, type TickPayload } from './ticks.ts'
+
+/** Redis's clock as this process reads it; undefined until Redis first answered. */
+export interface TickClock {
+  now(): number | undefined
+}
+
+/** The longest sleep between two looks: a job a reload added is seen within it. */
+const LOOK_EVERY_MS = 1_000
+/** Woken this far past a tick's instant, so that the look finds it due. */
+const PAST_TICK_MS = 5
+
+export interface CronTicker {
+  /** No look after this one; a firing being added goes on (it is one queue job, whoever adds it). */
+  stop(): void
+}
+
+/**
+ * Fires each cron job's ticks by Redis's clock. Every runner looks (at each of its jobs' next instant,
+ * and at least once a second), and when a job's next tick has fallen due by Redis's time it adds that
+ * tick's firing to the requests queue under one id per tick (`firingJobId`): the runners' adds are one
+ * queue job, taken by whichever worker is free; which ticks it runs is then claimed in Redis
+ * (claimTicks). Nothing is timed by a host's wall clock: the looks sleep on the monotonic clock and
+ * compare Redis's time, so a runner minutes ahead or behind fires on time, and a failover or a flush
+ * that loses a firing costs that tick's firing only (the next is added as it falls due).
+ *
+ * BullMQ's job schedulers, used before, date each next firing by the wall clock of the host that
+ * takes the current one: a runner 45 s ahead dated it 45 s late for the others, and once it died they
+ * fired nothing for minutes. A runner that sees a job first (at its start, at a reload) fires from its
+ * next tick on: a tick due before it looked is not made up (Chainlink's behaviour).
+ */
+export async function startCronTicker(
+  queue: Queue,
+  registry: JobRegistry,
+  chainId: number,
+  clock: TickClock,
+  log: Logger,
+): Promise<CronTicker> {
+  await removeSchedulersOfEarlierReleases(queue, log)
+  const fired = new Map<string, number>()
+  const schedules = new WeakMap<LoadedJob, CronSchedule | undefined>()
+  let failing = false
+
+  /** Adds the firings that fell due; answers how long to sleep before the next look. */
+  async function look(): Promise<number> {
+    const now = clock.now()
+    if (now === undefined) return LOOK_EVERY_MS
+    let sleepMs = LOOK_EVERY_MS
+    const seen = new Set<string>()
+    for (const loaded of registry.jobs) {
+      const schedule = scheduleOf(loaded, schedules)
+      if (!schedule) continue
+      const id = loaded.externalJobId
+      seen.add(id)
+      const due = dueTick(schedule, now)
+      const last = fired.get(id)
+      if (last !== undefined && due > last) {
+        const data: TickPayload = { kind: 'tick', chainId, externalJobId: id, tick: due }
+        // The requests queue's default job options apply (RUN_ATTEMPTS, RUN_BACKOFF_MS).
+        await queue.add('tick', data, { jobId: firingJobId(id, due) })
+      }
+      if (last === undefined || due > last) fired.set(id, due)
+      sleepMs = Math.min(sleepMs, nextTickAfter(schedule, now) - now + PAST_TICK_MS)
+    }
+    for (const id of fired.keys()) if (!seen.has(id)) fired.delete(id)
+    return Math.max(sleepMs, 0)
+  }
+
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  const run = () => {
+    void look()
+      .then((sleepMs) => {
+        if (failing) log.info('cron firings are added again')
+        failing = false
+        return sleepMs
+      })
+      .catch((error: unknown) => {
+        // Redis's outage is the connection's to report; this says only that firings wait for it.
+        if (!failing && !stopped)
+          log.warn({ err: rootCauseFirst(error) }, 'could not add a cron firing')
+        failing = true
+        return LOOK_EVERY_MS
+      })
+      .then((sleepMs) => {
+        if (!stopped) timer = setTimeout(run, sleepMs)
+      })
+  }
+  run()
+  return {
+    stop() {
+      stopped = true
+      clearTimeout(timer)
+    },
+  }
+}
+
+function scheduleOf(
+  loaded: LoadedJob,
+  schedules: WeakMap<LoadedJob, CronSchedule | undefined>,
+): CronSchedule | undefined {
+  if (schedules.has(loaded)) return schedules.get(loaded)
+  const spec = loaded.job.spec
+  const parsed = spec.type === 'cron' ? parseSchedule(spec.schedule) : undefined
+  const schedule = parsed && 'schedule' in parsed ? parsed.schedule : undefined
+  schedules.set(loaded, schedule)
+  return schedule
+}
+
+/**
+ * Releases before this one kept a BullMQ job scheduler per cron job (`cron-<externalJobID>`); left in
+ * place, it would go on adding firings timed by host clocks beside the ticker's.
+ */
+async function removeSchedulersOfEarlierReleases(queue: Queue, log: Logger): Promise<void> {
+  for (const scheduler of await queue.getJobSchedulers()) {
+    if (!scheduler.key.startsWith('cron-')) continue
+    await queue.removeJobScheduler(scheduler.key)
+    log.info({ scheduler: scheduler.key }, 'cron scheduler of an earlier release removed')
+  }
+}
