@@ -50,6 +50,7 @@ export function register(program: Command): void {
       '--state <state>',
       'only runs in this state (received, running, sent, fulfilled, errored, ...)',
     )
+    .option('--trigger <trigger>', 'only runs started so: request, tick, call or round')
     .option('--job <job>', 'only runs of this job: part of its name, or its externalJobID')
     .option(
       '--since <age or time>',

@@ -2,6 +2,7 @@ import { FeedrunnerError } from '../config/errors.ts'
 import { endpointOf } from '../config/settings.ts'
 import { parseDuration } from '../pipeline/duration.ts'
 import { connectClient } from '../queue/connection.ts'
+import { RUN_TRIGGERS, type RunTrigger } from '../pipeline/job-spec/run-trigger.ts'
 import { RUN_STATES, RunStore, type RunRecord, type RunState } from '../runner/run-record.ts'
 import { withDevStack } from './dev-state.ts'
 import { settingsOrExit } from './lifecycle.ts'
@@ -9,6 +10,7 @@ import { renderTable } from './table.ts'
 
 export interface RunsListOptions {
   state?: string
+  trigger?: string
   job?: string
   since?: string
   requester?: string
@@ -18,6 +20,7 @@ export interface RunsListOptions {
 
 interface RunFilter {
   state?: RunState
+  trigger?: RunTrigger
   job?: string
   sinceMs: number
   requester?: string
@@ -33,7 +36,8 @@ const PAGE = 500
 
 /**
  * `feedrunner runs list`: the runs of this installation (REDIS_URL, QUEUE_PREFIX; the dev stack of
- * this checkout when they are not set), newest first, filtered by state, job, age and requester.
+ * this checkout when they are not set), newest first, filtered by state, trigger, job, age and
+ * requester (a cron job ticking every few seconds fills the newest runs: `--trigger request`).
  */
 export async function runsListAction(options: RunsListOptions): Promise<void> {
   const settings = settingsOrExit(withDevStack().env)
@@ -54,7 +58,7 @@ export async function runsListAction(options: RunsListOptions): Promise<void> {
         runs.length === 0
           ? `no run matches under queue prefix ${settings.QUEUE_PREFIX}`
           : renderTable(
-              ['request', 'chain', 'job', 'state', 'received', 'requester', 'reason'],
+              ['run', 'trigger', 'chain', 'job', 'state', 'received', 'requester', 'reason'],
               runs.map(runRow),
             ),
       )
@@ -79,6 +83,8 @@ async function findRuns(store: RunStore, filter: RunFilter): Promise<RunRecord[]
 
 function matches(run: RunRecord, filter: RunFilter): boolean {
   if (filter.state && run.state !== filter.state) return false
+  // A record of a release before push jobs names no trigger: it is a request's.
+  if (filter.trigger && (run.trigger ?? 'request') !== filter.trigger) return false
   if (filter.requester && run.requester?.toLowerCase() !== filter.requester) return false
   if (filter.job) {
     const job = filter.job
@@ -97,11 +103,17 @@ function runFilter(options: RunsListOptions, nowMs: number): RunFilter {
   if (!Number.isInteger(limit) || limit < 1) refuse(`--limit ${options.limit}: expected 1 or more`)
   if (options.state !== undefined && !(RUN_STATES as readonly string[]).includes(options.state))
     refuse(`--state ${options.state}: expected one of ${RUN_STATES.join(', ')}`)
+  if (
+    options.trigger !== undefined &&
+    !(RUN_TRIGGERS as readonly string[]).includes(options.trigger)
+  )
+    refuse(`--trigger ${options.trigger}: expected one of ${RUN_TRIGGERS.join(', ')}`)
   // Compared in lower case, so a checksum's letters say nothing here (ethers is not loaded for them).
   if (options.requester !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(options.requester))
     refuse(`--requester ${options.requester}: expected an address (0x and 40 hex digits)`)
   return {
     ...(options.state ? { state: options.state as RunState } : {}),
+    ...(options.trigger ? { trigger: options.trigger as RunTrigger } : {}),
     ...(options.job ? { job: options.job.toLowerCase() } : {}),
     ...(options.requester ? { requester: options.requester.toLowerCase() } : {}),
     sinceMs: options.since === undefined ? 0 : sinceOf(options.since, nowMs, refuse),
@@ -126,6 +138,7 @@ function runRow(run: RunRecord): string[] {
   const received = run.times.received
   return [
     run.requestId.slice(0, SHOWN_ID_CHARS),
+    run.trigger ?? 'request',
     String(run.chainId),
     run.job,
     run.quarantined ? `${run.state} (quarantined)` : run.state,

@@ -164,6 +164,11 @@ describe('runs list', () => {
         `0x${'03'.repeat(32)}`,
         run(3, 'datafeed game-odds (uint256)', 'fulfilled'),
       )
+      await store.create(`0x${'04'.repeat(32)}`, {
+        ...run(4, 'pushed game-odds', 'fulfilled'),
+        trigger: 'tick',
+        tickAt: await redisNowMs(),
+      })
     } finally {
       redis.disconnect()
     }
@@ -180,22 +185,31 @@ describe('runs list', () => {
   }
 
   it('newest first, and each filter alone and together', async () => {
-    expect(await listed()).toEqual(['0x03', '0x02', '0x01'])
-    expect(await listed('--state', 'fulfilled')).toEqual(['0x03', '0x02'])
-    expect(await listed('--job', 'game-odds')).toEqual(['0x03', '0x01'])
+    expect(await listed()).toEqual(['0x04', '0x03', '0x02', '0x01'])
+    expect(await listed('--state', 'fulfilled')).toEqual(['0x04', '0x03', '0x02'])
+    expect(await listed('--trigger', 'tick')).toEqual(['0x04'])
+    expect(await listed('--trigger', 'request', '--job', 'game-odds')).toEqual(['0x03', '0x01'])
+    expect(await listed('--job', 'game-odds')).toEqual(['0x04', '0x03', '0x01'])
     expect(await listed('--job', '3f1c7d2a-6b1e-4f0a-9c55-0a1b2c3d4e02')).toEqual(['0x02'])
     expect(await listed('--requester', requester(1).toUpperCase().replace('0X', '0x'))).toEqual([
       '0x01',
     ])
-    expect(await listed('--since', between)).toEqual(['0x03'])
-    expect(await listed('--since', '1d', '--state', 'fulfilled', '--limit', '1')).toEqual(['0x03'])
+    expect(await listed('--since', between)).toEqual(['0x04', '0x03'])
+    expect(await listed('--since', '1d', '--state', 'fulfilled', '--limit', '1')).toEqual(['0x04'])
   }, 120_000)
 
   it('a table for people; a filter it cannot read is refused, naming it', async () => {
     const env = { REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix }
     const table = await runFeedrunner(['runs', 'list', '--state', 'errored'], env)
-    expect(table.stdout).toMatch(/^request\s+chain\s+job\s+state\s+received\s+requester\s+reason$/m)
-    expect(table.stdout).toMatch(/^0x0101010101\S*\s+31337\s+datafeed game-odds/m)
+    expect(table.stdout).toMatch(
+      /^run\s+trigger\s+chain\s+job\s+state\s+received\s+requester\s+reason$/m,
+    )
+    expect(table.stdout).toMatch(/^0x0101010101\S*\s+request\s+31337\s+datafeed game-odds/m)
+    const triggers = await runFeedrunner(['runs', 'list', '--trigger', 'block'], env)
+    expect(triggers.code).toBe(1)
+    expect(triggers.stderr.trim()).toBe(
+      '--trigger block: expected one of request, tick, call, round',
+    )
     const refused = await runFeedrunner(['runs', 'list', '--since', 'last tuesday'], env)
     expect(refused.code).toBe(1)
     expect(refused.stderr.trim()).toBe(

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { BLOCK_ROOT_VARIABLES } from '../vars.ts'
 import { parseSchedule } from './schedule.ts'
 import { FLUX_FIELDS, FLUX_PURPOSE, fluxSpecProblems } from './flux-schema.ts'
+import type { RunTrigger } from './run-trigger.ts'
 import {
   address,
   chainId,
@@ -13,11 +14,7 @@ import {
   type PipelineTask,
 } from './schema.ts'
 
-/**
- * What starts a run: an `OracleRequest` log, a schedule's tick, a call to the runs endpoint, or a
- * flux aggregator's round (deviation, heartbeat, or a round another oracle started).
- */
-export type RunTrigger = 'request' | 'tick' | 'call' | 'round'
+export type { RunTrigger } from './run-trigger.ts'
 
 /**
  * One Chainlink job type as feedrunner runs it. Adding a job type is one entry in `JOB_TYPES`:
