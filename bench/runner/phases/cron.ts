@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { waitFor } from '../../../src/dev/process.ts'
+import { readLoadedJobs } from '../../../src/runner/loaded-jobs.ts'
 import { openChain, type Context } from '../load.ts'
 import { round } from '../measure.ts'
 import { CRON_EVERY_SECONDS, CRON_JOBS, PUSH_SECONDS, step } from '../settings.ts'
@@ -48,13 +49,18 @@ export interface CronResult {
 
 const ids = Array.from({ length: Math.max(CRON_JOBS, 1) }, () => randomUUID())
 
+/** Each job's name carries its schedule, so the jobs a runner says it loaded say which folder it read. */
+function nameOf(index: number, schedule: string): string {
+  return `bench cron ${index} ${schedule}`
+}
+
 function cronSpecs(count: number, schedule: string): Record<string, string> {
   return Object.fromEntries(
     ids.slice(0, count).map((id, index) => [
       `cron-${index}.toml`,
       `type = "cron"
 schemaVersion = 1
-name = "bench cron ${index}"
+name = "${nameOf(index, schedule)}"
 externalJobID = "${id}"
 evmChainID = "31337"
 schedule = "${schedule}"
@@ -73,20 +79,21 @@ interface CronBench {
   folder: JobsFolder
   runner: PushRunner
   mark(): Promise<CostMark>
-  /** The runner's lines about jobs a reload added, changed or removed, so far. */
-  jobLines(): number
+  /** The names of the jobs the runner says it has loaded (loaded-jobs.ts). */
+  loaded(): Promise<string[]>
   runs(): Promise<number>
 }
 
-/**
- * Serves `count` cron jobs on `schedule` from now on; resolves once the runner has reloaded them (it
- * logs each job a reload touched after its registry holds the new set).
- */
+/** Serves `count` cron jobs on `schedule` from now on; resolves once the runner says it loaded them. */
 async function serve(bench: CronBench, count: number, schedule: string): Promise<void> {
-  const before = bench.jobLines()
   bench.folder.write(cronSpecs(count, schedule))
   bench.runner.reload()
-  await waitFor(`${count} cron jobs reloaded`, async () => bench.jobLines() > before, 60_000)
+  const wanted = Array.from({ length: count }, (_, index) => nameOf(index, schedule)).sort()
+  await waitFor(
+    `${count} cron jobs loaded`,
+    async () => (await bench.loaded()).sort().join('\n') === wanted.join('\n'),
+    60_000,
+  )
 }
 
 /** A stretch of PUSH_SECONDS with nothing due. */
@@ -131,12 +138,15 @@ export async function runCronPhase(ctx: Context): Promise<CronResult> {
     label,
     specs: cronSpecs(1, NEVER_IN_THE_STRETCH),
   })
-  const { proxy, folder, runner } = stage
+  const { chain, proxy, folder, runner } = stage
   const bench: CronBench = {
     folder,
     runner,
     mark: () => markCosts(ctx, runner.part.pid, proxy),
-    jobLines: () => runner.part.output().match(/job (added|changed|removed): /g)?.length ?? 0,
+    loaded: async () =>
+      ((await readLoadedJobs(ctx.redis, prefix, chain.anvil.chainId))?.jobs ?? []).map(
+        (job) => job.name,
+      ),
     // Each tick is a run, and the run records' index holds every run.
     runs: () => ctx.redis.zcard(`${prefix}:runner:runs`),
   }
