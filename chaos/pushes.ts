@@ -56,15 +56,37 @@ export function cronCaughtUp(history: History, now: number): boolean {
 }
 
 function ticksGoOn(history: History): Violation[] {
-  const window = cronWindow(history)
-  if (window === undefined || tickIn(history, window)) return []
   const written = history.pushes.filter((push) => !push.reverted).map((push) => push.tick)
-  return [
-    {
+  const last = written.length > 0 ? atOf(history, Math.max(...written)) : 'none'
+  const violations: Violation[] = []
+  const before = cronWindowBeforeFaults(history)
+  if (before !== undefined && !tickIn(history, before))
+    violations.push({
       invariant: 'cron-live',
-      detail: `no tick from ${atOf(history, window.from)} to ${atOf(history, window.to)} reached the chain (the faults ended at ${atOf(history, window.faultsEnded)}); the last tick written: ${written.length > 0 ? atOf(history, Math.max(...written)) : 'none'}`,
-    },
-  ]
+      detail: `no tick from ${atOf(history, before.from)} to ${atOf(history, before.to)} reached the chain, before any fault (the first began at ${atOf(history, before.to + (history.cronEveryMs ?? 0))}); the last tick written: ${last}`,
+    })
+  const window = cronWindow(history)
+  if (window !== undefined && !tickIn(history, window))
+    violations.push({
+      invariant: 'cron-live',
+      detail: `no tick from ${atOf(history, window.from)} to ${atOf(history, window.to)} reached the chain (the faults ended at ${atOf(history, window.faultsEnded)}); the last tick written: ${last}`,
+    })
+  return violations
+}
+
+/**
+ * The window before the first fault in which a healthy stack's cron job must have written a tick:
+ * from two periods after the schedule's start (its runners were started before it) to a period
+ * before the first fault began (a fault may take the firing of the tick just before it). Undefined
+ * while that is shorter than a period.
+ */
+function cronWindowBeforeFaults(history: History) {
+  const every = history.cronEveryMs
+  if (every === undefined) return undefined
+  const firstFault = Math.min(history.stoppedAt, ...history.faults.map((fault) => fault.fromMs))
+  const from = history.startedAt + 2 * every
+  const to = firstFault - every
+  return to - from < every ? undefined : { from, to }
 }
 
 function tickIn(history: History, window: { from: number; to: number }): boolean {

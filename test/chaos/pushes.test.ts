@@ -73,6 +73,25 @@ describe('the fault search invariants of a cron job', () => {
     expect(invariantsOf(short)).toEqual([])
   })
 
+  it('find a cron job silent from its start until the first fault, though ticks came after', async () => {
+    const history = await withCron()
+    const flush = fault({
+      kind: 'redis-flush',
+      fromMs: history.startedAt + 20_000,
+      toMs: history.startedAt + 21_000,
+    })
+    const silentFirst = {
+      ...history,
+      faults: [flush],
+      pushes: history.pushes.filter((written) => written.tick > history.startedAt + 21_000),
+    }
+    expect(invariantsOf(silentFirst)).toEqual(['cron-live'])
+    // Ticks from the start: nothing; a first fault too early to judge the time before it: nothing.
+    expect(invariantsOf({ ...history, faults: [flush] })).toEqual([])
+    const early = fault({ ...flush, fromMs: history.startedAt + 6_000 })
+    expect(invariantsOf({ ...silentFirst, faults: [early] })).toEqual([])
+  })
+
   it('are not read for a schedule without a cron job', async () => {
     const history = await cleanHistory()
     expect(invariantsOf({ ...history, pushes: [push(1, 1), push(1, 2)] })).toEqual([])
