@@ -15,6 +15,12 @@ const LOOK_EVERY_MS = 1_000
 /** Woken this far past a tick's instant, so that the look finds it due. */
 const PAST_TICK_MS = 5
 
+/** A cron job as the ticker watches it: its schedule's text, and its next instant (Redis's time). */
+interface WatchedJob {
+  schedule: string
+  next: number
+}
+
 export interface CronTicker {
   /** No look after this one; a firing being added goes on (it is one queue job, whoever adds it). */
   stop(): void
@@ -32,7 +38,9 @@ export interface CronTicker {
  * BullMQ's job schedulers, used before, date each next firing by the wall clock of the host that
  * takes the current one: a runner 45 s ahead dated it 45 s late for the others, and once it died they
  * fired nothing for minutes. A runner that sees a job first (at its start, at a reload) fires from its
- * next tick on: a tick due before it looked is not made up (Chainlink's behaviour).
+ * next tick on: a tick due before it looked is not made up (Chainlink's behaviour). A job's next
+ * instant is worked out once a tick, not at each look: parsing 100 cron patterns every second cost
+ * the idle runner 80 ms of CPU a second (`BENCH_PHASES=cron npm run bench`).
  */
 export async function startCronTicker(
   queue: Queue,
@@ -42,7 +50,7 @@ export async function startCronTicker(
   log: Logger,
 ): Promise<CronTicker> {
   await removeSchedulersOfEarlierReleases(queue, log)
-  const fired = new Map<string, number>()
+  const watched = new Map<string, WatchedJob>()
   const schedules = new WeakMap<LoadedJob, CronSchedule | undefined>()
   let failing = false
 
@@ -54,20 +62,24 @@ export async function startCronTicker(
     const seen = new Set<string>()
     for (const loaded of registry.jobs) {
       const schedule = scheduleOf(loaded, schedules)
-      if (!schedule) continue
+      if (loaded.job.spec.type !== 'cron' || !schedule) continue
       const id = loaded.externalJobId
       seen.add(id)
-      const due = dueTick(schedule, now)
-      const last = fired.get(id)
-      if (last !== undefined && due > last) {
-        const data: TickPayload = { kind: 'tick', chainId, externalJobId: id, tick: due }
+      let job = watched.get(id)
+      // Seen first, or its schedule changed by a reload: from its next tick on.
+      if (job?.schedule !== loaded.job.spec.schedule) {
+        job = { schedule: loaded.job.spec.schedule, next: nextTickAfter(schedule, now) }
+        watched.set(id, job)
+      } else if (now >= job.next) {
+        const tick = dueTick(schedule, now)
+        const data: TickPayload = { kind: 'tick', chainId, externalJobId: id, tick }
         // The requests queue's default job options apply (RUN_ATTEMPTS, RUN_BACKOFF_MS).
-        await queue.add('tick', data, { jobId: firingJobId(id, due) })
+        await queue.add('tick', data, { jobId: firingJobId(id, tick) })
+        job.next = nextTickAfter(schedule, now)
       }
-      if (last === undefined || due > last) fired.set(id, due)
-      sleepMs = Math.min(sleepMs, nextTickAfter(schedule, now) - now + PAST_TICK_MS)
+      sleepMs = Math.min(sleepMs, job.next - now + PAST_TICK_MS)
     }
-    for (const id of fired.keys()) if (!seen.has(id)) fired.delete(id)
+    for (const id of watched.keys()) if (!seen.has(id)) watched.delete(id)
     return Math.max(sleepMs, 0)
   }
 
