@@ -200,10 +200,14 @@ describe('transaction sender: transactions the node refuses', () => {
     const balance = await rpc<string>(provider, 'eth_getBalance', [NODE, 'latest'])
     const nonce = await minedNonce(chain)
     const errors: string[] = []
+    const causes: unknown[] = []
     const sender = createTxSender({
       ...senderOptions(uniquePrefix('no-funds')),
       resendAfterMs: 200,
-      onError: (error) => errors.push(error.message),
+      onError: (error) => {
+        errors.push(error.message)
+        causes.push(error.cause)
+      },
     })
     try {
       await sender.start()
@@ -219,6 +223,10 @@ describe('transaction sender: transactions the node refuses', () => {
         10_000,
         20,
       )
+      // Told with the node's error as its cause: a reporter decides by the cause's kind and code (an
+      // outage of every endpoint is the pool's to tell once), never by these words.
+      const told = errors.findIndex((e) => /insufficient funds/i.test(e))
+      expect(causes[told]).toBeInstanceOf(Error)
       const secondSent = sender.submit({
         to: chain.dev.addresses.operator,
         data: fulfilUint256(second!, 2n),

@@ -314,7 +314,9 @@ export class KeySender {
       this.parts.reportError(
         new FeedrunnerError(
           `the node did not take nonce ${job.nonce} of ${this.address} now; it is sent again while the key stands still: ${errorText(error).trim()}`,
-          { kind: 'node_refused', retryable: true },
+          // With its cause: every endpoint away is the pool's outage, told once by the reporter, not
+          // an error line per transaction.
+          { kind: 'node_refused', retryable: true, cause: error },
         ),
       )
     }
