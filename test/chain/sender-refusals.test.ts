@@ -248,6 +248,30 @@ describe('transaction sender: transactions the node refuses', () => {
     }
   }, 60_000)
 
+  it('a submission whose signal was aborted before it began is refused as timed out, and the run under it ends handled (a stop)', async () => {
+    const [request] = await makeRequests(chain, 1)
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    const sender = createTxSender(senderOptions(uniquePrefix('aborted-first')))
+    try {
+      await sender.start()
+      await sender.close()
+      // The sender closing under it: its run fails as the submission is refused.
+      const submitted = sender.submit({
+        to: chain.dev.addresses.operator,
+        data: fulfilUint256(request!, 1n),
+        idempotencyKey: request!.requestId,
+        signal: AbortSignal.abort(),
+      })
+      await expect(submitted).rejects.toThrow(/did not finish in time/)
+      await new Promise((resolveWait) => setTimeout(resolveWait, 200))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   it("a stalled key fills a nonce nobody will send (the key's next nonce stored past the chain, nothing recorded for it)", async () => {
     const [request] = await makeRequests(chain, 1)
     const provider = chain.dev.provider

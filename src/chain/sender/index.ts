@@ -262,7 +262,11 @@ function untilAborted(
           { kind: 'timeout', cause: signal.reason },
         ),
       )
-    if (signal.aborted) return abort()
+    if (signal.aborted) {
+      // Nobody waits for the run any more (a stop, a bound already spent): its failure is handled here.
+      run.catch(() => undefined)
+      return abort()
+    }
     signal.addEventListener('abort', abort, { once: true })
     run.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort))
   })
