@@ -13,10 +13,11 @@ const EVERY_MS = 2_000
 const EXTERNAL_JOB_ID = '6c1f0e2a-9b7d-4c3e-8a51-2f4d6e8b0c12'
 
 /**
- * A cron job's schedule lives in Redis (BullMQ's job scheduler). Redis is a cache: when it loses what
- * it held (a FLUSHALL here; an empty instance or a failover to a replica that never had it), the
- * runner writes its schedulers again from its jobs as it rebuilds from the chain, and the ticks go
- * on without a restart or a reload. Before, they stopped until a runner started again.
+ * Redis is a cache: when it loses what it held (a FLUSHALL here; an empty instance or a failover to a
+ * replica that never had it), a cron job goes on ticking without a restart or a reload, each tick
+ * once. (Under BullMQ's job schedulers the schedule itself lived in Redis and had to be written again
+ * as the runner rebuilt from the chain; the cron ticker keeps it in each runner and adds each firing
+ * as it falls due.)
  */
 describe('cron ticks after Redis lost its state', () => {
   let redis: PrivateRedis
