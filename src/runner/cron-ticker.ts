@@ -49,7 +49,13 @@ export async function startCronTicker(
   clock: TickClock,
   log: Logger,
 ): Promise<CronTicker> {
-  await removeSchedulersOfEarlierReleases(queue, log)
+  // Their firings name no tick and run nothing (runTick), so a Redis away at start only costs a line.
+  await removeSchedulersOfEarlierReleases(queue, log).catch((error: unknown) =>
+    log.warn(
+      { err: rootCauseFirst(error) },
+      'could not look for cron schedulers of an earlier release',
+    ),
+  )
   const watched = new Map<string, WatchedJob>()
   const schedules = new WeakMap<LoadedJob, CronSchedule | undefined>()
   let failing = false
