@@ -3,6 +3,7 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
 import { EndpointPool } from '../../../src/chain/endpoints/pool.ts'
+import { headHeaderOf } from '../../../src/chain/head-header.ts'
 import { PoolProvider } from '../../../src/chain/endpoints/pool-provider.ts'
 import { createTxSender, type TxSender } from '../../../src/chain/sender/index.ts'
 import { DependencyHealth } from '../../../src/config/dependency-health.ts'
@@ -97,9 +98,9 @@ observationSource = """
     })
   }
 
-  /** The monitor's calls by method over MEASURED_BLOCKS blocks, once its jobs submitted their first round. */
-  async function callsPerBlock(addresses: readonly string[]) {
-    const pool = new EndpointPool({
+  /** The chain's endpoint pool, on the counting proxy, as a runner has it. */
+  function poolOnProxy(): EndpointPool {
+    return new EndpointPool({
       chainId: anvil.chainId,
       label: `chain ${anvil.chainId}`,
       endpoints: [{ url: counter.httpUrl, sendOnly: false, setting: 'RPC_URL' }],
@@ -115,6 +116,29 @@ observationSource = """
       pollIntervalMs: 60_000,
       probeIntervalMs: 60_000,
     })
+  }
+
+  /** Resolves once each of `jobs` decided `polls` times, after `from`, that a poll was within the threshold. */
+  function polledIdle(decisions: FluxDecision[], from: number, jobs: number, polls = 1) {
+    return waitFor(
+      `${polls} poll(s) of every job within the threshold`,
+      async () => {
+        const byJob = new Map<string, number>()
+        for (const d of decisions.slice(from))
+          if (d.outcome === 'skipped' && d.skip.code === 'within_threshold')
+            byJob.set(d.job, (byJob.get(d.job) ?? 0) + 1)
+        return byJob.size === jobs && [...byJob.values()].every((count) => count >= polls)
+      },
+      30_000,
+    )
+  }
+
+  /**
+   * The monitor's calls by method over MEASURED_BLOCKS blocks, once its jobs submitted their first
+   * round; then, with `reorg`, its calls from a reorg of the last block until each job polled again.
+   */
+  async function callsPerBlock(addresses: readonly string[], reorg = false) {
+    const pool = poolOnProxy()
     await pool.start()
     const heads = await notifyHeads(pool)
     const provider = new PoolProvider(pool, 60_000)
@@ -140,19 +164,7 @@ observationSource = """
       )
       // And every job polled since and found nothing to do: the reads a round's logs called for
       // (the round state, the latest round, once an aggregator) are behind it too.
-      const answered = decisions.length
-      await waitFor(
-        'a poll of every job within the threshold',
-        async () =>
-          new Set(
-            decisions
-              .slice(answered)
-              .flatMap((d) =>
-                d.outcome === 'skipped' && d.skip.code === 'within_threshold' ? [d.job] : [],
-              ),
-          ).size === addresses.length,
-        30_000,
-      )
+      await polledIdle(decisions, decisions.length, addresses.length)
       const head = async () => Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber', []))
       const start = (await head()) + 1
       await waitFor('the next block', async () => (await head()) >= start, 10_000)
@@ -168,7 +180,25 @@ observationSource = """
       const polls = decisions
         .slice(decided)
         .filter((d) => d.trigger === 'poll' && d.outcome === 'skipped')
-      return { blocks, calls, polls }
+      if (!reorg) return { blocks, calls, polls }
+      // Replaced from a head the monitor has looked at: one the pool was told, then two polls of
+      // each job (the second is of a look that began after the first, so after that head).
+      const seen = headHeaderOf(await pool.latestHeader())!.number
+      await polledIdle(decisions, decisions.length, addresses.length, 2)
+      const beforeReorg = counter.snapshot()
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [0])
+      await rpc(anvil.rpcUrl, 'anvil_reorg', [(await head()) - seen + 1, []])
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [1])
+      const replaced = await head()
+      // The monitor learns of it from the next head (its parent, or the block at the height it
+      // saw, is not the head it saw); again two polls of each job after the pool was told it.
+      await waitFor(
+        'the head after the reorg, told to the pool',
+        async () => headHeaderOf(await pool.latestHeader())!.number > replaced,
+        10_000,
+      )
+      await polledIdle(decisions, decisions.length, addresses.length, 2)
+      return { blocks, calls, polls, reorgCalls: callsBetween(beforeReorg, counter.snapshot()) }
     } finally {
       await monitor.stop()
       heads.close()
@@ -220,5 +250,12 @@ observationSource = """
       expect(others, said).toEqual({})
       expect(logs + ancestry, said).toBeLessThanOrEqual(blocks + 1)
     }
+  }, 240_000)
+
+  it('asks again what it kept of every aggregator after a reorg', async () => {
+    // The last block replaced: the monitor cannot tell what the replaced block held, so what it
+    // kept from its reads is dropped and each job's next poll reads its round state again.
+    const { reorgCalls } = await callsPerBlock(aggregators, true)
+    expect(reorgCalls?.eth_call ?? 0, JSON.stringify(reorgCalls)).toBeGreaterThanOrEqual(JOBS)
   }, 240_000)
 })
