@@ -4,7 +4,8 @@
  * every BENCH_BLOCK_TIME seconds, and one runner (behind the counting JSON-RPC proxy) serves first
  * one flux job, then all of them (its jobs folder rewritten, SIGHUP). Every job asks the adapter the
  * same game-odds query every BENCH_FLUX_POLL_SECONDS. Once each job's aggregator has its first round
- * (the heartbeat of an aggregator that never answered), a stretch of BENCH_FLUX_SECONDS is read:
+ * (the heartbeat of an aggregator that never answered) and two poll periods more (the poll after the
+ * round reads again what it changed), a stretch of BENCH_FLUX_SECONDS is read:
  *
  * - RPC calls a block for the whole runner, by method, and the block-driven reads among them (the
  *   head, the round logs): the target is at most one a block a chain whatever the number of jobs;
@@ -241,13 +242,17 @@ export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
       env: { BRIDGE_DATAFEED_URL: tap.url },
     })
     const parts = { runner: stage.runner, proxy: stage.proxy, tap }
+    // Each stretch is the polls of jobs with nothing to do: it starts once the poll after each
+    // job's first round is behind it too (that poll reads again what the round's logs said
+    // changed: the round state and the latest round, two eth_calls a job), between polls alike.
+    const settled = () => pause(2 * FLUX_POLL_SECONDS * 1000)
     await firstRounds(chain, aggregators.slice(0, 1))
+    await settled()
     const one = await measureStretch(ctx, chain, parts, 1)
     stage.folder.write(fluxSpecs(aggregators))
     stage.runner.reload()
     await firstRounds(chain, aggregators)
-    // The new jobs' first polls are behind them: each stretch starts between polls alike.
-    await pause(FLUX_POLL_SECONDS * 1000)
+    await settled()
     const all = await measureStretch(ctx, chain, parts, aggregators.length)
     return {
       blockSeconds: BLOCK_TIME,

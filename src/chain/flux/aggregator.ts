@@ -35,15 +35,18 @@ export const FLUX_AGGREGATOR_ABI = [
   'event AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt)',
   'event SubmissionReceived(int256 indexed submission, uint32 indexed round, address indexed oracle)',
   'event AvailableFundsUpdated(uint256 indexed amount)',
+  'event OraclePermissionsUpdated(address indexed oracle, bool indexed whitelisted)',
+  'event RoundDetailsUpdated(uint128 indexed paymentAmount, uint32 indexed minSubmissionCount, uint32 indexed maxSubmissionCount, uint32 restartDelay, uint32 timeout)',
 ] as const
 
 export const fluxAggregatorInterface = new Interface(FLUX_AGGREGATOR_ABI)
 
-/** topic0 of the logs the flux monitor reads: a round another oracle started, an answer, a submission. */
+/** topic0 of the logs the flux monitor acts on: a round started, an answer, a submission, the oracle list changed. */
 export const FLUX_TOPICS = {
   newRound: fluxAggregatorInterface.getEvent('NewRound')!.topicHash,
   answerUpdated: fluxAggregatorInterface.getEvent('AnswerUpdated')!.topicHash,
   submissionReceived: fluxAggregatorInterface.getEvent('SubmissionReceived')!.topicHash,
+  oraclePermissionsUpdated: fluxAggregatorInterface.getEvent('OraclePermissionsUpdated')!.topicHash,
 } as const
 
 /** What `oracleRoundState(oracle, 0)` says: the round this oracle should act on, and whether it may. */

@@ -2,7 +2,6 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { getAddress, type Log } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import {
-  FLUX_TOPICS,
   fluxAggregatorInterface,
   readLatestRound,
   readOracleRoundState,
@@ -17,7 +16,8 @@ import {
   type FluxTrigger,
   type Skip,
 } from './decision.ts'
-import { latestHead } from './chain-head.ts'
+import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
+import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
 import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
@@ -25,7 +25,8 @@ export type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './
 
 interface Aggregator {
   address: string
-  range?: { min: bigint; max: bigint }
+  /** Its oracle list, latest round and oracles' round states, as read and kept until a log. */
+  reads: AggregatorReads
   /** Unix seconds: when the latest round started (the heartbeat counts from it). */
   lastStartedAt?: number
   /** The latest answer: read at the first look, then from the AnswerUpdated logs of each look. */
@@ -72,6 +73,8 @@ class ChainFluxMonitor {
   private aggregators = new Map<string, Aggregator>()
   private states: JobState[] = []
   private fromBlock: number | undefined
+  /** The last head whose logs were read, the block every kept read is of, and the chain's time then. */
+  private looked: (Head & { now: number }) | undefined
   /** The chain's clock: the head's time when it was first seen, run on from there on this process's monotonic clock. */
   private chainClock: { head: number; timestamp: number; seenAt: number } | undefined
   private readonly log: Logger
@@ -87,7 +90,11 @@ class ChainFluxMonitor {
     const aggregators = new Map<string, Aggregator>()
     this.states = jobs.map((job): JobState => {
       const address = getAddress(job.spec.contractAddress)
-      const aggregator = aggregators.get(address) ?? this.aggregators.get(address) ?? { address }
+      const aggregator = aggregators.get(address) ??
+        this.aggregators.get(address) ?? {
+          address,
+          reads: new AggregatorReads(this.options.provider, address),
+        }
       aggregators.set(address, aggregator)
       const was = before.get(job.spec.externalJobID)
       // The same state, so a look in progress for the job still counts as its one at a time.
@@ -142,39 +149,44 @@ class ChainFluxMonitor {
   }
 
   /**
-   * One look: the round logs since the last head (one read for every aggregator), then the timers.
-   * Nothing is read while there is no flux job, or while this process owns none of the node's keys
-   * (another process of the node submits; this one takes over with the key).
+   * One look: every log of every aggregator since the last head (one read for them all), then the
+   * timers. Nothing is read while there is no flux job, or while this process owns none of the
+   * node's keys (another process of the node submits; this one takes over with the key); what was
+   * read of the aggregators before is dropped then, as the logs that would say it changed are not
+   * read, and when the head does not extend the last one (a reorg).
    */
   private async tick(): Promise<void> {
     const provider = this.options.provider
     if (this.states.length === 0 || this.options.sender.ownership().available === 0) {
+      if (this.fromBlock !== undefined) this.forgetReads()
       this.fromBlock = undefined
       return
     }
     const latest = await latestHead(provider)
     const head = latest.number
     const chainNow = this.chainNow(latest)
+    if (this.looked && !(await extendsHead(provider, this.looked, latest))) this.forgetReads()
     const from = this.fromBlock
     const logs =
       from === undefined || head < from
         ? []
         : await provider.getLogs({
             address: [...this.aggregators.keys()],
-            topics: [[FLUX_TOPICS.newRound, FLUX_TOPICS.answerUpdated]],
             fromBlock: from,
             toBlock: head,
           })
     this.fromBlock = head + 1
+    this.looked = { ...latest, now: chainNow }
     const work = logs.flatMap((entry) => this.onLog(entry))
     const now = Date.now()
     for (const state of [...this.states]) {
       if (this.stopping.signal.aborted) break
       const { job, aggregator } = state
       if (aggregator.lastStartedAt === undefined) {
-        const latest = await readLatestRound(provider, aggregator.address)
+        const latest = await readLatestRound(provider, aggregator.address, head)
         aggregator.lastStartedAt = latest.startedAt
         aggregator.latest ??= latest
+        aggregator.reads.noteLatest(latest)
       }
       if (
         job.idleTimerMs !== undefined &&
@@ -208,12 +220,14 @@ class ChainFluxMonitor {
   }
 
   /**
-   * A round answered: the feed's latest answer. A round started: the heartbeat counts from it, and
-   * every job on its aggregator may answer it.
+   * Any log: what was read of the aggregator may have changed. A round answered: the feed's latest
+   * answer. A round started: the heartbeat counts from it, and every job on its aggregator may
+   * answer it.
    */
   private onLog(entry: Log): Promise<void>[] {
-    const parsed = fluxAggregatorInterface.parseLog(entry)
     const aggregator = this.aggregators.get(getAddress(entry.address))
+    aggregator?.reads.onLog(entry.topics[0])
+    const parsed = fluxAggregatorInterface.parseLog(entry)
     if (!parsed || !aggregator) return []
     if (parsed.name === 'AnswerUpdated') {
       const roundId = parsed.args.roundId as bigint
@@ -225,6 +239,7 @@ class ChainFluxMonitor {
         }
       return []
     }
+    if (parsed.name !== 'NewRound') return []
     const startedAt = Number(parsed.args.startedAt as bigint)
     aggregator.lastStartedAt = Math.max(aggregator.lastStartedAt ?? 0, startedAt)
     const logged = {
@@ -234,6 +249,11 @@ class ChainFluxMonitor {
     return this.states
       .filter((state) => state.aggregator === aggregator)
       .map((state) => this.act(state, 'new-round', logged))
+  }
+
+  private forgetReads(): void {
+    for (const aggregator of this.aggregators.values()) aggregator.reads.forget()
+    this.looked = undefined
   }
 
   private async act(state: JobState, trigger: FluxTrigger, logged?: NewRoundSeen): Promise<void> {
@@ -261,7 +281,11 @@ class ChainFluxMonitor {
     }
   }
 
-  /** Chainlink's order: the round first (nothing fetched for a round this node may not answer), then the value. */
+  /**
+   * Chainlink's order: the round first (nothing fetched for a round this node may not answer), then
+   * the value. The aggregator's answers are those kept since its last log (aggregator-reads.ts),
+   * read as of the last head looked at; a round a NewRound log names is read afresh.
+   */
   private async decide(
     state: JobState,
     trigger: FluxTrigger,
@@ -269,13 +293,18 @@ class ChainFluxMonitor {
   ): Promise<FluxDecision> {
     const { job, aggregator } = state
     const { provider, sender } = this.options
-    const contract = aggregator.address
-    const oracles = (await this.call<string[]>(contract, 'getOracles')).map((a) => getAddress(a))
+    const { reads, address: contract } = aggregator
+    const looked = this.looked
+    if (!looked) throw new FeedrunnerError('no head looked at yet', { kind: 'unavailable' })
+    const at: ReadAt = { block: looked.number, timestamp: looked.timestamp }
+    const oracles = await reads.getOracles(at)
     const owned = sender.stats().flatMap((key) => (key.owned ? [key.address] : []))
     const chosen = chooseOracle({ own: sender.addresses, owned, oracles })
     if (!chosen.submit) return this.skipped(state, trigger, chosen, logged?.roundId ?? 0)
     const oracle = getAddress(chosen.oracle)
-    const roundState = await readOracleRoundState(provider, contract, oracle, logged?.roundId)
+    const roundState = logged
+      ? await readOracleRoundState(provider, contract, oracle, logged.roundId)
+      : await reads.roundState(oracle, at, looked.now)
     const key = `flux:${this.options.chainId}:${contract}:${oracle}:${roundState.roundId}`
     const round = checkRound({
       trigger,
@@ -287,11 +316,8 @@ class ChainFluxMonitor {
       minPayment: job.minPayment,
     })
     if (!round.submit) return this.skipped(state, trigger, round, roundState.roundId)
-    aggregator.range ??= {
-      min: await this.call<bigint>(contract, 'minSubmissionValue'),
-      max: await this.call<bigint>(contract, 'maxSubmissionValue'),
-    }
-    const latest = await readLatestRound(provider, contract)
+    const range = await reads.range()
+    const latest = await reads.latestRound(at)
     const value = await this.options.observe(
       job,
       { latestAnswer: latest.answer.toString(), updatedAt: latest.updatedAt.toString() },
@@ -303,7 +329,7 @@ class ChainFluxMonitor {
       latestSubmission: roundState.latestSubmission,
       answer: value,
       thresholds: job.thresholds,
-      range: aggregator.range,
+      range,
     })
     if (!submission.submit) return this.skipped(state, trigger, submission, round.roundId)
     return this.submit(state, trigger, round.roundId, value, { key, oracle })
@@ -319,6 +345,8 @@ class ChainFluxMonitor {
   ): Promise<FluxDecision> {
     const job = state.job
     state.lastSkip = undefined
+    // Whatever comes of it, the round state kept for this oracle is read again at its next look.
+    state.aggregator.reads.forgetRoundState(as.oracle)
     this.log.info(
       { job: job.spec.name, trigger, round: roundId, value: value.toString() },
       'flux monitor: submitting',
@@ -356,14 +384,6 @@ class ChainFluxMonitor {
       )
     state.lastSkip = said
     return { job: state.job.spec.name, trigger, roundId, outcome: 'skipped', skip }
-  }
-
-  private async call<T>(contract: string, name: string): Promise<T> {
-    const data = await this.options.provider.call({
-      to: contract,
-      data: fluxAggregatorInterface.encodeFunctionData(name, []),
-    })
-    return fluxAggregatorInterface.decodeFunctionResult(name, data)[0] as T
   }
 }
 

@@ -16,6 +16,7 @@ import { fluxJobOf, isFluxJob } from '../../../src/runner/flux/flux-job.ts'
 import { startFluxMonitor, type FluxDecision } from '../../../src/runner/flux/monitor.ts'
 import { observeFluxValue } from '../../../src/runner/flux/observe.ts'
 import { testRedisUrl, uniquePrefix } from '../../support/redis.ts'
+import { rpc } from '../../../chaos/rpc.ts'
 
 // The flux monitor on anvil and Redis, with Chainlink's FluxAggregator, the node's own sender and a
 // real HTTP source whose value the test moves: a value moved past the threshold is submitted, one
@@ -24,6 +25,8 @@ import { testRedisUrl, uniquePrefix } from '../../support/redis.ts'
 
 const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
 const NODE = new Wallet(NODE_KEY).address
+/** An oracle that never submits. */
+const SILENT = new Wallet(ANVIL_PRIVATE_KEYS[2]).address
 
 /** Waits for a condition, polling; the bound only catches a hang. */
 async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 60_000) {
@@ -209,5 +212,57 @@ describe('the flux monitor on anvil and Redis', () => {
     expect(idle.length).toBeGreaterThanOrEqual(3)
     const counts = await submissions(aggregator)
     expect([...counts.values()].every((count) => count === 1)).toBe(true)
+  }, 120_000)
+
+  it('a round left open is superseded once it times out, though no log says so', async () => {
+    // Both oracles are needed to answer a round, and one never submits: the node's submission
+    // leaves round 1 open, and the aggregator lets the node start round 2 only once round 1 has
+    // timed out. Nothing is logged then: the round state the monitor keeps must give way to the
+    // chain's clock, not wait for a log.
+    const owner = new Wallet(ANVIL_PRIVATE_KEYS[0], provider)
+    const timeout = 4
+    const { aggregator } = await deployAggregator(owner, {
+      paymentAmount: 10n ** 16n,
+      timeout,
+      decimals: 0,
+      description: 'floor price',
+      fund: 10n ** 19n,
+    })
+    await addOracles(owner, aggregator, [NODE, SILENT], { minSubmissions: 2 })
+    const decisions: FluxDecision[] = []
+    value = 3000
+    const running = monitor(
+      aggregator,
+      'threshold = 0.5\nidleTimerPeriod = "1h"\npollTimerPeriod = "1s"',
+      decisions,
+    )
+    // A block a second meanwhile, as a chain keeps its pace: its clock passes the timeout.
+    await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [1])
+    try {
+      await until('the node submitted to round 1', async () =>
+        (await submissions(aggregator)).has(`1:${NODE}`) ? true : undefined,
+      )
+      value = 3300
+      await until('the node submitted to round 2', async () =>
+        (await submissions(aggregator)).has(`2:${NODE}`) ? true : undefined,
+      )
+    } finally {
+      await running.stop()
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [0])
+    }
+    const started = await provider.getLogs({
+      address: aggregator,
+      topics: [FLUX_TOPICS.newRound],
+      fromBlock: 0,
+    })
+    const startedAt = started.map((entry) =>
+      Number(fluxAggregatorInterface.parseLog(entry)!.args.startedAt as bigint),
+    )
+    expect(startedAt).toHaveLength(2)
+    expect(startedAt[1]! - startedAt[0]!).toBeGreaterThan(timeout)
+    const counts = await submissions(aggregator)
+    expect([...counts.keys()].sort()).toEqual([`1:${NODE}`, `2:${NODE}`])
+    expect([...counts.values()].every((count) => count === 1)).toBe(true)
+    expect(decisions.filter((d) => d.outcome === 'failed')).toEqual([])
   }, 120_000)
 })

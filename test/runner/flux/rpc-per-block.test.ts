@@ -3,6 +3,7 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addOracles, deployAggregator } from '../../../src/chain/flux/aggregator-admin.ts'
 import { EndpointPool } from '../../../src/chain/endpoints/pool.ts'
+import { headHeaderOf } from '../../../src/chain/head-header.ts'
 import { PoolProvider } from '../../../src/chain/endpoints/pool-provider.ts'
 import { createTxSender, type TxSender } from '../../../src/chain/sender/index.ts'
 import { DependencyHealth } from '../../../src/config/dependency-health.ts'
@@ -11,15 +12,17 @@ import { waitFor } from '../../../src/dev/process.ts'
 import { callsBetween, startRpcProxy, type RpcProxy } from '../../../src/dev/rpc-call-counter.ts'
 import { loadJobSpec } from '../../../src/pipeline/job-spec/loader.ts'
 import { fluxJobOf, isFluxJob, type FluxJob } from '../../../src/runner/flux/flux-job.ts'
-import { startFluxMonitor } from '../../../src/runner/flux/monitor.ts'
+import { startFluxMonitor, type FluxDecision } from '../../../src/runner/flux/monitor.ts'
 import { testRedisUrl, uniquePrefix } from '../../support/redis.ts'
 import { rpc } from '../../../chaos/rpc.ts'
 
-// What the flux monitor of one chain asks its RPC node per block while nothing is due: the head comes
-// from the chain's one shared read (the endpoint pool's, which the listener reads or, here, is
-// notified of over WebSocket), and the round logs of every aggregator come in one eth_getLogs a block.
-// Neither grows with the number of flux jobs. Counted by a JSON-RPC proxy in front of anvil mining a
-// block a second.
+// What the flux monitor of one chain asks its RPC node per block while its jobs poll and nothing is
+// due (each poll fetches a value within the threshold): the head comes from the chain's one shared
+// read (the endpoint pool's, which the listener reads or, here, is notified of over WebSocket), the
+// logs of every aggregator come in one eth_getLogs a block, and a poll asks the aggregator nothing:
+// what it would read (the oracles, the round state, the latest round) is kept from the last read
+// until a log of the aggregator says it changed. None of it grows with the number of flux jobs.
+// Counted by a JSON-RPC proxy in front of anvil mining a block a second.
 
 const NODE_KEY = ANVIL_PRIVATE_KEYS[1]
 const NODE = new Wallet(NODE_KEY).address
@@ -81,7 +84,8 @@ name = "feed ${index}"
 contractAddress = "${aggregator}"
 threshold = 0.5
 idleTimerPeriod = "1h"
-pollTimerDisabled = true
+pollTimerPeriod = "1s"
+maxTaskDuration = "500ms"
 observationSource = """
     answer [type="sum" values="[1000]"]
 """
@@ -94,9 +98,9 @@ observationSource = """
     })
   }
 
-  /** The monitor's calls by method over MEASURED_BLOCKS blocks, once its jobs submitted their first round. */
-  async function callsPerBlock(addresses: readonly string[]) {
-    const pool = new EndpointPool({
+  /** The chain's endpoint pool, on the counting proxy, as a runner has it. */
+  function poolOnProxy(): EndpointPool {
+    return new EndpointPool({
       chainId: anvil.chainId,
       label: `chain ${anvil.chainId}`,
       endpoints: [{ url: counter.httpUrl, sendOnly: false, setting: 'RPC_URL' }],
@@ -112,9 +116,33 @@ observationSource = """
       pollIntervalMs: 60_000,
       probeIntervalMs: 60_000,
     })
+  }
+
+  /** Resolves once each of `jobs` decided `polls` times, after `from`, that a poll was within the threshold. */
+  function polledIdle(decisions: FluxDecision[], from: number, jobs: number, polls = 1) {
+    return waitFor(
+      `${polls} poll(s) of every job within the threshold`,
+      async () => {
+        const byJob = new Map<string, number>()
+        for (const d of decisions.slice(from))
+          if (d.outcome === 'skipped' && d.skip.code === 'within_threshold')
+            byJob.set(d.job, (byJob.get(d.job) ?? 0) + 1)
+        return byJob.size === jobs && [...byJob.values()].every((count) => count >= polls)
+      },
+      30_000,
+    )
+  }
+
+  /**
+   * The monitor's calls by method over MEASURED_BLOCKS blocks, once its jobs submitted their first
+   * round; then, with `reorg`, its calls from a reorg of the last block until each job polled again.
+   */
+  async function callsPerBlock(addresses: readonly string[], reorg = false) {
+    const pool = poolOnProxy()
     await pool.start()
     const heads = await notifyHeads(pool)
     const provider = new PoolProvider(pool, 60_000)
+    const decisions: FluxDecision[] = []
     const monitor = startFluxMonitor({
       chainId: anvil.chainId,
       provider,
@@ -122,6 +150,7 @@ observationSource = """
       jobs: jobsOn(addresses),
       observe: async () => 1000n,
       log: pino({ level: 'silent' }),
+      onDecision: (decision) => decisions.push(decision),
     })
     try {
       // Every aggregator's first round (the heartbeat of one that never answered) is behind it, as
@@ -133,17 +162,43 @@ observationSource = """
           monitor.feeds().every((feed) => feed.roundId === '1'),
         60_000,
       )
+      // And every job polled since and found nothing to do: the reads a round's logs called for
+      // (the round state, the latest round, once an aggregator) are behind it too.
+      await polledIdle(decisions, decisions.length, addresses.length)
       const head = async () => Number(await rpc<string>(anvil.rpcUrl, 'eth_blockNumber', []))
       const start = (await head()) + 1
       await waitFor('the next block', async () => (await head()) >= start, 10_000)
       const before = counter.snapshot()
+      const decided = decisions.length
       await waitFor(
         'the measured blocks',
         async () => (await head()) >= start + MEASURED_BLOCKS,
         30_000,
       )
       const blocks = (await head()) - start
-      return { blocks, calls: callsBetween(before, counter.snapshot()) }
+      const calls = callsBetween(before, counter.snapshot())
+      const polls = decisions
+        .slice(decided)
+        .filter((d) => d.trigger === 'poll' && d.outcome === 'skipped')
+      if (!reorg) return { blocks, calls, polls }
+      // Replaced from a head the monitor has looked at: one the pool was told, then two polls of
+      // each job (the second is of a look that began after the first, so after that head).
+      const seen = headHeaderOf(await pool.latestHeader())!.number
+      await polledIdle(decisions, decisions.length, addresses.length, 2)
+      const beforeReorg = counter.snapshot()
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [0])
+      await rpc(anvil.rpcUrl, 'anvil_reorg', [(await head()) - seen + 1, []])
+      await rpc(anvil.rpcUrl, 'evm_setIntervalMining', [1])
+      const replaced = await head()
+      // The monitor learns of it from the next head (its parent, or the block at the height it
+      // saw, is not the head it saw); again two polls of each job after the pool was told it.
+      await waitFor(
+        'the head after the reorg, told to the pool',
+        async () => headHeaderOf(await pool.latestHeader())!.number > replaced,
+        10_000,
+      )
+      await polledIdle(decisions, decisions.length, addresses.length, 2)
+      return { blocks, calls, polls, reorgCalls: callsBetween(beforeReorg, counter.snapshot()) }
     } finally {
       await monitor.stop()
       heads.close()
@@ -169,15 +224,38 @@ observationSource = """
     return socket
   }
 
-  it('reads no head of its own and one log read a block, with one job as with eight', async () => {
+  it('asks one call a block while its jobs poll, with one job as with eight', async () => {
     const one = await callsPerBlock(aggregators.slice(0, 1))
     const all = await callsPerBlock(aggregators)
-    for (const { blocks, calls } of [one, all]) {
-      const { eth_getLogs: logs = 0, ...others } = calls
-      // The head is the pool's, told by the listener: no eth_blockNumber, no eth_getBlockByNumber of
-      // the monitor's. A block's look may straddle the window's edges: a call of slack.
-      expect(others, `${blocks} blocks: ${JSON.stringify(calls)}`).toEqual({})
-      expect(logs, `${blocks} blocks: ${JSON.stringify(calls)}`).toBeLessThanOrEqual(blocks + 1)
+    for (const [jobs, { blocks, calls, polls }] of [
+      [1, one],
+      [JOBS, all],
+    ] as const) {
+      const said = `${jobs} jobs, ${blocks} blocks: ${JSON.stringify(calls)}, ${polls.length} polls`
+      // The polls ran (about one a second a job) and found the value within the threshold.
+      expect(polls.length, said).toBeGreaterThanOrEqual(jobs * (blocks - 2))
+      expect(new Set(polls.map((d) => d.outcome === 'skipped' && d.skip.code)), said).toEqual(
+        new Set(['within_threshold']),
+      )
+      const {
+        eth_getLogs: logs = 0,
+        // The one read a look makes when heads came faster than it looked (is the last head it saw
+        // still the chain's?): instead of a log read, as that look reads two blocks' logs at once.
+        eth_getBlockByNumber: ancestry = 0,
+        ...others
+      } = calls
+      // The head is the pool's, told by the listener: no eth_blockNumber of the monitor's; and no
+      // eth_call: a poll asks the aggregator nothing while no log says it changed. A block's look
+      // may straddle the window's edges: a call of slack.
+      expect(others, said).toEqual({})
+      expect(logs + ancestry, said).toBeLessThanOrEqual(blocks + 1)
     }
+  }, 240_000)
+
+  it('asks again what it kept of every aggregator after a reorg', async () => {
+    // The last block replaced: the monitor cannot tell what the replaced block held, so what it
+    // kept from its reads is dropped and each job's next poll reads its round state again.
+    const { reorgCalls } = await callsPerBlock(aggregators, true)
+    expect(reorgCalls?.eth_call ?? 0, JSON.stringify(reorgCalls)).toBeGreaterThanOrEqual(JOBS)
   }, 240_000)
 })
