@@ -11,6 +11,8 @@
  * a requests queue with a job and a runner's loaded jobs, so each command reads and prints what it
  * would on a node. A dist/ older than src/ is built first (`npm run build`): otherwise the CLI runs the
  * sources through tsx, which is not what an install runs. `--json` prints the figures as JSON.
+ * `BENCH_VIA=npx` starts each command as `npx --no-install feedrunner ...` instead, as the docs'
+ * examples do: npm's own lookup of the package is then part of each figure.
  */
 import { spawnSync } from 'node:child_process'
 import { Queue } from 'bullmq'
@@ -20,6 +22,7 @@ import { startPrivateRedis } from '../src/dev/redis.ts'
 import { RunStore } from '../src/runner/run-record.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+const VIA_NPX = process.env.BENCH_VIA === 'npx'
 const PREFIX = 'bench-commands'
 const CHAIN_ID = 31337
 const root = new URL('..', import.meta.url).pathname
@@ -83,9 +86,13 @@ async function seed(redisUrl: string): Promise<void> {
 }
 
 /** Wall milliseconds of one process from spawn to exit; a command that fails stops the bench. */
-function timed(args: readonly string[], env: NodeJS.ProcessEnv): number {
+function timed(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  command = process.execPath,
+): number {
   const started = performance.now()
-  const child = spawnSync(process.execPath, args, { cwd: root, env, encoding: 'utf8' })
+  const child = spawnSync(command, args, { cwd: root, env, encoding: 'utf8' })
   const ms = performance.now() - started
   if (child.status !== 0)
     throw new Error(`bench: ${args.join(' ')} exited ${child.status}: ${child.stderr.trim()}`)
@@ -112,7 +119,11 @@ try {
     for (const { label, args } of COMMANDS) {
       const entry = times.get(label)!
       entry.baseline.push(timed(['-e', '0'], env))
-      entry.command.push(timed(['bin/feedrunner.js', ...args], env))
+      entry.command.push(
+        VIA_NPX
+          ? timed(['--no-install', 'feedrunner', ...args], env, 'npx')
+          : timed(['bin/feedrunner.js', ...args], env),
+      )
     }
   const rows = COMMANDS.map(({ label }) => {
     const { command, baseline } = times.get(label)!
@@ -125,10 +136,13 @@ try {
       beyondNodeMs: Math.round(median(command.map((ms, index) => ms - baseline[index]!))),
     }
   })
-  if (json) console.log(JSON.stringify({ rounds: ROUNDS, commands: rows }, null, 2))
+  if (json)
+    console.log(
+      JSON.stringify({ rounds: ROUNDS, via: VIA_NPX ? 'npx' : 'node', commands: rows }, null, 2),
+    )
   else {
     console.log(
-      `wall ms over ${ROUNDS} rounds, each command right after a node -e 0 of its own (node bin/feedrunner.js ...)`,
+      `wall ms over ${ROUNDS} rounds, each command right after a node -e 0 of its own (${VIA_NPX ? 'npx --no-install feedrunner' : 'node bin/feedrunner.js'} ...)`,
     )
     console.log(
       `${'command'.padEnd(22)}${'median'.padStart(8)}${'fastest'.padStart(9)}${'slowest'.padStart(9)}${'node -e 0'.padStart(11)}${'beyond node'.padStart(13)}`,
