@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq'
 import { rootCauseFirst } from '../config/errors.ts'
 import type { Logger } from '../config/logger.ts'
 import { parseSchedule, type CronSchedule } from '../pipeline/index.ts'
-import type { JobRegistry, LoadedJob } from './job-registry.ts'
+import type { JobRegistry } from './job-registry.ts'
 import { dueTick, firingJobId, nextTickAfter, type TickPayload } from './ticks.ts'
 
 /** Redis's clock as this process reads it; undefined until Redis first answered. */
@@ -18,6 +18,7 @@ const PAST_TICK_MS = 5
 /** A cron job as the ticker watches it: its schedule's text, and its next instant (Redis's time). */
 interface WatchedJob {
   schedule: string
+  parsed: CronSchedule
   next: number
 }
 
@@ -57,7 +58,6 @@ export async function startCronTicker(
     ),
   )
   const watched = new Map<string, WatchedJob>()
-  const schedules = new WeakMap<LoadedJob, CronSchedule | undefined>()
   let failing = false
 
   /** Adds the firings that fell due; answers how long to sleep before the next look. */
@@ -67,22 +67,25 @@ export async function startCronTicker(
     let sleepMs = LOOK_EVERY_MS
     const seen = new Set<string>()
     for (const loaded of registry.jobs) {
-      const schedule = scheduleOf(loaded, schedules)
-      if (loaded.job.spec.type !== 'cron' || !schedule) continue
+      const spec = loaded.job.spec
+      if (spec.type !== 'cron') continue
       const id = loaded.externalJobId
-      seen.add(id)
       let job = watched.get(id)
       // Seen first, or its schedule changed by a reload: from its next tick on.
-      if (job?.schedule !== loaded.job.spec.schedule) {
-        job = { schedule: loaded.job.spec.schedule, next: nextTickAfter(schedule, now) }
+      if (job?.schedule !== spec.schedule) {
+        const parsed = parseSchedule(spec.schedule)
+        if (!('schedule' in parsed)) continue
+        job = { schedule: spec.schedule, parsed: parsed.schedule, next: 0 }
+        job.next = nextTickAfter(job.parsed, now)
         watched.set(id, job)
       } else if (now >= job.next) {
-        const tick = dueTick(schedule, now)
+        const tick = dueTick(job.parsed, now)
         const data: TickPayload = { kind: 'tick', chainId, externalJobId: id, tick }
         // The requests queue's default job options apply (RUN_ATTEMPTS, RUN_BACKOFF_MS).
         await queue.add('tick', data, { jobId: firingJobId(id, tick) })
-        job.next = nextTickAfter(schedule, now)
+        job.next = nextTickAfter(job.parsed, now)
       }
+      seen.add(id)
       sleepMs = Math.min(sleepMs, job.next - now + PAST_TICK_MS)
     }
     for (const id of watched.keys()) if (!seen.has(id)) watched.delete(id)
@@ -116,18 +119,6 @@ export async function startCronTicker(
       clearTimeout(timer)
     },
   }
-}
-
-function scheduleOf(
-  loaded: LoadedJob,
-  schedules: WeakMap<LoadedJob, CronSchedule | undefined>,
-): CronSchedule | undefined {
-  if (schedules.has(loaded)) return schedules.get(loaded)
-  const spec = loaded.job.spec
-  const parsed = spec.type === 'cron' ? parseSchedule(spec.schedule) : undefined
-  const schedule = parsed && 'schedule' in parsed ? parsed.schedule : undefined
-  schedules.set(loaded, schedule)
-  return schedule
 }
 
 /**
