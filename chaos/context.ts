@@ -26,7 +26,7 @@ export async function restart(context: RunContext, part: Part): Promise<void> {
   try {
     await part.start()
   } catch (error) {
-    context.startFailures.push((error as Error).message.slice(0, 600))
+    context.startFailures.push((error as Error).message.slice(0, 4_000))
   }
 }
 

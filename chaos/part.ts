@@ -101,9 +101,12 @@ export class Part {
         await this.startOnce()
         return
       } catch (error) {
+        // What the part printed last goes with the error: a start that fails only now and then
+        // (under a moved clock, say) is seen once, and its reason must not go with the process.
         if (Date.now() > deadline)
           throw new Error(
-            `${this.name} did not start within ${START_BOUND_MS} ms (${attempt} attempts): ${(error as Error).message}`,
+            `${this.name} did not start within ${START_BOUND_MS} ms (${attempt} attempts): ${(error as Error).message}\n` +
+              `its last output:\n${this.output(3_000) || '(none)'}`,
           )
         await delay(1_000)
       }
