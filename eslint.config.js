@@ -2,7 +2,18 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.cache/', 'bench/results/', 'coverage/', 'dist/', 'dist.tmp/'] },
+  {
+    ignores: [
+      'node_modules/',
+      '.cache/',
+      'bench/results/',
+      'coverage/',
+      'dist/',
+      'dist.tmp/',
+      '.stryker-tmp/',
+      'reports/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

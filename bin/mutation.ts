@@ -1,5 +1,6 @@
 // Mutation score of the pure modules: one StrykerJS run per folder (stryker.config.mjs), then the
-// score of each. `npm run mutation` runs every folder; `npm run mutation -- net reduce` only those.
+// score of each. `npm run mutation` runs every folder; `npm run mutation -- net reduce` only those;
+// `--concurrency N` runs N mutants at once (one by default: the machine is shared with other work).
 // Reports (HTML, JSON, the survivors as text) go to reports/mutation/<folder>/, which git ignores.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
@@ -10,7 +11,19 @@ import { mutationFolders } from '../stryker.config.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const folders = mutationFolders
-const wanted = process.argv.slice(2).filter((arg) => arg !== '--')
+const args = process.argv.slice(2).filter((arg) => arg !== '--')
+const concurrencyAt = args.indexOf('--concurrency')
+const concurrency = concurrencyAt === -1 ? undefined : Number(args[concurrencyAt + 1])
+if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
+  console.error(
+    `--concurrency takes a whole number of mutants at once (1 or more), not ${args[concurrencyAt + 1]}`,
+  )
+  process.exit(2)
+}
+const wanted =
+  concurrencyAt === -1
+    ? args
+    : args.filter((_, i) => i !== concurrencyAt && i !== concurrencyAt + 1)
 const unknown = wanted.filter((name) => !(name in folders))
 if (unknown.length > 0) {
   console.error(`unknown folder ${unknown.join(', ')}: one of ${Object.keys(folders).join(', ')}`)
@@ -71,6 +84,7 @@ async function runFolder(folder: string): Promise<Score> {
     jsonReporter: { fileName: join(reportDir, 'mutation.json') },
     // A sandbox per folder, so two folders can run at once.
     tempDirName: join('.stryker-tmp', folder),
+    ...(concurrency === undefined ? {} : { concurrency }),
   }).runMutationTest()
   mkdirSync(join(root, reportDir), { recursive: true })
   writeFileSync(join(root, reportDir, 'survivors.txt'), survivorLines(results))
