@@ -2,8 +2,8 @@
 // Compiles src/ to plain JavaScript in dist/ and the Solidity contracts into .cache/contracts (npm install
 // runs it as `prepare`; `npm run build` by hand).
 // bin/feedrunner.js runs dist/ only while it matches src/ (see source-fingerprint.js), so a stale or
-// missing build never runs: the CLI then runs the sources through tsx. Without typescript (a production
-// install without dev dependencies) there is nothing to build and the sources run through tsx.
+// missing build never runs: the CLI then runs the sources through tsx. Without typescript (an install
+// without dev dependencies) nothing is built here, and the CLI says what to do when it starts.
 import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, rmSync, renameSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -21,7 +21,7 @@ try {
   tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 } catch {
   console.log(
-    'feedrunner build: typescript is not installed; the CLI runs the TypeScript sources through tsx',
+    'feedrunner build: typescript is not installed (no dev dependencies), so dist/ is not built; a production install builds with them and drops them after: npm install, then npm prune --omit=dev',
   )
   process.exit(0)
 }

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { FeedrunnerError } from '../config/errors.ts'
 
 /** ABI and creation bytecode of one compiled contract. */
 export interface ContractArtifact {
@@ -44,10 +45,11 @@ interface Solc {
 }
 
 /**
- * One solc-js release, installed under an npm alias (`solc-0.8.19`, `solc-0.6.6`): Chainlink's
- * sources pin the compiler line they were written for. The version is part of the cache key and is
- * read without loading the compiler; solc-js takes ~100 MB once loaded, so it is loaded only when the
- * cache has no build of the sources.
+ * One solc-js release, installed under an npm alias that names its exact version (`solc-0.8.19`,
+ * `solc-0.6.6`): Chainlink's sources pin the compiler line they were written for. The version is part
+ * of the cache key and comes from the alias, not the package: solc is a dev dependency, and an
+ * install without them (the image, `npm prune --omit=dev`) still finds the contracts the build
+ * compiled. solc-js takes ~100 MB once loaded, so it is loaded only when the cache has no build.
  */
 export interface SolcRelease {
   readonly packageName: string
@@ -55,11 +57,21 @@ export interface SolcRelease {
   load(): Solc
 }
 
-function solcRelease(packageName: string): SolcRelease {
+function solcRelease(packageName: `solc-${string}`): SolcRelease {
   return {
     packageName,
-    version: (require(`${packageName}/package.json`) as { version: string }).version,
-    load: () => require(packageName) as Solc,
+    version: packageName.slice('solc-'.length),
+    load: () => {
+      try {
+        return require(packageName) as Solc
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error
+        throw new FeedrunnerError(
+          `the Solidity compiler ${packageName} is not installed (a dev dependency) and ${CONTRACTS_CACHE_DIR} has no build of these sources: install with the dev dependencies (npm install), which compiles them`,
+          { kind: 'config' },
+        )
+      }
+    },
   }
 }
 

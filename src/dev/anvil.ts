@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { FeedrunnerError } from '../config/errors.ts'
 import { freePort } from './ports.ts'
 import { startOwnedProcess, waitFor, type OwnedProcess } from './process.ts'
 
@@ -61,10 +62,24 @@ export interface Anvil {
   stop(): Promise<void>
 }
 
-/** Path of the anvil binary shipped inside `@foundry-rs/anvil` (spawned directly so its PID is anvil's). */
+/**
+ * Path of the anvil binary shipped inside `@foundry-rs/anvil` (spawned directly so its PID is anvil's).
+ * anvil is a dev dependency: an install without them (`npm prune --omit=dev`, the production image)
+ * has none, and the dev stack says so with the remedy.
+ */
 export function anvilBinary(): string {
   const platformPackage = `@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`
-  return join(dirname(require.resolve(`${platformPackage}/package.json`)), 'bin', 'anvil')
+  try {
+    return join(dirname(require.resolve(`${platformPackage}/package.json`)), 'bin', 'anvil')
+  } catch (error) {
+    // Not installed is the whole story (resolve's require stack says nothing more); anything else
+    // is some other fault, passed on as it is.
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error
+    throw new FeedrunnerError(
+      `the dev chain needs anvil (${platformPackage}, a dev dependency), which this install does not have: install with the dev dependencies (npm install), or in Docker build the image's dev target (docker build --target dev)`,
+      { kind: 'config' },
+    )
+  }
 }
 
 /** Starts anvil on a free loopback port and waits until it answers JSON-RPC. */

@@ -1,8 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { compileContracts, sharedContractsCacheDir, SOLC_0_8 } from '../../src/chain/artifacts.ts'
+import {
+  compileContracts,
+  sharedContractsCacheDir,
+  SOLC_0_6,
+  SOLC_0_8,
+} from '../../src/chain/artifacts.ts'
 import { runJsonFixture } from '../support/json-fixture.ts'
 
 describe('compileContracts', () => {
@@ -13,6 +19,16 @@ describe('compileContracts', () => {
     )
     expect(contracts).toBeGreaterThanOrEqual(3)
     expect(solcLoaded).toBe(false)
+  })
+
+  // The cache key takes solc's version from the npm alias, so an install without solc (a dev
+  // dependency) still finds the build; the alias must name the version it installs.
+  it('keys the cache by the solc version each npm alias installs', () => {
+    const require = createRequire(import.meta.url)
+    for (const release of [SOLC_0_8, SOLC_0_6]) {
+      const installed = require(`${release.packageName}/package.json`) as { version: string }
+      expect(release.version).toBe(installed.version)
+    }
   })
 
   const scratch = mkdtempSync(join(tmpdir(), 'feedrunner-artifacts-'))

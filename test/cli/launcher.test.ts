@@ -70,6 +70,23 @@ describe('bin/feedrunner.js', () => {
     expect(run(root)).toBe('compiled dist')
   })
 
+  it('without tsx (no dev dependencies) and no current build, says so with the remedy', () => {
+    const root = fakeProject()
+    roots.push(root)
+    // An install without dev dependencies: no node_modules with tsx beside bin/.
+    rmSync(join(root, 'node_modules'))
+    const result = spawnSync(process.execPath, [join(root, 'bin/feedrunner.js')], {
+      encoding: 'utf8',
+    })
+    expect(result.status).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain(`${join(root, 'dist')} is missing or older than src/`)
+    expect(result.stderr).toContain('npm install builds dist/')
+    expect(result.stderr).not.toContain('    at ')
+    build(root)
+    expect(run(root)).toBe('compiled dist')
+  })
+
   it('refuses a Node.js before 22 with the remedy, before it runs anything', () => {
     const root = fakeProject()
     roots.push(root)

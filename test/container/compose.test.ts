@@ -58,5 +58,13 @@ if (!compose) {
       expect(text).toMatch(/redis-data:\/data|source: redis-data/)
       expect(text).toContain('BASE_IMAGE: node:22-bookworm-slim')
     })
+
+    it('builds the dev service from the dev target (the production image has no anvil)', async () => {
+      const resolved = await config(['--profile', 'dev'])
+      expect(resolved.code, resolved.stderr).toBe(0)
+      const dev = resolved.stdout.slice(resolved.stdout.indexOf('feedrunner-dev:'))
+      expect(dev).toMatch(/target: dev/)
+      expect(dev).toMatch(/image: feedrunner-dev:latest/)
+    })
   })
 }

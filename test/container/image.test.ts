@@ -34,6 +34,8 @@ const skipped = process.env.FEEDRUNNER_CONTAINER_LANE_SKIP
 const daemon = skipped ? ({ ok: false, reason: skipped } as const) : dockerDaemon()
 // A tag of this run's own: two runs on one daemon (engineers' suites, CI) must not run each other's build.
 const IMAGE = `feedrunner:test-${randomBytes(4).toString('hex')}`
+/** The same build's `dev` target: the production image and anvil. */
+const DEV_IMAGE = `${IMAGE}-dev`
 /** The README's request: Manchester United's home odds against Fulham (1.6), scaled by 100. */
 const GAME_ODDS = {
   endpoint: 'game-odds',
@@ -58,8 +60,13 @@ if (!daemon.ok) {
     let stack: DevStack | undefined
 
     const unique = (label: string) => `feedrunner-test-${label}-${randomBytes(4).toString('hex')}`
-    async function start(label: string, args: string[], env: Record<string, string> = {}) {
-      const container = await startContainer(IMAGE, unique(label), args, env)
+    async function start(
+      label: string,
+      args: string[],
+      env: Record<string, string> = {},
+      image = IMAGE,
+    ) {
+      const container = await startContainer(image, unique(label), args, env)
       containers.push(container)
       return container
     }
@@ -89,14 +96,30 @@ if (!daemon.ok) {
 
     beforeAll(async () => {
       const base = await baseImage()
-      const built = await docker(
-        ['build', '--network', 'host', '--build-arg', `BASE_IMAGE=${base}`, '-t', IMAGE, repoRoot],
-        20 * 60_000,
-      )
-      if (built.code !== 0)
-        throw new Error(
-          `docker build failed on ${base}:\n${(built.stdout + built.stderr).slice(-4000)}`,
+      // The default target, then the dev target from the same stages (the cache's, in seconds).
+      for (const [tag, target] of [
+        [IMAGE, []],
+        [DEV_IMAGE, ['--target', 'dev']],
+      ] as const) {
+        const built = await docker(
+          [
+            'build',
+            '--network',
+            'host',
+            '--build-arg',
+            `BASE_IMAGE=${base}`,
+            ...target,
+            '-t',
+            tag,
+            repoRoot,
+          ],
+          20 * 60_000,
         )
+        if (built.code !== 0)
+          throw new Error(
+            `docker build of ${tag} failed on ${base}:\n${(built.stdout + built.stderr).slice(-4000)}`,
+          )
+      }
       // A dev chain with the contracts and the local feed service on the host's loopback, for the
       // production commands (`start`, `adapter`, `worker`, `runner`) to work against.
       const prefix = uniquePrefix('container-host')
@@ -111,7 +134,7 @@ if (!daemon.ok) {
       for (const container of containers) await removeContainer(container)
       await stack?.stop()
       // --no-prune keeps the layers: they are the next build's cache.
-      await docker(['rmi', '--no-prune', IMAGE])
+      await docker(['rmi', '--no-prune', IMAGE, DEV_IMAGE])
     }, 120_000)
 
     it('is within its size budget, runs as node with a HEALTHCHECK, and ships no sources to compile', async () => {
@@ -137,10 +160,37 @@ if (!daemon.ok) {
         'sh',
         IMAGE,
         '-c',
-        'id -u; test -e /app/src && echo src; test -e /app/.env && echo env; test -f /app/dist/BUILD.json && echo dist; ls /app/.cache/contracts | wc -l',
+        'id -u; test -e /app/src && echo src; test -e /app/.env && echo env; test -f /app/dist/BUILD.json && echo dist; ls /app/.cache/contracts | wc -l; ' +
+          'for tool in @foundry-rs/anvil @foundry-rs/anvil-linux-amd64 solc-0.8.19 solc-0.6.6 tsx esbuild; do test -e /app/node_modules/$tool && echo $tool; done; true',
       ])
-      // uid 1000, no TypeScript sources, no .env, compiled JavaScript, the compiled contracts.
+      // uid 1000, no TypeScript sources, no .env, compiled JavaScript, the compiled contracts, and
+      // none of the dev dependencies (the dev chain, the Solidity compilers, TypeScript's runner).
       expect(inside.split('\n')).toEqual(['1000', 'dist', expect.stringMatching(/^[1-9]\d*$/)])
+      const devSize = await dockerOk(['image', 'inspect', '-f', '{{.Size}}', DEV_IMAGE])
+      console.log(
+        `container image ${DEV_IMAGE} (the dev target): ${Math.round(Number(devSize) / 1e6)} MB`,
+      )
+    })
+
+    it('dev in the production image names the dev target, exits 1 and serves nothing', async () => {
+      const refused = await docker([
+        'run',
+        '--rm',
+        '--read-only',
+        '--tmpfs',
+        '/tmp',
+        '--network',
+        'host',
+        '-e',
+        `REDIS_URL=${testRedisUrl()}`,
+        '-e',
+        `QUEUE_PREFIX=${uniquePrefix('container-no-anvil')}`,
+        IMAGE,
+        'dev',
+      ])
+      expect(refused.code, refused.stdout + refused.stderr).toBe(1)
+      expect(refused.stdout + refused.stderr).toContain('docker build --target dev')
+      expect(refused.stdout + refused.stderr).not.toMatch(/^\s+at |Require stack/m)
     })
 
     it('jobs validate checks the shipped specs and exits 0', async () => {
@@ -185,12 +235,17 @@ if (!daemon.ok) {
 
     it('dev runs the whole stack in the container and fulfils the README request on chain', async () => {
       const eaPort = await freePort()
-      const container = await start('dev', ['dev'], {
-        REDIS_URL: testRedisUrl(),
-        QUEUE_PREFIX: uniquePrefix('container-dev'),
-        EA_PORT: String(eaPort),
-        LOG_LEVEL: 'warn',
-      })
+      const container = await start(
+        'dev',
+        ['dev'],
+        {
+          REDIS_URL: testRedisUrl(),
+          QUEUE_PREFIX: uniquePrefix('container-dev'),
+          EA_PORT: String(eaPort),
+          LOG_LEVEL: 'warn',
+        },
+        DEV_IMAGE,
+      )
       const output = await waitForOutput(container, /feedrunner dev ready/, 180_000)
       expect(output).not.toMatch(/EACCES|compiling/)
       const rpcUrl = /chain \(anvil\)\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]

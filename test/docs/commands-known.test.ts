@@ -118,6 +118,8 @@ function feedrunnerProblems(words: readonly string[]): string[] {
 function npmProblems(words: readonly string[]): string[] {
   const [verb, script] = words
   if (verb === 'install' || verb === 'ci') return []
+  // Dropping the dev dependencies after the build (docs/operating.md, test/e2e/production-install).
+  if (verb === 'prune' && words.slice(1).join(' ') === '--omit=dev') return []
   if (verb === 'start' || verb === 'test') return verb in scripts ? [] : [`no npm script ${verb}`]
   if (verb === 'run' && script !== undefined)
     return script in scripts ? [] : [`no npm script ${script}`]
