@@ -57,6 +57,14 @@ function bursts(schedule: Schedule): string {
 }
 
 /** What a schedule did and found. */
+/** What a node key sends besides fulfilments in this schedule. */
+function otherKinds(history: History): string {
+  const kinds = ['fillers']
+  if (history.cronEveryMs !== undefined) kinds.push('cron writes')
+  if (history.flux !== undefined) kinds.push('flux submissions')
+  return kinds.join(', ')
+}
+
 export function describeResult(result: ScheduleResult): string[] {
   const lines: string[] = []
   const { history } = result
@@ -74,7 +82,7 @@ export function describeResult(result: ScheduleResult): string[] {
       records.set(run?.state ?? 'none', (records.get(run?.state ?? 'none') ?? 0) + 1)
     lines.push(
       `  outcome: ${history.requests.length} requests on chain, ${answered} answered, ${cancelled} cancelled, ${history.requests.length - answered - cancelled} open; records ${[...records].map(([state, count]) => `${count} ${state}`).join(', ')}`,
-      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (fillers${history.cronEveryMs === undefined ? '' : ', cron writes'}), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
+      `  sent: ${fulfilments.length} fulfilment broadcasts over ${slots} nonces, ${others} other transactions (${otherKinds(history)}), ${reverted} reverted on chain; ${result.quietAfterMs === undefined ? 'never settled' : `settled in ${seconds(result.quietAfterMs)}`}; ${seconds(result.elapsedMs)} in all`,
       ...describeMined(history),
       ...describeCron(history),
       ...describeFlux(history),
