@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs dist/ (src/ compiled by `npm install` or `npm run build`) when it was built from src/ as it is
 // now, else the TypeScript sources through tsx (a dev dependency), so an edit takes effect without a
-// build. Compiled
-// JavaScript spares each process tsx's loader thread: ~40 MB of RSS (measured on Node 20; docs/performance.md).
+// build. Compiled JavaScript spares each process tsx's loader thread: ~40 MB of RSS (measured on
+// Node 20; docs/performance.md).
 import { existsSync } from 'node:fs'
 import { URL, fileURLToPath } from 'node:url'
 import { unsupportedNode } from './node-version.js'
