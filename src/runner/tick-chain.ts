@@ -1,7 +1,7 @@
 import { Interface, isAddress, toBeHex, zeroPadValue, type JsonRpcProvider } from 'ethers'
 import { z } from 'zod'
 import { FeedrunnerError } from '../config/errors.ts'
-import { DEFAULT_LOG_RANGE_BLOCKS, readLogsInRanges } from '../chain/operator-logs.ts'
+import { DEFAULT_LOG_RANGE_BLOCKS } from '../chain/operator-logs.ts'
 import type { Job } from '../pipeline/index.ts'
 
 /**
@@ -48,12 +48,12 @@ export async function tickWritesOnChain(
   try {
     const head = await chain.provider.getBlockNumber()
     const range = chain.logRangeBlocks ?? DEFAULT_LOG_RANGE_BLOCKS
-    const logs = await readLogsInRanges(chain.provider, {
-      address: targets,
+    // One range: the ticks' logs, not an Operator's, and none older than the range can be claimed.
+    const logs = await chain.provider.getLogs({
+      address: [...targets],
       topics: [VALUE_PUSHED, null, ticks.map((tick) => zeroPadValue(toBeHex(tick), 32))],
       fromBlock: Math.max(0, head - range + 1),
       toBlock: head,
-      rangeBlocks: range,
     })
     const mined: TickWrite[] = logs.map((log) => ({
       tick: Number(BigInt(log.topics[2] ?? 0)),
