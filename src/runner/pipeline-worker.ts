@@ -18,6 +18,7 @@ import {
 } from './admission.ts'
 import { jobRunVars, requestJobId } from './request-payload.ts'
 import { RunCrashReport } from './quarantine.ts'
+import type { TickChain } from './tick-chain.ts'
 import {
   causeIn,
   finish,
@@ -49,8 +50,11 @@ export interface PipelineWorkerOptions {
     request: OracleRequestEvent | undefined,
     onSent: () => Promise<void>,
   ) => ChainAccess
-  /** What a cron job's tick needs beside: Redis for its claim, Redis's clock to name it. */
-  ticks?: { redis: Redis; now: () => number | undefined }
+  /**
+   * What a cron job's tick needs beside: Redis for its claim, Redis's clock to name it, the chain to
+   * tell a tick written already whose claim Redis lost.
+   */
+  ticks?: { redis: Redis; now: () => number | undefined; chain?: TickChain }
   /** Extra run options (aliases, environment with BRIDGE_<NAME>_URL, ...). */
   runOptions?: Partial<RunOptions>
   logger: Logger

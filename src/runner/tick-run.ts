@@ -7,6 +7,7 @@ import { runPushed } from './push-run.ts'
 import type { RunAttempt } from './quarantine.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import type { RunRecord } from './run-record.ts'
+import { tickTargets, tickWritesOnChain } from './tick-chain.ts'
 import { claimTicks, tickPayloadSchema, tickRunId, type TickPayload } from './ticks.ts'
 
 /** A tick that could not be named: Redis's clock is not read yet. It goes back to the queue. */
@@ -42,7 +43,7 @@ export async function runTick(
   const now = options.ticks?.now()
   if (!('schedule' in parsed) || !options.ticks) return undefined
   if (now === undefined) throw new ClockUnreadError()
-  const ticks = await claimTicks(
+  const claimed = await claimTicks(
     options.ticks.redis,
     options.prefix,
     payload,
@@ -50,6 +51,7 @@ export async function runTick(
     now,
     parsed.schedule,
   )
+  const ticks = await unwrittenTicks(loaded, payload.tick, claimed, options)
   // In order; a tick whose run is final already (this queue job taken again) is left as it is.
   let outcome: RequestOutcome | undefined
   for (const tick of ticks)
@@ -62,6 +64,35 @@ export async function runTick(
       options,
     )
   return outcome
+}
+
+/**
+ * The claimed ticks the chain holds no write of. The claims live in Redis only, and Redis can lose
+ * the last ones (a restart by SIGKILL, a failover to a replica, a flush) while their writes are on
+ * chain: the next firing would then claim them again as missed. The pool is read for the ticks a
+ * firing catches up only: the firing's own tick is read every period, and its write can be in the
+ * pool only when this queue job was run before.
+ */
+async function unwrittenTicks(
+  loaded: LoadedJob,
+  ownTick: number,
+  claimed: number[],
+  options: PipelineWorkerOptions,
+): Promise<number[]> {
+  const chain = options.ticks?.chain
+  if (!chain || claimed.length === 0) return claimed
+  const written = await tickWritesOnChain(
+    chain,
+    tickTargets(loaded.job),
+    claimed,
+    claimed.filter((tick) => tick !== ownTick),
+  )
+  for (const write of written)
+    options.logger.warn(
+      { job: loaded.name, ...write, tickAt: new Date(write.tick).toISOString() },
+      'a cron tick claimed again (Redis lost its claim) is on chain already: not written again',
+    )
+  return claimed.filter((tick) => !written.some((write) => write.tick === tick))
 }
 
 function tickBase(loaded: LoadedJob, chainId: number, tick: number): Partial<RunRecord> {

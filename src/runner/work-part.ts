@@ -110,6 +110,7 @@ function pipelineOptions(
     ticks: {
       redis: options.connections.redis('worker', 'cron ticks', { enableAutoPipelining: true }),
       now: () => clock.now(),
+      chain: { provider, logRangeBlocks: options.logRangeBlocks },
     },
     transactionOut: async (keys) =>
       (await Promise.all(keys.map((key) => sender.bound(key)))).some(Boolean),

@@ -60,14 +60,16 @@ describe('one place per decision: a request fate', () => {
 
   it('reads Operator logs over block ranges only through the paged reader', () => {
     // The listener's range read (chain-reader.ts), a request read by its block's hash
-    // (request-log.ts), the flux monitor's read of its aggregators' NewRound logs (no Operator's) and
-    // the dev stack's own tools are the other readers of logs.
+    // (request-log.ts), the flux monitor's read of its aggregators' NewRound logs (no Operator's), a
+    // cron firing's read of its ticks' ValuePushed logs and the dev stack's own tools are the other
+    // readers of logs.
     expect(
       filesMatching(/\.getLogs\(/, [
         'src/chain/operator-logs.ts',
         'src/chain/listener/chain-reader.ts',
         'src/chain/request-log.ts',
         'src/runner/flux/monitor.ts',
+        'src/runner/tick-chain.ts',
         'src/dev/requests.ts',
         'src/dev/requests-mined.ts',
       ]),
