@@ -90,7 +90,7 @@ async function unwrittenTicks(
   for (const write of written)
     options.logger.warn(
       { job: loaded.name, ...write, tickAt: new Date(write.tick).toISOString() },
-      'a cron tick claimed again (Redis lost its claim) is on chain already: not written again',
+      'a claimed cron tick is on chain already (Redis lost its claim, or its firing was taken again): not written again',
     )
   return claimed.filter((tick) => !written.some((write) => write.tick === tick))
 }
