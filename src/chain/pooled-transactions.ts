@@ -31,17 +31,19 @@ export async function transactionCounts(
 const poolSection = z.record(z.string(), z.record(z.string(), z.unknown())).catch({})
 const poolContent = z.object({ pending: poolSection, queued: poolSection })
 
+/** One transaction of the node's pool: its sender and nonce as the pool names them, and the rest. */
+export interface PooledTransaction {
+  from: string
+  nonce: number
+  tx: unknown
+}
+
 /**
- * The nonces the node's pool holds of each address, queued ones too: a transaction behind a nonce
- * the node never got (its broadcast lost, the node restarted, a process died before sending it)
- * waits there, `queued`, counted by no `eth_getTransactionCount`, and is mined the moment anyone
- * spends the nonce below it. Read with `txpool_content` (geth, Nethermind, Erigon, Besu, anvil),
- * the whole pool: only when Redis lost what feedrunner sent. Undefined when the node does not tell.
+ * Every transaction the node's pool holds, queued ones too (`txpool_content`: geth, Nethermind,
+ * Erigon, Besu, anvil; the whole pool, so read only when Redis lost what feedrunner sent). Undefined
+ * when the node does not tell.
  */
-export async function pooledNonces(
-  send: RpcSend,
-  addresses: readonly string[],
-): Promise<Map<string, number[]> | undefined> {
+export async function poolTransactions(send: RpcSend): Promise<PooledTransaction[] | undefined> {
   let answer: unknown
   try {
     answer = await send<unknown>('txpool_content', [])
@@ -50,14 +52,29 @@ export async function pooledNonces(
   }
   const content = poolContent.safeParse(answer)
   if (!content.success) return undefined
+  return [content.data.pending, content.data.queued].flatMap((section) =>
+    Object.entries(section).flatMap(([from, txs]) =>
+      Object.entries(txs).map(([nonce, tx]) => ({ from, nonce: Number(nonce), tx })),
+    ),
+  )
+}
+
+/**
+ * The nonces the node's pool holds of each address, queued ones too: a transaction behind a nonce
+ * the node never got (its broadcast lost, the node restarted, a process died before sending it)
+ * waits there, `queued`, counted by no `eth_getTransactionCount`, and is mined the moment anyone
+ * spends the nonce below it. Undefined when the node does not tell.
+ */
+export async function pooledNonces(
+  send: RpcSend,
+  addresses: readonly string[],
+): Promise<Map<string, number[]> | undefined> {
+  const pooled = await poolTransactions(send)
+  if (!pooled) return undefined
   const byAddress = new Map<string, number[]>()
   for (const address of addresses) {
     const key = address.toLowerCase()
-    const nonces = [content.data.pending, content.data.queued].flatMap((section) =>
-      Object.entries(section)
-        .filter(([from]) => from.toLowerCase() === key)
-        .flatMap(([, txs]) => Object.keys(txs).map(Number)),
-    )
+    const nonces = pooled.filter((tx) => tx.from.toLowerCase() === key).map((tx) => tx.nonce)
     byAddress.set(
       key,
       [...new Set(nonces)].filter(Number.isInteger).sort((a, b) => a - b),

@@ -2,6 +2,7 @@ import { Interface, isAddress, toBeHex, zeroPadValue, type JsonRpcProvider } fro
 import { z } from 'zod'
 import { FeedrunnerError } from '../config/errors.ts'
 import { DEFAULT_LOG_RANGE_BLOCKS } from '../chain/operator-logs.ts'
+import { poolTransactions } from '../chain/pooled-transactions.ts'
 import type { Job } from '../pipeline/index.ts'
 
 /**
@@ -70,8 +71,6 @@ export async function tickWritesOnChain(
 }
 
 const pooledTx = z.object({ to: z.string().nullish(), input: z.string() }).passthrough()
-const poolSection = z.record(z.string(), z.record(z.string(), z.unknown())).catch({})
-const poolContent = z.object({ pending: poolSection, queued: poolSection })
 
 /** The writes of `ticks` to `targets` the node's pool holds (none where the node does not tell). */
 async function pooledWrites(
@@ -80,19 +79,14 @@ async function pooledWrites(
   ticks: readonly number[],
 ): Promise<TickWrite[]> {
   if (ticks.length === 0) return []
-  const content = poolContent.safeParse(
-    await provider.send('txpool_content', []).catch(() => undefined),
-  )
-  if (!content.success) return []
+  const pooled = await poolTransactions((method, params) => provider.send(method, params))
   const writes: TickWrite[] = []
-  for (const section of [content.data.pending, content.data.queued])
-    for (const txs of Object.values(section))
-      for (const raw of Object.values(txs)) {
-        const tx = pooledTx.safeParse(raw)
-        if (!tx.success || !targets.includes(tx.data.to?.toLowerCase() ?? '')) continue
-        const tick = tickOfCall(tx.data.input)
-        if (tick !== undefined && ticks.includes(tick)) writes.push({ tick, pooled: true })
-      }
+  for (const { tx: raw } of pooled ?? []) {
+    const tx = pooledTx.safeParse(raw)
+    if (!tx.success || !targets.includes(tx.data.to?.toLowerCase() ?? '')) continue
+    const tick = tickOfCall(tx.data.input)
+    if (tick !== undefined && ticks.includes(tick)) writes.push({ tick, pooled: true })
+  }
   return writes
 }
 
