@@ -1,6 +1,7 @@
 import { Wallet } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Confirmer, type PendingTx } from '../../src/chain/sender/confirmer.ts'
+import { Confirmer } from '../../src/chain/sender/confirmer.ts'
+import type { PendingTx } from '../../src/chain/sender/pending-tx.ts'
 import type { Head, UnsignedTx } from '../../src/chain/sender/model.ts'
 import { ANVIL_PRIVATE_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import {

@@ -128,3 +128,64 @@ describe('confirmer: a resend waits for the chain to have had its chance', () =>
     expect(resent).toEqual([5])
   })
 })
+
+describe('confirmer: a receipt read above the head, then a reorg', () => {
+  /**
+   * The key's transaction at nonce 5 is mined in block 11 while the confirmer looks at head 10
+   * (one confirmation: not deep enough yet), then a reorg takes block 11 away and the chain stays
+   * quiet at a new block 10: no block 11 comes to confirm or refute the receipt read.
+   */
+  it('sends the transaction again as one a reorg took away, and its run keeps waiting', async () => {
+    const chain = { count: 6, receipt: true }
+    const reorged: number[] = []
+    const idle = async () => undefined
+    const node = {
+      send: async <T>(method: string): Promise<T> => {
+        if (method === 'eth_getTransactionCount') return `0x${chain.count.toString(16)}` as T
+        const receipt = {
+          transactionHash: '0x01',
+          blockNumber: '0xb',
+          blockHash: '0xb1',
+          status: '0x1',
+        }
+        return (chain.receipt ? receipt : null) as T
+      },
+      head: undefined,
+      secondsPerBlock: () => 1,
+    }
+    const watching = new Confirmer(
+      ADDRESS,
+      node,
+      { confirmations: 1, bumpAfterBlocks: 1_000, resendAfterMs: 600_000, finalityDepth: 50 },
+      {
+        bump: idle,
+        fillHoles: idle,
+        resend: idle,
+        final: idle,
+        reorgedOut: async (entries) =>
+          void reorged.push(...entries.map(({ entry }) => entry.nonce)),
+      },
+    )
+    const run = watching.track(5, 'job-5', TX, [attempt])
+    const before: Head = {
+      number: 10,
+      hash: '0xa0',
+      parentHash: '0x90',
+      baseFee: null,
+      timestamp: 1,
+    }
+    await watching.check(before)
+    expect(watching.pending.get(5)?.receipt?.blockNumber).toBe('0xb')
+    Object.assign(chain, { count: 5, receipt: false })
+    const after: Head = { ...before, hash: '0xa1' }
+    for (let look = 0; look < 3; look++) await watching.check(after)
+    expect(reorged).toEqual([5])
+    expect(watching.pending.get(5)?.receipt).toBeUndefined()
+    // Nothing settles it here: a run told anything would be a run that stopped waiting.
+    const told = run.then(
+      () => 'resolved',
+      () => 'rejected',
+    )
+    expect(await settlesWithin(told, 100)).toBe('timed out')
+  })
+})

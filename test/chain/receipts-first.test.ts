@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { PendingTx } from '../../src/chain/sender/confirmer.ts'
+import type { PendingTx } from '../../src/chain/sender/pending-tx.ts'
 import type { Head } from '../../src/chain/sender/model.ts'
 import {
   DIRECT_RECEIPT_READS_MAX,

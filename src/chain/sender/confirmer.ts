@@ -1,11 +1,15 @@
 import { bumpIsDue } from './fee-policy.ts'
-import { NonceTakenError, type Head, type RpcReceipt, type UnsignedTx } from './model.ts'
+import {
+  extendsOrIs,
+  NonceTakenError,
+  type Head,
+  type RpcReceipt,
+  type UnsignedTx,
+} from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import type { TxAttempt } from './tx-store.ts'
-import type { PendingTx } from './pending-tx.ts'
+import type { PendingTx, ReorgedTx } from './pending-tx.ts'
 import { dueForDirectReads, readDueReceipts, receiptOf } from './receipts-first.ts'
-
-export type { PendingTx } from './pending-tx.ts'
 
 /** How a watched transaction ended: its receipt deep enough, or its nonce used by another one. */
 export type FinalOutcome = { receipt: RpcReceipt } | { taken: NonceTakenError }
@@ -19,7 +23,7 @@ export interface StuckHandlers {
   /** Sends the last attempts of these transactions again, the same bytes, in nonce order. */
   resend(entries: readonly PendingTx[]): Promise<void>
   /** Mined transactions a reorg took away, watched again here: in flight again, sent again. */
-  reorgedOut(entries: readonly { entry: PendingTx; minedIn: number }[]): Promise<void>
+  reorgedOut(entries: readonly ReorgedTx[]): Promise<void>
   /** A transaction is final: its record is settled (and `entry.result` set) before its waiters hear of it. */
   final(entry: PendingTx, outcome: FinalOutcome): Promise<void>
 }
@@ -165,17 +169,24 @@ export class Confirmer {
     const mayHaveReorged = !extendsOrIs(current, this.lastHead)
     this.letGoOfFinal(current)
     // Nothing in flight: the key's nonce count is read only when the head says a reorg may have
-    // taken something away (a head that is not the last one or its child), not once a block.
-    if (this.pending.size === 0 && !(this.mined.size > 0 && mayHaveReorged)) {
+    // taken something away (a head that is not the last one or its child), not once a block; so
+    // are receipts read but not deep enough yet, which may be of blocks a reorg took away.
+    const unconfirmed = [...this.pending.values()].some((entry) => entry.receipt)
+    const countFirst = mayHaveReorged && (this.mined.size > 0 || unconfirmed)
+    if (this.pending.size === 0 && !countFirst) {
       this.lastHead = current
       return
     }
-    if (!(this.mined.size > 0 && mayHaveReorged) && (await this.lookAtReceiptsFirst(current)))
-      return
+    if (!countFirst && (await this.lookAtReceiptsFirst(current))) return
     const latest = await this.minedCount(current, mayHaveReorged)
     // Only once the count is known: a check that failed leaves the next one unsure too.
     this.lastHead = current
-    const reorged = this.watchMined(current, latest)
+    const reorged = [
+      ...this.watchMined(current, latest),
+      ...(mayHaveReorged ? this.dropUnconfirmedReceipts() : [])
+        .filter(({ entry }) => entry.nonce >= latest)
+        .map(({ entry, minedIn }) => ({ entry: this.sentAgainAt(entry, current), minedIn })),
+    ].sort((a, b) => a.entry.nonce - b.entry.nonce)
     if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
     if (this.pending.size === 0) return
     if (latest !== this.minedNonce) {
@@ -240,6 +251,29 @@ export class Confirmer {
     return count
   }
 
+  /**
+   * Forgets receipts read but not deep enough to count (one read above the head looked at): kept
+   * after a reorg, one is waited on for a block a quiet chain may never reach, or counted though no
+   * chain holds it. Each is read again; one the key's count no longer covers is sent again.
+   */
+  private dropUnconfirmedReceipts(): ReorgedTx[] {
+    const dropped: ReorgedTx[] = []
+    for (const entry of this.pending.values()) {
+      if (!entry.receipt) continue
+      dropped.push({ entry, minedIn: Number(entry.receipt.blockNumber) })
+      entry.receipt = undefined
+    }
+    return dropped
+  }
+
+  /** The entry watched from `current` on as if just sent (a reorg took its block away). */
+  private sentAgainAt(entry: PendingTx, current: Head): PendingTx {
+    entry.misses = 0
+    entry.sentAt = Date.now()
+    entry.sentAtBlock = current.number
+    return entry
+  }
+
   /** Lets go of mined transactions that are final: finalityDepth deep (their block counts as 1). */
   private letGoOfFinal(current: Head): void {
     for (const [nonce, { block }] of this.mined)
@@ -252,22 +286,19 @@ export class Confirmer {
    * sender; a nonce another transaction took meanwhile is told by the usual watch (its job is
    * forgotten: a run of it starts over).
    */
-  private watchMined(current: Head, latest: number): { entry: PendingTx; minedIn: number }[] {
-    const reorged: { entry: PendingTx; minedIn: number }[] = []
+  private watchMined(current: Head, latest: number): ReorgedTx[] {
+    const reorged: ReorgedTx[] = []
     for (const [nonce, { entry, block }] of this.mined) {
       if (nonce >= latest && !this.pending.has(nonce)) {
         this.mined.delete(nonce)
         entry.receipt = undefined
-        entry.misses = 0
         entry.result = undefined
-        entry.sentAt = Date.now()
-        entry.sentAtBlock = current.number
         entry.waiters = []
-        this.pending.set(nonce, entry)
+        this.pending.set(nonce, this.sentAgainAt(entry, current))
         reorged.push({ entry, minedIn: block })
       }
     }
-    return reorged.sort((a, b) => a.entry.nonce - b.entry.nonce)
+    return reorged
   }
 
   /**
@@ -365,11 +396,4 @@ export class Confirmer {
         else waiter.reject(outcome.taken)
     }
   }
-}
-
-/** Whether `current` is the head seen before or its child: no reorg could have happened between. */
-function extendsOrIs(current: Head, before: Head | undefined): boolean {
-  if (!before) return false
-  if (current.hash === before.hash) return true
-  return current.number === before.number + 1 && current.parentHash === before.hash
 }

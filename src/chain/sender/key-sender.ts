@@ -1,6 +1,7 @@
 import { FeedrunnerError } from '../../config/errors.ts'
 import { operatorClosedIt } from '../request-fate.ts'
-import { Confirmer, type FinalOutcome, type PendingTx } from './confirmer.ts'
+import { Confirmer, type FinalOutcome } from './confirmer.ts'
+import type { PendingTx } from './pending-tx.ts'
 import { Fillers } from './fillers.ts'
 import {
   errorText,
@@ -8,7 +9,6 @@ import {
   storedTx,
   HandedOverError,
   NonceTakenError,
-  type KeyCounters,
   zeroKeyCounters,
   type RpcReceipt,
   type SenderSettings,
@@ -26,7 +26,7 @@ import { ResendGuard } from './resend-guard.ts'
 import type { TxAttempt, TxJobRecord, TxStore } from './tx-store.ts'
 import type { TxSigner } from './tx-signer.ts'
 import type { Logger } from '../../config/logger.ts'
-import type { KeyStats, TxResult } from './types.ts'
+import type { KeyCounters, KeyStats, TxResult } from './types.ts'
 
 export interface KeySenderParts {
   signer: TxSigner

@@ -1,6 +1,6 @@
 import { getAddress } from 'ethers'
 import { DEFAULT_SETTINGS } from '../../config/settings.ts'
-import type { TxSenderOptions } from './types.ts'
+import type { KeyCounters, TxSenderOptions } from './types.ts'
 import { DEFAULT_GAS_LIMIT } from './types.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
 import { POOLED_MINED_BOUND_MS } from '../pooled-transactions.ts'
@@ -32,24 +32,6 @@ export interface UnsignedTx {
 }
 
 export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
-
-/** A key's counters, shared by the parts of its sender that move them. */
-export interface KeyCounters {
-  sent: number
-  bumped: number
-  reverted: number
-  filled: number
-  /** Transactions sent again unchanged because the key's mined nonce stood still (resendAfterMs). */
-  resent: number
-  /** Leases of the key this process lost: the key went to another process with its transactions. */
-  leasesLost: number
-  /** Mined transactions a reorg took away, sent again (CHAIN_FINALITY_DEPTH). */
-  reorgedOut: number
-  /** Looks at which a transaction was kept back because the request it answers was not on chain. */
-  held: number
-  /** Nonces of the key spent by a transaction this installation did not record: its job went again. */
-  noncesTaken: number
-}
 
 /** A key's counters, all at zero. */
 export function zeroKeyCounters(): KeyCounters {
@@ -156,4 +138,11 @@ export function errorText(error: unknown): string {
     return `${error.message} ${nested ?? ''}`
   }
   return String(error)
+}
+
+/** Whether `current` is the head seen before or its child: no reorg could have happened between. */
+export function extendsOrIs(current: Head, before: Head | undefined): boolean {
+  if (!before) return false
+  if (current.hash === before.hash) return true
+  return current.number === before.number + 1 && current.parentHash === before.hash
 }

@@ -25,3 +25,9 @@ export interface PendingTx {
   /** Runs waiting for it in this process; none for one recovered from Redis. */
   waiters: Waiter[]
 }
+
+/** A mined transaction a reorg took away, and the block it was mined in. */
+export interface ReorgedTx {
+  entry: PendingTx
+  minedIn: number
+}

@@ -1,8 +1,9 @@
 import type { Logger } from '../../config/logger.ts'
 import { operatorClosedIt } from '../request-fate.ts'
-import type { PendingTx } from './pending-tx.ts'
+import type { PendingTx, ReorgedTx } from './pending-tx.ts'
 import type { Fillers } from './fillers.ts'
-import { FILLER_ID_PREFIX, type KeyCounters } from './model.ts'
+import { FILLER_ID_PREFIX } from './model.ts'
+import type { KeyCounters } from './types.ts'
 import type { SenderNode } from './node-client.ts'
 import type { TxAttempt, TxStore } from './tx-store.ts'
 
@@ -59,9 +60,7 @@ export class ResendGuard {
    * same bytes, in nonce order, unless the new chain would revert them. The confirmer watches them
    * from here as any other.
    */
-  async sendAgainAfterReorg(
-    reorged: readonly { entry: PendingTx; minedIn: number }[],
-  ): Promise<void> {
+  async sendAgainAfterReorg(reorged: readonly ReorgedTx[]): Promise<void> {
     const { address, store, logger } = this.parts
     for (const { entry, minedIn } of reorged) {
       await store.unsettle(address, entry)

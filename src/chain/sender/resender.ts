@@ -1,6 +1,7 @@
 import type { PendingTx } from './pending-tx.ts'
 import { feesAbove } from './fee-policy.ts'
-import type { Head, KeyCounters } from './model.ts'
+import type { Head } from './model.ts'
+import type { KeyCounters } from './types.ts'
 import type { SenderNode } from './node-client.ts'
 import type { SignAttempt } from './signing.ts'
 import type { TxAttempt, TxStore } from './tx-store.ts'

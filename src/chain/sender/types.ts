@@ -105,27 +105,31 @@ export interface TxSenderOptions {
   onError?: (error: Error) => void
 }
 
-export interface KeyStats {
+/** A key's counters, shared by the parts of its sender that move them. */
+export interface KeyCounters {
+  sent: number
+  bumped: number
+  reverted: number
+  filled: number
+  /** Transactions sent again unchanged because the key's mined nonce stood still (resendAfterMs). */
+  resent: number
+  /** Leases of the key this process lost: the key went to another process with its transactions. */
+  leasesLost: number
+  /** Mined transactions a reorg took away, sent again (CHAIN_FINALITY_DEPTH). */
+  reorgedOut: number
+  /** Looks at which a transaction was kept back because the request it answers was not on chain. */
+  held: number
+  /** Nonces of the key spent by a transaction this installation did not record: its job went again. */
+  noncesTaken: number
+}
+
+/** A key's state and counters, as the sender tells them. */
+export interface KeyStats extends KeyCounters {
   address: string
   nextNonce: number
   pending: number
   /** Whether this process owns the key now. */
   owned: boolean
-  sent: number
-  bumped: number
-  reverted: number
-  /** Nonces spent on a filler because the transaction that held them could never be mined. */
-  filled: number
-  /** Transactions sent again unchanged because the key's mined nonce stood still. */
-  resent: number
-  /** Leases of the key this process lost (not renewed in time, or Redis lost them). */
-  leasesLost: number
-  /** Mined transactions a reorg took away, sent again. */
-  reorgedOut: number
-  /** Looks at which a transaction was kept back because the request it answers was not on chain. */
-  held: number
-  /** Nonces spent by a transaction this installation did not record (the key used elsewhere). */
-  noncesTaken: number
 }
 
 export interface TxSender {
