@@ -128,8 +128,10 @@ export class DependencyHealth {
   answered(source = CALLS): void {
     if (this.downSince === undefined) return
     this.failing.delete(source)
-    this.failing.delete(CALLS)
     // Connections that failed say themselves when they are back; a call or a probe answers for calls.
+    // A connection ready again answers for them only where nothing else can: a full Redis keeps its
+    // connections up (or makes them again) while it refuses every write, and only its probe tells.
+    if (source === CALLS || !this.options.probe) this.failing.delete(CALLS)
     if (this.failing.size > 0) return
     const downMs = this.now() - this.downSince
     this.options.log.info(

@@ -145,6 +145,30 @@ describe('DependencyHealth: an outage as state changes', () => {
     expect(lines.map((line) => line.fields.state)).toEqual(['down', 'up'])
     health.close()
   })
+  it('a connection made again while Redis refuses writes does not say it is back: its probe does', async () => {
+    const { lines, log } = recorder()
+    const full = Object.assign(
+      new Error("OOM command not allowed when used memory > 'maxmemory'."),
+      {
+        name: 'ReplyError',
+      },
+    )
+    let takesWrites = false
+    const health = redisHealth(log, {
+      probe: async () => {
+        if (!takesWrites) throw full
+      },
+    })
+    health.failed(full)
+    health.answered('worker')
+    await vi.advanceTimersByTimeAsync(5_000)
+    expect(health.down).toBe(true)
+    takesWrites = true
+    await vi.advanceTimersByTimeAsync(3_000)
+    expect(lines.map((line) => line.fields.state)).toEqual(['down', 'up'])
+    health.close()
+  })
+
   it('a dependency that answers but refuses is said for what it does, with the remedy', () => {
     const { lines, log } = recorder()
     const health = redisHealth(log, {
