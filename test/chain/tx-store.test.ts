@@ -97,12 +97,12 @@ describe('transaction store: every write that hands out a nonce or puts bytes on
   })
 
   it("leaves a job's record alone once Redis binds it to another key: a run sent it again after Redis lost the first record", async () => {
-    // KEY sent job `e` at nonce 10; Redis lost the record; a run of the job went out from OTHER_KEY.
-    expect(await store.recordFirstAttempts(KEY, 'p1:1', [job('e', 10)])).toEqual(['recorded'])
+    // KEY sent job `e` at nonce 12; Redis lost the record; a run of the job went out from OTHER_KEY.
+    expect(await store.recordFirstAttempts(KEY, 'p1:1', [job('e', 12)])).toEqual(['recorded'])
     await redis.del(`${base}:job:e`)
     expect(await store.recordFirstAttempts(OTHER_KEY, 'p2:1', [job('e', 1)])).toEqual(['recorded'])
     const bound = await store.load('e')
-    const byKey = { jobId: 'e', nonce: 10 }
+    const byKey = { jobId: 'e', nonce: 12 }
 
     // KEY's owner settles, reorgs, bumps, forgets and fills its own transaction: none of it lands.
     await store.settle(
@@ -123,17 +123,34 @@ describe('transaction store: every write that hands out a nonce or puts bytes on
     await store.forget(KEY, byKey)
     expect(await store.load('e')).toEqual(bound)
     expect(await store.loadBound(KEY, 'e')).toBeUndefined()
-    expect(await store.loadBound(OTHER_KEY, 'e', 10)).toBeUndefined()
+    expect(await store.loadBound(OTHER_KEY, 'e', 12)).toBeUndefined()
     expect(await store.loadBound(OTHER_KEY, 'e', 1)).toEqual(bound)
 
     // Its nonce, held in KEY's index by the job, goes to a filler; the other key's record stays.
-    await redis.zadd(`${base}:${KEY.toLowerCase()}:inflight`, 10, 'e')
-    const claim = { fillerId: 'filler-10', nonce: 10, holderJobId: 'e' }
+    await redis.zadd(`${base}:${KEY.toLowerCase()}:inflight`, 12, 'e')
+    const claim = { fillerId: 'filler-12', nonce: 12, holderJobId: 'e' }
     expect(await store.claimForFiller(KEY, 'p1:1', claim)).toBe(true)
     expect(await store.load('e')).toEqual(bound)
 
     // The other key's owner settles it as its own.
     await store.settle(OTHER_KEY, { jobId: 'e', nonce: 1 }, { status: 'reverted', txHash: '0xo' })
     expect((await store.load('e'))?.result).toEqual({ status: 'reverted', txHash: '0xo' })
+  })
+
+  it('records nothing of a batch signed at nonces the key handed out since: a script that arrived late', async () => {
+    await own(KEY, 'p1:1')
+    // The owner's batch (f, h) lost its answer (Redis away), the owner resynced and recorded job g
+    // at the same nonce, then the client sent the first script again: that nonce is g's alone.
+    const next = (await store.nextNonce(KEY))!
+    expect(await store.recordFirstAttempts(KEY, 'p1:1', [job('g', next)])).toEqual(['recorded'])
+    expect(await store.recordFirstAttempts(KEY, 'p1:1', [job('f', next), job('h', next + 1)])).toBe(
+      'behind',
+    )
+    expect(await store.load('f')).toBeUndefined()
+    expect(await store.load('h')).toBeUndefined()
+    expect((await store.inflight(KEY)).filter((entry) => entry.nonce >= next)).toEqual([
+      { jobId: 'g', nonce: next },
+    ])
+    expect(await store.nextNonce(KEY)).toBe(next + 1)
   })
 })

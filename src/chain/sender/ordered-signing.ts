@@ -101,6 +101,12 @@ export class SigningLine {
       return rejectAll(batch.slice(0, signed.length), answer)
     }
     if (answer === 'not-owner') return rejectAll(batch, notOwned(this.parts.address))
+    if (answer === 'behind') {
+      // Its nonces went to another batch since (one recorded late): signed again after a resync.
+      this.unsure = true
+      this.queue.unshift(...batch.slice(0, signed.length))
+      return
+    }
     this.settleBatch(batch, signed, answer)
   }
 

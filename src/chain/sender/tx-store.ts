@@ -48,7 +48,7 @@ export interface FirstAttempt {
 }
 
 /** How a batch's recording went: `not-owner`, or per job in order 'recorded' up to the first 'exists'. */
-export type RecordAnswer = 'not-owner' | Array<'recorded' | 'exists'>
+export type RecordAnswer = 'not-owner' | 'behind' | Array<'recorded' | 'exists'>
 
 const RECORD_ATTEMPTS = luaScriptFile(new URL('./store/record-attempts.lua', import.meta.url), {
   keys: ['owner', 'counter', 'inflight'],
@@ -158,6 +158,7 @@ export class TxStore {
       ]),
     )) as number[]
     if (answers[0] === -1) return 'not-owner'
+    if (answers[0] === -2) return 'behind'
     return answers.map((answer) => (answer === 1 ? 'recorded' : 'exists'))
   }
 

@@ -6,7 +6,12 @@
 -- Answers {-1} when the fence does not own the key; else one entry per job recorded in order, 1 when
 -- recorded and 0 for the first job that has a record already (bound to a transaction by an earlier
 -- run): the jobs after it are not recorded, and their nonces are signed again by the caller.
+-- Answers {-2}, recording nothing, when the batch starts below the key's next nonce: its nonces were
+-- handed out since it was signed. That is a batch whose answer its owner lost (Redis went away with
+-- the script sent) and signed again after a resync, this one arriving late (a client sends a
+-- command again once it reconnects): recorded, it would put a second transaction at those nonces.
 if redis.call('GET', owner_key) ~= fence then return {-1} end
+if tonumber(ARGV[6]) < tonumber(redis.call('GET', counter_key) or '0') then return {-2} end
 local answers = {}
 local next_nonce = -1
 for at = 5, #ARGV, 4 do
@@ -22,7 +27,7 @@ for at = 5, #ARGV, 4 do
   next_nonce = nonce + 1
   answers[#answers + 1] = 1
 end
-if next_nonce >= 0 and next_nonce > tonumber(redis.call('GET', counter_key) or '0') then
+if next_nonce >= 0 then
   redis.call('SET', counter_key, next_nonce)
 end
 return answers
