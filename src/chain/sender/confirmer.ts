@@ -168,9 +168,8 @@ export class Confirmer {
     if (!this.watching) return
     const mayHaveReorged = !extendsOrIs(current, this.lastHead)
     this.letGoOfFinal(current)
-    // Nothing in flight: the key's nonce count is read only when the head says a reorg may have
-    // taken something away (a head that is not the last one or its child), not once a block; so
-    // are receipts read but not deep enough yet, which may be of blocks a reorg took away.
+    // The count is read, not once a block, when a head that is not the last or its child may have
+    // taken away what is mined, or what has a receipt not deep enough to count yet.
     const unconfirmed = [...this.pending.values()].some((entry) => entry.receipt)
     const countFirst = mayHaveReorged && (this.mined.size > 0 || unconfirmed)
     if (this.pending.size === 0 && !countFirst) {
@@ -183,9 +182,7 @@ export class Confirmer {
     this.lastHead = current
     const reorged = [
       ...this.watchMined(current, latest),
-      ...(mayHaveReorged ? this.dropUnconfirmedReceipts() : [])
-        .filter(({ entry }) => entry.nonce >= latest)
-        .map(({ entry, minedIn }) => ({ entry: this.sentAgainAt(entry, current), minedIn })),
+      ...(mayHaveReorged ? this.receiptsTakenAway(current, latest) : []),
     ].sort((a, b) => a.entry.nonce - b.entry.nonce)
     if (reorged.length > 0) await this.stuck.reorgedOut(reorged)
     if (this.pending.size === 0) return
@@ -252,18 +249,22 @@ export class Confirmer {
   }
 
   /**
-   * Forgets receipts read but not deep enough to count (one read above the head looked at): kept
-   * after a reorg, one is waited on for a block a quiet chain may never reach, or counted though no
-   * chain holds it. Each is read again; one the key's count no longer covers is sent again.
+   * Receipts read but not deep enough to count (one read above the head looked at) whose nonce the
+   * key's count no longer covers: their block went with a reorg. Kept, such a receipt is waited on
+   * for a block a quiet chain may never reach, or counted though no chain holds it; the entry is
+   * sent again as a mined transaction a reorg took away, its waiters still waiting.
    */
-  private dropUnconfirmedReceipts(): ReorgedTx[] {
-    const dropped: ReorgedTx[] = []
+  private receiptsTakenAway(current: Head, latest: number): ReorgedTx[] {
+    const reorged: ReorgedTx[] = []
     for (const entry of this.pending.values()) {
-      if (!entry.receipt) continue
-      dropped.push({ entry, minedIn: Number(entry.receipt.blockNumber) })
+      if (!entry.receipt || entry.nonce < latest) continue
+      reorged.push({
+        entry: this.sentAgainAt(entry, current),
+        minedIn: Number(entry.receipt.blockNumber),
+      })
       entry.receipt = undefined
     }
-    return dropped
+    return reorged
   }
 
   /** The entry watched from `current` on as if just sent (a reorg took its block away). */
