@@ -110,6 +110,7 @@ export interface KeyCounters {
   sent: number
   bumped: number
   reverted: number
+  /** Nonces spent on a filler because the transaction that held them could never be mined. */
   filled: number
   /** Transactions sent again unchanged because the key's mined nonce stood still (resendAfterMs). */
   resent: number

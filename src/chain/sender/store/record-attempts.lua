@@ -7,11 +7,12 @@
 -- recorded and 0 for the first job that has a record already (bound to a transaction by an earlier
 -- run): the jobs after it are not recorded, and their nonces are signed again by the caller.
 -- Answers {-2}, recording nothing, when the batch starts below the key's next nonce: its nonces were
--- handed out since it was signed. That is a batch whose answer its owner lost (Redis went away with
--- the script sent) and signed again after a resync, this one arriving late (a client sends a
--- command again once it reconnects): recorded, it would put a second transaction at those nonces.
+-- handed out since it was signed (a batch its owner signed before a resync, reaching Redis after the
+-- batch signed since: an answer lost while Redis was away). Recorded, it would put a second
+-- transaction at those nonces; the caller signs it again from the key's next nonce.
 if redis.call('GET', owner_key) ~= fence then return {-1} end
-if tonumber(ARGV[6]) < tonumber(redis.call('GET', counter_key) or '0') then return {-2} end
+local first_nonce = tonumber(ARGV[6])
+if first_nonce < tonumber(redis.call('GET', counter_key) or '0') then return {-2} end
 local answers = {}
 local next_nonce = -1
 for at = 5, #ARGV, 4 do
