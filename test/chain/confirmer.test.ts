@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Confirmer } from '../../src/chain/sender/confirmer.ts'
+import {
+  Confirmer,
+  type ConfirmerSettings,
+  type StuckHandlers,
+} from '../../src/chain/sender/confirmer.ts'
 import {
   HandedOverError,
   NonceTakenError,
@@ -12,18 +16,36 @@ const ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
 const TX: UnsignedTx = { to: ADDRESS, data: '0x', gasLimit: 21_000, value: 0n }
 const attempt = { hash: '0x01', raw: '0x02', maxFeePerGas: '2', maxPriorityFeePerGas: '1' }
 
-/** A confirmer that is never asked to look at the chain here: these cases need no node. */
-function confirmer(): Confirmer {
+type ConfirmerNode = ConstructorParameters<typeof Confirmer>[1]
+
+/** A confirmer of ADDRESS on `node`: every handler idle but those given, one confirmation. */
+function confirmerOn(
+  node: ConfirmerNode,
+  handlers: Partial<StuckHandlers> = {},
+  settings: Partial<ConfirmerSettings> = {},
+): Confirmer {
   const idle = async () => undefined
   return new Confirmer(
     ADDRESS,
+    node,
     {
-      send: () => Promise.reject(new Error('no node in this test')),
-      head: undefined,
-      secondsPerBlock: () => 0,
+      confirmations: 1,
+      bumpAfterBlocks: 1_000,
+      resendAfterMs: 5_000,
+      finalityDepth: 50,
+      ...settings,
     },
-    { confirmations: 1, bumpAfterBlocks: 3, resendAfterMs: 5_000, finalityDepth: 50 },
-    { bump: idle, fillHoles: idle, resend: idle, final: idle, reorgedOut: idle },
+    { bump: idle, fillHoles: idle, resend: idle, final: idle, reorgedOut: idle, ...handlers },
+  )
+}
+
+/** A confirmer that is never asked to look at the chain here: these cases need no node. */
+function confirmer(): Confirmer {
+  const send = () => Promise.reject(new Error('no node in this test'))
+  return confirmerOn(
+    { send, head: undefined, secondsPerBlock: () => 0 },
+    {},
+    { bumpAfterBlocks: 3 },
   )
 }
 
@@ -74,25 +96,15 @@ describe('confirmer: a resend waits for the chain to have had its chance', () =>
    */
   function stuckAtFive(secondsPerBlock: number): { confirmer: Confirmer; resent: number[] } {
     const resent: number[] = []
-    const idle = async () => undefined
     const node = {
       send: async <T>(method: string): Promise<T> =>
         (method === 'eth_getTransactionCount' ? '0x5' : null) as T,
       head: undefined,
       secondsPerBlock: () => secondsPerBlock,
     }
-    const confirmer = new Confirmer(
-      ADDRESS,
-      node,
-      { confirmations: 1, bumpAfterBlocks: 1_000, resendAfterMs: 5_000, finalityDepth: 50 },
-      {
-        bump: idle,
-        fillHoles: idle,
-        final: idle,
-        reorgedOut: idle,
-        resend: async (entries) => void resent.push(...entries.map((entry) => entry.nonce)),
-      },
-    )
+    const confirmer = confirmerOn(node, {
+      resend: async (entries) => void resent.push(...entries.map((entry) => entry.nonce)),
+    })
     void confirmer.track(5, 'job-5', TX, [attempt]).catch(() => undefined)
     return { confirmer, resent }
   }
@@ -138,7 +150,6 @@ describe('confirmer: a receipt read above the head, then a reorg', () => {
   it('sends the transaction again as one a reorg took away, and its run keeps waiting', async () => {
     const chain = { count: 6, receipt: true }
     const reorged: number[] = []
-    const idle = async () => undefined
     const node = {
       send: async <T>(method: string): Promise<T> => {
         if (method === 'eth_getTransactionCount') return `0x${chain.count.toString(16)}` as T
@@ -153,18 +164,13 @@ describe('confirmer: a receipt read above the head, then a reorg', () => {
       head: undefined,
       secondsPerBlock: () => 1,
     }
-    const watching = new Confirmer(
-      ADDRESS,
+    const watching = confirmerOn(
       node,
-      { confirmations: 1, bumpAfterBlocks: 1_000, resendAfterMs: 600_000, finalityDepth: 50 },
       {
-        bump: idle,
-        fillHoles: idle,
-        resend: idle,
-        final: idle,
         reorgedOut: async (entries) =>
           void reorged.push(...entries.map(({ entry }) => entry.nonce)),
       },
+      { resendAfterMs: 600_000 },
     )
     const run = watching.track(5, 'job-5', TX, [attempt])
     const before: Head = {
