@@ -249,10 +249,9 @@ export class Confirmer {
   }
 
   /**
-   * Receipts read but not deep enough to count (one read above the head looked at) whose nonce the
-   * key's count no longer covers: their block went with a reorg. Kept, such a receipt is waited on
-   * for a block a quiet chain may never reach, or counted though no chain holds it; the entry is
-   * sent again as a mined transaction a reorg took away, its waiters still waiting.
+   * Receipts not deep enough to count (read above the head) that the key's count no longer covers:
+   * a reorg took their block. Kept, one is waited on for a block a quiet chain may never mine, or
+   * counted though no chain holds it; sent again instead, its waiters still waiting.
    */
   private receiptsTakenAway(current: Head, latest: number): ReorgedTx[] {
     const reorged: ReorgedTx[] = []
