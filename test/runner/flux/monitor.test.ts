@@ -243,8 +243,14 @@ describe('the flux monitor on anvil and Redis', () => {
         (await submissions(aggregator)).has(`1:${NODE}`) ? true : undefined,
       )
       value = 3300
-      await until('the node submitted to round 2', async () =>
-        (await submissions(aggregator)).has(`2:${NODE}`) ? true : undefined,
+      // The monitor's own word that its submission to round 2 ended (the sender saw it mined), not
+      // only the chain's: stopped before, its wait would be cut and the decision read as failed.
+      await until('the monitor to say its submission to round 2 was mined', async () =>
+        decisions.some(
+          (d) => d.outcome === 'submitted' && d.roundId === 2 && d.result.status === 'mined',
+        )
+          ? true
+          : undefined,
       )
     } finally {
       await running.stop()
