@@ -173,6 +173,28 @@ describe('ordered broadcaster', () => {
     expect(outcomes[1]).toEqual({ status: 'fulfilled', value: undefined })
   })
 
+  it('drops what waits when the key is handed over: rejected with the reason, never posted', async () => {
+    const proxy = await recordingProxy(chain.anvil.rpcUrl)
+    try {
+      const broadcaster = createOrderedBroadcaster(proxy.url, tolerated, { minIntervalMs: 1_000 })
+      const [first, second, third] = await signTransfers(3)
+      await broadcaster.send(first!)
+      // Held for the interval after the first batch: still here when the key goes.
+      const held = [broadcaster.send(second!), broadcaster.send(third!)]
+      broadcaster.drop(new Error('sender key handed over'))
+      const outcomes = await Promise.allSettled(held)
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected'])
+      expect(outcomes[0]).toMatchObject({ reason: { message: 'sender key handed over' } })
+      // Past the interval, nothing more leaves; what is sent later goes as before.
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      expect(proxy.requests).toHaveLength(1)
+      await broadcaster.send(second!)
+      expect(proxy.requests.map((nonces) => nonces.length)).toEqual([1, 1])
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it('rejects every waiting transaction with the reason when the node cannot be reached', async () => {
     const broadcaster = createOrderedBroadcaster('http://127.0.0.1:9', tolerated, {
       timeoutMs: 2_000,

@@ -37,7 +37,7 @@ describe("a key's signing line", () => {
           maxPriorityFeePerGas: '1',
         }
       },
-      broadcaster: { send: async () => undefined },
+      broadcaster: { send: async () => undefined, drop: () => undefined },
       onBroadcast: () => undefined,
       fence: () => 'p1:1',
       resync: async () => (await store.syncNonce(KEY, 'p1:1', 0))!,

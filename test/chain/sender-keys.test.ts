@@ -80,6 +80,8 @@ describe('transaction sender: several keys and stuck transactions', () => {
       redisUrl: testRedisUrl(),
       prefix: uniquePrefix('gap'),
       pollIntervalMs: 20,
+      // A fresh prefix on keys the cases before used: its new owner waits out one lease.
+      keyLeaseMs: 2_000,
       bumpAfterBlocks: 2,
     })
     await rpc(provider, 'evm_setAutomine', [false])
@@ -151,6 +153,8 @@ describe('transaction sender: several keys and stuck transactions', () => {
       redisUrl: testRedisUrl(),
       prefix: uniquePrefix('bump'),
       pollIntervalMs: 20,
+      // A fresh prefix on keys the cases before used: its new owner waits out one lease.
+      keyLeaseMs: 2_000,
       bumpAfterBlocks: 2,
       confirmations: 2,
     })
@@ -210,6 +214,8 @@ describe('transaction sender: several keys and stuck transactions', () => {
       redisUrl: testRedisUrl(),
       prefix: uniquePrefix('revert'),
       pollIntervalMs: 20,
+      // A fresh prefix on keys the cases before used: its new owner waits out one lease.
+      keyLeaseMs: 2_000,
     })
     const data = fulfilUint256(request!, 5n)
     try {
@@ -276,6 +282,8 @@ describe('transaction sender: several keys and stuck transactions', () => {
       redisUrl: testRedisUrl(),
       prefix: uniquePrefix('resubmit'),
       pollIntervalMs: 20,
+      // A fresh prefix on keys the cases before used: its new owner waits out one lease.
+      keyLeaseMs: 2_000,
     })
     try {
       await sender.start()

@@ -127,6 +127,9 @@ describe('transaction sender: transactions the node refuses', () => {
     prefix,
     pollIntervalMs: 20,
     bumpAfterBlocks: 2,
+    // Each case starts on a fresh prefix with a key the cases before used: a new owner of a used key
+    // Redis holds nothing of waits out one lease (key-recovery.ts).
+    keyLeaseMs: 2_000,
   })
 
   it("a transaction refused for good fails at once with the node's words, and its nonce goes to a filler so the transactions after it are mined", async () => {

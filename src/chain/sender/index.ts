@@ -123,10 +123,11 @@ class KeyedTxSender implements TxSender {
     this.pollLoop.start()
     await this.leases.start()
     // The keys taken at start send once recovered; a recovery that keeps failing (the node away)
-    // goes on in the background, and the key takes work once it is done.
+    // goes on in the background, and the key takes work once it is done. A recovery of a used key
+    // Redis holds nothing of waits one lease itself (key-recovery.ts), hence two.
     await Promise.race([
       Promise.all([...this.keySenders.values()].map((keySender) => keySender.activation)),
-      delay(settings.keyLeaseMs, undefined, { ref: false }),
+      delay(2 * settings.keyLeaseMs, undefined, { ref: false }),
     ])
   }
 

@@ -1,9 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import {
   pooledNonces,
   transactionCounts,
   waitForPooledMined,
   type RpcSend,
 } from '../pooled-transactions.ts'
+import type { Logger } from '../../config/logger.ts'
 import type { Confirmer } from './confirmer.ts'
 import type { PendingTx } from './pending-tx.ts'
 import { HandedOverError, storedTx } from './model.ts'
@@ -21,6 +23,10 @@ export interface KeyRecoveryParts {
   memoryNext: number
   /** How long to wait for the node's pool to empty of the key's transactions when Redis lost them. */
   drainBoundMs: number
+  /** How long an owner before a loss of Redis may still send: the key's lease (waitOutEarlierOwner). */
+  lossWaitMs: number
+  /** Where the wait for an earlier owner is told. */
+  logger?: Pick<Logger, 'info'>
   pollIntervalMs: number
   /** The key let go meanwhile: the wait for the pool ends, and nothing is recovered. */
   released?: AbortSignal
@@ -57,6 +63,7 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   // Redis holds nothing of the key: what the pool holds of it is mined first (one read when nothing),
   // the gaps below what it holds queued filled first, or it never is.
   const lost = stored === undefined && inflight.length === 0
+  if (lost) await waitOutEarlierOwner(parts, send)
   const pooled = lost ? await fillGapsBelowPooled(parts, send) : undefined
   const { pending, latest } = lost
     ? (
@@ -82,6 +89,28 @@ export async function recoverKey(parts: KeyRecoveryParts): Promise<number> {
   await watchInflight(parts, inflight)
   await watchMinedBefore(parts)
   return next
+}
+
+/**
+ * Redis holding nothing of a key the chain shows in use is a loss (a restart without persistence, a
+ * FLUSHALL), and the key's owner before it may not know yet: it hears at its next renewal (a third
+ * of a lease) and posts nothing after, but a broadcast it posted before can still be on its way. Read
+ * at once, the node's counts and pool would not hold it, and this owner would sign other transactions
+ * at its nonces: one nonce handed out twice. So, as a lock server waits out a lock whose holder may
+ * still believe it has it, this owner waits one lease before it reads what the node holds. A key
+ * that never sent (a count of 0: a first start) has no owner before to wait for.
+ */
+async function waitOutEarlierOwner(parts: KeyRecoveryParts, send: RpcSend): Promise<void> {
+  const { pending } = await transactionCounts(send, parts.address)
+  if (pending === 0 || parts.lossWaitMs <= 0) return
+  parts.logger?.info(
+    { address: parts.address, waitMs: parts.lossWaitMs },
+    `Redis holds nothing of sender key ${parts.address}, which the chain shows in use: waiting one ` +
+      `key lease (${parts.lossWaitMs} ms) for an owner before the loss to stop sending`,
+  )
+  await delay(parts.lossWaitMs, undefined, { signal: parts.released }).catch(() => undefined)
+  if (parts.released?.aborted)
+    throw new HandedOverError(`sender key ${parts.address} was let go meanwhile`)
 }
 
 /**

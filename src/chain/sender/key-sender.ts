@@ -16,7 +16,7 @@ import {
 } from './model.ts'
 import type { SenderNode } from './node-client.ts'
 import { isToleratedRefusal, refusalOf } from './node-refusal.ts'
-import { createOrderedBroadcaster } from './ordered-broadcast.ts'
+import { createOrderedBroadcaster, type OrderedBroadcaster } from './ordered-broadcast.ts'
 import { SigningLine } from './ordered-signing.ts'
 import { resultOfReceipt } from './receipt-result.ts'
 import { createResender } from './resender.ts'
@@ -65,6 +65,7 @@ export class KeySender {
   private released = new AbortController()
   private readonly sign: SignAttempt
   private readonly line: SigningLine
+  private readonly broadcaster: OrderedBroadcaster
   private readonly fillers: Fillers
   /** Whether bytes signed earlier may go again now: every resend of the key's asks it. */
   private readonly guard: ResendGuard
@@ -115,7 +116,7 @@ export class KeySender {
       counters: this.counters,
       onBroadcast: wake,
     })
-    const broadcaster = createOrderedBroadcaster(
+    this.broadcaster = createOrderedBroadcaster(
       (calls) => node.broadcastBatch(calls),
       isToleratedRefusal,
       {
@@ -126,7 +127,7 @@ export class KeySender {
       address: this.address,
       store,
       sign: this.sign,
-      broadcaster,
+      broadcaster: this.broadcaster,
       onBroadcast: wake,
       fence,
       resync: () => this.recover(this.fence),
@@ -207,7 +208,9 @@ export class KeySender {
     this.fence = undefined
     this.released.abort()
     this.state = 'standby'
-    this.confirmer.handOver(new HandedOverError(`sender key ${this.address} ${why}`))
+    const handedOver = new HandedOverError(`sender key ${this.address} ${why}`)
+    this.broadcaster.drop(handedOver)
+    this.confirmer.handOver(handedOver)
   }
 
   /** Stops (or resumes) giving the key new jobs while this process owns more than its share. */
@@ -309,6 +312,7 @@ export class KeySender {
     try {
       await send()
     } catch (error) {
+      if (error instanceof HandedOverError) throw error
       // The filler takes the nonce over from this watch.
       if (refusalOf(error) === 'fatal') throw await this.fillers.refusedForGood(job, error)
       this.parts.reportError(
@@ -335,6 +339,8 @@ export class KeySender {
       confirmer: this.confirmer,
       memoryNext: this.line.nextNonce,
       drainBoundMs: this.parts.settings.drainBoundMs,
+      lossWaitMs: this.parts.settings.keyLeaseMs,
+      logger: this.parts.logger,
       pollIntervalMs: this.parts.settings.pollIntervalMs,
       released: this.released.signal,
       fillNonce: (nonce) => this.fillers.fillNonce(nonce),

@@ -21,6 +21,12 @@ export type BatchTarget = string | ((calls: readonly RpcCall[]) => Promise<RpcOu
 export interface OrderedBroadcaster {
   /** Resolves when the node has taken the transaction (or already had it); rejects with its error. */
   send(raw: string): Promise<void>
+  /**
+   * Rejects every transaction not posted yet with `error`: the key is another process's now, and
+   * bytes posted after it took the key could land at nonces it reads as free. What is on its way is
+   * not called back; the new owner waits a lease for it (key-recovery.ts).
+   */
+  drop(error: Error): void
 }
 
 interface Waiting {
@@ -70,6 +76,8 @@ export function createOrderedBroadcaster(
       while (waiting.length > 0) {
         const wait = lastBatchAt + minIntervalMs - Date.now()
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        // Dropped while held (drop): nothing to post.
+        if (waiting.length === 0) break
         lastBatchAt = Date.now()
         const batch = waiting.splice(0, waiting.length)
         await post(batch).catch((error: unknown) => {
@@ -88,6 +96,9 @@ export function createOrderedBroadcaster(
         waiting.push({ raw, resolve, reject })
         if (!sending) void drain()
       })
+    },
+    drop(error) {
+      for (const item of waiting.splice(0, waiting.length)) item.reject(error)
     },
   }
 }
