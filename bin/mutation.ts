@@ -1,7 +1,8 @@
 // Mutation score of the pure modules: one StrykerJS run per folder (stryker.config.mjs), then the
 // score of each. `npm run mutation` runs every folder; `npm run mutation -- net reduce` only those;
 // `--concurrency N` runs N mutants at once (one by default: the machine is shared with other work);
-// `--ignore-static` leaves out the mutants of code that runs as a module loads (StrykerJS's ignoreStatic).
+// `--ignore-static` leaves out the mutants of code that runs as a module loads (StrykerJS's ignoreStatic);
+// `--files a.ts,b.ts` mutates only those files, with the folder's tests.
 // Reports (HTML, JSON, the survivors as text) go to reports/mutation/<folder>/, which git ignores.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
@@ -16,7 +17,11 @@ const folders = mutationFolders
 const { values: options, positionals: wanted } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
   allowPositionals: true,
-  options: { concurrency: { type: 'string' }, 'ignore-static': { type: 'boolean' } },
+  options: {
+    concurrency: { type: 'string' },
+    'ignore-static': { type: 'boolean' },
+    files: { type: 'string' },
+  },
 })
 const concurrency = options.concurrency === undefined ? undefined : Number(options.concurrency)
 if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
@@ -83,7 +88,8 @@ async function runFolder(folder: string): Promise<Score> {
   process.env.FEEDRUNNER_MUTATION_FOLDER = folder
   const results = await new Stryker({
     configFile: join(root, 'stryker.config.mjs'),
-    mutate: folders[folder],
+    // `--files a.ts,b.ts`: those files of the folder only (a file measured again after new tests).
+    mutate: options.files?.split(',') ?? folders[folder],
     htmlReporter: { fileName: join(reportDir, 'index.html') },
     jsonReporter: { fileName: join(reportDir, 'mutation.json') },
     // A sandbox per folder, so two folders can run at once.

@@ -12,6 +12,7 @@ import {
   type JobSummary,
 } from '../../src/pipeline/index.ts'
 import { sendJson, startTestServer, type TestServer } from './support/http-server.ts'
+import { inMutationRun } from '../support/mutation.ts'
 
 // The specs in jobs/ against the catalog (the single source of truth), FeedConsumer's callbacks,
 // the table of docs/job-specs.md, the CLI, and a dry run of each against a bridge that answers like the adapter.
@@ -195,7 +196,8 @@ describe('jobs/ specs, dry run against a bridge that answers like the adapter', 
   })
 })
 
-describe('feedrunner jobs (the CLI, spawned)', () => {
+// Spawned: no mutant can reach the child (test/support/mutation.ts).
+describe.skipIf(inMutationRun)('feedrunner jobs (the CLI, spawned)', () => {
   let bridge: TestServer
   let good: Awaited<ReturnType<typeof run>>
   let broken: Awaited<ReturnType<typeof run>>
