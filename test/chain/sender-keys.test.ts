@@ -292,7 +292,25 @@ describe('transaction sender: several keys and stuck transactions', () => {
         (error: Error) => error.message,
       )
       expect(failed).toMatch(/gas/i)
-      await rpc(provider, 'evm_setBlockGasLimit', [`0x${(blockGasLimit * 2n).toString(16)}`])
+      // The filler is mined before the limit moves, and the limit is in a mined block before the job
+      // goes again: anvil sets it on the block it builds next, so a block mined meanwhile must not
+      // decide which limit the second attempt meets.
+      await waitFor(
+        'the filler mined',
+        async () => {
+          const count = await rpc<string>(provider, 'eth_getTransactionCount', [NODE, 'latest'])
+          return Number(count) > nonce
+        },
+        60_000,
+      )
+      const raised = blockGasLimit * 2n
+      await rpc(provider, 'evm_setBlockGasLimit', [`0x${raised.toString(16)}`])
+      await rpc(provider, 'evm_mine', [])
+      const mined = await rpc<{ gasLimit: string }>(provider, 'eth_getBlockByNumber', [
+        'latest',
+        false,
+      ])
+      expect(BigInt(mined.gasLimit)).toBe(raised)
       // The refused transaction's nonce went to a filler (test/chain/sender-refusals.test.ts) and its
       // record with it: the job starts over with the next nonce.
       expect(await sender.submit(submission)).toMatchObject({
@@ -304,5 +322,5 @@ describe('transaction sender: several keys and stuck transactions', () => {
       await rpc(provider, 'evm_setBlockGasLimit', [`0x${blockGasLimit.toString(16)}`])
       await sender.close()
     }
-  }, 60_000)
+  }, 120_000)
 })
