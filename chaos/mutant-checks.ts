@@ -71,6 +71,16 @@ export async function runTestFiles(
     const lines = [`vitest wrote no report (exit ${exit.code})`]
     return { result: { check, outcome: 'error', lines, ...exit.about }, failed: [] }
   }
+  // A file the tree lacks (written, not committed: the tree is HEAD) or whose tests all skipped
+  // proves nothing either way: no verdict, not a miss.
+  const idle = files.filter((file) => {
+    const suite = parsed.data.testResults.find((run) => relative(tree.path, run.name) === file)
+    return !suite?.assertionResults.some((test) => ['passed', 'failed'].includes(test.status))
+  })
+  if (idle.length > 0) {
+    const lines = idle.map((file) => `${file}: ran no test in the tree (is it committed?)`)
+    return { result: { check, outcome: 'error', lines, ...exit.about }, failed: [] }
+  }
   const lines: string[] = []
   const failed: string[] = []
   for (const suite of parsed.data.testResults) {

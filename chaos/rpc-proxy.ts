@@ -16,15 +16,17 @@ export interface Broadcast {
  * every `eth_sendRawTransaction` that passes (single or in a batch), before forwarding, so what was
  * signed is known even when the node never answers, with the node's head read just before (the
  * sender simulates a transaction just before it signs it, so that head is at or after the one its
- * simulation saw); and it can cut the link (every connection reset, new ones refused) or slow it
- * (each call held back before it is forwarded).
+ * simulation saw); and it can cut the link (every connection reset, new ones refused), slow it
+ * (each call held back before it is forwarded), or hold the broadcasts alone until restored (a
+ * node that takes a sender's batch and does not answer yet, while its reads still answer).
  */
 export interface RpcProxy {
   readonly url: string
   readonly broadcasts: readonly Broadcast[]
   cut(): void
   slow(delayMs: number): void
-  /** Ends a cut or a slowdown. */
+  holdBroadcasts(): void
+  /** Ends a cut, a slowdown or a hold (what was held goes on to the node). */
   restore(): void
   close(): Promise<void>
 }
@@ -38,6 +40,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
   const sockets = new Set<Socket>()
   let cut = false
   let delayMs = 0
+  let hold: { released: Promise<void>; release: () => void } | undefined
 
   const server = createServer((request, response) => {
     void (async () => {
@@ -48,6 +51,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
         if (head !== undefined) for (const broadcast of seen) broadcast.head = head
       }
       if (delayMs > 0) await delay(delayMs)
+      if (seen.length > 0 && hold) await hold.released
       if (cut) return request.socket.destroy()
       const upstream = httpRequest(
         {
@@ -86,9 +90,17 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     slow(ms: number) {
       delayMs = ms
     },
+    holdBroadcasts() {
+      if (hold) return
+      let release = () => {}
+      const released = new Promise<void>((resolve) => (release = resolve))
+      hold = { released, release }
+    },
     restore() {
       cut = false
       delayMs = 0
+      hold?.release()
+      hold = undefined
     },
     close() {
       for (const socket of sockets) socket.destroy()
