@@ -74,6 +74,13 @@ describe('ethabiencode2 run', () => {
     expect(await runTask('ethabiencode2', { abi: '{"name": "noArgs"}' })).toBe('0x83c962bb')
   })
 
+  it('run without an abi (no loader checked it): refused as an ABI that is not JSON', async () => {
+    expect(await refusal(runTask('ethabiencode2', {}))).toMatchObject({
+      message: 'abi: not JSON (Unexpected end of JSON input)',
+      kind: 'bad_input',
+    })
+  })
+
   it('refuses data that is not an object or lacks an argument, and values it cannot encode', async () => {
     const notObject = await refusal(encode({ inputs }, [5, 'x']))
     expect(notObject).toMatchObject({
