@@ -30,6 +30,9 @@ export const mutationTests: Record<string, string[]> = {
     'test/pipeline/dot-numerals.test.ts',
     'test/pipeline/tasks/*.test.ts',
     'test/pipeline/chainlink/*.test.ts',
+    // The loader's and the executor's edges: limits, lines, attribute spellings, stops, failEarly.
+    'test/pipeline/loader-edges.test.ts',
+    'test/pipeline/executor-edges.test.ts',
   ],
 }
 
