@@ -113,6 +113,9 @@ export async function runJob(job: Job, options: RunOptions = {}): Promise<RunRes
   const external = options.signal
   const onExternalAbort = (): void => stop.abort(external?.reason)
   external?.addEventListener('abort', onExternalAbort, { once: true })
+  // Stopped before it began (a runner closing as it picked the run up, or while the block roots
+  // were read): 'abort' has fired already and no task may start.
+  if (external?.aborted) onExternalAbort()
   try {
     return runResult(job, await runTasks(job, vars, context, stop, options.onTask))
   } finally {

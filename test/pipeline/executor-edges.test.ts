@@ -196,6 +196,16 @@ describe('executor: a run stopped from outside', () => {
     ])
   })
 
+  it('starts no task when stopped before it began: the transaction is not handed to the chain', async () => {
+    const stop = new AbortController()
+    stop.abort(closing())
+    const chain = new RecordingChainAccess()
+    const result = await runJob(job(submit), { signal: stop.signal, chain })
+    expect(result.tasks[0]).toMatchObject({ id: 'submit', ok: false, skipped: true, attempts: 0 })
+    expect(result.failures[0]).toMatchObject({ kind: 'unavailable', retryable: true })
+    expect(chain.transactions).toEqual([])
+  })
+
   it('sends the run back when it is stopped during a task that never sends its run back', async () => {
     const stop = new AbortController()
     onRequest = () => stop.abort(closing())
