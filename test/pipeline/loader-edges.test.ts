@@ -110,6 +110,9 @@ describe('loader: where the pipeline starts', () => {
     expect(at(`${base}'''\n\n${bad}\n'''\n`)).toMatchObject({ line: 7, sourceLine: 2 })
     expect(at(`${base}"""${bad}\n"""\n`)).toMatchObject({ line: 5, sourceLine: 1 })
     expect(at(`${base}'''  ${bad}\n'''\n`)).toMatchObject({ line: 5, sourceLine: 1 })
+    // Spaces after the delimiter are the DOT text's first line: TOML drops only a newline there.
+    expect(at(`${base}"""   \n${bad}\n"""\n`)).toMatchObject({ line: 6, sourceLine: 2 })
+    expect(at(`${base}"""\r\n${bad}\r\n"""\r\n`)).toMatchObject({ line: 6, sourceLine: 1 })
     expect(at(`${base}"${bad.replaceAll('"', '\\"')}"\n`)).toMatchObject({ line: 5, sourceLine: 1 })
     expect(at(`#observationSource = below\n${base}"""\n${bad}\n"""\n`)).toMatchObject({
       line: 7,

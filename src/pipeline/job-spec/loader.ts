@@ -361,6 +361,7 @@ function observationSourceLine(text: string): number {
   if (index === -1) return 1
   const rest = (lines[index] ?? '').replace(/^\s*observationSource\s*=\s*/, '')
   const multiLineStart = rest.startsWith('"""') || rest.startsWith("'''")
-  // TOML drops a newline right after the opening delimiter, so the DOT text starts on the next line.
-  return multiLineStart && rest.slice(3).trim() === '' ? index + 2 : index + 1
+  // TOML drops a newline right after the opening delimiter, so the DOT text starts on the next line;
+  // anything else after it (spaces too) is the text's first line.
+  return multiLineStart && rest.slice(3).replace(/\r$/, '') === '' ? index + 2 : index + 1
 }
