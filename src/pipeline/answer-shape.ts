@@ -2,7 +2,7 @@ import { AbiCoder, type ParamType } from 'ethers'
 import { functionFragment } from './tasks/ethabiencode.ts'
 import { jsonFunctionInputs } from './tasks/ethabiencode2.ts'
 import type { Job, PipelineTask } from './job-spec/loader.ts'
-import { wholeVarExpression } from './vars.ts'
+import { replaceVariables, wholeVarExpression } from './vars.ts'
 
 /**
  * What a job's fulfilment carries, read from the spec itself: which Operator method its ethtx calls
@@ -131,8 +131,8 @@ function argumentSource(
   name: string,
   byId: ReadonlyMap<string, PipelineTask>,
 ): PipelineTask | undefined {
-  const marked = (encode.attributes.data ?? '').replace(/\$\(([\w.]+)\)/g, (_whole, keypath) =>
-    JSON.stringify(`$(${String(keypath)})`),
+  const marked = replaceVariables(encode.attributes.data ?? '', (keypath) =>
+    JSON.stringify(`$(${keypath})`),
   )
   try {
     const data = JSON.parse(marked) as Record<string, unknown>

@@ -55,7 +55,8 @@ export function readsBlockRoots(attributes: Iterable<Readonly<Record<string, str
   return false
 }
 
-const VARIABLE = /\$\(([a-zA-Z0-9_.]+)\)/g
+/** A `$(keypath)` reference, spaces allowed inside the parentheses: Chainlink's variableRegexp. */
+const VARIABLE = /\$\(\s*([a-zA-Z0-9_.]+)\s*\)/g
 
 /** The keypath when the whole attribute is one `$(keypath)`, as Chainlink's VarExpr decides. */
 export function wholeVarExpression(text: string): string | undefined {
@@ -69,6 +70,11 @@ export function wholeVarExpression(text: string): string | undefined {
 /** Every keypath referenced with `$(...)` in an attribute. */
 export function referencedKeypaths(text: string): string[] {
   return [...text.matchAll(VARIABLE)].map((match) => match[1] ?? '')
+}
+
+/** The text with each `$(keypath)` replaced by what `replacement` gives for its keypath. */
+export function replaceVariables(text: string, replacement: (keypath: string) => string): string {
+  return text.replace(VARIABLE, (_whole, keypath: string) => replacement(keypath))
 }
 
 const PLACEHOLDER_KEY = '__feedrunner_var_expr__'
@@ -91,9 +97,7 @@ const MAX_TEMPLATES = 512
 
 function markedTemplate(text: string): unknown {
   if (templates.has(text)) return templates.get(text)
-  const marked = text.replace(VARIABLE, (_whole, keypath: string) =>
-    JSON.stringify({ [PLACEHOLDER_KEY]: keypath }),
-  )
+  const marked = replaceVariables(text, (keypath) => JSON.stringify({ [PLACEHOLDER_KEY]: keypath }))
   let parsed: unknown
   try {
     parsed = JSON.parse(marked)

@@ -131,4 +131,36 @@ describe('the oracleRequest of a run', () => {
     const built = await dryRunJob(job!, { params: [], env: {} })
     expect(built.result.tasks[0]?.error).toContain('the spec names no evmChainID')
   })
+
+  it('reads $( keypath ) with spaces inside as Chainlink does: a dependency, checked at load and given in the run', async () => {
+    const spec = (pipeline: string) => `type = "directrequest"
+schemaVersion = 1
+name = "spaced"
+externalJobID = "${EXTERNAL_JOB_ID}"
+contractAddress = "${OPERATOR}"
+observationSource = """
+${pipeline}
+"""
+`
+    // b is written first and reads a only through the variable: it must wait for a.
+    const { job } = load(
+      spec(`b [type="uppercase" input="$( a )"]
+a [type="lowercase" input="X"]`),
+    )
+    const run = await dryRunJob(job!, { params: [], env: {} })
+    expect(run.result.tasks.map((task) => [task.id, task.ok, task.value])).toEqual([
+      ['a', true, 'x'],
+      ['b', true, 'X'],
+    ])
+    expect(load(spec(`b [type="uppercase" input="$( nope )"]`)).problems.join('\n')).toContain(
+      'nope',
+    )
+    // In JSON too: the variable stands for its value, and the run gives it.
+    const encode = spec(`n [type="multiply" input="2" times="3"]
+e [type="ethabiencode" abi="f(uint256 v)" data="{\\\\"v\\\\": $( n )}"]`)
+    expect(load(encode).problems).toEqual([])
+    const encoded = await dryRunJob(load(encode).job!, { params: [], env: {} })
+    expect(encoded.result.tasks[1]).toMatchObject({ id: 'e', ok: true })
+    expect(String(encoded.result.tasks[1]!.value).endsWith('6')).toBe(true)
+  })
 })

@@ -1,5 +1,6 @@
 import { fulfilmentValueType } from '../dry-run.ts'
 import type { Job } from './loader.ts'
+import { replaceVariables } from '../vars.ts'
 
 /**
  * What a job asks of its requester and its bridge, read from the spec itself (for the README table,
@@ -36,9 +37,8 @@ export function summariseJob(job: Job): JobSummary {
   const cborTasks = new Set(
     job.tasks.filter((task) => task.type === 'cborparse').map((task) => task.id),
   )
-  const marked = (bridgeTask.attributes.requestData ?? '{}').replace(
-    /\$\(([\w.]+)\)/g,
-    (_whole, keypath: string) => JSON.stringify(`$(${keypath})`),
+  const marked = replaceVariables(bridgeTask.attributes.requestData ?? '{}', (keypath) =>
+    JSON.stringify(`$(${keypath})`),
   )
   const requestData = JSON.parse(marked) as { data?: Record<string, unknown> }
   for (const [field, value] of Object.entries(requestData.data ?? {})) {

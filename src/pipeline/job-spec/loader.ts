@@ -6,7 +6,7 @@ import { TASK_TYPES } from '../tasks/index.ts'
 import { REFUSED_TASK_TYPES } from '../tasks/refused.ts'
 import { parseDuration } from '../duration.ts'
 import { attributeProblem, parseBoolText } from '../literals.ts'
-import { referencedKeypaths, wholeVarExpression } from '../vars.ts'
+import { referencedKeypaths, replaceVariables, wholeVarExpression } from '../vars.ts'
 import { RUN_VARIABLES, runVariableProblem } from './run-variables.ts'
 import { parseObservationSource, type DotTask } from './dot.ts'
 import { topologicalOrder } from './graph.ts'
@@ -347,7 +347,7 @@ function checkCommonAttributes(
 /** JSON attributes are checked with every `$(...)` standing for null, as the executor will parse them. */
 function jsonProblem(text: string): string | undefined {
   try {
-    JSON.parse(text.replace(/\$\(([a-zA-Z0-9_.]+)\)/g, 'null'))
+    JSON.parse(replaceVariables(text, () => 'null'))
     return undefined
   } catch (error) {
     return (error as Error).message

@@ -3,6 +3,7 @@ import { toBigInt } from '../../reduce/index.ts'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isDecimal, isPlainObject } from '../values.ts'
+import { replaceVariables } from '../vars.ts'
 import { bytesOf, decimalOf, describe, hexOf } from './convert.ts'
 import { encodeWords, wordKinds, type WordKind } from './abi-words.ts'
 
@@ -62,7 +63,7 @@ function missingArguments(fragment: FunctionFragment, data: string | undefined):
   if (data === undefined || /^\s*\$\([^$]*\)\s*$/.test(data)) return []
   let object: unknown
   try {
-    object = JSON.parse(data.trim() === '' ? '{}' : data.replace(/\$\(([\w.]+)\)/g, 'null'))
+    object = JSON.parse(data.trim() === '' ? '{}' : replaceVariables(data, () => 'null'))
   } catch {
     return []
   }
