@@ -42,9 +42,10 @@ export function takeValues(value: unknown, budget: PathBudget): void {
   while (pending.length > 0) {
     const item = pending.pop()
     budget.take()
-    if (Array.isArray(item)) pending.push(...(item as unknown[]))
+    // One at a time: spread into push, a match of ~125,000 entries overflows the call stack.
+    if (Array.isArray(item)) for (const entry of item as unknown[]) pending.push(entry)
     else if (item !== null && typeof item === 'object' && !(item instanceof Uint8Array))
-      pending.push(...Object.values(item))
+      for (const entry of Object.values(item)) pending.push(entry)
   }
 }
 
@@ -78,7 +79,7 @@ export function budgetedJsonPath(json: unknown, path: string, budget: PathBudget
   }
   let matches: unknown[]
   try {
-    // jsonpath-plus answers undefined (not []) for a document that is a bare number, string or boolean.
+    // jsonpath-plus answers undefined (not []) for a falsy document: 0, false, '' or null.
     matches =
       (engine.evaluate(path, json as object, undefined, undefined) as unknown[] | undefined) ?? []
   } catch (error) {

@@ -169,4 +169,10 @@ describe('the budget counts what a general path does', () => {
     expect(evaluatePath(document, '$[x,y]', { maxValues: 100 })).toBe(1)
     expect(evaluatePath(document, '$[z,y]', { maxValues: 300, aliases })).toBe(1)
   })
+
+  it('counts a match of 130,000 entries one by one: over the budget, or within a raised one', () => {
+    const document = { a: Array<number>(130_000).fill(0) }
+    expect(failure(() => evaluatePath(document, '$[a,a]')).code).toBe('OVER_BUDGET')
+    expect(evaluatePath(document, '$[a,a]', { maxValues: 300_000 })).toHaveLength(2)
+  })
 })
