@@ -105,7 +105,9 @@ export const bridge: TaskDefinition = {
     const adapterStatus = statusInBody(text)
     if (status !== 200 || (adapterStatus !== undefined && adapterStatus !== 200)) {
       const reason = (adapterErrorMessage(text) ?? text).slice(0, 200)
-      const answered = adapterStatus ?? status
+      // The adapter's own error status is the more precise; a body saying 200 under an error
+      // status is not an answer, and the HTTP status says what failed.
+      const answered = adapterStatus !== undefined && adapterStatus !== 200 ? adapterStatus : status
       // The adapter's words are the root cause; the bridge, its URL and status say where. A 502 is
       // the feed service failing after the adapter's own retries: final, for the task and the run.
       const failure = {

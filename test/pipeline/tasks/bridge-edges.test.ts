@@ -184,6 +184,11 @@ describe("what the adapter's answer means", () => {
     )
     expect(await call(answering(200, ['statusCode', 500]))).toBe('["statusCode",500]')
   })
+  it('a body saying 200 under an error status is no answer: the HTTP status says what failed', async () => {
+    const error = await failure(call(answering(503, { statusCode: 200, data: { result: 1 } })))
+    expect(error.message).toContain(`bridge feed (${base}/) answered 503:`)
+    expect(error).toMatchObject({ kind: 'unavailable', retryable: true })
+  })
   it('a 502 is final: the feed service failed after its own retries', async () => {
     const error = await failure(call(answering(502, { error: 'provider down' })))
     expect(error.message).toBe(`bridge feed (${base}/) answered 502: provider down`)
