@@ -121,6 +121,12 @@ describe('DOT attribute values are read as Chainlink reads them', () => {
     ])
   })
 
+  it('an attribute named __proto__ is refused as unknown, not dropped without a word', () => {
+    expect(load('a [type=any __proto__="x"]').problems).toEqual([
+      expect.stringMatching(/^6: unknown attribute __proto__ for any \(known: none\)/),
+    ])
+  })
+
   it('task types and booleans are read as a node reads them: JSONParse, failEarly=1', () => {
     const { job, problems } = load('a [type=JSONParse data="{}" path="" lax=T failEarly=1]')
     expect(problems).toEqual([])

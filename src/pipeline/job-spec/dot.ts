@@ -79,8 +79,10 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
       for (const attr of statement.attr_list) {
         const name = String(attr.id)
         if (Object.hasOwn(task.attributes, name)) task.duplicateAttributes.push(name)
-        task.attributes[name] = attributeText(attr)
-        task.attributeLines[name] = locator.attributeLine(task.line, name)
+        // Defined, not assigned: `__proto__="x"` is an attribute like any other (and so refused
+        // as unknown), not a write to the object's prototype that drops it without a word.
+        ownProperty(task.attributes, name, attributeText(attr))
+        ownProperty(task.attributeLines, name, locator.attributeLine(task.line, name))
       }
     } else if (statement.type === 'edge_stmt') {
       const ids: string[] = []
@@ -225,4 +227,13 @@ class Locator {
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+function ownProperty<T>(record: Record<string, T>, name: string, value: T): void {
+  Object.defineProperty(record, name, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  })
 }
