@@ -50,7 +50,15 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
       message: `observationSource is not valid DOT: ${(error as Error).message}`,
     }
   }
-  const locator = new Locator(source, lineOffset)
+  return { ok: true, ...readStatements(statements, new Locator(source, lineOffset), lineOffset) }
+}
+
+/** The tasks (declared, or named by an edge only), edges and unsupported statements of the graph. */
+function readStatements(
+  statements: Stmt[],
+  locator: Locator,
+  lineOffset: number,
+): Omit<Extract<DotParse, { ok: true }>, 'ok'> {
   const tasks = new Map<string, DotTask>()
   const edges: DotEdge[] = []
   const unsupported: { line: number; message: string }[] = []
@@ -75,15 +83,7 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
   }
   for (const statement of statements) {
     if (statement.type === 'node_stmt') {
-      const task = taskFor(String(statement.node_id.id), true)
-      for (const attr of statement.attr_list) {
-        const name = String(attr.id)
-        if (Object.hasOwn(task.attributes, name)) task.duplicateAttributes.push(name)
-        // Defined, not assigned: `__proto__="x"` is an attribute like any other (and so refused
-        // as unknown), not a write to the object's prototype that drops it without a word.
-        ownProperty(task.attributes, name, attributeText(attr))
-        ownProperty(task.attributeLines, name, locator.attributeLine(task.line, name))
-      }
+      addAttributes(taskFor(String(statement.node_id.id), true), statement.attr_list, locator)
     } else if (statement.type === 'edge_stmt') {
       const ids: string[] = []
       for (const item of statement.edge_list) {
@@ -110,7 +110,18 @@ export function parseObservationSource(source: string, lineOffset: number): DotP
       })
     }
   }
-  return { ok: true, tasks: [...tasks.values()], edges, unsupported }
+  return { tasks: [...tasks.values()], edges, unsupported }
+}
+
+function addAttributes(task: DotTask, attributes: readonly Attr[], locator: Locator): void {
+  for (const attr of attributes) {
+    const name = String(attr.id)
+    if (Object.hasOwn(task.attributes, name)) task.duplicateAttributes.push(name)
+    // Defined, not assigned: `__proto__="x"` is an attribute like any other (and so refused as
+    // unknown), not a write to the object's prototype that drops it without a word.
+    ownProperty(task.attributes, name, attributeText(attr))
+    ownProperty(task.attributeLines, name, locator.attributeLine(task.line, name))
+  }
 }
 
 /**
