@@ -33,6 +33,7 @@ export const mutationTests: Record<string, string[]> = {
     // The loader's and the executor's edges: limits, lines, attribute spellings, stops, failEarly.
     'test/pipeline/loader-edges.test.ts',
     'test/pipeline/executor-edges.test.ts',
+    'test/pipeline/spec-fields-edges.test.ts',
   ],
 }
 
