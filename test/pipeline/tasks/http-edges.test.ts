@@ -68,6 +68,13 @@ describe('http: what it sends', () => {
     expect(request('/no-method').method).toBe('GET')
   })
 
+  it('a method written with spaces or in lower case, as the load check read it', async () => {
+    expect(await runTask('http', { method: ' post ', url: `${base}/spaced` })).toBe(
+      'answer /spaced',
+    )
+    expect(request('/spaced').method).toBe('POST')
+  })
+
   it('a POST sends requestData as JSON, saying so in its content type', async () => {
     await runTask('http', { method: 'post', url: `${base}/post`, requestData: '{"a": 1}' })
     const { method, headers, body } = request('/post')
