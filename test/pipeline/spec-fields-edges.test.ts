@@ -120,6 +120,21 @@ describe('an unknown field', () => {
     ])
     expect(keyLine('"" = 2\n = 3', '')).toBeUndefined()
   })
+
+  it('with a dash or a dot in its name is found on its own line, bare or quoted, not on a look-alike', () => {
+    const looks = problemsOf(cron('mykey = 1\nmy-key = 2'))
+    expect(looks.map((found) => [found.field, found.line])).toEqual([
+      ['mykey', 5],
+      ['my-key', 6],
+    ])
+    const dashed = problemsOf(cron('"my-key" = 2\nmykey = 1'))
+    expect(dashed.map((found) => [found.field, found.line])).toEqual([
+      ['my-key', 5],
+      ['mykey', 6],
+    ])
+    expect(keyLine('a.b = 1\n"a.b" = 2', 'a.b')).toBe(1)
+    expect(keyLine('axb = 1\n"a.b" = 2', 'a.b')).toBe(2)
+  })
 })
 
 describe('the job type', () => {

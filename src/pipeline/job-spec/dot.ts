@@ -1,4 +1,5 @@
 import parseDot, { type Attr, type Stmt } from 'dotparser'
+import { escapeRegExp } from '../regexp.ts'
 
 /**
  * The DOT `observationSource` as tasks and edges, each with the line where it is written.
@@ -214,30 +215,26 @@ class Locator {
   }
 
   nodeLine(id: string): number {
-    const match = new RegExp(`(^|[\\s;{])"?${escape(id)}"?\\s*\\[`, 'm').exec(this.source)
+    const match = new RegExp(`(^|[\\s;{])"?${escapeRegExp(id)}"?\\s*\\[`, 'm').exec(this.source)
     return this.lineOf(match ? match.index + match[1]!.length : 0)
   }
 
   edgeLine(from: string, to?: string): number {
     const pattern =
       to === undefined
-        ? `"?${escape(from)}"?\\s*->|->\\s*"?${escape(from)}"?`
-        : `"?${escape(from)}"?\\s*->\\s*"?${escape(to)}"?(?![\\w"])`
+        ? `"?${escapeRegExp(from)}"?\\s*->|->\\s*"?${escapeRegExp(from)}"?`
+        : `"?${escapeRegExp(from)}"?\\s*->\\s*"?${escapeRegExp(to)}"?(?![\\w"])`
     const match = new RegExp(pattern).exec(this.source)
     return this.lineOf(match ? match.index : 0)
   }
 
   attributeLine(nodeLine: number, name: string): number {
     const start = this.lineStarts[nodeLine - this.lineOffset] ?? 0
-    const match = new RegExp(`(^|[\\s\\[,;])${escape(name)}\\s*=`, 'm').exec(
+    const match = new RegExp(`(^|[\\s\\[,;])${escapeRegExp(name)}\\s*=`, 'm').exec(
       this.source.slice(start),
     )
     return this.lineOf(match ? start + match.index + match[1]!.length : start)
   }
-}
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 function ownProperty<T>(record: Record<string, T>, name: string, value: T): void {

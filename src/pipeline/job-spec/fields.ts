@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { escapeRegExp } from '../regexp.ts'
 import type { SpecProblem } from './problems.ts'
 import { SHARED_PURPOSE } from './schema.ts'
 import {
@@ -111,9 +112,11 @@ function shown(value: unknown): string {
 /** The 1-based line where a top-level TOML key is set, or undefined. */
 export function keyLine(text: string, key: string): number | undefined {
   if (key === '') return undefined
+  // The key as written (escaped, not stripped: `my-key` must not find `mykey`), bare or quoted.
+  const written = escapeRegExp(key)
   const lines = text.split('\n')
   const index = lines.findIndex((line) =>
-    new RegExp(`^\\s*["']?${key.replace(/[^\w]/g, '')}["']?\\s*=`).test(line),
+    new RegExp(`^\\s*(?:${written}|"${written}"|'${written}')\\s*=`).test(line),
   )
   return index === -1 ? undefined : index + 1
 }

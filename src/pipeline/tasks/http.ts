@@ -65,7 +65,9 @@ export const http: TaskDefinition = {
     return problems
   },
   async run(task) {
-    const method = String(task.value('method') ?? 'GET').trim().toUpperCase()
+    const method = String(task.value('method') ?? 'GET')
+      .trim()
+      .toUpperCase()
     if (!isSupportedMethod(method)) throw new TaskError(`method ${method} is not supported`)
     const urlText = String(task.value('url') ?? '')
     let url: URL
