@@ -178,6 +178,10 @@ describe('ethcall: what it asks of the chain', () => {
       from: SENDER_CHECKSUMMED.toUpperCase().replace('0X', '0x'),
     })
     expect(upper.call.from).toBe(SENDER_CHECKSUMMED)
+    // gasUnlimited: no limit at all, whatever gas says (the node's own cap applies).
+    const unlimited = await ethcall({ gas: '21000', gasUnlimited: 'true' })
+    expect(unlimited.call.gasLimit).toBeUndefined()
+    expect((await ethcall({ gasUnlimited: 'false' })).call.gasLimit).toBe(500_000n)
   })
 
   it('refuses a contract or sender that is not an address, naming it, and calls nothing', async () => {
@@ -192,10 +196,15 @@ describe('ethcall: what it asks of the chain', () => {
       [{ from: SENDER.slice(0, 41) }, `from must be an address, got "${SENDER.slice(0, 41)}"`],
       [{ from: '0x' + 'zz'.repeat(20) }, `from must be an address, got "0x${'zz'.repeat(20)}"`],
       [{ from: '$(f)' }, 'from must be an address, got 5'],
+      [{ contract: '$(a)' }, 'contract must be an address, got an array'],
+      [{ from: '$(s)' }, 'from must be an address, got an array'],
     ]
     for (const [attributes, message] of cases) {
       const chain = new RecordingChainAccess(async () => WORD)
-      const error = await ethcallError({ data: '0x', ...attributes }, { chain, vars: { f: 5 } })
+      const error = await ethcallError(
+        { data: '0x', ...attributes },
+        { chain, vars: { f: 5, a: [CONTRACT], s: [SENDER] } },
+      )
       expect(error.message).toBe(message)
       expect(error.kind).toBe('bad_input')
       expect(chain.calls).toEqual([])
