@@ -132,6 +132,11 @@ describe('block: latest, pending or a number', () => {
       expect(error.retryable).toBe(false)
       expect(chain.calls).toEqual([])
     }
+    // A negative block from a variable: ethers would count it back from the head.
+    const chain = new RecordingChainAccess(async () => WORD)
+    const negative = await ethcallError({ block: '$(b)' }, { chain, vars: { b: -5n } })
+    expect(negative.message).toMatch(/^block must be latest, pending or a block number, got /)
+    expect(chain.calls).toEqual([])
   })
 })
 
