@@ -41,7 +41,8 @@ const argumentCache = new Map<string, readonly ParamType[]>()
 
 /** The argument list's types; every argument must have a name (Chainlink's rule). Data locations are dropped. */
 export function argumentTypes(abi: string): readonly ParamType[] {
-  const list = abi.replace(/\b(memory|calldata|storage)\b/g, ' ').trim()
+  // A data location is a word of its own: `a$memory$b` is a name (`$` is no word boundary there).
+  const list = abi.replace(/(^|[\s,(])(?:memory|calldata|storage)(?=[\s,)]|$)/g, '$1 ').trim()
   let fragment: FunctionFragment
   try {
     fragment = FunctionFragment.from(`function anonymous__(${list.replace(/^\(|\)$/g, '')})`)

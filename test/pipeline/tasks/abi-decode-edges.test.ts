@@ -34,6 +34,11 @@ describe('ethabidecode: the argument list', () => {
     expect(await decode('uint256 price, bytes blob', data)).toEqual(expected)
     expect(await decode('(uint256 price, bytes memory blob)', data)).toEqual(expected)
     expect(await decode('  (uint256 price, bytes calldata blob)  ', data)).toEqual(expected)
+    // A name holding a location's word between two $ is a name: nothing is taken out of it.
+    expect(await decode('(uint256 price, bytes a$memory$b)', data)).toEqual({
+      price: expected.price,
+      a$memory$b: expected.blob,
+    })
   })
 
   it('decodes a tuple into a map by component name, by position where a component has none', async () => {
