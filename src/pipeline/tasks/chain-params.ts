@@ -30,8 +30,8 @@ export function blockTag(task: TaskRun, name = 'block'): bigint | 'latest' | 'pe
   const value = task.value(name)
   if (value === undefined || value === '' || value === 'latest') return 'latest'
   if (value === 'pending') return 'pending'
-  // A negative number would reach ethers as a tag counted back from the head: refused like its text.
-  if (typeof value === 'bigint' && value >= 0n) return value
+  // A number from a variable is read as its text: a negative one (which ethers would count back
+  // from the head) is refused with it.
   const text = String(value).trim()
   if (/^\d+$/.test(text)) return BigInt(text)
   throw new TaskError(`${name} must be latest, pending or a block number, got ${describe(value)}`)
