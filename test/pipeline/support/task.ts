@@ -1,5 +1,8 @@
+import { expect } from 'vitest'
+import type { FeedrunnerError } from '../../../src/config/errors.ts'
 import {
   createTaskRun,
+  TaskError,
   TASK_TYPES,
   type RunContext,
   type TaskInput,
@@ -42,4 +45,24 @@ export async function runTask(
     signal,
   })
   return definition.run(task)
+}
+
+/** The error `run` fails with, checked to be a task's own (a TaskError). */
+export async function taskFailure(run: Promise<unknown>): Promise<TaskError> {
+  const error = await run.then(
+    () => expect.fail('expected the task to fail'),
+    (caught: unknown) => caught,
+  )
+  expect(error).toBeInstanceOf(TaskError)
+  return error as TaskError
+}
+
+/** The error `run` fails with, whatever its class (a task's, or a bound's it passes on). */
+export async function failureOf(run: Promise<unknown>): Promise<FeedrunnerError> {
+  try {
+    await run
+  } catch (error) {
+    return error as FeedrunnerError
+  }
+  throw new Error('expected the task to fail')
 }

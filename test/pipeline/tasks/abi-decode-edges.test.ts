@@ -3,26 +3,15 @@ import { describe, expect, it } from 'vitest'
 import { boundOf } from '../../../src/config/index.ts'
 import { buildOracleRequest, ORACLE_REQUEST_EVENT, type Vars } from '../../../src/pipeline/index.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../../../src/pipeline/limits.ts'
-import { TaskError } from '../../../src/pipeline/task-error.ts'
 import { ethabidecode } from '../../../src/pipeline/tasks/ethabidecode.ts'
 import { ethabidecodelog } from '../../../src/pipeline/tasks/ethabidecodelog.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, taskFailure as refusal } from '../support/task.ts'
 
 // The ABI decoders' edges: how ethabidecode reads its argument list and maps what it decodes (bytes,
 // arrays, tuples), and how ethabidecodelog checks a log's data and topics before it decodes them.
 
 const coder = AbiCoder.defaultAbiCoder()
 const ADDRESS = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
-
-/** The error a task fails with, checked to be the task's own. */
-async function refusal(running: Promise<unknown>): Promise<TaskError> {
-  const error = await running.then(
-    () => expect.fail('expected a refusal'),
-    (error: unknown) => error,
-  )
-  expect(error).toBeInstanceOf(TaskError)
-  return error as TaskError
-}
 
 describe('ethabidecode: the argument list', () => {
   const decode = (abi: string | undefined, data: unknown) =>

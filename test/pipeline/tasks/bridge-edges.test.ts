@@ -2,10 +2,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FeedrunnerError } from '../../../src/config/errors.ts'
-import { TaskError } from '../../../src/pipeline/index.ts'
 import type { Reachability } from '../../../src/pipeline/task.ts'
 import { bridge, headerPairs, withHeaders } from '../../../src/pipeline/tasks/bridge.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, taskFailure as failure } from '../support/task.ts'
 
 /**
  * The edges of the bridge task (bridge.ts): the names and attributes a spec may write, the body and
@@ -51,15 +50,6 @@ function call(
     { ...options, context: { env: { BRIDGE_FEED_URL: url }, ...options.context } },
     signal,
   )
-}
-
-async function failure(run: Promise<unknown>): Promise<TaskError> {
-  const error = await run.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(TaskError)
-  return error as TaskError
 }
 
 describe('what a spec may write', () => {

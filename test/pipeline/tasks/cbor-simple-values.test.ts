@@ -1,23 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { FeedrunnerError } from '../../../src/config/errors.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, failureOf as failure } from '../support/task.ts'
 
 /**
  * Smaller strangers: a CBOR simple value a request cannot mean (255 was cbor-x's "No packed values
  * available"), and a uint256 past 2^256 - 1, which a node wraps and feedrunner refuses: the
  * conformance table says both.
  */
-async function failure(run: Promise<unknown>): Promise<FeedrunnerError> {
-  try {
-    await run
-  } catch (error) {
-    return error as FeedrunnerError
-  }
-  throw new Error('expected the task to fail')
-}
-
 /** A diet request body `{"x": <item>}`: text key "x", then the item's bytes. */
 const withItem = (item: string) => `0x6178${item}`
 

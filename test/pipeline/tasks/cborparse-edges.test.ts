@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import type { FeedrunnerError } from '../../../src/config/errors.ts'
 import { DecodeBudgetError } from '../../../src/net/decode-budget.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../../../src/pipeline/limits.ts'
 import { TASK_TYPES, TaskError } from '../../../src/pipeline/index.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, failureOf as failure } from '../support/task.ts'
 
 /**
  * cborparse at its edges: the mode a spec may write, standard mode (one whole item), the size bound,
  * the nesting bound, the node budget's error, and byte strings coming back as bytes.
  */
-async function failure(run: Promise<unknown>): Promise<FeedrunnerError> {
-  try {
-    await run
-  } catch (error) {
-    return error as FeedrunnerError
-  }
-  throw new Error('expected the task to fail')
-}
-
 const check = (attributes: Record<string, string>) =>
   TASK_TYPES.get('cborparse')!.check!(attributes)
 

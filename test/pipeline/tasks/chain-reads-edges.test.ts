@@ -6,7 +6,7 @@ import {
   type Vars,
 } from '../../../src/pipeline/index.ts'
 import { TaskError } from '../../../src/pipeline/task-error.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, taskFailure as refusal } from '../support/task.ts'
 
 // The chain-reading tasks' edges: what ethcall and estimategaslimit ask of the chain (address, data,
 // sender, gas, block), which attributes they refuse and with which words, and how a task naming
@@ -17,16 +17,6 @@ const CHECKSUMMED = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
 const SENDER = '0xcf7ed3acca5a467e9e704c703e8d87f634fb0fc9'
 const SENDER_CHECKSUMMED = '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9'
 const WORD = '0x' + '00'.repeat(31) + '2a'
-
-/** The error a task fails with, checked to be the task's own. */
-async function refusal(running: Promise<unknown>): Promise<TaskError> {
-  const error = await running.then(
-    () => expect.fail('expected a refusal'),
-    (error: unknown) => error,
-  )
-  expect(error).toBeInstanceOf(TaskError)
-  return error as TaskError
-}
 
 /** Runs ethcall against a chain that answers WORD, and gives the answer and what the chain was asked. */
 async function ethcall(

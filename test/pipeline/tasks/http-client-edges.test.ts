@@ -2,7 +2,6 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { boundOf, errorCodeOf } from '../../../src/config/errors.ts'
-import { TaskError } from '../../../src/pipeline/index.ts'
 import {
   adapterErrorMessage,
   exchange,
@@ -10,6 +9,7 @@ import {
   statusKind,
   type HttpExchange,
 } from '../../../src/pipeline/tasks/http-client.ts'
+import { taskFailure as failure } from '../support/task.ts'
 
 /**
  * The edges of one HTTP exchange (http-client.ts): what it answers, how each failure reads and
@@ -115,15 +115,6 @@ const get = (path: string, more: Partial<HttpExchange> = {}) =>
     cap,
     ...more,
   })
-
-async function failure(run: Promise<unknown>): Promise<TaskError> {
-  const error = await run.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(TaskError)
-  return error as TaskError
-}
 
 describe('what an exchange sends and answers', () => {
   it('sends its method, headers and body, and answers any status with its text', async () => {

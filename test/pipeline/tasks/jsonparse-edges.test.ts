@@ -1,25 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import type { FeedrunnerError } from '../../../src/config/errors.ts'
 import { DecodeBudgetError } from '../../../src/net/decode-budget.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../../../src/pipeline/limits.ts'
 import { TaskError } from '../../../src/pipeline/index.ts'
 import { ReduceError } from '../../../src/reduce/index.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, failureOf as failure } from '../support/task.ts'
 
 /**
  * jsonparse at its edges: data that is already a value (or bytes, or not JSON at all), the text
  * length and depth bounds and how their errors read, a path that is a list, and what
  * allowJSONPath may say.
  */
-async function failure(run: Promise<unknown>): Promise<FeedrunnerError> {
-  try {
-    await run
-  } catch (error) {
-    return error as FeedrunnerError
-  }
-  throw new Error('expected the task to fail')
-}
-
 const body = JSON.stringify({ data: { result: 144, items: [1, 2, 3] } })
 const MAX_JSON_TEXT = 10 * 1024 * 1024
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FeedrunnerError } from '../../../src/config/errors.ts'
 import { redirectTarget, type Hop } from '../../../src/pipeline/tasks/redirects.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, failureOf as failure } from '../support/task.ts'
 
 /**
  * A URL the operator wrote is trusted; where it redirects is not. A third-party API that is
@@ -29,15 +28,6 @@ beforeAll(async () => {
   })
 })
 afterAll(async () => api?.close())
-
-async function failure(run: Promise<unknown>): Promise<FeedrunnerError> {
-  try {
-    await run
-  } catch (error) {
-    return error as FeedrunnerError
-  }
-  throw new Error('expected the task to fail')
-}
 
 describe('a redirect from a URL the operator wrote', () => {
   it('to the cloud metadata service is refused, naming the range', async () => {

@@ -6,22 +6,13 @@ import {
   startHostileSource,
   type HostileSource,
 } from '../../support/hostile-source.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, taskFailure as failure } from '../support/task.ts'
 
 let source: HostileSource
 beforeAll(async () => {
   source = await startHostileSource()
 })
 afterAll(() => source.close())
-
-async function failure(run: Promise<unknown>): Promise<TaskError> {
-  const error = await run.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(TaskError)
-  return error as TaskError
-}
 
 describe('a body is read under its cap while it streams', () => {
   it('an endless chunked body: the http task stops at 32 KiB, names the setting, not retryable', async () => {
