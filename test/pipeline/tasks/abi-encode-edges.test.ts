@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { TASK_TYPES } from '../../../src/pipeline/index.ts'
 import { Decimal } from '../../../src/reduce/index.ts'
 import { memoizedAbi, shortReason } from '../../../src/pipeline/tasks/ethabiencode.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, failureOf as refusal } from '../support/task.ts'
 
 /**
  * ethabiencode's edges: what the loader's check says of a spec, how each Solidity type takes the
@@ -16,14 +16,6 @@ const check = (attributes: Record<string, string>) =>
 const encode = (abi: string, vars: Record<string, unknown>) =>
   runTask('ethabiencode', { abi, data: '$(data)' }, { vars: { data: vars } })
 const args = (types: string[], values: unknown[]) => coder.encode(types, values)
-async function refusal(promise: Promise<unknown>): Promise<{ message: string; kind: string }> {
-  try {
-    await promise
-  } catch (error) {
-    return error as { message: string; kind: string }
-  }
-  throw new Error('expected the task to fail')
-}
 const ADDRESS = '0x00000000000000000000000000000000000000ab'
 
 describe('ethabiencode check: what the loader says of a spec', () => {

@@ -2,7 +2,7 @@ import { AbiCoder, id } from 'ethers'
 import { describe, expect, it } from 'vitest'
 import { TASK_TYPES } from '../../../src/pipeline/index.ts'
 import { jsonFunctionInputs } from '../../../src/pipeline/tasks/ethabiencode2.ts'
-import { runTask } from '../support/task.ts'
+import { runTask, failureOf as refusal } from '../support/task.ts'
 
 /**
  * ethabiencode2's edges: the JSON ABI entry (named or not, and what the loader says of a bad one),
@@ -13,14 +13,6 @@ const check = (attributes: Record<string, string>) =>
   TASK_TYPES.get('ethabiencode2')!.check!(attributes)
 const encode = (abi: object, data: unknown) =>
   runTask('ethabiencode2', { abi: JSON.stringify(abi), data: '$(data)' }, { vars: { data } })
-async function refusal(promise: Promise<unknown>): Promise<{ message: string; kind: string }> {
-  try {
-    await promise
-  } catch (error) {
-    return error as { message: string; kind: string }
-  }
-  throw new Error('expected the task to fail')
-}
 const EXPECTED =
   '; it must be a JSON ABI entry such as {"name": "fulfill", "inputs": [{"name": "value", "type": "uint256"}]}, every input named'
 
