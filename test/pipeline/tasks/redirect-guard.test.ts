@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { redirectTarget, type Hop } from '../../../src/pipeline/tasks/redirects.ts'
+import { TaskError } from '../../../src/pipeline/index.ts'
+import {
+  MAX_REDIRECTIONS,
+  redirectTarget,
+  type Hop,
+} from '../../../src/pipeline/tasks/redirects.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
 import { runTask, failureOf as failure } from '../support/task.ts'
 
@@ -24,6 +29,10 @@ beforeAll(async () => {
     // Two origins (a name and an address of the same server) sending each other round.
     if (request.url === '/ping') return go(`http://localhost:${port}/pong`)
     if (request.url === '/pong') return go(`http://127.0.0.1:${port}/ping`)
+    // A chain of exactly MAX_REDIRECTIONS redirects: /hop/0 -> /hop/1 -> ... -> /hop/20.
+    const hop = /^\/hop\/(\d+)$/.exec(request.url)
+    if (hop && Number(hop[1]) < MAX_REDIRECTIONS) return go(`/hop/${Number(hop[1]) + 1}`)
+    if (hop) return sendJson(response, 200, { reached: request.url })
     sendJson(response, 404, {})
   })
 })
@@ -56,6 +65,19 @@ describe('a redirect from a URL the operator wrote', () => {
       allowUnrestrictedNetworkAccess: 'true',
     })
     expect(JSON.parse(text as string)).toEqual({ secret: 'internal value' })
+  })
+})
+
+describe('how many redirects are followed', () => {
+  it('a chain of exactly 20 redirects is followed to its answer', async () => {
+    const asked = api.requests.length
+    const text = await runTask('http', {
+      method: 'GET',
+      url: `${api.url}/hop/0`,
+      allowUnrestrictedNetworkAccess: 'true',
+    })
+    expect(JSON.parse(text as string)).toEqual({ reached: '/hop/20' })
+    expect(api.requests.length - asked).toBe(21)
   })
 })
 
@@ -97,6 +119,37 @@ describe('where a redirect leads (the Fetch standard)', () => {
     for (const status of [307, 308])
       expect(follow(status, '/v2/x')).toEqual({ ...post, url: 'https://api.example/v2/x' })
     expect(follow(303, '/y', { ...post, method: 'HEAD' })?.method).toBe('HEAD')
+  })
+
+  it('keeps the method and body of anything but a POST on 301 and 302', () => {
+    for (const method of ['PUT', 'DELETE', 'PATCH'] as const)
+      for (const status of [301, 302])
+        expect(follow(status, '/v2/x', { ...post, method })).toEqual({
+          ...post,
+          method,
+          url: 'https://api.example/v2/x',
+        })
+  })
+
+  it('a Location that is not a URL is the source at fault, quoted to 80 characters', () => {
+    const refusal = (location: string) => {
+      try {
+        follow(302, location)
+      } catch (error) {
+        return error as TaskError
+      }
+      return expect.fail(`${location} was followed`)
+    }
+    const short = refusal('http://[::1')
+    expect(short).toBeInstanceOf(TaskError)
+    expect(short.message).toBe(
+      'POST https://api.example/v1/x redirected to "http://[::1", not a URL',
+    )
+    expect(short).toMatchObject({ kind: 'upstream', retryable: false })
+    const long = `http://exa mple/${'x'.repeat(200)}`
+    expect(refusal(long).message).toBe(
+      `POST https://api.example/v1/x redirected to ${JSON.stringify(long.slice(0, 80))}, not a URL`,
+    )
   })
 
   it('drops credentials on the way to another origin, and is no redirect without a Location', () => {
