@@ -8,8 +8,13 @@ import { Decimal } from '../reduce/index.ts'
  * strings for addresses and hex, plus JSON's own types.
  */
 
+/**
+ * A Decimal, by its class: decimal.js's own `Decimal.isDecimal` also takes any object whose
+ * `toStringTag` is "[object Decimal]", which a JSON answer can carry. Every decimal.js clone shares
+ * one prototype, so `instanceof` holds for all of ours.
+ */
 export function isDecimal(value: unknown): value is Decimal {
-  return Decimal.isDecimal(value)
+  return value instanceof Decimal
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -28,6 +28,13 @@ describe('ethabidecode: the argument list', () => {
       price: expected.price,
       a$memory$b: expected.blob,
     })
+    // As in Chainlink, a location is dropped wherever it stands: before the type, or after the name.
+    expect(await decode('memory uint256 price,calldata bytes blob storage', data)).toEqual(expected)
+    // Nothing is taken out of a snake_case name that starts or ends with a location's word.
+    expect(await decode('uint256 storage_slot, bytes raw_calldata', data)).toEqual({
+      storage_slot: expected.price,
+      raw_calldata: expected.blob,
+    })
   })
 
   it('decodes a tuple into a map by component name, by position where a component has none', async () => {

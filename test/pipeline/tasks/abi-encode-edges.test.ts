@@ -228,6 +228,10 @@ describe('ethabiencode: each type takes the values Chainlink takes', () => {
     expect(await refused(new Uint8Array(5))).toBe('data.b: expected 4 bytes, got 5')
     // The dynamic bytes type takes any length.
     expect(await encode('(bytes b)', { b: '0x010203' })).toBe(args(['bytes'], ['0x010203']))
+    // A list is refused, even one whose text would read as hex ("0xab").
+    expect((await refusal(encode('(bytes b)', { b: ['0xab'] }))).message).toBe(
+      'data.b: expected bytes or a 0x-hex string, got an array',
+    )
   })
 
   it('arrays: a list, of the fixed length when there is one; a bad element is named by its index', async () => {

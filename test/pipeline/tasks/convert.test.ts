@@ -10,6 +10,7 @@ import {
   integerAttribute,
   stringParam,
 } from '../../../src/pipeline/tasks/convert.ts'
+import { runTask, taskFailure } from '../support/task.ts'
 
 /**
  * The conversions many task types share (Chainlink's *Param types): each task's tests see them only
@@ -41,6 +42,17 @@ group('task value conversions', () => {
     )
   })
 
+  it("a JSON object carrying decimal.js's tag is an object, not a number", async () => {
+    // decimal.js's own isDecimal takes any object whose toStringTag is "[object Decimal]"; an
+    // answer from a data source can carry one, and it was read as the number its fields spell.
+    const body = '{"price": {"toStringTag": "[object Decimal]", "s": 1, "e": 5, "d": [123456]}}'
+    const price = await runTask('jsonparse', { path: 'price', data: '$(body)' }, { vars: { body } })
+    expect(describe(price)).toBe('an object')
+    expect(() => decimalOf(price, 'input')).toThrow('input: not a number: an object')
+    const multiplied = runTask('multiply', { input: '$(price)', times: '2' }, { vars: { price } })
+    expect((await taskFailure(multiplied)).message).toBe('input: not a number: an object')
+  })
+
   it('bytesOf and hexOf: 0x whole-byte hex decoded, any other text as UTF-8, other values refused', () => {
     expect([...bytesOf('0x0aFF', 'data')]).toEqual([10, 255])
     expect([...bytesOf('0x0aF', 'data')]).toEqual([...new TextEncoder().encode('0x0aF')])
@@ -49,6 +61,10 @@ group('task value conversions', () => {
     expect(hexOf('0xABcd', 'data')).toBe('0xabcd')
     expect(hexOf('hi', 'data')).toBe('0x6869')
     expect(hexOf(new Uint8Array([1, 2]), 'data')).toBe('0x0102')
+    // Only a string is read as hex text: a list whose text is "0xab" is no bytes.
+    expect(() => hexOf(['0xab'], 'data')).toThrow(
+      'data: expected bytes or a 0x-hex string, got an array',
+    )
     expect([...bytesParam(null, 'data')]).toEqual([])
     expect(() => bytesParam(undefined, 'data')).toThrow(
       'data: expected bytes or a 0x-hex string, got nothing',
