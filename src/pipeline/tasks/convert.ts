@@ -33,7 +33,7 @@ export function hexOf(value: unknown, name: string): string {
 
 export function integerAttribute(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback
-  const number = typeof value === 'bigint' ? Number(value) : Number(value)
+  const number = Number(value)
   if (!Number.isSafeInteger(number) || number < 0)
     throw new TaskError(`${name} must be a non-negative integer, got ${describe(value)}`)
   return number
