@@ -34,6 +34,8 @@ export const mutationTests: Record<string, string[]> = {
     'test/pipeline/loader-edges.test.ts',
     'test/pipeline/executor-edges.test.ts',
     'test/pipeline/spec-fields-edges.test.ts',
+    // The spec reader's corners: DOT comments and lines, task order, run variables, job ids.
+    'test/pipeline/job-spec-survivors.test.ts',
   ],
 }
 

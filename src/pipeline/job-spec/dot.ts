@@ -159,7 +159,9 @@ export function quoteBareNumerals(source: string): string {
     out += char
     at++
     if (char !== '=') continue
-    while (at < source.length && /[ \t\r\n]/.test(source[at]!)) out += source[at++]
+    const value = skipSpaceAndComments(source, at)
+    out += source.slice(at, value)
+    at = value
     NUMERAL.lastIndex = at
     const numeral = NUMERAL.exec(source)
     if (numeral) {
@@ -168,6 +170,19 @@ export function quoteBareNumerals(source: string): string {
     }
   }
   return out
+}
+
+/**
+ * The first index from `at` that is neither whitespace nor in a comment: DOT allows a comment
+ * between `=` and its value, and the numeral after that comment is still the value.
+ */
+function skipSpaceAndComments(source: string, at: number): number {
+  for (;;) {
+    while (at < source.length && /[ \t\r\n]/.test(source[at]!)) at++
+    const end = skipComment(source, at)
+    if (end === at) return at
+    at = end
+  }
 }
 
 /** The end of a quoted string, `<...>` string or comment starting at `at`, or `at` when none starts there. */
@@ -188,7 +203,12 @@ function skipOpaque(source: string, at: number): number {
     } while (end < source.length && depth > 0)
     return end
   }
-  if (source.startsWith('//', at) || char === '#') {
+  return skipComment(source, at)
+}
+
+/** The end of a comment starting at `at`, or `at` when none starts there. */
+function skipComment(source: string, at: number): number {
+  if (source.startsWith('//', at) || source[at] === '#') {
     const newline = source.indexOf('\n', at)
     return newline === -1 ? source.length : newline
   }

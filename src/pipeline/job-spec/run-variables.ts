@@ -21,6 +21,9 @@ export function runVariableProblem(keypath: string, type: JobType): string | und
   const article = /^[aeiou]/.test(type) ? 'an' : 'a'
   if (!known.includes(member))
     return `${article} ${type} run has no ${root}.${member} (it has ${known.map((key) => `${root}.${key}`).join(', ')})`
+  // Every jobSpec variable is one value (a text or a number): a run has nothing below it.
+  if (root === 'jobSpec' && rest.length > 0)
+    return `${article} ${type} run's ${root}.${member} is a single value, with nothing below it`
   if (root !== 'jobRun' || member !== 'meta' || rest.length === 0) return undefined
   const meta = 'meta' in definition ? definition.meta : undefined
   if (!meta) return `${article} ${type} run's jobRun.meta holds nothing below it`
