@@ -25,6 +25,8 @@ export const divide: TaskDefinition = {
 
 /** `value` rounded half away from zero to `places` decimal places (negative: left of the point). */
 export function roundHalfAwayFromZero(value: Decimal, places: number): Decimal {
+  // More places than the value has change nothing, and decimal.js refuses over 1e9 (int32 allows more).
+  if (places >= value.decimalPlaces()) return value
   if (places >= 0) return value.toDecimalPlaces(places, Decimal.ROUND_HALF_UP)
   const unit = new Decimal(10).pow(-places)
   return value.dividedBy(unit).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).times(unit)
