@@ -10,6 +10,7 @@ describe('merge beyond the Chainlink table', () => {
   it('checks at load time that each side written in the spec is a JSON object or a $(variable)', () => {
     expect(check({ right: '{"a": 1}' })).toEqual([])
     expect(check({ left: '', right: ' $(x.y) ' })).toEqual([])
+    expect(check({ left: '  ', right: '$(x.y)' })).toEqual([])
     expect(check({ left: '{}', right: '$(a) $(b)' })).toEqual(['right'])
     expect(check({ left: '[1, 2]', right: '{"a": 1}' })).toEqual(['left'])
     expect(check({ left: 'not json', right: '42' })).toEqual(['left', 'right'])
@@ -40,5 +41,19 @@ describe('merge beyond the Chainlink table', () => {
     await expect(
       runTask('merge', { right: '$(x)' }, { vars: { x: 7n }, inputs: [{}] }),
     ).rejects.toThrow('right-side: expected a map, got ')
+  })
+
+  it('an undefined variable is no map either, as a CBOR request may carry one', async () => {
+    const vars = { decoded: { x: undefined } }
+    expect(await runTask('merge', { left: '{"a": 1}', right: '$(decoded.x)' }, { vars })).toEqual({
+      a: 1,
+    })
+  })
+
+  it('reads JSON text in a variable as it is, a lone surrogate kept', async () => {
+    const vars = { x: '{"a": "\uD800"}' }
+    expect(await runTask('merge', { left: '{}', right: '$(x)' }, { vars })).toEqual({
+      a: '\uD800',
+    })
   })
 })
