@@ -34,8 +34,9 @@ export const mutationTests: Record<string, string[]> = {
     'test/pipeline/loader-edges.test.ts',
     'test/pipeline/executor-edges.test.ts',
     'test/pipeline/spec-fields-edges.test.ts',
-    // The spec reader's corners: DOT comments and lines, task order, run variables, job ids.
-    'test/pipeline/job-spec-survivors.test.ts',
+    // The survivors of a mutation run judged one by one: DOT comments and lines, task order, run
+    // variables, job ids, schedules, flux timers, the job table, the loader's references.
+    'test/pipeline/*-survivors.test.ts',
   ],
 }
 

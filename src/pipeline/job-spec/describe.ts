@@ -1,6 +1,6 @@
 import { fulfilmentValueType } from '../dry-run.ts'
 import type { Job } from './loader.ts'
-import { replaceVariables } from '../vars.ts'
+import { replaceVariables, wholeVarExpression } from '../vars.ts'
 
 /**
  * What a job asks of its requester and its bridge, read from the spec itself (for the README table,
@@ -37,9 +37,11 @@ export function summariseJob(job: Job): JobSummary {
   const cborTasks = new Set(
     job.tasks.filter((task) => task.type === 'cborparse').map((task) => task.id),
   )
-  const marked = replaceVariables(bridgeTask.attributes.requestData ?? '{}', (keypath) =>
-    JSON.stringify(`$(${keypath})`),
-  )
+  const requestDataText = bridgeTask.attributes.requestData ?? '{}'
+  // Data that is one variable has no fields to show; the loader takes it even when its keypath names
+  // a quoted task id (`$(req-data)`), which replaceVariables does not mark and JSON cannot parse.
+  if (wholeVarExpression(requestDataText) !== undefined) return summary
+  const marked = replaceVariables(requestDataText, (keypath) => JSON.stringify(`$(${keypath})`))
   const requestData = JSON.parse(marked) as { data?: Record<string, unknown> }
   for (const [field, value] of Object.entries(requestData.data ?? {})) {
     if (typeof value !== 'string') continue
