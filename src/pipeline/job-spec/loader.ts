@@ -227,7 +227,7 @@ function checkTask(
   checkCommonAttributes(dotTask, report)
   const dependsOn: string[] = []
   for (const [name, value] of Object.entries(dotTask.attributes)) {
-    for (const keypath of referencedKeypaths(value)) {
+    for (const keypath of keypathsOf(value)) {
       const [root = ''] = keypath.split('.')
       if (VARIABLE_ROOTS.has(root)) {
         const problem = runVariableProblem(keypath, jobType)
@@ -342,6 +342,17 @@ function checkCommonAttributes(
     )
   // Chainlink reads it as Go's ParseBool does; the executor reads the canonical word.
   else attributes.failEarly = String(early)
+}
+
+/**
+ * The keypaths an attribute refers to: each `$(...)` in it, and the whole text's when it is one
+ * variable, which a run reads even when it names a quoted task id (`$(price-usd)`) that a `$(...)`
+ * inside a text cannot.
+ */
+function keypathsOf(text: string): string[] {
+  const keypaths = referencedKeypaths(text)
+  const whole = wholeVarExpression(text)
+  return whole === undefined || keypaths.includes(whole) ? keypaths : [...keypaths, whole]
 }
 
 /** JSON attributes are checked with every `$(...)` standing for null, as the executor will parse them. */
