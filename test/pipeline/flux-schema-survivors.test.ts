@@ -55,11 +55,22 @@ describe('fluxmonitor fields refused on their own', () => {
     ])
   })
 
-  it("refuses a drumbeat schedule that is not one, in the schedule's own words", () => {
-    expect(messagesOf(load({ drumbeatSchedule: '"whenever"' }))).toEqual([
+  it("refuses a drumbeat schedule that is not one when the drumbeat is on, in the schedule's words", () => {
+    expect(messagesOf(load({ drumbeatEnabled: 'true', drumbeatSchedule: '"whenever"' }))).toEqual([
+      expect.stringMatching(/^drumbeatEnabled: .*does not run the drumbeat yet/),
       expect.stringMatching(
         /^drumbeatSchedule: .*needs a time zone \(CRON_TZ=\.\.\.\) or the @every form/,
       ),
+    ])
+  })
+
+  // Chainlink's fluxmonitorv2 validate reads drumbeatSchedule only when drumbeatEnabled is true: a
+  // node takes a spec whose unused schedule is left over, so feedrunner does too.
+  it('takes any drumbeat schedule while the drumbeat is off, as a node does', () => {
+    expect(messagesOf(load({ drumbeatSchedule: '"whenever"' }))).toEqual([])
+    expect(messagesOf(load({ drumbeatEnabled: 'false', drumbeatSchedule: '""' }))).toEqual([])
+    expect(messagesOf(load({ drumbeatSchedule: '5' }))).toEqual([
+      expect.stringMatching(/^drumbeatSchedule: .*must be a schedule such as/),
     ])
   })
 })

@@ -24,11 +24,8 @@ const threshold = z
 const duration = z
   .string(says(EXPECTED.duration))
   .refine((text) => parseDuration(text) !== undefined, { message: EXPECTED.duration })
-const SCHEDULE_EXPECTED = 'must be a schedule such as "CRON_TZ=UTC 0 */20 * * * *"'
-const drumbeatSchedule = z.string(says(SCHEDULE_EXPECTED)).superRefine((text, context) => {
-  const parsed = parseSchedule(text)
-  if ('problem' in parsed) context.addIssue({ code: 'custom', message: parsed.problem })
-})
+// Text alone: Chainlink reads the schedule only when the drumbeat is on (fluxSpecProblems).
+const drumbeatSchedule = z.string(says('must be a schedule such as "CRON_TZ=UTC 0 */20 * * * *"'))
 const bool = z.boolean(says(EXPECTED.bool))
 
 export const FLUX_FIELDS = {
@@ -89,11 +86,14 @@ export function fluxSpecProblems(
       'observationSource',
       `the pipeline must end in one task, whose result is the value submitted; it ends in ${pipeline.terminal.length} (${pipeline.terminal.join(', ')})`,
     )
-  if (fields.drumbeatEnabled)
+  if (fields.drumbeatEnabled) {
     at(
       'drumbeatEnabled',
       'drumbeatEnabled = true: feedrunner does not run the drumbeat yet; use idleTimerPeriod for the heartbeat',
     )
+    const schedule = parseSchedule(fields.drumbeatSchedule ?? '')
+    if ('problem' in schedule) at('drumbeatSchedule', schedule.problem)
+  }
   if (!fields.pollTimerDisabled) {
     if (fields.pollTimerPeriod === undefined)
       at(
