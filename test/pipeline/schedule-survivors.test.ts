@@ -31,7 +31,7 @@ describe('a schedule: what is taken', () => {
 
   it('takes fields parted by several spaces, and a zone parted from them by a line break', () => {
     const parsed = parseSchedule('CRON_TZ=UTC 0  */5 * * * *')
-    expect(parsed).toMatchObject({ schedule: { kind: 'pattern', pattern: '0  */5 * * * *' } })
+    expect(parsed).toMatchObject({ schedule: { kind: 'pattern', pattern: '0 */5 * * * *' } })
     expect(parseSchedule('CRON_TZ=UTC \n0 */5 * * * *')).toMatchObject({
       schedule: { kind: 'pattern', pattern: '0 */5 * * * *', tz: 'UTC' },
     })
@@ -55,8 +55,16 @@ describe('a schedule: what is refused, and the words', () => {
     expect(problemOf('every CRON_TZ=UTC 0 */5 * * * *')).toMatch(/^needs a time zone \(CRON_TZ/)
   })
 
-  it('refuses a pattern with a second line after it', () => {
-    expect(problemOf('CRON_TZ=UTC 0 */5 * * * *\n0 */6 * * * *')).toMatch(/^needs a time zone/)
+  // robfig splits the fields on any white space, line breaks included, once the zone has ended at
+  // the first space: a second line is more fields, and a zone ended by a tab is no zone.
+  it('counts a second line as more fields, and takes fields parted by a line break', () => {
+    expect(problemOf('CRON_TZ=UTC 0 */5 * * * *\n0 */6 * * * *')).toMatch(
+      /^has 12 fields after CRON_TZ, and a Chainlink schedule has exactly 6/,
+    )
+    expect(parseSchedule('CRON_TZ=UTC 0 */5 *\n* * *')).toMatchObject({
+      schedule: { kind: 'pattern', pattern: '0 */5 * * * *', tz: 'UTC' },
+    })
+    expect(problemOf('CRON_TZ=UTC\t0 */5 * * * *')).toMatch(/ is not an IANA time zone/)
   })
 
   it('shows the duration it was given, without the spaces before it', () => {

@@ -40,16 +40,17 @@ export function parseSchedule(text: string): { schedule: CronSchedule } | { prob
       }
     return { schedule: { kind: 'pattern', pattern, tz: 'UTC', text: trimmed } }
   }
-  const zoned = /^CRON_TZ=(\S+)\s+(.*)$/.exec(trimmed)
+  // As robfig reads it: the zone runs to the first space; the fields are split on any white space.
+  const zoned = /^CRON_TZ=([^ ]+) +([\s\S]*)$/.exec(trimmed)
   if (!zoned)
     return {
       problem: `needs a time zone (CRON_TZ=...) or the @every form, as on a Chainlink node: ${FORMS}`,
     }
   const tz = zoned[1]!
-  const pattern = zoned[2]!.trim()
   if (!validZone(tz))
     return { problem: `CRON_TZ=${tz} is not an IANA time zone (such as UTC or Europe/London)` }
-  const fields = pattern.split(/\s+/)
+  const fields = zoned[2]!.trim().split(/\s+/)
+  const pattern = fields.join(' ')
   if (fields.length !== 6)
     return {
       problem: `has ${fields.length} fields after CRON_TZ, and a Chainlink schedule has exactly 6 (the first is the second): ${FORMS}`,
