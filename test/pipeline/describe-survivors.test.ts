@@ -52,6 +52,51 @@ observationSource = """
   })
 })
 
+describe("a job summary's fields", () => {
+  it('has no bridge nor fields for a job without a bridge task', () => {
+    const { job, problems } = loadJobSpec(
+      `type = "cron"
+schemaVersion = 1
+name = "no bridge"
+schedule = "@every 1m"
+observationSource = """
+  value [type="memo" value="7"]
+"""
+`,
+      'jobs/no-bridge.toml',
+    )
+    expect(problems).toEqual([])
+    const summary = summariseJob(job!)
+    expect(summary).toMatchObject({ name: 'no bridge', literals: {}, requestParams: {} })
+    expect(summary.bridge).toBeUndefined()
+  })
+
+  // A field filled from the request's CBOR is a request parameter; one filled from another task is
+  // neither a parameter nor a literal; text as written is a literal.
+  it('reads the literals and the CBOR parameters of the bridge data, and no other variable', () => {
+    const { job, problems } = loadJobSpec(
+      `type = "directrequest"
+schemaVersion = 1
+name = "mixed data"
+contractAddress = "0x3cCad4715152693fE3BC4460591e3D3Fbd071b42"
+observationSource = """
+  decode_log [type="ethabidecodelog" abi="OracleRequest(bytes32 indexed specId, address requester, bytes32 requestId, uint256 payment, address callbackAddr, bytes4 callbackFunctionId, uint256 cancelExpiration, uint256 dataVersion, bytes data)" data="$(jobRun.logData)" topics="$(jobRun.logTopics)"]
+  decode_cbor [type="cborparse" data="$(decode_log.data)"]
+  other [type="memo" value="1"]
+  fetch [type="bridge" name="feeds" requestData="{\\\\"data\\\\": {\\\\"endpoint\\\\": \\\\"weather\\\\", \\\\"city\\\\": $(decode_cbor.town), \\\\"unit\\\\": $(other), \\\\"scale\\\\": $(other.value), \\\\"days\\\\": 3}}"]
+  decode_log -> decode_cbor -> fetch
+  other -> fetch
+"""
+`,
+      'jobs/mixed.toml',
+    )
+    expect(problems).toEqual([])
+    const summary = summariseJob(job!)
+    expect(summary.literals).toEqual({ endpoint: 'weather' })
+    expect(summary.requestParams).toEqual({ city: 'town' })
+  })
+})
+
 describe('the README job table', () => {
   it('is its header alone when there are no jobs', () => {
     expect(jobTableMarkdown([])).toBe(HEADER.join('\n'))

@@ -48,7 +48,7 @@ export function summariseJob(job: Job): JobSummary {
     const variable = CBOR_VARIABLE.exec(value)
     if (variable && cborTasks.has(variable[1] ?? ''))
       summary.requestParams[field] = variable[2] ?? field
-    else if (!variable) summary.literals[field] = value
+    else if (wholeVarExpression(value) === undefined) summary.literals[field] = value
   }
   return summary
 }
