@@ -71,8 +71,8 @@ observationSource = """
     expect(summary.bridge).toBeUndefined()
   })
 
-  // A field filled from the request's CBOR is a request parameter; one filled from another task is
-  // neither a parameter nor a literal; text as written is a literal.
+  // A field filled from the request's CBOR is a request parameter; one filled from another task's
+  // keypath is neither a parameter nor a literal; text as written is a literal.
   it('reads the literals and the CBOR parameters of the bridge data, and no other variable', () => {
     const { job, problems } = loadJobSpec(
       `type = "directrequest"
@@ -83,7 +83,7 @@ observationSource = """
   decode_log [type="ethabidecodelog" abi="OracleRequest(bytes32 indexed specId, address requester, bytes32 requestId, uint256 payment, address callbackAddr, bytes4 callbackFunctionId, uint256 cancelExpiration, uint256 dataVersion, bytes data)" data="$(jobRun.logData)" topics="$(jobRun.logTopics)"]
   decode_cbor [type="cborparse" data="$(decode_log.data)"]
   other [type="memo" value="1"]
-  fetch [type="bridge" name="feeds" requestData="{\\\\"data\\\\": {\\\\"endpoint\\\\": \\\\"weather\\\\", \\\\"city\\\\": $(decode_cbor.town), \\\\"unit\\\\": $(other), \\\\"scale\\\\": $(other.value), \\\\"days\\\\": 3}}"]
+  fetch [type="bridge" name="feeds" requestData="{\\\\"data\\\\": {\\\\"endpoint\\\\": \\\\"weather\\\\", \\\\"city\\\\": $(decode_cbor.town), \\\\"scale\\\\": $(other.value), \\\\"days\\\\": 3}}"]
   decode_log -> decode_cbor -> fetch
   other -> fetch
 """

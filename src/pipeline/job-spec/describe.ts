@@ -12,7 +12,10 @@ export interface JobSummary {
   externalJobID: string
   /** Name of the first bridge task's bridge. */
   bridge?: string
-  /** Literal string fields of that bridge's `data` (endpoint, key, ...). */
+  /**
+   * String fields of that bridge's `data` as written (endpoint, key, ...), and a whole task's value
+   * such as `$(collection)`, kept to show where the field comes from; `$(task.key)` is neither.
+   */
   literals: Record<string, string>
   /** Fields filled from the request's CBOR parameters: field -> parameter name. */
   requestParams: Record<string, string>
@@ -48,7 +51,7 @@ export function summariseJob(job: Job): JobSummary {
     const variable = CBOR_VARIABLE.exec(value)
     if (variable && cborTasks.has(variable[1] ?? ''))
       summary.requestParams[field] = variable[2] ?? field
-    else if (wholeVarExpression(value) === undefined) summary.literals[field] = value
+    else if (!variable) summary.literals[field] = value
   }
   return summary
 }
