@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { jobTableMarkdown, loadJobSpec, summariseJob } from '../../src/pipeline/index.ts'
+import {
+  jobTableMarkdown,
+  loadJobSpec,
+  summariseJob,
+  type JobSummary,
+} from '../../src/pipeline/index.ts'
 
 // What `jobs list` and the README table say of a job the catalog's specs do not show: a bridge sent
 // no requestData or one variable as its data, and a job with no adapter endpoint nor callback value.
@@ -9,9 +14,16 @@ const HEADER = [
   '|---|---|---|---|---|',
 ]
 
+/** The summary of a spec that loads without a problem. */
+function summaryOf(text: string, file: string): JobSummary {
+  const { job, problems } = loadJobSpec(text, file)
+  expect(problems).toEqual([])
+  return summariseJob(job!)
+}
+
 describe('a job summary', () => {
   it('names the bridge of a job whose bridge task sends no requestData, with no fields', () => {
-    const { job, problems } = loadJobSpec(
+    const summary = summaryOf(
       `type = "cron"
 schemaVersion = 1
 name = "bare bridge"
@@ -23,8 +35,7 @@ observationSource = """
 `,
       'jobs/bare.toml',
     )
-    expect(problems).toEqual([])
-    expect(summariseJob(job!)).toMatchObject({
+    expect(summary).toMatchObject({
       file: 'jobs/bare.toml',
       name: 'bare bridge',
       bridge: 'prices',
@@ -34,7 +45,7 @@ observationSource = """
   })
 
   it('summarises a bridge whose requestData is one variable naming a quoted task id', () => {
-    const { job, problems } = loadJobSpec(
+    const summary = summaryOf(
       `type = "cron"
 schemaVersion = 1
 name = "data from a task"
@@ -47,14 +58,13 @@ observationSource = """
 `,
       'jobs/forwarded.toml',
     )
-    expect(problems).toEqual([])
-    expect(summariseJob(job!)).toMatchObject({ bridge: 'prices', literals: {}, requestParams: {} })
+    expect(summary).toMatchObject({ bridge: 'prices', literals: {}, requestParams: {} })
   })
 })
 
 describe("a job summary's fields", () => {
   it('has no bridge nor fields for a job without a bridge task', () => {
-    const { job, problems } = loadJobSpec(
+    const summary = summaryOf(
       `type = "cron"
 schemaVersion = 1
 name = "no bridge"
@@ -65,8 +75,6 @@ observationSource = """
 `,
       'jobs/no-bridge.toml',
     )
-    expect(problems).toEqual([])
-    const summary = summariseJob(job!)
     expect(summary).toMatchObject({ name: 'no bridge', literals: {}, requestParams: {} })
     expect(summary.bridge).toBeUndefined()
   })
@@ -74,7 +82,7 @@ observationSource = """
   // A field filled from the request's CBOR is a request parameter; one filled from another task's
   // keypath is neither a parameter nor a literal; text as written is a literal.
   it('reads the literals and the CBOR parameters of the bridge data, and no other variable', () => {
-    const { job, problems } = loadJobSpec(
+    const summary = summaryOf(
       `type = "directrequest"
 schemaVersion = 1
 name = "mixed data"
@@ -90,8 +98,6 @@ observationSource = """
 `,
       'jobs/mixed.toml',
     )
-    expect(problems).toEqual([])
-    const summary = summariseJob(job!)
     expect(summary.literals).toEqual({ endpoint: 'weather' })
     expect(summary.requestParams).toEqual({ city: 'town' })
   })
