@@ -2,6 +2,7 @@
 // score of each. `npm run mutation` runs every folder; `npm run mutation -- net reduce` only those;
 // `--concurrency N` runs N mutants at once (one by default: the machine is shared with other work);
 // `--ignore-static` leaves out the mutants of code that runs as a module loads (StrykerJS's ignoreStatic);
+// `--static-only` measures those alone (bin/mutation-static.ts): the two runs together measure every one;
 // `--files a.ts,b.ts` mutates only those files, with the folder's tests.
 // Reports (HTML, JSON, the survivors as text) go to reports/mutation/<folder>/, which git ignores.
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -9,7 +10,8 @@ import { dirname, join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { Stryker } from '@stryker-mutator/core'
-import type { MutantResult } from '@stryker-mutator/api/core'
+import type { MutantResult, PartialStrykerOptions } from '@stryker-mutator/api/core'
+import { listStatic, measureListed, onlyListed } from './mutation-static.ts'
 import { mutationFolders } from '../stryker.config.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -20,6 +22,7 @@ const { values: options, positionals: wanted } = parseArgs({
   options: {
     concurrency: { type: 'string' },
     'ignore-static': { type: 'boolean' },
+    'static-only': { type: 'boolean' },
     files: { type: 'string' },
   },
 })
@@ -28,6 +31,10 @@ if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency 
   console.error(
     `--concurrency takes a whole number of mutants at once (1 or more), not ${options.concurrency}`,
   )
+  process.exit(2)
+}
+if (options['ignore-static'] && options['static-only']) {
+  console.error('--ignore-static and --static-only each measure one part of a folder: give one')
   process.exit(2)
 }
 const unknown = wanted.filter((name) => !(name in folders))
@@ -86,19 +93,28 @@ async function runFolder(folder: string): Promise<Score> {
   const started = Date.now()
   // vitest.mutation.config.ts runs this folder's tests only; test/support/mutation.ts reads it too.
   process.env.FEEDRUNNER_MUTATION_FOLDER = folder
-  const results = await new Stryker({
+  const base: PartialStrykerOptions = {
     configFile: join(root, 'stryker.config.mjs'),
-    // `--files a.ts,b.ts`: those files of the folder only (a file measured again after new tests).
-    mutate: options.files?.split(',') ?? folders[folder],
-    htmlReporter: { fileName: join(reportDir, 'index.html') },
-    jsonReporter: { fileName: join(reportDir, 'mutation.json') },
     // A sandbox per folder, so two folders can run at once.
     tempDirName: join('.stryker-tmp', folder),
     ...(concurrency === undefined ? {} : { concurrency }),
+  }
+  // `--files a.ts,b.ts`: those files of the folder only (a file measured again after new tests).
+  const files = options.files?.split(',') ?? folders[folder] ?? []
+  const listed = options['static-only'] ? await listStatic(base, files) : undefined
+  if (listed?.length === 0) return tally(folder, [], Math.round((Date.now() - started) / 1000))
+  const ran = await new Stryker({
+    ...base,
+    ...(listed === undefined
+      ? { mutate: files }
+      : measureListed(listed, join(root, reportDir, 'static-mutants.json'))),
+    htmlReporter: { fileName: join(reportDir, 'index.html') },
+    jsonReporter: { fileName: join(reportDir, 'mutation.json') },
     // A mutant in code that runs as a module loads (a schema, a table) is run against every test on
     // freshly loaded modules: in pipeline 12 % of the mutants and two thirds of the time.
     ...(options['ignore-static'] ? { ignoreStatic: true } : {}),
   }).runMutationTest()
+  const results = listed === undefined ? ran : onlyListed(ran, listed)
   mkdirSync(join(root, reportDir), { recursive: true })
   writeFileSync(join(root, reportDir, 'survivors.txt'), survivorLines(results))
   return tally(folder, results, Math.round((Date.now() - started) / 1000))
