@@ -30,6 +30,8 @@ export type AttributeKind =
   | 'hex'
   /** A duration such as "10s". */
   | 'duration'
+  /** The block a chain read is made at: latest, pending or a block number (chain-params.ts). */
+  | 'block'
   /** Only a `$(variable)`: Chainlink ignores a literal here. */
   | 'variable'
 
@@ -96,6 +98,10 @@ export function literalProblem(kind: AttributeKind, text: string): string | unde
       return parseDuration(value) === undefined
         ? `must be a duration such as "10s", got ${shown(text)}`
         : undefined
+    case 'block':
+      return value === 'latest' || value === 'pending' || /^\d+$/.test(value)
+        ? undefined
+        : `must be latest, pending or a block number, got ${shown(text)}`
     case 'variable':
       return `must be a $(variable): Chainlink ignores a value written here and reads the task's input instead, got ${shown(text)}`
   }

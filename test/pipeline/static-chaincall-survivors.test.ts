@@ -128,6 +128,7 @@ describe('ethcall as a spec author writes it', () => {
         gasFeeCap: 'lots',
         gasUnlimited: 'yes',
         extractRevertReason: 'maybe',
+        block: 'soon',
       }),
     ).toEqual({
       contract: ['contract must be a 0x address of 20 bytes, got "0x12"'],
@@ -140,6 +141,7 @@ describe('ethcall as a spec author writes it', () => {
       gasFeeCap: ['gasFeeCap must be a whole number from 0, got "lots"'],
       gasUnlimited: ['gasUnlimited must be true or false, got "yes"'],
       extractRevertReason: ['extractRevertReason must be true or false, got "maybe"'],
+      block: ['block must be latest, pending or a block number, got "soon"'],
     })
   })
 })
@@ -179,6 +181,7 @@ describe('estimategaslimit as a spec author writes it', () => {
         from: SENDER,
         multiplier: 'lots',
         evmChainID: '-1',
+        block: '-3',
       }),
     ).toEqual({
       to: ['to must be a 0x address of 20 bytes, got "0x12"'],
@@ -188,7 +191,26 @@ describe('estimategaslimit as a spec author writes it', () => {
       ],
       multiplier: ['multiplier must be a number, got "lots"'],
       evmChainID: ['evmChainID must be a whole number from 0, got "-1"'],
+      block: ['block must be latest, pending or a block number, got "-3"'],
     })
+  })
+})
+
+// Every run of a spec whose block is none of these failed ("block must be latest, pending or a
+// block number") while validate passed it: the load check now reads it as the run does.
+describe('the block a chain read is made at', () => {
+  it('takes latest, pending and a block number, written with space around as the run reads them', async () => {
+    for (const block of ['latest', ' pending ', '12', '']) {
+      const { chain, estimates } = chainEstimating(40_000n)
+      const job = loaded(
+        `e [type="estimategaslimit" to="${CONTRACT}" data="0x01" block="${block}"]
+  c [type="ethcall" contract="${CONTRACT}" data="0x01" block="${block}"]`,
+      )
+      expect((await runJob(job, { chain })).errors).toEqual([])
+      const expected = block.trim() === '12' ? 12n : block.trim() || 'latest'
+      expect(estimates.map((request) => request.blockNumber)).toEqual([expected])
+      expect(chain.calls.map((call) => call.blockNumber)).toEqual([expected])
+    }
   })
 })
 

@@ -28,11 +28,11 @@ export function checkChainId(task: TaskRun): void {
 /** A `block` attribute: latest (default), pending, or a block number. */
 export function blockTag(task: TaskRun, name = 'block'): bigint | 'latest' | 'pending' {
   const value = task.value(name)
-  if (value === undefined || value === '' || value === 'latest') return 'latest'
-  if (value === 'pending') return 'pending'
-  // A number from a variable is read as its text: a negative one (which ethers would count back
-  // from the head) is refused with it.
-  const text = String(value).trim()
+  // Read as its text, trimmed as the load check reads a literal (literals.ts, kind 'block'): a
+  // negative number from a variable, which ethers would count back from the head, is refused.
+  const text = value === undefined ? '' : String(value).trim()
+  if (text === '' || text === 'latest') return 'latest'
+  if (text === 'pending') return 'pending'
   if (/^\d+$/.test(text)) return BigInt(text)
   throw new TaskError(`${name} must be latest, pending or a block number, got ${describe(value)}`)
 }

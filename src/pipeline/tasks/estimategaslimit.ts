@@ -24,6 +24,7 @@ export const estimategaslimit: TaskDefinition = {
     from: 'variable',
     multiplier: 'decimal',
     evmChainID: 'uint',
+    block: 'block',
   },
   async run(task) {
     const chain = task.context.chain

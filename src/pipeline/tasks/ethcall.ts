@@ -38,6 +38,7 @@ export const ethcall: TaskDefinition = {
     gasFeeCap: 'uint',
     gasUnlimited: 'boolean',
     extractRevertReason: 'boolean',
+    block: 'block',
   },
   async run(task) {
     const chain = task.context.chain
