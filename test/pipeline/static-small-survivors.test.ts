@@ -101,7 +101,7 @@ describe('literal attributes checked when the spec loads', () => {
 
   it('refuses a hexdecode input that is not whole hex bytes', () => {
     expect(problemsOf('  a [type="hexdecode" input="0x123"]')).toEqual([
-      'a: input must be 0x-hex of whole bytes, got "0x123"',
+      'a: input: must be 0x-hex of whole bytes, got "0x123"',
     ])
   })
 })
@@ -138,5 +138,33 @@ describe('a length of text', () => {
   it('counts the UTF-8 bytes of text that only ends in 0x-hex, not decoded hex', async () => {
     const { values } = await run('  size [type="length" input="id 0xff"]')
     expect(text(values.size)).toBe('7')
+  })
+})
+
+describe('a hexdecode input written in the spec', () => {
+  // The load-time check follows the run's rules, which are Chainlink's (HasPrefix takes 0x or 0X):
+  // a spec is refused only for what would fail every run.
+  it('takes a 0X prefix, as the run and a Chainlink node do', async () => {
+    const { result, values } = await run('  decoded [type="hexdecode" input="0XAB"]')
+    expect(result.errors).toEqual([])
+    expect(values.decoded).toEqual(new Uint8Array([0xab]))
+  })
+
+  it('leaves a variable, or a blank input that reads the task input, to the run', async () => {
+    const { result, values } = await run(`
+  hex [type="memo" value=<"0x01">]
+  named [type="hexdecode" input="$(hex)"]
+  blank [type="hexdecode" input=""]
+  hex -> blank
+`)
+    expect(result.errors).toEqual([])
+    expect(values.named).toEqual(new Uint8Array([1]))
+    expect(values.blank).toEqual(new Uint8Array([1]))
+  })
+
+  it('refuses text before the 0x, which every run would refuse', () => {
+    expect(problemsOf('  a [type="hexdecode" input=" 0xab"]')).toEqual([
+      'a: input: must be 0x-hex of whole bytes, got " 0xab"',
+    ])
   })
 })
