@@ -40,7 +40,9 @@ export const bridge: TaskDefinition = {
   ],
   required: ['name'],
   jsonAttributes: ['requestData', 'headers'],
-  kinds: { async: 'boolean', cacheTTL: 'duration' },
+  // No kind for cacheTTL: check() refuses any value, and "must be a duration" beside "remove cacheTTL"
+  // would send the author to fix a spelling that is refused all the same.
+  kinds: { async: 'boolean' },
   check(attributes) {
     const problems: { attribute: string; message: string }[] = []
     const name = attributes.name?.trim() ?? ''

@@ -44,7 +44,8 @@ export const http: TaskDefinition = {
     'allowUnrestrictedNetworkAccess',
     'maxResponseBytes',
   ],
-  required: ['method', 'url'],
+  // No method is GET, as on a node (Chainlink's HTTPTask: `From(NonemptyString(t.Method), "GET")`).
+  required: ['url'],
   jsonAttributes: ['requestData', 'headers'],
   kinds: { allowUnrestrictedNetworkAccess: 'boolean' },
   // What the run refuses, refused when the spec is loaded when it is written there.
@@ -65,9 +66,10 @@ export const http: TaskDefinition = {
     return problems
   },
   async run(task) {
-    const method = String(task.value('method') ?? 'GET')
-      .trim()
-      .toUpperCase()
+    const method =
+      String(task.value('method') ?? '')
+        .trim()
+        .toUpperCase() || 'GET'
     if (!isSupportedMethod(method)) throw new TaskError(`method ${method} is not supported`)
     const urlText = String(task.value('url') ?? '')
     let url: URL
