@@ -108,14 +108,15 @@ describe('the attributes a spec author writes on the network tasks are taken, an
     expect(JSON.parse(lastSeen().body)).toEqual({ coin: 'ETH', previous: '7' })
   })
 
-  it('takes a cborparse data attribute written in the spec and decodes it', async () => {
-    // {"path": "a"} as a diet map body: the text "path", then the text "a".
+  it('takes cborparse data and mode written in the spec, and decodes the data as the mode says', async () => {
+    // {"path": "a"}: as a diet map body (the text "path", then the text "a"), and as one whole map.
     const job = taken(`
-  params [type="cborparse" data="0x64706174686161"]
+  diet     [type="cborparse" data="0x64706174686161"]
+  standard [type="cborparse" data="0xa164706174686161" mode="standard"]
 `)
     const result = await runJob(job)
     expect(result.errors).toEqual([])
-    expect(result.outputs).toEqual([{ path: 'a' }])
+    expect(result.outputs).toEqual([{ path: 'a' }, { path: 'a' }])
   })
 })
 
