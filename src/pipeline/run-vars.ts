@@ -14,7 +14,8 @@ export function jobSpecVars(job: Job): Record<string, unknown> {
     databaseID: databaseIdOf(spec.externalJobID),
     name: spec.name,
     externalJobID: spec.externalJobID,
-    contractAddress: spec.type === 'directrequest' ? spec.contractAddress : undefined,
+    // The Operator of a directrequest job, the FluxAggregator of a fluxmonitor job: both declare it.
+    contractAddress: 'contractAddress' in spec ? spec.contractAddress : undefined,
     // Chainlink passes the chain id as text.
     evmChainID: spec.evmChainID?.toString(),
     gasLimit: spec.gasLimit === undefined ? undefined : BigInt(spec.gasLimit),
