@@ -55,7 +55,7 @@ describe('ethtx attributes as a spec author writes them', () => {
           'minConfirmations="2"',
           'failOnRevert="true"',
           'evmChainID="1337"',
-          'txMeta="{\\"jobID\\": \\"feed-1\\"}"',
+          'txMeta="{\\"jobID\\": 7}"',
           'transmitChecker="{\\"CheckerType\\": \\"simulate\\"}"',
         ].join(' '),
       ),
@@ -75,7 +75,7 @@ describe('ethtx attributes as a spec author writes them', () => {
         simulate: true,
       }),
     ])
-    expect(result.outputs).toEqual([{ status: 'recorded', txMeta: { jobID: 'feed-1' } }])
+    expect(result.outputs).toEqual([{ status: 'recorded', txMeta: { jobID: 7 } }])
   })
 
   it('reads evmChainID: a task naming another chain than the job fails its run', async () => {
@@ -138,8 +138,8 @@ describe('the ABI tasks as a spec author writes them', () => {
 
   it('refuses a task without its abi, saying the attribute is needed', () => {
     const needs = (type: string) => `${type} needs the attribute abi`
-    // An empty argument list parses, so for ethabidecode the requirement is the only refusal: a node
-    // too refuses an ethabidecode without its abi.
+    // An empty argument list parses, so for ethabidecode the requirement is the only refusal (a
+    // node's ethabidecode fails without its abi too).
     expect(
       problemsOf(
         cron(
