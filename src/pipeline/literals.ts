@@ -1,6 +1,6 @@
 import { toDecimal } from '../reduce/index.ts'
 import { parseDuration } from './duration.ts'
-import { wholeVarExpression } from './vars.ts'
+import { replaceVariables, wholeVarExpression } from './vars.ts'
 
 /**
  * What an attribute takes, so that a value written in the spec is checked when the spec is loaded
@@ -107,18 +107,27 @@ export function literalProblem(kind: AttributeKind, text: string): string | unde
   }
 }
 
+/**
+ * `from` is JSON with variables, as a node reads it (JSONWithVarExprs): each `$(...)` stands for a
+ * whole value known at run time, so only the items written in the spec are checked here.
+ */
 function addressesProblem(text: string): string | undefined {
   const expected = `must be a JSON list of 0x addresses such as ["0x9fE4...a6e0"], got ${shown(text)}`
   try {
-    const list = JSON.parse(text) as unknown
+    const list = JSON.parse(replaceVariables(text, () => JSON.stringify(VARIABLE_MARK))) as unknown
     if (!Array.isArray(list) || list.length === 0) return expected
-    return list.every((item) => typeof item === 'string' && ADDRESS.test(item))
+    return list.every(
+      (item) => item === VARIABLE_MARK || (typeof item === 'string' && ADDRESS.test(item)),
+    )
       ? undefined
       : expected
   } catch {
     return expected
   }
 }
+
+/** What a `$(...)` in `from` stands as while it is checked: a spec cannot write it, its `$(` is replaced. */
+const VARIABLE_MARK = '$(variable)'
 
 function shown(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)

@@ -87,6 +87,28 @@ describe('ethtx attributes as a spec author writes them', () => {
     ])
   })
 
+  // A node reads `from` as JSON with variables (JSONWithVarExprs), as the run does: a list naming a
+  // key by variable is known at run time, and only its written items can be checked at load.
+  it('takes a from list naming a key by variable, checks its written items, and the run sends', async () => {
+    const keyed = (from: string) =>
+      directRequest(`key [type="memo" value="\\"${KEY}\\""]
+  submit [type="ethtx" to="${OPERATOR}" data="0x1234" from="${from}"]
+  key -> submit`)
+    const { job, problems } = loadJobSpec(keyed(`[$(key), \\"${KEY}\\"]`), 'chain.toml')
+    expect(problems).toEqual([])
+    const chain = new RecordingChainAccess()
+    const result = await runJob(job!, { chain, senders: [KEY] })
+    expect(result.errors).toEqual([])
+    expect(chain.transactions).toHaveLength(1)
+    expect(problemsOf(keyed('[$(key), \\"0x12\\"]'))).toEqual([
+      'from must be a JSON list of 0x addresses such as ["0x9fE4...a6e0"], got "[$(key), \\"0x12\\"]"',
+    ])
+    // Chainlink puts a variable's value in place of the whole `$(...)`: inside quotes it is no JSON.
+    expect(problemsOf(keyed('[\\"$(key)\\"]'))).toEqual([
+      'from must be a JSON list of 0x addresses such as ["0x9fE4...a6e0"], got "[\\"$(key)\\"]"',
+    ])
+  })
+
   it('refuses literal values of the wrong kind, naming each attribute', () => {
     expect(
       problemsOf(
