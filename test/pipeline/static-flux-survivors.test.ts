@@ -46,14 +46,47 @@ const THRESHOLD_REFUSED = (text: string) => [
 ]
 
 describe('a fluxmonitor threshold written as TOML text', () => {
-  it('takes a whole or decimal number of any length, kept as written', () => {
+  it('takes a whole or decimal number of any length', () => {
     for (const text of ['0', '1', '10', '250', '0.5', '0.25', '12.125'])
       expect(quotedThreshold(text)).toBe(text)
   })
 
+  // A node reads a quoted threshold with Go's strconv.ParseFloat (tomlutils.Float32), which takes a
+  // leading + or dot, a trailing dot and an exponent: a spec written so must load here too.
+  it("takes every decimal spelling a Chainlink node's ParseFloat takes, as the decimal it is", () => {
+    const read = Object.fromEntries(
+      ['.5', '5.', '+0.5', '1e2', '1E-1', '2.5e+1', '007'].map((text) => [
+        text,
+        quotedThreshold(text),
+      ]),
+    )
+    expect(read).toEqual({
+      '.5': '0.5',
+      '5.': '5',
+      '+0.5': '0.5',
+      '1e2': '100',
+      '1E-1': '0.1',
+      '2.5e+1': '25',
+      '007': '7',
+    })
+  })
+
   it('refuses text that is not a non-negative number, naming the field and what it takes', () => {
-    for (const text of ['-1', 'abc', 'x0.5', '0.5%', '1.x', '1 percent', '', '.'])
-      expect(quotedThreshold(text)).toEqual(THRESHOLD_REFUSED(text))
+    const refused = [
+      '-1',
+      'abc',
+      'x0.5',
+      '0.5%',
+      '1.x',
+      '1 percent',
+      '',
+      '.',
+      'e5',
+      '1e',
+      '+',
+      ' 1',
+    ]
+    for (const text of refused) expect(quotedThreshold(text)).toEqual(THRESHOLD_REFUSED(text))
   })
 })
 

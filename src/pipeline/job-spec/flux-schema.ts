@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js'
 import { z } from 'zod'
 import { parseDuration } from '../duration.ts'
 import { parseSchedule } from './schedule.ts'
@@ -11,16 +12,18 @@ import type { PipelineTask } from './schema.ts'
  */
 
 const THRESHOLD_EXPECTED = 'must be a non-negative number such as 0.5'
+// A node reads quoted text with Go's strconv.ParseFloat: `.5`, `5.`, `+0.5` and `1e2` are numbers.
+const DECIMAL_TEXT = /^\+?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/
 // A float in the TOML, as Chainlink's spec takes it; kept as decimal text so comparisons are exact.
 const threshold = z
   .union(
     [
       z.number(says(THRESHOLD_EXPECTED)).nonnegative(THRESHOLD_EXPECTED),
-      z.string().regex(/^\d+(\.\d+)?$/, THRESHOLD_EXPECTED),
+      z.string().regex(DECIMAL_TEXT, THRESHOLD_EXPECTED),
     ],
     says(THRESHOLD_EXPECTED),
   )
-  .transform((value) => String(value))
+  .transform((value) => (typeof value === 'number' ? String(value) : new Decimal(value).toString()))
 const duration = z
   .string(says(EXPECTED.duration))
   .refine((text) => parseDuration(text) !== undefined, { message: EXPECTED.duration })
