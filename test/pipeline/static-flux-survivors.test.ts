@@ -55,16 +55,18 @@ describe('a fluxmonitor threshold written as TOML text', () => {
   // leading + or dot, a trailing dot and an exponent: a spec written so must load here too.
   it("takes every decimal spelling a Chainlink node's ParseFloat takes, as the decimal it is", () => {
     const read = Object.fromEntries(
-      ['.5', '5.', '+0.5', '1e2', '1E-1', '2.5e+1', '007'].map((text) => [
+      ['.5', '.25', '5.', '+0.5', '1e2', '1e10', '1E-1', '2.5e+1', '007'].map((text) => [
         text,
         quotedThreshold(text),
       ]),
     )
     expect(read).toEqual({
       '.5': '0.5',
+      '.25': '0.25',
       '5.': '5',
       '+0.5': '0.5',
       '1e2': '100',
+      '1e10': '10000000000',
       '1E-1': '0.1',
       '2.5e+1': '25',
       '007': '7',
