@@ -87,6 +87,7 @@ describe('a fluxmonitor threshold written as TOML text', () => {
       '1e',
       '+',
       ' 1',
+      '1e99999999999999999',
     ]
     for (const text of refused) expect(quotedThreshold(text)).toEqual(THRESHOLD_REFUSED(text))
   })

@@ -19,11 +19,17 @@ const threshold = z
   .union(
     [
       z.number(says(THRESHOLD_EXPECTED)).nonnegative(THRESHOLD_EXPECTED),
-      z.string().regex(DECIMAL_TEXT, THRESHOLD_EXPECTED),
+      // An exponent past what a decimal holds would be read as Infinity: a node refuses it too.
+      z
+        .string()
+        .refine(
+          (text) => DECIMAL_TEXT.test(text) && new Decimal(text).isFinite(),
+          THRESHOLD_EXPECTED,
+        ),
     ],
     says(THRESHOLD_EXPECTED),
   )
-  .transform((value) => (typeof value === 'number' ? String(value) : new Decimal(value).toString()))
+  .transform((value) => new Decimal(value).toString())
 const duration = z
   .string(says(EXPECTED.duration))
   .refine((text) => parseDuration(text) !== undefined, { message: EXPECTED.duration })
