@@ -91,7 +91,8 @@ export function literalProblem(kind: AttributeKind, text: string): string | unde
     case 'addresses':
       return addressesProblem(value)
     case 'hex':
-      return /^0x(?:[0-9a-fA-F]{2})*$/.test(value)
+      // Untrimmed: a run reads " 0xab" as the UTF-8 bytes of that text (as a node does), not as hex.
+      return /^0x(?:[0-9a-fA-F]{2})*$/.test(text)
         ? undefined
         : `must be 0x-hex of whole bytes, got ${shown(text)}`
     case 'duration':

@@ -196,6 +196,22 @@ describe('estimategaslimit as a spec author writes it', () => {
   })
 })
 
+// A run reads calldata that is not exactly 0x-hex as the UTF-8 bytes of its text, as a node does:
+// " 0xab" would call the contract with 0x2030786162. The load check trimmed it and passed it.
+describe('calldata written in the spec', () => {
+  it('refuses 0x-hex with space around it, which a run would send as the bytes of the text', () => {
+    for (const [type, attributes] of [
+      ['ethcall', { contract: CONTRACT }],
+      ['estimategaslimit', { to: CONTRACT }],
+    ] as const) {
+      expect(problemsOf(type, { ...attributes, data: ' 0xab' })).toEqual([
+        'data must be 0x-hex of whole bytes, got " 0xab"',
+      ])
+      expect(problemsOf(type, { ...attributes, data: '0xab' })).toEqual([])
+    }
+  })
+})
+
 // Every run of a spec whose block is none of these failed ("block must be latest, pending or a
 // block number") while validate passed it: the load check now reads it as the run does.
 describe('the block a chain read is made at', () => {
