@@ -1,8 +1,12 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadJobSpec, runJob, TaskIsolation, type Job } from '../../src/pipeline/index.ts'
 import { redirectTarget, type Hop } from '../../src/pipeline/tasks/redirects.ts'
+import {
+  sendJson,
+  startTestServer,
+  type RecordedRequest,
+  type TestServer,
+} from './support/http-server.ts'
 
 // What the network tasks' definitions (http, bridge) and their neighbours (cborparse, jsonparse,
 // the refused task types, the redirect rules) declare, seen where a spec author, an operator or a
@@ -32,44 +36,18 @@ function taken(pipeline: string): Job {
   return job!
 }
 
-/** A server on 127.0.0.1 that answers `{"data":{"result":...}}` and records what it was sent. */
-interface Recorded {
-  method: string
-  url: string
-  headers: IncomingHttpHeaders
-  body: string
-}
-let server: Server
+/** A server on 127.0.0.1 that answers `{"data":{"result":42}}` and records what it was sent. */
+let server: TestServer
 let base = ''
-const seen: Recorded[] = []
-
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      seen.push({
-        method: request.method ?? '',
-        url: request.url ?? '',
-        headers: request.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      })
-      response.writeHead(200, { 'content-type': 'application/json' })
-      response.end('{"data":{"result":42}}')
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  server = await startTestServer((_request, response) =>
+    sendJson(response, 200, { data: { result: 42 } }),
+  )
+  base = server.url
 })
-afterAll(
-  () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
-)
+afterAll(() => server.close())
 
-const lastSeen = (): Recorded => seen[seen.length - 1]!
+const lastSeen = (): RecordedRequest => server.requests[server.requests.length - 1]!
 
 describe('the attributes a spec author writes on the network tasks are taken, and do what they say', () => {
   it('takes http headers and maxResponseBytes, and sends the headers', async () => {
@@ -171,11 +149,11 @@ describe('an http task without a method is a GET, as on a node', () => {
   plain [type="http" url="${base}/plain" allowUnrestrictedNetworkAccess="true"]
   empty [type="http" method="" url="${base}/empty" allowUnrestrictedNetworkAccess="true"]
 `)
-    const before = seen.length
+    const before = server.requests.length
     const result = await runJob(job)
     expect(result.errors).toEqual([])
     expect(
-      seen
+      server.requests
         .slice(before)
         .map((request) => `${request.method} ${request.url}`)
         .sort(),

@@ -1,17 +1,27 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 /** A real HTTP server on 127.0.0.1 for pipeline tests; records each request it gets. */
 export interface TestServer {
   url: string
-  requests: { method: string; url: string; body: string }[]
+  requests: RecordedRequest[]
   close(): Promise<void>
 }
 
-export type Handler = (
-  request: { method: string; url: string; body: string },
-  response: ServerResponse,
-) => void
+export interface RecordedRequest {
+  method: string
+  url: string
+  headers: IncomingHttpHeaders
+  body: string
+}
+
+export type Handler = (request: RecordedRequest, response: ServerResponse) => void
 
 export async function startTestServer(handler: Handler): Promise<TestServer> {
   const requests: TestServer['requests'] = []
@@ -22,6 +32,7 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
       const entry = {
         method: request.method ?? '',
         url: request.url ?? '',
+        headers: request.headers,
         body: Buffer.concat(chunks).toString('utf8'),
       }
       requests.push(entry)

@@ -1,54 +1,26 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatProblem, loadJobSpec, TaskError, TASK_TYPES } from '../../../src/pipeline/index.ts'
+import { startTestServer, type RecordedRequest, type TestServer } from '../support/http-server.ts'
 import { runTask } from '../support/task.ts'
 
 // The http task at its edges: what it sends (method, body, content type), what it answers for a
 // status outside 2xx, and what it refuses before any request, at load and at run.
 
-interface Seen {
-  method: string
-  path: string
-  headers: IncomingHttpHeaders
-  body: string
-}
-
-let server: Server
+let server: TestServer
 let base = ''
-const seen: Seen[] = []
-
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const path = request.url ?? ''
-      seen.push({
-        method: request.method ?? '',
-        path,
-        headers: request.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      })
-      const status = Number(/^\/status\/(\d+)/.exec(path)?.[1] ?? 200)
-      response.writeHead(status, { 'content-type': 'text/plain' })
-      response.end(path.endsWith('/long') ? 'e'.repeat(300) : `answer ${path}`)
-    })
+  server = await startTestServer(({ url: path }, response) => {
+    const status = Number(/^\/status\/(\d+)/.exec(path)?.[1] ?? 200)
+    response.writeHead(status, { 'content-type': 'text/plain' })
+    response.end(path.endsWith('/long') ? 'e'.repeat(300) : `answer ${path}`)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  base = server.url
 })
-afterAll(
-  () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
-)
+afterAll(() => server.close())
 
 /** The one request the server saw for `path`. */
-function request(path: string): Seen {
-  const found = seen.filter((entry) => entry.path === path)
+function request(path: string): RecordedRequest {
+  const found = server.requests.filter((entry) => entry.url === path)
   expect(found, path).toHaveLength(1)
   return found[0]!
 }
@@ -122,11 +94,11 @@ describe('http: a status outside 2xx', () => {
 
 describe('http: refused at run, before any request', () => {
   it('a method it does not support, by name', async () => {
-    const before = seen.length
+    const before = server.requests.length
     expect((await failure({ method: 'FETCH', url: `${base}/fetch` })).message).toBe(
       'method FETCH is not supported',
     )
-    expect(seen).toHaveLength(before)
+    expect(server.requests).toHaveLength(before)
   })
 
   it('no url, or one that is not a URL, shown quoted and cut to 80 characters', async () => {
