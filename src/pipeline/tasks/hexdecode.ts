@@ -9,7 +9,7 @@ const WHOLE_BYTES = /^(?:[0-9a-fA-F]{2})*$/
 /**
  * hexdecode(input): the bytes of 0x-prefixed hex text (0x alone is no bytes). A literal input is
  * checked at load time by the run's own rules, so that 0X is taken and text before the prefix refused
- * (the shared `hex` kind trims, and wants 0x, as the tasks reading calldata do).
+ * (the shared `hex` kind wants a lower-case 0x, as the tasks reading calldata do).
  */
 export const hexdecode: TaskDefinition = {
   type: 'hexdecode',
