@@ -72,8 +72,12 @@ export class UnresolvableHostError extends FeedrunnerError {
   }
 }
 
-/** net's `lookup` hook: resolves once, refuses the whole answer when any address is inward. */
-function guardedLookup(resolve: HostResolver, hostAddresses: HostAddresses): LookupFunction {
+/**
+ * net's `lookup` hook: resolves once, refuses the whole answer when any address is inward. Exported
+ * for its test: its answer to a lookup that succeeds shows only for a public address, which a test on
+ * loopback may not connect to.
+ */
+export function guardedLookup(resolve: HostResolver, hostAddresses: HostAddresses): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {

@@ -107,9 +107,10 @@ async function readAnswer(
 
 /**
  * The failure of the exchange itself: the guard's refusals are final. `redirectedTo` is the URL a
- * redirect led to, when the failing hop was not the first.
+ * redirect led to, when the failing hop was not the first. Exported for its test: undici's own
+ * timeouts (10 s to connect, 300 s for headers) are out of a test's reach on loopback.
  */
-function exchangeError(
+export function exchangeError(
   where: string,
   error: unknown,
   signal: AbortSignal,

@@ -3,6 +3,7 @@ import { TaskError } from '../../../src/pipeline/index.ts'
 import {
   addressRefusal,
   guardedDispatcher,
+  guardedLookup,
   isRestrictedAddress,
   RestrictedAddressError,
   UnresolvableHostError,
@@ -114,5 +115,35 @@ describe('guardedDispatcher', () => {
     expect(guardedDispatcher(resolve, some)).toBe(guardedDispatcher(resolve, some))
     expect(guardedDispatcher(other, none)).not.toBe(first)
     expect(guardedDispatcher()).toBe(guardedDispatcher())
+  })
+})
+
+// net's lookup contract: asked with `all` (as its family auto-selection always asks), the answer is
+// the list of addresses; asked without, one address and its family. A single address given to a
+// caller that asked for all fails the connection with ERR_INVALID_IP_ADDRESS.
+describe('guardedLookup, for a name with public addresses', () => {
+  const publicAddresses: HostResolver = async () => [
+    { address: '93.184.215.14', family: 4 },
+    { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 },
+  ]
+  const lookup = guardedLookup(publicAddresses, () => [])
+  const answer = (options: { all?: boolean; family?: number }) =>
+    new Promise<unknown[]>((resolve) =>
+      lookup('feed.example', options as never, (...args: unknown[]) => resolve(args)),
+    )
+
+  it('answers a lookup for every address with the list, each with its family', async () => {
+    expect(await answer({ all: true })).toEqual([
+      null,
+      [
+        { address: '93.184.215.14', family: 4 },
+        { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 },
+      ],
+    ])
+  })
+
+  it('answers a lookup for one address with the first of the family asked for', async () => {
+    expect(await answer({})).toEqual([null, '93.184.215.14', 4])
+    expect(await answer({ family: 6 })).toEqual([null, '2606:2800:21f:cb07:6820:80da:af6b:8b2c', 6])
   })
 })

@@ -1,10 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { errors as undiciErrors } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { boundOf, errorCodeOf } from '../../../src/config/errors.ts'
 import {
   adapterErrorMessage,
   exchange,
+  exchangeError,
   isRetryableStatus,
   statusKind,
   type HttpExchange,
@@ -321,5 +323,36 @@ describe('what an error status means', () => {
     expect(adapterErrorMessage('{}')).toBeUndefined()
     expect(adapterErrorMessage('null')).toBeUndefined()
     expect(adapterErrorMessage('not json')).toBeUndefined()
+  })
+})
+
+// A failure with no HTTP answer is worth another try either way; its kind says whether the source
+// was too slow (undici's connect, headers or body timeout) or not there at all.
+describe('an exchange that ends without an answer', () => {
+  it("is a timeout when undici's own timer ended it, and says which", () => {
+    for (const timeout of [
+      new undiciErrors.ConnectTimeoutError(),
+      new undiciErrors.HeadersTimeoutError(),
+      new undiciErrors.BodyTimeoutError(),
+    ]) {
+      const error = exchangeError('GET http://feed.test/x', timeout, never)
+      expect(error).toMatchObject({ kind: 'timeout', retryable: true, cause: timeout })
+      expect(error.message).toBe(`GET http://feed.test/x failed: ${timeout.code}`)
+    }
+  })
+
+  it('is unavailable when the source was not there, and names the hop a redirect led to', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), {
+      code: 'ECONNREFUSED',
+    })
+    expect(exchangeError('GET http://feed.test/x', refused, never)).toMatchObject({
+      kind: 'unavailable',
+      retryable: true,
+      message: 'GET http://feed.test/x failed: ECONNREFUSED',
+    })
+    const later = exchangeError('GET http://feed.test/x', refused, never, 'http://other.test/y')
+    expect(later.message).toBe(
+      'GET http://feed.test/x redirected to http://other.test/y and failed: ECONNREFUSED',
+    )
   })
 })
