@@ -124,7 +124,7 @@ describe('job types', () => {
     )
     const messages = problemsOf(text).map((problem) => problem.message)
     expect(messages.join('\n')).toContain('externalInitiators[1][name]')
-    expect(messages.join('\n')).toContain('spec must be JSON text')
+    expect(messages.join('\n')).toContain('[spec] must be JSON text')
   })
 })
 

@@ -208,7 +208,7 @@ ${SOURCE}`
         line: 4,
         field: 'externalInitiators',
         jobType: 'webhook',
-        message: 'externalInitiators[0][spec] spec must be JSON text, such as "{}", got "{foo"',
+        message: 'externalInitiators[0][spec] must be JSON text, such as "{}", got "{foo"',
       },
     ])
   })

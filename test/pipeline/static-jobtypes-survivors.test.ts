@@ -74,7 +74,7 @@ describe('a field refused, in the words of what it takes', () => {
     for (const name of ['my ei', 'ei!'])
       expect(messagesOf(webhook(`externalInitiators = [{ name = "${name}" }]`))).toEqual([
         expect.stringMatching(
-          new RegExp(`name must be 1-64 letters, digits, "-" or "_", got "${name}"$`),
+          new RegExp(`\\[name\\] must be 1-64 letters, digits, "-" or "_", got "${name}"$`),
         ),
       ])
     expect(messagesOf(webhook('externalInitiators = [{ name = "my-ei_2" }]'))).toEqual([])

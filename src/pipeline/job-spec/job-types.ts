@@ -100,11 +100,11 @@ const externalInitiator = z.strictObject(
   {
     name: z
       .string(says(INITIATORS_EXPECTED))
-      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'name must be 1-64 letters, digits, "-" or "_"'),
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "-" or "_"'),
     spec: z
       .union([z.string(), z.record(z.string(), z.unknown())], says(INITIATORS_EXPECTED))
       .refine((spec) => typeof spec !== 'string' || isJson(spec), {
-        message: 'spec must be JSON text, such as "{}"',
+        message: 'must be JSON text, such as "{}"',
       })
       .optional(),
   },
