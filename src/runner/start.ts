@@ -60,13 +60,20 @@ export async function startRunnerFromSettings(
   logger: Logger,
   options: RunnerFromSettingsOptions = {},
 ): Promise<Runners> {
-  const chains = await chainsAndJobs(settings, options.env ?? process.env, logger)
+  // The pure tasks of every chain's runs run in this process's isolates (docs/security.md). They
+  // load the task types (a second or more) while the chains are asked their ids, and the runners
+  // start once they have: a first request would otherwise wait for them, and those behind it too.
+  const isolation = options.work === false ? undefined : isolationFromSettings(settings)
+  const chains = await chainsAndJobs(settings, options.env ?? process.env, logger).catch(
+    async (error: unknown) => {
+      await isolation?.close()
+      throw error
+    },
+  )
   const ownConnections = options.connections ? undefined : new Connections(settings, logger)
   const connections = options.connections ?? (ownConnections as Connections)
   // Read for its warning: BullMQ times this process's run retries by the host's clock.
   connections.clock(settings.QUEUE_PREFIX)
-  // The pure tasks of every chain's runs run in this process's isolates (docs/security.md).
-  const isolation = options.work === false ? undefined : isolationFromSettings(settings)
   const runners = new Map<number, Runner>()
   const stopAll = async () => {
     for (const runner of [...runners.values()].reverse()) await runner.stop()
@@ -74,6 +81,7 @@ export async function startRunnerFromSettings(
     await ownConnections?.close()
   }
   try {
+    await isolation?.ready()
     for (const [index, chain] of chains.configs.entries()) {
       const chainId = chains.ids[index] as number
       const log = chains.configs.length > 1 ? logger.child({ chainId }) : logger

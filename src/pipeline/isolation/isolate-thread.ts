@@ -9,6 +9,7 @@ import { createTaskRun, type RunContext, type TaskInput } from '../task.ts'
 import { TaskError } from '../task-error.ts'
 import { TASK_TYPES } from '../tasks/index.ts'
 import type { Vars } from '../vars.ts'
+import { ISOLATE_READY } from './messages.ts'
 import type { IsolateContext, IsolatedBatchMessage, IsolatedTask } from './messages.ts'
 import { decodeValue, encodeValue } from './value-codec.ts'
 
@@ -22,6 +23,7 @@ await useWasmKeccak()
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
 port.on('message', (message: IsolatedBatchMessage) => void runBatch(message))
+port.postMessage(ISOLATE_READY)
 
 /** Runs the batch's tasks in order, answering each as it ends; stops at the first that fails. */
 async function runBatch(message: IsolatedBatchMessage): Promise<void> {

@@ -37,6 +37,12 @@ export interface IsolatedBatchMessage {
   outcomes: Encoded
 }
 
+/**
+ * What an isolate says once, when it has loaded the task types and can run a batch at once: a batch
+ * is sent only to an isolate that said it, so a task's time never counts the isolate's start.
+ */
+export const ISOLATE_READY = 'ready'
+
 export type IsolatedTaskAnswer = { id: number; index: number; last: boolean } & (
   { ok: true; value: Encoded } | { ok: false; error: SerialisedError }
 )

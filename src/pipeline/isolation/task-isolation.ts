@@ -3,6 +3,7 @@ import { FeedrunnerError, reviveError } from '../../config/errors.ts'
 import type { Settings } from '../../config/settings.ts'
 import { pipelineLimits } from '../limits.ts'
 import { TaskError } from '../task-error.ts'
+import { ISOLATE_READY } from './messages.ts'
 import type {
   IsolateContext,
   IsolatedBatchMessage,
@@ -59,6 +60,12 @@ type Pending = {
 
 interface Slot {
   worker: Worker
+  /**
+   * It has loaded the task types (it said ISOLATE_READY). A batch goes only to an isolate that has:
+   * sent to one still starting, it would wait there for the start (a second or more on a busy
+   * machine) while another isolate may be free, and the start would count against its time.
+   */
+  ready: boolean
   running?: Pending
   timer?: NodeJS.Timeout
 }
@@ -92,6 +99,7 @@ export class TaskIsolation {
   private readonly queue: Pending[] = []
   private nextId = 0
   private closed = false
+  private readonly readyWaiters: { resolve: () => void; reject: (error: Error) => void }[] = []
 
   constructor(private readonly options: TaskIsolationOptions) {}
 
@@ -140,6 +148,16 @@ export class TaskIsolation {
     while (!this.closed && this.slots.length < this.threads + 1) this.addSlot()
   }
 
+  /**
+   * Resolves once every isolate started so far has loaded, so a process can start serving with its
+   * isolates ready (a runner's first runs would otherwise wait for them); rejects when one could not
+   * start at all.
+   */
+  ready(): Promise<void> {
+    if (this.slots.every((slot) => slot.ready)) return Promise.resolve()
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }))
+  }
+
   private get threads(): number {
     return Math.max(1, this.options.threads)
   }
@@ -147,8 +165,10 @@ export class TaskIsolation {
   /** Ends every isolate; tasks still queued or running fail. */
   async close(): Promise<void> {
     this.closed = true
+    const stopped = new TaskError('stopped: the runner is closing')
+    for (const waiter of this.readyWaiters.splice(0)) waiter.reject(stopped)
     for (const pending of this.queue.splice(0)) {
-      pending.tasks[0]?.reject(new TaskError('stopped: the runner is closing'))
+      pending.tasks[0]?.reject(stopped)
       for (const task of pending.tasks.slice(1)) task.notRun()
     }
     await Promise.all(this.slots.splice(0).map((slot) => this.end(slot)))
@@ -191,16 +211,22 @@ export class TaskIsolation {
     return fairest
   }
 
-  /** An isolate for `owner`'s batch: `threads` work at once, more only for an owner that holds none. */
+  /**
+   * A loaded isolate for `owner`'s batch: `threads` work at once, more only for an owner that holds
+   * none. When none is free, one is started unless one is starting already; the batch waits for it
+   * (each isolate dispatches when it says it is ready).
+   */
   private idleSlot(owner: string): Slot | undefined {
     const busy = this.slots.filter((slot) => slot.running).length
     const holdsNone = !this.slots.some((slot) => slot.running?.owner === owner)
     if (busy >= (holdsNone ? 2 * this.threads : this.threads)) return undefined
-    return this.slots.find((slot) => !slot.running) ?? this.addSlot()
+    const idle = this.slots.filter((slot) => !slot.running)
+    if (idle.length === 0) this.addSlot()
+    return idle.find((slot) => slot.ready)
   }
 
   private addSlot(): Slot {
-    const slot: Slot = { worker: this.spawn() }
+    const slot: Slot = { worker: this.spawn(), ready: false }
     this.slots.push(slot)
     this.watch(slot)
     return slot
@@ -228,7 +254,8 @@ export class TaskIsolation {
   }
 
   private watch(slot: Slot): void {
-    slot.worker.on('message', (answer: IsolatedTaskAnswer) => {
+    slot.worker.on('message', (answer: IsolatedTaskAnswer | typeof ISOLATE_READY) => {
+      if (answer === ISOLATE_READY) return this.loaded(slot)
       const pending = slot.running
       if (!pending || pending.message.id !== answer.id || pending.at !== answer.index) return
       const task = pending.tasks[answer.index] as BatchTask
@@ -245,6 +272,7 @@ export class TaskIsolation {
       if (!slot.running && this.slots.length > this.threads + 1) this.retire(slot)
     })
     const died = (cause: unknown) => {
+      if (!slot.ready) return this.failedToStart(slot, cause)
       const pending = slot.running
       this.replace(slot)
       const outOfMemory = (cause as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -258,6 +286,34 @@ export class TaskIsolation {
     slot.worker.on('exit', (code) => {
       if (!this.closed && this.slots.includes(slot)) died(new Error(`the isolate exited (${code})`))
     })
+  }
+
+  private loaded(slot: Slot): void {
+    slot.ready = true
+    if (this.slots.every((each) => each.ready))
+      for (const waiter of this.readyWaiters.splice(0)) waiter.resolve()
+    this.dispatch()
+  }
+
+  /**
+   * An isolate that died before it loaded: the task types could not be loaded (an install broken
+   * or changed under the process), so it is not started again and again. Whoever waits for the
+   * isolates is told, and, once no isolate is left, every batch waiting; a later batch starts one
+   * again (one try a batch, not a loop).
+   */
+  private failedToStart(slot: Slot, cause: unknown): void {
+    this.retire(slot)
+    const why = cause instanceof Error ? cause.message : String(cause)
+    const error = new FeedrunnerError(
+      `an isolate for pure tasks could not start (${why}): the task types did not load; run \`npm install\` in the installation (or \`npm run build\` after an edit) and restart`,
+      { kind: 'unavailable', cause },
+    )
+    for (const waiter of this.readyWaiters.splice(0)) waiter.reject(error)
+    if (this.slots.length > 0) return
+    for (const pending of this.queue.splice(0)) {
+      pending.tasks[0]?.reject(error)
+      for (const task of pending.tasks.slice(1)) task.notRun()
+    }
   }
 
   /** A task past its time: its isolate is ended (a synchronous loop never sees an abort). */
