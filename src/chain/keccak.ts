@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { keccak256 } from 'ethers'
+import { keccak256 } from 'ethers/crypto'
 import type { createKeccak as CreateKeccak } from 'hash-wasm'
 
 // The package's index compiles every hash it has: ~12 MB more RSS in each process than this file,

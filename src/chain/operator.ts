@@ -1,13 +1,6 @@
-import {
-  Interface,
-  type EventFragment,
-  getBytes,
-  hexlify,
-  toUtf8Bytes,
-  zeroPadBytes,
-  type Log,
-  type Provider,
-} from 'ethers'
+import { Interface, type EventFragment } from 'ethers/abi'
+import type { Log, Provider } from 'ethers/providers'
+import { getBytes, hexlify, toUtf8Bytes, zeroPadBytes } from 'ethers/utils'
 import { withFixedHash } from './abi-fragment.ts'
 import { readCanonicalOracleRequest, type OracleRequestFields } from './oracle-request-data.ts'
 

@@ -1,4 +1,4 @@
-import { getAddress } from 'ethers'
+import { getAddress } from 'ethers/address'
 
 /** The non-indexed fields of an `OracleRequest` log, as ethers' ABI decoder gives them. */
 export interface OracleRequestFields {

@@ -1,4 +1,3 @@
-import { z } from 'zod'
 import redisErrors from 'redis-errors'
 
 /**
@@ -262,27 +261,24 @@ function ownWords(message: string, causeMessage: string): string {
     .trim()
 }
 
-const serialisedLinkSchema = z.object({
-  kind: z.enum(ERROR_KINDS),
-  message: z.string(),
-  retryable: z.boolean(),
-  code: z.string().optional(),
-  bound: z.string().optional(),
-})
+/** One link of a stored error: an error, without its causes. */
+export interface SerialisedLink {
+  kind: ErrorKind
+  message: string
+  retryable: boolean
+  code?: string
+  bound?: string
+}
 
 /**
- * An error as it is stored in Redis: the outermost error, then its causes outermost first. Redis's
- * Lua JSON writes an empty list as `{}`, so anything but a list reads as no causes.
+ * An error as it is stored (in Redis) and sent between threads: the outermost error, then its causes
+ * outermost first. Read back from storage through `stored-errors.ts`, which checks it.
  */
-export const serialisedErrorSchema = serialisedLinkSchema.extend({
-  causes: z.preprocess(
-    (value) => (Array.isArray(value) ? value : []),
-    z.array(serialisedLinkSchema),
-  ),
-})
-export type SerialisedError = z.infer<typeof serialisedErrorSchema>
+export interface SerialisedError extends SerialisedLink {
+  causes: SerialisedLink[]
+}
 
-function linkOf(error: unknown): z.infer<typeof serialisedLinkSchema> {
+function linkOf(error: unknown): SerialisedLink {
   const code = error instanceof FeedrunnerError ? error.code : undefined
   const bound = error instanceof FeedrunnerError ? error.bound : undefined
   return {
@@ -308,8 +304,6 @@ export function withoutRepeats({ causes, ...top }: SerialisedError): SerialisedE
   return saidOnce([top, ...causes])
 }
 
-type SerialisedLink = z.infer<typeof serialisedLinkSchema>
-
 function saidOnce(chain: readonly SerialisedLink[]): SerialisedError {
   const links: SerialisedLink[] = []
   for (const link of chain) {
@@ -328,31 +322,13 @@ function saidOnce(chain: readonly SerialisedLink[]): SerialisedError {
 }
 
 /**
- * A stored error back as a FeedrunnerError of the same kind, with its causes as its `cause` chain.
- * What does not parse (a reason written by an older version, a crash's text) becomes `internal`,
- * its text the message.
+ * A serialised error back as a FeedrunnerError of the same kind, with its causes as its `cause`
+ * chain. It takes what serialiseError made (an isolate's answer); what was stored, and may be
+ * anything, is read with `reviveError` (stored-errors.ts), which checks it first.
  */
-export function reviveError(stored: unknown): FeedrunnerError {
-  // One of ours already (its causes are errors, not stored links): as it is.
-  if (stored instanceof FeedrunnerError) return stored
-  const parsed = serialisedErrorSchema.safeParse(stored)
-  if (!parsed.success) {
-    return new FeedrunnerError(typeof stored === 'string' ? stored : JSON.stringify(stored), {
-      kind: 'internal',
-    })
-  }
-  const { causes, message, ...top } = parsed.data
+export function errorFromLinks({ causes, message, ...top }: SerialisedError): FeedrunnerError {
   let cause: FeedrunnerError | undefined
   for (const { message: words, ...link } of [...causes].reverse())
     cause = new FeedrunnerError(words, { ...link, cause })
   return new FeedrunnerError(message, { ...top, cause })
-}
-
-/** A stored error that may be JSON text (a queue job's failed reason) revived; see reviveError. */
-export function reviveErrorText(text: string): FeedrunnerError {
-  try {
-    return reviveError(JSON.parse(text))
-  } catch {
-    return reviveError(text)
-  }
 }

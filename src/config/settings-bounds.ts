@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { PIPELINE_BOUND_DEFAULTS as BOUND } from './pipeline-bounds.ts'
 import { positiveInt, withDefault } from './settings-kit.ts'
 
 const count = z.coerce.number().int().nonnegative()
@@ -8,13 +9,13 @@ const count = z.coerce.number().int().nonnegative()
  * parse bounds, the size of what is kept and printed, per-requester admission (docs/security.md).
  */
 export const boundSettings = {
-  HTTP_TASK_MAX_RESPONSE_BYTES: withDefault(positiveInt, 32 * 1024, {
+  HTTP_TASK_MAX_RESPONSE_BYTES: withDefault(positiveInt, BOUND.HTTP_TASK_MAX_RESPONSE_BYTES, {
     group: 'bounds',
     unit: 'bytes',
     description:
       "Largest body an http task reads; the connection is closed at the cap and the run errors. Chainlink's [JobPipeline.HTTPRequest] MaxSize default. A task's literal maxResponseBytes overrides it.",
   }),
-  BRIDGE_MAX_RESPONSE_BYTES: withDefault(positiveInt, 256 * 1024, {
+  BRIDGE_MAX_RESPONSE_BYTES: withDefault(positiveInt, BOUND.BRIDGE_MAX_RESPONSE_BYTES, {
     group: 'bounds',
     unit: 'bytes',
     description:
@@ -31,19 +32,19 @@ export const boundSettings = {
     description:
       'Largest JSON-RPC answer read from a node, by the sender (a batch of receipts), the listener and recovery (a page of logs), over HTTP or WebSocket; the connection is closed at the cap.',
   }),
-  JSON_MAX_DEPTH: withDefault(positiveInt.max(10_000), 64, {
+  JSON_MAX_DEPTH: withDefault(positiveInt.max(10_000), BOUND.JSON_MAX_DEPTH, {
     group: 'bounds',
     unit: 'levels',
     description:
       'Deepest nesting of arrays and objects jsonparse and the fetch worker accept (feed answers nest 4 levels).',
   }),
-  DECODE_MAX_NODES: withDefault(positiveInt, 100_000, {
+  DECODE_MAX_NODES: withDefault(positiveInt, BOUND.DECODE_MAX_NODES, {
     group: 'bounds',
     unit: 'values',
     description:
       'Most values one decode may build (cborparse, jsonparse, ethabidecodelog, the fetch worker): a map, an array, a number or a string each count one, a string one more per 32 bytes. Counted before the values are built, so references that expand (CBOR shared values, ABI offsets pointing at one place) cannot. The largest answer of the shipped data set builds 195 (test/feeds/answer-size.test.ts).',
   }),
-  PATH_MAX_VALUES: withDefault(positiveInt, 100_000, {
+  PATH_MAX_VALUES: withDefault(positiveInt, BOUND.PATH_MAX_VALUES, {
     group: 'bounds',
     unit: 'values',
     description:

@@ -1,4 +1,5 @@
-import { settingsSchema, type Settings } from '../config/settings.ts'
+import { PIPELINE_BOUND_DEFAULTS } from '../config/pipeline-bounds.ts'
+import type { Settings } from '../config/settings.ts'
 
 /** What the pipeline bounds for every run, from the settings (docs/security.md). */
 export interface PipelineLimits {
@@ -31,14 +32,4 @@ export function pipelineLimits(settings: LimitSettings): PipelineLimits {
 }
 
 /** The settings' defaults, for runs given no limits (tests, tools). */
-export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = pipelineLimits(
-  settingsSchema
-    .pick({
-      HTTP_TASK_MAX_RESPONSE_BYTES: true,
-      BRIDGE_MAX_RESPONSE_BYTES: true,
-      JSON_MAX_DEPTH: true,
-      DECODE_MAX_NODES: true,
-      PATH_MAX_VALUES: true,
-    })
-    .parse({}),
-)
+export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = pipelineLimits(PIPELINE_BOUND_DEFAULTS)

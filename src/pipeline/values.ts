@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { hexlify } from 'ethers'
+import { hexlify } from 'ethers/utils'
 import { Decimal } from '../reduce/index.ts'
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { reviveErrorText, serialisedErrorSchema, serialiseError } from '../config/errors.ts'
+import { serialiseError } from '../config/errors.ts'
+import { reviveErrorText, serialisedErrorSchema } from '../config/stored-errors.ts'
 
 /**
  * What travels through a fetch queue: the endpoint and its normalised parameters, never a key.

@@ -1,4 +1,5 @@
-import { getAddress, hexlify, isHexString, toUtf8Bytes, zeroPadBytes } from 'ethers'
+import { getAddress } from 'ethers/address'
+import { hexlify, isHexString, toUtf8Bytes, zeroPadBytes } from 'ethers/utils'
 import { Decimal, parseTimes, toBigInt, toDecimal, type Truncation } from './decimal.ts'
 import { quoted, ReduceError } from './errors.ts'
 

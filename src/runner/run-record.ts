@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
-import { serialisedErrorSchema, type SerialisedError } from '../config/errors.ts'
+import type { SerialisedError } from '../config/errors.ts'
+import { serialisedErrorSchema } from '../config/stored-errors.ts'
 import { luaScriptFile } from '../queue/lua-script.ts'
 import { scanKeys } from '../queue/scan-keys.ts'
 import type { RunTrigger } from '../pipeline/index.ts'

@@ -5,13 +5,12 @@ import {
   FeedrunnerError,
   isRetryable,
   redisReplyCode,
-  reviveError,
-  reviveErrorText,
   rootCauseFirst,
   serialiseError,
   withContext,
   withoutRepeats,
 } from '../../src/config/errors.ts'
+import { reviveError, reviveErrorText } from '../../src/config/stored-errors.ts'
 
 // The edges of the failure model: every code it reads, each separator it strips, each bound.
 

@@ -6,11 +6,11 @@ import {
   errorKindOf,
   FeedrunnerError,
   isRedisConnectionLoss,
-  reviveError,
   rootCauseFirst,
   serialiseError,
   withoutRepeats,
 } from '../../src/config/errors.ts'
+import { reviveError } from '../../src/config/stored-errors.ts'
 
 // How the failure model reads a chain it did not build: bounds and codes behind foreign wrappers,
 // ioredis's connection losses, values that are not errors, and what storing a chain keeps.

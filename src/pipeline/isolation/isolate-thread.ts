@@ -7,7 +7,7 @@ import { useWasmKeccak } from '../../chain/keccak.ts'
 import { serialiseError } from '../../config/errors.ts'
 import { createTaskRun, type RunContext, type TaskInput } from '../task.ts'
 import { TaskError } from '../task-error.ts'
-import { TASK_TYPES } from '../tasks/index.ts'
+import { PURE_TASK_TYPES } from '../tasks/pure.ts'
 import type { Vars } from '../vars.ts'
 import { ISOLATE_READY } from './messages.ts'
 import type { IsolateContext, IsolatedBatchMessage, IsolatedTask } from './messages.ts'
@@ -48,7 +48,7 @@ async function runTask(
   runVars: Vars,
 ): Promise<Outcome> {
   try {
-    const definition = TASK_TYPES.get(task.type)
+    const definition = PURE_TASK_TYPES.get(task.type)
     if (!definition) throw new Error(`unknown task type ${task.type}`)
     const inputs: TaskInput[] = task.inputs.map((id) => {
       const outcome = outcomes.get(id)

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
-import { FeedrunnerError, reviveError } from '../../config/errors.ts'
+import { FeedrunnerError } from '../../config/errors.ts'
+import { reviveError } from '../../config/stored-errors.ts'
 import type { Settings } from '../../config/settings.ts'
 import { pipelineLimits } from '../limits.ts'
 import { TaskError } from '../task-error.ts'

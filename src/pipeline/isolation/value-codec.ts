@@ -1,4 +1,4 @@
-import { reviveError, serialiseError, type SerialisedError } from '../../config/errors.ts'
+import { errorFromLinks, serialiseError, type SerialisedError } from '../../config/errors.ts'
 import { Decimal } from '../../reduce/index.ts'
 import { isDecimal } from '../values.ts'
 
@@ -30,7 +30,8 @@ export function decodeValue(value: Encoded): unknown {
   if (isObject(value)) {
     const keys = Object.keys(value)
     if (keys.length === 1 && keys[0] === DECIMAL) return new Decimal(String(value[DECIMAL]))
-    if (keys.length === 1 && keys[0] === ERROR) return reviveError(value[ERROR] as SerialisedError)
+    if (keys.length === 1 && keys[0] === ERROR)
+      return errorFromLinks(value[ERROR] as SerialisedError)
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, decodeValue(item)]))
   }
   return value

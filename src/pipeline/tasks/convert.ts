@@ -1,4 +1,4 @@
-import { hexlify, toUtf8Bytes } from 'ethers'
+import { hexlify, toUtf8Bytes } from 'ethers/utils'
 import { Decimal, toDecimal } from '../../reduce/index.ts'
 import { TaskError } from '../task.ts'
 import { isDecimal } from '../values.ts'

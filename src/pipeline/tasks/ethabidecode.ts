@@ -1,4 +1,4 @@
-import { AbiCoder, FunctionFragment, type ParamType } from 'ethers'
+import { AbiCoder, FunctionFragment, type ParamType } from 'ethers/abi'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { bytesParam } from './convert.ts'
 import { plain } from './ethabidecodelog.ts'

@@ -1,4 +1,5 @@
-import { EventFragment, getBytes, Interface, Result, type ParamType } from 'ethers'
+import { EventFragment, Interface, Result, type ParamType } from 'ethers/abi'
+import { getBytes } from 'ethers/utils'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { isOracleRequestFragment } from '../../chain/operator.ts'
 import { readCanonicalOracleRequest } from '../../chain/oracle-request-data.ts'

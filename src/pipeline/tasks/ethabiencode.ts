@@ -1,4 +1,5 @@
-import { AbiCoder, FunctionFragment, Interface, toUtf8Bytes, type ParamType } from 'ethers'
+import { AbiCoder, FunctionFragment, Interface, type ParamType } from 'ethers/abi'
+import { toUtf8Bytes } from 'ethers/utils'
 import { toBigInt } from '../../reduce/index.ts'
 import { withFixedHash } from '../../chain/abi-fragment.ts'
 import { TaskError, type TaskDefinition } from '../task.ts'

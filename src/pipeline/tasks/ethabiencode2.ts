@@ -1,4 +1,4 @@
-import { AbiCoder, FunctionFragment, type JsonFragment } from 'ethers'
+import { AbiCoder, FunctionFragment, type JsonFragment } from 'ethers/abi'
 import { TaskError, type TaskDefinition } from '../task.ts'
 import { isPlainObject } from '../values.ts'
 import { abiProblem, convert, memoizedAbi, shortReason } from './ethabiencode.ts'

@@ -1,68 +1,19 @@
 import type { TaskDefinition } from '../task.ts'
-import { any } from './any.ts'
-import { base64decode, base64encode } from './base64.ts'
 import { bridge } from './bridge.ts'
-import { cborparse } from './cborparse.ts'
-import { conditional } from './conditional.ts'
-import { divide } from './divide.ts'
 import { estimategaslimit } from './estimategaslimit.ts'
-import { ethabidecode } from './ethabidecode.ts'
-import { ethabidecodelog } from './ethabidecodelog.ts'
-import { ethabiencode } from './ethabiencode.ts'
-import { ethabiencode2 } from './ethabiencode2.ts'
 import { ethcall } from './ethcall.ts'
 import { ethtx } from './ethtx.ts'
-import { fail } from './fail.ts'
-import { hexdecode } from './hexdecode.ts'
-import { hexencode } from './hexencode.ts'
 import { http } from './http.ts'
-import { jsonparse } from './jsonparse.ts'
-import { length } from './length.ts'
-import { lessthan } from './lessthan.ts'
-import { lookup } from './lookup.ts'
-import { lowercase } from './lowercase.ts'
-import { mean } from './mean.ts'
-import { median } from './median.ts'
-import { memo } from './memo.ts'
-import { merge } from './merge.ts'
-import { mode } from './mode.ts'
-import { multiply } from './multiply.ts'
-import { sum } from './sum.ts'
-import { uppercase } from './uppercase.ts'
+import { PURE_TASK_TYPES } from './pure.ts'
 
-/** Every task type the pipeline knows, by its DOT `type` (docs/job-specs.md's conformance table lists each). */
-export const TASK_TYPES: ReadonlyMap<string, TaskDefinition> = new Map(
-  [
-    ethabidecodelog,
-    cborparse,
-    bridge,
-    http,
-    jsonparse,
-    multiply,
-    divide,
-    ethabiencode,
-    ethabiencode2,
-    ethabidecode,
-    ethtx,
-    ethcall,
-    estimategaslimit,
-    any,
-    median,
-    mean,
-    mode,
-    sum,
-    lowercase,
-    uppercase,
-    hexencode,
-    hexdecode,
-    base64encode,
-    base64decode,
-    length,
-    lessthan,
-    conditional,
-    memo,
-    merge,
-    lookup,
-    fail,
-  ].map((task) => [task.type, task]),
-)
+/**
+ * Every task type the pipeline knows, by its DOT `type` (docs/job-specs.md's conformance table lists
+ * each): the network tasks, which run on the main thread (`runsIn: 'main'`), and the pure ones.
+ */
+export const TASK_TYPES: ReadonlyMap<string, TaskDefinition> = new Map([
+  ...[bridge, http, ethtx, ethcall, estimategaslimit].map((task): [string, TaskDefinition] => [
+    task.type,
+    task,
+  ]),
+  ...PURE_TASK_TYPES,
+])
