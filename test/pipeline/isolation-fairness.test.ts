@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
 import { TaskIsolation } from '../../src/pipeline/index.ts'
-import { encodeValue } from '../../src/pipeline/isolation/value-codec.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../../src/pipeline/limits.ts'
 import { abiAliasBomb, jsonWideBomb } from '../support/decode-bombs.ts'
+import { runIsolated as run } from './support/isolated-task.ts'
 
 /**
  * The run isolates are shared fairly between requesters: a requester whose tasks hold every isolate
@@ -52,34 +52,6 @@ function quickTask(value: number) {
     attributes: { type: 'jsonparse', data: `{"a":${value}}`, path: 'a' },
     vars: {},
   }
-}
-
-/** One task alone in a batch, for `owner`: its value, or its error. */
-function run(
-  target: TaskIsolation,
-  task: { taskId: string; type: string; attributes: Record<string, string>; vars: object },
-  timeoutMs: number,
-  owner: string,
-): Promise<unknown> {
-  return new Promise((resolve, reject) =>
-    target.runBatch(
-      [
-        {
-          taskId: task.taskId,
-          type: task.type,
-          attributes: task.attributes,
-          inputs: [],
-          dependsOn: [],
-          timeoutMs,
-          resolve,
-          reject,
-          notRun: () => reject(new Error('not run')),
-        },
-      ],
-      { vars: encodeValue(task.vars), outcomes: encodeValue({}) },
-      owner,
-    ),
-  )
 }
 
 /** Starts the isolates and waits until each has loaded (three owners at once take all three). */

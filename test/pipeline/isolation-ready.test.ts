@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Worker } from 'node:worker_threads'
 import { FeedrunnerError } from '../../src/config/errors.ts'
 import { TaskIsolation } from '../../src/pipeline/index.ts'
-import { encodeValue } from '../../src/pipeline/isolation/value-codec.ts'
+import { runIsolated } from './support/isolated-task.ts'
 
 /**
  * A batch goes only to an isolate that has loaded the task types. Before, it was posted to one still
@@ -15,25 +15,9 @@ afterEach(async () => {
   isolation = undefined
 })
 
-function lowercase(target: TaskIsolation, text: string, timeoutMs = 60_000): Promise<unknown> {
-  return new Promise((resolve, reject) =>
-    target.runBatch(
-      [
-        {
-          taskId: 'lower',
-          type: 'lowercase',
-          attributes: { input: text },
-          inputs: [],
-          dependsOn: [],
-          timeoutMs,
-          resolve,
-          reject,
-          notRun: () => reject(new Error('not run')),
-        },
-      ],
-      { vars: encodeValue({ jobRun: {}, jobSpec: {} }), outcomes: encodeValue({}) },
-    ),
-  )
+function lowercase(target: TaskIsolation, text: string): Promise<unknown> {
+  const task = { taskId: 'lower', type: 'lowercase', attributes: { input: text }, vars: {} }
+  return runIsolated(target, task, 60_000)
 }
 
 /** The worker threads behind the isolates (private: read here to end one before it has loaded). */
