@@ -63,10 +63,13 @@ describe('three feedrunner nodes feed one FluxAggregator', () => {
   const nodes: PartProcess[] = []
   const nodeEnvs: Array<Record<string, string>> = []
   const cacheMaxAge = process.env.CACHE_MAX_AGE
+  const blockchainTtl = process.env.CACHE_TTL_BLOCKCHAIN_MS
 
   beforeAll(async () => {
-    // The adapter's response cache (the EA framework's, 90 s by default) would hold a moved value back.
+    // The adapter's response cache (the EA framework's, 90 s by default) and the blockchain family's
+    // fetch cache (5 s by default) would hold a moved value back past a poll period.
     process.env.CACHE_MAX_AGE = '1000'
+    process.env.CACHE_TTL_BLOCKCHAIN_MS = '1000'
     stack = await startDevStack({
       env: { ...process.env, REDIS_URL: testRedisUrl(), LOG_LEVEL: 'warn', EA_PORT: '' },
       prefix: uniquePrefix('flux-nodes'),
@@ -105,6 +108,8 @@ describe('three feedrunner nodes feed one FluxAggregator', () => {
     await stack?.stop()
     if (cacheMaxAge === undefined) delete process.env.CACHE_MAX_AGE
     else process.env.CACHE_MAX_AGE = cacheMaxAge
+    if (blockchainTtl === undefined) delete process.env.CACHE_TTL_BLOCKCHAIN_MS
+    else process.env.CACHE_TTL_BLOCKCHAIN_MS = blockchainTtl
   })
 
   async function setWatched(wei: bigint): Promise<void> {
@@ -180,8 +185,11 @@ describe('three feedrunner nodes feed one FluxAggregator', () => {
   it('a value moved past the threshold is on chain within two poll periods', async () => {
     const before = await latest()
     const moved = (FIRST * 110n) / 100n
-    const movedAt = Math.floor(Date.now() / 1000)
     await setWatched(moved)
+    // The feed service reads a balance at the latest block: the value has moved once a block holds
+    // it, at that block's time, on the chain's clock the answer's time is read on.
+    await provider.send('evm_mine', [])
+    const movedAt = (await provider.getBlock('latest'))!.timestamp
     await untilLatest(
       `the moved value ${moved} answered`,
       (round) => round.roundId > before.roundId && round.answer === moved,
@@ -192,8 +200,11 @@ describe('three feedrunner nodes feed one FluxAggregator', () => {
     // that is busy fetching holds the next one back by at most its fetch's timeout, also a poll
     // period), the other nodes answer the round it starts at once; one second more for the block
     // time's whole seconds.
-    const { updatedAt } = await roundData((await latest()).roundId)
-    recordFigures('flux-nodes-deviation', { secondsToChain: updatedAt - movedAt })
+    const { startedAt, updatedAt } = await roundData((await latest()).roundId)
+    recordFigures('flux-nodes-deviation', {
+      secondsToChain: updatedAt - movedAt,
+      started: startedAt - movedAt,
+    })
     expect(
       updatedAt - movedAt,
       'seconds from the change to the answer, by block time',
