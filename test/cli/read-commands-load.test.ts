@@ -12,7 +12,7 @@ import { testRedisUrl, uniquePrefix } from '../support/redis.ts'
 // runner's BullMQ, solc, the metrics or the logger; the ones that print no job spec not ethers either
 // (npm run bench:commands times them). Timings are the bench's; this holds what each one loads.
 
-const trace = pathToFileURL(join(import.meta.dirname, 'fixtures/module-trace.mjs')).href
+const trace = pathToFileURL(join(import.meta.dirname, '../support/module-trace.mjs')).href
 const dir = mkdtempSync(join(tmpdir(), 'feedrunner-read-load-'))
 const prefix = uniquePrefix('read-load')
 const requestId = `0x${'5a'.repeat(32)}`

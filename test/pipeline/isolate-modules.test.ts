@@ -27,9 +27,9 @@ async function packagesOfAnIsolate(): Promise<Set<string>> {
         '--import',
         import.meta.resolve('tsx'),
         '--import',
-        new URL('./fixtures/module-list.mjs', import.meta.url).href,
+        new URL('../support/module-trace.mjs', import.meta.url).href,
       ],
-      env: { ...process.env, MODULE_LIST: list },
+      env: { ...process.env, MODULE_TRACE: list },
     },
   )
   try {
