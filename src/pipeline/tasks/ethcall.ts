@@ -1,4 +1,4 @@
-import { getAddress } from 'ethers'
+import { getAddress, isCallException } from 'ethers'
 import { optionalBoolean, TaskError, withCause, type TaskDefinition } from '../task.ts'
 import { blockTag, checkChainId } from './chain-params.ts'
 import { bytesParam, describe, hexOf, integerAttribute } from './convert.ts'
@@ -70,8 +70,10 @@ export const ethcall: TaskDefinition = {
       })
     } catch (error) {
       if (error instanceof TaskError) throw error
-      // The reason is always in the message (Chainlink decodes it only with extractRevertReason).
-      const reverted = /revert/i.test((error as Error).message)
+      // A revert is what ethers classified as one where the node's answer was read (its
+      // CALL_EXCEPTION); the reason is in the message (Chainlink decodes it only with
+      // extractRevertReason).
+      const reverted = isCallException(error)
       throw new TaskError(`eth_call to ${contract} failed: ${(error as Error).message}`, {
         ...withCause(error),
         ...(reverted ? { kind: 'reverted', retryable: false } : { retryable: true }),

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { hexlify, toUtf8Bytes } from 'ethers'
+import { hexlify, makeError, toUtf8Bytes } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RecordingChainAccess } from '../../../src/pipeline/index.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
@@ -205,7 +205,14 @@ describe('ethcall (TestETHCallTask)', () => {
         .retryable,
     ).toBe(true)
     const reverts = new RecordingChainAccess(async () => {
-      throw new Error('execution reverted: nope')
+      throw makeError('execution reverted: nope', 'CALL_EXCEPTION', {
+        action: 'call',
+        data: '0x',
+        reason: 'nope',
+        transaction: { to: contract, data: '0x12' },
+        invocation: null,
+        revert: null,
+      })
     })
     expect(
       await failure(

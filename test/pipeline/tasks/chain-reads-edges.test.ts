@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ZeroAddress as ZERO } from 'ethers'
+import { makeError, ZeroAddress as ZERO } from 'ethers'
 import {
   RecordingChainAccess,
   type GasEstimateRequest,
@@ -218,14 +218,29 @@ describe('ethcall: what it asks of the chain', () => {
   })
 
   it('fails for good when the call reverts, and retryably when the node cannot be reached', async () => {
+    // As ethers reports a node's revert: the error's code says it, whatever its words.
     const reverting = new RecordingChainAccess(async () => {
-      throw new Error('execution reverted: price too old')
+      throw makeError('execution reverted: price too old', 'CALL_EXCEPTION', {
+        action: 'call',
+        data: '0x',
+        reason: 'price too old',
+        transaction: { to: CONTRACT, data: '0x' },
+        invocation: null,
+        revert: null,
+      })
     })
     const reverted = await ethcallError({ data: '0x' }, { chain: reverting })
-    expect(reverted.message).toBe(
-      `eth_call to ${CONTRACT} failed: execution reverted: price too old`,
+    expect(reverted.message).toMatch(
+      new RegExp(`^eth_call to ${CONTRACT} failed: execution reverted: price too old \\(`),
     )
     expect([reverted.kind, reverted.retryable]).toEqual(['reverted', false])
+    // A failure that only says "revert" in its words (a proxy's message) is not a revert.
+    const proxied = new RecordingChainAccess(async () => {
+      throw new Error('502 from the RPC proxy: upstream reverted to its fallback')
+    })
+    const notReverted = await ethcallError({ data: '0x' }, { chain: proxied })
+    expect([notReverted.kind, notReverted.retryable]).not.toEqual(['reverted', false])
+    expect(notReverted.retryable).toBe(true)
     const down = new RecordingChainAccess(async () => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:8545')
     })
