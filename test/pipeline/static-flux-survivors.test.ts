@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadJobSpec, parseSchedule, type SpecProblem } from '../../src/pipeline/index.ts'
 import { runTask, taskFailure } from './support/task.ts'
+import { fluxJobOf, isFluxJob } from '../../src/runner/flux/flux-job.ts'
 
 // What a spec author sees of the parts of a fluxmonitor spec, a schedule and a few tasks that are
 // fixed as the modules load: a quoted threshold taken or refused, the purpose a missing field's
@@ -90,6 +91,28 @@ describe('a fluxmonitor threshold written as TOML text', () => {
       '1e99999999999999999',
     ]
     for (const text of refused) expect(quotedThreshold(text)).toEqual(THRESHOLD_REFUSED(text))
+  })
+
+  it('is compared as the float32 a node holds, and shown as written', () => {
+    const { job } = fluxSpec({ threshold: '0.1', absoluteThreshold: '0.3' })
+    if (!job || !isFluxJob(job)) throw new Error('the spec did not load as a fluxmonitor job')
+    expect(job.spec.threshold).toBe('0.1')
+    expect(fluxJobOf(job).thresholds).toEqual({
+      relative: '0.10000000149011612',
+      absolute: '0.30000001192092896',
+    })
+  })
+
+  // ParseFloat(text, 32) refuses what a float32 cannot hold (ErrRange), as go-toml does a number.
+  it('refuses a threshold past what a float32 holds, and takes the largest it holds', () => {
+    expect(quotedThreshold('3.4e38')).toBe('3.4e+38')
+    for (const text of ['3.5e38', '1e39'])
+      expect(quotedThreshold(text)).toEqual([
+        `threshold: threshold must fit a 32-bit float (at most 3.4e38), as a node holds a threshold, got ${JSON.stringify(text)}`,
+      ])
+    expect(messagesOf(fluxSpec({ absoluteThreshold: '1e39' }).problems)).toEqual([
+      'absoluteThreshold: absoluteThreshold must fit a 32-bit float (at most 3.4e38), as a node holds a threshold, got 1e+39',
+    ])
   })
 })
 

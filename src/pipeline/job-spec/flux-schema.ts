@@ -14,18 +14,25 @@ import type { PipelineTask } from './schema.ts'
 const THRESHOLD_EXPECTED = 'must be a non-negative number such as 0.5'
 // A node reads quoted text with Go's strconv.ParseFloat: `.5`, `5.`, `+0.5` and `1e2` are numbers.
 const DECIMAL_TEXT = /^\+?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/
-// A float in the TOML, as Chainlink's spec takes it; kept as decimal text so comparisons are exact.
+const FLOAT32_EXPECTED = 'must fit a 32-bit float (at most 3.4e38), as a node holds a threshold'
+// A float in the TOML, as Chainlink's spec takes it, kept as the decimal text written (what the
+// monitor compares with is that number as a float32: flux-job.ts).
+const fitsFloat32 = (value: number | string) => Number.isFinite(Math.fround(Number(value)))
 const threshold = z
   .union(
     [
-      z.number(says(THRESHOLD_EXPECTED)).nonnegative(THRESHOLD_EXPECTED),
+      z
+        .number(says(THRESHOLD_EXPECTED))
+        .nonnegative(THRESHOLD_EXPECTED)
+        .refine(fitsFloat32, FLOAT32_EXPECTED),
       // An exponent past what a decimal holds would be read as Infinity: a node refuses it too.
       z
         .string()
-        .refine(
-          (text) => DECIMAL_TEXT.test(text) && new Decimal(text).isFinite(),
-          THRESHOLD_EXPECTED,
-        ),
+        .refine((text) => DECIMAL_TEXT.test(text) && new Decimal(text).isFinite(), {
+          message: THRESHOLD_EXPECTED,
+          abort: true,
+        })
+        .refine(fitsFloat32, FLOAT32_EXPECTED),
     ],
     says(THRESHOLD_EXPECTED),
   )

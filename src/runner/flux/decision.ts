@@ -111,6 +111,7 @@ export function chooseOracle(keys: {
   return { submit: true, oracle: keys.own[0] ?? '' }
 }
 
+/** A job's thresholds as a node holds them (flux-job.ts: the spec's numbers as 32-bit floats). */
 export interface Thresholds {
   /** Percent of the latest submission, as decimal text ("0.5"). */
   relative: string
@@ -118,20 +119,36 @@ export interface Thresholds {
   absolute: string
 }
 
+// Exact for every value a FluxAggregator holds (int256) and every pipeline result a decimal reads.
+const Exact = Decimal.clone({ precision: 1_000, rounding: Decimal.ROUND_HALF_UP })
+/** shopspring/decimal's Div, which the node's checker divides with: 16 places, half away from zero. */
+const DIVISION_PLACES = 16
+
 /**
  * Chainlink's deviation checker: both thresholds zero, any value goes; otherwise the change must
  * exceed the absolute threshold and reach the relative one (from zero, any change to a non-zero
- * value is an infinite relative change).
+ * value is an infinite relative change). `next` is the pipeline's result before it is made an
+ * integer, as the node compares it.
  */
-export function outsideDeviation(current: bigint, next: bigint, thresholds: Thresholds): boolean {
-  const relative = new Decimal(thresholds.relative)
-  const absolute = new Decimal(thresholds.absolute)
+export function outsideDeviation(
+  current: bigint,
+  next: Decimal | bigint,
+  thresholds: Thresholds,
+): boolean {
+  const relative = new Exact(thresholds.relative)
+  const absolute = new Exact(thresholds.absolute)
   if (relative.isZero() && absolute.isZero()) return true
-  const diff = new Decimal((current - next).toString()).abs()
+  const diff = new Exact(current.toString()).minus(next.toString()).abs()
   if (!diff.greaterThan(absolute)) return false
-  if (current === 0n) return next !== 0n
-  const percent = diff.div(new Decimal(current.toString()).abs()).mul(100)
+  if (current === 0n) return !diff.isZero()
+  const ratio = diff.div(new Exact(current.toString()).abs())
+  const percent = ratio.toDecimalPlaces(DIVISION_PLACES, Decimal.ROUND_HALF_UP).mul(100)
   return !percent.lessThan(relative)
+}
+
+/** What is submitted of a result: the part before the point (Chainlink's `answer.BigInt()`). */
+export function submittedInteger(answer: Decimal): bigint {
+  return BigInt(answer.trunc().toFixed(0))
 }
 
 export interface SubmissionCheck {
@@ -139,7 +156,8 @@ export interface SubmissionCheck {
   roundId: number
   /** The oracle's latest submission (oracleRoundState's latestSubmission). */
   latestSubmission: bigint
-  answer: bigint
+  /** The pipeline's result, before it is made the integer submitted. */
+  answer: Decimal
   thresholds: Thresholds
   /** The aggregator's bounds on a submission (its constructor's min and max submission values). */
   range: { min: bigint; max: bigint }
@@ -148,22 +166,24 @@ export interface SubmissionCheck {
 /**
  * Once the value is fetched: a value the aggregator would refuse is never sent; a poll submits only
  * past the thresholds (the first round always); the heartbeat and a round another oracle started
- * take the value as it is.
+ * take the value as it is. Both checks read the decimal, as a node's do (its range check too: 10.5
+ * is over a maximum of 10, although 10 would be submitted).
  */
 export function checkSubmission(check: SubmissionCheck): { submit: true } | Skip {
-  if (check.answer < check.range.min || check.answer > check.range.max)
+  const { answer, range } = check
+  if (answer.lessThan(range.min.toString()) || answer.greaterThan(range.max.toString()))
     return skip(
       'out_of_range',
-      `the value ${check.answer} is outside what the aggregator accepts (${check.range.min} to ${check.range.max})`,
+      `the value ${answer.toFixed()} is outside what the aggregator accepts (${check.range.min} to ${check.range.max})`,
     )
   if (
     check.trigger === 'poll' &&
     check.roundId > 1 &&
-    !outsideDeviation(check.latestSubmission, check.answer, check.thresholds)
+    !outsideDeviation(check.latestSubmission, answer, check.thresholds)
   )
     return skip(
       'within_threshold',
-      `the value ${check.answer} is within the thresholds of the latest submission ${check.latestSubmission} (threshold ${check.thresholds.relative}%, absoluteThreshold ${check.thresholds.absolute})`,
+      `the value ${answer.toFixed()} is within the thresholds of the latest submission ${check.latestSubmission} (threshold ${check.thresholds.relative}%, absoluteThreshold ${check.thresholds.absolute})`,
     )
   return { submit: true }
 }

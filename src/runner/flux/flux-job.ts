@@ -25,7 +25,20 @@ export function fluxJobOf(job: Job & { spec: SpecOf<'fluxmonitor'> }): FluxJob {
     spec,
     pollTimerMs: spec.pollTimerDisabled ? undefined : parseDuration(spec.pollTimerPeriod ?? ''),
     idleTimerMs: spec.idleTimerDisabled ? undefined : parseDuration(spec.idleTimerPeriod ?? ''),
-    thresholds: { relative: spec.threshold ?? '0', absolute: spec.absoluteThreshold ?? '0' },
+    thresholds: {
+      relative: asFloat32(spec.threshold ?? '0'),
+      absolute: asFloat32(spec.absoluteThreshold ?? '0'),
+    },
     minPayment: spec.minPayment ?? 0n,
   }
+}
+
+/**
+ * A threshold as a node holds it: Chainlink's FluxMonitorSpec keeps threshold and absoluteThreshold
+ * as float32, and its deviation checker reads them with decimal.NewFromFloat(float64(...)), the
+ * shortest text that gives the same float, as JavaScript's own number text is. So 0.1 compares
+ * as 0.10000000149011612 on every node of a feed, feedrunner's among them.
+ */
+export function asFloat32(text: string): string {
+  return String(Math.fround(Number(text)))
 }

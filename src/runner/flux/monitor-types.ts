@@ -1,3 +1,4 @@
+import type { Decimal } from 'decimal.js'
 import type { JsonRpcApiProvider } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import type { TxResult, TxSender } from '../../chain/sender/index.ts'
@@ -10,8 +11,11 @@ export interface FluxMonitorOptions {
   provider: JsonRpcApiProvider
   sender: Pick<TxSender, 'submit' | 'bound' | 'addresses' | 'ownership' | 'stats'>
   jobs: readonly FluxJob[]
-  /** Runs a job's pipeline; its result is the value submitted. Stopped by `signal` when the monitor stops. */
-  observe: (job: FluxJob, meta: Record<string, unknown>, signal: AbortSignal) => Promise<bigint>
+  /**
+   * Runs a job's pipeline: its result as a decimal, which is checked, then submitted without what is
+   * after the point. Stopped by `signal` when the monitor stops.
+   */
+  observe: (job: FluxJob, meta: Record<string, unknown>, signal: AbortSignal) => Promise<Decimal>
   log: Logger
   /** How often the loop looks at the chain and the timers (default 500 ms). */
   tickMs?: number

@@ -13,6 +13,7 @@ import {
   checkSubmission,
   heartbeatDue,
   nextHeartbeatAt,
+  submittedInteger,
   type FluxTrigger,
   type Skip,
 } from './decision.ts'
@@ -332,7 +333,7 @@ class ChainFluxMonitor {
       range,
     })
     if (!submission.submit) return this.skipped(state, trigger, submission, round.roundId)
-    return this.submit(state, trigger, round.roundId, value, { key, oracle })
+    return this.submit(state, trigger, round.roundId, submittedInteger(value), { key, oracle })
   }
 
   /** Sent as the oracle itself, under the round's idempotency key. */

@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js'
 import { describe, expect, it } from 'vitest'
 import type { OracleRoundState } from '../../../src/chain/flux/aggregator.ts'
 import {
@@ -7,9 +8,11 @@ import {
   heartbeatDue,
   nextHeartbeatAt,
   outsideDeviation,
+  submittedInteger,
   type RoundCheck,
   type SubmissionCheck,
 } from '../../../src/runner/flux/decision.ts'
+import { asFloat32 } from '../../../src/runner/flux/flux-job.ts'
 
 // The flux decision as Chainlink's flux monitor makes it, rule by rule.
 
@@ -40,7 +43,7 @@ const submission = (overrides: Partial<SubmissionCheck> = {}): SubmissionCheck =
   trigger: 'poll',
   roundId: 5,
   latestSubmission: 1000n,
-  answer: 1000n,
+  answer: new Decimal(1000),
   thresholds: { relative: '0.5', absolute: '0' },
   range: { min: 0n, max: 10n ** 30n },
   ...overrides,
@@ -62,6 +65,37 @@ describe('outsideDeviation (Chainlink deviation checker)', () => {
     [-1000n, -990n, t('1'), true],
   ])('latest %s, next %s, %j: %s', (current, next, thresholds, expected) => {
     expect(outsideDeviation(current, next, thresholds)).toBe(expected)
+  })
+
+  // A node holds the thresholds as float32 (FluxMonitorSpec) and reads them with NewFromFloat.
+  it('compares with the threshold as a float32, as every Chainlink node of the feed does', () => {
+    expect(asFloat32('0.1')).toBe('0.10000000149011612')
+    expect(asFloat32('0.5')).toBe('0.5')
+    expect(asFloat32('1e-14')).toBe('9.9999998245167e-15')
+    // Exactly 0.1 %: short of 0.10000000149011612 %, so not past the threshold.
+    expect(outsideDeviation(10n ** 9n, 10n ** 9n + 10n ** 6n, t(asFloat32('0.1')))).toBe(false)
+    expect(outsideDeviation(10n ** 9n, 10n ** 9n + 10n ** 6n + 2n, t(asFloat32('0.1')))).toBe(true)
+    expect(outsideDeviation(1000n, 1005n, t(asFloat32('0.5')))).toBe(true)
+  })
+
+  // shopspring/decimal's Div keeps 16 places, rounding half away from zero.
+  it('divides as the node does: the ratio rounded to 16 places before it is a percentage', () => {
+    // 1 / 2e16 = 5e-17, which rounds up to 1e-16: 1e-14 %, past a float32 1e-14.
+    expect(outsideDeviation(2n * 10n ** 16n, 2n * 10n ** 16n + 1n, t(asFloat32('1e-14')))).toBe(
+      true,
+    )
+    // 1 / 3e16 rounds down to 0: no relative change at all.
+    expect(outsideDeviation(3n * 10n ** 16n, 3n * 10n ** 16n + 1n, t(asFloat32('1e-14')))).toBe(
+      false,
+    )
+  })
+
+  it('compares the decimal result, before what is after the point is dropped', () => {
+    // 995.5 is 0.45 % off 1000, within 0.5 %; the 995 it would be submitted as is 0.5 % off.
+    expect(outsideDeviation(1000n, new Decimal('995.5'), t('0.5'))).toBe(false)
+    expect(outsideDeviation(1000n, 995n, t('0.5'))).toBe(true)
+    expect(outsideDeviation(0n, new Decimal('0.4'), t('0.5'))).toBe(true)
+    expect(outsideDeviation(1000n, new Decimal('1000.9'), t('0', '1'))).toBe(false)
   })
 })
 
@@ -106,10 +140,10 @@ describe('checkRound', () => {
 
 describe('checkSubmission', () => {
   it('a poll submits past the threshold only', () => {
-    expect(checkSubmission(submission({ answer: 1004n }))).toMatchObject({
+    expect(checkSubmission(submission({ answer: new Decimal(1004) }))).toMatchObject({
       code: 'within_threshold',
     })
-    expect(checkSubmission(submission({ answer: 1005n }))).toEqual({ submit: true })
+    expect(checkSubmission(submission({ answer: new Decimal(1005) }))).toEqual({ submit: true })
   })
   it('the first round, the heartbeat and a round another started take the value as it is', () => {
     expect(checkSubmission(submission({ roundId: 1 }))).toEqual({ submit: true })
@@ -117,9 +151,26 @@ describe('checkSubmission', () => {
     expect(checkSubmission(submission({ trigger: 'new-round' }))).toEqual({ submit: true })
   })
   it('never sends a value the aggregator would refuse', () => {
+    const range = { min: 0n, max: 10n }
     expect(
-      checkSubmission(submission({ trigger: 'idle', answer: 11n, range: { min: 0n, max: 10n } })),
+      checkSubmission(submission({ trigger: 'idle', answer: new Decimal(11), range })),
     ).toMatchObject({ code: 'out_of_range' })
+    // As a node's range check reads it: 10.5 is over 10, although 10 would be submitted.
+    expect(
+      checkSubmission(submission({ trigger: 'idle', answer: new Decimal('10.5'), range })),
+    ).toMatchObject({ code: 'out_of_range', reason: expect.stringContaining('10.5 is outside') })
+    expect(
+      checkSubmission(submission({ trigger: 'idle', answer: new Decimal('-0.5'), range })),
+    ).toMatchObject({ code: 'out_of_range' })
+    expect(
+      checkSubmission(submission({ trigger: 'idle', answer: new Decimal(10), range })),
+    ).toEqual({ submit: true })
+  })
+
+  it('submits the part before the point, toward zero', () => {
+    expect(submittedInteger(new Decimal('995.9'))).toBe(995n)
+    expect(submittedInteger(new Decimal('-3.7'))).toBe(-3n)
+    expect(submittedInteger(new Decimal('1.5e30'))).toBe(15n * 10n ** 29n)
   })
 })
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Decimal } from 'decimal.js'
 import { JsonRpcProvider, Wallet } from 'ethers'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -208,7 +209,7 @@ observationSource = """
       // A pipeline that never ends and does not listen to the stop.
       observe: () => {
         observing = true
-        return new Promise<bigint>(() => undefined)
+        return new Promise<Decimal>(() => undefined)
       },
       log: pino({ level: 'silent' }),
       tickMs: 100,

@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js'
 import { JsonRpcProvider, Wallet } from 'ethers'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -148,7 +149,7 @@ observationSource = """
       provider,
       sender,
       jobs: jobsOn(addresses),
-      observe: async () => 1000n,
+      observe: async () => new Decimal(1000),
       log: pino({ level: 'silent' }),
       onDecision: (decision) => decisions.push(decision),
     })
