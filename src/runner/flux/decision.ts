@@ -1,4 +1,4 @@
-import { Decimal } from 'decimal.js'
+import { Decimal } from '../../reduce/decimal.ts'
 import type { OracleRoundState } from '../../chain/flux/aggregator.ts'
 
 /**
@@ -119,8 +119,6 @@ export interface Thresholds {
   absolute: string
 }
 
-// Exact for every value a FluxAggregator holds (int256) and every pipeline result a decimal reads.
-const Exact = Decimal.clone({ precision: 1_000, rounding: Decimal.ROUND_HALF_UP })
 /** shopspring/decimal's Div, which the node's checker divides with: 16 places, half away from zero. */
 const DIVISION_PLACES = 16
 
@@ -135,20 +133,16 @@ export function outsideDeviation(
   next: Decimal | bigint,
   thresholds: Thresholds,
 ): boolean {
-  const relative = new Exact(thresholds.relative)
-  const absolute = new Exact(thresholds.absolute)
+  const relative = new Decimal(thresholds.relative)
+  const absolute = new Decimal(thresholds.absolute)
   if (relative.isZero() && absolute.isZero()) return true
-  const diff = new Exact(current.toString()).minus(next.toString()).abs()
+  const diff = new Decimal(current.toString()).minus(next.toString()).abs()
   if (!diff.greaterThan(absolute)) return false
   if (current === 0n) return !diff.isZero()
-  const ratio = diff.div(new Exact(current.toString()).abs())
+  const ratio = diff.div(new Decimal(current.toString()).abs())
+  // Exact to 1,000 digits and cut there (toward zero, which never crosses a half), then rounded.
   const percent = ratio.toDecimalPlaces(DIVISION_PLACES, Decimal.ROUND_HALF_UP).mul(100)
   return !percent.lessThan(relative)
-}
-
-/** What is submitted of a result: the part before the point (Chainlink's `answer.BigInt()`). */
-export function submittedInteger(answer: Decimal): bigint {
-  return BigInt(answer.trunc().toFixed(0))
 }
 
 export interface SubmissionCheck {

@@ -1,4 +1,4 @@
-import type { Decimal } from 'decimal.js'
+import type { Decimal } from '../../reduce/decimal.ts'
 import type { JsonRpcApiProvider } from 'ethers'
 import type { Logger } from '../../config/logger.ts'
 import type { TxResult, TxSender } from '../../chain/sender/index.ts'

@@ -13,10 +13,10 @@ import {
   checkSubmission,
   heartbeatDue,
   nextHeartbeatAt,
-  submittedInteger,
   type FluxTrigger,
   type Skip,
 } from './decision.ts'
+import { toBigInt } from '../../reduce/decimal.ts'
 import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
 import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
@@ -333,7 +333,7 @@ class ChainFluxMonitor {
       range,
     })
     if (!submission.submit) return this.skipped(state, trigger, submission, round.roundId)
-    return this.submit(state, trigger, round.roundId, submittedInteger(value), { key, oracle })
+    return this.submit(state, trigger, round.roundId, toBigInt(value, 'trunc'), { key, oracle })
   }
 
   /** Sent as the oracle itself, under the round's idempotency key. */

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Decimal } from 'decimal.js'
+import type { Decimal } from '../../../src/reduce/decimal.ts'
 import { JsonRpcProvider, Wallet } from 'ethers'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-import { Decimal } from 'decimal.js'
+import { Decimal } from '../../../src/reduce/decimal.ts'
 import { JsonRpcProvider, Wallet } from 'ethers'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
