@@ -56,12 +56,43 @@ describe('fluxmonitor fields refused on their own', () => {
   })
 
   it("refuses a drumbeat schedule that is not one when the drumbeat is on, in the schedule's words", () => {
-    expect(messagesOf(load({ drumbeatEnabled: 'true', drumbeatSchedule: '"whenever"' }))).toEqual([
-      expect.stringMatching(/^drumbeatEnabled: .*does not run the drumbeat yet/),
+    const drumbeat = { drumbeatEnabled: 'true', idleTimerDisabled: 'true', idleTimerPeriod: '' }
+    expect(messagesOf(load({ ...drumbeat, drumbeatSchedule: '"whenever"' }))).toEqual([
       expect.stringMatching(
         /^drumbeatSchedule: .*needs a time zone \(CRON_TZ=\.\.\.\) or the @every form/,
       ),
     ])
+  })
+
+  it('takes the drumbeat with the idle timer off, and refuses it beside the heartbeat', () => {
+    const schedule = '"CRON_TZ=UTC 0 */20 * * * *"'
+    expect(
+      messagesOf(
+        load({
+          drumbeatEnabled: 'true',
+          drumbeatSchedule: schedule,
+          drumbeatRandomDelay: '"10s"',
+          idleTimerDisabled: 'true',
+          idleTimerPeriod: '',
+        }),
+      ),
+    ).toEqual([])
+    expect(messagesOf(load({ drumbeatEnabled: 'true', drumbeatSchedule: '"@every 30s"' }))).toEqual(
+      [
+        'idleTimerDisabled: with drumbeatEnabled = true the idle timer must be off, as a Chainlink node requires: set idleTimerDisabled = true (the drumbeat starts the rounds the heartbeat would)',
+      ],
+    )
+    // The drumbeat alone starts rounds: polling and the heartbeat may both be off.
+    expect(
+      messagesOf(
+        load({
+          drumbeatEnabled: 'true',
+          drumbeatSchedule: schedule,
+          idleTimerDisabled: 'true',
+          pollTimerDisabled: 'true',
+        }),
+      ),
+    ).toEqual([])
   })
 
   // Chainlink's fluxmonitorv2 validate reads drumbeatSchedule only when drumbeatEnabled is true: a

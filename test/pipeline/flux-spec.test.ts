@@ -76,6 +76,24 @@ describe('fluxmonitor specs', () => {
     expect(job!.spec.evmChainID).toBe(31337n)
   })
 
+  it('loads it with the drumbeat on and the idle timer off: the schedule and the random delay', () => {
+    const { job, problems } = loadFluxSpec(
+      published({
+        idleTimerDisabled: 'true',
+        drumbeatEnabled: 'true',
+        drumbeatSchedule: '"CRON_TZ=UTC 0 */20 * * * *"',
+        drumbeatRandomDelay: '"10s"',
+      }),
+      'flux.toml',
+    )
+    expect(problems).toEqual([])
+    expect(job!.idleTimerMs).toBeUndefined()
+    expect(job!.drumbeat).toMatchObject({
+      schedule: { kind: 'pattern', tz: 'UTC', text: 'CRON_TZ=UTC 0 */20 * * * *' },
+      randomDelayMs: 10_000,
+    })
+  })
+
   it.each([
     [{ pollTimerPeriod: '"1s"' }, 'pollTimerPeriod', /shorter than a fetch may take \(15s/],
     [{ pollTimerPeriod: '' }, 'pollTimerPeriod', /required unless pollTimerDisabled = true/],
@@ -94,8 +112,8 @@ describe('fluxmonitor specs', () => {
     [{ minpayment: '"1"' }, 'minpayment', /unknown field minpayment/],
     [
       { drumbeatEnabled: 'true', drumbeatSchedule: '"CRON_TZ=UTC 0 */20 * * * *"' },
-      'drumbeatEnabled',
-      /does not run the drumbeat yet/,
+      'idleTimerDisabled',
+      /with drumbeatEnabled = true the idle timer must be off, as a Chainlink node requires/,
     ],
   ])('refuses %j, naming %s', (overrides, field, message) => {
     const { job, problems } = loadFluxSpec(published(overrides), 'flux.toml')

@@ -73,7 +73,8 @@ export const FLUX_PURPOSE = {
   pollTimerDisabled: 'whether polling is off (rounds then come from the heartbeat and others)',
   drumbeatEnabled: 'whether rounds are also started on a cron schedule',
   drumbeatSchedule: 'the drumbeat cron schedule, such as "CRON_TZ=UTC 0 */20 * * * *"',
-  drumbeatRandomDelay: 'a random delay added to each drumbeat tick',
+  drumbeatRandomDelay:
+    'the most a node waits, at random, after a drumbeat tick before it starts a round (so that the nodes of a feed do not all start one)',
   minPayment: 'the least payment (LINK juels) per submission this node accepts',
 }
 
@@ -103,12 +104,13 @@ export function fluxSpecProblems(
       `the pipeline must end in one task, whose result is the value submitted; it ends in ${pipeline.terminal.length} (${pipeline.terminal.join(', ')})`,
     )
   if (fields.drumbeatEnabled) {
-    at(
-      'drumbeatEnabled',
-      'drumbeatEnabled = true: feedrunner does not run the drumbeat yet; use idleTimerPeriod for the heartbeat',
-    )
     const schedule = parseSchedule(fields.drumbeatSchedule ?? '')
     if ('problem' in schedule) at('drumbeatSchedule', schedule.problem)
+    if (!fields.idleTimerDisabled)
+      at(
+        'idleTimerDisabled',
+        'with drumbeatEnabled = true the idle timer must be off, as a Chainlink node requires: set idleTimerDisabled = true (the drumbeat starts the rounds the heartbeat would)',
+      )
   }
   if (!fields.pollTimerDisabled) {
     if (fields.pollTimerPeriod === undefined)

@@ -8,8 +8,11 @@ import type { OracleRoundState } from '../../chain/flux/aggregator.ts'
  * input is given, so each rule is tested alone. A "no" always says why, with a code to act on.
  */
 
-/** What asked: the poll timer, the idle timer (heartbeat), or a NewRound log another oracle caused. */
-export type FluxTrigger = 'poll' | 'idle' | 'new-round'
+/**
+ * What asked: the poll timer, the idle timer (heartbeat), the drumbeat (a cron schedule), or a
+ * NewRound log another oracle caused.
+ */
+export type FluxTrigger = 'poll' | 'idle' | 'drumbeat' | 'new-round'
 
 export type SkipCode =
   | 'not_an_oracle'
@@ -159,8 +162,8 @@ export interface SubmissionCheck {
 
 /**
  * Once the value is fetched: a value the aggregator would refuse is never sent; a poll submits only
- * past the thresholds (the first round always); the heartbeat and a round another oracle started
- * take the value as it is. Both checks read the decimal, as a node's do (its range check too: 10.5
+ * past the thresholds (the first round always); the heartbeat, the drumbeat and a round another
+ * oracle started take the value as it is. Both checks read the decimal, as a node's do (its range check too: 10.5
  * is over a maximum of 10, although 10 would be submitted).
  */
 export function checkSubmission(check: SubmissionCheck): { submit: true } | Skip {

@@ -11,7 +11,6 @@ import {
   checkRound,
   chooseOracle,
   checkSubmission,
-  heartbeatDue,
   nextHeartbeatAt,
   type FluxTrigger,
   type Skip,
@@ -20,6 +19,7 @@ import { toBigInt } from '../../reduce/decimal.ts'
 import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
 import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
+import { drumbeatPause, dueTrigger, type JobTimers } from './timers.ts'
 import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
 export type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
@@ -37,7 +37,7 @@ interface Aggregator {
 interface JobState {
   job: FluxJob
   aggregator: Aggregator
-  lastPollMs: number
+  timers: JobTimers
   busy: boolean
   lastSkip?: string
 }
@@ -46,7 +46,7 @@ interface JobState {
  * The flux monitor of one chain: every fluxmonitor job on it, driven by one loop. Each tick reads the
  * head and, when it moved, the NewRound and AnswerUpdated logs of every aggregator in one eth_getLogs
  * (never a subscription per job); then each job acts on what is due: a round another oracle started, the
- * heartbeat, or its poll. What it submits goes through the node's sender, which simulates it before
+ * drumbeat, the heartbeat, or its poll (timers.ts). What it submits goes through the node's sender, which simulates it before
  * it signs and sends one transaction per (aggregator, oracle, round) across every process of the
  * node, whichever asked first.
  */
@@ -100,7 +100,7 @@ class ChainFluxMonitor {
       const was = before.get(job.spec.externalJobID)
       // The same state, so a look in progress for the job still counts as its one at a time.
       if (was) return Object.assign(was, { job, aggregator })
-      return { job, aggregator, lastPollMs: 0, busy: false }
+      return { job, aggregator, timers: { lastPollMs: 0 }, busy: false }
     })
     this.aggregators = aggregators
   }
@@ -189,15 +189,11 @@ class ChainFluxMonitor {
         aggregator.latest ??= latest
         aggregator.reads.noteLatest(latest)
       }
-      if (
-        job.idleTimerMs !== undefined &&
-        heartbeatDue(chainNow, aggregator.lastStartedAt, job.idleTimerMs)
-      )
-        work.push(this.act(state, 'idle'))
-      else if (job.pollTimerMs !== undefined && now - state.lastPollMs >= job.pollTimerMs) {
-        state.lastPollMs = now
-        work.push(this.act(state, 'poll'))
-      }
+      // A job busy with a round is looked at again at the next look, its timers as they were.
+      if (state.busy) continue
+      const clocks = { chainNow, lastStartedAt: aggregator.lastStartedAt, nowMs: now }
+      const trigger = dueTrigger(job, state.timers, clocks)
+      if (trigger) work.push(this.act(state, trigger))
     }
     await Promise.all(work)
   }
@@ -303,9 +299,11 @@ class ChainFluxMonitor {
     const chosen = chooseOracle({ own: sender.addresses, owned, oracles })
     if (!chosen.submit) return this.skipped(state, trigger, chosen, logged?.roundId ?? 0)
     const oracle = getAddress(chosen.oracle)
-    const roundState = logged
+    let roundState = logged
       ? await readOracleRoundState(provider, contract, oracle, logged.roundId)
       : await reads.roundState(oracle, at, looked.now)
+    if (trigger === 'drumbeat' && (await drumbeatPause(job, this.stopping.signal)))
+      roundState = await readOracleRoundState(provider, contract, oracle, roundState.roundId)
     const key = `flux:${this.options.chainId}:${contract}:${oracle}:${roundState.roundId}`
     const round = checkRound({
       trigger,

@@ -217,6 +217,51 @@ describe('the flux monitor on anvil and Redis', () => {
     expect([...counts.values()].every((count) => count === 1)).toBe(true)
   }, 120_000)
 
+  it('with the drumbeat on (no heartbeat, no poll), rounds start on its schedule, the value as it is', async () => {
+    const aggregator = await aggregatorWithNode()
+    const decisions: FluxDecision[] = []
+    value = 4000
+    const running = monitor(
+      aggregator,
+      [
+        'idleTimerDisabled = true',
+        'pollTimerDisabled = true',
+        'drumbeatEnabled = true',
+        'drumbeatSchedule = "@every 2s"',
+        'drumbeatRandomDelay = "300ms"',
+      ].join('\n'),
+      decisions,
+    )
+    try {
+      await until('round 3 answered', async () =>
+        (await readLatestRound(provider, aggregator)).roundId >= 3n ? true : undefined,
+      )
+    } finally {
+      await running.stop()
+    }
+    const contract = fluxAggregatorInterface
+    const starts: number[] = []
+    for (let round = 1; round <= 3; round++) {
+      const data = await provider.call({
+        to: aggregator,
+        data: contract.encodeFunctionData('getRoundData', [round]),
+      })
+      const [, answer, startedAt] = contract.decodeFunctionResult('getRoundData', data)
+      expect(answer).toBe(4000n)
+      starts.push(Number(startedAt))
+    }
+    // Two beats are 2 s apart on the chain's clock; its blocks are stamped in whole seconds.
+    for (let i = 1; i < starts.length; i++)
+      expect(starts[i]! - starts[i - 1]!, `round ${i + 1} after round ${i}`).toBeGreaterThanOrEqual(
+        1,
+      )
+    const submitted = decisions.filter((d) => d.outcome === 'submitted')
+    expect(submitted.length).toBeGreaterThanOrEqual(3)
+    expect(submitted.every((d) => d.trigger === 'drumbeat')).toBe(true)
+    const counts = await submissions(aggregator)
+    expect([...counts.values()].every((count) => count === 1)).toBe(true)
+  }, 120_000)
+
   it('a round left open is superseded once it times out, though no log says so', async () => {
     // Both oracles are needed to answer a round, and one never submits: the node's submission
     // leaves round 1 open, and the aggregator lets the node start round 2 only once round 1 has

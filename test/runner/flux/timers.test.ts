@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest'
+import { parseSchedule, type CronSchedule } from '../../../src/pipeline/job-spec/schedule.ts'
+import type { FluxJob } from '../../../src/runner/flux/flux-job.ts'
+import { drumbeatPause, dueTrigger, type JobTimers } from '../../../src/runner/flux/timers.ts'
+
+// Which timer of a flux job is due at a look, and the drumbeat's random wait.
+
+function schedule(text: string): CronSchedule {
+  const parsed = parseSchedule(text)
+  if ('problem' in parsed) throw new Error(parsed.problem)
+  return parsed.schedule
+}
+
+function job(fields: Partial<Pick<FluxJob, 'pollTimerMs' | 'idleTimerMs' | 'drumbeat'>>): FluxJob {
+  return { ...fields } as FluxJob
+}
+
+const drumbeat = (text: string, randomDelayMs = 0) => ({ schedule: schedule(text), randomDelayMs })
+
+describe('dueTrigger', () => {
+  it('starts the drumbeat at its next instant: one that passed before the first look is not made up', () => {
+    const beating = job({ drumbeat: drumbeat('@every 10s') })
+    const timers: JobTimers = { lastPollMs: 0 }
+    const at = (chainNow: number) =>
+      dueTrigger(beating, timers, { chainNow, lastStartedAt: 0, nowMs: 0 })
+    expect(at(1_005)).toBeUndefined()
+    expect(timers.drumbeat).toEqual({ schedule: '@every 10s', nextMs: 1_010_000 })
+    expect(at(1_009.9)).toBeUndefined()
+    expect(at(1_010)).toBe('drumbeat')
+    expect(timers.drumbeat?.nextMs).toBe(1_020_000)
+    expect(at(1_015)).toBeUndefined()
+    // Several instants passed while the look was away: one beat, then the next instant after now.
+    expect(at(1_047)).toBe('drumbeat')
+    expect(timers.drumbeat?.nextMs).toBe(1_050_000)
+  })
+
+  it('works the next instant out again, without a beat, when a reload changed the schedule', () => {
+    const timers: JobTimers = {
+      lastPollMs: 0,
+      drumbeat: { schedule: '@every 10s', nextMs: 1_010_000 },
+    }
+    const changed = job({ drumbeat: drumbeat('@every 1m') })
+    expect(
+      dueTrigger(changed, timers, { chainNow: 1_011, lastStartedAt: 0, nowMs: 0 }),
+    ).toBeUndefined()
+    expect(timers.drumbeat).toEqual({ schedule: '@every 1m', nextMs: 1_020_000 })
+  })
+
+  it('reads a cron schedule on the chain clock, in its time zone', () => {
+    const timers: JobTimers = { lastPollMs: 0 }
+    const quarterHour = job({ drumbeat: drumbeat('CRON_TZ=UTC 0 */15 * * * *') })
+    const noon = Date.UTC(2026, 10, 30, 12, 0, 0) / 1000
+    dueTrigger(quarterHour, timers, { chainNow: noon + 1, lastStartedAt: 0, nowMs: 0 })
+    expect(timers.drumbeat?.nextMs).toBe((noon + 15 * 60) * 1000)
+  })
+
+  it('the heartbeat before the poll; the poll only when its period has passed on this process', () => {
+    const both = job({ idleTimerMs: 30_000, pollTimerMs: 1_000 })
+    const timers: JobTimers = { lastPollMs: 5_000 }
+    expect(dueTrigger(both, timers, { chainNow: 1_030, lastStartedAt: 1_000, nowMs: 9_000 })).toBe(
+      'idle',
+    )
+    expect(timers.lastPollMs).toBe(5_000)
+    expect(dueTrigger(both, timers, { chainNow: 1_029, lastStartedAt: 1_000, nowMs: 5_999 })).toBe(
+      undefined,
+    )
+    expect(dueTrigger(both, timers, { chainNow: 1_029, lastStartedAt: 1_000, nowMs: 6_000 })).toBe(
+      'poll',
+    )
+    expect(timers.lastPollMs).toBe(6_000)
+  })
+
+  it('none due with every timer off', () => {
+    expect(
+      dueTrigger(job({}), { lastPollMs: 0 }, { chainNow: 9e9, lastStartedAt: 0, nowMs: 9e12 }),
+    ).toBe(undefined)
+  })
+})
+
+describe('drumbeatPause', () => {
+  it('does not wait without a random delay, and says it waited with one', async () => {
+    const signal = new AbortController().signal
+    expect(await drumbeatPause(job({ drumbeat: drumbeat('@every 10s') }), signal)).toBe(false)
+    expect(await drumbeatPause(job({ drumbeat: drumbeat('@every 10s', 50) }), signal)).toBe(true)
+  })
+
+  it('ends when the monitor stops', async () => {
+    const stopping = new AbortController()
+    const waiting = drumbeatPause(
+      job({ drumbeat: drumbeat('@every 10s', 3_600_000) }),
+      stopping.signal,
+    )
+    stopping.abort(new Error('stopping'))
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' })
+  })
+})
