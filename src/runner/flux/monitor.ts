@@ -19,7 +19,8 @@ import { toBigInt } from '../../reduce/decimal.ts'
 import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
 import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
-import { drumbeatPause, dueTrigger, type JobTimers } from './timers.ts'
+import { FluxJobLog } from './job-log.ts'
+import { afterAct, drumbeatPause, dueTrigger, type JobTimers } from './timers.ts'
 import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
 export type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
@@ -39,7 +40,7 @@ interface JobState {
   aggregator: Aggregator
   timers: JobTimers
   busy: boolean
-  lastSkip?: string
+  said: FluxJobLog
 }
 
 /**
@@ -100,7 +101,13 @@ class ChainFluxMonitor {
       const was = before.get(job.spec.externalJobID)
       // The same state, so a look in progress for the job still counts as its one at a time.
       if (was) return Object.assign(was, { job, aggregator })
-      return { job, aggregator, timers: { lastPollMs: 0 }, busy: false }
+      return {
+        job,
+        aggregator,
+        timers: { lastPollMs: 0 },
+        busy: false,
+        said: new FluxJobLog(this.log, job.spec.name),
+      }
     })
     this.aggregators = aggregators
   }
@@ -259,14 +266,15 @@ class ChainFluxMonitor {
     try {
       // Decided first: an optional call's arguments are not evaluated when there is no one to call.
       const decision = await this.decide(state, trigger, logged)
+      afterAct(state.job, state.timers, { trigger, ok: true }, Date.now())
       this.options.onDecision?.(decision)
     } catch (error) {
       const message = messageOf(error)
       // Stopped under it: the wait ended, not the work (a sent submission is watched by the sender).
-      this.log[this.stopping.signal.aborted ? 'debug' : 'warn'](
-        { job: state.job.spec.name, trigger, err: message },
-        'flux monitor: could not act',
-      )
+      if (this.stopping.signal.aborted)
+        this.log.debug({ job: state.job.spec.name, trigger, err: message }, 'flux monitor: stopped')
+      else state.said.failed(trigger, message)
+      afterAct(state.job, state.timers, { trigger, ok: false }, Date.now())
       this.options.onDecision?.({
         job: state.job.spec.name,
         trigger,
@@ -343,13 +351,9 @@ class ChainFluxMonitor {
     as: { key: string; oracle: string },
   ): Promise<FluxDecision> {
     const job = state.job
-    state.lastSkip = undefined
     // Whatever comes of it, the round state kept for this oracle is read again at its next look.
     state.aggregator.reads.forgetRoundState(as.oracle)
-    this.log.info(
-      { job: job.spec.name, trigger, round: roundId, value: value.toString() },
-      'flux monitor: submitting',
-    )
+    state.said.submitting(trigger, roundId, value)
     const result = await this.options.sender.submit({
       to: state.aggregator.address,
       data: fluxAggregatorInterface.encodeFunctionData('submit', [roundId, value]),
@@ -367,21 +371,14 @@ class ChainFluxMonitor {
     return { job: job.spec.name, trigger, roundId, outcome: 'submitted', value, result }
   }
 
-  /** A skip is said once while it lasts, not at every tick. */
+  /** A skip is said once while it lasts, not at every tick (job-log.ts). */
   private skipped(
     state: JobState,
     trigger: FluxTrigger,
     skip: Skip,
     roundId: number,
   ): FluxDecision {
-    const said = `${skip.code}:${roundId}`
-    const quiet = ['within_threshold', 'already_submitted', 'key_elsewhere'].includes(skip.code)
-    if (state.lastSkip !== said)
-      this.log[quiet ? 'debug' : 'info'](
-        { job: state.job.spec.name, trigger, round: roundId, code: skip.code },
-        `flux monitor: ${skip.reason}`,
-      )
-    state.lastSkip = said
+    state.said.skipped(trigger, skip, roundId)
     return { job: state.job.spec.name, trigger, roundId, outcome: 'skipped', skip }
   }
 }

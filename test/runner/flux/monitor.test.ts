@@ -58,6 +58,7 @@ describe('the flux monitor on anvil and Redis', () => {
   let sender: TxSender
   let server: Server
   let value = 1000
+  let sourceDown = false
   let url = ''
 
   beforeAll(async () => {
@@ -69,7 +70,8 @@ describe('the flux monitor on anvil and Redis', () => {
     })
     server = createServer((_, response) => {
       response.setHeader('content-type', 'application/json')
-      response.end(JSON.stringify({ data: { result: value } }))
+      if (sourceDown) response.statusCode = 503
+      response.end(JSON.stringify(sourceDown ? { error: 'down' } : { data: { result: value } }))
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/floor`
@@ -103,7 +105,12 @@ describe('the flux monitor on anvil and Redis', () => {
     return aggregator
   }
 
-  function monitor(aggregator: string, fields: string, decisions: FluxDecision[]) {
+  function monitor(
+    aggregator: string,
+    fields: string,
+    decisions: FluxDecision[],
+    log = pino({ level: 'silent' }),
+  ) {
     const { job, problems } = loadJobSpec(spec(aggregator, url, fields), 'flux.toml')
     expect(problems).toEqual([])
     if (!job || !isFluxJob(job)) throw new Error('not a flux job')
@@ -113,7 +120,7 @@ describe('the flux monitor on anvil and Redis', () => {
       sender,
       jobs: [fluxJobOf(job)],
       observe: (fluxJob, meta) => observeFluxValue(fluxJob, meta),
-      log: pino({ level: 'silent' }),
+      log,
       tickMs: 200,
       onDecision: (decision) => decisions.push(decision),
     })
@@ -260,6 +267,55 @@ describe('the flux monitor on anvil and Redis', () => {
     expect(submitted.every((d) => d.trigger === 'drumbeat')).toBe(true)
     const counts = await submissions(aggregator)
     expect([...counts.values()].every((count) => count === 1)).toBe(true)
+  }, 120_000)
+
+  it('a heartbeat whose source is down is tried again after a wait, said once, and again once it is back', async () => {
+    const aggregator = await aggregatorWithNode()
+    // Each decision with the moment it was told (this process's monotonic clock).
+    const decidedAt: number[] = []
+    const decisions = new (class extends Array<FluxDecision> {
+      override push(...items: FluxDecision[]): number {
+        decidedAt.push(performance.now())
+        return super.push(...items)
+      }
+    })()
+    const failedAt: number[] = []
+    const lines: Array<{ level: number; msg: string }> = []
+    const log = pino(
+      { level: 'debug' },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    )
+    value = 5000
+    sourceDown = true
+    const running = monitor(
+      aggregator,
+      'idleTimerPeriod = "2s"\npollTimerDisabled = true',
+      decisions,
+      log,
+    )
+    try {
+      await until('three failed heartbeats', async () => {
+        failedAt.splice(0, failedAt.length)
+        for (const [at, d] of decisions.entries())
+          if (d.outcome === 'failed') failedAt.push(decidedAt[at]!)
+        return failedAt.length >= 3 ? true : undefined
+      })
+      sourceDown = false
+      await until('round 1 answered once the source is back', async () =>
+        (await readLatestRound(provider, aggregator)).roundId >= 1n ? true : undefined,
+      )
+    } finally {
+      sourceDown = false
+      await running.stop()
+    }
+    // Tried again after the retry's wait (the idle period, 2 s, being under a minute), not at each
+    // look (every 200 ms here): a floor on the gaps, which a slow machine only widens.
+    for (let i = 1; i < 3; i++)
+      expect(failedAt[i]! - failedAt[i - 1]!, `failure ${i + 1} after ${i}`).toBeGreaterThan(1_900)
+    const warned = lines.filter((line) => line.msg.startsWith('flux monitor: could not act'))
+    expect(warned).toHaveLength(1)
+    expect(lines.some((line) => line.msg.startsWith('flux monitor: acting again after'))).toBe(true)
+    expect(lines.filter((line) => line.level >= 40)).toHaveLength(1)
   }, 120_000)
 
   it('a round left open is superseded once it times out, though no log says so', async () => {

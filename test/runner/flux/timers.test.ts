@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { parseSchedule, type CronSchedule } from '../../../src/pipeline/job-spec/schedule.ts'
 import type { FluxJob } from '../../../src/runner/flux/flux-job.ts'
-import { drumbeatPause, dueTrigger, type JobTimers } from '../../../src/runner/flux/timers.ts'
+import {
+  afterAct,
+  drumbeatPause,
+  dueTrigger,
+  type JobTimers,
+} from '../../../src/runner/flux/timers.ts'
 
 // Which timer of a flux job is due at a look, and the drumbeat's random wait.
 
@@ -74,6 +79,40 @@ describe('dueTrigger', () => {
     expect(
       dueTrigger(job({}), { lastPollMs: 0 }, { chainNow: 9e9, lastStartedAt: 0, nowMs: 9e12 }),
     ).toBe(undefined)
+  })
+})
+
+describe("afterAct: a failed heartbeat waits as Chainlink's retry ticker does", () => {
+  it('a minute at first, doubling up to an hour, neither longer than the idle period', () => {
+    const hourly = job({ idleTimerMs: 3_600_000 })
+    const timers: JobTimers = { lastPollMs: 0 }
+    const waits: number[] = []
+    for (let i = 0; i < 8; i++) {
+      afterAct(hourly, timers, { trigger: 'idle', ok: false }, 1_000)
+      waits.push(timers.retry!.waitMs)
+    }
+    expect(waits).toEqual([60, 120, 240, 480, 960, 1_920, 3_600, 3_600].map((s) => s * 1_000))
+    expect(timers.retry?.atMs).toBe(1_000 + 3_600_000)
+    const short = job({ idleTimerMs: 2_000 })
+    const shortTimers: JobTimers = { lastPollMs: 0 }
+    afterAct(short, shortTimers, { trigger: 'idle', ok: false }, 0)
+    afterAct(short, shortTimers, { trigger: 'idle', ok: false }, 0)
+    expect(shortTimers.retry).toEqual({ atMs: 2_000, waitMs: 2_000 })
+  })
+
+  it('holds the heartbeat back until then, not the poll; any act that did not fail ends the wait', () => {
+    const both = job({ idleTimerMs: 30_000, pollTimerMs: 1_000 })
+    const timers: JobTimers = { lastPollMs: 0 }
+    afterAct(both, timers, { trigger: 'idle', ok: false }, 10_000)
+    const look = (nowMs: number) =>
+      dueTrigger(both, timers, { chainNow: 2_000, lastStartedAt: 1_000, nowMs })
+    expect(look(10_500)).toBe('poll')
+    expect(look(10_600)).toBeUndefined()
+    expect(look(40_000)).toBe('idle')
+    afterAct(both, timers, { trigger: 'poll', ok: false }, 40_000)
+    expect(timers.retry?.waitMs).toBe(30_000)
+    afterAct(both, timers, { trigger: 'poll', ok: true }, 40_000)
+    expect(timers.retry).toBeUndefined()
   })
 })
 
