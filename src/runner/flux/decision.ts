@@ -163,8 +163,8 @@ export interface SubmissionCheck {
 /**
  * Once the value is fetched: a value the aggregator would refuse is never sent; a poll submits only
  * past the thresholds (the first round always); the heartbeat, the drumbeat and a round another
- * oracle started take the value as it is. Both checks read the decimal, as a node's do (its range check too: 10.5
- * is over a maximum of 10, although 10 would be submitted).
+ * oracle started take the value as it is. Both checks read the decimal, as a node's do (its range
+ * check too: 10.5 is over a maximum of 10, although 10 would be submitted).
  */
 export function checkSubmission(check: SubmissionCheck): { submit: true } | Skip {
   const { answer, range } = check

@@ -7,6 +7,7 @@ import {
   readOracleRoundState,
 } from '../../chain/flux/aggregator.ts'
 import { FeedrunnerError } from '../../config/errors.ts'
+import { toBigInt } from '../../reduce/decimal.ts'
 import {
   checkRound,
   chooseOracle,
@@ -15,7 +16,6 @@ import {
   type FluxTrigger,
   type Skip,
 } from './decision.ts'
-import { toBigInt } from '../../reduce/decimal.ts'
 import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
 import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
@@ -46,10 +46,10 @@ interface JobState {
 /**
  * The flux monitor of one chain: every fluxmonitor job on it, driven by one loop. Each tick reads the
  * head and, when it moved, the NewRound and AnswerUpdated logs of every aggregator in one eth_getLogs
- * (never a subscription per job); then each job acts on what is due: a round another oracle started, the
- * drumbeat, the heartbeat, or its poll (timers.ts). What it submits goes through the node's sender, which simulates it before
- * it signs and sends one transaction per (aggregator, oracle, round) across every process of the
- * node, whichever asked first.
+ * (never a subscription per job); then each job acts on what is due: a round another oracle
+ * started, the drumbeat, the heartbeat, or its poll (timers.ts). What it submits goes through the
+ * node's sender, which simulates it before it signs and sends one transaction per (aggregator,
+ * oracle, round) across every process of the node, whichever asked first.
  */
 export function startFluxMonitor(options: FluxMonitorOptions): FluxMonitor {
   const monitor = new ChainFluxMonitor(options)
