@@ -3,7 +3,7 @@ import { pino } from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
 import { tickWriterSpec } from '../../src/dev/pushed-value.ts'
-import { loadJobSpec, parseSchedule, type CronSchedule } from '../../src/pipeline/index.ts'
+import { loadJobSpec } from '../../src/pipeline/index.ts'
 import { createRedisConnection } from '../../src/queue/connection.ts'
 import { JobRegistry, registerJob } from '../../src/runner/job-registry.ts'
 import { startCronTicker } from '../../src/runner/cron-ticker.ts'
@@ -16,20 +16,15 @@ import {
   type TickPayload,
 } from '../../src/runner/ticks.ts'
 import { testRedisUrl, uniquePrefix, untilReady } from '../support/redis.ts'
-
-function schedule(text: string): CronSchedule {
-  const parsed = parseSchedule(text)
-  if (!('schedule' in parsed)) throw new Error(parsed.problem)
-  return parsed.schedule
-}
+import { scheduleOf } from '../support/schedule.ts'
 
 describe("a cron job's tick, named by Redis's clock", () => {
   it('is the instant of the schedule due at a time, the next one after it', () => {
-    const every = schedule('@every 2s')
+    const every = scheduleOf('@every 2s')
     expect(dueTick(every, 1_700_000_001_999)).toBe(1_700_000_000_000)
     expect(dueTick(every, 1_700_000_002_000)).toBe(1_700_000_002_000)
     expect(nextTickAfter(every, 1_700_000_002_000)).toBe(1_700_000_004_000)
-    const minutely = schedule('CRON_TZ=UTC 0 * * * * *')
+    const minutely = scheduleOf('CRON_TZ=UTC 0 * * * * *')
     const noon = Date.UTC(2026, 0, 1, 12, 0)
     expect(dueTick(minutely, noon + 45_000)).toBe(noon)
     expect(dueTick(minutely, noon)).toBe(noon)
@@ -37,7 +32,7 @@ describe("a cron job's tick, named by Redis's clock", () => {
     expect(nextTickAfter(minutely, noon)).toBe(noon + 60_000)
     expect(nextTickAfter(minutely, noon - 1)).toBe(noon)
     // The zone counts: 09:00 in London is 08:00 UTC in summer.
-    const nine = schedule('CRON_TZ=Europe/London 0 0 9 * * *')
+    const nine = scheduleOf('CRON_TZ=Europe/London 0 0 9 * * *')
     expect(dueTick(nine, Date.UTC(2026, 6, 1, 8, 10))).toBe(Date.UTC(2026, 6, 1, 8, 0))
   })
 
@@ -46,7 +41,7 @@ describe("a cron job's tick, named by Redis's clock", () => {
     afterAll(() => redis.disconnect())
     await untilReady(redis)
     const prefix = uniquePrefix('ticks')
-    const every = schedule('@every 2s')
+    const every = scheduleOf('@every 2s')
     const t0 = 1_700_000_000_000
     const payload = (tick: number): TickPayload => ({
       kind: 'tick',
@@ -77,8 +72,8 @@ describe("a cron job's tick, named by Redis's clock", () => {
   })
 
   it('between two times: the instants of an @every schedule and of a pattern, ascending', () => {
-    expect(ticksBetween(schedule('@every 2s'), 1_000, 6_000)).toEqual([2_000, 4_000, 6_000])
-    const minutely = schedule('CRON_TZ=UTC 0 * * * * *')
+    expect(ticksBetween(scheduleOf('@every 2s'), 1_000, 6_000)).toEqual([2_000, 4_000, 6_000])
+    const minutely = scheduleOf('CRON_TZ=UTC 0 * * * * *')
     const noon = Date.UTC(2026, 0, 1, 12, 0)
     expect(ticksBetween(minutely, noon - 90_000, noon)).toEqual([noon - 60_000, noon])
   })

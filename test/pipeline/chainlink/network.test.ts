@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { hexlify, makeError, toUtf8Bytes } from 'ethers'
+import { hexlify, toUtf8Bytes } from 'ethers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RecordingChainAccess } from '../../../src/pipeline/index.ts'
 import { sendJson, startTestServer, type TestServer } from '../support/http-server.ts'
-import { runTask } from '../support/task.ts'
+import { callException, runTask } from '../support/task.ts'
 
 // Chainlink's http, bridge and ethcall cases (task.http_test.go, task.bridge_test.go,
 // task.ethcall_test.go) that do not need a node's database: requestData from variables, the private-address guard, an adapter's error
@@ -205,14 +205,7 @@ describe('ethcall (TestETHCallTask)', () => {
         .retryable,
     ).toBe(true)
     const reverts = new RecordingChainAccess(async () => {
-      throw makeError('execution reverted: nope', 'CALL_EXCEPTION', {
-        action: 'call',
-        data: '0x',
-        reason: 'nope',
-        transaction: { to: contract, data: '0x12' },
-        invocation: null,
-        revert: null,
-      })
+      throw callException(contract, 'nope')
     })
     expect(
       await failure(

@@ -1,3 +1,4 @@
+import { makeError } from 'ethers'
 import { expect } from 'vitest'
 import type { FeedrunnerError } from '../../../src/config/errors.ts'
 import {
@@ -65,4 +66,16 @@ export async function failureOf(run: Promise<unknown>): Promise<FeedrunnerError>
     return error as FeedrunnerError
   }
   throw new Error('expected the task to fail')
+}
+
+/** A node's revert of an eth_call to `to`, as ethers reports it (CALL_EXCEPTION), with its reason. */
+export function callException(to: string, reason: string): Error {
+  return makeError(`execution reverted: ${reason}`, 'CALL_EXCEPTION', {
+    action: 'call',
+    data: '0x',
+    reason,
+    transaction: { to, data: '0x' },
+    invocation: null,
+    revert: null,
+  })
 }

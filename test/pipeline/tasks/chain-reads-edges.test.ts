@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { makeError, ZeroAddress as ZERO } from 'ethers'
+import { ZeroAddress as ZERO } from 'ethers'
 import {
   RecordingChainAccess,
   type GasEstimateRequest,
   type Vars,
 } from '../../../src/pipeline/index.ts'
 import { TaskError } from '../../../src/pipeline/task-error.ts'
-import { runTask, taskFailure as refusal } from '../support/task.ts'
+import { callException, runTask, taskFailure as refusal } from '../support/task.ts'
 
 // The chain-reading tasks' edges: what ethcall and estimategaslimit ask of the chain (address, data,
 // sender, gas, block), which attributes they refuse and with which words, and how a task naming
@@ -220,14 +220,7 @@ describe('ethcall: what it asks of the chain', () => {
   it('fails for good when the call reverts, and retryably when the node cannot be reached', async () => {
     // As ethers reports a node's revert: the error's code says it, whatever its words.
     const reverting = new RecordingChainAccess(async () => {
-      throw makeError('execution reverted: price too old', 'CALL_EXCEPTION', {
-        action: 'call',
-        data: '0x',
-        reason: 'price too old',
-        transaction: { to: CONTRACT, data: '0x' },
-        invocation: null,
-        revert: null,
-      })
+      throw callException(CONTRACT, 'price too old')
     })
     const reverted = await ethcallError({ data: '0x' }, { chain: reverting })
     expect(reverted.message).toMatch(

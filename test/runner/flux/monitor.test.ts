@@ -126,6 +126,21 @@ describe('the flux monitor on anvil and Redis', () => {
     })
   }
 
+  /** Each round's answer and start (block time, seconds), rounds 1 to `last`, from getRoundData. */
+  async function rounds(aggregator: string, last: number) {
+    const contract = fluxAggregatorInterface
+    const read: Array<{ answer: bigint; startedAt: number }> = []
+    for (let round = 1; round <= last; round++) {
+      const data = await provider.call({
+        to: aggregator,
+        data: contract.encodeFunctionData('getRoundData', [round]),
+      })
+      const [, answer, startedAt] = contract.decodeFunctionResult('getRoundData', data)
+      read.push({ answer: answer as bigint, startedAt: Number(startedAt) })
+    }
+    return read
+  }
+
   /** Submissions per (round, oracle), from the aggregator's SubmissionReceived logs. */
   async function submissions(aggregator: string): Promise<Map<string, number>> {
     const logs = await provider.getLogs({
@@ -202,17 +217,9 @@ describe('the flux monitor on anvil and Redis', () => {
     } finally {
       await running.stop()
     }
-    const contract = fluxAggregatorInterface
-    const starts: number[] = []
-    for (let round = 1; round <= 4; round++) {
-      const data = await provider.call({
-        to: aggregator,
-        data: contract.encodeFunctionData('getRoundData', [round]),
-      })
-      const [, answer, startedAt] = contract.decodeFunctionResult('getRoundData', data)
-      expect(answer).toBe(2000n)
-      starts.push(Number(startedAt))
-    }
+    const read = await rounds(aggregator, 4)
+    expect(read.map((round) => round.answer)).toEqual([2000n, 2000n, 2000n, 2000n])
+    const starts = read.map((round) => round.startedAt)
     for (let i = 1; i < starts.length; i++) {
       const gap = starts[i]! - starts[i - 1]!
       expect(gap, `round ${i + 1} started ${gap} s after round ${i}`).toBeGreaterThanOrEqual(3)
@@ -246,17 +253,9 @@ describe('the flux monitor on anvil and Redis', () => {
     } finally {
       await running.stop()
     }
-    const contract = fluxAggregatorInterface
-    const starts: number[] = []
-    for (let round = 1; round <= 3; round++) {
-      const data = await provider.call({
-        to: aggregator,
-        data: contract.encodeFunctionData('getRoundData', [round]),
-      })
-      const [, answer, startedAt] = contract.decodeFunctionResult('getRoundData', data)
-      expect(answer).toBe(4000n)
-      starts.push(Number(startedAt))
-    }
+    const read = await rounds(aggregator, 3)
+    expect(read.map((round) => round.answer)).toEqual([4000n, 4000n, 4000n])
+    const starts = read.map((round) => round.startedAt)
     // Two beats are 2 s apart on the chain's clock; its blocks are stamped in whole seconds.
     for (let i = 1; i < starts.length; i++)
       expect(starts[i]! - starts[i - 1]!, `round ${i + 1} after round ${i}`).toBeGreaterThanOrEqual(

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { parseSchedule, type CronSchedule } from '../../../src/pipeline/job-spec/schedule.ts'
 import type { FluxJob } from '../../../src/runner/flux/flux-job.ts'
 import {
   afterAct,
@@ -7,20 +6,18 @@ import {
   dueTrigger,
   type JobTimers,
 } from '../../../src/runner/flux/timers.ts'
+import { scheduleOf } from '../../support/schedule.ts'
 
 // Which timer of a flux job is due at a look, and the drumbeat's random wait.
-
-function schedule(text: string): CronSchedule {
-  const parsed = parseSchedule(text)
-  if ('problem' in parsed) throw new Error(parsed.problem)
-  return parsed.schedule
-}
 
 function job(fields: Partial<Pick<FluxJob, 'pollTimerMs' | 'idleTimerMs' | 'drumbeat'>>): FluxJob {
   return { ...fields } as FluxJob
 }
 
-const drumbeat = (text: string, randomDelayMs = 0) => ({ schedule: schedule(text), randomDelayMs })
+const drumbeat = (text: string, randomDelayMs = 0) => ({
+  schedule: scheduleOf(text),
+  randomDelayMs,
+})
 
 describe('dueTrigger', () => {
   it('starts the drumbeat at its next instant: one that passed before the first look is not made up', () => {
