@@ -73,12 +73,20 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
   }
 }
 
-/** Each flux feed: its latest answer and round on chain, and when this node's heartbeat is due. */
+/** Each flux feed: its latest answer and round on chain, and when this node's heartbeat (or drumbeat) is due. */
 function fluxTable(feeds: NonNullable<StatusReport['flux']>): string {
   const time = (seconds: number | undefined) =>
     seconds === undefined ? '-' : new Date(seconds * 1000).toISOString().slice(11, 19)
   return renderTable(
-    ['flux feed', 'chain', 'aggregator', 'round', 'answer', 'updated (UTC)', 'next heartbeat'],
+    [
+      'flux feed',
+      'chain',
+      'aggregator',
+      'round',
+      'answer',
+      'updated (UTC)',
+      'next heartbeat/drumbeat',
+    ],
     feeds.map((feed) => [
       feed.job,
       String(feed.chainId),
@@ -86,7 +94,9 @@ function fluxTable(feeds: NonNullable<StatusReport['flux']>): string {
       feed.roundId ?? '-',
       feed.answer ?? '-',
       time(feed.updatedAt),
-      time(feed.nextHeartbeatAt),
+      feed.nextDrumbeatAt === undefined
+        ? time(feed.nextHeartbeatAt)
+        : `${time(feed.nextDrumbeatAt)} (drumbeat)`,
     ]),
   )
 }

@@ -3,7 +3,8 @@ import { z } from 'zod'
 import type { FluxFeed } from './monitor-types.ts'
 
 /**
- * What the flux monitor of a chain last saw of its feeds (latest answer and round, next heartbeat),
+ * What the flux monitor of a chain last saw of its feeds (latest answer and round, next heartbeat
+ * or drumbeat),
  * for `feedrunner status` in another process. The process that looks (it owns a key of the node)
  * rewrites its chain's entry every REFRESH_MS; an entry lives ENTRY_TTL_MS, so one whose runners
  * stopped goes by itself. Names, addresses and numbers only.
@@ -22,6 +23,7 @@ const fluxFeedsSchema = z.object({
       answer: z.string().optional(),
       updatedAt: z.number().optional(),
       nextHeartbeatAt: z.number().optional(),
+      nextDrumbeatAt: z.number().optional(),
     }),
   ),
 })

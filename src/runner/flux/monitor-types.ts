@@ -47,6 +47,8 @@ export interface FluxFeed {
   updatedAt?: number
   /** Unix seconds: when the heartbeat is due; none when the idle timer is disabled. */
   nextHeartbeatAt?: number
+  /** Unix seconds, on the chain's clock: the drumbeat's next instant, when it is enabled. */
+  nextDrumbeatAt?: number
 }
 
 export interface FluxMonitor {

@@ -114,7 +114,7 @@ class ChainFluxMonitor {
 
   feeds(): FluxFeed[] {
     if (this.fromBlock === undefined) return []
-    return this.states.map(({ job, aggregator }) => ({
+    return this.states.map(({ job, aggregator, timers }) => ({
       job: job.spec.name,
       aggregator: aggregator.address,
       roundId: aggregator.latest?.roundId.toString(),
@@ -124,6 +124,7 @@ class ChainFluxMonitor {
         job.idleTimerMs === undefined || aggregator.lastStartedAt === undefined
           ? undefined
           : nextHeartbeatAt(aggregator.lastStartedAt, job.idleTimerMs),
+      nextDrumbeatAt: timers.drumbeat && Math.ceil(timers.drumbeat.nextMs / 1000),
     }))
   }
 

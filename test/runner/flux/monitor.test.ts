@@ -250,6 +250,11 @@ describe('the flux monitor on anvil and Redis', () => {
       await until('round 3 answered', async () =>
         (await readLatestRound(provider, aggregator)).roundId >= 3n ? true : undefined,
       )
+      // `feedrunner status` shows when the next beat is due, on the chain's clock.
+      const [feed] = running.feeds()
+      const head = (await provider.getBlock('latest'))!.timestamp
+      expect(feed?.nextDrumbeatAt).toBeGreaterThan(head - 2)
+      expect(feed?.nextHeartbeatAt).toBeUndefined()
     } finally {
       await running.stop()
     }
