@@ -44,8 +44,8 @@ export async function coldStages(
     if (all.length > 0) await redis.del(...all)
     return {
       jobs: queued.length,
-      queued: percentile(queued, 50),
-      inWorker: percentile(inWorker, 50),
+      queued: Math.round(percentile(queued, 50)),
+      inWorker: Math.round(percentile(inWorker, 50)),
     }
   } finally {
     redis.disconnect()
@@ -112,8 +112,9 @@ export async function stagesByGroup(
       times.inWorker.sort((a, b) => a - b)
       result[group] = {
         jobs: times.queued.length,
-        queued: percentile(times.queued, 50),
-        inWorker: percentile(times.inWorker, 50),
+        // Whole ms: a job's timestamp is Redis's clock to the microsecond.
+        queued: Math.round(percentile(times.queued, 50)),
+        inWorker: Math.round(percentile(times.inWorker, 50)),
       }
     }
     return result
