@@ -21,6 +21,8 @@ export interface FairnessFigures {
   ratio: number
   /** The flood's requests answered while the other client was measured, and those that were not 200. */
   floodAnswered: number
+  /** The flood's answers a second while the other client was measured: what a fair share costs it. */
+  floodPerSecond: number
   floodErrors: number
   /** Where the fetches spent their time (medians, Redis clock): the other client's alone and flooded, the flood's. */
   stages: Record<string, GroupStages>
@@ -106,7 +108,10 @@ export async function fairnessPhase(
     })
     // Every loop has a request in flight before the other client starts.
     while (sent < FLOOD) await new Promise((resolve) => setTimeout(resolve, 20))
+    const answeredBefore = answered
+    const measuring = performance.now()
     const flooded = await otherClient(url, otherAgent, 3)
+    const floodPerSecond = (answered - answeredBefore) / ((performance.now() - measuring) / 1000)
     running = false
     await Promise.all(flood)
     const p50Alone = percentile(alone, 50)
@@ -119,6 +124,7 @@ export async function fairnessPhase(
       flooded: { p50: p50Flooded, p99: percentile(flooded, 99) },
       ratio: p50Flooded / p50Alone,
       floodAnswered: answered,
+      floodPerSecond,
       floodErrors: errors,
       stages: await stagesByGroup(redis.url, redis.prefix, (params) => {
         const tag = Math.floor(Number(params.longitude) + 170)

@@ -75,7 +75,7 @@ export function printFairness(figures: FairnessFigures): void {
     `  alone                              p50 ${ms(figures.alone.p50)}   p99 ${ms(figures.alone.p99)}`,
   )
   console.log(
-    `  during a flood of ${String(figures.flood).padEnd(4)} from one client  p50 ${ms(figures.flooded.p50)}   p99 ${ms(figures.flooded.p99)}   (${figures.floodAnswered} of the flood answered meanwhile, ${figures.floodErrors} not 200)`,
+    `  during a flood of ${String(figures.flood).padEnd(4)} from one client  p50 ${ms(figures.flooded.p50)}   p99 ${ms(figures.flooded.p99)}   (the flood answered ${figures.floodAnswered}, ${Math.round(figures.floodPerSecond)} a second while the other was measured, ${figures.floodErrors} not 200)`,
   )
   console.log(`  p50 flooded / alone: ${figures.ratio.toFixed(2)}x (target <= 3x)`)
   console.log('  where the fetches spent their time (medians, Redis clock):')
