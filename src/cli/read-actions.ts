@@ -73,7 +73,7 @@ export async function statusAction(options: { runs: string; json?: boolean }): P
   }
 }
 
-/** Each flux feed: its latest answer and round on chain, and when this node's heartbeat (or drumbeat) is due. */
+/** Each flux feed: its latest answer and round on chain, when its heartbeat or drumbeat is due. */
 function fluxTable(feeds: NonNullable<StatusReport['flux']>): string {
   const time = (seconds: number | undefined) =>
     seconds === undefined ? '-' : new Date(seconds * 1000).toISOString().slice(11, 19)

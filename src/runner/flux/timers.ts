@@ -7,7 +7,7 @@ import type { FluxJob } from './flux-job.ts'
 export interface JobTimers {
   /** This process's clock (ms) at the job's last poll. */
   lastPollMs: number
-  /** The drumbeat's next instant (ms on the chain's clock), and the schedule it was worked out from. */
+  /** The drumbeat's next instant (ms on the chain's clock), and the schedule it came from. */
   drumbeat?: { schedule: string; nextMs: number }
   /** After a heartbeat that failed: not tried again before `atMs` (this process's clock). */
   retry?: { atMs: number; waitMs: number }
@@ -28,10 +28,10 @@ export interface LookClocks {
 /**
  * Which of the job's timers is due at this look, if any, in Chainlink's order: the drumbeat (a cron
  * schedule, enabled only with the idle timer disabled), the heartbeat (the idle period after the
- * latest round started; after a failed one, not before its retry), then the poll. The drumbeat and the heartbeat go by the chain's clock, as
- * the rounds they answer do, so every node of a feed agrees when they are due whatever its host's
- * clock says; a drumbeat instant that passed before the job was first looked at is not made up, as
- * a node's cron ticker starts from its own start.
+ * latest round started; after a failed one, not before its retry), then the poll. The drumbeat and
+ * the heartbeat go by the chain's clock, as the rounds they answer do, so every node of a feed
+ * agrees when they are due whatever its host's clock says; a drumbeat instant that passed before
+ * the job was first looked at is not made up, as a node's cron ticker starts from its own start.
  */
 export function dueTrigger(
   job: FluxJob,
@@ -67,9 +67,9 @@ export function dueTrigger(
 
 /**
  * After an act: a heartbeat that failed (its source or the chain away) is tried again after a wait
- * that doubles, as Chainlink's retry ticker does (a minute at first, an hour at most, neither longer
- * than the idle period), not at every look; any act that did not fail ends the wait. The poll and
- * the drumbeat keep their own times.
+ * that doubles, as Chainlink's retry ticker does (a minute at first, an hour at most, neither
+ * longer than the idle period), not at every look; any act that did not fail ends the wait. The
+ * poll and the drumbeat keep their own times.
  */
 export function afterAct(
   job: FluxJob,
