@@ -17,7 +17,7 @@ const DECIMAL_TEXT = /^\+?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/
 const FLOAT32_EXPECTED = 'must fit a 32-bit float (at most 3.4e38), as a node holds a threshold'
 // A float in the TOML, as Chainlink's spec takes it, kept as the decimal text written (what the
 // monitor compares with is that number as a float32: flux-job.ts).
-const fitsFloat32 = (value: number | string) => Number.isFinite(Math.fround(Number(value)))
+const fitsFloat32 = (value: number | string) => asFloat32(value) !== 'Infinity'
 const threshold = z
   .union(
     [
@@ -43,6 +43,16 @@ const duration = z
 // Text alone: Chainlink reads the schedule only when the drumbeat is on (fluxSpecProblems).
 const drumbeatSchedule = z.string(says('must be a schedule such as "CRON_TZ=UTC 0 */20 * * * *"'))
 const bool = z.boolean(says(EXPECTED.bool))
+
+/**
+ * A threshold as a node holds it: Chainlink's FluxMonitorSpec keeps threshold and absoluteThreshold
+ * as float32, and its deviation checker reads them with decimal.NewFromFloat(float64(...)), the
+ * shortest text that gives the same float, as JavaScript's own number text is. So 0.1 compares
+ * as 0.10000000149011612 on every node of a feed, feedrunner's among them.
+ */
+export function asFloat32(value: number | string): string {
+  return String(Math.fround(Number(value)))
+}
 
 export const FLUX_FIELDS = {
   contractAddress: address(EXPECTED.address),

@@ -131,15 +131,11 @@ const DIVISION_PLACES = 16
  * value is an infinite relative change). `next` is the pipeline's result before it is made an
  * integer, as the node compares it.
  */
-export function outsideDeviation(
-  current: bigint,
-  next: Decimal | bigint,
-  thresholds: Thresholds,
-): boolean {
+export function outsideDeviation(current: bigint, next: Decimal, thresholds: Thresholds): boolean {
   const relative = new Decimal(thresholds.relative)
   const absolute = new Decimal(thresholds.absolute)
   if (relative.isZero() && absolute.isZero()) return true
-  const diff = new Decimal(current.toString()).minus(next.toString()).abs()
+  const diff = new Decimal(current.toString()).minus(next).abs()
   if (!diff.greaterThan(absolute)) return false
   if (current === 0n) return !diff.isZero()
   const ratio = diff.div(new Decimal(current.toString()).abs())

@@ -2,6 +2,7 @@ import { FeedrunnerError } from '../../config/errors.ts'
 import type { Job } from '../../pipeline/job-spec/loader.ts'
 import type { SpecOf } from '../../pipeline/job-spec/job-types.ts'
 import { parseDuration } from '../../pipeline/duration.ts'
+import { asFloat32 } from '../../pipeline/job-spec/flux-schema.ts'
 import { parseSchedule, type CronSchedule } from '../../pipeline/job-spec/schedule.ts'
 import type { Thresholds } from './decision.ts'
 
@@ -47,14 +48,4 @@ function drumbeatOf(spec: SpecOf<'fluxmonitor'>): FluxJob['drumbeat'] {
     })
   const randomDelayMs = parseDuration(spec.drumbeatRandomDelay ?? '0') ?? 0
   return { schedule: parsed.schedule, randomDelayMs }
-}
-
-/**
- * A threshold as a node holds it: Chainlink's FluxMonitorSpec keeps threshold and absoluteThreshold
- * as float32, and its deviation checker reads them with decimal.NewFromFloat(float64(...)), the
- * shortest text that gives the same float, as JavaScript's own number text is. So 0.1 compares
- * as 0.10000000149011612 on every node of a feed, feedrunner's among them.
- */
-export function asFloat32(text: string): string {
-  return String(Math.fround(Number(text)))
 }

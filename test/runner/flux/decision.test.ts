@@ -10,7 +10,7 @@ import {
   type RoundCheck,
   type SubmissionCheck,
 } from '../../../src/runner/flux/decision.ts'
-import { asFloat32 } from '../../../src/runner/flux/flux-job.ts'
+import { asFloat32 } from '../../../src/pipeline/job-spec/flux-schema.ts'
 import { Decimal } from '../../../src/reduce/decimal.ts'
 
 // The flux decision as Chainlink's flux monitor makes it, rule by rule.
@@ -48,6 +48,9 @@ const submission = (overrides: Partial<SubmissionCheck> = {}): SubmissionCheck =
   ...overrides,
 })
 
+/** A result that was a whole number. */
+const d = (value: bigint) => new Decimal(value.toString())
+
 describe('outsideDeviation (Chainlink deviation checker)', () => {
   const t = (relative: string, absolute = '0') => ({ relative, absolute })
   it.each([
@@ -63,7 +66,7 @@ describe('outsideDeviation (Chainlink deviation checker)', () => {
     [0n, 0n, t('0.5'), false],
     [-1000n, -990n, t('1'), true],
   ])('latest %s, next %s, %j: %s', (current, next, thresholds, expected) => {
-    expect(outsideDeviation(current, next, thresholds)).toBe(expected)
+    expect(outsideDeviation(current, d(next), thresholds)).toBe(expected)
   })
 
   // A node holds the thresholds as float32 (FluxMonitorSpec) and reads them with NewFromFloat.
@@ -72,19 +75,21 @@ describe('outsideDeviation (Chainlink deviation checker)', () => {
     expect(asFloat32('0.5')).toBe('0.5')
     expect(asFloat32('1e-14')).toBe('9.9999998245167e-15')
     // Exactly 0.1 %: short of 0.10000000149011612 %, so not past the threshold.
-    expect(outsideDeviation(10n ** 9n, 10n ** 9n + 10n ** 6n, t(asFloat32('0.1')))).toBe(false)
-    expect(outsideDeviation(10n ** 9n, 10n ** 9n + 10n ** 6n + 2n, t(asFloat32('0.1')))).toBe(true)
-    expect(outsideDeviation(1000n, 1005n, t(asFloat32('0.5')))).toBe(true)
+    expect(outsideDeviation(10n ** 9n, d(10n ** 9n + 10n ** 6n), t(asFloat32('0.1')))).toBe(false)
+    expect(outsideDeviation(10n ** 9n, d(10n ** 9n + 10n ** 6n + 2n), t(asFloat32('0.1')))).toBe(
+      true,
+    )
+    expect(outsideDeviation(1000n, d(1005n), t(asFloat32('0.5')))).toBe(true)
   })
 
   // shopspring/decimal's Div keeps 16 places, rounding half away from zero.
   it('divides as the node does: the ratio rounded to 16 places before it is a percentage', () => {
     // 1 / 2e16 = 5e-17, which rounds up to 1e-16: 1e-14 %, past a float32 1e-14.
-    expect(outsideDeviation(2n * 10n ** 16n, 2n * 10n ** 16n + 1n, t(asFloat32('1e-14')))).toBe(
+    expect(outsideDeviation(2n * 10n ** 16n, d(2n * 10n ** 16n + 1n), t(asFloat32('1e-14')))).toBe(
       true,
     )
     // 1 / 3e16 rounds down to 0: no relative change at all.
-    expect(outsideDeviation(3n * 10n ** 16n, 3n * 10n ** 16n + 1n, t(asFloat32('1e-14')))).toBe(
+    expect(outsideDeviation(3n * 10n ** 16n, d(3n * 10n ** 16n + 1n), t(asFloat32('1e-14')))).toBe(
       false,
     )
   })
@@ -92,7 +97,7 @@ describe('outsideDeviation (Chainlink deviation checker)', () => {
   it('compares the decimal result, before what is after the point is dropped', () => {
     // 995.5 is 0.45 % off 1000, within 0.5 %; the 995 it would be submitted as is 0.5 % off.
     expect(outsideDeviation(1000n, new Decimal('995.5'), t('0.5'))).toBe(false)
-    expect(outsideDeviation(1000n, 995n, t('0.5'))).toBe(true)
+    expect(outsideDeviation(1000n, d(995n), t('0.5'))).toBe(true)
     expect(outsideDeviation(0n, new Decimal('0.4'), t('0.5'))).toBe(true)
     expect(outsideDeviation(1000n, new Decimal('1000.9'), t('0', '1'))).toBe(false)
   })

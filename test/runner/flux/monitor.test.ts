@@ -126,6 +126,13 @@ describe('the flux monitor on anvil and Redis', () => {
     })
   }
 
+  /** Until the aggregator's latest round is `round` or later. */
+  function untilRound(aggregator: string, round: bigint, what = `round ${round} answered`) {
+    return until(what, async () =>
+      (await readLatestRound(provider, aggregator)).roundId >= round ? true : undefined,
+    )
+  }
+
   /** Each round's answer and start (block time, seconds), rounds 1 to `last`, from getRoundData. */
   async function rounds(aggregator: string, last: number) {
     const contract = fluxAggregatorInterface
@@ -211,9 +218,7 @@ describe('the flux monitor on anvil and Redis', () => {
       decisions,
     )
     try {
-      await until('round 4 answered', async () =>
-        (await readLatestRound(provider, aggregator)).roundId >= 4n ? true : undefined,
-      )
+      await untilRound(aggregator, 4n)
     } finally {
       await running.stop()
     }
@@ -247,9 +252,7 @@ describe('the flux monitor on anvil and Redis', () => {
       decisions,
     )
     try {
-      await until('round 3 answered', async () =>
-        (await readLatestRound(provider, aggregator)).roundId >= 3n ? true : undefined,
-      )
+      await untilRound(aggregator, 3n)
       // `feedrunner status` shows when the next beat is due, on the chain's clock.
       const [feed] = running.feeds()
       const head = (await provider.getBlock('latest'))!.timestamp
@@ -305,9 +308,7 @@ describe('the flux monitor on anvil and Redis', () => {
         return failedAt.length >= 3 ? true : undefined
       })
       sourceDown = false
-      await until('round 1 answered once the source is back', async () =>
-        (await readLatestRound(provider, aggregator)).roundId >= 1n ? true : undefined,
-      )
+      await untilRound(aggregator, 1n, 'round 1 answered once the source is back')
     } finally {
       sourceDown = false
       await running.stop()
