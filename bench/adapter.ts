@@ -6,11 +6,13 @@
  *    the feed service, one request at a time, interleaved.
  * 3. fairness: another client's cold requests alone and during a flood of 600 from one client
  *    (bench/adapter-fairness.ts); `npm run bench:adapter -- fairness` runs only this phase.
- * Bounded: a fixed duration per load phase and a fixed number of cold requests.
+ * Bounded: a fixed duration per load phase and a fixed number of cold requests. BENCH_FEED_FAULTS is
+ * the feed service's `--faults`: `slow=1,slowMs=100` makes it a feed service 100 ms away.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort } from '../src/dev/ports.ts'
 import { redisAnswers, startPrivateRedis, type PrivateRedis } from '../src/dev/redis.ts'
 import { feedCatalog } from '../src/feeds/catalog/index.ts'
@@ -23,6 +25,7 @@ const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const COLD_REQUESTS = Number(process.env.BENCH_COLD_REQUESTS ?? 200)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const FEED_FAULTS = process.env.BENCH_FEED_FAULTS ? ['--faults', process.env.BENCH_FEED_FAULTS] : []
 const odds = feedCatalog['game-odds']
 
 /** The baseline: the framework's own HttpTransport for game-odds, default result homeMoneyLine. */
@@ -115,10 +118,6 @@ async function spawnTsx(
     await sleep(50)
   }
   return spawned
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
@@ -225,7 +224,7 @@ async function startFeedrunner(processes: Spawned[], redisUrl: string) {
   }
   processes.push(
     await spawnTsx(
-      ['src/cli/main.ts', 'feeds', 'serve', '--port', String(feedPort)],
+      ['src/cli/main.ts', 'feeds', 'serve', '--port', String(feedPort), ...FEED_FAULTS],
       { FEEDS_SERVER_KEYS: KEY },
       /feed service listening/,
     ),

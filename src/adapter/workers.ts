@@ -16,7 +16,8 @@ import { sweepFetchJobs } from '../queue/fetch-sweep.ts'
 import { fetchQueueName } from '../queue/names.ts'
 import { REDIS_CHECK_OPTIONS } from '../health/checks.ts'
 import { operateFetchWorkers } from '../health/operate.ts'
-import { instrumentFetch } from '../metrics/index.ts'
+import { instrumentFetch, watchFetchConcurrency } from '../metrics/index.ts'
+import { adaptConcurrency, FetchConcurrency } from '../queue/fetch-concurrency.ts'
 import { queuedFetch } from './upstream.ts'
 
 export interface FetchWorkersOptions {
@@ -46,7 +47,8 @@ export function configuredFamilies(settings: Settings): FeedFamily[] {
 
 /**
  * Starts one fetch worker per family (`fetch-<family>` queues), each with the family's rate limit
- * (global across all workers), FETCH_WORKER_CONCURRENCY fetches at a time, and retries for
+ * (global across all workers), at most FETCH_WORKER_CONCURRENCY fetches at a time (fewer while the
+ * fetches' times say this host is the bound: src/queue/fetch-concurrency.ts), and retries for
  * timeouts, 5xx and connection errors only.
  */
 export async function startFetchWorkers(
@@ -94,6 +96,7 @@ export async function startFetchWorkers(
       families,
       queues: families.map(fetchQueueName),
       concurrency: settings.FETCH_WORKER_CONCURRENCY,
+      minConcurrency: settings.FETCH_WORKER_MIN_CONCURRENCY,
     },
     'fetch workers started',
   )
@@ -125,7 +128,16 @@ function startFamilyWorker(
   },
 ): FetchWorker {
   const { settings, connections } = parts
-  const worker = createFetchWorker(settings, family, parts.connection, parts.processor)
+  const concurrency = new FetchConcurrency({
+    min: settings.FETCH_WORKER_MIN_CONCURRENCY,
+    max: settings.FETCH_WORKER_CONCURRENCY,
+  })
+  const processor = adaptConcurrency(parts.processor, concurrency, (limit) => {
+    worker.concurrency = limit
+  })
+  const worker = createFetchWorker(settings, family, parts.connection, processor)
+  const unwatch = watchFetchConcurrency(family, () => concurrency.limit)
+  worker.on('closed', unwatch)
   // The feed service away: one line when it goes, one a minute with the failed calls, one back.
   const feedHealth = connections.dependency(
     `the ${family} feed service`,

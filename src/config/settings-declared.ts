@@ -234,7 +234,14 @@ export const declaredSettings = {
   FETCH_WORKER_CONCURRENCY: withDefault(positiveInt, 32, {
     group: 'fetch',
     unit: 'fetches',
-    description: 'Fetches one worker process runs at once, per family.',
+    description:
+      "Most fetches one worker process runs at once, per family. The worker runs fewer while a fetch's time grows with how many run beside it (this host's CPU is the bound), down to FETCH_WORKER_MIN_CONCURRENCY.",
+  }),
+  FETCH_WORKER_MIN_CONCURRENCY: withDefault(positiveInt, 2, {
+    group: 'fetch',
+    unit: 'fetches',
+    description:
+      'Fewest fetches one worker process runs at once, per family, when fetches slow down with their number. Equal to FETCH_WORKER_CONCURRENCY (or above it), the number is fixed.',
   }),
   FETCH_FAILED_JOBS_KEPT: withDefault(positiveInt, 1_000, {
     group: 'fetch',
