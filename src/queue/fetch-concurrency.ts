@@ -27,8 +27,8 @@ export interface FetchConcurrencyBounds {
 }
 
 /** A window's median may be this many times the baseline before the limit shrinks. */
-export const TOLERANCE = 2
-export const MIN_WINDOW = 8
+const TOLERANCE = 2
+const MIN_WINDOW = 8
 export const PROBE_AFTER_MS = 2_000
 /** A fetch alone within a millisecond is measured to a jitter of about that much. */
 const BASELINE_FLOOR_MS = 1

@@ -31,6 +31,16 @@ function flood(
   return { limits, end: now }
 }
 
+/** `count` fetches one at a time, 3 ms each, from `now`; returns the time after the last. */
+function oneAtATime(concurrency: FetchConcurrency, count: number, now: number): number {
+  for (let index = 0; index < count; index++) {
+    concurrency.started(now, 1)
+    concurrency.answered(now, now + 3)
+    now += 3
+  }
+  return now
+}
+
 const bounds = { min: 2, max: 32 }
 
 describe('the fetch worker adapts how many fetches it runs at once to their times', () => {
@@ -81,12 +91,7 @@ describe('the fetch worker adapts how many fetches it runs at once to their time
   it('measures the baseline again when a busier host makes the old one stale', () => {
     const concurrency = new FetchConcurrency(bounds)
     // A quiet start: one at a time, 3 ms each, sets the baseline (a window is 32 answers).
-    let now = 0
-    for (let index = 0; index < 32; index++) {
-      concurrency.started(now, 1)
-      concurrency.answered(now, now + 3)
-      now += 3
-    }
+    const now = oneAtATime(concurrency, 32, 0)
     // Then the host gets busy with other work: every fetch takes 4x, and more with more beside it.
     const { limits } = flood(concurrency, 20_000, (running) => 12 + 1.5 * (running - 1), now)
     // Against the busy host's own time with two running (13.5 ms), 12 + 1.5 (n - 1) <= 27 at
@@ -102,28 +107,17 @@ describe('the fetch worker adapts how many fetches it runs at once to their time
     const busy = flood(concurrency, 5_000, (running) => 3 + 1.5 * (running - 1))
     // Then one at a time, as fast as alone: nothing says more at once would be as fast. (The
     // window open when the flood ended closes on its answers.)
-    let now = busy.end
-    const answerOne = () => {
-      concurrency.started(now, 1)
-      concurrency.answered(now, now + 3)
-      now += 3
-    }
-    for (let index = 0; index < 8; index++) answerOne()
+    const now = oneAtATime(concurrency, 8, busy.end)
     const shrunk = concurrency.limit
     expect(shrunk).toBeLessThanOrEqual(6)
-    for (let index = 0; index < 1_000; index++) answerOne()
+    oneAtATime(concurrency, 1_000, now)
     expect(concurrency.limit).toBeLessThanOrEqual(shrunk)
   })
 
   it('takes a quiet window as the baseline, and shrinks at once when a flood comes', () => {
     const concurrency = new FetchConcurrency(bounds)
-    let now = 0
     // A window is as many answers as the limit: 32.
-    for (let index = 0; index < 32; index++) {
-      concurrency.started(now, 1)
-      concurrency.answered(now, now + 3)
-      now += 3
-    }
+    const now = oneAtATime(concurrency, 32, 0)
     const { limits } = flood(concurrency, 200, (running) => 3 + 1.5 * (running - 1), now)
     const changes = limits.filter(
       (entry, index) => entry.limit !== (limits[index - 1]?.limit ?? 32),
