@@ -9,6 +9,7 @@
  *   npm run chaos -- --seed 7 --schedules 3    7, 8 and 9
  *   npm run chaos -- --seed 7 --dry-run        print the schedule without running it
  *   npm run chaos -- --seed 7 --output         with each process's last lines when a schedule finds a violation
+ *                                              (every process's whole log is kept in .cache/chaos-logs/ anyway)
  *   npm run chaos -- --seed 7 --report F.json  also write the counts to F.json (CI's closing line reads them)
  *   npm run chaos -- --mutants                 the planted bugs of chaos/mutants/ instead (chaos/mutants.ts)
  *
@@ -18,13 +19,19 @@
 import { execFileSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { stopAllOwnedProcesses } from '../src/dev/process.ts'
 import { describeAdmission, describeAdmissionOutcome } from './admission.ts'
+import { keepLogs } from './kept-logs.ts'
 import { mutantsAsked, runMutants } from './mutants.ts'
 import { describeOutputs, describeResult, describeSchedule, replayCommand } from './report.ts'
 import { runSchedule, stopRunningStack } from './run.ts'
 import { scheduleOf } from './schedule.ts'
+
+/** Where a violating schedule's logs are kept: under the checkout's ignored .cache/. */
+const LOGS = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'chaos-logs')
 
 interface Options {
   seeds: number[]
@@ -112,6 +119,10 @@ async function main(): Promise<number> {
     if (result.history) console.log(describeAdmissionOutcome(schedule, result.history))
     if (options.output && result.violations.length > 0)
       for (const line of describeOutputs(result)) console.log(line)
+    if (result.violations.length > 0)
+      console.log(
+        `  each process's log: ${relative(process.cwd(), keepLogs(LOGS, seed, result.outputs))}`,
+      )
     violations += result.violations.length
     if (result.violations.length > 0) failed.push(seed)
   }

@@ -48,6 +48,11 @@ export interface PartSpec {
 
 /** Node processes started here (faketime's children included), SIGKILLed if the harness dies. */
 const livePids = new Set<number>()
+/**
+ * How much of each part's output is kept: a schedule's whole log (a runner writes about a megabyte
+ * in a long one), so a violation that a replay does not bring back is still told in full.
+ */
+export const KEPT_OUTPUT_CHARS = 8_000_000
 /** The parts' working directory: an empty folder under the ignored .cache/, so no `.env` is read there. */
 const PARTS_CWD = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'chaos-cwd')
 process.once('exit', () => {
@@ -115,7 +120,7 @@ export class Part {
 
   private async startOnce(): Promise<void> {
     mkdirSync(PARTS_CWD, { recursive: true })
-    this.earlier = lastChars(this.earlier + (this.process?.output() ?? ''), 20_000)
+    this.earlier = lastChars(this.earlier + (this.process?.output() ?? ''), KEPT_OUTPUT_CHARS)
     const { args, env, clockOffsetSeconds, kind } = this.spec
     const nodeArgs = [process.execPath, FEEDRUNNER_BIN, ...args]
     const offset = `${clockOffsetSeconds >= 0 ? '+' : ''}${clockOffsetSeconds}s`
@@ -133,7 +138,7 @@ export class Part {
         FAKETIME_DONT_FAKE_MONOTONIC: '1',
       },
       cwd: PARTS_CWD,
-      keepOutputChars: 20_000,
+      keepOutputChars: KEPT_OUTPUT_CHARS,
       // Its own group, so the harness's end takes faketime's node child with the wrapper.
       ownProcessGroup: true,
     })

@@ -10,6 +10,7 @@ import { checkInvariants } from './invariants.ts'
 import { HEALTHY_OPEN_BOUND_MS, recoveryMs } from './liveness.ts'
 import { RequestBook } from './request-book.ts'
 import { rpc } from './rpc.ts'
+import { KEPT_OUTPUT_CHARS } from './part.ts'
 import { LANE_OF, type FaultPlan, type Schedule } from './schedule.ts'
 import { startChaosStack, type ChaosStack } from './stack.ts'
 
@@ -90,7 +91,8 @@ export async function runSchedule(schedule: Schedule): Promise<ScheduleResult> {
   } finally {
     clearTimeout(watchdog)
     const stack = await gathered.stackStarting?.catch(() => undefined)
-    for (const part of stack?.parts.values() ?? []) outputs[part.name] = part.output()
+    for (const part of stack?.parts.values() ?? [])
+      outputs[part.name] = part.output(KEPT_OUTPUT_CHARS)
     await stack?.stop().catch(() => undefined)
   }
   const { timeline, violations, history, quietAfterMs } = gathered
