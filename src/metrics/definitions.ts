@@ -72,12 +72,20 @@ export interface SharedClock {
 interface ScrapeSources {
   senders: Set<SenderSource>
   listeners: Set<ListenerSource>
+  fetchLimits: Set<FetchLimitSource>
+}
+
+/** A fetch worker's concurrency now (src/queue/fetch-concurrency.ts), by family. */
+interface FetchLimitSource {
+  family: string
+  limit: () => number
 }
 const SOURCES_KEY = Symbol.for('feedrunner.metrics.sources')
 const holder = globalThis as typeof globalThis & { [SOURCES_KEY]?: ScrapeSources }
 const sources: ScrapeSources = (holder[SOURCES_KEY] ??= {
   senders: new Set(),
   listeners: new Set(),
+  fetchLimits: new Set(),
 })
 
 /** A scrape-time read that gives up after SCRAPE_TIMEOUT_MS. */
@@ -318,6 +326,16 @@ gauge(
   },
 )
 
+gauge(
+  'feedrunner_fetch_concurrency',
+  "Fetches a family's worker runs at once now, as its fetches' times set it (FETCH_WORKER_MIN_CONCURRENCY to FETCH_WORKER_CONCURRENCY), by family",
+  ['family'],
+  function collectFetchLimits() {
+    this.reset()
+    for (const { family, limit } of sources.fetchLimits) this.set({ family }, limit())
+  },
+)
+
 // ---- what the running parts call to be read at scrape time (observe.ts records the rest) ----
 
 /** Reads a transaction sender's per-key counters at every scrape until the returned function is called. */
@@ -334,4 +352,11 @@ export function watchSender(
 export function watchListener(listener: ListenerSource): () => void {
   sources.listeners.add(listener)
   return () => void sources.listeners.delete(listener)
+}
+
+/** Reads a fetch worker's concurrency at every scrape until the returned function is called. */
+export function watchFetchConcurrency(family: string, limit: () => number): () => void {
+  const source: FetchLimitSource = { family, limit }
+  sources.fetchLimits.add(source)
+  return () => void sources.fetchLimits.delete(source)
 }

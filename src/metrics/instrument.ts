@@ -1,7 +1,6 @@
 import type { ErrorKind } from '../config/errors.ts'
 import type { SharedClock } from './definitions.ts'
 import { observeFetch, observeQueueWait } from './observe.ts'
-import { gauge } from './registry.ts'
 import { fetchStatusLabel, type FetchFailureKind } from './reasons.ts'
 
 /** The failure a fetch function throws (src/queue/fetch-worker.ts FetchFailureError), seen structurally. */
@@ -61,23 +60,4 @@ export function observeWaits(
   chain?: string,
 ): void {
   worker.on('active', (job) => observeQueueWait(queueLabel, job, clock.now(), chain))
-}
-
-const fetchLimits = new Map<object, { family: string; limit: () => number }>()
-
-gauge(
-  'feedrunner_fetch_concurrency',
-  "Fetches a family's worker runs at once now, as its fetches' times set it (FETCH_WORKER_MIN_CONCURRENCY to FETCH_WORKER_CONCURRENCY), by family",
-  ['family'],
-  function collectFetchLimits() {
-    this.reset()
-    for (const { family, limit } of fetchLimits.values()) this.set({ family }, limit())
-  },
-)
-
-/** Reads a fetch worker's concurrency at every scrape until the returned function is called. */
-export function watchFetchConcurrency(family: string, limit: () => number): () => void {
-  const token = {}
-  fetchLimits.set(token, { family, limit })
-  return () => void fetchLimits.delete(token)
 }
