@@ -3,6 +3,7 @@ import { parseDuration } from './duration.ts'
 import type { PipelineTask } from './job-spec/loader.ts'
 import { createTaskRun, TaskError, type RunContext, type TaskInput } from './task.ts'
 import type { Vars } from './vars.ts'
+import { taskTimedOut } from './task-error.ts'
 
 // Trying one task: each attempt under its own timeout and the run's stop, and the attempts a task's
 // `retries`, `minBackoff` and `maxBackoff` allow.
@@ -52,16 +53,7 @@ export async function attemptTask(
   // than the small tasks they guard (they track their signals through weak references).
   const controller = new AbortController()
   const abort = (reason: FeedrunnerError) => controller.abort(reason)
-  const timer = setTimeout(
-    () =>
-      abort(
-        new TaskError(`timed out after ${timeoutMs} ms`, {
-          kind: 'timeout',
-          bound: 'task timeout',
-        }),
-      ),
-    timeoutMs,
-  )
+  const timer = setTimeout(() => abort(taskTimedOut(timeoutMs)), timeoutMs)
   timer.unref()
   // A run stopped from outside says why (the runner closing: retryable, the run goes back).
   const onStop = () =>

@@ -10,3 +10,11 @@ export class TaskError extends FeedrunnerError {
     super(message, { ...options, kind: options.kind ?? 'bad_input' })
   }
 }
+
+/** A task that took longer than its `timeout` (`timeoutMs`): where it ran does not change it. */
+export function taskTimedOut(timeoutMs: number): TaskError {
+  return new TaskError(`timed out after ${timeoutMs} ms`, {
+    kind: 'timeout',
+    bound: 'task timeout',
+  })
+}

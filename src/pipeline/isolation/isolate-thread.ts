@@ -1,7 +1,7 @@
 // The body of an isolate: a worker thread that runs pure pipeline tasks (decoders, reducers,
-// encoders), a batch at a time, under the thread's resourceLimits. What a task builds stays in this
-// thread's heap; if it grows past the limit, this thread dies and the process that runs the pipeline
-// does not.
+// encoders), a message of batches at a time, under the thread's resourceLimits. What a task builds
+// stays in this thread's heap; if it grows past the limit, this thread dies and the process that
+// runs the pipeline does not.
 import { parentPort, workerData } from 'node:worker_threads'
 import { useWasmKeccak } from '../../chain/keccak.ts'
 import { serialiseError } from '../../config/errors.ts'
@@ -10,36 +10,67 @@ import { TaskError } from '../task-error.ts'
 import { PURE_TASK_TYPES } from '../tasks/pure.ts'
 import type { Vars } from '../vars.ts'
 import { ISOLATE_READY } from './messages.ts'
-import type { IsolateContext, IsolatedBatchMessage, IsolatedTask } from './messages.ts'
+import type {
+  IsolateData,
+  IsolatedAnswer,
+  IsolatedBatch,
+  IsolatedMessage,
+  IsolatedOutcome,
+  IsolatedTask,
+} from './messages.ts'
+import { IsolateProgress, monotonicMs } from './progress.ts'
 import { decodeValue, encodeValue } from './value-codec.ts'
 
-const { aliases, limits } = workerData as IsolateContext
+const { aliases, limits, progress: progressBuffer } = workerData as IsolateData
+const progress = new IsolateProgress(progressBuffer)
 const port = parentPort
 if (!port) throw new Error('isolate-thread.ts runs as a worker thread')
 // The encoders hash (selectors, checksummed addresses) as the main thread does: with the
 // WebAssembly Keccak, not ethers' JavaScript one.
 await useWasmKeccak()
 
+// The main thread bounds a task's time (it ends this thread when the task runs over), so the tasks
+// here share one signal that never aborts rather than each making its own.
+const NEVER_ABORTED = new AbortController().signal
+const context: RunContext = { runId: 'isolated', env: {}, aliases, limits }
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
-port.on('message', (message: IsolatedBatchMessage) => void runBatch(message))
+port.on('message', (message: IsolatedMessage) => void runMessage(message))
 port.postMessage(ISOLATE_READY)
 
-/** Runs the batch's tasks in order, answering each as it ends; stops at the first that fails. */
-async function runBatch(message: IsolatedBatchMessage): Promise<void> {
-  const outcomes = new Map(Object.entries(decodeValue(message.outcomes) as Record<string, Outcome>))
-  const { jobRun, jobSpec } = decodeValue(message.vars) as Vars
-  for (const [index, task] of message.tasks.entries()) {
-    const outcome = await runTask(task, outcomes, { jobRun, jobSpec })
-    outcomes.set(task.taskId, outcome)
-    const last = !outcome.ok || index === message.tasks.length - 1
-    port!.postMessage(
-      outcome.ok
-        ? { id: message.id, index, last, ok: true, value: encodeValue(outcome.value) }
-        : { id: message.id, index, last, ok: false, error: serialiseError(outcome.error) },
-    )
-    if (last) return
+/** Runs the message's batches in order and answers once, with every batch's outcomes. */
+async function runMessage(message: IsolatedMessage): Promise<void> {
+  const batches: IsolatedOutcome[][] = []
+  let place = 0
+  for (const batch of message.batches) {
+    batches.push(await runBatch(batch, place))
+    place += batch.tasks.length
   }
+  const answer: IsolatedAnswer = { id: message.id, batches }
+  port!.postMessage(answer)
+}
+
+/**
+ * Runs a batch's tasks in order, saying each one's start in the progress (`first` is the place of
+ * the batch's first task in its message); stops at the first that fails.
+ */
+async function runBatch(batch: IsolatedBatch, first: number): Promise<IsolatedOutcome[]> {
+  const outcomes = new Map(Object.entries(decodeValue(batch.outcomes) as Record<string, Outcome>))
+  const { jobRun, jobSpec } = decodeValue(batch.vars) as Vars
+  const answers: IsolatedOutcome[] = []
+  for (const [index, task] of batch.tasks.entries()) {
+    const started = progress.starting(first + index)
+    const outcome = await runTask(task, outcomes, { jobRun, jobSpec })
+    const ms = monotonicMs() - started
+    outcomes.set(task.taskId, outcome)
+    if (!outcome.ok) {
+      answers.push({ ms, ok: false, error: serialiseError(outcome.error) })
+      break
+    }
+    answers.push({ ms, ok: true, value: encodeValue(outcome.value) })
+  }
+  return answers
 }
 
 async function runTask(
@@ -67,7 +98,6 @@ async function runTask(
           enumerable: true,
         })
     }
-    const context: RunContext = { runId: 'isolated', env: {}, aliases, limits }
     const value = await definition.run(
       createTaskRun({
         id: task.taskId,
@@ -76,8 +106,7 @@ async function runTask(
         inputs,
         vars,
         context,
-        // The main thread bounds the task's time: it ends this thread when the task runs over.
-        signal: new AbortController().signal,
+        signal: NEVER_ABORTED,
       }),
     )
     return { ok: true, value }

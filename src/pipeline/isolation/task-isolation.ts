@@ -1,17 +1,14 @@
 import { Worker } from 'node:worker_threads'
 import { FeedrunnerError } from '../../config/errors.ts'
-import { reviveError } from '../../config/stored-errors.ts'
 import type { Settings } from '../../config/settings.ts'
 import { pipelineLimits } from '../limits.ts'
 import { TaskError } from '../task-error.ts'
+import { Crossing, failBatch, type BatchTask, type QueuedBatch } from './crossing.ts'
 import { ISOLATE_READY } from './messages.ts'
-import type {
-  IsolateContext,
-  IsolatedBatchMessage,
-  IsolatedTask,
-  IsolatedTaskAnswer,
-} from './messages.ts'
-import { decodeValue } from './value-codec.ts'
+import type { IsolateContext, IsolateData, IsolatedAnswer, IsolatedBatch } from './messages.ts'
+import { IsolateProgress, monotonicMs } from './progress.ts'
+
+export type { BatchTask } from './crossing.ts'
 
 /**
  * The isolate a task ran in died under it: its heap passed RUN_ISOLATE_MEMORY_MB, or it ran past its
@@ -41,33 +38,19 @@ export interface TaskIsolationOptions {
   context: IsolateContext
 }
 
-/** One task of a batch as the caller waits for it: its time, and how to answer it. */
-export interface BatchTask extends IsolatedTask {
-  timeoutMs: number
-  resolve: (value: unknown) => void
-  reject: (error: Error) => void
-  /** The batch ended before this task ran (an earlier one failed, or its isolate died). */
-  notRun: () => void
-}
-
-type Pending = {
-  message: IsolatedBatchMessage
-  tasks: readonly BatchTask[]
-  /** Whose tasks they are (the run's requester): isolates are shared fairly between owners. */
-  owner: string
-  /** The task the isolate is running now: the next one to answer. */
-  at: number
-}
-
 interface Slot {
   worker: Worker
+  /** Which task of its message it is running, in memory shared with it. */
+  progress: IsolateProgress
   /**
    * It has loaded the task types (it said ISOLATE_READY). A batch goes only to an isolate that has:
    * sent to one still starting, it would wait there for the start (a second or more on a busy
    * machine) while another isolate may be free, and the start would count against its time.
    */
   ready: boolean
-  running?: Pending
+  running?: Crossing
+  /** When its message was sent (the monotonic clock): the first task's time runs from here. */
+  sentAtMs?: number
   timer?: NodeJS.Timeout
 }
 
@@ -83,12 +66,22 @@ const ISOLATE_YOUNG_GENERATION_MB = 8
 const OVERRUN_GRACE_MS = 1_000
 
 /**
+ * The most batches of one owner sent in one message. Batches that wait together cross together:
+ * a crossing wakes both threads, which costs more than most batches' tasks, and a burst's batches
+ * wait together. Each waits for those before it in its message, so the group is kept small.
+ */
+const MAX_BATCHES_A_CROSSING = 8
+
+/**
  * Pure pipeline tasks run in isolates: worker threads with their own bounded heap, one task at a
  * time each, so that whatever a decoder or library builds or loops on, it takes down no more than
  * its isolate (and its one task). A task that runs past its timeout has its isolate ended (a
  * synchronous loop would never see an abort); a dead isolate is replaced at once, not when the next
  * task asks. A run's pure tasks that follow one another cross in one message (a batch,
- * `isolated-run.ts`): a crossing costs both threads more than most pure tasks do.
+ * `isolated-run.ts`), and so do the batches of one owner that wait together (those asked for in one
+ * turn of the event loop, or queued behind busy isolates): a crossing costs both threads more than
+ * most pure tasks do. The isolate answers a message once, and says which task it runs meanwhile in
+ * memory both threads share, which is all the time bound of each task needs.
  * Shared fairly between owners (a run's requester): a free isolate goes to the waiting owner that
  * holds the fewest, its oldest batch first, so one requester's burst does not queue ahead of
  * another's task. `threads` isolates work for owners that hold one already; one more is kept warm
@@ -97,46 +90,39 @@ const OVERRUN_GRACE_MS = 1_000
  */
 export class TaskIsolation {
   private readonly slots: Slot[] = []
-  private readonly queue: Pending[] = []
+  private readonly queue: QueuedBatch[] = []
   private nextId = 0
   private closed = false
+  private dispatchSoon?: NodeJS.Immediate
   private readonly readyWaiters: { resolve: () => void; reject: (error: Error) => void }[] = []
 
   constructor(private readonly options: TaskIsolationOptions) {}
 
-  /** Messages sent to the isolates so far: one a batch. */
+  /** Messages sent to the isolates so far: one a batch, or one for batches that waited together. */
   crossings = 0
 
   /**
-   * Runs tasks in an isolate, one after another, in one crossing. Each task is answered as it ends:
-   * its value, or its error (of its kind), or RunCrashedError when its isolate died under it; each
-   * has its own time (its isolate is ended when it runs past it). The batch stops at the first task
-   * that fails: those after it are told they did not run.
+   * Runs tasks in an isolate, one after another, in one crossing. Each task is answered once its
+   * batch has ended: its value, or its error (of its kind), or RunCrashedError when its isolate died
+   * under it; each has its own time (its isolate is ended when it runs past it). The batch stops at
+   * the first task that fails: those after it are told they did not run. The batch is sent once
+   * this turn of the event loop is over, with the owner's other batches asked for meanwhile.
    */
   runBatch(
     tasks: readonly BatchTask[],
-    shared: Pick<IsolatedBatchMessage, 'vars' | 'outcomes'>,
+    shared: Pick<IsolatedBatch, 'vars' | 'outcomes'>,
     owner = 'anyone',
   ): void {
     if (tasks.length === 0) return
-    if (this.closed) {
-      tasks[0]?.reject(new TaskError('stopped: the runner is closing'))
-      for (const task of tasks.slice(1)) task.notRun()
-      return
-    }
-    const message: IsolatedBatchMessage = {
-      id: ++this.nextId,
-      tasks: tasks.map(({ taskId, type, attributes, inputs, dependsOn }) => ({
-        taskId,
-        type,
-        attributes,
-        inputs,
-        dependsOn,
-      })),
-      ...shared,
-    }
-    this.queue.push({ message, tasks, owner, at: 0 })
-    this.dispatch()
+    const batch: QueuedBatch = { tasks, shared, owner }
+    if (this.closed) return failBatch(batch, new TaskError('stopped: the runner is closing'))
+    this.queue.push(batch)
+    // None started yet: one starts now, not when the batch is sent (loading takes a while).
+    if (this.slots.length === 0) this.addSlot()
+    this.dispatchSoon ??= setImmediate(() => {
+      this.dispatchSoon = undefined
+      this.dispatch()
+    })
   }
 
   /** Isolates alive now (some may be starting): at least `threads` once warm. */
@@ -168,46 +154,75 @@ export class TaskIsolation {
     this.closed = true
     const stopped = new TaskError('stopped: the runner is closing')
     for (const waiter of this.readyWaiters.splice(0)) waiter.reject(stopped)
-    for (const pending of this.queue.splice(0)) {
-      pending.tasks[0]?.reject(stopped)
-      for (const task of pending.tasks.slice(1)) task.notRun()
-    }
+    for (const batch of this.queue.splice(0)) failBatch(batch, stopped)
     await Promise.all(this.slots.splice(0).map((slot) => this.end(slot)))
   }
 
   private dispatch(): void {
     for (;;) {
-      const pending = this.fairest()
-      const slot = pending && this.idleSlot(pending.owner)
-      if (!pending || !slot) return
-      this.queue.splice(this.queue.indexOf(pending), 1)
-      slot.running = pending
-      this.timeTask(slot, pending)
+      const first = this.fairest()
+      const slot = first && this.idleSlot(first.owner)
+      if (!first || !slot) return
+      const crossing = new Crossing(++this.nextId, this.takeGroup(first))
+      slot.running = crossing
+      slot.progress.reset()
+      slot.sentAtMs = monotonicMs()
+      this.armTimer(slot, crossing.shortestTimeoutFrom(0) + OVERRUN_GRACE_MS)
       // Held while it works (the process waits for its answer), let go while idle.
       slot.worker.ref()
       this.crossings++
-      slot.worker.postMessage(pending.message)
+      slot.worker.postMessage(crossing.message)
     }
   }
 
-  /** The overrun timer of the batch's task now running: its own time and the grace. */
-  private timeTask(slot: Slot, pending: Pending): void {
+  /**
+   * `first` and the batches of its owner queued after it, taken from the queue: as many as share
+   * evenly the isolates it may hold now (`threads` of those free, less those it holds), at most
+   * MAX_BATCHES_A_CROSSING.
+   */
+  private takeGroup(first: QueuedBatch): QueuedBatch[] {
+    const free = this.slots.filter((slot) => slot.ready && !slot.running).length
+    const holds = this.slots.filter((slot) => slot.running?.owner === first.owner).length
+    const shares = Math.max(1, Math.min(free, this.threads - holds))
+    const waiting = this.queue.filter((batch) => batch.owner === first.owner)
+    const size = Math.min(MAX_BATCHES_A_CROSSING, Math.ceil(waiting.length / shares))
+    const group = waiting.slice(waiting.indexOf(first), waiting.indexOf(first) + size)
+    for (const batch of group) this.queue.splice(this.queue.indexOf(batch), 1)
+    return group
+  }
+
+  private armTimer(slot: Slot, inMs: number): void {
     clearTimeout(slot.timer)
-    const task = pending.tasks[pending.at] as BatchTask
-    slot.timer = setTimeout(() => this.overrun(slot), task.timeoutMs + OVERRUN_GRACE_MS)
+    slot.timer = setTimeout(() => this.lookAtTime(slot), inMs)
     slot.timer.unref()
   }
 
+  /**
+   * The running task's deadline, as its isolate's progress tells which task runs and since when:
+   * its own time and the grace. Past it, the isolate is ended. Before it, the next look is at it,
+   * or sooner if a task after it, were it to start now, would be past its own deadline sooner.
+   */
+  private lookAtTime(slot: Slot): void {
+    const crossing = slot.running
+    if (!crossing) return
+    const { place, sinceMs } = slot.progress.read()
+    const started = place < 0 ? (slot.sentAtMs ?? 0) : sinceMs
+    const left = started + crossing.taskAt(place).timeoutMs + OVERRUN_GRACE_MS - monotonicMs()
+    if (left <= 0) return this.overrun(slot, place)
+    const next = crossing.shortestTimeoutFrom(Math.max(0, place) + 1) + OVERRUN_GRACE_MS
+    this.armTimer(slot, Math.min(left, next))
+  }
+
   /** The waiting batch of the owner that holds the fewest isolates; its oldest (the queue's order). */
-  private fairest(): Pending | undefined {
+  private fairest(): QueuedBatch | undefined {
     const held = new Map<string, number>()
     for (const slot of this.slots)
       if (slot.running) held.set(slot.running.owner, (held.get(slot.running.owner) ?? 0) + 1)
-    let fairest: Pending | undefined
+    let fairest: QueuedBatch | undefined
     let fewest = Infinity
-    for (const pending of this.queue) {
-      const holds = held.get(pending.owner) ?? 0
-      if (holds < fewest) [fairest, fewest] = [pending, holds]
+    for (const batch of this.queue) {
+      const holds = held.get(batch.owner) ?? 0
+      if (holds < fewest) [fairest, fewest] = [batch, holds]
     }
     return fairest
   }
@@ -227,20 +242,21 @@ export class TaskIsolation {
   }
 
   private addSlot(): Slot {
-    const slot: Slot = { worker: this.spawn(), ready: false }
+    const progress = new IsolateProgress()
+    const slot: Slot = { worker: this.spawn(progress), progress, ready: false }
     this.slots.push(slot)
     this.watch(slot)
     return slot
   }
 
-  private spawn(): Worker {
+  private spawn(progress: IsolateProgress): Worker {
     // From the sources (tests, `npm start` before a build) the thread loads TypeScript through tsx,
     // found from here, not from the process's working directory (which may be anywhere).
     const fromSources = import.meta.url.endsWith('.ts')
     const worker = new Worker(
       new URL(`./isolate-thread.${fromSources ? 'ts' : 'js'}`, import.meta.url),
       {
-        workerData: this.options.context,
+        workerData: { ...this.options.context, progress: progress.buffer } satisfies IsolateData,
         resourceLimits: {
           maxOldGenerationSizeMb: this.options.memoryMb,
           maxYoungGenerationSizeMb: ISOLATE_YOUNG_GENERATION_MB,
@@ -255,33 +271,28 @@ export class TaskIsolation {
   }
 
   private watch(slot: Slot): void {
-    slot.worker.on('message', (answer: IsolatedTaskAnswer | typeof ISOLATE_READY) => {
+    slot.worker.on('message', (answer: IsolatedAnswer | typeof ISOLATE_READY) => {
       if (answer === ISOLATE_READY) return this.loaded(slot)
-      const pending = slot.running
-      if (!pending || pending.message.id !== answer.id || pending.at !== answer.index) return
-      const task = pending.tasks[answer.index] as BatchTask
-      pending.at++
-      if (answer.last) {
-        this.free(slot)
-        for (const after of pending.tasks.slice(pending.at)) after.notRun()
-      } else this.timeTask(slot, pending)
-      if (answer.ok) task.resolve(decodeValue(answer.value))
-      else task.reject(reviveError(answer.error))
-      if (!answer.last) return
+      const crossing = slot.running
+      if (crossing?.message.id !== answer.id) return
+      this.free(slot)
+      crossing.answer(answer)
       this.dispatch()
       // One started for an owner that had none is let go once nobody needs it.
       if (!slot.running && this.slots.length > this.threads + 1) this.retire(slot)
     })
     const died = (cause: unknown) => {
       if (!slot.ready) return this.failedToStart(slot, cause)
-      const pending = slot.running
+      const crossing = slot.running
+      const { place } = slot.progress.read()
       this.replace(slot)
       const outOfMemory = (cause as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY'
       const why = outOfMemory
         ? `what it built passed its heap of RUN_ISOLATE_MEMORY_MB=${this.options.memoryMb}`
         : `it stopped (${cause instanceof Error ? cause.message : String(cause)})`
       const bound = outOfMemory ? 'RUN_ISOLATE_MEMORY_MB' : undefined
-      if (pending) crashed(pending, new RunCrashedError(`its isolate died: ${why}`, cause, bound))
+      if (crossing)
+        this.crashed(crossing, place, new RunCrashedError(`its isolate died: ${why}`, cause, bound))
     }
     slot.worker.on('error', died)
     slot.worker.on('exit', (code) => {
@@ -311,26 +322,32 @@ export class TaskIsolation {
     )
     for (const waiter of this.readyWaiters.splice(0)) waiter.reject(error)
     if (this.slots.length > 0) return
-    for (const pending of this.queue.splice(0)) {
-      pending.tasks[0]?.reject(error)
-      for (const task of pending.tasks.slice(1)) task.notRun()
-    }
+    for (const batch of this.queue.splice(0)) failBatch(batch, error)
   }
 
   /** A task past its time: its isolate is ended (a synchronous loop never sees an abort). */
-  private overrun(slot: Slot): void {
-    const pending = slot.running
-    if (!pending) return
+  private overrun(slot: Slot, place: number): void {
+    const crossing = slot.running
+    if (!crossing) return
     this.replace(slot)
-    const task = pending.tasks[pending.at] as BatchTask
-    crashed(
-      pending,
+    const task = crossing.taskAt(place)
+    this.crashed(
+      crossing,
+      place,
       new RunCrashedError(
         `it ran ${task.timeoutMs + OVERRUN_GRACE_MS} ms and did not stop; its isolate was ended`,
         undefined,
         'task timeout',
       ),
     )
+  }
+
+  /**
+   * The task at `place` of the crossing crashed with its isolate; the crossing's other batches go
+   * back to the front of the queue, in their order, to be sent again.
+   */
+  private crashed(crossing: Crossing, place: number, error: RunCrashedError): void {
+    this.queue.unshift(...crossing.crashed(place, error))
   }
 
   private free(slot: Slot): void {
@@ -359,12 +376,6 @@ export class TaskIsolation {
     slot.worker.on('error', () => undefined)
     await slot.worker.terminate().catch(() => undefined)
   }
-}
-
-/** The batch's running task crashed with its isolate; the tasks after it did not run. */
-function crashed(pending: Pending, error: RunCrashedError): void {
-  pending.tasks[pending.at]?.reject(error)
-  for (const after of pending.tasks.slice(pending.at + 1)) after.notRun()
 }
 
 /**
