@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { RunCrashedError, TaskIsolation } from '../../src/pipeline/index.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../../src/pipeline/limits.ts'
-import { abiAliasBomb, jsonWideBomb } from '../support/decode-bombs.ts'
-import { runIsolated as run, type IsolatedTaskCase } from './support/isolated-task.ts'
+import { abiBombTask, memoryBomb, quickTask, runIsolated as run } from './support/isolated-task.ts'
 
 /**
  * Batches of one requester asked for together cross into the isolates together: one message and
@@ -18,40 +17,8 @@ afterEach(async () => {
   isolation = undefined
 })
 
-function quickTask(value: number): IsolatedTaskCase {
-  return {
-    taskId: 'parse',
-    type: 'jsonparse',
-    attributes: { type: 'jsonparse', data: `{"a":${value}}`, path: 'a' },
-    vars: {},
-  }
-}
-
 /** A synchronous decode of seconds (about 24 on a 2-core machine): it runs until it is ended. */
-function slowTask(): IsolatedTaskCase {
-  const bomb = abiAliasBomb(16, 65_536)
-  return {
-    taskId: 'decode',
-    type: 'ethabidecodelog',
-    attributes: {
-      type: 'ethabidecodelog',
-      abi: bomb.abi,
-      data: '$(jobRun.logData)',
-      topics: '$(jobRun.logTopics)',
-    },
-    vars: { jobRun: { logData: bomb.data, logTopics: bomb.topics } },
-  }
-}
-
-/** 9 MB of `[[],[],...]` for jsonparse: builds past a 64 MB heap. */
-function memoryBomb(): IsolatedTaskCase {
-  return {
-    taskId: 'parse',
-    type: 'jsonparse',
-    attributes: { type: 'jsonparse', data: '$(jobRun.body)', path: '0' },
-    vars: { jobRun: { body: jsonWideBomb(9 * 1024 * 1024) } },
-  }
-}
+const slowTask = () => abiBombTask(16, 65_536)
 
 /** One working isolate and its warm spare, both loaded. */
 async function started(memoryMb: number): Promise<TaskIsolation> {

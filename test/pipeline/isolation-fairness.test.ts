@@ -2,8 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../../src/dev/process.ts'
 import { TaskIsolation } from '../../src/pipeline/index.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../../src/pipeline/limits.ts'
-import { abiAliasBomb, jsonWideBomb } from '../support/decode-bombs.ts'
-import { runIsolated as run } from './support/isolated-task.ts'
+import { abiBombTask, memoryBomb, quickTask, runIsolated as run } from './support/isolated-task.ts'
 
 /**
  * The run isolates are shared fairly between requesters: a requester whose tasks hold every isolate
@@ -19,40 +18,8 @@ afterEach(async () => {
   isolation = undefined
 })
 
-/** An 18-level ABI alias bomb: a synchronous decode that runs until its isolate is ended. */
-function slowTask() {
-  const bomb = abiAliasBomb(18)
-  return {
-    taskId: 'decode',
-    type: 'ethabidecodelog',
-    attributes: {
-      type: 'ethabidecodelog',
-      abi: bomb.abi,
-      data: '$(jobRun.logData)',
-      topics: '$(jobRun.logTopics)',
-    },
-    vars: { jobRun: { logData: bomb.data, logTopics: bomb.topics } },
-  }
-}
-
-/** 9 MB of `[[],[],...]` for jsonparse: builds past a 64 MB heap. */
-function memoryBomb() {
-  return {
-    taskId: 'parse',
-    type: 'jsonparse',
-    attributes: { type: 'jsonparse', data: '$(jobRun.body)', path: '0' },
-    vars: { jobRun: { body: jsonWideBomb(9 * 1024 * 1024) } },
-  }
-}
-
-function quickTask(value: number) {
-  return {
-    taskId: 'parse',
-    type: 'jsonparse',
-    attributes: { type: 'jsonparse', data: `{"a":${value}}`, path: 'a' },
-    vars: {},
-  }
-}
+/** An 18-level ABI alias bomb: a synchronous decode that holds its isolate. */
+const slowTask = () => abiBombTask(18)
 
 /** Starts the isolates and waits until each has loaded (three owners at once take all three). */
 async function warmed(threads: number, memoryMb: number): Promise<TaskIsolation> {

@@ -1,5 +1,6 @@
 import type { TaskIsolation } from '../../../src/pipeline/index.ts'
 import { encodeValue } from '../../../src/pipeline/isolation/value-codec.ts'
+import { abiAliasBomb, jsonWideBomb } from '../../support/decode-bombs.ts'
 
 /** A task to run in an isolate, with the run variables it reads. */
 export interface IsolatedTaskCase {
@@ -35,4 +36,40 @@ export function runIsolated(
       owner,
     ),
   )
+}
+
+/** jsonparse of `{"a":<value>}` at path `a`: a task of a few microseconds that answers `value`. */
+export function quickTask(value: number): IsolatedTaskCase {
+  return {
+    taskId: 'parse',
+    type: 'jsonparse',
+    attributes: { type: 'jsonparse', data: `{"a":${value}}`, path: 'a' },
+    vars: {},
+  }
+}
+
+/** 9 MB of `[[],[],...]` for jsonparse: builds past a 64 MB heap. */
+export function memoryBomb(): IsolatedTaskCase {
+  return {
+    taskId: 'parse',
+    type: 'jsonparse',
+    attributes: { type: 'jsonparse', data: '$(jobRun.body)', path: '0' },
+    vars: { jobRun: { body: jsonWideBomb(9 * 1024 * 1024) } },
+  }
+}
+
+/** An ABI alias bomb (`abiAliasBomb(levels, paddingBytes)`) to decode: a synchronous decode. */
+export function abiBombTask(levels: number, paddingBytes = 0): IsolatedTaskCase {
+  const bomb = abiAliasBomb(levels, paddingBytes)
+  return {
+    taskId: 'decode',
+    type: 'ethabidecodelog',
+    attributes: {
+      type: 'ethabidecodelog',
+      abi: bomb.abi,
+      data: '$(jobRun.logData)',
+      topics: '$(jobRun.logTopics)',
+    },
+    vars: { jobRun: { logData: bomb.data, logTopics: bomb.topics } },
+  }
 }
