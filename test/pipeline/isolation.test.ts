@@ -84,6 +84,28 @@ parse -> times
     expect(next.ok).toBe(true)
   }, 60_000)
 
+  it('a task that kills its isolate fails alone: the tasks of its batch before it keep their values', async () => {
+    const spec = job(`
+first [type="jsonparse" data="$(jobRun.meta.oracleRequest.data)" path="a" timeout="10s"]
+bomb  [type="jsonparse" data="$(jobRun.logData)" path="0" timeout="60s"]
+first -> bomb
+`)
+    const before = isolation.crossings
+    const result = await runJob(spec, {
+      jobRun: {
+        meta: { oracleRequest: { data: '{"a":1}' } },
+        logData: jsonWideBomb(9 * 1024 * 1024),
+      },
+      isolation,
+    })
+    const [first, bomb] = result.tasks
+    expect(first?.error).toBeUndefined()
+    expect(String(first?.value)).toBe('1')
+    expect(bomb?.failure?.cause).toBeInstanceOf(RunCrashedError)
+    // One crossing for both, and one more to run the first again after its isolate died.
+    expect(isolation.crossings - before).toBe(2)
+  }, 60_000)
+
   it('a decode that runs past its time has its isolate ended (a synchronous loop never sees an abort)', async () => {
     const bomb = abiAliasBomb(18)
     const spec = job(`

@@ -55,7 +55,11 @@ export class Crossing {
 
   /** The task at `place` of the message (the first while none has started). */
   taskAt(place: number): BatchTask {
-    return (this.places[Math.max(0, place)] ?? this.places[0])!.task
+    return this.at(place).task
+  }
+
+  private at(place: number): { batch: QueuedBatch; task: BatchTask } {
+    return (this.places[Math.max(0, place)] ?? this.places[0])!
   }
 
   /** The shortest time of the tasks at `place` and after (Infinity when there are none). */
@@ -83,15 +87,19 @@ export class Crossing {
 
   /**
    * The isolate died while the task at `place` ran: that task fails with `error` and the rest of
-   * its batch does not run. The other batches are returned, to be sent again: what they built died
-   * with the isolate, and none of them is to blame (pure tasks run again give the same).
+   * its batch does not run. What is returned is to be sent again, in its order: the other batches,
+   * and the tasks of its own batch that ran before it. What they built died with the isolate, and
+   * none of them is to blame (pure tasks run again give the same).
    */
   crashed(place: number, error: Error): QueuedBatch[] {
-    const { batch, task } = (this.places[Math.max(0, place)] ?? this.places[0])!
+    const { batch, task } = this.at(place)
     const at = batch.tasks.indexOf(task)
     task.reject(error)
     for (const after of batch.tasks.slice(at + 1)) after.notRun()
-    return this.batches.filter((each) => each !== batch)
+    return this.batches.flatMap((each) => {
+      if (each !== batch) return [each]
+      return at > 0 ? [{ ...batch, tasks: batch.tasks.slice(0, at) }] : []
+    })
   }
 
   /** Tells every task the message will not run (the isolation is closing, or could not start). */
