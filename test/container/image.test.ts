@@ -70,6 +70,26 @@ if (!daemon.ok) {
       containers.push(container)
       return container
     }
+    /**
+     * A part started with ports that were free a moment ago, and ready. Another test may take such a
+     * port before the part binds it (the part then exits saying it is in use): it is started again
+     * on fresh ports, up to three times.
+     */
+    async function startOnFreePorts(
+      label: string,
+      args: (port: number) => string[],
+      ready: RegExp,
+    ): Promise<Container> {
+      for (let attempt = 1; ; attempt++) {
+        const container = await start(label, args(await freePort()), await partEnv(label))
+        try {
+          await waitForOutput(container, ready)
+          return container
+        } catch (error) {
+          if (attempt >= 3 || !/is in use/.test(await container.logs())) throw error
+        }
+      }
+    }
     /** The image's HEALTHCHECK command, run now rather than on its interval. */
     async function healthcheck(container: Container) {
       return docker(['exec', container.id, 'node', 'bin/healthcheck.js'])
@@ -213,20 +233,18 @@ if (!daemon.ok) {
     }, 300_000)
 
     it('adapter, worker, runner and feeds serve each run, are healthy, and exit 0 on SIGTERM', async () => {
-      const feedsPort = await freePort()
-      const parts: Array<[string, string[], RegExp]> = [
-        ['adapter', ['adapter'], /adapter listening/],
-        ['worker', ['worker'], /health http:.*\/live/],
-        ['runner', ['runner'], /health http:.*\/live/],
+      const parts: Array<[string, (port: number) => string[], RegExp]> = [
+        ['adapter', () => ['adapter'], /adapter listening/],
+        ['worker', () => ['worker'], /health http:.*\/live/],
+        ['runner', () => ['runner'], /health http:.*\/live/],
         [
           'feeds',
-          ['feeds', 'serve', '--port', String(feedsPort), '--keys', 'container-test'],
+          (port) => ['feeds', 'serve', '--port', String(port), '--keys', 'container-test'],
           /feed service listening/,
         ],
       ]
       for (const [label, args, ready] of parts) {
-        const container = await start(label, args, await partEnv(label))
-        await waitForOutput(container, ready)
+        const container = await startOnFreePorts(label, args, ready)
         const health = await healthcheck(container)
         expect(health.code, `${label}: ${health.stdout}${health.stderr}`).toBe(0)
         expect(await terminate(container), `${label}:\n${await container.logs()}`).toBe(0)
