@@ -101,11 +101,6 @@ export class Crossing {
       return at > 0 ? [{ ...batch, tasks: batch.tasks.slice(0, at) }] : []
     })
   }
-
-  /** Tells every task the message will not run (the isolation is closing, or could not start). */
-  fail(error: Error): void {
-    for (const batch of this.batches) failBatch(batch, error)
-  }
 }
 
 /** The batch's first task fails with `error`; the tasks after it did not run. */
