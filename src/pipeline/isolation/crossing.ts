@@ -1,6 +1,7 @@
 import { reviveError } from '../../config/stored-errors.ts'
 import { TaskError, taskTimedOut } from '../task-error.ts'
 import type { IsolatedAnswer, IsolatedBatch, IsolatedMessage, IsolatedTask } from './messages.ts'
+import { monotonicMs } from './progress.ts'
 import { decodeValue } from './value-codec.ts'
 
 /** One task of a batch as the caller waits for it: its time, and how to answer it. */
@@ -26,6 +27,8 @@ export interface QueuedBatch {
  */
 export class Crossing {
   readonly message: IsolatedMessage
+  /** When it was made, just before it is sent (the monotonic clock): the first task's time. */
+  readonly sentAtMs = monotonicMs()
   /** Each task of the message by its place: its batch and the task. */
   private readonly places: { batch: QueuedBatch; task: BatchTask }[]
 

@@ -49,8 +49,6 @@ interface Slot {
    */
   ready: boolean
   running?: Crossing
-  /** When its message was sent (the monotonic clock): the first task's time runs from here. */
-  sentAtMs?: number
   timer?: NodeJS.Timeout
 }
 
@@ -166,7 +164,6 @@ export class TaskIsolation {
       const crossing = new Crossing(++this.nextId, this.takeGroup(first))
       slot.running = crossing
       slot.progress.reset()
-      slot.sentAtMs = monotonicMs()
       this.armTimer(slot, crossing.shortestTimeoutFrom(0) + OVERRUN_GRACE_MS)
       // Held while it works (the process waits for its answer), let go while idle.
       slot.worker.ref()
@@ -206,7 +203,7 @@ export class TaskIsolation {
     const crossing = slot.running
     if (!crossing) return
     const { place, sinceMs } = slot.progress.read()
-    const started = place < 0 ? (slot.sentAtMs ?? 0) : sinceMs
+    const started = place < 0 ? crossing.sentAtMs : sinceMs
     const left = started + crossing.taskAt(place).timeoutMs + OVERRUN_GRACE_MS - monotonicMs()
     if (left <= 0) return this.overrun(slot, place)
     const next = crossing.shortestTimeoutFrom(Math.max(0, place) + 1) + OVERRUN_GRACE_MS
