@@ -4,10 +4,9 @@
 // bin/feedrunner.js runs dist/ only while it matches src/ (see source-fingerprint.js), so a stale or
 // missing build never runs: the CLI then runs the sources through tsx. Without typescript (an install
 // without dev dependencies) nothing is built here, and the CLI says what to do when it starts.
-import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, rmSync, renameSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { existsSync, rmSync, renameSync, writeFileSync } from 'node:fs'
 import { URL, fileURLToPath } from 'node:url'
+import { compileSources, findTsc } from './compile.js'
 import { builtFingerprint, sourceFingerprint } from './source-fingerprint.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -16,10 +15,8 @@ const dist = `${root}dist`
 const staging = `${root}dist.tmp`
 const replaced = `${root}dist.old`
 
-let tsc
-try {
-  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-} catch {
+const tsc = findTsc()
+if (!tsc) {
   console.log(
     'feedrunner build: typescript is not installed (no dev dependencies), so dist/ is not built; a production install builds with them and drops them after: npm install, then npm prune --omit=dev',
   )
@@ -33,19 +30,11 @@ const fingerprint = sourceFingerprint(src)
 if (builtFingerprint(dist) === fingerprint) {
   console.log('feedrunner build: dist/ is already built from src/ as it is now')
 } else {
-  rmSync(staging, { recursive: true, force: true })
-  const compiled = spawnSync(
-    process.execPath,
-    [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging],
-    { stdio: 'inherit' },
-  )
-  if (compiled.status !== 0) {
-    rmSync(staging, { recursive: true, force: true })
-    console.error(`feedrunner build: tsc failed (exit ${compiled.status}); dist/ is unchanged`)
+  const compiled = await compileSources(root, staging, tsc)
+  if (!compiled.ok) {
+    console.error(`feedrunner build: ${compiled.why}; dist/ is unchanged`)
     process.exit(1)
   }
-  // Data files the sources read next to themselves (the feed service's data set, recorded chain data).
-  cpSync(src, staging, { recursive: true, filter: (path) => !path.endsWith('.ts') })
   writeFileSync(
     `${staging}/BUILD.json`,
     `${JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }, null, 2)}\n`,

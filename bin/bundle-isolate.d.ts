@@ -1,0 +1,2 @@
+export const ISOLATE_ENTRY: string
+export function bundleIsolate(dist: string): Promise<void>
