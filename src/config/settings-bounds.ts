@@ -54,7 +54,7 @@ export const boundSettings = {
     group: 'bounds',
     unit: 'threads',
     description:
-      "Isolates (worker threads) a runner process runs pure pipeline tasks in (decoders, jsonparse, arithmetic, encoders), one task at a time each, so a task's memory and time are bounded apart from the process's. Shared fairly between requesters: a free one goes to the waiting requester that holds the fewest; one more is kept warm for a requester that holds none while these are all held (up to twice this many for several such requesters), and one that dies is replaced at once.",
+      "Isolates (worker threads) a runner process runs pure pipeline tasks in (decoders, jsonparse, arithmetic, encoders), one task at a time each, so a task's memory and time are bounded apart from the process's. Shared fairly between requesters: a free one goes to the waiting requester that holds the fewest; when these are all held, one more is started for a requester that holds none and kept (up to twice this many for several such requesters), and one that dies is replaced at once.",
   }),
   RUN_ISOLATE_MEMORY_MB: withDefault(positiveInt.min(32), 256, {
     group: 'bounds',

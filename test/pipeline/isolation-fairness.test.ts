@@ -21,12 +21,13 @@ afterEach(async () => {
 /** An 18-level ABI alias bomb: a synchronous decode that holds its isolate. */
 const slowTask = () => abiBombTask(18)
 
-/** Starts the isolates and waits until each has loaded (three owners at once take all three). */
+/** Starts the working isolates and waits until they have loaded (by a task of several owners). */
 async function warmed(threads: number, memoryMb: number): Promise<TaskIsolation> {
   const started = new TaskIsolation({ threads, memoryMb, context: { limits } })
   started.warm()
   const owners = Array.from({ length: threads + 1 }, (_, index) => `0xwarm${index}`)
   await Promise.all(owners.map((owner, index) => run(started, quickTask(index), 60_000, owner)))
+  await started.ready()
   return started
 }
 
@@ -41,15 +42,22 @@ function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => 
 describe('run isolates shared between requesters', () => {
   it("a requester whose tasks hold every isolate does not hold up another's task", async () => {
     isolation = await warmed(2, 256)
-    // Four tasks of one requester that each hold their isolate for 20 s (then it is ended).
+    // The working isolates alone: one more is started only when another requester needs it.
+    expect(isolation.size).toBe(2)
+    // Four tasks of one requester that each hold their isolate for 20 s (then it is ended), sent
+    // to both working isolates before the other requester asks.
+    const sent = isolation.crossings
     const flood = Array.from({ length: 4 }, () =>
       tracked(run(isolation!, slowTask(), 19_000, '0xflooder')),
     )
+    await waitFor('the flood to hold both isolates', async () => isolation!.crossings === sent + 2)
     const started = performance.now()
     expect(await run(isolation, quickTask(7), 30_000, '0xother')).toBe(7)
     const ms = Math.round(performance.now() - started)
-    // The other requester's task ran while the flood's first two still held their isolates.
+    // The other requester's task ran while the flood held both working isolates, in one more
+    // started for it.
     expect(flood.map((task) => task.settled())).toEqual([false, false, false, false])
+    expect(isolation.size).toBe(3)
     console.log(`[isolates] the other requester's task took ${ms} ms beside a flood of slow tasks`)
   }, 120_000)
 
@@ -71,8 +79,9 @@ describe('run isolates shared between requesters', () => {
         'its isolate died: what it built passed its heap of RUN_ISOLATE_MEMORY_MB=64',
       )
     expect(servedDuringBombs).toBeGreaterThan(0)
-    // Replaced without a task asking: the two that died and the warm one are back.
-    await waitFor('the isolates to be replaced', async () => isolation!.size === 3, 60_000)
+    // Replaced without a task asking, one for one: the working isolates are back, loaded.
+    await isolation.ready()
+    expect(isolation.size).toBeGreaterThanOrEqual(2)
     console.log(
       `[isolates] the other requester's ${waits.length} tasks while two isolates died of memory: ${servedDuringBombs} served before both died, slowest ${Math.max(...waits)} ms, median ${waits.sort((a, b) => a - b)[waits.length >> 1]} ms`,
     )

@@ -82,9 +82,11 @@ const MAX_BATCHES_A_CROSSING = 8
  * memory both threads share, which is all the time bound of each task needs.
  * Shared fairly between owners (a run's requester): a free isolate goes to the waiting owner that
  * holds the fewest, its oldest batch first, so one requester's burst does not queue ahead of
- * another's task. `threads` isolates work for owners that hold one already; one more is kept warm
- * for an owner that holds none while the others are all held (more are started for more such
- * owners, up to twice `threads`), so another requester's slow or dying tasks do not hold it up.
+ * another's task. `threads` isolates work for owners that hold one already; when they are all held,
+ * one more is started for an owner that holds none (more for more such owners, up to twice
+ * `threads`), so another requester's slow or dying tasks do not hold it up. The first such one is
+ * kept once started, and started only then: a runner that serves one requester never needs it, and
+ * an isolate is about 19 MB before it runs anything.
  */
 export class TaskIsolation {
   private readonly slots: Slot[] = []
@@ -128,9 +130,9 @@ export class TaskIsolation {
     return this.slots.length
   }
 
-  /** Starts every isolate now (loading the task types takes a while), not at the first task. */
+  /** Starts the working isolates now (loading the task types takes a while), not at the first task. */
   warm(): void {
-    while (!this.closed && this.slots.length < this.threads + 1) this.addSlot()
+    while (!this.closed && this.slots.length < this.threads) this.addSlot()
   }
 
   /**
@@ -275,7 +277,8 @@ export class TaskIsolation {
       this.free(slot)
       crossing.answer(answer)
       this.dispatch()
-      // One started for an owner that had none is let go once nobody needs it.
+      // One started for an owner that had none is kept (the next such owner finds it loaded); more
+      // than that one are let go once nobody needs them.
       if (!slot.running && this.slots.length > this.threads + 1) this.retire(slot)
     })
     const died = (cause: unknown) => {
@@ -356,7 +359,7 @@ export class TaskIsolation {
   /** Drops a dead or overrunning isolate and starts its successor now, before a task waits for it. */
   private replace(slot: Slot): void {
     this.retire(slot)
-    if (!this.closed) this.warm()
+    if (!this.closed) this.addSlot()
     queueMicrotask(() => this.dispatch())
   }
 
