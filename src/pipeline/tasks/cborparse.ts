@@ -1,4 +1,4 @@
-import { Decoder } from 'cbor-x'
+import { Decoder } from 'cbor-x/decode'
 import { CborShapeError, walkCborItem } from '../cbor-items.ts'
 import { DecodeBudgetError, NodeBudget } from '../../net/decode-budget.ts'
 import { DEFAULT_PIPELINE_LIMITS } from '../limits.ts'
@@ -13,6 +13,8 @@ import { bytesParam } from './convert.ts'
  * DECODE_MAX_NODES before cbor-x decodes them, and tags other than big numbers are refused
  * (src/pipeline/cbor-items.ts: shared references expand a few hundred bytes into millions of values).
  */
+// The decoder is cbor-x's `decode` entry: its main one, in node, loads a native string extractor
+// too, about 3 MB of each isolate, for speed no 64 KiB input needs.
 const MAX_CBOR_BYTES = 64 * 1024
 const MAX_DEPTH = 32
 // Maps come back as Map and become objects through Object.fromEntries, which keeps a parameter named
