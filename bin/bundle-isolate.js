@@ -1,8 +1,9 @@
 // The isolate's thread (dist/pipeline/isolation/isolate-thread.js) made one file with the parts of
 // ethers it uses, by `bin/build.js` after tsc. Loaded module by module, ethers' indexes bring in
 // what no pure task calls (its fetch with node's http, https and zlib, the secp256k1 curve): about
-// 11 MB of every isolate's memory, and a runner keeps three. Other packages stay imports (cbor-x
-// finds its native decoder next to itself), and so do node's own modules.
+// 8 MB of every isolate's memory, and a runner keeps two or three. Other packages stay imports, as
+// node loads them (some find files next to themselves: hash-wasm's Keccak), and so do node's own
+// modules.
 export const ISOLATE_ENTRY = 'pipeline/isolation/isolate-thread.js'
 
 /** Bundles `${dist}/${ISOLATE_ENTRY}` in place, with the parts of ethers it imports. */
