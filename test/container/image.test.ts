@@ -79,12 +79,13 @@ if (!daemon.ok) {
       label: string,
       args: (port: number) => string[],
       ready: RegExp,
-    ): Promise<Container> {
+    ): Promise<{ container: Container; env: Record<string, string> }> {
       for (let attempt = 1; ; attempt++) {
-        const container = await start(label, args(await freePort()), await partEnv(label))
+        const env = await partEnv(label)
+        const container = await start(label, args(await freePort()), env)
         try {
           await waitForOutput(container, ready)
-          return container
+          return { container, env }
         } catch (error) {
           if (attempt >= 3 || !/is in use/.test(await container.logs())) throw error
         }
@@ -220,9 +221,11 @@ if (!daemon.ok) {
     })
 
     it('start beside the loopback Redis answers an adapter request with the data set value, is healthy, exits 0 on SIGTERM', async () => {
-      const env = await partEnv('start')
-      const container = await start('start', ['start'], env)
-      await waitForOutput(container, /feedrunner runner watching/)
+      const { container, env } = await startOnFreePorts(
+        'start',
+        () => ['start'],
+        /feedrunner runner watching/,
+      )
       const answer = await postAdapter(env.BRIDGE_DATAFEED_URL!, GAME_ODDS)
       expect(answer.status, answer.text).toBe(200)
       expect(answer.body.result).toBe('160')
@@ -244,7 +247,7 @@ if (!daemon.ok) {
         ],
       ]
       for (const [label, args, ready] of parts) {
-        const container = await startOnFreePorts(label, args, ready)
+        const { container } = await startOnFreePorts(label, args, ready)
         const health = await healthcheck(container)
         expect(health.code, `${label}: ${health.stdout}${health.stderr}`).toBe(0)
         expect(await terminate(container), `${label}:\n${await container.logs()}`).toBe(0)
