@@ -253,6 +253,11 @@ describe('the flux monitor on anvil and Redis', () => {
     )
     try {
       await untilRound(aggregator, 3n)
+      // The third round is on the chain once its transaction is mined; the monitor decides
+      // `submitted` when the sender has watched it, a moment later.
+      await until('three submissions decided', async () =>
+        decisions.filter((d) => d.outcome === 'submitted').length >= 3 ? true : undefined,
+      )
       // `feedrunner status` shows when the next beat is due, on the chain's clock.
       const [feed] = running.feeds()
       const head = (await provider.getBlock('latest'))!.timestamp
