@@ -49,7 +49,7 @@ function plain(outcome: PromiseSettledResult<unknown>): string {
     if (typeof value === 'bigint') return `${value}n`
     if (value instanceof Uint8Array) return `bytes ${Buffer.from(value).toString('hex')}`
     if (value instanceof Map) return Object.fromEntries(value)
-    const decimal = value as { toFixed?: () => string; constructor?: { name?: string } }
+    const decimal = value as { toFixed?: () => string }
     if (value && typeof decimal.toFixed === 'function') return `decimal ${decimal.toFixed()}`
     return value
   })
