@@ -153,7 +153,8 @@ async function startRunnerParts(
       log,
       held.chainError('transaction sender'),
     )
-  if (parts.work) parts.flux = startFlux(options, { provider, redis }, parts.work.sender, log)
+  // The monitor's lines name their own component: a child of `log` would say `component` twice.
+  if (parts.work) parts.flux = startFlux(options, { provider, redis }, parts.work.sender)
   parts.cronTicker = await startCronTicker(
     held.requestsQueue,
     options.registry,
@@ -230,7 +231,6 @@ function startFlux(
   options: RunnerOptions,
   { provider, redis }: { provider: JsonRpcProvider; redis: Redis },
   sender: TxSender,
-  log: RunnerOptions['logger'],
 ): FluxPart {
   return startFluxPart({
     chainId: options.chainId,
@@ -238,7 +238,7 @@ function startFlux(
     sender,
     registry: options.registry,
     runOptions: pipelineRunOptions(withChainReads(options, provider)),
-    log,
+    log: options.logger,
     records: { redis, prefix: options.prefix },
   })
 }
