@@ -1,8 +1,6 @@
 import type { Logger } from '../../config/logger.ts'
 import type { FluxTrigger, Skip } from './decision.ts'
-
-/** While a job's rounds keep failing, one line this often (with how many failed meanwhile). */
-const STILL_FAILING_EVERY_MS = 60_000
+import { FailureStreak } from './failure-streak.ts'
 
 /** Skips said at debug: the ordinary ones of a feed that is doing its job. */
 const QUIET_SKIPS: ReadonlySet<string> = new Set([
@@ -19,13 +17,15 @@ const QUIET_SKIPS: ReadonlySet<string> = new Set([
  */
 export class FluxJobLog {
   private lastSkip: string | undefined
-  private failing: { since: number; saidAt: number; failures: number } | undefined
+  private readonly failures: FailureStreak
 
   constructor(
     private readonly log: Logger,
     private readonly job: string,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.failures = new FailureStreak(now)
+  }
 
   skipped(trigger: FluxTrigger, skip: Skip, roundId: number): void {
     this.succeeded()
@@ -48,31 +48,70 @@ export class FluxJobLog {
   }
 
   failed(trigger: FluxTrigger, message: string): void {
-    const now = this.now()
-    if (this.failing === undefined) {
-      this.failing = { since: now, saidAt: now, failures: 1 }
-      this.log.warn(
-        { job: this.job, trigger, err: message, state: 'failing' },
-        'flux monitor: could not act; trying again at the next poll, heartbeat or round',
-      )
-      return
-    }
-    this.failing.failures++
-    if (now - this.failing.saidAt < STILL_FAILING_EVERY_MS) return
-    this.failing.saidAt = now
+    const report = this.failures.failed()
+    if (report === undefined) return
+    const { state, since, failures } = report
     this.log.warn(
-      { job: this.job, trigger, err: message, state: 'failing', failures: this.failing.failures },
-      `flux monitor: still cannot act (${this.failing.failures} failed since ${new Date(this.failing.since).toISOString()})`,
+      {
+        job: this.job,
+        trigger,
+        err: message,
+        state: 'failing',
+        ...(state === 'lasting' && { failures }),
+      },
+      state === 'began'
+        ? 'flux monitor: could not act; trying again at the next poll, heartbeat or round'
+        : `flux monitor: still cannot act (${failures} failed since ${new Date(since).toISOString()})`,
     )
   }
 
   private succeeded(): void {
-    if (this.failing === undefined) return
-    const { since, failures } = this.failing
-    this.failing = undefined
+    const ended = this.failures.succeeded()
+    if (ended === undefined) return
+    const { failedMs, failures } = ended
     this.log.info(
-      { job: this.job, state: 'acting', failedMs: this.now() - since, failures },
+      { job: this.job, state: 'acting', failedMs, failures },
       `flux monitor: acting again after ${failures} failed ${failures === 1 ? 'try' : 'tries'}`,
+    )
+  }
+}
+
+/**
+ * What the monitor's loop says of its looks at the chain (the head, the aggregators' logs): a look
+ * that failed when failures begin, once a minute while they go on, and the look that worked again.
+ * An RPC node away is told by its endpoint's outage report too; a chain that answers what the
+ * monitor cannot read (a reverting aggregator) only here.
+ */
+export class FluxLooksLog {
+  private readonly failures: FailureStreak
+
+  constructor(
+    private readonly log: Logger,
+    private readonly chainId: number,
+    now: () => number = Date.now,
+  ) {
+    this.failures = new FailureStreak(now)
+  }
+
+  failed(message: string): void {
+    const report = this.failures.failed()
+    if (report === undefined) return
+    const { state, since, failures } = report
+    this.log.warn(
+      { chainId: this.chainId, err: message, state: 'failing', failures },
+      state === 'began'
+        ? 'flux monitor: a look at the chain failed; trying again at every tick'
+        : `flux monitor: still cannot look at the chain (${failures} looks failed since ${new Date(since).toISOString()})`,
+    )
+  }
+
+  looked(): void {
+    const ended = this.failures.succeeded()
+    if (ended === undefined) return
+    const { failedMs, failures } = ended
+    this.log.info(
+      { chainId: this.chainId, state: 'looking', failedMs, failures },
+      `flux monitor: looking again after ${failures} failed ${failures === 1 ? 'look' : 'looks'}`,
     )
   }
 }

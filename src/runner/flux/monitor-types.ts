@@ -21,6 +21,8 @@ export interface FluxMonitorOptions {
   tickMs?: number
   /** How long stop() waits for the look in progress before it lets it go (default 5 s). */
   stopTimeoutMs?: number
+  /** The clock of its log's failure reports (Date.now unless a test says otherwise). */
+  now?: () => number
   /** What the monitor decided, each time (tests and metrics read it). */
   onDecision?: (decision: FluxDecision) => void
 }

@@ -19,7 +19,7 @@ import {
 import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
 import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
-import { FluxJobLog } from './job-log.ts'
+import { FluxJobLog, FluxLooksLog } from './job-log.ts'
 import { afterAct, drumbeatPause, dueTrigger, type JobTimers } from './timers.ts'
 import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
@@ -80,9 +80,11 @@ class ChainFluxMonitor {
   /** The chain's clock: the head's time when it was first seen, run on from there on this process's monotonic clock. */
   private chainClock: { head: number; timestamp: number; seenAt: number } | undefined
   private readonly log: Logger
+  private readonly looks: FluxLooksLog
 
   constructor(private readonly options: FluxMonitorOptions) {
     this.log = options.log
+    this.looks = new FluxLooksLog(this.log, options.chainId, options.now)
     this.setJobs(options.jobs)
   }
 
@@ -106,7 +108,7 @@ class ChainFluxMonitor {
         aggregator,
         timers: { lastPollMs: 0 },
         busy: false,
-        said: new FluxJobLog(this.log, job.spec.name),
+        said: new FluxJobLog(this.log, job.spec.name, this.options.now),
       }
     })
     this.aggregators = aggregators
@@ -136,22 +138,12 @@ class ChainFluxMonitor {
 
   async run(): Promise<void> {
     const signal = this.stopping.signal
-    // A failure that lasts (the chain away) is one line when it starts and one when it ends.
-    let failing: string | undefined
     while (!signal.aborted) {
       try {
         await this.tick()
-        if (failing !== undefined)
-          this.log.info({ chainId: this.options.chainId }, 'flux monitor: looking again')
-        failing = undefined
+        this.looks.looked()
       } catch (error) {
-        const message = messageOf(error)
-        if (!signal.aborted)
-          this.log[failing === undefined ? 'warn' : 'debug'](
-            { chainId: this.options.chainId, err: message },
-            'flux monitor: a look at the chain failed; trying again at every tick',
-          )
-        failing = message
+        if (!signal.aborted) this.looks.failed(messageOf(error))
       }
       await delay(this.options.tickMs ?? 500, undefined, { signal }).catch(() => undefined)
     }
