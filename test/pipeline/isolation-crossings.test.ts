@@ -42,6 +42,7 @@ describe('batches that wait together cross together', () => {
 
   it('a batch that kills its isolate fails alone: those sent with it, before and after, run again', async () => {
     isolation = await started(64)
+    const before = isolation.crossings
     const asked = [quickTask(1), memoryBomb(), quickTask(2), quickTask(3), quickTask(4)]
     const answers = asked.map((task) =>
       run(isolation!, task, 60_000, '0xone').then(
@@ -56,6 +57,9 @@ describe('batches that wait together cross together', () => {
       /its isolate died: what it built passed its heap of RUN_ISOLATE_MEMORY_MB=64/,
     )
     expect(after).toEqual([{ value: 2 }, { value: 3 }, { value: 4 }])
+    // All five crossed with the bomb, and the four others crossed again together: what makes their
+    // answers above the isolate's second try, not a first one apart from it.
+    expect(isolation.crossings - before).toBe(2)
   }, 120_000)
 
   it('ends the isolate at the time of the task it is running, not the first of its message', async () => {
