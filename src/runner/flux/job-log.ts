@@ -52,13 +52,7 @@ export class FluxJobLog {
     if (report === undefined) return
     const { state, since, failures } = report
     this.log.warn(
-      {
-        job: this.job,
-        trigger,
-        err: message,
-        state: 'failing',
-        ...(state === 'lasting' && { failures }),
-      },
+      { job: this.job, trigger, err: message, state: 'failing', failures },
       state === 'began'
         ? 'flux monitor: could not act; trying again at the next poll, heartbeat or round'
         : `flux monitor: still cannot act (${failures} failed since ${new Date(since).toISOString()})`,
