@@ -7,12 +7,16 @@ import { existsSync } from 'node:fs'
 import { URL, fileURLToPath } from 'node:url'
 import { unsupportedNode } from './node-version.js'
 import { builtFingerprint, sourceFingerprint } from './source-fingerprint.js'
+import { argvWithYoungGeneration } from './young-generation.js'
 
 const unsupported = unsupportedNode()
 if (unsupported) {
   console.error(unsupported)
   process.exit(1)
 }
+
+const withYoungGeneration = argvWithYoungGeneration()
+if (withYoungGeneration) process.execve(process.execPath, withYoungGeneration, process.env)
 
 const root = new URL('..', import.meta.url)
 

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { unsupportedNode } from '../../bin/node-version.js'
 import { sourceFingerprint } from '../../bin/source-fingerprint.js'
+import { SEMI_SPACE_FLAG } from '../../bin/young-generation.js'
 
 const projectRoot = resolve(import.meta.dirname, '../..')
 
@@ -110,5 +111,56 @@ describe('bin/feedrunner.js', () => {
       expect(unsupportedNode(version, '/usr/bin/node')).toBeUndefined()
     for (const version of ['v20.20.2', 'v18.19.0', 'v21.7.3', 'not a version'])
       expect(unsupportedNode(version, '/usr/bin/node')).toContain(`this is Node.js ${version}`)
+  })
+
+  describe("every process's young generation: Node.js 22's on every line", () => {
+    /** A dist/ whose main makes garbage for a while, then says what V8 gave its young generation. */
+    function churningProject(): string {
+      const root = fakeProject()
+      roots.push(root)
+      build(root)
+      writeFileSync(
+        join(root, 'dist/cli/main.js'),
+        `import { getHeapSpaceStatistics } from 'node:v8'
+let garbage = []
+for (let i = 0; i < 4e6; i++) { garbage.push({ i, text: 'x' + i }); if (garbage.length > 5e4) garbage = [] }
+const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')
+console.log(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, newSpaceMb: newSpace.space_size / 2 ** 20 }))
+`,
+      )
+      return root
+    }
+
+    const start = (root: string, nodeArgs: string[] = [], env: NodeJS.ProcessEnv = {}) => {
+      const result = spawnSync(process.execPath, [...nodeArgs, join(root, 'bin/feedrunner.js')], {
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: '', ...env },
+      })
+      expect(result.stderr).toBe('')
+      const said = JSON.parse(result.stdout) as {
+        pid: number
+        execArgv: string[]
+        newSpaceMb: number
+      }
+      return { ...said, spawnedPid: result.pid }
+    }
+    const major = Number(process.versions.node.split('.')[0])
+
+    it('holds a new space of 32 MB at most (two 16 MB semi-spaces), in the process it started', () => {
+      const ran = start(churningProject())
+      // Node.js 24's own default grows it to 128 MB.
+      expect(ran.newSpaceMb).toBeLessThanOrEqual(32)
+      // Replaced in place (execve), not a child: a supervisor's PID is the process that serves.
+      expect(ran.pid).toBe(ran.spawnedPid)
+      expect(ran.execArgv).toEqual(major >= 24 ? [SEMI_SPACE_FLAG] : [])
+    })
+
+    it("keeps a size the operator gave, on node's command line or in NODE_OPTIONS", () => {
+      const root = churningProject()
+      expect(start(root, ['--max-semi-space-size=8']).execArgv).toEqual(['--max-semi-space-size=8'])
+      const fromEnv = start(root, [], { NODE_OPTIONS: '--max-semi-space-size=8' })
+      expect(fromEnv.execArgv).toEqual([])
+      expect(fromEnv.newSpaceMb).toBeLessThanOrEqual(16)
+    })
   })
 })
