@@ -1,46 +1,58 @@
-/** While failures go on, one line this often (with how many failed meanwhile). */
-export const STILL_FAILING_EVERY_MS = 60_000
+import type { Logger } from '../../config/logger.ts'
 
-/** What to say of a failure: that failures began, or that they still go on. */
-export interface StreakReport {
-  state: 'began' | 'lasting'
-  /** When the first failure of the streak was (the clock's milliseconds). */
-  since: number
-  /** Failures in the streak so far, this one included. */
-  failures: number
+/** While failures go on, one line this often (with how many failed meanwhile). */
+const STILL_FAILING_EVERY_MS = 60_000
+
+/** What a streak's lines say: when it begins, while it lasts, and the success that ends it. */
+export interface StreakWords {
+  began: string
+  lasting: (failures: number, since: string) => string
+  ended: (failures: number) => string
+  /** The `state` field of the line that ends it ('acting', 'looking'). */
+  endedState: string
 }
 
 /**
- * Failures that repeat, told by state rather than one at a time: a line when they begin, one every
- * `everyMs` while they last, and one when something succeeds again. A source or an RPC node away
- * fails every look until it is back, and a line each would bury the log.
+ * Failures that repeat, told by state rather than one at a time: a warning when they begin, one
+ * every minute while they last (with how many failed since), and a line when something succeeds
+ * again. A source or an RPC node away fails every look until it is back, and a line each would bury
+ * the log.
  */
 export class FailureStreak {
   private streak: { since: number; saidAt: number; failures: number } | undefined
 
   constructor(
+    private readonly log: Logger,
+    /** Fields every line of the streak carries (the job, the chain). */
+    private readonly fields: Record<string, unknown>,
+    private readonly words: StreakWords,
     private readonly now: () => number = Date.now,
-    private readonly everyMs: number = STILL_FAILING_EVERY_MS,
   ) {}
 
-  /** Counts a failure; answers what to say of it, or undefined when nothing is due. */
-  failed(): StreakReport | undefined {
+  /** A failure; `fields` say what failed (its error, its trigger). */
+  failed(fields: Record<string, unknown>): void {
     const now = this.now()
-    if (this.streak === undefined) {
-      this.streak = { since: now, saidAt: now, failures: 1 }
-      return { state: 'began', since: now, failures: 1 }
-    }
-    this.streak.failures++
-    if (now - this.streak.saidAt < this.everyMs) return undefined
-    this.streak.saidAt = now
-    return { state: 'lasting', since: this.streak.since, failures: this.streak.failures }
+    if (this.streak === undefined) this.streak = { since: now, saidAt: now, failures: 0 }
+    const streak = this.streak
+    streak.failures++
+    if (streak.failures > 1 && now - streak.saidAt < STILL_FAILING_EVERY_MS) return
+    streak.saidAt = now
+    this.log.warn(
+      { ...this.fields, ...fields, state: 'failing', failures: streak.failures },
+      streak.failures === 1
+        ? this.words.began
+        : this.words.lasting(streak.failures, new Date(streak.since).toISOString()),
+    )
   }
 
-  /** A success: the streak it ends (how long it lasted, how many failed), undefined when none ran. */
-  succeeded(): { failedMs: number; failures: number } | undefined {
-    if (this.streak === undefined) return undefined
+  /** A success: says the streak it ends, if one ran. */
+  succeeded(): void {
+    if (this.streak === undefined) return
     const { since, failures } = this.streak
     this.streak = undefined
-    return { failedMs: this.now() - since, failures }
+    this.log.info(
+      { ...this.fields, state: this.words.endedState, failedMs: this.now() - since, failures },
+      this.words.ended(failures),
+    )
   }
 }

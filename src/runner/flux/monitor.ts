@@ -19,7 +19,8 @@ import {
 import { AggregatorReads, type ReadAt } from './aggregator-reads.ts'
 import { extendsHead, latestHead, type Head } from './chain-head.ts'
 import type { FluxJob } from './flux-job.ts'
-import { FluxJobLog, FluxLooksLog } from './job-log.ts'
+import { FailureStreak } from './failure-streak.ts'
+import { FluxJobLog, LOOKS_SAID } from './job-log.ts'
 import { afterAct, drumbeatPause, dueTrigger, type JobTimers } from './timers.ts'
 import type { FluxDecision, FluxFeed, FluxMonitor, FluxMonitorOptions } from './monitor-types.ts'
 
@@ -80,11 +81,12 @@ class ChainFluxMonitor {
   /** The chain's clock: the head's time when it was first seen, run on from there on this process's monotonic clock. */
   private chainClock: { head: number; timestamp: number; seenAt: number } | undefined
   private readonly log: Logger
-  private readonly looks: FluxLooksLog
+  /** The looks at the chain that fail in a row (job-log.ts says what they say). */
+  private readonly looks: FailureStreak
 
   constructor(private readonly options: FluxMonitorOptions) {
     this.log = options.log
-    this.looks = new FluxLooksLog(this.log, options.chainId, options.now)
+    this.looks = new FailureStreak(this.log, { chainId: options.chainId }, LOOKS_SAID, options.now)
     this.setJobs(options.jobs)
   }
 
@@ -141,9 +143,9 @@ class ChainFluxMonitor {
     while (!signal.aborted) {
       try {
         await this.tick()
-        this.looks.looked()
+        this.looks.succeeded()
       } catch (error) {
-        if (!signal.aborted) this.looks.failed(messageOf(error))
+        if (!signal.aborted) this.looks.failed({ err: messageOf(error) })
       }
       await delay(this.options.tickMs ?? 500, undefined, { signal }).catch(() => undefined)
     }
