@@ -7,8 +7,11 @@
  * FETCH_WORKER_CONCURRENCY, whose fetches a second are the limit over the feed's answer time.
  *
  * The limit moves once a window: as many answered fetches as the limit (at least MIN_WINDOW), each
- * started after the window began, so a window's times are those of its own limit. Its median
- * against the baseline, what a fetch takes with few beside it:
+ * started after the window began, so a window's times are those of its own limit. After the limit
+ * shrinks, the worker still starts fetches it took under the old one (BullMQ takes a job's
+ * successor as it settles it, and a burst of fetches that settle together brings a burst of
+ * successors): a fetch that starts with more running than the limit begins the window again. Its
+ * median against the baseline, what a fetch takes with few beside it:
  * - more than TOLERANCE times the baseline: the limit shrinks in proportion (at most by half);
  * - within it, and the limit was reached in the window: it grows by a quarter (at least one).
  *
@@ -42,6 +45,7 @@ interface Baseline {
 }
 
 interface Window {
+  /** Infinity until its first fetch starts. */
   startedAt: number
   times: number[]
   /** The most fetches running at once when one of the window's started. */
@@ -56,7 +60,7 @@ export class FetchConcurrency {
   private baseline: Baseline | undefined
   /** The limit to go back to after a probe; set while one runs. */
   private probeRestores: number | undefined
-  private window: Window = { startedAt: -Infinity, times: [], peak: 0, limitReached: false }
+  private window: Window = waitingWindow()
 
   constructor(bounds: FetchConcurrencyBounds) {
     this.max = Math.max(1, Math.floor(bounds.max))
@@ -71,6 +75,11 @@ export class FetchConcurrency {
 
   /** A fetch started at `at` (ms, the caller's monotonic clock), `running` with it included. */
   started(at: number, running: number): void {
+    if (running > this.current) {
+      this.window = waitingWindow()
+      return
+    }
+    if (this.window.startedAt === Infinity) this.window.startedAt = at
     if (at < this.window.startedAt) return
     this.window.peak = Math.max(this.window.peak, running)
     if (running >= this.current) this.window.limitReached = true
@@ -90,7 +99,7 @@ export class FetchConcurrency {
   private closeWindow(now: number): void {
     const { times, peak, limitReached } = this.window
     const median = medianOf(times)
-    this.window = { startedAt: now, times: [], peak: 0, limitReached: false }
+    this.window = waitingWindow()
     const baseline = this.rebase(median, peak, now)
     if (this.probeRestores !== undefined) {
       this.current = this.probeRestores
@@ -118,6 +127,10 @@ export class FetchConcurrency {
       this.baseline = { ms: Math.min(median, baseline.ms), at: now }
     return this.baseline
   }
+}
+
+function waitingWindow(): Window {
+  return { startedAt: Infinity, times: [], peak: 0, limitReached: false }
 }
 
 function medianOf(values: number[]): number {

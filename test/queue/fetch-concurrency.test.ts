@@ -5,19 +5,23 @@ import { FetchConcurrency, PROBE_AFTER_MS } from '../../src/queue/fetch-concurre
  * A worker kept busy by a flood, simulated on a clock of its own: whenever fewer than the limit
  * run, another fetch starts; each takes `timeOf(running, now)` ms, `running` counting the fetches
  * in flight when it started (itself included). Returns the limit after each answer, with its time.
+ * With `lag`, the worker keeps to the limit as it was that many answers before (BullMQ takes a
+ * job's successor as it settles it, under the limit of that moment).
  */
 function flood(
   concurrency: FetchConcurrency,
   fetches: number,
   timeOf: (running: number, now: number) => number,
   startAt = 0,
+  lag = 0,
 ): { limits: { at: number; limit: number }[]; end: number } {
   let now = startAt
   const running: { startedAt: number; endsAt: number }[] = []
   const limits: { at: number; limit: number }[] = []
+  const workerLimit = () => limits.at(-1 - lag)?.limit ?? concurrency.limit
   let started = 0
   while (limits.length < fetches) {
-    while (running.length < concurrency.limit && started < fetches) {
+    while (running.length < workerLimit() && started < fetches) {
       const endsAt = now + timeOf(running.length + 1, now)
       running.push({ startedAt: now, endsAt })
       concurrency.started(now, running.length)
@@ -49,6 +53,15 @@ describe('the fetch worker adapts how many fetches it runs at once to their time
     const { limits } = flood(concurrency, 5_000, () => 100)
     // The first busy window probes at the lowest limit, then the limit goes back and stays.
     const afterProbe = limits.slice(100)
+    expect(Math.min(...afterProbe.map((entry) => entry.limit))).toBe(32)
+  })
+
+  it('probes with its own fetches only, not those the worker took before the limit fell', () => {
+    const concurrency = new FetchConcurrency(bounds)
+    // The worker starts 16 more fetches under the old limit after each fall.
+    const { limits } = flood(concurrency, 5_000, () => 100, 0, 16)
+    // The probe measures two at once once the others are gone; the limit goes back and stays.
+    const afterProbe = limits.slice(200)
     expect(Math.min(...afterProbe.map((entry) => entry.limit))).toBe(32)
   })
 
