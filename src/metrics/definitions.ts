@@ -161,6 +161,12 @@ export const queueWait = histogram(
   WAIT_BUCKETS,
 )
 
+export const lostLocks = counter(
+  'feedrunner_queue_lost_locks_total',
+  "Times a worker found a job's lock lapsed (a renewal failed, or settling the job found the lock gone or another's); BullMQ's stalled-job check runs the job again. By BullMQ queue name",
+  ['queue'],
+)
+
 function senderCounter(
   name: string,
   help: string,

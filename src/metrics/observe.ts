@@ -6,6 +6,7 @@ import {
   fetchErrors,
   jobLabel,
   chainLabel,
+  lostLocks,
   queueWait,
   replaysTotal,
   requestsTotal,
@@ -81,4 +82,9 @@ export function observeQueueWait(
     { queue: queueLabel, ...chainLabel(chain) },
     Math.max(0, (started - job.timestamp) / 1_000),
   )
+}
+
+/** Locks a worker of `queue` (BullMQ's queue name) found lapsed, `jobs` of them at once. */
+export function countLostLocks(queue: string, jobs: number): void {
+  lostLocks.inc({ queue }, jobs)
 }

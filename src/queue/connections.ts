@@ -1,3 +1,4 @@
+import { Worker } from 'bullmq'
 import type { RedisOptions, Redis } from 'ioredis'
 import {
   DependencyHealth,
@@ -14,6 +15,7 @@ import {
 } from './connection.ts'
 import { RedisClock } from './redis-clock.ts'
 import { RedisEvictionWatch } from './redis-eviction.ts'
+import { LostLocks } from './lost-locks.ts'
 
 /** Something that reports failures as 'error' events: an ioredis connection, a BullMQ queue or worker. */
 interface ErrorEmitter {
@@ -30,9 +32,6 @@ interface Opened {
   name: string
   close(): Promise<void> | void
 }
-
-/** BullMQ's errors for a job lock that lapsed (while Redis was away, or a worker paused). */
-const LOST_LOCK = /could not renew lock for job|Missing lock for job/
 
 export type ConnectionSettings = Pick<Settings, 'REDIS_URL' | 'OUTAGE_REPORT_INTERVAL_MS'> &
   Partial<Pick<Settings, 'QUEUE_PREFIX'>>
@@ -136,10 +135,19 @@ export class Connections {
   /**
    * The one error handler of a BullMQ queue, worker or queue-events object (they repeat the errors of
    * their connections, including the copies BullMQ makes for blocking reads): an unreachable Redis
-   * counts towards the outage report; anything else is logged, one line, as what `name` says.
+   * counts towards the outage report; a worker's lapsed lock is counted and logged at debug
+   * (LostLocks); anything else is logged, one line, as what `name` says.
    */
   watch<T extends ErrorEmitter>(emitter: T, name: string): T {
-    emitter.on('error', (error) => this.reportError(error, name))
+    const lostLocks = emitter instanceof Worker ? new LostLocks(emitter) : undefined
+    emitter.on('error', (error) => {
+      if (!lostLocks?.tells(error)) return this.reportError(error, name)
+      if (!this.closing)
+        this.logger.debug?.(
+          { connection: name, err: reasonOf(error) },
+          `${name}: ${reasonOf(error)}`,
+        )
+    })
     return emitter
   }
 
@@ -219,11 +227,6 @@ export class Connections {
   reportError(error: Error, name: string, source?: string): void {
     if (this.closing) return
     if (isRedisUnavailable(error)) this.redisHealth.failed(error, source)
-    // A job whose lock lapsed while Redis was away (BullMQ says so in words only) is run again by
-    // the stalled-job check, and its run is kept once by its record and idempotency key: part of the
-    // outage already reported, not a failure of its own (seen in the Redis outage test: 2 more lines).
-    else if (LOST_LOCK.test(error.message))
-      this.logger.debug?.({ connection: name, err: reasonOf(error) }, `${name}: ${reasonOf(error)}`)
     else
       this.logger.error({ connection: name, err: reasonOf(error) }, `${name}: ${reasonOf(error)}`)
   }
