@@ -19,13 +19,23 @@ export function parseJsonLossless(
   budget?: NodeBudget,
 ): unknown {
   const tooDeep = nestingBeyond(text, maxDepth, budget)
-  if (tooDeep !== undefined)
-    throw new SyntaxError(`nesting deeper than ${maxDepth} at position ${tooDeep}`)
+  if (tooDeep !== undefined) throw new JsonTooDeepError(maxDepth, tooDeep)
   if (!/\d{16,}/.test(text)) return JSON.parse(text) as unknown
   const parser = new Parser(text)
   const value = parser.value(0)
   parser.end()
   return value
+}
+
+/** JSON text nested deeper than the parse's bound (JSON_MAX_DEPTH for a task's data). */
+export class JsonTooDeepError extends SyntaxError {
+  override readonly name = 'JsonTooDeepError'
+  constructor(
+    readonly maxDepth: number,
+    readonly position: number,
+  ) {
+    super(`nesting deeper than ${maxDepth} at position ${position}`)
+  }
 }
 
 const DEFAULT_MAX_DEPTH = 64

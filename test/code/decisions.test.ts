@@ -77,3 +77,16 @@ describe('one place per decision: a request fate', () => {
     expect(filesMatching(/readLogsInRanges\(/, [FATE, 'src/chain/operator-logs.ts'])).toEqual([])
   })
 })
+
+/**
+ * An error is told by its kind (FeedrunnerError's kind, a class, a library's code), where it arises;
+ * a decision never reads its words, which a library may reword in any release. Redis's reply errors
+ * are the exception: the protocol makes their first word the code (NOSCRIPT, READONLY, OOM).
+ */
+describe('one place per decision: an error is told by its kind, not its words', () => {
+  it('matches no pattern against an error message to decide', () => {
+    const readsWords =
+      /\/[^/\n]+\/\.test\((?:error|err|reason|cause)\b|\.test\((?:error|err|cause)\??\.message\)|\b(?:error|err)\??\.message\??\.(?:includes|startsWith|endsWith|match)\(/
+    expect(filesMatching(readsWords, ['src/queue/lua-script.ts'])).toEqual([])
+  })
+})

@@ -1,6 +1,6 @@
 import { DecodeBudgetError, NodeBudget } from '../../net/decode-budget.ts'
 import { evaluatePath, ReduceError } from '../../reduce/index.ts'
-import { parseJsonLossless } from '../json.ts'
+import { JsonTooDeepError, parseJsonLossless } from '../json.ts'
 import { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from '../limits.ts'
 import { parseBoolText } from '../literals.ts'
 import {
@@ -89,7 +89,7 @@ function parseJson(data: unknown, limits: PipelineLimits): unknown {
       if (error instanceof DecodeBudgetError) throw new TaskError(error.message, { cause: error })
       const reason = (error as Error).message
       // The depth bound is a setting: the message names it.
-      const deep = /^nesting deeper/.test(reason)
+      const deep = error instanceof JsonTooDeepError
       throw new TaskError(`data is not JSON: ${reason}${deep ? ' (JSON_MAX_DEPTH)' : ''}`, {
         ...(deep ? { bound: 'JSON_MAX_DEPTH' } : {}),
       })
