@@ -142,11 +142,7 @@ export class Connections {
     const lostLocks = emitter instanceof Worker ? new LostLocks(emitter) : undefined
     emitter.on('error', (error) => {
       if (!lostLocks?.tells(error)) return this.reportError(error, name)
-      if (!this.closing)
-        this.logger.debug?.(
-          { connection: name, err: reasonOf(error) },
-          `${name}: ${reasonOf(error)}`,
-        )
+      if (!this.closing) this.logger.debug?.(...errorLine(error, name))
     })
     return emitter
   }
@@ -227,7 +223,12 @@ export class Connections {
   reportError(error: Error, name: string, source?: string): void {
     if (this.closing) return
     if (isRedisUnavailable(error)) this.redisHealth.failed(error, source)
-    else
-      this.logger.error({ connection: name, err: reasonOf(error) }, `${name}: ${reasonOf(error)}`)
+    else this.logger.error(...errorLine(error, name))
   }
+}
+
+/** A connection's error as one log line: its fields and its message, named by what it is for. */
+function errorLine(error: Error, name: string): [Record<string, unknown>, string] {
+  const reason = reasonOf(error)
+  return [{ connection: name, err: reason }, `${name}: ${reason}`]
 }

@@ -80,7 +80,6 @@ export class FetchConcurrency {
       return
     }
     if (this.window.startedAt === Infinity) this.window.startedAt = at
-    if (at < this.window.startedAt) return
     this.window.peak = Math.max(this.window.peak, running)
     if (running >= this.current) this.window.limitReached = true
   }
