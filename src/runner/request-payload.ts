@@ -46,29 +46,24 @@ export function toRequestPayload(event: OracleRequestEvent): RequestPayload {
   }
 }
 
-export function fromRequestPayload(payload: unknown): OracleRequestEvent {
-  const {
-    replay: _replay,
-    crashes: _crashes,
-    round: _round,
-    ...parsed
-  } = requestPayloadSchema.parse(payload)
-  return {
+/** A `requests` job's payload, checked once: the request, and which replay and round of it. */
+export interface ReadPayload {
+  request: OracleRequestEvent
+  /** The number of this `runs replay` of the request's errored run; undefined for a first run. */
+  replay?: number
+  /** The request's round (made again after a reorg); undefined for the request as first made. */
+  round?: number
+}
+
+export function readRequestPayload(payload: unknown): ReadPayload {
+  const { replay, crashes: _crashes, round, ...parsed } = requestPayloadSchema.parse(payload)
+  const request = {
     ...parsed,
     payment: BigInt(parsed.payment),
     cancelExpiration: BigInt(parsed.cancelExpiration),
     dataVersion: BigInt(parsed.dataVersion),
   }
-}
-
-/** The round a `requests` job runs (undefined: the request as first made). */
-export function roundOf(payload: unknown): number | undefined {
-  return requestPayloadSchema.parse(payload).round
-}
-
-/** The replay number a `requests` job carries (`runs replay`), or undefined for a first run. */
-export function replayOf(payload: unknown): number | undefined {
-  return requestPayloadSchema.parse(payload).replay
+  return { request, replay, round }
 }
 
 /**

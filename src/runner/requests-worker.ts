@@ -3,7 +3,7 @@ import { rootCauseFirst } from '../config/errors.ts'
 import { WORKER_IDLE_WAIT_SECONDS } from '../queue/factories.ts'
 import { runRequest, type PipelineWorkerOptions } from './pipeline-worker.ts'
 import { quarantine, RunCrashReport, type RunAttempt } from './quarantine.ts'
-import { fromRequestPayload, replayOf, roundOf, type RequestPayload } from './request-payload.ts'
+import { readRequestPayload, type RequestPayload } from './request-payload.ts'
 import type { RequestOutcome } from './run-outcomes.ts'
 import { leasesFromLock, mayRetry } from './retry-policy.ts'
 import { runTick } from './tick-run.ts'
@@ -69,7 +69,7 @@ function runOf(
   if (isTickPayload(queueJob.data)) return runTick(queueJob as QueueJob<TickPayload>, options)
   if (isCallPayload(queueJob.data)) return runCall(queueJob as QueueJob<CallPayload>, options)
   const requestJob = queueJob as QueueJob<RequestPayload>
-  const request = fromRequestPayload(requestJob.data)
+  const { request, replay, round } = readRequestPayload(requestJob.data)
   if (options.crashes >= options.maxCrashes) {
     const job = options.registry.bySpecId(request.specId)?.name
     return quarantine(
@@ -81,9 +81,5 @@ function runOf(
       job,
     )
   }
-  return runRequest(request, {
-    ...options,
-    replay: replayOf(requestJob.data),
-    round: roundOf(requestJob.data),
-  })
+  return runRequest(request, { ...options, replay, round })
 }
