@@ -26,9 +26,19 @@ function recordsPerf(name: string): boolean {
   return PERF.some((part) => name.startsWith(part))
 }
 
-/** Node flags a recorded process needs (its JavaScript functions named in `/tmp/perf-<pid>.map`). */
+/**
+ * Node flags a recorded process needs (its JavaScript functions named in `/tmp/perf-<pid>.map`).
+ * `--perf-basic-prof` also turns on V8's own log, one file per isolate in the process's working
+ * directory (the checkout): it goes beside the recordings instead, one file per process.
+ */
 export function perfNodeArgs(name: string): string[] {
-  return recordsPerf(name) ? ['--perf-basic-prof'] : []
+  if (!recordsPerf(name)) return []
+  mkdirSync(RECORDINGS_DIR, { recursive: true })
+  return [
+    '--perf-basic-prof',
+    '--no-logfile-per-isolate',
+    `--logfile=${join(RECORDINGS_DIR, 'v8-%p.log')}`,
+  ]
 }
 
 /** How the label of a warm phase's process ends (phases/warm-up.ts). */
