@@ -8,8 +8,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 // too, and by default V8 writes it into the process's working directory, one file per isolate.
 
 const made: string[] = []
+const perfBefore = process.env.BENCH_PERF
 afterEach(() => {
   for (const path of made.splice(0)) rmSync(path, { recursive: true, force: true })
+  if (perfBefore === undefined) delete process.env.BENCH_PERF
+  else process.env.BENCH_PERF = perfBefore
 })
 
 describe('a process BENCH_PERF records', () => {
@@ -24,6 +27,7 @@ describe('a process BENCH_PERF records', () => {
       cwd,
       encoding: 'utf8',
     })
+    // V8 writes its perf map to /tmp whatever the temporary directory is.
     made.push(`/tmp/perf-${child.pid}.map`)
     const log = join(tmpdir(), 'feedrunner-bench-profiles', `v8-${child.pid}.log`)
     made.push(log)
