@@ -21,8 +21,6 @@ import { startAnvil, type Anvil } from '../../src/dev/anvil.ts'
 import { deployDevContracts, type DevContracts } from '../../src/dev/deploy.ts'
 import { startFeedrunnerProcess, type FeedrunnerProcess } from '../../src/dev/feedrunner-process.ts'
 import { startPoolBackstop, type PoolBackstop } from '../../src/dev/pool-backstop.ts'
-import { isPortFree } from '../../src/dev/ports.ts'
-import { waitFor } from '../../src/dev/process.ts'
 import type { ConsumerRequest } from '../../src/dev/requests.ts'
 import { BlockWatcher, memoryOf, rpc } from './measure.ts'
 import { perfNodeArgs, recordPerf } from './perf-record.ts'
@@ -51,19 +49,18 @@ export interface Chain {
 let currentChain: Chain | undefined
 
 /**
- * Starts anvil on `port` (the previous phase's anvil must have let go of it), deploys the contracts
+ * Starts anvil on a port free now (a port picked when the bench started may since be another
+ * process's: the suite runs beside it), deploys the contracts
  * (same addresses every time), funds the keys and starts a block watcher. With `blockTimeSeconds`
  * the chain then mines a block every that many seconds instead of one per transaction: deploying
  * under automine first takes a moment where a dozen transactions would otherwise wait a block each.
  */
 export async function openChain(
-  port: number,
   artifacts: ArtifactSet,
   options: { blockTimeSeconds?: number; deploy?: typeof deployDevContracts } = {},
 ): Promise<Chain> {
   await currentChain?.stop()
-  await waitFor(`port ${port} to be free for a new anvil`, () => isPortFree(port), 10_000, 50)
-  const anvil = await startAnvil({ port, extraArgs: ANVIL_ARGS, countCalls: RPC_CALLS })
+  const anvil = await startAnvil({ extraArgs: ANVIL_ARGS, countCalls: RPC_CALLS })
   let dev: DevContracts | undefined
   try {
     // A reference checkout (`--against`) deploys with its own code, the contracts it compiled.
@@ -153,7 +150,6 @@ export async function startPart(
 export interface Context {
   /** The checkout whose processes this context runs (this one, or the `--against` reference). */
   side: Side
-  anvilPort: number
   artifacts: ArtifactSet
   redis: Redis
   baseEnv: Record<string, string>

@@ -155,7 +155,6 @@ export async function startServices(cleanups: Cleanups, side: Side): Promise<Con
   const { pids } = await startAdapterAndWorker(cleanups, side, named, baseEnv)
   return {
     side,
-    anvilPort: await freePort(),
     artifacts: side.artifacts,
     redis,
     baseEnv,

@@ -79,7 +79,7 @@ async function startBareFulfiller(
 /** The bare-fulfiller phase; with `warmUp`, the process answers that many requests first (warm-up.ts). */
 export async function runBare(ctx: Context, warmUp = 0): Promise<BareResult> {
   const label = phaseLabel(BARE_NAME, warmUp)
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  const chain = await openChain(ctx.artifacts)
   let bare: OwnedProcess | undefined
   try {
     const phase = await signPhaseRequests(ctx, chain, N, warmUp)

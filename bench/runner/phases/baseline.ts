@@ -118,7 +118,7 @@ async function sendFulfilments(chain: Chain, signed: Awaited<ReturnType<typeof s
 
 /** N pre-signed fulfilments of real requests, straight to the chain from one key. */
 export async function runBaseline(ctx: Context): Promise<BaselineResult> {
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  const chain = await openChain(ctx.artifacts)
   try {
     const { events, toBlock, anvilCpuMsPerRequest } = await openRequests(ctx, chain)
     step('baseline: requests mined, signing the fulfilments')

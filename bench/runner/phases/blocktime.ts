@@ -246,7 +246,7 @@ export async function runBlockTimePhase(
   transport: 'ws' | 'http',
 ): Promise<BlockTimeResult> {
   const label = `block time ${BLOCK_TIME} s, ${transport}`
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts, { blockTimeSeconds: BLOCK_TIME })
+  const chain = await openChain(ctx.artifacts, { blockTimeSeconds: BLOCK_TIME })
   const proxy = await startRpcProxy(chain.anvil)
   let runner: FeedrunnerProcess | undefined
   let traffic: ChainTraffic | undefined

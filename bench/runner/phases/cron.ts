@@ -134,7 +134,7 @@ async function tickingStretch(bench: CronBench): Promise<{ costs: StretchCosts; 
 export async function runCronPhase(ctx: Context): Promise<CronResult> {
   const label = 'cron'
   const prefix = `${ctx.prefix}-${label}`
-  const stage = await startPushStage(ctx, await openChain(ctx.anvilPort, ctx.artifacts), {
+  const stage = await startPushStage(ctx, await openChain(ctx.artifacts), {
     label,
     specs: cronSpecs(1, NEVER_IN_THE_STRETCH),
   })

@@ -225,7 +225,7 @@ async function submissionGas(chain: Chain, aggregators: readonly string[], fromB
 }
 
 export async function runFluxPhase(ctx: Context): Promise<FluxResult> {
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts)
+  const chain = await openChain(ctx.artifacts)
   let tap: BridgeTap | undefined
   let stage: PushStage | undefined
   try {

@@ -195,7 +195,7 @@ function reportShortfalls(
 }
 
 export async function runRunnerPhase(ctx: Context, plan: PhasePlan): Promise<RunnerPhaseResult> {
-  const chain = await openChain(ctx.anvilPort, ctx.artifacts, { deploy: ctx.side.deploy })
+  const chain = await openChain(ctx.artifacts, { deploy: ctx.side.deploy })
   const { anvil } = chain
   let started: Awaited<ReturnType<typeof startRunner>> | undefined
   try {

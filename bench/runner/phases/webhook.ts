@@ -107,7 +107,7 @@ async function fulfilledRuns(runs: RunStore, ids: readonly string[]): Promise<nu
 
 export async function runWebhookPhase(ctx: Context): Promise<WebhookResult> {
   const label = 'webhook'
-  const stage = await startPushStage(ctx, await openChain(ctx.anvilPort, ctx.artifacts), {
+  const stage = await startPushStage(ctx, await openChain(ctx.artifacts), {
     label,
     specs: { 'webhook.toml': SPEC },
     env: { RUNS_API_TOKEN: TOKEN, RUNS_API_MAX_CALLS_PER_MINUTE: '1000000' },
