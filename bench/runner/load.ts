@@ -50,10 +50,10 @@ let currentChain: Chain | undefined
 
 /**
  * Starts anvil on a port free now (a port picked when the bench started may since be another
- * process's: the suite runs beside it), deploys the contracts
- * (same addresses every time), funds the keys and starts a block watcher. With `blockTimeSeconds`
- * the chain then mines a block every that many seconds instead of one per transaction: deploying
- * under automine first takes a moment where a dozen transactions would otherwise wait a block each.
+ * process's: the suite runs beside it), deploys the contracts (same addresses every time), funds
+ * the keys and starts a block watcher. With `blockTimeSeconds` the chain then mines a block every
+ * that many seconds instead of one per transaction: deploying under automine first takes a moment
+ * where a dozen transactions would otherwise wait a block each.
  */
 export async function openChain(
   artifacts: ArtifactSet,
